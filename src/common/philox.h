@@ -1,0 +1,74 @@
+// Counter-based random numbers for dropout.
+//
+// Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3",
+// SC'11). Being counter-based, the decision for one attention element is a pure
+// function of (seed, offset, batch, head, i, j): every backend, tile shape and
+// thread count drops exactly the same elements, and the backward pass
+// regenerates the forward's mask without storing it.
+//
+// Element (b, head, i, j) of a problem with `heads` query heads:
+//   counter = { j / 8, i, b * heads + head, offset mod 2^32 }
+//   key     = { seed mod 2^32, (seed >> 32) xor (offset >> 32) }
+//   r       = 16-bit lane (j mod 8) of the 128-bit Philox output (lane 2w is the low half of word w)
+//   dropped  iff  r < dropout_threshold(p) = floor(p * 65536)
+// One Philox call serves 8 adjacent keys, which is what a GPU thread tile wants.
+#pragma once
+
+#include <cstdint>
+
+#include "common/host_device.h"
+
+namespace flashattn::detail {
+
+struct Philox4 {
+  std::uint32_t x, y, z, w;
+};
+
+FLASHATTN_HD void philox_mulhilo(std::uint32_t a, std::uint32_t b, std::uint32_t& hi, std::uint32_t& lo) {
+  const std::uint64_t product = static_cast<std::uint64_t>(a) * b;
+  hi = static_cast<std::uint32_t>(product >> 32);
+  lo = static_cast<std::uint32_t>(product);
+}
+
+FLASHATTN_HD Philox4 philox4x32_10(Philox4 counter, std::uint32_t key0, std::uint32_t key1) {
+  // Round multipliers and Weyl key increments from the Philox paper.
+  constexpr std::uint32_t kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;
+  constexpr std::uint32_t kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;
+  for (int round = 0; round < 10; ++round) {
+    std::uint32_t hi0, lo0, hi1, lo1;
+    philox_mulhilo(kMul0, counter.x, hi0, lo0);
+    philox_mulhilo(kMul1, counter.z, hi1, lo1);
+    counter = Philox4{hi1 ^ counter.y ^ key0, lo1, hi0 ^ counter.w ^ key1, lo0};
+    key0 += kWeyl0;
+    key1 += kWeyl1;
+  }
+  return counter;
+}
+
+FLASHATTN_HD std::uint32_t dropout_threshold(float p) {
+  const float scaled = p * 65536.0f;
+  return scaled <= 0.f ? 0u : (scaled >= 65535.f ? 65535u : static_cast<std::uint32_t>(scaled));
+}
+
+// The eight 16-bit draws for keys [8*(j/8), 8*(j/8) + 8) of one query row.
+FLASHATTN_HD Philox4 dropout_draws(std::uint64_t seed, std::uint64_t offset, std::int64_t batch_head,
+                                   std::int64_t i, std::int64_t j) {
+  const Philox4 counter{static_cast<std::uint32_t>(j >> 3), static_cast<std::uint32_t>(i),
+                        static_cast<std::uint32_t>(batch_head), static_cast<std::uint32_t>(offset)};
+  return philox4x32_10(counter, static_cast<std::uint32_t>(seed),
+                       static_cast<std::uint32_t>(seed >> 32) ^ static_cast<std::uint32_t>(offset >> 32));
+}
+
+FLASHATTN_HD std::uint32_t dropout_lane(const Philox4& draws, std::int64_t j) {
+  const int lane = static_cast<int>(j & 7);
+  const std::uint32_t word = lane < 2 ? draws.x : lane < 4 ? draws.y : lane < 6 ? draws.z : draws.w;
+  return (lane & 1) ? (word >> 16) : (word & 0xFFFFu);
+}
+
+// batch_head = b * heads + head.
+FLASHATTN_HD bool dropout_is_dropped(std::uint64_t seed, std::uint64_t offset, std::uint32_t threshold,
+                                     std::int64_t batch_head, std::int64_t i, std::int64_t j) {
+  return dropout_lane(dropout_draws(seed, offset, batch_head, i, j), j) < threshold;
+}
+
+}  // namespace flashattn::detail
