@@ -19,6 +19,11 @@
 #include "common/params.h"
 #include "flashattn/attention.h"
 
+// Set (to 1) by the CUDA build when the Hopper backend is compiled in.
+#ifndef FLASHATTN_WITH_SM90
+#define FLASHATTN_WITH_SM90 0
+#endif
+
 namespace flashattn::detail {
 
 #define FLASHATTN_DECLARE_BACKEND(ns)                                                          \
@@ -38,6 +43,9 @@ FLASHATTN_DECLARE_BACKEND(cpu_reference)
 FLASHATTN_DECLARE_BACKEND(cpu_tiled)
 #if FLASHATTN_WITH_CUDA
 FLASHATTN_DECLARE_BACKEND(cuda_sm80)
+#endif
+#if FLASHATTN_WITH_SM90
+FLASHATTN_DECLARE_BACKEND(cuda_sm90)
 #endif
 
 #undef FLASHATTN_DECLARE_BACKEND
