@@ -1,0 +1,331 @@
+"""torch.library custom ops over the flashattn library, with fake (meta) implementations
+and autograd formulas, so torch.compile(fullgraph=True) traces them without graph breaks.
+
+Ops (namespace ``flashattn``):
+  fwd, bwd                   batched attention, (b, s, h, d)
+  varlen_fwd, varlen_bwd     packed variable-length sequences, (total, h, d)
+  fwd_kvcache                attention over a KV cache (read only)
+  fwd_kvcache_append         the same after writing new k/v into the cache in place
+  combine                    merge split-KV partial results
+
+Each forward returns the LSE it computed (always: backward needs it) and, for dropout,
+the (seed, offset) pair it drew, as a CPU int64 tensor that backward reads without a sync.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import torch
+from torch import Tensor
+
+from . import _runtime as rt
+
+
+def _options(softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, rng_state,
+             sink) -> dict:
+    options = {
+        "softmax_scale": softmax_scale,
+        "causal": causal,
+        "window_left": window_left,
+        "window_right": window_right,
+        "softcap": softcap,
+        "alibi_slopes": rt.describe(alibi_slopes, "alibi_slopes"),
+        "dropout_p": dropout_p,
+        "sink": rt.describe(sink, "learnable_sink"),
+    }
+    if dropout_p > 0.0 and rng_state is not None:
+        seed, offset = rng_state.tolist()  # a CPU tensor: no device sync
+        options["dropout_seed"] = seed
+        options["dropout_offset"] = offset
+    return options
+
+
+def _no_rng() -> Tensor:
+    return torch.zeros(2, dtype=torch.int64)
+
+
+# ----------------------------------------------------------------------------------------
+# Batched forward / backward.
+
+
+@torch.library.custom_op("flashattn::fwd", mutates_args=())
+def fwd(q: Tensor, k: Tensor, v: Tensor, softmax_scale: Optional[float], causal: bool, window_left: int,
+        window_right: int, softcap: float, alibi_slopes: Optional[Tensor], dropout_p: float,
+        sink: Optional[Tensor], deterministic: bool) -> tuple[Tensor, Tensor, Tensor]:
+    b, sq, h, _ = q.shape
+    out = q.new_empty((b, sq, h, v.shape[-1]))
+    lse = torch.empty((b, h, sq), dtype=torch.float32, device=q.device)
+    rng_state = rt.dropout_seed_offset(q.device) if dropout_p > 0.0 else _no_rng()
+    args = {"q": rt.describe(q, "q"), "k": rt.describe(k, "k"), "v": rt.describe(v, "v"),
+            "out": rt.describe(out, "out"), "lse": rt.describe(lse, "lse")}
+    args.update(_options(softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p,
+                         rng_state, sink))
+    rt.run("forward", args, q.device)
+    return out, lse, rng_state
+
+
+@fwd.register_fake
+def _(q, k, v, softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, sink,
+      deterministic):
+    b, sq, h, _ = q.shape
+    out = q.new_empty((b, sq, h, v.shape[-1]))
+    lse = q.new_empty((b, h, sq), dtype=torch.float32)
+    return out, lse, torch.empty(2, dtype=torch.int64)
+
+
+@torch.library.custom_op("flashattn::bwd", mutates_args=())
+def bwd(dout: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor, softmax_scale: Optional[float],
+        causal: bool, window_left: int, window_right: int, softcap: float, alibi_slopes: Optional[Tensor],
+        dropout_p: float, rng_state: Tensor, sink: Optional[Tensor],
+        deterministic: bool) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    dq = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    dk = torch.empty(k.shape, dtype=k.dtype, device=k.device)
+    dv = torch.empty(v.shape, dtype=v.dtype, device=v.device)
+    dsink = torch.empty(sink.shape if sink is not None else (0,), dtype=torch.float32, device=q.device)
+    args = {"dout": rt.describe(dout, "dout"), "q": rt.describe(q, "q"), "k": rt.describe(k, "k"),
+            "v": rt.describe(v, "v"), "out": rt.describe(out, "out"), "lse": rt.describe(lse, "lse"),
+            "dq": rt.describe(dq, "dq"), "dk": rt.describe(dk, "dk"), "dv": rt.describe(dv, "dv"),
+            "dsink": rt.describe(dsink, "dsink") if sink is not None else None,
+            "deterministic": deterministic}
+    args.update(_options(softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p,
+                         rng_state, sink))
+    rt.run("backward", args, q.device)
+    return dq, dk, dv, dsink
+
+
+@bwd.register_fake
+def _(dout, q, k, v, out, lse, softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p,
+      rng_state, sink, deterministic):
+    dsink = q.new_empty(sink.shape if sink is not None else (0,), dtype=torch.float32)
+    return (torch.empty_like(q, memory_format=torch.contiguous_format),
+            torch.empty_like(k, memory_format=torch.contiguous_format),
+            torch.empty_like(v, memory_format=torch.contiguous_format), dsink)
+
+
+def _grad_ready(dout: Tensor) -> Tensor:
+    # Gradients arriving from autograd may be expanded or transposed views; the kernels
+    # need a unit-stride last dim (the only case where a copy is made, as FlashAttention does).
+    return dout if dout.stride(-1) == 1 else dout.contiguous()
+
+
+def _fwd_setup_context(ctx, inputs, output):
+    (q, k, v, softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, sink,
+     deterministic) = inputs
+    out, lse, rng_state = output
+    ctx.save_for_backward(q, k, v, out, lse, rng_state, alibi_slopes, sink)
+    ctx.options = (softmax_scale, causal, window_left, window_right, softcap, dropout_p, deterministic)
+
+
+def _fwd_backward(ctx, dout, dlse, drng):
+    q, k, v, out, lse, rng_state, alibi_slopes, sink = ctx.saved_tensors
+    softmax_scale, causal, window_left, window_right, softcap, dropout_p, deterministic = ctx.options
+    dq, dk, dv, dsink = bwd(_grad_ready(dout), q, k, v, out, lse, softmax_scale, causal, window_left,
+                            window_right, softcap, alibi_slopes, dropout_p, rng_state, sink, deterministic)
+    return (dq, dk, dv, None, None, None, None, None, None, None, dsink if sink is not None else None, None)
+
+
+fwd.register_autograd(_fwd_backward, setup_context=_fwd_setup_context)
+
+
+# ----------------------------------------------------------------------------------------
+# Variable-length forward / backward.
+
+
+@torch.library.custom_op("flashattn::varlen_fwd", mutates_args=())
+def varlen_fwd(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Tensor, cu_seqlens_k: Tensor, max_seqlen_q: int,
+               max_seqlen_k: int, seqused_q: Optional[Tensor], seqused_k: Optional[Tensor],
+               block_table: Optional[Tensor], softmax_scale: Optional[float], causal: bool, window_left: int,
+               window_right: int, softcap: float, alibi_slopes: Optional[Tensor], dropout_p: float,
+               sink: Optional[Tensor], deterministic: bool) -> tuple[Tensor, Tensor, Tensor]:
+    total_q, h, _ = q.shape
+    # Rows outside the used ranges (seqused_q) are left untouched by the library: zero them
+    # so the output never exposes uninitialised memory.
+    alloc = torch.zeros if seqused_q is not None else torch.empty
+    out = alloc((total_q, h, v.shape[-1]), dtype=q.dtype, device=q.device)
+    lse = alloc((h, total_q), dtype=torch.float32, device=q.device)
+    rng_state = rt.dropout_seed_offset(q.device) if dropout_p > 0.0 else _no_rng()
+    args = {"q": rt.describe(q, "q"), "k": rt.describe(k, "k"), "v": rt.describe(v, "v"),
+            "cu_seqlens_q": rt.describe(cu_seqlens_q, "cu_seqlens_q"),
+            "cu_seqlens_k": rt.describe(cu_seqlens_k, "cu_seqlens_k"),
+            "max_seqlen_q": int(max_seqlen_q), "max_seqlen_k": int(max_seqlen_k),
+            "seqused_q": rt.describe(seqused_q, "seqused_q"), "seqused_k": rt.describe(seqused_k, "seqused_k"),
+            "block_table": rt.describe(block_table, "block_table"),
+            "out": rt.describe(out, "out"), "lse": rt.describe(lse, "lse")}
+    args.update(_options(softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p,
+                         rng_state, sink))
+    rt.run("forward_varlen", args, q.device)
+    return out, lse, rng_state
+
+
+@varlen_fwd.register_fake
+def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_q, seqused_k, block_table,
+      softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, sink, deterministic):
+    total_q, h, _ = q.shape
+    out = q.new_empty((total_q, h, v.shape[-1]))
+    lse = q.new_empty((h, total_q), dtype=torch.float32)
+    return out, lse, torch.empty(2, dtype=torch.int64)
+
+
+@torch.library.custom_op("flashattn::varlen_bwd", mutates_args=())
+def varlen_bwd(dout: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor, cu_seqlens_q: Tensor,
+               cu_seqlens_k: Tensor, max_seqlen_q: int, max_seqlen_k: int, seqused_q: Optional[Tensor],
+               seqused_k: Optional[Tensor], softmax_scale: Optional[float], causal: bool, window_left: int,
+               window_right: int, softcap: float, alibi_slopes: Optional[Tensor], dropout_p: float,
+               rng_state: Tensor, sink: Optional[Tensor],
+               deterministic: bool) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    dq = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    dk = torch.empty(k.shape, dtype=k.dtype, device=k.device)
+    dv = torch.empty(v.shape, dtype=v.dtype, device=v.device)
+    dsink = torch.empty(sink.shape if sink is not None else (0,), dtype=torch.float32, device=q.device)
+    args = {"dout": rt.describe(dout, "dout"), "q": rt.describe(q, "q"), "k": rt.describe(k, "k"),
+            "v": rt.describe(v, "v"), "out": rt.describe(out, "out"), "lse": rt.describe(lse, "lse"),
+            "cu_seqlens_q": rt.describe(cu_seqlens_q, "cu_seqlens_q"),
+            "cu_seqlens_k": rt.describe(cu_seqlens_k, "cu_seqlens_k"),
+            "max_seqlen_q": int(max_seqlen_q), "max_seqlen_k": int(max_seqlen_k),
+            "seqused_q": rt.describe(seqused_q, "seqused_q"), "seqused_k": rt.describe(seqused_k, "seqused_k"),
+            "dq": rt.describe(dq, "dq"), "dk": rt.describe(dk, "dk"), "dv": rt.describe(dv, "dv"),
+            "dsink": rt.describe(dsink, "dsink") if sink is not None else None,
+            "deterministic": deterministic}
+    args.update(_options(softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p,
+                         rng_state, sink))
+    rt.run("backward_varlen", args, q.device)
+    return dq, dk, dv, dsink
+
+
+@varlen_bwd.register_fake
+def _(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_q, seqused_k,
+      softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, rng_state, sink,
+      deterministic):
+    dsink = q.new_empty(sink.shape if sink is not None else (0,), dtype=torch.float32)
+    return (torch.empty_like(q, memory_format=torch.contiguous_format),
+            torch.empty_like(k, memory_format=torch.contiguous_format),
+            torch.empty_like(v, memory_format=torch.contiguous_format), dsink)
+
+
+def _varlen_setup_context(ctx, inputs, output):
+    (q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_q, seqused_k, block_table,
+     softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, sink,
+     deterministic) = inputs
+    out, lse, rng_state = output
+    ctx.paged = block_table is not None
+    ctx.save_for_backward(q, k, v, out, lse, rng_state, cu_seqlens_q, cu_seqlens_k, seqused_q, seqused_k,
+                          alibi_slopes, sink)
+    ctx.options = (max_seqlen_q, max_seqlen_k, softmax_scale, causal, window_left, window_right, softcap,
+                   dropout_p, deterministic)
+
+
+def _varlen_backward(ctx, dout, dlse, drng):
+    if ctx.paged:
+        raise ValueError("block_table: backward through a paged KV cache is not supported")
+    (q, k, v, out, lse, rng_state, cu_seqlens_q, cu_seqlens_k, seqused_q, seqused_k, alibi_slopes,
+     sink) = ctx.saved_tensors
+    (max_seqlen_q, max_seqlen_k, softmax_scale, causal, window_left, window_right, softcap, dropout_p,
+     deterministic) = ctx.options
+    dq, dk, dv, dsink = varlen_bwd(_grad_ready(dout), q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                                   max_seqlen_k, seqused_q, seqused_k, softmax_scale, causal, window_left,
+                                   window_right, softcap, alibi_slopes, dropout_p, rng_state, sink, deterministic)
+    return (dq, dk, dv) + (None,) * 14 + (dsink if sink is not None else None, None)
+
+
+varlen_fwd.register_autograd(_varlen_backward, setup_context=_varlen_setup_context)
+
+
+# ----------------------------------------------------------------------------------------
+# KV cache (inference: no autograd, like FlashAttention).
+
+
+def _kvcache_args(q, k_cache, v_cache, k, v, rotary_cos, rotary_sin, cache_seqlens, cache_batch_idx, cache_leftpad,
+                  block_table, softmax_scale, causal, window_left, window_right, softcap, rotary_interleaved,
+                  alibi_slopes, num_splits, sink, out, lse) -> dict:
+    args = {"q": rt.describe(q, "q"), "k_cache": rt.describe(k_cache, "k_cache"),
+            "v_cache": rt.describe(v_cache, "v_cache"), "k_new": rt.describe(k, "k"), "v_new": rt.describe(v, "v"),
+            "rotary_cos": rt.describe(rotary_cos, "rotary_cos"), "rotary_sin": rt.describe(rotary_sin, "rotary_sin"),
+            "cache_seqlens": rt.describe(cache_seqlens, "cache_seqlens"),
+            "cache_batch_idx": rt.describe(cache_batch_idx, "cache_batch_idx"),
+            "cache_leftpad": rt.describe(cache_leftpad, "cache_leftpad"),
+            "block_table": rt.describe(block_table, "block_table"), "rotary_interleaved": rotary_interleaved,
+            "num_splits": num_splits, "out": rt.describe(out, "out"), "lse": rt.describe(lse, "lse")}
+    args.update(_options(softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, 0.0, None, sink))
+    return args
+
+
+def _kvcache_impl(q, k_cache, v_cache, k, v, rotary_cos, rotary_sin, cache_seqlens, cache_batch_idx, cache_leftpad,
+                  block_table, softmax_scale, causal, window_left, window_right, softcap, rotary_interleaved,
+                  alibi_slopes, num_splits, sink):
+    b, sq, h, _ = q.shape
+    out = q.new_empty((b, sq, h, v_cache.shape[-1]))
+    lse = torch.empty((b, h, sq), dtype=torch.float32, device=q.device)
+    rt.run("forward_kvcache",
+           _kvcache_args(q, k_cache, v_cache, k, v, rotary_cos, rotary_sin, cache_seqlens, cache_batch_idx,
+                         cache_leftpad, block_table, softmax_scale, causal, window_left, window_right, softcap,
+                         rotary_interleaved, alibi_slopes, num_splits, sink, out, lse), q.device)
+    return out, lse
+
+
+def _kvcache_fake(q, k_cache, v_cache, *rest):
+    b, sq, h, _ = q.shape
+    return q.new_empty((b, sq, h, v_cache.shape[-1])), q.new_empty((b, h, sq), dtype=torch.float32)
+
+
+@torch.library.custom_op("flashattn::fwd_kvcache", mutates_args=())
+def fwd_kvcache(q: Tensor, k_cache: Tensor, v_cache: Tensor, rotary_cos: Optional[Tensor],
+                rotary_sin: Optional[Tensor], cache_seqlens: Optional[Tensor], cache_batch_idx: Optional[Tensor],
+                cache_leftpad: Optional[Tensor], block_table: Optional[Tensor], softmax_scale: Optional[float],
+                causal: bool, window_left: int, window_right: int, softcap: float, rotary_interleaved: bool,
+                alibi_slopes: Optional[Tensor], num_splits: int, sink: Optional[Tensor]) -> tuple[Tensor, Tensor]:
+    return _kvcache_impl(q, k_cache, v_cache, None, None, rotary_cos, rotary_sin, cache_seqlens, cache_batch_idx,
+                         cache_leftpad, block_table, softmax_scale, causal, window_left, window_right, softcap,
+                         rotary_interleaved, alibi_slopes, num_splits, sink)
+
+
+fwd_kvcache.register_fake(_kvcache_fake)
+
+
+# Writes k/v into the caches in place (declared, so functionalization and CUDA graphs see it).
+@torch.library.custom_op("flashattn::fwd_kvcache_append", mutates_args=("k_cache", "v_cache"))
+def fwd_kvcache_append(q: Tensor, k_cache: Tensor, v_cache: Tensor, k: Tensor, v: Tensor,
+                       rotary_cos: Optional[Tensor], rotary_sin: Optional[Tensor], cache_seqlens: Tensor,
+                       cache_batch_idx: Optional[Tensor], cache_leftpad: Optional[Tensor],
+                       block_table: Optional[Tensor], softmax_scale: Optional[float], causal: bool, window_left: int,
+                       window_right: int, softcap: float, rotary_interleaved: bool, alibi_slopes: Optional[Tensor],
+                       num_splits: int, sink: Optional[Tensor]) -> tuple[Tensor, Tensor]:
+    return _kvcache_impl(q, k_cache, v_cache, k, v, rotary_cos, rotary_sin, cache_seqlens, cache_batch_idx,
+                         cache_leftpad, block_table, softmax_scale, causal, window_left, window_right, softcap,
+                         rotary_interleaved, alibi_slopes, num_splits, sink)
+
+
+fwd_kvcache_append.register_fake(_kvcache_fake)
+
+
+# ----------------------------------------------------------------------------------------
+# Combine.
+
+
+@torch.library.custom_op("flashattn::combine", mutates_args=())
+def combine(out_partial: Tensor, lse_partial: Tensor, out_dtype: torch.dtype) -> tuple[Tensor, Tensor]:
+    _, b, s, h, dv = out_partial.shape
+    out = torch.empty((b, s, h, dv), dtype=out_dtype, device=out_partial.device)
+    # LSE is (b, s, h) with the heads-major memory layout FlashAttention 3 returns.
+    lse = torch.empty((b, h, s), dtype=torch.float32, device=out_partial.device).transpose(1, 2)
+    args = {"out_partial": rt.describe(out_partial, "out_partial"),
+            "lse_partial": rt.describe(lse_partial, "lse_partial"),
+            "out": rt.describe(out, "out"), "lse": rt.describe(lse, "lse")}
+    rt.run("combine", args, out_partial.device)
+    return out, lse
+
+
+@combine.register_fake
+def _(out_partial, lse_partial, out_dtype):
+    _, b, s, h, dv = out_partial.shape
+    out = out_partial.new_empty((b, s, h, dv), dtype=out_dtype)
+    lse = out_partial.new_empty((b, h, s), dtype=torch.float32).transpose(1, 2)
+    return out, lse
+
+
+def window_pair(window_size: Sequence) -> tuple[int, int]:
+    """FlashAttention 2/3 (-1 = unbounded) and FlashAttention 4 (None = unbounded) windows."""
+    if window_size is None:
+        return -1, -1
+    left, right = window_size
+    return (-1 if left is None else int(left)), (-1 if right is None else int(right))

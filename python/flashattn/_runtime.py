@@ -1,0 +1,148 @@
+"""PyTorch <-> flashattn._C plumbing: tensor descriptors, device guard, stream, workspace.
+
+The extension takes tensors as plain tuples (address, dtype, shape, strides, device) so that
+it never links against PyTorch. Everything that allocates (outputs, workspace) lives here,
+on the torch side, on the inputs' device and the current stream of that device.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from typing import Optional
+
+import torch
+
+from . import _C
+
+_DTYPE_NAMES = {
+    torch.float16: "float16",
+    torch.bfloat16: "bfloat16",
+    torch.float32: "float32",
+    torch.int32: "int32",
+}
+
+# The library requires 256-byte aligned scratch memory.
+_WORKSPACE_ALIGN = 256
+
+_state = threading.local()
+
+
+def _default_backend() -> str:
+    return os.environ.get("FLASHATTN_BACKEND", "auto")
+
+
+def current_backend() -> str:
+    """The backend flashattn calls use in this thread ("auto" unless overridden)."""
+    return getattr(_state, "backend", None) or _default_backend()
+
+
+@contextlib.contextmanager
+def use_backend(name: str):
+    """Run the enclosed flashattn calls on a named backend.
+
+    One of "auto", "cpu_reference", "cpu_tiled", "cuda_sm80", "cuda_sm90". The
+    FLASHATTN_BACKEND environment variable sets the default.
+    """
+    previous = getattr(_state, "backend", None)
+    _state.backend = name
+    try:
+        yield
+    finally:
+        _state.backend = previous
+
+
+def describe(t: Optional[torch.Tensor], name: str):
+    """The extension's view of tensor `t` (None stays None)."""
+    if t is None:
+        return None
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor or None, got {type(t).__name__}")
+    dtype = _DTYPE_NAMES.get(t.dtype)
+    if dtype is None:
+        raise TypeError(f"{name}: dtype {t.dtype} is not supported by flashattn "
+                        "(float16, bfloat16, float32; int32 for index tensors)")
+    device = t.device
+    if device.type == "cpu":
+        device_code, index = 0, 0
+    elif device.type == "cuda":
+        device_code, index = 1, device.index if device.index is not None else torch.cuda.current_device()
+    else:
+        raise ValueError(f"{name}: device {device} is not supported (cpu or cuda)")
+    if t.dim() == 0:
+        raise ValueError(f"{name}: expected at least one dimension, got a 0-d tensor")
+    strides = list(t.stride())
+    # A size-1 dimension's stride is meaningless (PyTorch reports anything there); the
+    # library checks the last dimension's unit stride, so state it for size-1 last dims.
+    if t.shape[-1] == 1:
+        strides[-1] = 1
+    return (t.data_ptr(), dtype, tuple(t.shape), tuple(strides), device_code, index)
+
+
+def check_last_dim_contiguous(t: Optional[torch.Tensor], name: str) -> None:
+    """flashattn reads every operand through strides but needs a unit-stride last dim."""
+    if t is not None and t.dim() > 0 and t.shape[-1] > 1 and t.stride(-1) != 1:
+        raise ValueError(
+            f"{name}: the last dimension must be contiguous (stride 1), got strides {tuple(t.stride())} "
+            f"for shape {tuple(t.shape)}; other dimensions may have any stride")
+
+
+def _aligned_workspace(nbytes: int, device: torch.device):
+    if nbytes == 0:
+        return None, 0
+    buffer = torch.empty(nbytes + _WORKSPACE_ALIGN, dtype=torch.uint8, device=device)
+    address = buffer.data_ptr()
+    aligned = (address + _WORKSPACE_ALIGN - 1) // _WORKSPACE_ALIGN * _WORKSPACE_ALIGN
+    return buffer, aligned
+
+
+def run(op: str, args: dict, device: torch.device) -> None:
+    """Runs one library operation on `device` and its current stream.
+
+    The workspace is a torch allocation on the same stream, so the caching allocator
+    reuses it in stream order (safe under CUDA graph capture as well).
+    """
+    backend = current_backend()
+    if device.type == "cuda":
+        with torch.cuda.device(device):
+            stream = torch.cuda.current_stream(device).cuda_stream
+            nbytes = _C.workspace_size(op, args, backend)
+            buffer, address = _aligned_workspace(nbytes, device)
+            _C.run(op, args, backend, stream, address, nbytes)
+            del buffer
+    else:
+        threads = torch.get_num_threads()
+        nbytes = _C.workspace_size(op, args, backend, threads)
+        buffer, address = _aligned_workspace(nbytes, device)
+        _C.run(op, args, backend, 0, address, nbytes, threads)
+        del buffer
+
+
+def select_kernel(op: str, args: dict, backend: Optional[str] = None):
+    """(ok, backend, kernel, reason) for a call described by `args` (tensor descriptors)."""
+    return _C.select_kernel(op, args, backend or current_backend())
+
+
+_SEED_MASK = (1 << 63) - 1
+
+
+def dropout_seed_offset(device: torch.device) -> torch.Tensor:
+    """A fresh (seed, offset) pair for one dropout call, as a CPU int64 tensor of 2.
+
+    Taken from PyTorch's generator of the device without a host-device sync: on CUDA
+    the generator's seed and Philox offset (the offset then advances, as PyTorch's own
+    random kernels do); on the CPU two draws from the default generator. The pair is
+    saved for backward, which regenerates the same mask. Under CUDA graph capture the
+    pair is fixed at capture time, so every replay drops the same elements.
+    """
+    if device.type == "cuda":
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        generator = torch.cuda.default_generators[index]
+        try:
+            offset = generator.get_offset()
+            generator.set_offset(offset + 4)
+            return torch.tensor([generator.initial_seed() & _SEED_MASK, offset], dtype=torch.int64)
+        except (RuntimeError, AttributeError):
+            pass  # older PyTorch: fall back to the CPU generator below
+    return torch.randint(0, 1 << 62, (2,), dtype=torch.int64)
