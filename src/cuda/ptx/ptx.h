@@ -1,0 +1,101 @@
+// The PTX layer: every inline-assembly instruction the CUDA kernels use, each
+// wrapped in a small function named after the instruction. Kernels call these
+// and never contain asm themselves, so the instruction set a kernel depends on
+// is visible in one place and portable changes (a new arch) touch one file.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace flashattn::ptx {
+
+// Shared-memory pointers as the 32-bit addresses that ldmatrix/cp.async take.
+__device__ __forceinline__ std::uint32_t cvta_to_shared(const void* pointer) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(pointer));
+}
+
+// ---------------------------------------------------------------------------
+// Asynchronous global -> shared copies (sm_80+).
+
+// Copies 16 bytes; when `valid` is false the 16 destination bytes are zero-filled
+// and global memory is not read (src-size 0), which is how tile edges are handled.
+// .cg bypasses L1: each tile is read once per CTA, so L1 would only be polluted.
+__device__ __forceinline__ void cp_async_cg_16(std::uint32_t smem_addr, const void* gmem, bool valid) {
+  const int src_bytes = valid ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr), "l"(gmem), "r"(src_bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void cp_async_commit_group() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+// Waits until at most `kPending` committed groups are still in flight.
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait_group() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+// ---------------------------------------------------------------------------
+// Shared -> register matrix loads. Each lane passes the address of one 16-byte
+// row; x4 loads four 8x8 b16 matrices (lanes 8i..8i+7 address matrix i).
+
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t smem_addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr));
+}
+
+__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], std::uint32_t smem_addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr));
+}
+
+// ---------------------------------------------------------------------------
+// Tensor-core MMA, D = A * B + D with fp32 accumulation. Fragment layouts are
+// those of the PTX ISA for m16n8k16: a[4] (row-major A), b[2] (column-major B),
+// d[4] (c0,c1: row lane/4; c2,c3: row lane/4 + 8; columns 2*(lane%4) + {0,1}).
+
+__device__ __forceinline__ void mma_m16n8k16_f32_f16(float (&d)[4], const std::uint32_t (&a)[4],
+                                                     const std::uint32_t (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+__device__ __forceinline__ void mma_m16n8k16_f32_bf16(float (&d)[4], const std::uint32_t (&a)[4],
+                                                      const std::uint32_t (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// ---------------------------------------------------------------------------
+// Conversions and special functions.
+
+// Two fp32 -> one register of two 16-bit floats, round to nearest even; `lo` lands in the low half.
+__device__ __forceinline__ std::uint32_t cvt_rn_f16x2_f32(float lo, float hi) {
+  std::uint32_t r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+__device__ __forceinline__ std::uint32_t cvt_rn_bf16x2_f32(float lo, float hi) {
+  std::uint32_t r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+// 2^x, relative error ~2^-22; ex2.approx(-inf) = +0, which the softmax relies on.
+__device__ __forceinline__ float ex2_approx_ftz_f32(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+}  // namespace flashattn::ptx

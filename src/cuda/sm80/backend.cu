@@ -1,0 +1,252 @@
+// flashattn::detail::cuda_sm80: the backend interface (src/backend.h) over the
+// compute-capability-8.0 kernels. Host code only: capability checks, workspace
+// layout, the split-KV heuristic, and the launch sequence of a forward call
+//   [append k_new/v_new into the cache] -> [rotate q into the workspace] ->
+//   forward (or forward split into fp32 partials -> combine).
+// Everything is enqueued on ctx.stream; nothing allocates or synchronises.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "backend.h"
+#include "cuda/sm80/forward_config.h"
+#include "cuda/sm80/forward_launch.h"
+#include "cuda/sm80/kernel_args.h"
+#include "cuda/sm80/kvcache_kernels.h"
+#include "cuda/sm80/sm80_kernel_list.h"  // generated: FLASHATTN_SM80_FOR_EACH_KERNEL
+
+namespace flashattn::detail::cuda_sm80 {
+
+#define FLASHATTN_SM80_DECLARE(head_dim, element) FLASHATTN_SM80_DECLARE_FORWARD(head_dim, element)
+FLASHATTN_SM80_FOR_EACH_KERNEL(FLASHATTN_SM80_DECLARE)
+#undef FLASHATTN_SM80_DECLARE
+
+namespace {
+
+constexpr std::size_t kAlignment = 256;
+constexpr std::size_t align_up(std::size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+
+int head_dim_bucket(std::int64_t head_dim) {
+  const int bucket = static_cast<int>((head_dim + 31) / 32 * 32);
+  return bucket < 32 ? 32 : bucket;
+}
+
+int bucket_of(const AttentionParams& p) { return head_dim_bucket(std::max(p.head_dim, p.head_dim_v)); }
+
+bool bucket_compiled(int bucket, DType dtype) {
+#define FLASHATTN_SM80_MATCH(head_dim, element)                                                  \
+  if (bucket == head_dim && dtype == (std::is_same_v<element, __half> ? DType::float16 : DType::bfloat16)) \
+    return true;
+  FLASHATTN_SM80_FOR_EACH_KERNEL(FLASHATTN_SM80_MATCH)
+#undef FLASHATTN_SM80_MATCH
+  return false;
+}
+
+// Tile shape of a bucket, for grid sizing on the host (mirrors ForwardConfig).
+int block_m(int /*bucket*/) { return ForwardConfig<128, __half>::kBlockM; }
+int block_n(int bucket) { return bucket <= 64 ? 128 : 64; }
+
+bool aligned16(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; }
+bool operand_aligned(const Operand& op, bool paged_or_batched = true) {
+  (void)paged_or_batched;
+  return aligned16(op.data) && op.batch_stride % 8 == 0 && op.row_stride % 8 == 0 && op.head_stride % 8 == 0;
+}
+
+int device_sm_count() {
+  int device = 0, count = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return 108;
+  if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return 108;
+  return count;
+}
+
+bool rotates_q(const AttentionParams& p) { return p.is_kvcache && p.rotary_dim > 0; }
+
+// Split-KV only pays when the query tiles alone cannot fill the GPU (decoding).
+// FlashAttention 2's rule: choose the fewest splits whose wave efficiency is
+// within 85% of the best.
+int resolve_splits(const AttentionParams& p) {
+  if (!p.is_kvcache || p.cu_seqlens_q != nullptr) return 1;
+  const int bucket = bucket_of(p);
+  const std::int64_t n_blocks = (p.seqlen_k + block_n(bucket) - 1) / block_n(bucket);
+  const std::int64_t m_blocks = (p.seqlen_q + block_m(bucket) - 1) / block_m(bucket);
+  if (p.num_splits >= 1) return static_cast<int>(std::clamp<std::int64_t>(p.num_splits, 1, std::max<std::int64_t>(1, std::min<std::int64_t>(n_blocks, 128))));
+  const std::int64_t tiles = p.batch * p.heads * m_blocks;
+  const int sms = device_sm_count();
+  if (tiles >= sms * 8 / 10 || n_blocks <= 1) return 1;
+  const int max_splits = static_cast<int>(std::min<std::int64_t>({128, sms, n_blocks}));
+  double efficiency[129] = {};
+  double best = 0;
+  for (int s = 1; s <= max_splits; ++s) {
+    const double waves = static_cast<double>(tiles * s) / sms;
+    efficiency[s] = waves / std::ceil(waves);
+    best = std::max(best, efficiency[s]);
+  }
+  for (int s = 1; s <= max_splits; ++s) {
+    // Splits that leave some split without a key block do no useful work.
+    const std::int64_t per_split = (n_blocks + s - 1) / s;
+    if ((s - 1) * per_split >= n_blocks) continue;
+    if (efficiency[s] >= 0.85 * best) return s;
+  }
+  return 1;
+}
+
+struct WorkspaceLayout {
+  std::size_t q_rotated = 0, out_partial = 0, lse_partial = 0, total = 0;
+};
+
+WorkspaceLayout workspace_layout(const AttentionParams& p) {
+  WorkspaceLayout w;
+  std::size_t offset = 0;
+  if (rotates_q(p)) {
+    w.q_rotated = offset;
+    offset += align_up(static_cast<std::size_t>(p.batch * p.seqlen_q * p.heads * p.head_dim) * 2);
+  }
+  const int splits = resolve_splits(p);
+  if (splits > 1) {
+    const auto rows = static_cast<std::size_t>(splits * p.batch * p.seqlen_q * p.heads);
+    w.out_partial = offset;
+    offset += align_up(rows * static_cast<std::size_t>(p.head_dim_v) * sizeof(float));
+    w.lse_partial = offset;
+    offset += align_up(rows * sizeof(float));
+  }
+  w.total = offset;
+  return w;
+}
+
+Status cuda_status(cudaError_t error, const char* what) {
+  return Status::error(ErrorCode::cuda_error, "cuda_sm80: %s failed: %s", what, cudaGetErrorString(error));
+}
+
+cudaError_t dispatch_forward(const ForwardKernelArgs& args, bool general, cudaStream_t stream) {
+  const int bucket = bucket_of(args.p);
+#define FLASHATTN_SM80_LAUNCH(head_dim, element)                                                              \
+  if (bucket == head_dim &&                                                                                   \
+      args.p.dtype == (std::is_same_v<element, __half> ? DType::float16 : DType::bfloat16))                  \
+    return launch_forward<ForwardConfig<head_dim, element>>(args, general, stream);
+  FLASHATTN_SM80_FOR_EACH_KERNEL(FLASHATTN_SM80_LAUNCH)
+#undef FLASHATTN_SM80_LAUNCH
+  return cudaErrorInvalidDeviceFunction;
+}
+
+}  // namespace
+
+const char* unsupported_reason(const AttentionParams& p) noexcept {
+  if (p.dtype != DType::float16 && p.dtype != DType::bfloat16) return "cuda_sm80 runs fp16 and bf16 inputs only";
+  if (p.head_dim > 256 || p.head_dim_v > 256) return "cuda_sm80 supports head dims up to 256";
+  if (p.head_dim % 8 != 0 || p.head_dim_v % 8 != 0) return "cuda_sm80 needs head dims that are multiples of 8";
+  if (!bucket_compiled(bucket_of(p), p.dtype)) {
+    return "cuda_sm80: the head-dim bucket for this problem was not compiled (see FLASHATTN_HEAD_DIMS and "
+           "FLASHATTN_DTYPES)";
+  }
+  if (!operand_aligned(p.q) || !operand_aligned(p.k) || !operand_aligned(p.v) || !operand_aligned(p.out)) {
+    return "cuda_sm80 needs q, k, v and out rows 16-byte aligned (data pointers aligned, strides multiples of 8 "
+           "elements)";
+  }
+  if (p.block_table != nullptr && p.page_size <= 0) return "cuda_sm80: paged K/V needs page_size >= 1";
+  int device = 0, major = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+    return "cuda_sm80: no usable CUDA device";
+  }
+  if (major < 8) return "cuda_sm80 needs a GPU of compute capability 8.0 or newer";
+  return nullptr;
+}
+
+const char* unsupported_reason(const BackwardParams&) noexcept {
+  return "cuda_sm80 backward kernels are not built yet";
+}
+
+const char* unsupported_reason(const CombineParams& p) noexcept {
+  if (p.out_dtype != DType::float16 && p.out_dtype != DType::bfloat16 && p.out_dtype != DType::float32) {
+    return "cuda_sm80 combine writes fp16, bf16 or fp32 outputs only";
+  }
+  return nullptr;
+}
+
+std::size_t workspace_size(const AttentionParams& p, int) noexcept { return workspace_layout(p).total; }
+std::size_t workspace_size(const BackwardParams&, int) noexcept { return 0; }
+std::size_t workspace_size(const CombineParams&, int) noexcept { return 0; }
+
+Status run(const AttentionParams& params, const ExecutionContext& ctx) noexcept {
+  if (params.batch == 0 || params.seqlen_q == 0 || params.heads == 0) return Status::ok_status();
+  auto stream = static_cast<cudaStream_t>(ctx.stream);
+  auto* workspace = static_cast<unsigned char*>(ctx.workspace);
+  const WorkspaceLayout layout = workspace_layout(params);
+  AttentionParams p = params;
+
+  if (p.is_kvcache && p.k_new.data != nullptr && p.seqlen_new > 0) {
+    if (cudaError_t e = launch_append_kv(p, stream); e != cudaSuccess) return cuda_status(e, "append_kv launch");
+  }
+  if (rotates_q(p)) {
+    void* q_rotated = workspace + layout.q_rotated;
+    if (cudaError_t e = launch_rotate_q(p, q_rotated, stream); e != cudaSuccess) {
+      return cuda_status(e, "rotate_q launch");
+    }
+    p.q.data = q_rotated;
+    p.q.head_stride = p.head_dim;
+    p.q.row_stride = p.heads * p.head_dim;
+    p.q.batch_stride = p.seqlen_q * p.heads * p.head_dim;
+  }
+
+  ForwardKernelArgs args;
+  args.p = p;
+  const int bucket = bucket_of(p);
+  args.m_blocks = static_cast<int>((p.seqlen_q + block_m(bucket) - 1) / block_m(bucket));
+  args.num_splits = resolve_splits(p);
+  args.p.num_splits = args.num_splits;
+  if (args.num_splits > 1) {
+    args.out_partial = reinterpret_cast<float*>(workspace + layout.out_partial);
+    args.lse_partial = reinterpret_cast<float*>(workspace + layout.lse_partial);
+  }
+  args.scale_log2 = p.scale * 1.4426950408889634f;
+  args.dropout_threshold = p.dropout_p > 0.f ? dropout_threshold(p.dropout_p) : 0u;
+  args.dropout_rescale = p.dropout_p > 0.f ? 1.f / (1.f - p.dropout_p) : 1.f;
+  args.total_tiles = static_cast<std::int64_t>(args.m_blocks) * p.batch * p.heads * args.num_splits;
+  const bool general = p.softcap > 0.f || p.alibi_slopes != nullptr || args.dropout_threshold > 0 || !(p.scale > 0.f);
+  if (cudaError_t e = dispatch_forward(args, general, stream); e != cudaSuccess) {
+    return cuda_status(e, "forward kernel launch");
+  }
+
+  if (args.num_splits > 1) {
+    CombineParams c;
+    c.splits = args.num_splits;
+    c.batch = p.batch;
+    c.seqlen = p.seqlen_q;
+    c.heads = p.heads;
+    c.head_dim_v = p.head_dim_v;
+    c.out_partial = args.out_partial;
+    c.op_head_stride = p.head_dim_v;
+    c.op_row_stride = p.heads * c.op_head_stride;
+    c.op_batch_stride = p.seqlen_q * c.op_row_stride;
+    c.op_split_stride = p.batch * c.op_batch_stride;
+    c.lse_partial = args.lse_partial;
+    c.lp_head_stride = 1;
+    c.lp_row_stride = p.heads;
+    c.lp_batch_stride = p.seqlen_q * p.heads;
+    c.lp_split_stride = p.batch * c.lp_batch_stride;
+    c.out_dtype = p.dtype;
+    c.out = p.out;
+    c.lse = p.lse;
+    c.lse_batch_stride = p.lse_batch_stride;
+    c.lse_row_stride = p.lse_row_stride;
+    c.lse_head_stride = p.lse_head_stride;
+    if (cudaError_t e = launch_combine(c, stream); e != cudaSuccess) return cuda_status(e, "combine launch");
+  }
+  return Status::ok_status();
+}
+
+Status run(const BackwardParams&, const ExecutionContext&) noexcept {
+  return Status::error(ErrorCode::unsupported, "cuda_sm80 backward kernels are not built yet");
+}
+
+Status run(const CombineParams& p, const ExecutionContext& ctx) noexcept {
+  if (cudaError_t e = launch_combine(p, static_cast<cudaStream_t>(ctx.stream)); e != cudaSuccess) {
+    return cuda_status(e, "combine launch");
+  }
+  return Status::ok_status();
+}
+
+}  // namespace flashattn::detail::cuda_sm80

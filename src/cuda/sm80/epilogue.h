@@ -1,0 +1,111 @@
+// Writing a warp's finished rows: normalise O by the softmax denominator (with
+// the learnable sink), and store O and LSE -- or, for split-KV, the fp32
+// partial O and LSE that the combine kernel merges.
+//
+// A row that saw no visible key ends with max -inf and sum 0: it gets O = 0 and
+// LSE = -inf (LSE = sink with a sink), never NaN.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "common/params.h"
+#include "cuda/ptx/ptx.h"
+#include "cuda/sm80/kernel_args.h"
+#include "cuda/sm80/warp_mma.h"
+
+namespace flashattn::detail::cuda_sm80 {
+
+// Scales o in place to the final (or per-split) output and returns each row's
+// natural-log LSE.
+template <int kOTiles>
+__device__ __forceinline__ void finalize_rows(float (&o)[kOTiles][4], float (&lse)[2], const float (&row_max)[2],
+                                              const float (&row_sum)[2], float scale_log2, float sink_log2,
+                                              bool has_sink, float output_scale) {
+  constexpr float kLn2 = 0.6931471805599453f;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float sum = row_sum[r];
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    float max2 = row_max[r] == -INFINITY ? -INFINITY : row_max[r] * scale_log2;
+    float o_scale;
+    if (has_sink) {
+      // The sink joins the denominator only: sum' = sum + 2^(sink - max).
+      const float joint = fmaxf(max2, sink_log2);
+      const float keys_weight = ptx::ex2_approx_ftz_f32(max2 - joint);
+      sum = sum * keys_weight + ptx::ex2_approx_ftz_f32(sink_log2 - joint);
+      o_scale = keys_weight / sum;
+      lse[r] = (joint + log2f(sum)) * kLn2;
+    } else if (max2 == -INFINITY || sum == 0.f) {
+      o_scale = 0.f;
+      lse[r] = -INFINITY;
+    } else {
+      o_scale = 1.f / sum;
+      lse[r] = (max2 + log2f(sum)) * kLn2;
+    }
+    o_scale *= output_scale;
+#pragma unroll
+    for (int d = 0; d < kOTiles; ++d) o[d][2 * r] *= o_scale, o[d][2 * r + 1] *= o_scale;
+  }
+}
+
+// Final output through shared memory, so that global stores are 16-byte rows.
+// `o_smem` is the warp-private Q tile region (rows warp*16 .. +16).
+template <class Cfg, class OTile>
+__device__ __forceinline__ void store_output(const float (&o)[Cfg::kHeadDim / 8][4], const float (&lse)[2],
+                                             typename Cfg::Element* o_smem, const ForwardKernelArgs& args,
+                                             const SequenceLengths& seq, std::int64_t batch, std::int64_t head,
+                                             int m0, int warp, int lane, int thread) {
+  using Element = typename Cfg::Element;
+  const AttentionParams& p = args.p;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int row = warp * 16 + (lane >> 2) + 8 * r;
+#pragma unroll
+    for (int d = 0; d < Cfg::kHeadDim / 8; ++d) {
+      const int col = d * 8 + 2 * (lane & 3);
+      *reinterpret_cast<std::uint32_t*>(o_smem + OTile::chunk_offset(row, d) + (col & 7)) =
+          pack_float2<Element>(o[d][2 * r], o[d][2 * r + 1]);
+    }
+    const std::int64_t i = m0 + row;
+    if (p.lse != nullptr && (lane & 3) == 0 && i < seq.q) p.lse[lse_offset(p, seq, batch, i, head)] = lse[r];
+  }
+  // Rows of other warps are read below.
+  __syncthreads();
+  auto* out = static_cast<Element*>(p.out.data);
+  constexpr int kChunks = Cfg::kBlockM * Cfg::kChunksPerRow;
+#pragma unroll
+  for (int c = thread; c < kChunks; c += Cfg::kThreads) {
+    const int row = c / Cfg::kChunksPerRow;
+    const int chunk = c % Cfg::kChunksPerRow;
+    if (m0 + row < seq.q && chunk * Cfg::kChunk < p.head_dim_v) {
+      const uint4 value = *reinterpret_cast<const uint4*>(o_smem + OTile::chunk_offset(row, chunk));
+      *reinterpret_cast<uint4*>(out + query_offset(p.out, seq, batch, m0 + row, head) + chunk * Cfg::kChunk) = value;
+    }
+  }
+}
+
+// Split-KV partials, fp32, straight from registers (layout in kernel_args.h).
+template <class Cfg>
+__device__ __forceinline__ void store_partial(const float (&o)[Cfg::kHeadDim / 8][4], const float (&lse)[2],
+                                              const ForwardKernelArgs& args, const SequenceLengths& seq,
+                                              std::int64_t batch, std::int64_t head, int split, int m0, int warp,
+                                              int lane) {
+  const AttentionParams& p = args.p;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const std::int64_t i = m0 + warp * 16 + (lane >> 2) + 8 * r;
+    if (i >= seq.q) continue;
+    const std::int64_t row = ((split * p.batch + batch) * p.seqlen_q + i) * p.heads + head;
+    if ((lane & 3) == 0) args.lse_partial[row] = lse[r];
+    float* out = args.out_partial + row * p.head_dim_v;
+#pragma unroll
+    for (int d = 0; d < Cfg::kHeadDim / 8; ++d) {
+      const int col = d * 8 + 2 * (lane & 3);
+      if (col < p.head_dim_v) *reinterpret_cast<float2*>(out + col) = make_float2(o[d][2 * r], o[d][2 * r + 1]);
+    }
+  }
+}
+
+}  // namespace flashattn::detail::cuda_sm80

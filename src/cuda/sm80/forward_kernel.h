@@ -1,0 +1,180 @@
+// The FlashAttention-2 forward kernel for compute capability 8.0+.
+//
+// A CTA computes one query tile (kBlockM rows of one head of one sequence) and
+// walks its visible key tiles from last to first, so the tiles that need
+// per-element masks (the diagonal and the ragged end) come first and the rest
+// run the unmasked path. Per key tile:
+//   wait K_n, issue V_n | S = Q K_n^T | mask, online softmax | wait V_n, issue K_{n-1} | O += P V_n
+// so each copy overlaps one GEMM. Q, K and V each have one shared buffer.
+//
+// kGeneral adds the per-element score modifiers (softcap, ALiBi, a non-positive
+// scale) and dropout; without it the scale is folded into the exponent.
+#pragma once
+
+#include <cstdint>
+
+#include "common/params.h"
+#include "cuda/ptx/ptx.h"
+#include "cuda/sm80/dropout.h"
+#include "cuda/sm80/epilogue.h"
+#include "cuda/sm80/forward_config.h"
+#include "cuda/sm80/gmem_tile_loader.h"
+#include "cuda/sm80/kernel_args.h"
+#include "cuda/sm80/online_softmax.h"
+#include "cuda/sm80/score_mask.h"
+#include "cuda/sm80/smem_layout.h"
+#include "cuda/sm80/tile_scheduler.h"
+#include "cuda/sm80/warp_mma.h"
+
+namespace flashattn::detail::cuda_sm80 {
+
+// Key-tile range [begin, end) a query tile must visit, after the mask and the split.
+struct KeyTileRange {
+  int begin;
+  int end;
+};
+
+template <class Cfg>
+__device__ __forceinline__ KeyTileRange key_tile_range(const AttentionParams& p, int m0, std::int64_t sq,
+                                                       std::int64_t sk, int split, int num_splits) {
+  std::int64_t end = (sk + Cfg::kBlockN - 1) / Cfg::kBlockN;
+  std::int64_t begin = 0;
+  const std::int64_t last_row = (m0 + Cfg::kBlockM < sq ? m0 + Cfg::kBlockM : sq) - 1;
+  if (p.mask.window_right >= 0) {
+    const std::int64_t last_key = last_row + sk - sq + p.mask.window_right;
+    const std::int64_t limit = last_key < 0 ? 0 : last_key / Cfg::kBlockN + 1;
+    if (limit < end) end = limit;
+  }
+  if (p.mask.window_left >= 0) {
+    const std::int64_t first_key = m0 + sk - sq - p.mask.window_left;
+    if (first_key > 0) begin = first_key / Cfg::kBlockN;
+  }
+  if (begin > end) begin = end;
+  if (num_splits > 1) {
+    const std::int64_t per_split = (end - begin + num_splits - 1) / num_splits;
+    const std::int64_t split_begin = begin + split * per_split;
+    const std::int64_t split_end = split_begin + per_split;
+    begin = split_begin < end ? split_begin : end;
+    end = split_end < end ? split_end : end;
+  }
+  return KeyTileRange{static_cast<int>(begin), static_cast<int>(end)};
+}
+
+template <class Cfg, bool kGeneral>
+__global__ void __launch_bounds__(Cfg::kThreads, 1) forward_kernel(const __grid_constant__ ForwardKernelArgs args) {
+  using Element = typename Cfg::Element;
+  using QTile = SwizzledTile<Cfg::kBlockM, Cfg::kHeadDim>;
+  using KVTile = SwizzledTile<Cfg::kBlockN, Cfg::kHeadDim>;
+  constexpr int kNTiles = Cfg::kBlockN / 8;
+  constexpr int kOTiles = Cfg::kHeadDim / 8;
+  constexpr float kLog2e = 1.4426950408889634f;
+
+  extern __shared__ __align__(128) unsigned char smem_bytes[];
+  Element* q_smem = reinterpret_cast<Element*>(smem_bytes);
+  Element* k_smem = q_smem + Cfg::kSmemQ;
+  Element* v_smem = k_smem + Cfg::kSmemK;
+
+  const AttentionParams& p = args.p;
+  const int thread = threadIdx.x;
+  const int warp = thread / 32;
+  const int lane = thread % 32;
+
+  for (std::int64_t tile = blockIdx.x; tile < args.total_tiles; tile += gridDim.x) {
+    const TileIndex index = decode_tile(args, tile);
+    const SequenceLengths seq = sequence_lengths(p, index.batch);
+    const int m0 = index.m_block * Cfg::kBlockM;
+    if (m0 >= seq.q) continue;  // varlen: this sequence is shorter than the bound
+    const std::int64_t head_kv = kv_head_of(p, index.head);
+    const KeyTileRange range = key_tile_range<Cfg>(p, m0, seq.q, seq.k, index.split, args.num_splits);
+
+    const auto* q_base = static_cast<const Element*>(p.q.data);
+    const auto* k_base = static_cast<const Element*>(p.k.data);
+    const auto* v_base = static_cast<const Element*>(p.v.data);
+    const int q_rows = static_cast<int>(seq.q - m0 < Cfg::kBlockM ? seq.q - m0 : Cfg::kBlockM);
+
+    auto load_kv = [&](Element* smem, const Element* base, const Operand& operand, int cols, int n_block) {
+      const int n0 = n_block * Cfg::kBlockN;
+      const int rows = static_cast<int>(seq.k - n0 < Cfg::kBlockN ? seq.k - n0 : Cfg::kBlockN);
+      load_tile_async<Cfg, KVTile, Cfg::kBlockN>(
+          smem, [&](int row) { return base + key_offset(p, operand, seq, index.batch, n0 + row, head_kv); }, rows,
+          cols, thread);
+    };
+
+    float o[kOTiles][4];
+#pragma unroll
+    for (int d = 0; d < kOTiles; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
+    OnlineSoftmax<kNTiles, kOTiles> softmax;
+    std::uint32_t q_fragments[Cfg::kQInRegisters ? Cfg::kHeadDim / 16 : 1][4];
+
+    ScoreModifiers modifiers{p.scale, p.softcap, 0.f};
+    if (p.alibi_slopes != nullptr) {
+      modifiers.alibi_slope = p.alibi_slopes[index.batch * p.alibi_batch_stride + index.head];
+    }
+    const float scale_log2 = kGeneral ? 1.f : args.scale_log2;
+    const std::int64_t i0 = m0 + warp * 16 + (lane >> 2);  // this lane's first row
+
+    if (range.begin < range.end) {
+      load_tile_async<Cfg, QTile, Cfg::kBlockM>(
+          q_smem, [&](int row) { return q_base + query_offset(p.q, seq, index.batch, m0 + row, index.head); },
+          q_rows, static_cast<int>(p.head_dim), thread);
+      load_kv(k_smem, k_base, p.k, static_cast<int>(p.head_dim), range.end - 1);
+      ptx::cp_async_commit_group();
+      ptx::cp_async_wait_group<0>();
+      __syncthreads();
+      if constexpr (Cfg::kQInRegisters) {
+#pragma unroll
+        for (int k_step = 0; k_step < Cfg::kHeadDim / 16; ++k_step) {
+          load_a_fragment<QTile>(q_fragments[k_step], q_smem, warp * 16, k_step, lane);
+        }
+      }
+
+      for (int n_block = range.end - 1; n_block >= range.begin; --n_block) {
+        const int n0 = n_block * Cfg::kBlockN;
+        load_kv(v_smem, v_base, p.v, static_cast<int>(p.head_dim_v), n_block);
+        ptx::cp_async_commit_group();
+
+        float s[kNTiles][4];
+        gemm_qk<Cfg, QTile, KVTile>(s, q_fragments, q_smem, k_smem, warp, lane);
+
+        const bool needs_mask = tile_needs_mask<Cfg>(p.mask, m0, n0, seq.q, seq.k);
+        if (kGeneral || needs_mask) {
+          score_tile<Cfg, kGeneral>(s, modifiers, p.mask, needs_mask, i0, n0, seq.q, seq.k, lane);
+        }
+        softmax.update(s, o, scale_log2);
+        if constexpr (kGeneral) {
+          if (args.dropout_threshold > 0) {
+            apply_dropout<kNTiles>(s, p.dropout_seed, p.dropout_offset, args.dropout_threshold,
+                                   index.batch * p.heads + index.head, i0, n0, lane);
+          }
+        }
+
+        // V_n has landed, and every warp is done reading K_n: K_{n-1} may overwrite it.
+        ptx::cp_async_wait_group<0>();
+        __syncthreads();
+        if (n_block > range.begin) {
+          load_kv(k_smem, k_base, p.k, static_cast<int>(p.head_dim), n_block - 1);
+          ptx::cp_async_commit_group();
+        }
+        gemm_pv<Cfg, KVTile>(o, s, v_smem, lane);
+        // K_{n-1} has landed, and every warp is done reading V_n before V_{n-1} is issued.
+        ptx::cp_async_wait_group<0>();
+        __syncthreads();
+      }
+    }
+
+    const bool has_sink = p.sink != nullptr && index.split == 0;
+    const float sink_log2 = has_sink ? p.sink[index.head] * kLog2e : 0.f;
+    float lse[2];
+    finalize_rows(o, lse, softmax.row_max, softmax.row_sum, scale_log2, sink_log2, has_sink,
+                  kGeneral ? args.dropout_rescale : 1.f);
+    if (args.num_splits > 1) {
+      store_partial<Cfg>(o, lse, args, seq, index.batch, index.head, index.split, m0, warp, lane);
+    } else {
+      store_output<Cfg, QTile>(o, lse, q_smem, args, seq, index.batch, index.head, m0, warp, lane, thread);
+    }
+    // The next tile's loads overwrite shared memory that this tile's epilogue reads.
+    __syncthreads();
+  }
+}
+
+}  // namespace flashattn::detail::cuda_sm80

@@ -1,0 +1,38 @@
+// Host side of one forward configuration: pick the compile-time variant and
+// launch it. Included by the generated translation units (one per head-dim
+// bucket and dtype), which instantiate launch_forward for their config.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstdint>
+
+#include "cuda/sm80/forward_config.h"
+#include "cuda/sm80/forward_kernel.h"
+#include "cuda/sm80/kernel_args.h"
+#include "cuda/sm80/static_switch.h"
+
+namespace flashattn::detail::cuda_sm80 {
+
+// general: the problem needs per-element score modifiers or dropout (see forward_kernel.h).
+template <class Cfg>
+cudaError_t launch_forward(const ForwardKernelArgs& args, bool general, cudaStream_t stream) {
+  return FLASHATTN_BOOL_SWITCH(general, kGeneral, [&] {
+    auto* kernel = &forward_kernel<Cfg, kGeneral>;
+    // Above 48 KB of dynamic shared memory a kernel must opt in; this is an
+    // attribute write, not a synchronisation.
+    cudaError_t error =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
+    if (error != cudaSuccess) return error;
+    const std::int64_t grid = args.total_tiles < INT_MAX ? args.total_tiles : INT_MAX;
+    kernel<<<static_cast<unsigned>(grid), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args);
+    return cudaGetLastError();
+  });
+}
+
+// The explicit instantiations live in the generated translation units.
+#define FLASHATTN_SM80_DECLARE_FORWARD(head_dim, element) \
+  extern template cudaError_t launch_forward<ForwardConfig<head_dim, element>>(const ForwardKernelArgs&, bool, cudaStream_t);
+
+}  // namespace flashattn::detail::cuda_sm80

@@ -1,0 +1,23 @@
+// What a forward launch hands its kernel: the validated AttentionParams plus the
+// few values the host resolves once (tile counts, split-KV scratch, constants).
+#pragma once
+
+#include <cstdint>
+
+#include "common/params.h"
+
+namespace flashattn::detail::cuda_sm80 {
+
+struct ForwardKernelArgs {
+  AttentionParams p;
+  int m_blocks = 0;    // query tiles per (sequence, head), sized by the seqlen_q bound
+  int num_splits = 1;  // > 1: each split writes fp32 partials that the combine kernel merges
+  float* out_partial = nullptr;  // (splits, batch, seqlen_q, heads, head_dim_v)
+  float* lse_partial = nullptr;  // (splits, batch, seqlen_q, heads)
+  float scale_log2 = 0.f;        // scale * log2(e): the softmax runs in base 2
+  std::uint32_t dropout_threshold = 0;
+  float dropout_rescale = 1.f;   // 1 / (1 - p)
+  std::int64_t total_tiles = 0;  // m_blocks * batch * heads * num_splits
+};
+
+}  // namespace flashattn::detail::cuda_sm80

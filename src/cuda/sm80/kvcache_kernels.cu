@@ -1,0 +1,192 @@
+// Append-with-rotary and query-rotary kernels of the KV-cache forward.
+// Memory-bound elementwise work: one thread per output element, grid-stride.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <climits>
+#include <cstdint>
+#include <type_traits>
+
+#include "cuda/sm80/kvcache_kernels.h"
+
+namespace flashattn::detail::cuda_sm80 {
+namespace {
+
+template <typename Element>
+__device__ __forceinline__ float to_float(Element x) {
+  if constexpr (std::is_same_v<Element, __half>) {
+    return __half2float(x);
+  } else {
+    return __bfloat162float(x);
+  }
+}
+
+template <typename Element>
+__device__ __forceinline__ Element from_float(float x) {
+  if constexpr (std::is_same_v<Element, __half>) {
+    return __float2half_rn(x);
+  } else {
+    return __float2bfloat16_rn(x);
+  }
+}
+
+// Element c of row `src` rotated at table row `position` (GPT-J pairs (2m, 2m+1)
+// when interleaved, GPT-NeoX pairs (m, m + rotary_dim/2) otherwise), in fp32.
+template <typename Element>
+__device__ __forceinline__ float rotated(const AttentionParams& p, const Element* src, std::int64_t c,
+                                         std::int64_t position) {
+  const float x = to_float(src[c]);
+  if (c >= p.rotary_dim) return x;
+  const auto* cos_table = static_cast<const Element*>(p.rotary_cos) + position * p.rotary_cos_row_stride;
+  const auto* sin_table = static_cast<const Element*>(p.rotary_sin) + position * p.rotary_sin_row_stride;
+  const std::int64_t half = p.rotary_dim / 2;
+  std::int64_t m, partner;
+  bool first;
+  if (p.rotary_interleaved) {
+    m = c / 2, first = (c % 2) == 0, partner = first ? c + 1 : c - 1;
+  } else {
+    first = c < half, m = first ? c : c - half, partner = first ? c + half : c - half;
+  }
+  const float cos_m = to_float(cos_table[m]);
+  const float sin_m = to_float(sin_table[m]);
+  const float y = to_float(src[partner]);
+  return first ? x * cos_m - y * sin_m : y * sin_m + x * cos_m;
+}
+
+template <typename Element>
+__global__ void append_kv_kernel(const __grid_constant__ AttentionParams p) {
+  const std::int64_t width = p.head_dim + p.head_dim_v;  // k columns, then v columns
+  const std::int64_t total = p.batch * p.seqlen_new * p.heads_kv * width;
+  for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; idx < total;
+       idx += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t c = idx % width;
+    std::int64_t rest = idx / width;
+    const std::int64_t head = rest % p.heads_kv;
+    rest /= p.heads_kv;
+    const std::int64_t t = rest % p.seqlen_new;
+    const std::int64_t b = rest / p.seqlen_new;
+    const SequenceLengths seq = sequence_lengths(p, b);
+    const std::int64_t position = seq.cache_end + t;
+    if (c < p.head_dim) {
+      const auto* src = static_cast<const Element*>(p.k_new.data) + b * p.k_new.batch_stride +
+                        t * p.k_new.row_stride + head * p.k_new.head_stride;
+      auto* dst = static_cast<Element*>(p.k.data) + kv_offset(p, p.k, seq, b, position, head);
+      dst[c] = p.rotary_dim > 0 ? from_float<Element>(rotated(p, src, c, position)) : src[c];
+    } else {
+      const std::int64_t cv = c - p.head_dim;
+      const auto* src = static_cast<const Element*>(p.v_new.data) + b * p.v_new.batch_stride +
+                        t * p.v_new.row_stride + head * p.v_new.head_stride;
+      auto* dst = static_cast<Element*>(p.v.data) + kv_offset(p, p.v, seq, b, position, head);
+      dst[cv] = src[cv];
+    }
+  }
+}
+
+template <typename Element>
+__global__ void rotate_q_kernel(const __grid_constant__ AttentionParams p, Element* q_rotated) {
+  const std::int64_t total = p.batch * p.seqlen_q * p.heads * p.head_dim;
+  for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; idx < total;
+       idx += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t c = idx % p.head_dim;
+    std::int64_t rest = idx / p.head_dim;
+    const std::int64_t head = rest % p.heads;
+    rest /= p.heads;
+    const std::int64_t i = rest % p.seqlen_q;
+    const std::int64_t b = rest / p.seqlen_q;
+    const SequenceLengths seq = sequence_lengths(p, b);
+    const auto* src = static_cast<const Element*>(p.q.data) + b * p.q.batch_stride + i * p.q.row_stride +
+                      head * p.q.head_stride;
+    q_rotated[idx] = from_float<Element>(rotated(p, src, c, rotary_query_position(p, seq, i)));
+  }
+}
+
+template <typename Out>
+__device__ __forceinline__ void store_as(void* base, std::int64_t offset, float value) {
+  if constexpr (std::is_same_v<Out, float>) {
+    static_cast<float*>(base)[offset] = value;
+  } else {
+    static_cast<Out*>(base)[offset] = from_float<Out>(value);
+  }
+}
+
+// One CTA per (batch, row, head); threads stride over dv. The split loop runs
+// twice over lse_partial (max, then weights): splits are few and L1-resident.
+template <typename Out>
+__global__ void combine_kernel(const __grid_constant__ CombineParams p) {
+  const std::int64_t rows = p.batch * p.seqlen * p.heads;
+  for (std::int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const std::int64_t head = row % p.heads;
+    const std::int64_t i = (row / p.heads) % p.seqlen;
+    const std::int64_t b = row / (p.heads * p.seqlen);
+    const float* lse_row = p.lse_partial + b * p.lp_batch_stride + i * p.lp_row_stride + head * p.lp_head_stride;
+    float lse_max = -INFINITY;
+    for (std::int64_t s = 0; s < p.splits; ++s) lse_max = fmaxf(lse_max, lse_row[s * p.lp_split_stride]);
+    float sum = 0.f;
+    if (lse_max != -INFINITY) {
+      for (std::int64_t s = 0; s < p.splits; ++s) sum += expf(lse_row[s * p.lp_split_stride] - lse_max);
+    }
+    const float lse = lse_max == -INFINITY ? -INFINITY : lse_max + logf(sum);
+    if (p.lse != nullptr && threadIdx.x == 0) {
+      p.lse[b * p.lse_batch_stride + i * p.lse_row_stride + head * p.lse_head_stride] = lse;
+    }
+    const float* op_row = p.out_partial + b * p.op_batch_stride + i * p.op_row_stride + head * p.op_head_stride;
+    const std::int64_t out_row = b * p.out.batch_stride + i * p.out.row_stride + head * p.out.head_stride;
+    for (std::int64_t c = threadIdx.x; c < p.head_dim_v; c += blockDim.x) {
+      float acc = 0.f;
+      if (lse != -INFINITY) {
+        for (std::int64_t s = 0; s < p.splits; ++s) {
+          const float weight = expf(lse_row[s * p.lp_split_stride] - lse);
+          // A split with weight 0 may hold anything finite; skip it so inf/NaN-free rows stay so.
+          if (weight > 0.f) acc += weight * op_row[s * p.op_split_stride + c];
+        }
+      }
+      store_as<Out>(p.out.data, out_row + c, acc);
+    }
+  }
+}
+
+unsigned grid_for(std::int64_t work, int block) {
+  const std::int64_t blocks = (work + block - 1) / block;
+  // Grid-stride loops cover the rest; this bounds the grid without limiting size.
+  return static_cast<unsigned>(blocks < 65536 * 8 ? (blocks > 0 ? blocks : 1) : 65536 * 8);
+}
+
+}  // namespace
+
+cudaError_t launch_append_kv(const AttentionParams& p, cudaStream_t stream) {
+  const std::int64_t total = p.batch * p.seqlen_new * p.heads_kv * (p.head_dim + p.head_dim_v);
+  if (total == 0) return cudaSuccess;
+  if (p.dtype == DType::float16) {
+    append_kv_kernel<__half><<<grid_for(total, 256), 256, 0, stream>>>(p);
+  } else {
+    append_kv_kernel<__nv_bfloat16><<<grid_for(total, 256), 256, 0, stream>>>(p);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t launch_rotate_q(const AttentionParams& p, void* q_rotated, cudaStream_t stream) {
+  const std::int64_t total = p.batch * p.seqlen_q * p.heads * p.head_dim;
+  if (total == 0) return cudaSuccess;
+  if (p.dtype == DType::float16) {
+    rotate_q_kernel<__half><<<grid_for(total, 256), 256, 0, stream>>>(p, static_cast<__half*>(q_rotated));
+  } else {
+    rotate_q_kernel<__nv_bfloat16>
+        <<<grid_for(total, 256), 256, 0, stream>>>(p, static_cast<__nv_bfloat16*>(q_rotated));
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t launch_combine(const CombineParams& p, cudaStream_t stream) {
+  const std::int64_t rows = p.batch * p.seqlen * p.heads;
+  if (rows == 0) return cudaSuccess;
+  const unsigned grid = static_cast<unsigned>(rows < INT_MAX ? rows : INT_MAX);
+  const int block = p.head_dim_v >= 128 ? 128 : 64;
+  switch (p.out_dtype) {
+    case DType::float16: combine_kernel<__half><<<grid, block, 0, stream>>>(p); break;
+    case DType::bfloat16: combine_kernel<__nv_bfloat16><<<grid, block, 0, stream>>>(p); break;
+    default: combine_kernel<float><<<grid, block, 0, stream>>>(p); break;
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace flashattn::detail::cuda_sm80

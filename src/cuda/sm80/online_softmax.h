@@ -1,0 +1,48 @@
+// The online softmax of FlashAttention, per warp, in base 2.
+//
+// Each lane keeps, for its two rows, the running maximum (in the units of S as
+// given, turned into base-2 exponents by `scale_log2`) and a partial row sum
+// over its own columns only: the sum is reduced across the quad once, in the
+// epilogue, instead of once per tile.
+#pragma once
+
+#include <cmath>
+
+#include "cuda/ptx/ptx.h"
+
+namespace flashattn::detail::cuda_sm80 {
+
+template <int kNTiles, int kOTiles>
+struct OnlineSoftmax {
+  float row_max[2] = {-INFINITY, -INFINITY};
+  float row_sum[2] = {0.f, 0.f};
+
+  // Replaces s by unnormalised probabilities exp2(s * scale_log2 - max) and
+  // rescales the O accumulator rows by exp2(old max - new max).
+  __device__ __forceinline__ void update(float (&s)[kNTiles][4], float (&o)[kOTiles][4], float scale_log2) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float tile_max = row_max[r];
+#pragma unroll
+      for (int n = 0; n < kNTiles; ++n) tile_max = fmaxf(tile_max, fmaxf(s[n][2 * r], s[n][2 * r + 1]));
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
+      // A row that has seen only masked keys keeps max -inf; subtracting 0
+      // instead keeps exp2(-inf - max) at 0 rather than NaN.
+      const float max_scaled = tile_max == -INFINITY ? 0.f : tile_max * scale_log2;
+      const float correction = ptx::ex2_approx_ftz_f32(row_max[r] * scale_log2 - max_scaled);
+      row_max[r] = tile_max;
+      row_sum[r] *= correction;
+#pragma unroll
+      for (int d = 0; d < kOTiles; ++d) o[d][2 * r] *= correction, o[d][2 * r + 1] *= correction;
+#pragma unroll
+      for (int n = 0; n < kNTiles; ++n) {
+        s[n][2 * r] = ptx::ex2_approx_ftz_f32(fmaf(s[n][2 * r], scale_log2, -max_scaled));
+        s[n][2 * r + 1] = ptx::ex2_approx_ftz_f32(fmaf(s[n][2 * r + 1], scale_log2, -max_scaled));
+        row_sum[r] += s[n][2 * r] + s[n][2 * r + 1];
+      }
+    }
+  }
+};
+
+}  // namespace flashattn::detail::cuda_sm80
