@@ -306,8 +306,7 @@ fwd_kvcache_append.register_fake(_kvcache_fake)
 def combine(out_partial: Tensor, lse_partial: Tensor, out_dtype: torch.dtype) -> tuple[Tensor, Tensor]:
     _, b, s, h, dv = out_partial.shape
     out = torch.empty((b, s, h, dv), dtype=out_dtype, device=out_partial.device)
-    # LSE is (b, s, h) with the heads-major memory layout FlashAttention 3 returns.
-    lse = torch.empty((b, h, s), dtype=torch.float32, device=out_partial.device).transpose(1, 2)
+    lse = torch.empty((b, s, h), dtype=torch.float32, device=out_partial.device)
     args = {"out_partial": rt.describe(out_partial, "out_partial"),
             "lse_partial": rt.describe(lse_partial, "lse_partial"),
             "out": rt.describe(out, "out"), "lse": rt.describe(lse, "lse")}
@@ -319,7 +318,7 @@ def combine(out_partial: Tensor, lse_partial: Tensor, out_dtype: torch.dtype) ->
 def _(out_partial, lse_partial, out_dtype):
     _, b, s, h, dv = out_partial.shape
     out = out_partial.new_empty((b, s, h, dv), dtype=out_dtype)
-    lse = out_partial.new_empty((b, h, s), dtype=torch.float32).transpose(1, 2)
+    lse = out_partial.new_empty((b, s, h), dtype=torch.float32)
     return out, lse
 
 

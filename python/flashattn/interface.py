@@ -44,10 +44,14 @@ __all__ = [
 _FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
 
-def _check_qkv(q: Tensor, k: Tensor, v: Tensor, names=("q", "k", "v")) -> None:
+def _check_qkv(q: Tensor, k: Tensor, v: Tensor, rank: int, names=("q", "k", "v"), k_rank=None) -> None:
+    """Types, ranks (q: `rank`; k/v: `k_rank`, default `rank`), dtypes, devices, unit last stride."""
     for t, name in zip((q, k, v), names):
         if not isinstance(t, Tensor):
             raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
+        expected = rank if name == names[0] or k_rank is None else k_rank
+        if t.dim() != expected:
+            raise ValueError(f"{name}: expected a {expected}-d tensor, got shape {tuple(t.shape)}")
         if t.dtype not in _FLOAT_DTYPES:
             raise TypeError(f"{name}: dtype {t.dtype} is not supported (float16, bfloat16 or float32)")
         rt.check_last_dim_contiguous(t, name)
@@ -112,7 +116,7 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     Returns out (b, sq, h, dv), or (out, lse, None) with return_attn_probs (lse (b, h, sq), fp32);
     return_lse=True (FA4) returns (out, lse).
     """
-    _check_qkv(q, k, v)
+    _check_qkv(q, k, v, rank=4)
     left, right = _ops.window_pair(window_size)
     out, lse, _ = _ops.fwd(q, k, v, softmax_scale, bool(causal), left, right, float(softcap),
                            _alibi(alibi_slopes, q.device), float(dropout_p), _sink(learnable_sink, q.device),
@@ -187,7 +191,7 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     the shapes, with no device sync). Returns out (total_q, h, dv), or (out, lse, None) with
     return_attn_probs (lse (h, total_q)).
     """
-    _check_qkv(q, k, v)
+    _check_qkv(q, k, v, rank=3, k_rank=4 if (block_table is not None or page_table is not None) else 3)
     if page_table is not None:
         if block_table is not None and block_table is not page_table:
             raise ValueError("page_table: give block_table or page_table (its alias), not both")
@@ -261,7 +265,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     Returns out (b, sq, h, dv), or (out, lse) with return_softmax_lse (lse (b, h, sq), fp32).
     No autograd (as in FlashAttention).
     """
-    _check_qkv(q, k_cache, v_cache, names=("q", "k_cache", "v_cache"))
+    _check_qkv(q, k_cache, v_cache, rank=4, names=("q", "k_cache", "v_cache"))
     if page_table is not None:
         if block_table is not None and block_table is not page_table:
             raise ValueError("page_table: give block_table or page_table (its alias), not both")
@@ -269,7 +273,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     if (k is None) != (v is None):
         raise ValueError("k/v: give both new k and new v, or neither")
     if k is not None:
-        _check_qkv(q, k, v)
+        _check_qkv(q, k, v, rank=4)
     if isinstance(cache_seqlens, int):
         cache_seqlens = torch.full((q.shape[0],), cache_seqlens, dtype=torch.int32, device=q.device)
     for t, name in ((cache_seqlens, "cache_seqlens"), (cache_batch_idx, "cache_batch_idx"),

@@ -13,6 +13,7 @@
 // dict whose keys are the C++ field names, so adding a field needs no new signature.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
 #include <nanobind/stl/tuple.h>
 
 #include <cstdint>

@@ -89,7 +89,10 @@ def attention_ref(q, k, v, *, softmax_scale=None, causal=False, window=(-1, -1),
     if right >= 0:
         visible &= j <= diag + right
     scores = scores.masked_fill(~visible, float("-inf"))
-    row_max = scores.amax(dim=-1, keepdim=True)
+    if sk > 0:
+        row_max = scores.amax(dim=-1, keepdim=True)
+    else:
+        row_max = torch.full((h, sq, 1), float("-inf"), dtype=compute)
     if sink is not None:
         sink_logit = sink.to(compute)[:, None, None].expand(h, sq, 1)
         row_max = torch.maximum(row_max, sink_logit)
