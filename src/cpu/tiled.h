@@ -1,0 +1,104 @@
+// Internals shared by the CPU tiled backend's translation units: tile shapes,
+// how the caller's workspace is carved up, instruction-set dispatch, and the
+// pieces one file hands to another (KV-cache append, split combine).
+//
+// The backend is the FlashAttention algorithm on fp32 tiles: a work item is
+// (sequence, kv head, query tile[, key split]); the query heads of a GQA group
+// are packed into the rows of one query tile ("pack GQA") so every K/V tile
+// converted to fp32 serves the whole group. Scores are kept transposed
+// (keys x queries) so that the softmax statistics of all rows of a tile update
+// as vectors.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "backend.h"
+#include "common/params.h"
+
+namespace flashattn::detail::cpu_tiled {
+
+inline constexpr int kBlockQ = 64;  // packed query rows per tile
+inline constexpr int kBlockK = 64;  // keys per KV tile
+// fp32 rows are padded to whole 64-byte vectors (zero-filled) so the
+// micro-kernels never need a scalar tail.
+inline constexpr int kPad = 16;
+
+inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+inline std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
+
+// Hands out 64-byte aligned pieces of one scratch region. Used twice with the
+// same sequence of requests: once with a null base to measure (workspace_size),
+// once over the real workspace, so the two can never disagree.
+class Carver {
+ public:
+  explicit Carver(void* base) : base_(static_cast<char*>(base)) {}
+  template <class T>
+  T* take(std::int64_t count) {
+    offset_ = round_up(static_cast<std::int64_t>(offset_), 64);
+    T* p = base_ ? reinterpret_cast<T*>(base_ + offset_) : nullptr;
+    offset_ += static_cast<std::size_t>(count) * sizeof(T);
+    return p;
+  }
+  std::size_t bytes() const { return static_cast<std::size_t>(round_up(static_cast<std::int64_t>(offset_), 256)); }
+
+ private:
+  char* base_;
+  std::size_t offset_ = 0;
+};
+
+enum class Isa { baseline, avx2, avx512 };
+inline Isa detect_isa() noexcept {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return Isa::avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::avx2;
+  return Isa::baseline;
+}
+
+// Query heads per kv head: the rows of one packed tile are (i, head) pairs,
+// row R = i * group + (head % group).
+inline std::int64_t group_size(const AttentionParams& p) { return p.heads / p.heads_kv; }
+
+// Packed query tiles of the longest sequence (p.seqlen_q bounds every sequence).
+inline std::int64_t max_query_tiles(const AttentionParams& p) {
+  return ceil_div(p.seqlen_q * group_size(p), kBlockQ);
+}
+
+// Number of key splits of the forward: p.num_splits when given, else enough
+// to keep every thread busy when (sequence, kv head, query tile) items are
+// fewer than threads (decoding). Depends on shapes only: workspace_size and run
+// must agree.
+int resolve_splits(const AttentionParams& p, int threads) noexcept;
+
+// Writes k_new/v_new into the cache at positions cache_end + t of every
+// sequence (k_new rotated when rotary_dim > 0). Must complete before attention.
+void append_new_kv(const AttentionParams& p, int threads) noexcept;
+
+// Rotates x (a q or k row in fp32, head_dim long) in place at rotary position
+// pos and rounds the rotated elements to p.dtype, as a kernel storing the row
+// in the input dtype would.
+void rotate_row(const AttentionParams& p, float* x, std::int64_t pos) noexcept;
+
+// Split-KV partial results of the forward, in the workspace:
+// out_partial[split][b][i][head][c] and lse_partial[split][b][i][head],
+// with i < p.seqlen_q, c < p.head_dim_v.
+struct SplitPartials {
+  float* out = nullptr;
+  float* lse = nullptr;
+  int splits = 1;
+  std::int64_t out_index(const AttentionParams& p, std::int64_t split, std::int64_t b, std::int64_t i,
+                         std::int64_t head) const {
+    return lse_index(p, split, b, i, head) * p.head_dim_v;
+  }
+  std::int64_t lse_index(const AttentionParams& p, std::int64_t split, std::int64_t b, std::int64_t i,
+                         std::int64_t head) const {
+    return ((split * p.batch + b) * p.seqlen_q + i) * p.heads + head;
+  }
+};
+
+// Merges the splits of every used query row into p.out / p.lse, counting the
+// sink (if any) once in the denominator.
+void combine_split_partials(const AttentionParams& p, const SplitPartials& partials, int threads) noexcept;
+
+}  // namespace flashattn::detail::cpu_tiled
