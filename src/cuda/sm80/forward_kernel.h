@@ -4,8 +4,9 @@
 // walks its visible key tiles from last to first, so the tiles that need
 // per-element masks (the diagonal and the ragged end) come first and the rest
 // run the unmasked path. Per key tile:
-//   wait K_n, issue V_n | S = Q K_n^T | mask, online softmax | wait V_n, issue K_{n-1} | O += P V_n
-// so each copy overlaps one GEMM. Q, K and V each have one shared buffer.
+//   issue K/V_{n-1} | wait K/V_n | S = Q K_n^T | mask, online softmax | O += P V_n
+// with K/V in a ring of kStages shared buffers, so each copy overlaps a whole
+// iteration of the other stage's math.
 //
 // kGeneral adds the per-element score modifiers (softcap, ALiBi, a non-positive
 // scale) and dropout; without it the scale is folded into the exponent.
@@ -21,6 +22,7 @@
 #include "cuda/sm80/gmem_tile_loader.h"
 #include "cuda/sm80/kernel_args.h"
 #include "cuda/sm80/online_softmax.h"
+#include "cuda/sm80/paged_kv.h"
 #include "cuda/sm80/score_mask.h"
 #include "cuda/sm80/smem_layout.h"
 #include "cuda/sm80/tile_scheduler.h"
@@ -61,7 +63,7 @@ __device__ __forceinline__ KeyTileRange key_tile_range(const AttentionParams& p,
 }
 
 template <class Cfg, bool kGeneral>
-__global__ void __launch_bounds__(Cfg::kThreads, 1) forward_kernel(const __grid_constant__ ForwardKernelArgs args) {
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm) forward_kernel(const __grid_constant__ ForwardKernelArgs args) {
   using Element = typename Cfg::Element;
   using QTile = SwizzledTile<Cfg::kBlockM, Cfg::kHeadDim>;
   using KVTile = SwizzledTile<Cfg::kBlockN, Cfg::kHeadDim>;
@@ -72,7 +74,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) forward_kernel(const __grid_
   extern __shared__ __align__(128) unsigned char smem_bytes[];
   Element* q_smem = reinterpret_cast<Element*>(smem_bytes);
   Element* k_smem = q_smem + Cfg::kSmemQ;
-  Element* v_smem = k_smem + Cfg::kSmemK;
+  Element* v_smem = k_smem + Cfg::kStages * Cfg::kSmemK;
 
   const AttentionParams& p = args.p;
   const int thread = threadIdx.x;
@@ -88,16 +90,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) forward_kernel(const __grid_
     const KeyTileRange range = key_tile_range<Cfg>(p, m0, seq.q, seq.k, index.split, args.num_splits);
 
     const auto* q_base = static_cast<const Element*>(p.q.data);
-    const auto* k_base = static_cast<const Element*>(p.k.data);
-    const auto* v_base = static_cast<const Element*>(p.v.data);
+    const KVRows<Element> k_rows(p, p.k, seq, index.batch, head_kv);
+    const KVRows<Element> v_rows(p, p.v, seq, index.batch, head_kv);
     const int q_rows = static_cast<int>(seq.q - m0 < Cfg::kBlockM ? seq.q - m0 : Cfg::kBlockM);
 
-    auto load_kv = [&](Element* smem, const Element* base, const Operand& operand, int cols, int n_block) {
+    auto load_kv = [&](Element* smem, const KVRows<Element>& kv, int cols, int n_block) {
       const int n0 = n_block * Cfg::kBlockN;
       const int rows = static_cast<int>(seq.k - n0 < Cfg::kBlockN ? seq.k - n0 : Cfg::kBlockN);
       load_tile_async<Cfg, KVTile, Cfg::kBlockN>(
-          smem, [&](int row) { return base + key_offset(p, operand, seq, index.batch, n0 + row, head_kv); }, rows,
-          cols, thread);
+          smem, [&](int row) { return kv.row(n0 + row); }, rows, cols, thread);
     };
 
     float o[kOTiles][4];
@@ -106,7 +107,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) forward_kernel(const __grid_
     OnlineSoftmax<kNTiles, kOTiles> softmax;
     std::uint32_t q_fragments[Cfg::kQInRegisters ? Cfg::kHeadDim / 16 : 1][4];
 
-    ScoreModifiers modifiers{p.scale, p.softcap, 0.f};
+    ScoreModifiers modifiers{p.scale, p.softcap, p.softcap > 0.f ? 1.f / p.softcap : 0.f, 0.f};
     if (p.alibi_slopes != nullptr) {
       modifiers.alibi_slope = p.alibi_slopes[index.batch * p.alibi_batch_stride + index.head];
     }
@@ -114,27 +115,50 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) forward_kernel(const __grid_
     const std::int64_t i0 = m0 + warp * 16 + (lane >> 2);  // this lane's first row
 
     if (range.begin < range.end) {
+      // Group g holds K/V of the g-th tile visited (and Q, with the first).
       load_tile_async<Cfg, QTile, Cfg::kBlockM>(
           q_smem, [&](int row) { return q_base + query_offset(p.q, seq, index.batch, m0 + row, index.head); },
           q_rows, static_cast<int>(p.head_dim), thread);
-      load_kv(k_smem, k_base, p.k, static_cast<int>(p.head_dim), range.end - 1);
-      ptx::cp_async_commit_group();
-      ptx::cp_async_wait_group<0>();
-      __syncthreads();
-      if constexpr (Cfg::kQInRegisters) {
 #pragma unroll
-        for (int k_step = 0; k_step < Cfg::kHeadDim / 16; ++k_step) {
-          load_a_fragment<QTile>(q_fragments[k_step], q_smem, warp * 16, k_step, lane);
+      for (int stage = 0; stage < Cfg::kStages - 1; ++stage) {
+        const int n_block = range.end - 1 - stage;
+        if (n_block >= range.begin) {
+          load_kv(k_smem + stage * Cfg::kSmemK, k_rows, static_cast<int>(p.head_dim), n_block);
+          load_kv(v_smem + stage * Cfg::kSmemV, v_rows, static_cast<int>(p.head_dim_v), n_block);
         }
+        // Committed even when empty, so that wait_group<kStages - 2> below always means "tile n landed".
+        ptx::cp_async_commit_group();
       }
 
+      int stage = 0;
       for (int n_block = range.end - 1; n_block >= range.begin; --n_block) {
         const int n0 = n_block * Cfg::kBlockN;
-        load_kv(v_smem, v_base, p.v, static_cast<int>(p.head_dim_v), n_block);
-        ptx::cp_async_commit_group();
+        // Issue tile n - (kStages - 1) into the stage freed at the end of the previous iteration.
+        {
+          const int ahead = n_block - (Cfg::kStages - 1);
+          const int ahead_stage = (stage + Cfg::kStages - 1) % Cfg::kStages;
+          if (ahead >= range.begin) {
+            load_kv(k_smem + ahead_stage * Cfg::kSmemK, k_rows, static_cast<int>(p.head_dim), ahead);
+            load_kv(v_smem + ahead_stage * Cfg::kSmemV, v_rows, static_cast<int>(p.head_dim_v), ahead);
+          }
+          ptx::cp_async_commit_group();
+        }
+        // Tile n (and Q) has landed for this thread; the barrier makes every thread's copies visible.
+        ptx::cp_async_wait_group<Cfg::kStages - 1>();
+        __syncthreads();
+        if constexpr (Cfg::kQInRegisters) {
+          if (n_block == range.end - 1) {
+#pragma unroll
+            for (int k_step = 0; k_step < Cfg::kHeadDim / 16; ++k_step) {
+              load_a_fragment<QTile>(q_fragments[k_step], q_smem, warp * 16, k_step, lane);
+            }
+          }
+        }
+        const Element* k_tile = k_smem + stage * Cfg::kSmemK;
+        const Element* v_tile = v_smem + stage * Cfg::kSmemV;
 
         float s[kNTiles][4];
-        gemm_qk<Cfg, QTile, KVTile>(s, q_fragments, q_smem, k_smem, warp, lane);
+        gemm_qk<Cfg, QTile, KVTile>(s, q_fragments, q_smem, k_tile, warp, lane);
 
         const bool needs_mask = tile_needs_mask<Cfg>(p.mask, m0, n0, seq.q, seq.k);
         if (kGeneral || needs_mask) {
@@ -147,19 +171,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) forward_kernel(const __grid_
                                    index.batch * p.heads + index.head, i0, n0, lane);
           }
         }
-
-        // V_n has landed, and every warp is done reading K_n: K_{n-1} may overwrite it.
-        ptx::cp_async_wait_group<0>();
+        gemm_pv<Cfg, KVTile>(o, s, v_tile, lane);
+        // Every warp is done with this stage before the next iteration's copy overwrites it.
         __syncthreads();
-        if (n_block > range.begin) {
-          load_kv(k_smem, k_base, p.k, static_cast<int>(p.head_dim), n_block - 1);
-          ptx::cp_async_commit_group();
-        }
-        gemm_pv<Cfg, KVTile>(o, s, v_smem, lane);
-        // K_{n-1} has landed, and every warp is done reading V_n before V_{n-1} is issued.
-        ptx::cp_async_wait_group<0>();
-        __syncthreads();
+        stage = (stage + 1) % Cfg::kStages;
       }
+      ptx::cp_async_wait_group<0>();
     }
 
     const bool has_sink = p.sink != nullptr && index.split == 0;

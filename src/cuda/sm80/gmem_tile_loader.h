@@ -15,7 +15,7 @@ template <class Cfg, class Tile, int kRows, class RowPointer>
 __device__ __forceinline__ void load_tile_async(typename Cfg::Element* smem, const RowPointer& row_pointer,
                                                 int valid_rows, int valid_cols, int thread) {
   constexpr int kChunks = kRows * Cfg::kChunksPerRow;
-#pragma unroll
+#pragma unroll 1
   for (int c = thread; c < kChunks; c += Cfg::kThreads) {
     const int row = c / Cfg::kChunksPerRow;
     const int chunk = c % Cfg::kChunksPerRow;

@@ -48,6 +48,7 @@ __device__ __forceinline__ bool tile_needs_mask(const MaskParams& mask, int m0, 
 struct ScoreModifiers {
   float scale;
   float softcap;       // 0: off
+  float softcap_inverse;
   float alibi_slope;   // 0: off
 };
 
@@ -71,7 +72,7 @@ __device__ __forceinline__ void score_tile(float (&s)[Cfg::kBlockN / 8][4], cons
         float x = s[n][2 * r + e];
         if constexpr (kGeneral) {
           x *= mod.scale;
-          if (mod.softcap > 0.f) x = mod.softcap * tanhf(x / mod.softcap);
+          if (mod.softcap > 0.f) x = mod.softcap * tanhf(x * mod.softcap_inverse);
           if (mod.alibi_slope != 0.f) {
             const std::int64_t distance = diagonal - j;
             x -= mod.alibi_slope * static_cast<float>(distance < 0 ? -distance : distance);

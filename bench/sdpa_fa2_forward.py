@@ -1,0 +1,24 @@
+# PyTorch SDPA FLASH_ATTENTION (FlashAttention 2) forward TFLOP/s on the standard
+# grid (16k tokens, hidden 2048, bf16), one JSON row per shape: the peer that
+# bench/sm80_forward_check bench is compared with, in the same run.
+import json, sys
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import sdpa_kernel, SDPBackend
+from triton.testing import do_bench
+
+dims = [int(x) for x in sys.argv[1].split(",")] if len(sys.argv) > 1 else [64, 128, 256]
+dev = torch.cuda.get_device_properties(0)
+print("device", dev.name, "SMs", dev.multi_processor_count, "torch", torch.__version__, flush=True)
+for hdim in dims:
+    for causal in (False, True):
+        for seqlen in (512, 1024, 2048, 4096, 8192, 16384):
+            b, h = 16384 // seqlen, 2048 // hdim
+            q = torch.randn(b, h, seqlen, hdim, device="cuda", dtype=torch.bfloat16)
+            k, v = torch.randn_like(q), torch.randn_like(q)
+            flop = 4 * b * h * seqlen * seqlen * hdim // (2 if causal else 1)
+            with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+                ms = do_bench(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), warmup=25, rep=100,
+                              return_mode="median")
+            print(json.dumps({"hdim": hdim, "causal": causal, "seqlen": seqlen, "fa2_fwd": round(flop / ms / 1e9)}),
+                  flush=True)

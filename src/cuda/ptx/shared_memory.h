@@ -1,0 +1,14 @@
+// Plain shared-memory accesses by 32-bit shared address (the form the TMA and
+// wgmma descriptors use), so code computing swizzled addresses needs no
+// generic pointer alongside.
+#pragma once
+
+#include <cstdint>
+
+namespace flashattn::ptx {
+
+__device__ __forceinline__ void st_shared_b32(std::uint32_t addr, std::uint32_t value) {
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(value) : "memory");
+}
+
+}  // namespace flashattn::ptx

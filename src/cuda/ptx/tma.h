@@ -1,0 +1,82 @@
+// Tensor memory accelerator (TMA, sm_90) wrappers: bulk tensor copies between
+// global and shared memory described by a CUtensorMap (encoded on the host,
+// passed to the kernel as a __grid_constant__ parameter so its address is a
+// parameter-space address the copy engine can read), plus the proxy fence that
+// orders ordinary shared-memory stores before the copy engine reads them.
+//
+// Coordinates are element indices, innermost dimension first; out-of-bounds
+// elements of a load are zero-filled, out-of-bounds elements of a store are
+// dropped, which is how tile edges are handled without predication.
+#pragma once
+
+#include <cstdint>
+
+namespace flashattn::ptx {
+
+__device__ __forceinline__ void prefetch_tensormap(const void* tensor_map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(tensor_map)) : "memory");
+}
+
+// Global -> shared; completion is signalled to `bar` as transaction bytes.
+__device__ __forceinline__ void tma_load_2d(std::uint32_t smem, const void* tensor_map, std::uint32_t bar, int c0,
+                                            int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], "
+      "[%2];\n" ::"r"(smem),
+      "l"(reinterpret_cast<std::uint64_t>(tensor_map)), "r"(bar), "r"(c0), "r"(c1)
+      : "memory");
+}
+
+__device__ __forceinline__ void tma_load_3d(std::uint32_t smem, const void* tensor_map, std::uint32_t bar, int c0,
+                                            int c1, int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], "
+      "[%2];\n" ::"r"(smem),
+      "l"(reinterpret_cast<std::uint64_t>(tensor_map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
+      : "memory");
+}
+
+__device__ __forceinline__ void tma_load_4d(std::uint32_t smem, const void* tensor_map, std::uint32_t bar, int c0,
+                                            int c1, int c2, int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, "
+      "%6}], [%2];\n" ::"r"(smem),
+      "l"(reinterpret_cast<std::uint64_t>(tensor_map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+
+// Shared -> global, tracked by the issuing thread's bulk async-groups.
+__device__ __forceinline__ void tma_store_4d(const void* tensor_map, std::uint32_t smem, int c0, int c1, int c2,
+                                             int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(
+          reinterpret_cast<std::uint64_t>(tensor_map)),
+      "r"(smem), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+
+__device__ __forceinline__ void cp_async_bulk_commit_group() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+
+// Waits until at most kPending bulk groups still READ their shared-memory source
+// (the buffer may then be overwritten; the global writes may still be in flight).
+template <int kPending>
+__device__ __forceinline__ void cp_async_bulk_wait_group_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
+}
+
+// Waits until at most kPending bulk groups are incomplete (global writes done).
+template <int kPending>
+__device__ __forceinline__ void cp_async_bulk_wait_group() {
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+// Orders this thread's generic-proxy shared-memory accesses before later
+// async-proxy accesses (TMA stores reading what st.shared wrote, wgmma reading
+// operands written by ordinary stores).
+__device__ __forceinline__ void fence_proxy_async_shared_cta() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+}  // namespace flashattn::ptx

@@ -1,0 +1,101 @@
+// flashattn::detail::cuda_sm90: the backend interface (src/backend.h) over the
+// Hopper (sm_90a) forward kernels. Host code only: what the kernels cover,
+// and the dispatch to the per-(head dim, dtype) instantiation. Everything
+// unsupported is reported by unsupported_reason so the API picks cuda_sm80
+// visibly; nothing is silently approximated.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "backend.h"
+#include "cuda/sm90/forward_dispatch.h"
+
+namespace flashattn::detail::cuda_sm90 {
+namespace {
+
+bool aligned16(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; }
+
+// TMA: base 16-byte aligned, strides multiples of 16 bytes below 2^40 bytes.
+bool tma_compatible(const Operand& op) {
+  constexpr std::int64_t kMaxStride = std::int64_t{1} << 39;  // elements of 2 bytes
+  auto ok = [&](std::int64_t stride) { return stride % 8 == 0 && stride >= 0 && stride < kMaxStride; };
+  return aligned16(op.data) && ok(op.batch_stride) && ok(op.row_stride) && ok(op.head_stride);
+}
+
+bool head_dim_compiled(std::int64_t d) { return d == 64 || d == 128 || d == 256; }
+
+Status cuda_status(cudaError_t error, const char* what) {
+  return Status::error(ErrorCode::cuda_error, "cuda_sm90: %s failed: %s", what, cudaGetErrorString(error));
+}
+
+}  // namespace
+
+const char* unsupported_reason(const AttentionParams& p) noexcept {
+  if (p.dtype != DType::float16 && p.dtype != DType::bfloat16) return "cuda_sm90 runs fp16 and bf16 inputs only";
+  if (p.head_dim != p.head_dim_v) return "cuda_sm90 does not yet support head_dim_v != head_dim";
+  if (!head_dim_compiled(p.head_dim)) return "cuda_sm90 has kernels for head dims 64, 128 and 256 only";
+  if (p.is_kvcache) return "cuda_sm90 does not yet run the KV-cache forward";
+  if (p.cu_seqlens_q != nullptr || p.cu_seqlens_k != nullptr || p.seqused_q != nullptr || p.seqused_k != nullptr) {
+    return "cuda_sm90 does not yet run variable-length batches (cu_seqlens / seqused)";
+  }
+  if (p.block_table != nullptr) return "cuda_sm90 does not yet run paged K/V";
+  if (p.alibi_slopes != nullptr) return "cuda_sm90 does not yet support ALiBi";
+  if (p.dropout_p > 0.f) return "cuda_sm90 does not support dropout";
+  if (!tma_compatible(p.q) || !tma_compatible(p.k) || !tma_compatible(p.v) || !tma_compatible(p.out)) {
+    return "cuda_sm90 needs q, k, v and out 16-byte aligned with strides that are multiples of 8 elements";
+  }
+  constexpr std::int64_t kMaxInt = 0x3fffffff;
+  if (p.seqlen_q > kMaxInt || p.seqlen_k > kMaxInt || p.batch * p.heads > kMaxInt ||
+      (p.seqlen_q + 127) / 128 * p.batch * p.heads > kMaxInt) {
+    return "cuda_sm90: problem too large for 32-bit tile indices";
+  }
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    return "cuda_sm90: no usable CUDA device";
+  }
+  if (major != 9 || minor != 0) return "cuda_sm90 kernels (sm_90a) run on compute capability 9.0 only";
+  return nullptr;
+}
+
+const char* unsupported_reason(const BackwardParams&) noexcept { return "cuda_sm90 has no backward kernels yet"; }
+
+const char* unsupported_reason(const CombineParams&) noexcept {
+  return "cuda_sm90 has no split-KV combine kernel (cuda_sm80's serves)";
+}
+
+std::size_t workspace_size(const AttentionParams&, int) noexcept { return 0; }
+std::size_t workspace_size(const BackwardParams&, int) noexcept { return 0; }
+std::size_t workspace_size(const CombineParams&, int) noexcept { return 0; }
+
+Status run(const AttentionParams& p, const ExecutionContext& ctx) noexcept {
+  if (p.batch == 0 || p.seqlen_q == 0 || p.heads == 0) return Status::ok_status();
+  auto stream = static_cast<cudaStream_t>(ctx.stream);
+  const bool bf16 = p.dtype == DType::bfloat16;
+  cudaError_t e = cudaErrorInvalidValue;
+  switch (p.head_dim) {
+    case 64: e = bf16 ? run_forward<64, __nv_bfloat16>(p, stream) : run_forward<64, __half>(p, stream); break;
+    case 128: e = bf16 ? run_forward<128, __nv_bfloat16>(p, stream) : run_forward<128, __half>(p, stream); break;
+    case 256: e = bf16 ? run_forward<256, __nv_bfloat16>(p, stream) : run_forward<256, __half>(p, stream); break;
+    default: break;
+  }
+  if (e == cudaErrorInvalidValue) {
+    return Status::error(ErrorCode::internal, "cuda_sm90: tensor map encoding failed (head_dim %lld)",
+                         static_cast<long long>(p.head_dim));
+  }
+  if (e != cudaSuccess) return cuda_status(e, "forward launch");
+  return Status::ok_status();
+}
+
+Status run(const BackwardParams&, const ExecutionContext&) noexcept {
+  return Status::error(ErrorCode::unsupported, "cuda_sm90 has no backward kernels yet");
+}
+
+Status run(const CombineParams&, const ExecutionContext&) noexcept {
+  return Status::error(ErrorCode::unsupported, "cuda_sm90 has no split-KV combine kernel");
+}
+
+}  // namespace flashattn::detail::cuda_sm90

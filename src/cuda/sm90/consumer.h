@@ -1,0 +1,202 @@
+// Consumer warpgroup main loop: for each tile, S = Q K^T and O += P V with
+// wgmma over the K/V ring, online softmax in registers, then the epilogue.
+//
+// Overlap inside a warpgroup: the GEMMs of key block j+1's S and of block j's
+// P V are issued together; the softmax of S(j+1) runs while P V(j) is still on
+// the tensor cores, and O is rescaled once that GEMM has completed:
+//   S0 = QK0;                      softmax(S0) -> P0
+//   S1 = QK1, O += P0 V0;  wait S1; softmax(S1) -> c1; wait PV; O *= c1; P1
+//   ...
+//   O += P_last V_last
+// Between warpgroups: each batch of GEMMs is issued in turn (ping-pong, see
+// named_barriers.h), so one warpgroup's softmax hides under the other's GEMMs.
+#pragma once
+
+#include <cstdint>
+
+#include "cuda/ptx/approx_math.h"
+#include "cuda/ptx/mbarrier.h"
+#include "cuda/ptx/warpgroup.h"
+#include "cuda/ptx/wgmma.h"
+#include "cuda/sm90/epilogue.h"
+#include "cuda/sm90/kernel_params.h"
+#include "cuda/sm90/named_barriers.h"
+#include "cuda/sm90/pipeline.h"
+#include "cuda/sm90/score_mask.h"
+#include "cuda/sm90/softmax.h"
+#include "cuda/sm90/tile_scheduler.h"
+
+namespace flashattn::detail::cuda_sm90 {
+
+// S = Q_w K^T for this warpgroup's 64 query rows: K-major A (Q) and B (K), one
+// wgmma per 16 columns of the head dim, the first one overwriting S.
+template <class Config>
+__device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::uint32_t q_rows, std::uint32_t k) {
+#pragma unroll
+  for (int kk = 0; kk < Config::kHeadDim / 16; ++kk) {
+    const std::uint32_t offset = (kk % 4) * 32;  // 16 elements = 32 bytes along the swizzled row
+    const std::uint64_t desc_a =
+        ptx::make_smem_desc_sw128(q_rows + (kk / 4) * Config::kQChunkBytes + offset, 16, 1024);
+    const std::uint64_t desc_b = ptx::make_smem_desc_sw128(k + (kk / 4) * Config::kKVChunkBytes + offset, 16, 1024);
+    ptx::wgmma_m64k16_ss<Config::kBlockN, typename Config::Element>(s, desc_a, desc_b, kk > 0 ? 1 : 0);
+  }
+}
+
+// O += P V: P from registers (the A fragment of 16 keys is four packed pairs),
+// V N-major in shared memory (rows are keys, 64 head-dim columns per chunk).
+template <class Config>
+__device__ __forceinline__ void gemm_pv(float (&o)[Config::kHeadDim / 2],
+                                        const std::uint32_t (&p)[Config::kBlockN / 16][4], std::uint32_t v) {
+#pragma unroll
+  for (int kk = 0; kk < Config::kBlockN / 16; ++kk) {
+    const std::uint64_t desc_b =
+        ptx::make_smem_desc_sw128(v + kk * 16 * Config::kRowBytes, Config::kKVChunkBytes, 1024);
+    ptx::wgmma_m64k16_rs_tb<Config::kHeadDim, typename Config::Element>(o, p[kk], desc_b, 1);
+  }
+}
+
+// Probabilities (fp32 accumulator layout) -> A fragments of the P V GEMM. The
+// accumulator's columns 16kk..16kk+15 are s[8kk .. 8kk+7] and match the A
+// fragment register for register.
+template <class Config>
+__device__ __forceinline__ void convert_p(const float (&s)[Config::kBlockN / 2],
+                                          std::uint32_t (&p)[Config::kBlockN / 16][4]) {
+#pragma unroll
+  for (int kk = 0; kk < Config::kBlockN / 16; ++kk) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      p[kk][r] = pack_pair<typename Config::Element>(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
+    }
+  }
+}
+
+// Turns raw scores into what the softmax consumes: softcap, then the mask.
+template <class Config>
+__device__ __forceinline__ void prepare_scores(float (&s)[Config::kBlockN / 2], const ForwardKernelParams& p,
+                                               int m_block, int n_block, int row0) {
+  if (p.softcap_in != 0.f) {
+#pragma unroll
+    for (int i = 0; i < Config::kBlockN / 2; ++i) s[i] = ptx::tanh_approx_f32(s[i] * p.softcap_in);
+  }
+  if (block_needs_mask<Config>(p, m_block, n_block)) {
+    apply_score_mask<Config::kBlockN>(s, p, row0, n_block * Config::kBlockN);
+  }
+}
+
+template <class Config>
+__device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe, int consumer) {
+  constexpr int kO = Config::kHeadDim / 2;
+  constexpr int kS = Config::kBlockN / 2;
+  const int thread = threadIdx.x % 128;
+  const int lane = thread % 32;
+  const bool warp_leader = lane == 0;
+  const int my_turn = kIssueTurn + consumer;
+  const int other_turn = kIssueTurn + (1 - consumer);
+  const std::uint32_t q_rows = pipe.q() + consumer * 64 * Config::kRowBytes;
+
+  // The second warpgroup opens the first turn for the first one.
+  if (consumer == 1) ptx::bar_arrive(kIssueTurn, 256);
+
+  RingPosition<Config::kStages> ring;
+  std::uint32_t q_phase = 0;
+  for (StaticTileScheduler scheduler; scheduler.valid(p); scheduler.advance()) {
+    const WorkTile w = scheduler.work(p);
+    const KeyBlockRange range = key_block_range<Config>(p, w.m_block);
+    const int n_blocks = range.end - range.begin;
+    const int row0 = w.m_block * Config::kBlockM + consumer * 64 + (thread / 32) * 16 + lane / 4;
+
+    float o[kO];
+#pragma unroll
+    for (int i = 0; i < kO; ++i) o[i] = 0.f;
+    SoftmaxRows rows;
+    rows.reset();
+
+    ptx::mbarrier_wait_parity(pipe.q_full(), q_phase);
+    q_phase ^= 1;
+    if (n_blocks == 0) {
+      if (!Config::kSeparateO) {
+        // nothing to release before the epilogue: it hands Q back itself
+      } else if (warp_leader) {
+        ptx::mbarrier_arrive(pipe.q_empty());
+      }
+    } else {
+      float s[kS];
+      std::uint32_t pf[Config::kBlockN / 16][4];
+      float correction[2];
+
+      // First key block (the last one in key order): S only.
+      int n = range.end - 1;
+      RingPosition<Config::kStages> pv_ring = ring;  // stage whose V the next P V GEMM reads
+      ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
+      ptx::bar_sync(my_turn, 256);
+      ptx::wgmma_fence();
+      gemm_qk<Config>(s, q_rows, pipe.k(ring.stage));
+      ptx::wgmma_commit_group();
+      ptx::bar_arrive(other_turn, 256);
+      ptx::wgmma_wait_group<0>();
+      ptx::wgmma_fence_operand(s);
+      if (warp_leader) {
+        ptx::mbarrier_arrive(pipe.k_empty(ring.stage));
+        if (Config::kSeparateO && n_blocks == 1) ptx::mbarrier_arrive(pipe.q_empty());
+      }
+      ring.advance();
+      prepare_scores<Config>(s, p, w.m_block, n, row0);
+      softmax_update<Config::kBlockN>(s, rows, p.score_log2, correction);
+      convert_p<Config>(s, pf);
+
+      for (int i = 1; i < n_blocks; ++i) {
+        n = range.end - 1 - i;
+        ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
+        ptx::mbarrier_wait_parity(pipe.v_full(pv_ring.stage), pv_ring.phase);
+        ptx::bar_sync(my_turn, 256);
+        ptx::wgmma_fence_operand(o);
+        ptx::wgmma_fence();
+        gemm_qk<Config>(s, q_rows, pipe.k(ring.stage));
+        ptx::wgmma_commit_group();
+        gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage));
+        ptx::wgmma_commit_group();
+        ptx::bar_arrive(other_turn, 256);
+
+        ptx::wgmma_wait_group<1>();  // S(n) done; P V still running
+        ptx::wgmma_fence_operand(s);
+        if (warp_leader) {
+          ptx::mbarrier_arrive(pipe.k_empty(ring.stage));
+          if (Config::kSeparateO && i == n_blocks - 1) ptx::mbarrier_arrive(pipe.q_empty());
+        }
+        ring.advance();
+        prepare_scores<Config>(s, p, w.m_block, n, row0);
+        softmax_update<Config::kBlockN>(s, rows, p.score_log2, correction);
+
+        ptx::wgmma_wait_group<0>();  // P V done: V stage free, O may be rescaled
+        ptx::wgmma_fence_operand(o);
+        if (warp_leader) ptx::mbarrier_arrive(pipe.v_empty(pv_ring.stage));
+        pv_ring.advance();
+#pragma unroll
+        for (int j = 0; j < kO; ++j) o[j] *= correction[(j / 2) % 2];
+        convert_p<Config>(s, pf);
+      }
+
+      // Last P V.
+      ptx::mbarrier_wait_parity(pipe.v_full(pv_ring.stage), pv_ring.phase);
+      ptx::bar_sync(my_turn, 256);
+      ptx::wgmma_fence_operand(o);
+      ptx::wgmma_fence();
+      gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage));
+      ptx::wgmma_commit_group();
+      ptx::bar_arrive(other_turn, 256);
+      ptx::wgmma_wait_group<0>();
+      ptx::wgmma_fence_operand(o);
+      if (warp_leader) ptx::mbarrier_arrive(pipe.v_empty(pv_ring.stage));
+    }
+
+    const RowFinal final_rows =
+        softmax_finalize(rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
+    store_output<Config>(p, pipe, w, consumer, o, final_rows);
+  }
+
+  // Balance the ping-pong: the second warpgroup's last arrive on the first's turn is consumed here.
+  if (consumer == 0) ptx::bar_sync(kIssueTurn, 256);
+  if (thread == 0) ptx::cp_async_bulk_wait_group<0>();
+}
+
+}  // namespace flashattn::detail::cuda_sm90

@@ -1,0 +1,89 @@
+// Epilogue of one consumer warpgroup: normalise its 64 rows of O, write them to
+// shared memory in the 128B-swizzled box layout, and let one thread store them
+// with TMA (rows past seqlen_q are clipped by the tensor map); LSE goes straight
+// from registers to global memory (one float per row, written by lane%4 == 0).
+#pragma once
+
+#include <cstdint>
+
+#include "cuda/ptx/mbarrier.h"
+#include "cuda/ptx/ptx.h"
+#include "cuda/ptx/shared_memory.h"
+#include "cuda/ptx/tma.h"
+#include "cuda/ptx/warpgroup.h"
+#include "cuda/sm90/kernel_params.h"
+#include "cuda/sm90/named_barriers.h"
+#include "cuda/sm90/pipeline.h"
+#include "cuda/sm90/softmax.h"
+#include "cuda/sm90/tile_scheduler.h"
+
+namespace flashattn::detail::cuda_sm90 {
+
+template <typename Element>
+__device__ __forceinline__ std::uint32_t pack_pair(float lo, float hi) {
+  if constexpr (std::is_same_v<Element, __nv_bfloat16>) {
+    return ptx::cvt_rn_bf16x2_f32(lo, hi);
+  } else {
+    return ptx::cvt_rn_f16x2_f32(lo, hi);
+  }
+}
+
+template <class Config>
+__device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe, const WorkTile& w,
+                             int consumer, float (&o)[Config::kHeadDim / 2], const RowFinal& final_rows) {
+  const int thread = threadIdx.x % 128;
+  const int lane = thread % 32;
+  const int row0 = (thread / 32) * 16 + lane / 4;  // within the warpgroup's 64 rows
+  const bool leader = thread == 0;
+  const std::uint32_t o_base = pipe.o(consumer);
+
+  if constexpr (Config::kSeparateO) {
+    // The previous tile's store must have finished reading the buffer before we overwrite it.
+    if (leader) ptx::cp_async_bulk_wait_group_read<0>();
+    ptx::bar_sync(kEpilogue + consumer, 128);
+  }
+#pragma unroll
+  for (int i = 0; i < Config::kHeadDim / 8; ++i) {
+    const int col = 8 * i + 2 * (lane % 4);
+    const int chunk = col / Config::kChunkCols;
+    const int chunk_col = col % Config::kChunkCols;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = row0 + 8 * half;
+      const std::uint32_t packed = pack_pair<typename Config::Element>(o[4 * i + 2 * half] * final_rows.scale[half],
+                                                                       o[4 * i + 2 * half + 1] * final_rows.scale[half]);
+      const std::uint32_t addr = o_base + chunk * Config::kOChunkStride + row * Config::kRowBytes +
+                                 (((chunk_col / 8) ^ (row % 8)) * 16) + (chunk_col % 8) * 2;
+      ptx::st_shared_b32(addr, packed);
+    }
+  }
+  // Each writer orders its st.shared before the copy engine's reads, then the
+  // barrier tells the storing thread that all 128 writers are done.
+  ptx::fence_proxy_async_shared_cta();
+  ptx::bar_sync(kEpilogue + consumer, 128);
+  if (leader) {
+#pragma unroll
+    for (int c = 0; c < Config::kChunks; ++c) {
+      ptx::tma_store_4d(&p.tma_o, o_base + c * Config::kOChunkStride, c * Config::kChunkCols,
+                        w.m_block * Config::kBlockM + consumer * 64, w.head, w.batch);
+    }
+    ptx::cp_async_bulk_commit_group();
+    if constexpr (!Config::kSeparateO) {
+      // O sat in Q's buffer: only once the store has read it may the next Q land there.
+      ptx::cp_async_bulk_wait_group_read<0>();
+      ptx::mbarrier_arrive_count(pipe.q_empty(), 4);
+    }
+  }
+  if (p.lse != nullptr && lane % 4 == 0) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = w.m_block * Config::kBlockM + consumer * 64 + row0 + 8 * half;
+      if (row < p.seqlen_q) {
+        p.lse[w.batch * p.lse_batch_stride + w.head * p.lse_head_stride + row * p.lse_row_stride] =
+            final_rows.lse[half];
+      }
+    }
+  }
+}
+
+}  // namespace flashattn::detail::cuda_sm90

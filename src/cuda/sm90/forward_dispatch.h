@@ -1,0 +1,14 @@
+// The forward entry points the per-(head dim, dtype) translation units define
+// (forward_hdim*_*.cu) and the backend dispatches to.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "common/params.h"
+
+namespace flashattn::detail::cuda_sm90 {
+
+template <int kHeadDim, typename Element>
+cudaError_t run_forward(const AttentionParams& params, cudaStream_t stream);
+
+}  // namespace flashattn::detail::cuda_sm90

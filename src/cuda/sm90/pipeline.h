@@ -1,0 +1,67 @@
+// The shared-memory pipeline between the producer warp and the consumer
+// warpgroups: addresses of the Q, K, V, O buffers and of the mbarriers that
+// hand them over, derived from the Config layout and one aligned base address.
+//
+// Barriers (each purpose, one barrier):
+//   q_full        producer -> consumers: Q of the current tile has landed (TMA tx bytes).
+//   q_empty       consumers -> producer: every consumer warp is done reading Q
+//                 (its last S GEMM completed, or, when O reuses Q's buffer, the
+//                 O store has read it), so the next tile's Q may overwrite it.
+//   k_full[s]     producer -> consumers: K stage s has landed.
+//   k_empty[s]    consumers -> producer: all consumer warps' S GEMMs on stage s completed.
+//   v_full[s], v_empty[s]: the same for V and the O += P V GEMMs.
+// Empty barriers count one arrival per consumer warp (lane 0, after that warp's
+// wgmma.wait_group): completion is tracked per thread, so every warp vouches
+// for itself. Full barriers count the producer's one arrive_expect_tx.
+#pragma once
+
+#include <cstdint>
+
+#include "cuda/ptx/mbarrier.h"
+#include "cuda/ptx/ptx.h"
+
+namespace flashattn::detail::cuda_sm90 {
+
+template <class Config>
+struct SharedPipeline {
+  std::uint32_t base;  // shared address, 1024-byte aligned
+
+  __device__ std::uint32_t q() const { return base + Config::kQOffset; }
+  __device__ std::uint32_t k(int stage) const { return base + Config::kKOffset + stage * Config::kKVBytes; }
+  __device__ std::uint32_t v(int stage) const { return base + Config::kVOffset + stage * Config::kKVBytes; }
+  __device__ std::uint32_t o(int warpgroup) const {
+    return base + Config::kOOffset + warpgroup * Config::kOWarpgroupStride;
+  }
+
+  __device__ std::uint32_t barrier(int index) const { return base + Config::kBarrierOffset + 8 * index; }
+  __device__ std::uint32_t q_full() const { return barrier(0); }
+  __device__ std::uint32_t q_empty() const { return barrier(1); }
+  __device__ std::uint32_t k_full(int stage) const { return barrier(2 + stage); }
+  __device__ std::uint32_t k_empty(int stage) const { return barrier(2 + Config::kStages + stage); }
+  __device__ std::uint32_t v_full(int stage) const { return barrier(2 + 2 * Config::kStages + stage); }
+  __device__ std::uint32_t v_empty(int stage) const { return barrier(2 + 3 * Config::kStages + stage); }
+
+  __device__ void init_barriers() const {
+    ptx::mbarrier_init(q_full(), 1);
+    ptx::mbarrier_init(q_empty(), Config::kConsumerWarps);
+    for (int s = 0; s < Config::kStages; ++s) {
+      ptx::mbarrier_init(k_full(s), 1);
+      ptx::mbarrier_init(k_empty(s), Config::kConsumerWarps);
+      ptx::mbarrier_init(v_full(s), 1);
+      ptx::mbarrier_init(v_empty(s), Config::kConsumerWarps);
+    }
+    ptx::fence_mbarrier_init();
+  }
+};
+
+// Position in the K/V ring: stage index and the parity of its current phase.
+template <int kStages>
+struct RingPosition {
+  int stage = 0;
+  std::uint32_t phase = 0;
+  __device__ void advance() {
+    if (++stage == kStages) stage = 0, phase ^= 1;
+  }
+};
+
+}  // namespace flashattn::detail::cuda_sm90

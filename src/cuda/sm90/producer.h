@@ -1,0 +1,58 @@
+// Producer warp: one thread walks the tile sequence and issues every TMA load
+// (Q once per tile, then K and V of each key block into the stage ring, last key
+// block first, the order in which the consumers use them). It waits on a
+// buffer's empty barrier before overwriting it; the first pass through the ring
+// waits for parity 1, which a freshly initialised barrier reports as complete.
+#pragma once
+
+#include "cuda/ptx/mbarrier.h"
+#include "cuda/ptx/tma.h"
+#include "cuda/sm90/kernel_params.h"
+#include "cuda/sm90/pipeline.h"
+#include "cuda/sm90/score_mask.h"
+#include "cuda/sm90/tile_scheduler.h"
+
+namespace flashattn::detail::cuda_sm90 {
+
+template <class Config>
+__device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe) {
+  ptx::prefetch_tensormap(&p.tma_q);
+  ptx::prefetch_tensormap(&p.tma_k);
+  ptx::prefetch_tensormap(&p.tma_v);
+  RingPosition<Config::kStages> ring;
+  std::uint32_t q_phase = 0;
+  for (StaticTileScheduler scheduler; scheduler.valid(p); scheduler.advance()) {
+    const WorkTile w = scheduler.work(p);
+    const int kv_head = w.head / p.heads_per_kv;
+    const KeyBlockRange range = key_block_range<Config>(p, w.m_block);
+
+    ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
+    ptx::mbarrier_arrive_expect_tx(pipe.q_full(), Config::kQBytes);
+#pragma unroll
+    for (int c = 0; c < Config::kChunks; ++c) {
+      ptx::tma_load_4d(pipe.q() + c * Config::kQChunkBytes, &p.tma_q, pipe.q_full(), c * Config::kChunkCols,
+                       w.m_block * Config::kBlockM, w.head, w.batch);
+    }
+    q_phase ^= 1;
+
+    for (int n = range.end - 1; n >= range.begin; --n) {
+      ptx::mbarrier_wait_parity(pipe.k_empty(ring.stage), ring.phase ^ 1);
+      ptx::mbarrier_arrive_expect_tx(pipe.k_full(ring.stage), Config::kKVBytes);
+#pragma unroll
+      for (int c = 0; c < Config::kChunks; ++c) {
+        ptx::tma_load_4d(pipe.k(ring.stage) + c * Config::kKVChunkBytes, &p.tma_k, pipe.k_full(ring.stage),
+                         c * Config::kChunkCols, n * Config::kBlockN, kv_head, w.batch);
+      }
+      ptx::mbarrier_wait_parity(pipe.v_empty(ring.stage), ring.phase ^ 1);
+      ptx::mbarrier_arrive_expect_tx(pipe.v_full(ring.stage), Config::kKVBytes);
+#pragma unroll
+      for (int c = 0; c < Config::kChunks; ++c) {
+        ptx::tma_load_4d(pipe.v(ring.stage) + c * Config::kKVChunkBytes, &p.tma_v, pipe.v_full(ring.stage),
+                         c * Config::kChunkCols, n * Config::kBlockN, kv_head, w.batch);
+      }
+      ring.advance();
+    }
+  }
+}
+
+}  // namespace flashattn::detail::cuda_sm90

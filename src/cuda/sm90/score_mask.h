@@ -1,0 +1,66 @@
+// Which key blocks a query tile visits and which scores inside them are masked,
+// following common/mask.h: query i of a sequence with sq queries and sk keys
+// sees keys [i + sk - sq - left, i + sk - sq + right] clipped to [0, sk)
+// (left/right -1 = unbounded; causal is (-1, 0)).
+#pragma once
+
+#include <cmath>
+
+#include "cuda/sm90/kernel_params.h"
+
+namespace flashattn::detail::cuda_sm90 {
+
+struct KeyBlockRange {
+  int begin, end;  // key blocks [begin, end); empty when begin >= end
+};
+
+template <class Config>
+__device__ __forceinline__ KeyBlockRange key_block_range(const ForwardKernelParams& p, int m_block) {
+  const int row_first = m_block * Config::kBlockM;
+  const int row_last = min(row_first + Config::kBlockM, p.seqlen_q) - 1;
+  const int offset = p.seqlen_k - p.seqlen_q;
+  const int key_first = p.window_left < 0 ? 0 : max(0, row_first + offset - p.window_left);
+  const int key_last = p.window_right < 0 ? p.seqlen_k - 1 : min(p.seqlen_k - 1, row_last + offset + p.window_right);
+  if (key_last < key_first) return {0, 0};
+  return {key_first / Config::kBlockN, key_last / Config::kBlockN + 1};
+}
+
+// True when some score of key block n_block is invisible to some row of the
+// tile (then the per-element mask runs); false for the interior blocks.
+template <class Config>
+__device__ __forceinline__ bool block_needs_mask(const ForwardKernelParams& p, int m_block, int n_block) {
+  const int key_first = n_block * Config::kBlockN;
+  const int key_last = key_first + Config::kBlockN - 1;
+  const int row_first = m_block * Config::kBlockM;
+  const int row_last = row_first + Config::kBlockM - 1;
+  const int offset = p.seqlen_k - p.seqlen_q;
+  if (key_last >= p.seqlen_k) return true;
+  if (p.window_right >= 0 && key_last > row_first + offset + p.window_right) return true;
+  if (p.window_left >= 0 && key_first < row_last + offset - p.window_left) return true;
+  return false;
+}
+
+// Sets invisible scores of this thread's accumulator fragment (rows row0 and
+// row0 + 8, columns key0 + 8i + 2(lane%4) + {0,1}) to -inf.
+template <int kBlockN>
+__device__ __forceinline__ void apply_score_mask(float (&s)[kBlockN / 2], const ForwardKernelParams& p, int row0,
+                                                 int key0) {
+  const int offset = p.seqlen_k - p.seqlen_q;
+  const int lane_col = 2 * (threadIdx.x % 4);
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int row = row0 + 8 * half;
+    const int last = p.window_right < 0 ? p.seqlen_k - 1 : min(p.seqlen_k - 1, row + offset + p.window_right);
+    const int first = p.window_left < 0 ? 0 : row + offset - p.window_left;
+#pragma unroll
+    for (int i = 0; i < kBlockN / 8; ++i) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int key = key0 + 8 * i + lane_col + e;
+        if (key > last || key < first) s[4 * i + 2 * half + e] = -INFINITY;
+      }
+    }
+  }
+}
+
+}  // namespace flashattn::detail::cuda_sm90

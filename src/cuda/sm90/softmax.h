@@ -1,0 +1,103 @@
+// Online softmax over a consumer thread's slice of S = Q K^T. Each thread owns
+// two rows of its warpgroup's 64 (wgmma accumulator layout: rows lane/4 and
+// lane/4 + 8 of its warp's 16), kBlockN/4 scores of each per key block; the four
+// threads of a quad share a row, so row maxima are reduced with two shuffles.
+// Row sums stay per-thread partial sums until the end (the rescale factor is the
+// same for the whole quad), saving two shuffles per row per block.
+#pragma once
+
+#include <cmath>
+
+#include "cuda/ptx/ptx.h"
+
+namespace flashattn::detail::cuda_sm90 {
+
+struct SoftmaxRows {
+  float max[2];  // running row max of s (raw, unscaled units); -inf: nothing seen
+  float sum[2];  // this thread's partial sum of 2^(s*score_log2 - max*score_log2)
+
+  __device__ void reset() {
+    max[0] = max[1] = -INFINITY;
+    sum[0] = sum[1] = 0.f;
+  }
+};
+
+__device__ __forceinline__ float quad_max(float x) {
+  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+}
+
+__device__ __forceinline__ float quad_sum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 1);
+  return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+
+// Folds one block of scores into the running state: s becomes the
+// unnormalised probabilities; correction[r] is the factor the O rows
+// accumulated so far must be multiplied by (0 when nothing had been seen).
+template <int kBlockN>
+__device__ __forceinline__ void softmax_update(float (&s)[kBlockN / 2], SoftmaxRows& rows, float score_log2,
+                                               float (&correction)[2]) {
+  float block_max[2] = {rows.max[0], rows.max[1]};
+#pragma unroll
+  for (int i = 0; i < kBlockN / 8; ++i) {
+    block_max[0] = fmaxf(block_max[0], fmaxf(s[4 * i], s[4 * i + 1]));
+    block_max[1] = fmaxf(block_max[1], fmaxf(s[4 * i + 2], s[4 * i + 3]));
+  }
+  float max_scaled[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const float new_max = quad_max(block_max[r]);
+    // A row with no visible key so far keeps max -inf; using 0 as its offset makes
+    // every p = 2^-inf = 0 instead of NaN from (-inf) - (-inf).
+    max_scaled[r] = new_max == -INFINITY ? 0.f : new_max * score_log2;
+    correction[r] = new_max == -INFINITY ? 1.f : ptx::ex2_approx_ftz_f32(rows.max[r] * score_log2 - max_scaled[r]);
+    rows.max[r] = new_max;
+  }
+  float block_sum[2] = {0.f, 0.f};
+#pragma unroll
+  for (int i = 0; i < kBlockN / 8; ++i) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int r = e / 2;
+      s[4 * i + e] = ptx::ex2_approx_ftz_f32(fmaf(s[4 * i + e], score_log2, -max_scaled[r]));
+      block_sum[r] += s[4 * i + e];
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) rows.sum[r] = rows.sum[r] * correction[r] + block_sum[r];
+}
+
+// Final normalisation: the factor O's rows are multiplied by and their LSE
+// (natural log). With a sink logit (natural-log units) the denominator gains
+// e^sink; the maximum is re-based onto max(row max, sink) so neither term overflows.
+// A row with no visible key and no sink gets factor 0 and LSE -inf.
+struct RowFinal {
+  float scale[2];
+  float lse[2];
+};
+
+__device__ __forceinline__ RowFinal softmax_finalize(const SoftmaxRows& rows, float score_log2, const float* sink) {
+  constexpr float kLog2e = 1.4426950408889634f;
+  constexpr float kLn2 = 0.6931471805599453f;
+  RowFinal f;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float sum = quad_sum(rows.sum[r]);
+    float max_scaled = rows.max[r] == -INFINITY ? -INFINITY : rows.max[r] * score_log2;
+    float rebase = 1.f;  // 2^(max_scaled - reference)
+    if (sink != nullptr) {
+      const float sink_scaled = *sink * kLog2e;
+      const float reference = fmaxf(max_scaled, sink_scaled);
+      rebase = max_scaled == -INFINITY ? 0.f : ptx::ex2_approx_ftz_f32(max_scaled - reference);
+      sum = sum * rebase + ptx::ex2_approx_ftz_f32(sink_scaled - reference);
+      max_scaled = reference;
+    }
+    const bool empty = !(sum > 0.f);
+    f.scale[r] = empty ? 0.f : rebase / sum;
+    f.lse[r] = empty ? -INFINITY : max_scaled * kLn2 + logf(sum);
+  }
+  return f;
+}
+
+}  // namespace flashattn::detail::cuda_sm90
