@@ -42,7 +42,7 @@ std::vector<std::string> table_cells(const Row& row, bool tera) {
     cells.insert(cells.end(), {"-", "-", "-", "unsupported: " + r.message});
     return cells;
   }
-  const double rate = r.flops / (r.time_ms * 1e-3) / (tera ? 1e12 : 1e9);
+  const double rate = r.time_ms > 0.0 ? r.flops / (r.time_ms * 1e-3) / (tera ? 1e12 : 1e9) : 0.0;
   cells.push_back(fixed(r.time_ms, 3));
   cells.push_back(fixed(rate, tera ? 1 : 2));
   cells.push_back(r.verified() ? scientific(r.max_error()) : "-");
@@ -137,8 +137,10 @@ int bench_command(const BenchCommandOptions& options) {
     threads << ", " << n << " threads";
   }
   std::cout << "flashattn bench: " << specs.size() << " problems, " << dtype_name(options.dtype)
-            << ", backend " << backend_name(options.backend) << " on " << device_label(device)
-            << threads.str() << "\n"
+            << ", backend "
+            << (options.backend == Backend::automatic ? "auto (the fastest that runs each problem)"
+                                                      : backend_name(options.backend))
+            << " on " << device_label(device) << threads.str() << "\n"
             << "grid: " << tokens << " tokens per batch (b = " << tokens << " / seqlen), hidden " << hidden
             << " (h = " << hidden << " / d)"
             << (device.type == DeviceType::cpu && options.tokens == 0 && options.hidden == 0
@@ -149,10 +151,11 @@ int bench_command(const BenchCommandOptions& options) {
                                                : "checked against cpu_reference on sampled rows")
             << "\n\n";
 
-  Table table({{"d", true},
-               {"seqlen", true},
-               {"batch", true},
-               {"heads", true},
+  // Widths fixed up front: without a terminal, rows are printed as they finish.
+  Table table({{"d", true, 3},
+               {"seqlen", true, 6},
+               {"batch", true, 5},
+               {"heads", true, 5},
                {"causal"},
                {"dir"},
                {"time ms", true, 9},

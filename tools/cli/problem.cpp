@@ -87,7 +87,7 @@ void scatter_to_pages(const HostProblem& p, const DeviceBuffer& packed, std::int
 }  // namespace
 
 void ProblemSpec::resolve() {
-  if (seqlen_k == 0) seqlen_k = seqlen_q;
+  if (seqlen_k < 0) seqlen_k = seqlen_q;
   if (heads_kv == 0) heads_kv = heads;
   if (head_dim_v == 0) head_dim_v = head_dim;
 }
@@ -120,12 +120,14 @@ HostProblem make_host_problem(const ProblemSpec& spec_in) {
   p.len_q.assign(s.batch, static_cast<std::int32_t>(s.seqlen_q));
   p.len_k.assign(s.batch, static_cast<std::int32_t>(s.seqlen_k));
   if (s.varlen) {
+    // A length in [1, max] (0 when max is 0).
+    auto draw = [&rng](std::int64_t max) {
+      return static_cast<std::int32_t>(rng.uniform_int(std::min<std::int64_t>(1, max), max));
+    };
     for (std::int64_t b = 0; b < s.batch; ++b) {
-      p.len_q[b] = static_cast<std::int32_t>(rng.uniform_int(1, std::max<std::int64_t>(s.seqlen_q, 1)));
+      p.len_q[b] = draw(s.seqlen_q);
       // Self-attention packing keeps q and k lengths equal; otherwise draw them apart.
-      p.len_k[b] = s.seqlen_q == s.seqlen_k
-                       ? p.len_q[b]
-                       : static_cast<std::int32_t>(rng.uniform_int(1, std::max<std::int64_t>(s.seqlen_k, 1)));
+      p.len_k[b] = s.seqlen_q == s.seqlen_k ? p.len_q[b] : draw(s.seqlen_k);
     }
   }
   p.cu_q = prefix_sums(p.len_q);

@@ -1,5 +1,5 @@
 // One attention problem: its description (from flags or a bench grid) and its
-// random host-side inputs.
+// random host-side inputs. Empty problems (batch 0, seqlen 0) are valid.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,7 @@ namespace flashattn::cli {
 struct ProblemSpec {
   std::int64_t batch = 2;
   std::int64_t seqlen_q = 512;
-  std::int64_t seqlen_k = 0;  // 0: seqlen_q
+  std::int64_t seqlen_k = -1;  // -1: seqlen_q
   std::int64_t heads = 8;
   std::int64_t heads_kv = 0;  // 0: heads
   std::int64_t head_dim = 64;
@@ -31,7 +31,7 @@ struct ProblemSpec {
   bool backward = false;
   std::uint64_t seed = 0;
 
-  // Fills in the "same as" defaults.
+  // Fills in the "same as" defaults (seqlen_k < 0, heads_kv or head_dim_v 0).
   void resolve();
   // Paged or variable-length problems go through forward_varlen/backward_varlen.
   bool uses_varlen_api() const { return varlen || page_size > 0; }

@@ -54,8 +54,8 @@ int run_command(const RunCommandOptions& options) {
   std::cout << "kernel     " << r.kernel << " on " << device_label(r.device)
             << threads_label(r.device, o.threads) << "\n";
   std::cout << "time       " << format_time_ms(r.time_ms) << " (median of " << o.repeats << " calls)\n";
-  std::cout << "speed      " << format_rate(r.flops / (r.time_ms * 1e-3)) << " (" << fixed(r.flops / 1e9, 3)
-            << " GFLOP" << (s.causal ? ", causal counted as half" : "") << ")\n";
+  std::cout << "speed      " << (r.time_ms > 0.0 ? format_rate(r.flops / (r.time_ms * 1e-3)) : "-") << " ("
+            << fixed(r.flops / 1e9, 3) << " GFLOP" << (s.causal ? ", causal counted as half" : "") << ")\n";
   if (!r.verified()) {
     std::cout << "check      skipped (--verify none)\n";
     return 0;

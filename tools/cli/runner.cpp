@@ -61,13 +61,17 @@ void poison_outputs(Binding& b) {
 
 // The problem as the backend under test sees it: every operand in the problem's
 // dtype on `device`, K/V paged when the problem is.
+std::int64_t max_length(const std::vector<std::int32_t>& lengths) {
+  return lengths.empty() ? 0 : *std::max_element(lengths.begin(), lengths.end());
+}
+
 Binding bind_tested(const HostProblem& p, Device device) {
   const ProblemSpec& s = p.spec;
   Binding b;
   b.device = device;
   b.varlen = s.uses_varlen_api();
-  b.max_q = *std::max_element(p.len_q.begin(), p.len_q.end());
-  b.max_k = *std::max_element(p.len_k.begin(), p.len_k.end());
+  b.max_q = max_length(p.len_q);
+  b.max_k = max_length(p.len_k);
   const DType t = s.dtype;
   if (b.varlen) {
     b.q = b.tensor(t, {p.rows_q, s.heads, s.head_dim}, p.q.values.data());
@@ -124,8 +128,8 @@ Scope choose_scope(const HostProblem& p, const RunOptions& o, VerifyMode mode) {
   Scope scope;
   scope.heads = s.heads;
   scope.heads_kv = s.heads_kv;
-  scope.rows = p.len_q[0];
-  if (mode == VerifyMode::full) {
+  scope.rows = p.len_q.empty() ? 0 : p.len_q[0];
+  if (mode == VerifyMode::full || s.batch == 0) {
     scope.describe = "all outputs";
     return scope;
   }
@@ -158,8 +162,8 @@ Binding bind_reference(const HostProblem& p, const Scope& scope) {
   const DType f = DType::float32;
   if (scope.whole) {
     b.varlen = s.uses_varlen_api();
-    b.max_q = *std::max_element(p.len_q.begin(), p.len_q.end());
-    b.max_k = *std::max_element(p.len_k.begin(), p.len_k.end());
+    b.max_q = max_length(p.len_q);
+    b.max_k = max_length(p.len_k);
     if (b.varlen) {
       b.q = b.tensor(f, {p.rows_q, s.heads, s.head_dim}, q32);
       b.k = b.tensor(f, {p.rows_k, s.heads_kv, s.head_dim}, k32);
