@@ -23,6 +23,7 @@
 #include "backend.h"
 #include "common/numeric.h"
 #include "cpu/reference.h"
+#include "cpu/tiled.h"
 #include "flashattn/flashattn.h"
 
 namespace flashattn {
@@ -120,35 +121,69 @@ struct Case {
   std::vector<std::string> outputs;
 };
 
+// The tiled backend on params from the API's validation, with a chosen
+// instruction set, so every compiled copy is checked on this machine.
+template <class Params, class Args>
+Status run_tiled(const Args& args, detail::cpu_tiled::Isa isa, int threads = 0) {
+  ExecutionContext ctx;
+  ctx.backend = Backend::cpu_tiled;
+  ctx.num_threads = threads;
+  detail::Validated<Params> validated;
+  FLASHATTN_RETURN_IF_ERROR(detail::validate(args, ctx, detail::CheckMode::full, &validated));
+  if (validated.nothing_to_do) return Status();
+  const std::size_t bytes = detail::cpu_tiled::workspace_size(validated.params, detail::cpu_threads(ctx));
+  std::vector<unsigned char> storage(bytes + 256);
+  ctx.workspace = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(storage.data()) + 255) / 256 * 256);
+  ctx.workspace_bytes = bytes;
+  return detail::cpu_tiled::run(validated.params, ctx, isa);
+}
+
+std::vector<std::pair<detail::cpu_tiled::Isa, const char*>> isas() {
+  using detail::cpu_tiled::Isa;
+  std::vector<std::pair<Isa, const char*>> list = {{Isa::baseline, "baseline"}};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) list.push_back({Isa::avx2, "avx2"});
+  if (__builtin_cpu_supports("avx512f")) list.push_back({Isa::avx512, "avx512"});
+  return list;
+}
+
 template <class Params, class Args>
 void check_case(const Case<Args>& c, DType dtype, const std::string& name) {
   SCOPED_TRACE(name);
-  Tensors tiled = c.make(), ref = c.make(), lowp = c.make();
-  ASSERT_TRUE(run_with(Backend::cpu_tiled, c.bind(tiled)).ok()) << run_with(Backend::cpu_tiled, c.bind(tiled)).message();
+  Tensors ref = c.make(), lowp = c.make();
   const Status ref_status = run_with(Backend::cpu_reference, c.bind(ref));
   ASSERT_TRUE(ref_status.ok()) << ref_status.message();
   const Status lowp_status = run_lowp<Params>(c.bind(lowp), dtype);
   ASSERT_TRUE(lowp_status.ok()) << lowp_status.message();
-  const double atol = dtype == DType::float32 ? 2e-6 : 1e-5;
-  for (const std::string& out : c.outputs) {
-    const Host &a = tiled.at(out), &r = ref.at(out), &l = lowp.at(out);
-    double err = 0, err_lowp = 0;
-    for (std::int64_t i = 0; i < a.numel(); ++i) {
-      const float x = a.get(i), y = r.get(i), z = l.get(i);
-      if (std::isnan(y)) {  // untouched by the reference: must be untouched here too
-        EXPECT_TRUE(std::isnan(x)) << out << "[" << i << "] written, the reference left it";
-        continue;
+  // The public API once (automatic ISA), then each compiled copy.
+  for (int pass = -1; pass < static_cast<int>(isas().size()); ++pass) {
+    const std::string label = name + (pass < 0 ? " [api]" : std::string(" [") + isas()[pass].second + "]");
+    SCOPED_TRACE(label);
+    Tensors tiled = c.make();
+    const Status status =
+        pass < 0 ? run_with(Backend::cpu_tiled, c.bind(tiled)) : run_tiled<Params>(c.bind(tiled), isas()[pass].first);
+    ASSERT_TRUE(status.ok()) << status.message();
+    const double atol = dtype == DType::float32 ? 2e-6 : 1e-5;
+    for (const std::string& out : c.outputs) {
+      const Host &a = tiled.at(out), &r = ref.at(out), &l = lowp.at(out);
+      double err = 0, err_lowp = 0;
+      for (std::int64_t i = 0; i < a.numel(); ++i) {
+        const float x = a.get(i), y = r.get(i), z = l.get(i);
+        if (std::isnan(y)) {  // untouched by the reference: must be untouched here too
+          EXPECT_TRUE(std::isnan(x)) << out << "[" << i << "] written, the reference left it";
+          continue;
+        }
+        if (std::isinf(y)) {
+          EXPECT_EQ(x, y) << out << "[" << i << "]";
+          continue;
+        }
+        err = std::max(err, std::fabs(static_cast<double>(x) - y));
+        if (!std::isnan(z) && !std::isinf(z)) err_lowp = std::max(err_lowp, std::fabs(static_cast<double>(z) - y));
+        if (std::isnan(x)) err = std::numeric_limits<double>::infinity();
       }
-      if (std::isinf(y)) {
-        EXPECT_EQ(x, y) << out << "[" << i << "]";
-        continue;
-      }
-      err = std::max(err, std::fabs(static_cast<double>(x) - y));
-      if (!std::isnan(z) && !std::isinf(z)) err_lowp = std::max(err_lowp, std::fabs(static_cast<double>(z) - y));
-      if (std::isnan(x)) err = std::numeric_limits<double>::infinity();
+      EXPECT_LE(err, 2 * err_lowp + atol) << out << ": err " << err << ", lowp err " << err_lowp;
+      if (std::getenv("TILED_SMOKE_VERBOSE"))
+        std::printf("  %-52s %-8s err %.3g  lowp err %.3g\n", label.c_str(), out.c_str(), err, err_lowp);
     }
-    EXPECT_LE(err, 2 * err_lowp + atol) << out << ": err " << err << ", lowp err " << err_lowp;
-    if (std::getenv("TILED_SMOKE_VERBOSE")) std::printf("  %-40s %-8s err %.3g  lowp err %.3g\n", name.c_str(), out.c_str(), err, err_lowp);
   }
 }
 

@@ -19,7 +19,7 @@
 
 namespace flashattn::detail::cpu_tiled {
 
-inline constexpr int kBlockQ = 64;  // packed query rows per tile
+inline constexpr int kBlockQ = 128;  // packed query rows per tile
 inline constexpr int kBlockK = 64;  // keys per KV tile
 // fp32 rows are padded to whole 64-byte vectors (zero-filled) so the
 // micro-kernels never need a scalar tail.
@@ -55,6 +55,12 @@ inline Isa detect_isa() noexcept {
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::avx2;
   return Isa::baseline;
 }
+
+// run() with the instruction set chosen by the caller instead of detected:
+// lets the tests exercise every compiled copy on one machine. isa must be
+// supported by the CPU.
+Status run(const AttentionParams& p, const ExecutionContext& ctx, Isa isa) noexcept;
+Status run(const BackwardParams& p, const ExecutionContext& ctx, Isa isa) noexcept;
 
 // Query heads per kv head: the rows of one packed tile are (i, head) pairs,
 // row R = i * group + (head % group).

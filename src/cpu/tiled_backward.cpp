@@ -402,7 +402,9 @@ std::size_t workspace_size(const BackwardParams& p, int threads) noexcept {
   return layout.shared_bytes + static_cast<std::size_t>(threads) * layout.thread_bytes;
 }
 
-Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
+Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept { return run(p, ctx, detect_isa()); }
+
+Status run(const BackwardParams& p, const ExecutionContext& ctx, Isa isa) noexcept {
   if (p.batch == 0 || p.heads == 0) return Status();
   const int threads = std::max(cpu_threads(ctx), 1);
   const BackwardWorkspace layout(p, threads, ctx.workspace);
@@ -414,7 +416,7 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
 
   preprocess(p, layout, threads);
 
-  const BackwardItemFn item_fn = backward_item_for(detect_isa());
+  const BackwardItemFn item_fn = backward_item_for(isa);
   const std::int64_t chunks = layout.chunks, items = p.batch * p.heads_kv * chunks;
   char* const thread_base = static_cast<char*>(ctx.workspace) + layout.shared_bytes;
 #pragma omp parallel num_threads(threads)

@@ -310,7 +310,9 @@ std::size_t workspace_size(const AttentionParams& p, int threads) noexcept {
   return layout.shared_bytes + static_cast<std::size_t>(std::max(threads, 1)) * layout.thread_bytes;
 }
 
-Status run(const AttentionParams& p, const ExecutionContext& ctx) noexcept {
+Status run(const AttentionParams& p, const ExecutionContext& ctx) noexcept { return run(p, ctx, detect_isa()); }
+
+Status run(const AttentionParams& p, const ExecutionContext& ctx, Isa isa) noexcept {
   if (p.batch == 0 || p.seqlen_q == 0 || p.heads == 0) return Status();
   int threads = std::max(cpu_threads(ctx), 1);
   const int splits = resolve_splits(p, threads);
@@ -325,7 +327,7 @@ Status run(const AttentionParams& p, const ExecutionContext& ctx) noexcept {
 
   if (p.is_kvcache && p.k_new.data) append_new_kv(p, threads);
 
-  const ForwardItemFn item_fn = forward_item_for(detect_isa());
+  const ForwardItemFn item_fn = forward_item_for(isa);
   const std::int64_t tiles = max_query_tiles(p);
   const std::int64_t items = p.batch * p.heads_kv * tiles * splits;
   char* const thread_base = static_cast<char*>(ctx.workspace) + layout.shared_bytes;
