@@ -1,0 +1,306 @@
+// Backward (dq, dk, dv, dsink), batched and varlen, every backend against the
+// float64 reference.
+//
+// The forward's out and LSE handed to the backward come from the reference (out
+// rounded to the input dtype, as a low-precision forward would store it), so a
+// forward bug cannot hide in, or masquerade as, a backward failure. The reference
+// backward recomputes P and O in float64 from q, k, v (see cpu/reference.h);
+// ref_lowp is its emulation of the input precision. Axes as in the forward suites:
+// shapes, head dims, dtypes, MHA/GQA/MQA, dv != d, masks, softcap, ALiBi, dropout,
+// sink, layouts, deterministic on/off; varlen adds empty sequences and seqused.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "support/attention_cases.h"
+#include "support/oracle.h"
+#include "support/test_support.h"
+
+namespace flashattn::test {
+namespace {
+
+// Gradients accumulate over up to ~2k rows in fp32 whatever the input dtype;
+// this is that accumulation's noise, in units of the gradient's largest magnitude.
+constexpr double kGradientAtol = 1e-4;
+
+struct BackwardCase {
+  bool varlen = false;
+  std::int64_t b, sq, sk, h, hk, d, dv;  // varlen: sq/sk are the maxima
+  DType dtype;
+  Features features;
+  Layout layout = Layout::contiguous;
+  bool deterministic = false;
+  bool seqused = false;          // varlen only
+  bool empty_sequences = false;  // varlen only
+
+  std::string name() const {
+    return std::string(varlen ? "varlen_max" : "") + std::to_string(sq) + "x" + std::to_string(sk) + "_b" +
+           std::to_string(b) + "_" + heads_label(h, hk) + "_d" + std::to_string(d) +
+           (dv != d ? "_dv" + std::to_string(dv) : "") + "_" + dtype_label(dtype) + "_" +
+           features_label(features) + "_" + layout_name(layout) + (deterministic ? "_det" : "") +
+           (seqused ? "_seqused" : "") + (empty_sequences ? "_empty" : "");
+  }
+};
+
+std::vector<BackwardCase> backward_cases() {
+  const std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {{1, 1},     {1, 239}, {113, 203},
+                                                                     {128, 217}, {239, 1}, {799, 3}};
+  AxisCycle<std::int64_t> dims({8, 40, 64, 72, 96, 128, 192, 256}, 61);
+  AxisCycle<DType> dtypes({DType::float16, DType::bfloat16, DType::float32}, 62);
+  AxisCycle<std::pair<std::int64_t, std::int64_t>> heads({{4, 4}, {6, 2}, {3, 1}}, 63);
+  AxisCycle<MaskKind> masks({MaskKind::none, MaskKind::causal, MaskKind::local, MaskKind::left_only,
+                             MaskKind::right_only, MaskKind::causal_left},
+                            64);
+  AxisCycle<float> softcaps({0.f, 0.f, 1.5f}, 65);
+  AxisCycle<AlibiKind> alibis(
+      {AlibiKind::none, AlibiKind::per_head, AlibiKind::none, AlibiKind::per_batch_head}, 66);
+  AxisCycle<float> dropouts({0.f, 0.f, 0.17f}, 67);
+  AxisCycle<bool> sinks({false, false, true}, 68);
+  AxisCycle<bool> scales({false, false, false, true}, 69);
+  AxisCycle<Layout> layouts({Layout::contiguous, Layout::padded, Layout::heads_major}, 70);
+  AxisCycle<bool> determinism({false, true}, 71);
+  AxisCycle<bool> seqused({false, true}, 72);
+  AxisCycle<bool> empties({false, true}, 73);
+
+  std::vector<BackwardCase> cases;
+  for (int round = 0; round < 5; ++round) {
+    const bool varlen = round >= 3;
+    for (auto [sq, sk] : shapes) {
+      BackwardCase c{};
+      c.varlen = varlen;
+      c.b = varlen ? 3 : 2;
+      c.sq = sq;
+      c.sk = sk;
+      std::tie(c.h, c.hk) = heads.next();
+      c.d = dims.next();
+      c.dv = round == 1 || round == 4 ? (c.d == 128 ? 64 : 128) : c.d;
+      c.dtype = dtypes.next();
+      c.features = {masks.next(),    softcaps.next(), alibis.next(),
+                    dropouts.next(), sinks.next(),    scales.next()};
+      c.layout = layouts.next();
+      c.deterministic = determinism.next();
+      c.seqused = varlen && seqused.next();
+      c.empty_sequences = varlen && empties.next();
+      cases.push_back(c);
+    }
+  }
+  cases.push_back({false,
+                   1,
+                   1023,
+                   1024,
+                   2,
+                   1,
+                   64,
+                   64,
+                   DType::float16,
+                   {MaskKind::causal, 0.f, AlibiKind::none, 0.17f},
+                   Layout::contiguous,
+                   true});
+  cases.push_back({true,
+                   2,
+                   1023,
+                   1024,
+                   1,
+                   1,
+                   128,
+                   128,
+                   DType::bfloat16,
+                   {MaskKind::local, 1.5f, AlibiKind::none, 0.f, true},
+                   Layout::padded,
+                   false,
+                   true,
+                   false});
+  cases.push_back(
+      {false, 1, 2048, 2048, 1, 1, 256, 256, DType::bfloat16, {MaskKind::causal}, Layout::contiguous, false});
+  return cases;
+}
+
+using BackwardParam = std::tuple<Backend, BackwardCase>;
+class BackwardTest : public ::testing::TestWithParam<BackwardParam> {};
+
+// The forward's outputs as a low-precision forward hands them to the backward:
+// out rounded to the input dtype (in `layout`), LSE in fp32.
+void forward_outputs(const HostTensor& ref_out, const HostTensor& ref_lse, HostTensor& out, HostTensor& lse) {
+  ref_out.for_each_index([&](const std::int64_t* i) { out.set(i, ref_out.get(i)); });
+  ref_lse.for_each_index([&](const std::int64_t* i) { lse.set(i, ref_lse.get(i)); });
+}
+
+TEST_P(BackwardTest, MatchesReference) {
+  const auto& [backend, c] = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  SCOPED_TRACE(seed_trace());
+  Rng rng = Rng::for_current_test();
+
+  PackedSequences seq;
+  std::vector<std::int64_t> q_shape, k_shape, lse_shape;
+  if (c.varlen) {
+    seq = draw_sequences(rng, c.b, c.sq, c.sk, c.seqused, c.empty_sequences);
+    q_shape = {seq.total_q, c.h};
+    k_shape = {seq.total_k, c.hk};
+    lse_shape = {c.h, seq.total_q};
+  } else {
+    q_shape = {c.b, c.sq, c.h};
+    k_shape = {c.b, c.sk, c.hk};
+    lse_shape = {c.b, c.h, c.sq};
+  }
+  auto with_dim = [](std::vector<std::int64_t> shape, std::int64_t dim) {
+    shape.push_back(dim);
+    return shape;
+  };
+  HostTensor q(c.dtype, with_dim(q_shape, c.d), c.layout);
+  HostTensor k(c.dtype, with_dim(k_shape, c.d), c.layout);
+  HostTensor v(c.dtype, with_dim(k_shape, c.dv), c.layout);
+  HostTensor dout(c.dtype, with_dim(q_shape, c.dv), c.layout);
+  q.fill_normal(rng);
+  k.fill_normal(rng);
+  v.fill_normal(rng);
+  dout.fill_normal(rng);
+  if (c.varlen) {
+    seq.poison_unused_q_rows(q);
+    seq.poison_unused_q_rows(dout);
+    seq.poison_unused_k_rows(k);
+    seq.poison_unused_k_rows(v);
+  }
+  const OptionTensors opts = draw_options(c.features, rng, c.b, c.h, c.d, c.sk);
+
+  // The forward, by the reference.
+  HostTensor out(c.dtype, with_dim(q_shape, c.dv), c.layout);
+  HostTensor lse(DType::float32, lse_shape,
+                 c.layout == Layout::contiguous ? Layout::contiguous : Layout::padded);
+  {
+    HostTensor fwd_out(c.dtype, with_dim(q_shape, c.dv)), fwd_lse(DType::float32, lse_shape);
+    if (c.varlen) {
+      const ReferenceBinding fwd = reference([&](Binding& bind) {
+        VarlenForwardArgs a;
+        a.q = bind.view(q);
+        a.k = bind.view(k);
+        a.v = bind.view(v);
+        a.cu_seqlens_q = bind.view(seq.cu_q);
+        a.cu_seqlens_k = bind.view(seq.cu_k);
+        a.max_seqlen_q = c.sq;
+        a.max_seqlen_k = c.sk;
+        a.seqused_q = bind.view(seq.seqused_q);
+        a.seqused_k = bind.view(seq.seqused_k);
+        a.out = bind.view(fwd_out);
+        a.lse = bind.view(fwd_lse);
+        a.options = opts.bind(bind);
+        return a;
+      });
+      forward_outputs(fwd.result(fwd_out), fwd.result(fwd_lse), out, lse);
+    } else {
+      const ReferenceBinding fwd = reference([&](Binding& bind) {
+        ForwardArgs a;
+        a.q = bind.view(q);
+        a.k = bind.view(k);
+        a.v = bind.view(v);
+        a.out = bind.view(fwd_out);
+        a.lse = bind.view(fwd_lse);
+        a.options = opts.bind(bind);
+        return a;
+      });
+      forward_outputs(fwd.result(fwd_out), fwd.result(fwd_lse), out, lse);
+    }
+  }
+
+  HostTensor dq(c.dtype, with_dim(q_shape, c.d), c.layout);
+  HostTensor dk(c.dtype, with_dim(k_shape, c.d), c.layout);
+  HostTensor dv(c.dtype, with_dim(k_shape, c.dv), c.layout);
+  HostTensor dsink = c.features.sink ? HostTensor(DType::float32, {c.h}) : HostTensor();
+
+  DeviceBinding device(backend);
+  Status status;
+  ReferenceBinding ref(DType::float32), lowp(std::nullopt);
+  if (c.varlen) {
+    auto build = [&](Binding& bind) {
+      VarlenBackwardArgs a;
+      a.dout = bind.view(dout);
+      a.q = bind.view(q);
+      a.k = bind.view(k);
+      a.v = bind.view(v);
+      a.out = bind.view(out);
+      a.lse = bind.view(lse);
+      a.cu_seqlens_q = bind.view(seq.cu_q);
+      a.cu_seqlens_k = bind.view(seq.cu_k);
+      a.max_seqlen_q = c.sq;
+      a.max_seqlen_k = c.sk;
+      a.seqused_q = bind.view(seq.seqused_q);
+      a.seqused_k = bind.view(seq.seqused_k);
+      a.dq = bind.view(dq);
+      a.dk = bind.view(dk);
+      a.dv = bind.view(dv);
+      a.dsink = bind.view(dsink);
+      a.options = opts.bind(bind);
+      a.deterministic = c.deterministic;
+      return a;
+    };
+    status = run_on(backend, build(device));
+    if (status.ok()) {
+      ref = reference(build);
+      lowp = reference_lowp(build, c.dtype);
+    }
+  } else {
+    auto build = [&](Binding& bind) {
+      BackwardArgs a;
+      a.dout = bind.view(dout);
+      a.q = bind.view(q);
+      a.k = bind.view(k);
+      a.v = bind.view(v);
+      a.out = bind.view(out);
+      a.lse = bind.view(lse);
+      a.dq = bind.view(dq);
+      a.dk = bind.view(dk);
+      a.dv = bind.view(dv);
+      a.dsink = bind.view(dsink);
+      a.options = opts.bind(bind);
+      a.deterministic = c.deterministic;
+      return a;
+    };
+    status = run_on(backend, build(device));
+    if (status.ok()) {
+      ref = reference(build);
+      lowp = reference_lowp(build, c.dtype);
+    }
+  }
+  if (status.code() == ErrorCode::unsupported && is_cuda(backend)) {
+    GTEST_SKIP() << status.message();
+  }
+  ASSERT_TRUE(status.ok()) << error_code_name(status.code()) << ": " << status.message();
+  expect_inputs_unchanged(device, {{"dout", &dout},
+                                   {"q", &q},
+                                   {"k", &k},
+                                   {"v", &v},
+                                   {"out", &out},
+                                   {"lse", &lse},
+                                   {"alibi_slopes", &opts.alibi},
+                                   {"sink", &opts.sink}});
+  if (c.varlen) {
+    expect_inputs_unchanged(device, {{"cu_seqlens_q", &seq.cu_q},
+                                     {"cu_seqlens_k", &seq.cu_k},
+                                     {"seqused_q", &seq.seqused_q},
+                                     {"seqused_k", &seq.seqused_k}});
+  }
+
+  // dq/dk/dv are fully overwritten (varlen rows outside the used prefixes with zeros).
+  const Tolerance tol{2.0, kGradientAtol};
+  EXPECT_TRUE(expect_close("dq", device.fetch(dq), dq, ref.result(dq), lowp.result(dq), tol));
+  EXPECT_TRUE(expect_close("dk", device.fetch(dk), dk, ref.result(dk), lowp.result(dk), tol));
+  EXPECT_TRUE(expect_close("dv", device.fetch(dv), dv, ref.result(dv), lowp.result(dv), tol));
+  if (dsink.defined()) {
+    EXPECT_TRUE(
+        expect_close("dsink", device.fetch(dsink), dsink, ref.result(dsink), lowp.result(dsink), tol));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Grid, BackwardTest,
+                         ::testing::Combine(::testing::ValuesIn(backends_under_test()),
+                                            ::testing::ValuesIn(backward_cases())),
+                         [](const ::testing::TestParamInfo<BackwardParam>& info) {
+                           return sanitize_name(std::string(backend_name(std::get<0>(info.param))) + "_" +
+                                                std::to_string(info.index) + "_" +
+                                                std::get<1>(info.param).name());
+                         });
+
+}  // namespace
+}  // namespace flashattn::test

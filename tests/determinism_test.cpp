@@ -1,0 +1,234 @@
+// Run-to-run reproducibility: the same call on the same inputs gives bitwise the
+// same results.
+//
+//   * backward with deterministic = true, 10 runs: dq, dk, dv, dsink bit-equal
+//     (GQA so several q heads accumulate into one dk/dv, dropout, sink; batched and
+//     varlen);
+//   * forward and KV-cache forward (split-KV + combine), 3 runs: out and LSE
+//     bit-equal (the forward has no accumulation-order freedom to excuse).
+// Correctness itself is the other suites' business (they run the same paths).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "support/attention_cases.h"
+#include "support/oracle.h"
+#include "support/test_support.h"
+
+namespace flashattn::test {
+namespace {
+
+constexpr int kBackwardRuns = 10;
+constexpr int kForwardRuns = 3;
+
+class DeterminismTest : public ::testing::TestWithParam<Backend> {};
+
+struct BackwardProblem {
+  bool varlen;
+  std::int64_t b, sq, sk, h, hk, d;
+  DType dtype;
+  Features features;
+};
+
+void check_backward_deterministic(Backend backend, const BackwardProblem& p) {
+  Rng rng = Rng::for_current_test();
+  PackedSequences seq;
+  std::vector<std::int64_t> q_shape, k_shape, lse_shape;
+  if (p.varlen) {
+    seq = draw_sequences(rng, p.b, p.sq, p.sk, true, true);
+    q_shape = {seq.total_q, p.h, p.d};
+    k_shape = {seq.total_k, p.hk, p.d};
+    lse_shape = {p.h, seq.total_q};
+  } else {
+    q_shape = {p.b, p.sq, p.h, p.d};
+    k_shape = {p.b, p.sk, p.hk, p.d};
+    lse_shape = {p.b, p.h, p.sq};
+  }
+  HostTensor q(p.dtype, q_shape), k(p.dtype, k_shape), v(p.dtype, k_shape), dout(p.dtype, q_shape);
+  q.fill_normal(rng);
+  k.fill_normal(rng);
+  v.fill_normal(rng);
+  dout.fill_normal(rng);
+  const OptionTensors opts = draw_options(p.features, rng, p.b, p.h, p.d, p.sk);
+  HostTensor out(p.dtype, q_shape), lse(DType::float32, lse_shape);
+  HostTensor dq(p.dtype, q_shape), dk(p.dtype, k_shape), dv(p.dtype, k_shape);
+  HostTensor dsink = p.features.sink ? HostTensor(DType::float32, {p.h}) : HostTensor();
+
+  // The forward's outputs, from the backend itself (any consistent out/lse will do here).
+  {
+    DeviceBinding device(backend);
+    Status status;
+    if (p.varlen) {
+      VarlenForwardArgs a;
+      a.q = device.view(q);
+      a.k = device.view(k);
+      a.v = device.view(v);
+      a.cu_seqlens_q = device.view(seq.cu_q);
+      a.cu_seqlens_k = device.view(seq.cu_k);
+      a.max_seqlen_q = p.sq;
+      a.max_seqlen_k = p.sk;
+      a.seqused_q = device.view(seq.seqused_q);
+      a.seqused_k = device.view(seq.seqused_k);
+      a.out = device.view(out);
+      a.lse = device.view(lse);
+      a.options = opts.bind(device);
+      status = run_on(backend, a);
+    } else {
+      ForwardArgs a;
+      a.q = device.view(q);
+      a.k = device.view(k);
+      a.v = device.view(v);
+      a.out = device.view(out);
+      a.lse = device.view(lse);
+      a.options = opts.bind(device);
+      status = run_on(backend, a);
+    }
+    if (status.code() == ErrorCode::unsupported && is_cuda(backend)) {
+      GTEST_SKIP() << status.message();
+    }
+    ASSERT_TRUE(status.ok()) << status.message();
+    out = device.fetch(out);
+    lse = device.fetch(lse);
+  }
+
+  std::vector<HostTensor> first;
+  for (int run = 0; run < kBackwardRuns; ++run) {
+    DeviceBinding device(backend);
+    Status status;
+    if (p.varlen) {
+      VarlenBackwardArgs a;
+      a.dout = device.view(dout);
+      a.q = device.view(q);
+      a.k = device.view(k);
+      a.v = device.view(v);
+      a.out = device.view(out);
+      a.lse = device.view(lse);
+      a.cu_seqlens_q = device.view(seq.cu_q);
+      a.cu_seqlens_k = device.view(seq.cu_k);
+      a.max_seqlen_q = p.sq;
+      a.max_seqlen_k = p.sk;
+      a.seqused_q = device.view(seq.seqused_q);
+      a.seqused_k = device.view(seq.seqused_k);
+      a.dq = device.view(dq);
+      a.dk = device.view(dk);
+      a.dv = device.view(dv);
+      a.dsink = device.view(dsink);
+      a.options = opts.bind(device);
+      a.deterministic = true;
+      status = run_on(backend, a);
+    } else {
+      BackwardArgs a;
+      a.dout = device.view(dout);
+      a.q = device.view(q);
+      a.k = device.view(k);
+      a.v = device.view(v);
+      a.out = device.view(out);
+      a.lse = device.view(lse);
+      a.dq = device.view(dq);
+      a.dk = device.view(dk);
+      a.dv = device.view(dv);
+      a.dsink = device.view(dsink);
+      a.options = opts.bind(device);
+      a.deterministic = true;
+      status = run_on(backend, a);
+    }
+    if (status.code() == ErrorCode::unsupported && is_cuda(backend)) {
+      GTEST_SKIP() << status.message();
+    }
+    ASSERT_TRUE(status.ok()) << status.message();
+    std::vector<HostTensor> results = {device.fetch(dq), device.fetch(dk), device.fetch(dv)};
+    if (dsink.defined()) results.push_back(device.fetch(dsink));
+    if (run == 0) {
+      first = std::move(results);
+      continue;
+    }
+    const char* names[] = {"dq", "dk", "dv", "dsink"};
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      ASSERT_TRUE(expect_identical(std::string(names[i]) + " of run " + std::to_string(run) + " vs run 0",
+                                   first[i], results[i]));
+    }
+  }
+}
+
+TEST_P(DeterminismTest, BackwardBatchedGqa) {
+  const Backend backend = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  SCOPED_TRACE(seed_trace());
+  check_backward_deterministic(
+      backend,
+      {false, 2, 113, 203, 6, 2, 64, DType::float16, {MaskKind::causal, 0.f, AlibiKind::none, 0.17f, true}});
+}
+
+TEST_P(DeterminismTest, BackwardBatchedMqaLong) {
+  const Backend backend = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  SCOPED_TRACE(seed_trace());
+  check_backward_deterministic(
+      backend,
+      {false, 1, 512, 700, 4, 1, 128, DType::bfloat16, {MaskKind::local, 1.5f, AlibiKind::per_batch_head}});
+}
+
+TEST_P(DeterminismTest, BackwardVarlenGqa) {
+  const Backend backend = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  SCOPED_TRACE(seed_trace());
+  check_backward_deterministic(
+      backend,
+      {true, 4, 239, 217, 4, 2, 96, DType::float32, {MaskKind::none, 0.f, AlibiKind::per_head, 0.f, true}});
+}
+
+TEST_P(DeterminismTest, ForwardAndSplitKvRepeat) {
+  const Backend backend = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  SCOPED_TRACE(seed_trace());
+  Rng rng = Rng::for_current_test();
+  const std::int64_t b = 2, sq = 3, s_cache = 1000, h = 8, hk = 2, d = 128;
+  HostTensor q(DType::bfloat16, {b, sq, h, d}), k(DType::bfloat16, {b, s_cache, hk, d}),
+      v(DType::bfloat16, {b, s_cache, hk, d});
+  q.fill_normal(rng);
+  k.fill_normal(rng);
+  v.fill_normal(rng);
+  HostTensor seqlens(DType::int32, {b});
+  seqlens.set_int({0}, 1000);
+  seqlens.set_int({1}, 517);
+  const OptionTensors opts =
+      draw_options({MaskKind::causal, 0.f, AlibiKind::none, 0.f, true}, rng, b, h, d, s_cache);
+  for (int splits : {0, 1, 7}) {
+    std::vector<HostTensor> first;
+    for (int run = 0; run < kForwardRuns; ++run) {
+      HostTensor out(DType::bfloat16, {b, sq, h, d}), lse(DType::float32, {b, h, sq});
+      DeviceBinding device(backend);
+      KVCacheForwardArgs a;
+      a.q = device.view(q);
+      a.k_cache = device.view(k);
+      a.v_cache = device.view(v);
+      a.cache_seqlens = device.view(seqlens);
+      a.num_splits = splits;
+      a.out = device.view(out);
+      a.lse = device.view(lse);
+      a.options = opts.bind(device);
+      const Status status = run_on(backend, a);
+      if (status.code() == ErrorCode::unsupported && is_cuda(backend)) {
+        GTEST_SKIP() << status.message();
+      }
+      ASSERT_TRUE(status.ok()) << status.message();
+      std::vector<HostTensor> results = {device.fetch(out), device.fetch(lse)};
+      if (run == 0) {
+        first = std::move(results);
+        continue;
+      }
+      const std::string tag = " (num_splits " + std::to_string(splits) + ", run " + std::to_string(run) + ")";
+      ASSERT_TRUE(expect_identical("out" + tag, first[0], results[0]));
+      ASSERT_TRUE(expect_identical("lse" + tag, first[1], results[1]));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, DeterminismTest, ::testing::ValuesIn(backends_under_test()),
+                         [](const ::testing::TestParamInfo<Backend>& info) {
+                           return std::string(backend_name(info.param));
+                         });
+
+}  // namespace
+}  // namespace flashattn::test

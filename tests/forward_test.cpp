@@ -1,0 +1,167 @@
+// Batched forward, every backend against the float64 reference.
+//
+// The grid: every (sq, sk) of the list, every head dim, every dtype,
+// MHA/GQA/MQA, dv != d, every mask kind, softcap, ALiBi (h) and (b, h), dropout,
+// sink, custom scale and non-contiguous layouts, each value at least once. The
+// small shapes cycle through the axes (AxisCycle); the large ones (1023x1024,
+// 2048x2048, d = 256) are a few hand-picked cases, because the float64
+// reference is O(sq * sk * d) and the whole binary must run in minutes on a
+// 2-core CI machine.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "support/attention_cases.h"
+#include "support/oracle.h"
+#include "support/test_support.h"
+
+namespace flashattn::test {
+namespace {
+
+struct ForwardCase {
+  std::int64_t b, sq, sk, h, hk, d, dv;
+  DType dtype;
+  Features features;
+  Layout layout = Layout::contiguous;
+  bool with_lse = true;
+
+  std::string name() const {
+    return std::to_string(sq) + "x" + std::to_string(sk) + "_b" + std::to_string(b) + "_" +
+           heads_label(h, hk) + "_d" + std::to_string(d) + (dv != d ? "_dv" + std::to_string(dv) : "") + "_" +
+           dtype_label(dtype) + "_" + features_label(features) + "_" + layout_name(layout) +
+           (with_lse ? "" : "_nolse");
+  }
+};
+
+const std::vector<std::pair<std::int64_t, std::int64_t>> kSmallShapes = {{1, 1},     {1, 239}, {113, 203},
+                                                                         {128, 217}, {239, 1}, {799, 3}};
+const std::vector<std::int64_t> kHeadDims = {8, 40, 64, 72, 96, 128, 192, 256};
+
+std::vector<ForwardCase> forward_cases() {
+  std::vector<ForwardCase> cases;
+  AxisCycle<std::int64_t> dims(kHeadDims, 1);
+  AxisCycle<DType> dtypes({DType::float16, DType::bfloat16, DType::float32}, 2);
+  AxisCycle<std::pair<std::int64_t, std::int64_t>> heads({{4, 4}, {6, 2}, {3, 1}}, 3);
+  AxisCycle<MaskKind> masks({MaskKind::none, MaskKind::causal, MaskKind::local, MaskKind::left_only,
+                             MaskKind::right_only, MaskKind::causal_left},
+                            4);
+  AxisCycle<float> softcaps({0.f, 0.f, 1.5f}, 5);
+  AxisCycle<AlibiKind> alibis(
+      {AlibiKind::none, AlibiKind::none, AlibiKind::per_head, AlibiKind::per_batch_head}, 6);
+  AxisCycle<float> dropouts({0.f, 0.f, 0.17f}, 7);
+  AxisCycle<bool> sinks({false, false, true}, 8);
+  AxisCycle<bool> scales({false, false, false, true}, 9);
+  AxisCycle<Layout> layouts({Layout::contiguous, Layout::padded, Layout::heads_major}, 10);
+  AxisCycle<bool> lses({true, true, true, true, false}, 11);
+  AxisCycle<int> dv_choice({0, 0, 0, 1}, 12);  // 1: dv != d
+
+  constexpr int kRounds = 6;
+  for (int round = 0; round < kRounds; ++round) {
+    for (auto [sq, sk] : kSmallShapes) {
+      ForwardCase c{};
+      c.b = 2;
+      c.sq = sq;
+      c.sk = sk;
+      std::tie(c.h, c.hk) = heads.next();
+      c.d = dims.next();
+      // dv != d: the head dim two steps along the list (so both smaller and larger dv occur).
+      c.dv = dv_choice.next() ? kHeadDims[(std::find(kHeadDims.begin(), kHeadDims.end(), c.d) -
+                                           kHeadDims.begin() + (round % 2 ? 2 : 6)) %
+                                          kHeadDims.size()]
+                              : c.d;
+      c.dtype = dtypes.next();
+      c.features = {masks.next(),    softcaps.next(), alibis.next(),
+                    dropouts.next(), sinks.next(),    scales.next()};
+      c.layout = layouts.next();
+      c.with_lse = lses.next();
+      cases.push_back(c);
+    }
+  }
+  // Large shapes: few, single-head, covering the long-sequence paths of every mask family.
+  const Features plain{};
+  cases.push_back({1, 1023, 1024, 2, 1, 64, 64, DType::float16, {MaskKind::causal}, Layout::contiguous});
+  cases.push_back({1,
+                   1023,
+                   1024,
+                   1,
+                   1,
+                   128,
+                   128,
+                   DType::bfloat16,
+                   {MaskKind::local, 0.f, AlibiKind::per_head, 0.17f, true},
+                   Layout::padded});
+  cases.push_back({1, 2048, 2048, 1, 1, 128, 128, DType::float16, plain, Layout::contiguous});
+  cases.push_back(
+      {1, 2048, 2048, 1, 1, 256, 256, DType::bfloat16, {MaskKind::causal, 1.5f}, Layout::heads_major});
+  cases.push_back(
+      {1, 1023, 1024, 1, 1, 256, 128, DType::float32, {MaskKind::right_only}, Layout::contiguous});
+  return cases;
+}
+
+using ForwardParam = std::tuple<Backend, ForwardCase>;
+
+class ForwardTest : public ::testing::TestWithParam<ForwardParam> {};
+
+TEST_P(ForwardTest, MatchesReference) {
+  const auto& [backend, c] = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  SCOPED_TRACE(seed_trace());
+  Rng rng = Rng::for_current_test();
+
+  HostTensor q(c.dtype, {c.b, c.sq, c.h, c.d}, c.layout);
+  HostTensor k(c.dtype, {c.b, c.sk, c.hk, c.d}, c.layout);
+  HostTensor v(c.dtype, {c.b, c.sk, c.hk, c.dv}, c.layout);
+  q.fill_normal(rng);
+  k.fill_normal(rng);
+  v.fill_normal(rng);
+  HostTensor out(c.dtype, {c.b, c.sq, c.h, c.dv}, c.layout);  // poisoned
+  HostTensor lse = c.with_lse
+                       ? HostTensor(DType::float32, {c.b, c.h, c.sq},
+                                    c.layout == Layout::contiguous ? Layout::contiguous : Layout::padded)
+                       : HostTensor();
+  const OptionTensors opts = draw_options(c.features, rng, c.b, c.h, c.d, c.sk);
+
+  auto build = [&](Binding& bind) {
+    ForwardArgs a;
+    a.q = bind.view(q);
+    a.k = bind.view(k);
+    a.v = bind.view(v);
+    a.out = bind.view(out);
+    a.lse = bind.view(lse);
+    a.options = opts.bind(bind);
+    return a;
+  };
+
+  DeviceBinding device(backend);
+  const Status status = run_on(backend, build(device));
+  if (status.code() == ErrorCode::unsupported && is_cuda(backend)) {
+    GTEST_SKIP() << status.message();
+  }
+  ASSERT_TRUE(status.ok()) << error_code_name(status.code()) << ": " << status.message();
+
+  expect_inputs_unchanged(
+      device, {{"q", &q}, {"k", &k}, {"v", &v}, {"alibi_slopes", &opts.alibi}, {"sink", &opts.sink}});
+
+  const ReferenceBinding ref = reference(build);
+  const ReferenceBinding lowp = reference_lowp(build, c.dtype);
+  EXPECT_TRUE(expect_close("out", device.fetch(out), out, ref.result(out), lowp.result(out),
+                           {2.0, output_atol(c.dtype)}));
+  if (c.with_lse) {
+    EXPECT_TRUE(
+        expect_close("lse", device.fetch(lse), lse, ref.result(lse), lowp.result(lse), {2.0, kLseAtol}));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Grid, ForwardTest,
+                         ::testing::Combine(::testing::ValuesIn(backends_under_test()),
+                                            ::testing::ValuesIn(forward_cases())),
+                         [](const ::testing::TestParamInfo<ForwardParam>& info) {
+                           return sanitize_name(std::string(backend_name(std::get<0>(info.param))) + "_" +
+                                                std::to_string(info.index) + "_" +
+                                                std::get<1>(info.param).name());
+                         });
+
+}  // namespace
+}  // namespace flashattn::test

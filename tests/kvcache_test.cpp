@@ -1,0 +1,334 @@
+// Forward over a KV cache (decoding, chunked prefill), every backend against the
+// float64 reference.
+//
+// Axes: dense and paged caches (page sizes 1, 3, 16, 256, shuffled block tables),
+// appended k/v or not, cache_batch_idx (dense), left padding, rotary (interleaved
+// and GPT-NeoX, rotary_dim = d and < d), num_splits 1 / heuristic / 3, every mask
+// kind, softcap, ALiBi, sink, dtypes, head dims, MHA/GQA/MQA, layouts.
+//
+// Besides out and LSE, the cache itself is checked after the call: appended v rows
+// equal v_new exactly, appended k rows equal the (rotated) k_new within the rounding
+// of the cache dtype, and every other cache element is bitwise unchanged. Cache
+// positions that hold no key (before leftpad, after cache_seqlens, blocks nobody
+// owns) are poisoned with NaN, so reading them shows.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "support/attention_cases.h"
+#include "support/oracle.h"
+#include "support/test_support.h"
+
+namespace flashattn::test {
+namespace {
+
+enum class Rotary { none, interleaved, neox };
+
+struct KVCacheCase {
+  std::int64_t b, sq, sk, h, hk, d, dv;  // sk: keys of the longest sequence after the append
+  DType dtype;
+  Features features;
+  Layout layout = Layout::contiguous;
+  bool append = true;
+  Rotary rotary = Rotary::none;
+  bool partial_rotary = false;  // rotary_dim = d / 2 instead of d
+  std::int64_t page_size = 0;   // 0: dense cache
+  bool batch_idx = false;       // dense only
+  bool leftpad = false;
+  int num_splits = 1;
+
+  std::string name() const {
+    std::string rot = rotary == Rotary::none ? "" : rotary == Rotary::interleaved ? "_ropeGPTJ" : "_ropeNeoX";
+    if (rotary != Rotary::none && partial_rotary) rot += "half";
+    return std::to_string(sq) + "x" + std::to_string(sk) + "_b" + std::to_string(b) + "_" +
+           heads_label(h, hk) + "_d" + std::to_string(d) + (dv != d ? "_dv" + std::to_string(dv) : "") + "_" +
+           dtype_label(dtype) + "_" + features_label(features) + "_" + layout_name(layout) +
+           (append ? "_append" : "") + rot + (page_size ? "_page" + std::to_string(page_size) : "") +
+           (batch_idx ? "_batchidx" : "") + (leftpad ? "_leftpad" : "") + "_splits" +
+           std::to_string(num_splits);
+  }
+};
+
+std::vector<KVCacheCase> kvcache_cases() {
+  const std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {{1, 1},     {1, 239}, {113, 203},
+                                                                     {128, 217}, {239, 1}, {799, 3}};
+  AxisCycle<std::int64_t> dims({8, 40, 64, 72, 96, 128, 192, 256}, 41);
+  AxisCycle<DType> dtypes({DType::float16, DType::bfloat16, DType::float32}, 42);
+  AxisCycle<std::pair<std::int64_t, std::int64_t>> heads({{4, 4}, {6, 2}, {3, 1}}, 43);
+  AxisCycle<MaskKind> masks({MaskKind::none, MaskKind::causal, MaskKind::local, MaskKind::left_only,
+                             MaskKind::right_only, MaskKind::causal_left},
+                            44);
+  AxisCycle<float> softcaps({0.f, 0.f, 1.5f}, 45);
+  AxisCycle<AlibiKind> alibis(
+      {AlibiKind::none, AlibiKind::per_head, AlibiKind::none, AlibiKind::per_batch_head}, 46);
+  AxisCycle<bool> sinks({false, false, true}, 47);
+  AxisCycle<Layout> layouts({Layout::contiguous, Layout::padded, Layout::heads_major}, 48);
+  AxisCycle<std::int64_t> pages({0, 0, 1, 3, 16, 256}, 49);
+  AxisCycle<Rotary> rotaries({Rotary::none, Rotary::interleaved, Rotary::neox}, 50);
+  AxisCycle<bool> partials({false, true}, 51);
+  AxisCycle<bool> batch_idxs({false, true}, 52);
+  AxisCycle<bool> leftpads({false, true}, 53);
+  AxisCycle<int> splits({1, 0, 3}, 54);
+  AxisCycle<bool> appends({true, true, false}, 55);
+
+  std::vector<KVCacheCase> cases;
+  for (int round = 0; round < 4; ++round) {
+    for (auto [sq, sk] : shapes) {
+      KVCacheCase c{};
+      c.b = 3;
+      c.sq = sq;
+      c.sk = sk;
+      std::tie(c.h, c.hk) = heads.next();
+      c.d = dims.next();
+      c.dv = round == 2 ? (c.d == 96 ? 64 : 96) : c.d;
+      c.dtype = dtypes.next();
+      c.features = {masks.next(), softcaps.next(), alibis.next(), 0.f, sinks.next(), false};
+      c.layout = layouts.next();
+      c.page_size = pages.next();
+      c.append = appends.next() && sq <= sk;  // the new keys are the queries' own tokens
+      c.rotary = c.append ? rotaries.next() : Rotary::none;
+      c.partial_rotary = partials.next();
+      c.batch_idx = c.page_size == 0 && batch_idxs.next();
+      c.leftpad = leftpads.next();
+      c.num_splits = splits.next();
+      cases.push_back(c);
+    }
+  }
+  // Long caches: split-KV decoding and a chunked prefill.
+  cases.push_back({2,
+                   1,
+                   2048,
+                   4,
+                   1,
+                   128,
+                   128,
+                   DType::float16,
+                   {MaskKind::causal},
+                   Layout::contiguous,
+                   true,
+                   Rotary::neox,
+                   false,
+                   16,
+                   false,
+                   false,
+                   0});
+  cases.push_back({1,
+                   1,
+                   2048,
+                   2,
+                   2,
+                   256,
+                   256,
+                   DType::bfloat16,
+                   {},
+                   Layout::contiguous,
+                   false,
+                   Rotary::none,
+                   false,
+                   0,
+                   false,
+                   true,
+                   8});
+  cases.push_back({1,
+                   1023,
+                   1024,
+                   2,
+                   1,
+                   64,
+                   64,
+                   DType::bfloat16,
+                   {MaskKind::causal},
+                   Layout::padded,
+                   true,
+                   Rotary::interleaved,
+                   true,
+                   256,
+                   false,
+                   false,
+                   3});
+  return cases;
+}
+
+using KVCacheParam = std::tuple<Backend, KVCacheCase>;
+class KVCacheTest : public ::testing::TestWithParam<KVCacheParam> {};
+
+TEST_P(KVCacheTest, MatchesReference) {
+  const auto& [backend, c] = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  SCOPED_TRACE(seed_trace());
+  Rng rng = Rng::for_current_test();
+
+  const std::int64_t s_new = c.append ? c.sq : 0;
+  // Per sequence: left padding, keys already cached, their end (cache_seqlens).
+  std::vector<std::int64_t> pad(c.b), old_keys(c.b), cache_end(c.b);
+  for (std::int64_t s = 0; s < c.b; ++s) {
+    pad[s] = c.leftpad ? rng.integer(0, 7) : 0;
+    old_keys[s] = s == 0 ? c.sk - s_new : rng.integer(0, c.sk - s_new);
+    cache_end[s] = pad[s] + old_keys[s];
+  }
+  std::int64_t capacity = 0;
+  for (std::int64_t s = 0; s < c.b; ++s) capacity = std::max(capacity, cache_end[s] + s_new);
+  capacity += rng.integer(0, 5);  // room nobody uses
+  capacity = std::max<std::int64_t>(capacity, 1);
+  // Without an append or leftpad, cache_seqlens may be omitted when every sequence fills the cache.
+  const bool omit_seqlens = !c.append && !c.leftpad && c.page_size == 0 && c.b > 0 && rng.coin(0.3);
+  if (omit_seqlens) {
+    capacity = c.sk;
+    for (std::int64_t s = 0; s < c.b; ++s) cache_end[s] = old_keys[s] = c.sk;
+  }
+
+  // Where sequence s's cache position p lives: (cache row or block, row in it).
+  HostTensor block_table, batch_idx;
+  std::int64_t cache_rows = c.b;     // dense: b_cache; paged: num_blocks
+  std::int64_t rows_per = capacity;  // dense: s_cache; paged: page_size
+  if (c.page_size > 0) {
+    const std::int64_t blocks = (capacity + c.page_size - 1) / c.page_size;
+    cache_rows = c.b * blocks + 1;  // one block nobody owns
+    rows_per = c.page_size;
+    std::vector<std::int32_t> physical(cache_rows);
+    std::iota(physical.begin(), physical.end(), 0);
+    std::shuffle(physical.begin(), physical.end(), rng.engine());
+    block_table = HostTensor(DType::int32, {c.b, blocks});
+    for (std::int64_t s = 0; s < c.b; ++s) {
+      for (std::int64_t slot = 0; slot < blocks; ++slot)
+        block_table.set_int({s, slot}, physical[s * blocks + slot]);
+    }
+  } else if (c.batch_idx) {
+    cache_rows = c.b + 2;
+    std::vector<std::int32_t> rows(cache_rows);
+    std::iota(rows.begin(), rows.end(), 0);
+    std::shuffle(rows.begin(), rows.end(), rng.engine());
+    batch_idx = HostTensor(DType::int32, {c.b});
+    for (std::int64_t s = 0; s < c.b; ++s) batch_idx.set_int({s}, rows[s]);
+  }
+  auto locate = [&](std::int64_t s, std::int64_t position) -> std::pair<std::int64_t, std::int64_t> {
+    if (c.page_size > 0) return {block_table.get_int({s, position / c.page_size}), position % c.page_size};
+    return {c.batch_idx ? batch_idx.get_int({s}) : s, position};
+  };
+
+  // The cache: keys at [pad, cache_end) of each sequence random, everything else poisoned.
+  HostTensor k_cache(c.dtype, {cache_rows, rows_per, c.hk, c.d}, c.layout);
+  HostTensor v_cache(c.dtype, {cache_rows, rows_per, c.hk, c.dv}, c.layout);
+  for (std::int64_t s = 0; s < c.b; ++s) {
+    for (std::int64_t p = pad[s]; p < cache_end[s]; ++p) {
+      const auto [row, pos] = locate(s, p);
+      for (std::int64_t hh = 0; hh < c.hk; ++hh) {
+        for (std::int64_t e = 0; e < c.d; ++e) k_cache.set({row, pos, hh, e}, rng.normal());
+        for (std::int64_t e = 0; e < c.dv; ++e) v_cache.set({row, pos, hh, e}, rng.normal());
+      }
+    }
+  }
+  auto int_tensor = [&](const std::vector<std::int64_t>& values) {
+    HostTensor t(DType::int32, {c.b});
+    for (std::int64_t s = 0; s < c.b; ++s) t.set_int({s}, static_cast<std::int32_t>(values[s]));
+    return t;
+  };
+  const HostTensor cache_seqlens = omit_seqlens ? HostTensor() : int_tensor(cache_end);
+  const HostTensor leftpad = c.leftpad ? int_tensor(pad) : HostTensor();
+
+  HostTensor q(c.dtype, {c.b, c.sq, c.h, c.d}, c.layout);
+  q.fill_normal(rng);
+  HostTensor k_new, v_new, rotary_cos, rotary_sin;
+  if (c.append) {
+    k_new = HostTensor(c.dtype, {c.b, s_new, c.hk, c.d}, c.layout);
+    v_new = HostTensor(c.dtype, {c.b, s_new, c.hk, c.dv}, c.layout);
+    k_new.fill_normal(rng);
+    v_new.fill_normal(rng);
+  }
+  if (c.rotary != Rotary::none) {
+    const std::int64_t rotary_dim = c.partial_rotary ? std::max<std::int64_t>(2, c.d / 2 / 2 * 2) : c.d;
+    const std::int64_t positions = capacity + 3;
+    rotary_cos = HostTensor(c.dtype, {positions, rotary_dim / 2});
+    rotary_sin = HostTensor(c.dtype, {positions, rotary_dim / 2});
+    for (std::int64_t p = 0; p < positions; ++p) {
+      for (std::int64_t m = 0; m < rotary_dim / 2; ++m) {
+        const double angle = p * std::pow(10000.0, -2.0 * m / rotary_dim);
+        rotary_cos.set({p, m}, static_cast<float>(std::cos(angle)));
+        rotary_sin.set({p, m}, static_cast<float>(std::sin(angle)));
+      }
+    }
+  }
+  HostTensor out(c.dtype, {c.b, c.sq, c.h, c.dv}, c.layout);
+  HostTensor lse(DType::float32, {c.b, c.h, c.sq});
+  const OptionTensors opts = draw_options(c.features, rng, c.b, c.h, c.d, c.sk);
+
+  auto build = [&](Binding& bind) {
+    KVCacheForwardArgs a;
+    a.q = bind.view(q);
+    a.k_cache = bind.view(k_cache);
+    a.v_cache = bind.view(v_cache);
+    a.block_table = bind.view(block_table);
+    a.cache_seqlens = bind.view(cache_seqlens);
+    a.cache_batch_idx = bind.view(batch_idx);
+    a.cache_leftpad = bind.view(leftpad);
+    a.k_new = bind.view(k_new);
+    a.v_new = bind.view(v_new);
+    a.rotary_cos = bind.view(rotary_cos);
+    a.rotary_sin = bind.view(rotary_sin);
+    a.rotary_interleaved = c.rotary == Rotary::interleaved;
+    a.num_splits = c.num_splits;
+    a.out = bind.view(out);
+    a.lse = bind.view(lse);
+    a.options = opts.bind(bind);
+    return a;
+  };
+
+  DeviceBinding device(backend);
+  const Status status = run_on(backend, build(device));
+  if (status.code() == ErrorCode::unsupported && is_cuda(backend)) {
+    GTEST_SKIP() << status.message();
+  }
+  ASSERT_TRUE(status.ok()) << error_code_name(status.code()) << ": " << status.message();
+  expect_inputs_unchanged(device, {{"q", &q},
+                                   {"k_new", &k_new},
+                                   {"v_new", &v_new},
+                                   {"block_table", &block_table},
+                                   {"cache_seqlens", &cache_seqlens},
+                                   {"cache_batch_idx", &batch_idx},
+                                   {"cache_leftpad", &leftpad},
+                                   {"rotary_cos", &rotary_cos},
+                                   {"rotary_sin", &rotary_sin},
+                                   {"alibi_slopes", &opts.alibi},
+                                   {"sink", &opts.sink}});
+
+  const ReferenceBinding ref = reference(build);
+  const ReferenceBinding lowp = reference_lowp(build, c.dtype);
+  EXPECT_TRUE(expect_close("out", device.fetch(out), out, ref.result(out), lowp.result(out),
+                           {2.0, output_atol(c.dtype)}));
+  EXPECT_TRUE(
+      expect_close("lse", device.fetch(lse), lse, ref.result(lse), lowp.result(lse), {2.0, kLseAtol}));
+
+  // The cache after the call: appended rows as the reference wrote them, the rest untouched.
+  std::set<std::pair<std::int64_t, std::int64_t>> appended;
+  for (std::int64_t s = 0; s < c.b; ++s) {
+    for (std::int64_t t = 0; t < s_new; ++t) appended.insert(locate(s, cache_end[s] + t));
+  }
+  const ElementFilter in_append = [&](const std::int64_t* index) {
+    return appended.count({index[0], index[1]}) > 0;
+  };
+  // k: rotated in the cache dtype, so within twice the reference's own rounding to it.
+  EXPECT_TRUE(expect_close("k_cache", device.fetch(k_cache), k_cache, ref.result(k_cache),
+                           lowp.result(k_cache), {2.0, c.rotary == Rotary::none ? 0.0 : output_atol(c.dtype)},
+                           in_append));
+  // v: a plain copy, exact.
+  EXPECT_TRUE(expect_close("v_cache", device.fetch(v_cache), v_cache, ref.result(v_cache),
+                           lowp.result(v_cache), {0.0, 0.0}, in_append));
+}
+
+INSTANTIATE_TEST_SUITE_P(Grid, KVCacheTest,
+                         ::testing::Combine(::testing::ValuesIn(backends_under_test()),
+                                            ::testing::ValuesIn(kvcache_cases())),
+                         [](const ::testing::TestParamInfo<KVCacheParam>& info) {
+                           return sanitize_name(std::string(backend_name(std::get<0>(info.param))) + "_" +
+                                                std::to_string(info.index) + "_" +
+                                                std::get<1>(info.param).name());
+                         });
+
+}  // namespace
+}  // namespace flashattn::test
