@@ -97,8 +97,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm) forward_k
     auto load_kv = [&](Element* smem, const KVRows<Element>& kv, int cols, int n_block) {
       const int n0 = n_block * Cfg::kBlockN;
       const int rows = static_cast<int>(seq.k - n0 < Cfg::kBlockN ? seq.k - n0 : Cfg::kBlockN);
-      load_tile_async<Cfg, KVTile, Cfg::kBlockN>(
-          smem, [&](int row) { return kv.row(n0 + row); }, rows, cols, thread);
+      if (kv.table == nullptr) {
+        load_strided_tile_async<Cfg, KVTile, Cfg::kBlockN>(smem, kv.row(n0), kv.row_stride, rows, cols, thread);
+      } else {
+        load_tile_async<Cfg, KVTile, Cfg::kBlockN>(
+            smem, [&](int row) { return kv.row(n0 + row); }, rows, cols, thread);
+      }
     };
 
     float o[kOTiles][4];
@@ -116,9 +120,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm) forward_k
 
     if (range.begin < range.end) {
       // Group g holds K/V of the g-th tile visited (and Q, with the first).
-      load_tile_async<Cfg, QTile, Cfg::kBlockM>(
-          q_smem, [&](int row) { return q_base + query_offset(p.q, seq, index.batch, m0 + row, index.head); },
-          q_rows, static_cast<int>(p.head_dim), thread);
+      load_strided_tile_async<Cfg, QTile, Cfg::kBlockM>(
+          q_smem, q_base + query_offset(p.q, seq, index.batch, m0, index.head), p.q.row_stride, q_rows,
+          static_cast<int>(p.head_dim), thread);
 #pragma unroll
       for (int stage = 0; stage < Cfg::kStages - 1; ++stage) {
         const int n_block = range.end - 1 - stage;

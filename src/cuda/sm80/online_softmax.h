@@ -22,9 +22,17 @@ struct OnlineSoftmax {
   __device__ __forceinline__ void update(float (&s)[kNTiles][4], float (&o)[kOTiles][4], float scale_log2) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      float tile_max = row_max[r];
+      // Pairwise (tree) reductions: a linear chain of kNTiles dependent fmaxf/fadd
+      // exposes the ALU latency with only two warps per scheduler.
+      float partial[kNTiles];
 #pragma unroll
-      for (int n = 0; n < kNTiles; ++n) tile_max = fmaxf(tile_max, fmaxf(s[n][2 * r], s[n][2 * r + 1]));
+      for (int n = 0; n < kNTiles; ++n) partial[n] = fmaxf(s[n][2 * r], s[n][2 * r + 1]);
+#pragma unroll
+      for (int width = kNTiles / 2; width > 0; width /= 2) {
+#pragma unroll
+        for (int n = 0; n < width; ++n) partial[n] = fmaxf(partial[n], partial[n + width]);
+      }
+      float tile_max = fmaxf(row_max[r], partial[0]);
       tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
       tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
       // A row that has seen only masked keys keeps max -inf; subtracting 0
@@ -39,8 +47,14 @@ struct OnlineSoftmax {
       for (int n = 0; n < kNTiles; ++n) {
         s[n][2 * r] = ptx::ex2_approx_ftz_f32(fmaf(s[n][2 * r], scale_log2, -max_scaled));
         s[n][2 * r + 1] = ptx::ex2_approx_ftz_f32(fmaf(s[n][2 * r + 1], scale_log2, -max_scaled));
-        row_sum[r] += s[n][2 * r] + s[n][2 * r + 1];
+        partial[n] = s[n][2 * r] + s[n][2 * r + 1];
       }
+#pragma unroll
+      for (int width = kNTiles / 2; width > 0; width /= 2) {
+#pragma unroll
+        for (int n = 0; n < width; ++n) partial[n] += partial[n + width];
+      }
+      row_sum[r] += partial[0];
     }
   }
 };
