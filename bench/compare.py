@@ -1,0 +1,365 @@
+#!/usr/bin/env python3
+"""flashattn beside the peers on one GPU, in one process.
+
+Peers: PyTorch SDPA's FLASH_ATTENTION (FlashAttention 2 kernels) and CUDNN_ATTENTION
+backends, and the flash_attn (FA2) / flash_attn_interface (FA3) packages when importable.
+
+Grid (the FlashAttention papers' standard one): forward and backward, causal and not,
+head dim 64/128/256, seqlen 512..16k, 16k tokens per batch (b = 16384 / s), hidden 2048
+(h = 2048 / d), bf16. FLOPs: forward 4 b s^2 h d (halved when causal), backward 2.5x.
+Decode case: q length 1, 32 query heads over 8 KV heads, d 128, 8192 cached keys,
+batch 64, reported in TB/s of K/V read.
+
+Method (see the GPU measuring method): every backend runs in the same process on the same
+inputs; each timing is the median of triton.testing.do_bench (CUDA events) after warm-up;
+each tensor of the grid is 64 MB, larger than L2. Rows flashattn cannot run print as
+"n/a (reason)". Writes CSV, JSON and PNG plots under bench/results/.
+
+    python bench/compare.py                       # the whole grid + decode
+    python bench/compare.py --hdims 128 --seqlens 1024,4096 --modes fwd
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import time
+from contextlib import nullcontext
+
+import torch
+import torch.nn.functional as F
+
+try:
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+except ImportError:  # very old torch
+    SDPBackend = sdpa_kernel = None
+
+try:
+    import flashattn
+except ImportError as e:
+    flashattn = None
+    FLASHATTN_IMPORT_ERROR = str(e)
+
+try:
+    import flash_attn as fa2
+except Exception:
+    fa2 = None
+try:
+    import flash_attn_interface as fa3
+except Exception:
+    try:
+        from flash_attn_3 import flash_attn_interface as fa3
+    except Exception:
+        fa3 = None
+
+TOKENS = 16384
+HIDDEN = 2048
+
+
+# ----------------------------------------------------------------------------------------
+# Timing.
+
+
+def bench_ms(fn, warmup_ms=25, rep_ms=100) -> float:
+    """Median milliseconds of fn() on the GPU (CUDA events)."""
+    try:
+        from triton.testing import do_bench
+        return do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median")
+    except ImportError:
+        pass
+    fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    torch.cuda.synchronize()
+    once = max(start.elapsed_time(end), 1e-3)
+    for _ in range(max(1, int(warmup_ms / once))):
+        fn()
+    times = []
+    for _ in range(max(5, int(rep_ms / once))):
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def short_reason(e: Exception) -> str:
+    text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    return text[:90]
+
+
+# ----------------------------------------------------------------------------------------
+# Backends: each returns a callable computing attention on (b, s, h, d) tensors.
+
+
+def _sdpa(backend):
+    def make(q, k, v, causal):
+        qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+
+        def run():
+            with sdpa_kernel([backend]):
+                return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+        return run
+    return make
+
+
+def _flashattn(q, k, v, causal):
+    return lambda: flashattn.flash_attn_func(q, k, v, causal=causal)
+
+
+def _fa2(q, k, v, causal):
+    return lambda: fa2.flash_attn_func(q, k, v, causal=causal)
+
+
+def _fa3(q, k, v, causal):
+    def run():
+        out = fa3.flash_attn_func(q, k, v, causal=causal)
+        return out[0] if isinstance(out, tuple) else out
+    return run
+
+
+def backends():
+    found = {}
+    if flashattn is not None:
+        found["flashattn"] = _flashattn
+    if sdpa_kernel is not None:
+        found["sdpa_flash"] = _sdpa(SDPBackend.FLASH_ATTENTION)
+        found["sdpa_cudnn"] = _sdpa(SDPBackend.CUDNN_ATTENTION)
+    if fa2 is not None:
+        found["fa2"] = _fa2
+    if fa3 is not None:
+        found["fa3"] = _fa3
+    return found
+
+
+def measure(make, q, k, v, causal, mode):
+    """TFLOP-free: returns milliseconds, or raises with the reason it cannot run."""
+    fn = make(q, k, v, causal)
+    if mode == "fwd":
+        with torch.no_grad():
+            fn()
+            torch.cuda.synchronize()
+            return bench_ms(fn)
+    out = fn()
+    grad = torch.randn_like(out)
+    torch.autograd.grad(out, (q, k, v), grad, retain_graph=True)
+    torch.cuda.synchronize()
+    return bench_ms(lambda: torch.autograd.grad(out, (q, k, v), grad, retain_graph=True))
+
+
+def run_grid(args, impls):
+    rows = []
+    for hdim in args.hdims:
+        for causal in (False, True):
+            for seqlen in args.seqlens:
+                batch, heads = max(1, TOKENS // seqlen), HIDDEN // hdim
+                torch.manual_seed(seqlen + hdim)
+                q = torch.randn(batch, seqlen, heads, hdim, device="cuda", dtype=args.dtype, requires_grad=True)
+                k = torch.randn_like(q, requires_grad=True)
+                v = torch.randn_like(q, requires_grad=True)
+                flop_fwd = 4 * batch * seqlen * seqlen * heads * hdim / (2 if causal else 1)
+                for mode in args.modes:
+                    flop = flop_fwd * (2.5 if mode == "bwd" else 1.0)
+                    row = {"mode": mode, "hdim": hdim, "causal": causal, "seqlen": seqlen, "batch": batch,
+                           "heads": heads}
+                    for name, make in impls.items():
+                        try:
+                            ms = measure(make, q, k, v, causal, mode)
+                            row[name] = round(flop / ms / 1e9, 1)
+                        except Exception as e:  # a backend that cannot run this row says why
+                            row[name] = f"n/a ({short_reason(e)})"
+                        torch.cuda.synchronize()
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
+                del q, k, v
+                torch.cuda.empty_cache()
+    return rows
+
+
+# ----------------------------------------------------------------------------------------
+# Decode: q length 1 over a long KV cache (memory-bound: TB/s of K/V read).
+
+
+def run_decode(args):
+    b, hq, hk, d, sk = args.decode_batch, 32, 8, 128, args.decode_keys
+    torch.manual_seed(0)
+    q = torch.randn(b, 1, hq, d, device="cuda", dtype=args.dtype)
+    k_cache = torch.randn(b, sk, hk, d, device="cuda", dtype=args.dtype)
+    v_cache = torch.randn_like(k_cache)
+    kv_bytes = 2 * k_cache.numel() * k_cache.element_size()
+    seqlens = torch.full((b,), sk, dtype=torch.int32, device="cuda")
+    cases = {}
+    if flashattn is not None:
+        cases["flashattn"] = lambda: flashattn.flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=seqlens)
+    if sdpa_kernel is not None:
+        qt, kt, vt = q.transpose(1, 2), k_cache.transpose(1, 2), v_cache.transpose(1, 2)
+        for name, be in (("sdpa_flash", SDPBackend.FLASH_ATTENTION), ("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION)):
+            def run(be=be):
+                with sdpa_kernel([be]):
+                    return F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=True)
+            cases[name] = run
+    if fa2 is not None:
+        cases["fa2"] = lambda: fa2.flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=seqlens)
+    if fa3 is not None:
+        cases["fa3"] = lambda: fa3.flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=seqlens)
+    row = {"mode": "decode", "batch": b, "heads": hq, "heads_kv": hk, "hdim": d, "keys": sk,
+           "kv_gbytes": round(kv_bytes / 1e9, 3)}
+    for name, fn in cases.items():
+        try:
+            with torch.no_grad():
+                fn()
+                torch.cuda.synchronize()
+                ms = bench_ms(fn)
+            row[name] = round(kv_bytes / ms / 1e9, 3)  # TB/s
+            row[name + "_us"] = round(ms * 1e3, 1)
+        except Exception as e:
+            row[name] = f"n/a ({short_reason(e)})"
+    print(json.dumps(row), flush=True)
+    return row
+
+
+# ----------------------------------------------------------------------------------------
+# Reporting.
+
+
+def environment():
+    info = {"python": platform.python_version(), "torch": torch.__version__, "cuda": torch.version.cuda,
+            "cudnn": torch.backends.cudnn.version(), "flashattn": getattr(flashattn, "__version__", None),
+            "flash_attn": getattr(fa2, "__version__", None), "flash_attn_3": "present" if fa3 else None}
+    if torch.cuda.is_available():
+        p = torch.cuda.get_device_properties(0)
+        info.update(gpu=p.name, sms=p.multi_processor_count, memory_gib=round(p.total_memory / 2**30, 1))
+    try:
+        info["driver"] = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                        capture_output=True, text=True, timeout=10).stdout.strip().splitlines()[0]
+    except Exception:
+        info["driver"] = None
+    return info
+
+
+def ratio_to_best_peer(row, names):
+    ours = row.get("flashattn")
+    peers = [row[n] for n in names if n != "flashattn" and isinstance(row.get(n), (int, float))]
+    if not isinstance(ours, (int, float)) or not peers:
+        return None
+    return round(ours / max(peers), 2)
+
+
+def markdown_table(rows, names):
+    lines = ["| mode | d | causal | seqlen | " + " | ".join(names) + " | flashattn / best peer |",
+             "|---" * (5 + len(names)) + "|"]
+    for r in rows:
+        ratio = ratio_to_best_peer(r, names)
+        cells = [str(r.get(n, "")) for n in names]
+        lines.append(f"| {r['mode']} | {r['hdim']} | {r['causal']} | {r['seqlen']} | " + " | ".join(cells) +
+                     f" | {ratio if ratio is not None else 'n/a'} |")
+    return "\n".join(lines)
+
+
+def plot(rows, names, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not available: no plots")
+        return None
+    panels = sorted({(r["mode"], r["hdim"], r["causal"]) for r in rows})
+    cols = 4
+    nrows = math.ceil(len(panels) / cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols, 3.3 * nrows), squeeze=False)
+    for ax, (mode, hdim, causal) in zip(axes.flat, panels):
+        sel = [r for r in rows if (r["mode"], r["hdim"], r["causal"]) == (mode, hdim, causal)]
+        xs = [r["seqlen"] for r in sel]
+        for name in names:
+            ys = [r.get(name) if isinstance(r.get(name), (int, float)) else float("nan") for r in sel]
+            if any(not math.isnan(y) for y in ys):
+                ax.plot(xs, ys, marker="o", label=name, linewidth=2.5 if name == "flashattn" else 1.2)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(xs)
+        ax.set_xticklabels([f"{x // 1024}k" if x >= 1024 else str(x) for x in xs])
+        ax.set_title(f"{mode} d={hdim} {'causal' if causal else 'non-causal'}")
+        ax.set_xlabel("seqlen")
+        ax.set_ylabel("TFLOP/s")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return path
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--modes", default="fwd,bwd")
+    parser.add_argument("--hdims", default="64,128,256")
+    parser.add_argument("--seqlens", default="512,1024,2048,4096,8192,16384")
+    parser.add_argument("--dtype", default="bf16", choices=["bf16", "fp16"])
+    parser.add_argument("--decode-batch", type=int, default=64)
+    parser.add_argument("--decode-keys", type=int, default=8192)
+    parser.add_argument("--no-decode", action="store_true")
+    parser.add_argument("--no-grid", action="store_true")
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
+    parser.add_argument("--tag", default=time.strftime("%Y%m%d-%H%M%S"))
+    args = parser.parse_args()
+    args.modes = [m for m in args.modes.split(",") if m]
+    args.hdims = [int(x) for x in args.hdims.split(",")]
+    args.seqlens = [int(x) for x in args.seqlens.split(",")]
+    args.dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
+
+    if not torch.cuda.is_available():
+        sys.exit("bench/compare.py needs a CUDA GPU")
+    if flashattn is None:
+        print(f"flashattn not importable ({FLASHATTN_IMPORT_ERROR}): its column is omitted")
+    env = environment()
+    print(json.dumps(env))
+    impls = backends()
+    names = list(impls)
+    rows = [] if args.no_grid else run_grid(args, impls)
+    decode = None if args.no_decode else run_decode(args)
+
+    os.makedirs(args.out, exist_ok=True)
+    base = os.path.join(args.out, f"compare-{args.tag}")
+    with open(base + ".json", "w") as f:
+        json.dump({"environment": env, "grid": rows, "decode": decode,
+                   "method": "median of triton.testing.do_bench (warmup 25 ms, rep 100 ms), bf16 unless noted, "
+                             "same process for every backend"}, f, indent=1)
+    if rows:
+        with open(base + ".csv", "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=["mode", "hdim", "causal", "seqlen", "batch", "heads"] + names +
+                                    ["flashattn_over_best_peer"])
+            writer.writeheader()
+            for r in rows:
+                writer.writerow({**r, "flashattn_over_best_peer": ratio_to_best_peer(r, names)})
+    png = plot(rows, names, base + ".png") if rows else None
+
+    print()
+    print(f"# {env.get('gpu')} | driver {env.get('driver')} | CUDA {env.get('cuda')} | torch {env.get('torch')} | "
+          f"cuDNN {env.get('cudnn')} | flashattn {env.get('flashattn')}")
+    if rows:
+        print("\nTFLOP/s (bwd counted as 2.5x fwd FLOPs)\n")
+        print(markdown_table(rows, names))
+    if decode:
+        print(f"\nDecode (q len 1, {decode['heads']}/{decode['heads_kv']} heads, d {decode['hdim']}, "
+              f"{decode['keys']} keys, batch {decode['batch']}, {decode['kv_gbytes']} GB K/V): TB/s of K/V read")
+        for name in names:
+            if name in decode:
+                us = decode.get(name + "_us")
+                print(f"  {name:12s} {decode[name]}" + (f"  ({us} us)" if us else ""))
+    print(f"\nwrote {base}.json" + (f", {base}.csv" if rows else "") + (f", {png}" if png else ""))
+
+
+if __name__ == "__main__":
+    main()
