@@ -62,6 +62,23 @@ inline Isa detect_isa() noexcept {
 Status run(const AttentionParams& p, const ExecutionContext& ctx, Isa isa) noexcept;
 Status run(const BackwardParams& p, const ExecutionContext& ctx, Isa isa) noexcept;
 
+// Asks for the K and V rows of keys [j0, j0 + count) of sequence b to be
+// brought into cache ahead of use. K/V rows of one head are a whole row of all
+// heads apart (often several KB), one or two rows per page, which defeats the
+// hardware's streaming prefetch; without this, decoding (one query row per
+// head, every key used once) runs at memory latency instead of bandwidth.
+inline void prefetch_keys(const AttentionParams& p, const SequenceLengths& seq, std::int64_t b, std::int64_t head_kv,
+                          std::int64_t j0, std::int64_t count) {
+  const std::int64_t elem = static_cast<std::int64_t>(dtype_size(p.dtype));
+  const std::int64_t k_bytes = p.head_dim * elem, v_bytes = p.head_dim_v * elem;
+  for (std::int64_t j = j0; j < j0 + count; ++j) {
+    const char* k = static_cast<const char*>(p.k.data) + key_offset(p, p.k, seq, b, j, head_kv) * elem;
+    const char* v = static_cast<const char*>(p.v.data) + key_offset(p, p.v, seq, b, j, head_kv) * elem;
+    for (std::int64_t x = 0; x < k_bytes; x += 64) __builtin_prefetch(k + x, 0, 2);
+    for (std::int64_t x = 0; x < v_bytes; x += 64) __builtin_prefetch(v + x, 0, 2);
+  }
+}
+
 // Query heads per kv head: the rows of one packed tile are (i, head) pairs,
 // row R = i * group + (head % group).
 inline std::int64_t group_size(const AttentionParams& p) { return p.heads / p.heads_kv; }

@@ -177,6 +177,8 @@ TILED_INLINE void backward_query_tile(const BackwardParams& p, const BackwardIte
   for (std::int64_t kv_tile = tile_begin; kv_tile < tile_end; ++kv_tile) {
     const std::int64_t j0 = kv_tile * kBlockK;
     const int cols = static_cast<int>(std::min<std::int64_t>(kBlockK, seq.k - j0));
+    if (kv_tile + 1 < tile_end)
+      prefetch_keys(p, seq, item.b, item.head_kv, j0 + kBlockK, std::min<std::int64_t>(kBlockK, seq.k - j0 - kBlockK));
     for (int jj = 0; jj < cols; ++jj) {
       const std::int64_t k_off = key_offset(p, p.k, seq, item.b, j0 + jj, item.head_kv);
       const std::int64_t v_off = key_offset(p, p.v, seq, item.b, j0 + jj, item.head_kv);

@@ -123,6 +123,9 @@ TILED_INLINE void forward_item(const AttentionParams& p, const ForwardItem& item
   for (std::int64_t tile = tile_begin; tile < tile_end; ++tile) {
     const std::int64_t j0 = tile * kBlockK;
     const int cols = static_cast<int>(std::min<std::int64_t>(kBlockK, seq.k - j0));
+    if (tile == tile_begin) prefetch_keys(p, seq, item.b, item.head_kv, j0, cols);
+    if (tile + 1 < tile_end)
+      prefetch_keys(p, seq, item.b, item.head_kv, j0 + kBlockK, std::min<std::int64_t>(kBlockK, seq.k - j0 - kBlockK));
     for (int jj = 0; jj < cols; ++jj) {
       const std::int64_t k_off = key_offset(p, p.k, seq, item.b, j0 + jj, item.head_kv);
       const std::int64_t v_off = key_offset(p, p.v, seq, item.b, j0 + jj, item.head_kv);
