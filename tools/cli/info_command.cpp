@@ -130,7 +130,7 @@ int info_command() {
     std::string name;
     std::function<Status(Backend, KernelChoice*)> ask;
   };
-  auto problem = [](Feature f) {
+  auto problem = [](const Feature& f) {
     return [f](Backend b, KernelChoice* c) {
       ProblemSpec s = base_problem();
       f(s);

@@ -29,7 +29,7 @@ Stream::Stream(Device device) : device_(device) {
 #endif
 }
 
-Stream::~Stream() {
+Stream::~Stream() {  // NOLINT(modernize-use-equals-default): not empty with CUDA
 #if FLASHATTN_WITH_CUDA
   if (handle_ != nullptr) cudaStreamDestroy(static_cast<cudaStream_t>(handle_));
 #endif
