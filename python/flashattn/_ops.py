@@ -113,6 +113,8 @@ def _fwd_setup_context(ctx, inputs, output):
     (q, k, v, softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, sink,
      deterministic) = inputs
     out, lse, rng_state = output
+    # As in FlashAttention 2, the LSE output carries no gradient (it is a by-product).
+    ctx.mark_non_differentiable(lse)
     ctx.save_for_backward(q, k, v, out, lse, rng_state, alibi_slopes, sink)
     ctx.options = (softmax_scale, causal, window_left, window_right, softcap, dropout_p, deterministic)
 
@@ -208,6 +210,7 @@ def _varlen_setup_context(ctx, inputs, output):
      softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, sink,
      deterministic) = inputs
     out, lse, rng_state = output
+    ctx.mark_non_differentiable(lse)
     ctx.paged = block_table is not None
     ctx.save_for_backward(q, k, v, out, lse, rng_state, cu_seqlens_q, cu_seqlens_k, seqused_q, seqused_k,
                           alibi_slopes, sink)

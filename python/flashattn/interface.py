@@ -11,7 +11,7 @@ fp32 natural-log units. Differences, all deliberate:
 
 * A fully masked query row has output 0 and LSE -inf (FlashAttention 3/4; FA2 reports +inf).
 * ``return_attn_probs=True`` returns ``(out, lse, None)``: attention probabilities are never
-  materialised.
+  materialised. The LSE carries no gradient (as in FlashAttention 2).
 * ``max_seqlen_q/k`` may be ints or tensors. A tensor is never read on the host (no sync,
   CUDA-graph safe, no recompilation per value): the bound derived from the shapes is used.
 * Non-contiguous inputs are read through their strides (no copy); only the last dimension
