@@ -11,4 +11,10 @@ __device__ __forceinline__ void st_shared_b32(std::uint32_t addr, std::uint32_t 
   asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(value) : "memory");
 }
 
+__device__ __forceinline__ std::uint32_t ld_shared_b32(std::uint32_t addr) {
+  std::uint32_t value;
+  asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(value) : "r"(addr) : "memory");
+  return value;
+}
+
 }  // namespace flashattn::ptx

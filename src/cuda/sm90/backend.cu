@@ -67,19 +67,25 @@ const char* unsupported_reason(const CombineParams&) noexcept {
   return "cuda_sm90 has no split-KV combine kernel (cuda_sm80's serves)";
 }
 
-std::size_t workspace_size(const AttentionParams&, int) noexcept { return 0; }
+// One int: the dynamic tile scheduler's counter (tile_scheduler.h).
+std::size_t workspace_size(const AttentionParams&, int) noexcept { return 256; }
 std::size_t workspace_size(const BackwardParams&, int) noexcept { return 0; }
 std::size_t workspace_size(const CombineParams&, int) noexcept { return 0; }
 
 Status run(const AttentionParams& p, const ExecutionContext& ctx) noexcept {
   if (p.batch == 0 || p.seqlen_q == 0 || p.heads == 0) return Status::ok_status();
   auto stream = static_cast<cudaStream_t>(ctx.stream);
+  auto* counter = static_cast<int*>(ctx.workspace);
+  if (counter == nullptr || ctx.workspace_bytes < workspace_size(p, 0)) {
+    return Status::error(ErrorCode::invalid_argument, "cuda_sm90: workspace of %zu bytes needed, %zu given",
+                         workspace_size(p, 0), ctx.workspace_bytes);
+  }
   const bool bf16 = p.dtype == DType::bfloat16;
   cudaError_t e = cudaErrorInvalidValue;
   switch (p.head_dim) {
-    case 64: e = bf16 ? run_forward<64, __nv_bfloat16>(p, stream) : run_forward<64, __half>(p, stream); break;
-    case 128: e = bf16 ? run_forward<128, __nv_bfloat16>(p, stream) : run_forward<128, __half>(p, stream); break;
-    case 256: e = bf16 ? run_forward<256, __nv_bfloat16>(p, stream) : run_forward<256, __half>(p, stream); break;
+    case 64: e = bf16 ? run_forward<64, __nv_bfloat16>(p, counter, stream) : run_forward<64, __half>(p, counter, stream); break;
+    case 128: e = bf16 ? run_forward<128, __nv_bfloat16>(p, counter, stream) : run_forward<128, __half>(p, counter, stream); break;
+    case 256: e = bf16 ? run_forward<256, __nv_bfloat16>(p, counter, stream) : run_forward<256, __half>(p, counter, stream); break;
     default: break;
   }
   if (e == cudaErrorInvalidValue) {

@@ -16,6 +16,7 @@
 
 #include "cuda/ptx/approx_math.h"
 #include "cuda/ptx/mbarrier.h"
+#include "cuda/ptx/shared_memory.h"
 #include "cuda/ptx/warpgroup.h"
 #include "cuda/ptx/wgmma.h"
 #include "cuda/sm90/epilogue.h"
@@ -99,8 +100,12 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
 
   RingPosition<Config::kStages> ring;
   std::uint32_t q_phase = 0;
-  for (StaticTileScheduler scheduler; scheduler.valid(p); scheduler.advance()) {
-    const WorkTile w = scheduler.work(p);
+  for (;;) {
+    ptx::mbarrier_wait_parity(pipe.q_full(), q_phase);
+    q_phase ^= 1;
+    const int tile = static_cast<int>(ptx::ld_shared_b32(pipe.tile_slot()));
+    if (tile >= p.num_tiles) break;
+    const WorkTile w = tile_work(p, tile);
     const KeyBlockRange range = key_block_range<Config>(p, w.m_block);
     const int n_blocks = range.end - range.begin;
     const int row0 = w.m_block * Config::kBlockM + consumer * 64 + (thread / 32) * 16 + lane / 4;
@@ -111,8 +116,6 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     SoftmaxRows rows;
     rows.reset();
 
-    ptx::mbarrier_wait_parity(pipe.q_full(), q_phase);
-    q_phase ^= 1;
     if (n_blocks == 0) {
       if (!Config::kSeparateO) {
         // nothing to release before the epilogue: it hands Q back itself

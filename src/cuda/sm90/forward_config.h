@@ -17,7 +17,9 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
-template <int kHeadDim_, typename Element_>
+// kWideN: a wider key block for unmasked problems at d <= 128 (fewer, longer
+// iterations; masked problems keep 128 so the diagonal blocks waste less).
+template <int kHeadDim_, typename Element_, bool kWideN = false>
 struct ForwardConfig {
   using Element = Element_;
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>);
@@ -31,7 +33,7 @@ struct ForwardConfig {
   // Keys per pipeline stage: as many as keep S (kBlockN/2 fp32 per thread) and O
   // (kHeadDim/2 per thread) plus the bf16 P fragment within the consumer budget,
   // and the stages within shared memory.
-  static constexpr int kBlockN = kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 112 : 80);
+  static constexpr int kBlockN = kHeadDim <= 128 ? (kWideN ? 176 : 128) : (kHeadDim <= 192 ? 112 : 80);
   static constexpr int kStages = kHeadDim <= 64 ? 4 : 2;
 
   // setmaxnreg split: 128 * 24 + 256 * 240 = 64512 <= 65536 registers per SM.
@@ -58,7 +60,7 @@ struct ForwardConfig {
   static constexpr int kKOffset = kQOffset + kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKVBytes;
   static constexpr int kOEnd = kVOffset + kStages * kKVBytes;
-  static constexpr int kBarrierBytes = 8 * (2 + 4 * kStages);
+  static constexpr int kBarrierBytes = 8 * (2 + 4 * kStages) + 8;  // + the tile-index slot
   static constexpr bool kSeparateO = kOEnd + kQBytes + kBarrierBytes + 1024 <= kSmemLimit;
   static constexpr int kOOffset = kSeparateO ? kOEnd : kQOffset;
   static constexpr int kBarrierOffset = kSeparateO ? kOEnd + kQBytes : kOEnd;

@@ -8,7 +8,8 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
+// tile_counter: one int of the caller's workspace; the launch zeroes it (stream-ordered).
 template <int kHeadDim, typename Element>
-cudaError_t run_forward(const AttentionParams& params, cudaStream_t stream);
+cudaError_t run_forward(const AttentionParams& params, int* tile_counter, cudaStream_t stream);
 
 }  // namespace flashattn::detail::cuda_sm90

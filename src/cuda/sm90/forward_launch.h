@@ -17,9 +17,8 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
-template <int kHeadDim, typename Element>
-cudaError_t run_forward(const AttentionParams& a, cudaStream_t stream) {
-  using Config = ForwardConfig<kHeadDim, Element>;
+template <class Config>
+cudaError_t launch_forward(const AttentionParams& a, int* tile_counter, cudaStream_t stream) {
   ForwardKernelParams k{};
   const bool maps_ok =
       encode_tile_map(&k.tma_q, a.dtype, a.q.data, a.head_dim, a.seqlen_q, a.heads, a.batch, a.q.row_stride,
@@ -52,9 +51,17 @@ cudaError_t run_forward(const AttentionParams& a, cudaStream_t stream) {
   }
   k.sink = a.sink;
 
-  int device = 0, sms = 0;
+  int device = 0, sms = 0, l2_bytes = 0;
   if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
   if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess) return e;
+  if (cudaError_t e = cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device); e != cudaSuccess) return e;
+  // L2 sections (tile_scheduler.h): as many kv heads as fill about half of L2, times their query heads.
+  const std::int64_t kv_head_bytes = std::max<std::int64_t>(1, a.seqlen_k * (a.head_dim + a.head_dim_v) * 2);
+  const std::int64_t kv_heads_per_section = std::max<std::int64_t>(1, (l2_bytes / 2) / kv_head_bytes);
+  k.sec_heads = static_cast<int>(
+      std::min<std::int64_t>(kv_heads_per_section * k.heads_per_kv, std::int64_t{k.batch} * k.heads));
+  k.tile_counter = tile_counter;
+  if (cudaError_t e = cudaMemsetAsync(tile_counter, 0, sizeof(int), stream); e != cudaSuccess) return e;
   auto kernel = forward_kernel<Config>;
   if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Config::kSmemBytes);
       e != cudaSuccess) {
@@ -63,6 +70,15 @@ cudaError_t run_forward(const AttentionParams& a, cudaStream_t stream) {
   const int grid = std::max(1, std::min(sms, k.num_tiles));
   kernel<<<grid, Config::kThreads, Config::kSmemBytes, stream>>>(k);
   return cudaGetLastError();
+}
+
+template <int kHeadDim, typename Element>
+cudaError_t run_forward(const AttentionParams& a, int* tile_counter, cudaStream_t stream) {
+  const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
+  if constexpr (kHeadDim == 128) {
+    if (!masked) return launch_forward<ForwardConfig<kHeadDim, Element, true>>(a, tile_counter, stream);
+  }
+  return launch_forward<ForwardConfig<kHeadDim, Element>>(a, tile_counter, stream);
 }
 
 }  // namespace flashattn::detail::cuda_sm90

@@ -10,6 +10,9 @@
 //   k_full[s]     producer -> consumers: K stage s has landed.
 //   k_empty[s]    consumers -> producer: all consumer warps' S GEMMs on stage s completed.
 //   v_full[s], v_empty[s]: the same for V and the O += P V GEMMs.
+// Beside them, tile_slot holds the index of the tile whose Q q_full announces
+// (>= num_tiles: no more work); it is written before the arrive on q_full and
+// rewritten only after q_empty, when every consumer has read it.
 // Empty barriers count one arrival per consumer warp (lane 0, after that warp's
 // wgmma.wait_group): completion is tracked per thread, so every warp vouches
 // for itself. Full barriers count the producer's one arrive_expect_tx.
@@ -40,6 +43,7 @@ struct SharedPipeline {
   __device__ std::uint32_t k_empty(int stage) const { return barrier(2 + Config::kStages + stage); }
   __device__ std::uint32_t v_full(int stage) const { return barrier(2 + 2 * Config::kStages + stage); }
   __device__ std::uint32_t v_empty(int stage) const { return barrier(2 + 3 * Config::kStages + stage); }
+  __device__ std::uint32_t tile_slot() const { return barrier(2 + 4 * Config::kStages); }
 
   __device__ void init_barriers() const {
     ptx::mbarrier_init(q_full(), 1);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "cuda/ptx/mbarrier.h"
+#include "cuda/ptx/shared_memory.h"
 #include "cuda/ptx/tma.h"
 #include "cuda/sm90/kernel_params.h"
 #include "cuda/sm90/pipeline.h"
@@ -21,19 +22,28 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
   ptx::prefetch_tensormap(&p.tma_v);
   RingPosition<Config::kStages> ring;
   std::uint32_t q_phase = 0;
-  for (StaticTileScheduler scheduler; scheduler.valid(p); scheduler.advance()) {
-    const WorkTile w = scheduler.work(p);
+  int tile = static_cast<int>(blockIdx.x);
+  for (;;) {
+    // Q's buffer and the tile slot are free once every consumer warp released the previous Q.
+    ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
+    q_phase ^= 1;
+    ptx::st_shared_b32(pipe.tile_slot(), static_cast<std::uint32_t>(tile));
+    if (tile >= p.num_tiles) {
+      ptx::mbarrier_arrive(pipe.q_full());  // no bytes: announces the end
+      break;
+    }
+    const WorkTile w = tile_work(p, tile);
     const int kv_head = w.head / p.heads_per_kv;
     const KeyBlockRange range = key_block_range<Config>(p, w.m_block);
 
-    ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
     ptx::mbarrier_arrive_expect_tx(pipe.q_full(), Config::kQBytes);
 #pragma unroll
     for (int c = 0; c < Config::kChunks; ++c) {
       ptx::tma_load_4d(pipe.q() + c * Config::kQChunkBytes, &p.tma_q, pipe.q_full(), c * Config::kChunkCols,
                        w.m_block * Config::kBlockM, w.head, w.batch);
     }
-    q_phase ^= 1;
+    // Claimed now, used next iteration: the atomic's latency hides behind this tile's loads.
+    tile = claim_next_tile(p);
 
     for (int n = range.end - 1; n >= range.begin; --n) {
       ptx::mbarrier_wait_parity(pipe.k_empty(ring.stage), ring.phase ^ 1);
