@@ -503,6 +503,8 @@ int bench(int argc, char** argv) {
         p.q = p.k = p.v = p.out = op;
         p.q.data = q, p.k.data = k, p.v.data = v, p.out.data = o;
         ExecutionContext ctx;
+        ctx.workspace_bytes = cuda_sm90::workspace_size(p, 0);
+        CHECK_CUDA(cudaMalloc(&ctx.workspace, ctx.workspace_bytes));
         cudaEvent_t e0, e1;
         CHECK_CUDA(cudaEventCreate(&e0));
         CHECK_CUDA(cudaEventCreate(&e1));
@@ -528,7 +530,7 @@ int bench(int argc, char** argv) {
                     causal ? "true" : "false", s, flop / times[times.size() / 2] / 1e9, times[times.size() / 2]);
         std::fflush(stdout);
         cudaEventDestroy(e0), cudaEventDestroy(e1);
-        cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(o);
+        cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(o), cudaFree(ctx.workspace);
       }
   return 0;
 }

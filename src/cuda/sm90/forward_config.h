@@ -17,9 +17,7 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
-// kWideN: a wider key block for unmasked problems at d <= 128 (fewer, longer
-// iterations; masked problems keep 128 so the diagonal blocks waste less).
-template <int kHeadDim_, typename Element_, bool kWideN = false>
+template <int kHeadDim_, typename Element_>
 struct ForwardConfig {
   using Element = Element_;
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>);
@@ -33,7 +31,9 @@ struct ForwardConfig {
   // Keys per pipeline stage: as many as keep S (kBlockN/2 fp32 per thread) and O
   // (kHeadDim/2 per thread) plus the bf16 P fragment within the consumer budget,
   // and the stages within shared memory.
-  static constexpr int kBlockN = kHeadDim <= 128 ? (kWideN ? 176 : 128) : (kHeadDim <= 192 ? 112 : 80);
+  // (176 at d=128 was measured slower: O must then reuse Q's buffer, which
+  // serialises the O store with the next tile's Q load; docs/kernel-notes-sm90.md.)
+  static constexpr int kBlockN = kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 112 : 80);
   static constexpr int kStages = kHeadDim <= 64 ? 4 : 2;
 
   // setmaxnreg split: 128 * 24 + 256 * 240 = 64512 <= 65536 registers per SM.

@@ -74,10 +74,6 @@ cudaError_t launch_forward(const AttentionParams& a, int* tile_counter, cudaStre
 
 template <int kHeadDim, typename Element>
 cudaError_t run_forward(const AttentionParams& a, int* tile_counter, cudaStream_t stream) {
-  const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
-  if constexpr (kHeadDim == 128) {
-    if (!masked) return launch_forward<ForwardConfig<kHeadDim, Element, true>>(a, tile_counter, stream);
-  }
   return launch_forward<ForwardConfig<kHeadDim, Element>>(a, tile_counter, stream);
 }
 
