@@ -191,10 +191,11 @@ TILED_INLINE void backward_query_tile(const BackwardParams& p, const BackwardIte
     if (p.softcap > 0.f) {
       const float inv = 1.f / p.softcap;
       for (int jj = 0; jj < cols; ++jj)
-        for (std::int64_t r = 0; r < rows_pad; ++r) {
-          const float t = std::tanh(ws.p[jj * kBlockQ + r] * inv);
-          ws.p[jj * kBlockQ + r] = p.softcap * t;
-          ws.dtanh[jj * kBlockQ + r] = 1.f - t * t;
+        for (std::int64_t r = 0; r < rows_pad; r += W) {
+          const std::int64_t at = jj * kBlockQ + r;
+          const V t = vtanh(vload<V>(ws.p + at) * inv);
+          vstore(ws.p + at, p.softcap * t);
+          vstore(ws.dtanh + at, 1.f - t * t);
         }
     }
     if (p.alibi_slopes) {

@@ -140,8 +140,10 @@ TILED_INLINE void forward_item(const AttentionParams& p, const ForwardItem& item
     if (p.softcap > 0.f) {
       const float inv = 1.f / p.softcap;
       for (int jj = 0; jj < cols; ++jj)
-        for (std::int64_t r = 0; r < rows_pad; ++r)
-          ws.s[jj * kBlockQ + r] = p.softcap * std::tanh(ws.s[jj * kBlockQ + r] * inv);
+        for (std::int64_t r = 0; r < rows_pad; r += W) {
+          float* at = ws.s + jj * kBlockQ + r;
+          vstore(at, p.softcap * vtanh(vload<V>(at) * inv));
+        }
     }
     if (p.alibi_slopes) {
       for (std::int64_t r = 0; r < rows_pad; ++r)

@@ -120,6 +120,24 @@ TILED_INLINE V vexp(V x) {
   return underflow ? V{} : result;
 }
 
+// tanh in fp32 (Cephes' tanhf scheme, about 2 ulp), branch-free: an odd
+// polynomial below |x| = 0.625, 1 - 2 / (e^{2|x|} + 1) above (where there is
+// no cancellation), the sign restored last.
+template <class V>
+TILED_INLINE V vtanh(V x) {
+  const V ax = x < V{} ? -x : x;
+  const V z = x * x;
+  V poly = vsplat<V>(-5.70498872745e-3f);
+  poly = poly * z + 2.06390887954e-2f;
+  poly = poly * z - 5.37397155531e-2f;
+  poly = poly * z + 1.33314422036e-1f;
+  poly = poly * z - 3.33332819422e-1f;
+  const V small = poly * z * x + x;
+  V large = 1.f - 2.f / (vexp(ax + ax) + 1.f);
+  large = x < V{} ? -large : large;
+  return ax > vsplat<V>(0.625f) ? large : small;
+}
+
 // ---------------------------------------------------------------------------
 // C[m][n] (+)= sum_k A(m, k) * B[k][n]   for m < M, n < N (N a multiple of the
 // vector width), with A(m, k) = a[m * a_m + k * a_k] read as broadcast scalars
