@@ -23,7 +23,8 @@ tag=$("$py" -c 'import sys; print("%d%d" % sys.version_info[:2])')
 venv=${FLASHATTN_VENV:-$HOME/.cache/flashattn/venv-py$tag}
 torch_req=${FLASHATTN_TORCH:-torch>=2.4}
 vpy="$venv/bin/python"
-pip=("$vpy" -m pip install -q --disable-pip-version-check)
+# --no-compile: byte-compiling all of torch and sympy costs more than the imports ever need.
+pip=("$vpy" -m pip install -q --disable-pip-version-check --no-compile)
 
 t0=$(date +%s)
 if [[ ! -x "$vpy" ]]; then
