@@ -154,6 +154,49 @@ TEST_P(ForwardTest, MatchesReference) {
   }
 }
 
+// The harness itself: a result that is slightly wrong (scale off by 1%, one element
+// left poisoned, one padding element written) must be caught, or the suites above
+// prove nothing.
+TEST(ForwardHarness, CatchesSmallErrors) {
+  SCOPED_TRACE(seed_trace());
+  Rng rng = Rng::for_current_test();
+  HostTensor q(DType::float16, {1, 64, 2, 64}, Layout::padded), k(DType::float16, {1, 80, 2, 64}),
+      v(DType::float16, {1, 80, 2, 64});
+  q.fill_normal(rng);
+  k.fill_normal(rng);
+  v.fill_normal(rng);
+  HostTensor out(DType::float16, {1, 64, 2, 64}, Layout::padded);
+  auto build = [&](Binding& bind, float scale) {
+    ForwardArgs a;
+    a.q = bind.view(q);
+    a.k = bind.view(k);
+    a.v = bind.view(v);
+    a.out = bind.view(out);
+    a.options.softmax_scale = scale;
+    return a;
+  };
+  const float scale = 0.125f;
+  DeviceBinding device(Backend::cpu_tiled);
+  ASSERT_TRUE(run_on(Backend::cpu_tiled, build(device, scale * 1.01f)).ok());
+  auto build_exact = [&](Binding& bind) { return build(bind, scale); };
+  const ReferenceBinding ref = reference(build_exact);
+  const ReferenceBinding lowp = reference_lowp(build_exact, DType::float16);
+  const Tolerance tol{2.0, output_atol(DType::float16)};
+  EXPECT_FALSE(expect_close("out", device.fetch(out), out, ref.result(out), lowp.result(out), tol));
+
+  // The right result passes, and then fails once one element keeps its poison or padding is written.
+  DeviceBinding exact(Backend::cpu_tiled);
+  ASSERT_TRUE(run_on(Backend::cpu_tiled, build(exact, scale)).ok());
+  HostTensor result = exact.fetch(out);
+  EXPECT_TRUE(expect_close("out", result, out, ref.result(out), lowp.result(out), tol));
+  HostTensor poisoned = result;
+  poisoned.poison_leading(0, 1);
+  EXPECT_FALSE(expect_close("out", poisoned, out, ref.result(out), lowp.result(out), tol));
+  HostTensor padding_written = result;
+  reinterpret_cast<std::uint16_t*>(padding_written.storage())[HostTensor::kGuard + 64] = 0;  // head padding
+  EXPECT_FALSE(expect_close("out", padding_written, out, ref.result(out), lowp.result(out), tol));
+}
+
 INSTANTIATE_TEST_SUITE_P(Grid, ForwardTest,
                          ::testing::Combine(::testing::ValuesIn(backends_under_test()),
                                             ::testing::ValuesIn(forward_cases())),
