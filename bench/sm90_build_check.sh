@@ -8,7 +8,8 @@ out=${1:?out dir}
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out/obj"
 gencode="-gencode=arch=compute_90a,code=sm_90a"
-flags="-std=c++20 -O3 -lineinfo $gencode -I$root/src -I$root/include -DFLASHATTN_WITH_CUDA=1 -DFLASHATTN_WITH_SM90=1"
+kernels="-DFLASHATTN_SM90_HAS_D64_FP16=1 -DFLASHATTN_SM90_HAS_D64_BF16=1 -DFLASHATTN_SM90_HAS_D128_FP16=1 -DFLASHATTN_SM90_HAS_D128_BF16=1 -DFLASHATTN_SM90_HAS_D256_FP16=1 -DFLASHATTN_SM90_HAS_D256_BF16=1"
+flags="-std=c++20 -O3 -lineinfo $gencode -I$root/src -I$root/include -DFLASHATTN_WITH_CUDA=1 -DFLASHATTN_WITH_SM90=1 $kernels"
 sources=$(ls "$root"/src/cuda/sm90/*.cu; echo "$root/bench/sm90_forward_check.cu")
 echo "$sources" | xargs -P "$(nproc)" -I{} sh -c 'nvcc '"$flags"' -Xptxas=-v -c {} -o '"$out"'/obj/$(basename {}).o 2> '"$out"'/obj/$(basename {}).ptxas.txt || { cat '"$out"'/obj/$(basename {}).ptxas.txt; exit 255; }'
 g++ -std=c++20 -O2 -I"$root/include" -c "$root/src/api/status.cpp" -o "$out/obj/status.o"

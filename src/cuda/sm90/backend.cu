@@ -12,6 +12,26 @@
 #include "backend.h"
 #include "cuda/sm90/forward_dispatch.h"
 
+// Which (head dim, dtype) kernels this build has (src/cuda/sm90/CMakeLists.txt).
+#ifndef FLASHATTN_SM90_HAS_D64_FP16
+#define FLASHATTN_SM90_HAS_D64_FP16 0
+#endif
+#ifndef FLASHATTN_SM90_HAS_D64_BF16
+#define FLASHATTN_SM90_HAS_D64_BF16 0
+#endif
+#ifndef FLASHATTN_SM90_HAS_D128_FP16
+#define FLASHATTN_SM90_HAS_D128_FP16 0
+#endif
+#ifndef FLASHATTN_SM90_HAS_D128_BF16
+#define FLASHATTN_SM90_HAS_D128_BF16 0
+#endif
+#ifndef FLASHATTN_SM90_HAS_D256_FP16
+#define FLASHATTN_SM90_HAS_D256_FP16 0
+#endif
+#ifndef FLASHATTN_SM90_HAS_D256_BF16
+#define FLASHATTN_SM90_HAS_D256_BF16 0
+#endif
+
 namespace flashattn::detail::cuda_sm90 {
 namespace {
 
@@ -24,7 +44,28 @@ bool tma_compatible(const Operand& op) {
   return aligned16(op.data) && ok(op.batch_stride) && ok(op.row_stride) && ok(op.head_stride);
 }
 
-bool head_dim_compiled(std::int64_t d) { return d == 64 || d == 128 || d == 256; }
+bool head_dim_supported(std::int64_t d) { return d == 64 || d == 128 || d == 256; }
+
+bool kernel_compiled(std::int64_t d, DType dtype) {
+  const bool bf16 = dtype == DType::bfloat16;
+  switch (d) {
+    case 64: return bf16 ? FLASHATTN_SM90_HAS_D64_BF16 : FLASHATTN_SM90_HAS_D64_FP16;
+    case 128: return bf16 ? FLASHATTN_SM90_HAS_D128_BF16 : FLASHATTN_SM90_HAS_D128_FP16;
+    case 256: return bf16 ? FLASHATTN_SM90_HAS_D256_BF16 : FLASHATTN_SM90_HAS_D256_FP16;
+    default: return false;
+  }
+}
+
+// Launches the compiled instantiation, or reports that it is absent.
+template <int kHeadDim, typename Element, bool kCompiled>
+cudaError_t dispatch(const AttentionParams& p, int* counter, cudaStream_t stream) {
+  if constexpr (kCompiled) {
+    return run_forward<kHeadDim, Element>(p, counter, stream);
+  } else {
+    (void)p, (void)counter, (void)stream;
+    return cudaErrorInvalidDeviceFunction;
+  }
+}
 
 Status cuda_status(cudaError_t error, const char* what) {
   return Status::error(ErrorCode::cuda_error, "cuda_sm90: %s failed: %s", what, cudaGetErrorString(error));
@@ -35,7 +76,11 @@ Status cuda_status(cudaError_t error, const char* what) {
 const char* unsupported_reason(const AttentionParams& p) noexcept {
   if (p.dtype != DType::float16 && p.dtype != DType::bfloat16) return "cuda_sm90 runs fp16 and bf16 inputs only";
   if (p.head_dim != p.head_dim_v) return "cuda_sm90 does not yet support head_dim_v != head_dim";
-  if (!head_dim_compiled(p.head_dim)) return "cuda_sm90 has kernels for head dims 64, 128 and 256 only";
+  if (!head_dim_supported(p.head_dim)) return "cuda_sm90 has kernels for head dims 64, 128 and 256 only";
+  if (!kernel_compiled(p.head_dim, p.dtype)) {
+    return "cuda_sm90: the kernel for this head dim and dtype was not compiled (see FLASHATTN_HEAD_DIMS and "
+           "FLASHATTN_DTYPES)";
+  }
   if (p.is_kvcache) return "cuda_sm90 does not yet run the KV-cache forward";
   if (p.cu_seqlens_q != nullptr || p.cu_seqlens_k != nullptr || p.seqused_q != nullptr || p.seqused_k != nullptr) {
     return "cuda_sm90 does not yet run variable-length batches (cu_seqlens / seqused)";
@@ -83,9 +128,18 @@ Status run(const AttentionParams& p, const ExecutionContext& ctx) noexcept {
   const bool bf16 = p.dtype == DType::bfloat16;
   cudaError_t e = cudaErrorInvalidValue;
   switch (p.head_dim) {
-    case 64: e = bf16 ? run_forward<64, __nv_bfloat16>(p, counter, stream) : run_forward<64, __half>(p, counter, stream); break;
-    case 128: e = bf16 ? run_forward<128, __nv_bfloat16>(p, counter, stream) : run_forward<128, __half>(p, counter, stream); break;
-    case 256: e = bf16 ? run_forward<256, __nv_bfloat16>(p, counter, stream) : run_forward<256, __half>(p, counter, stream); break;
+    case 64:
+      e = bf16 ? dispatch<64, __nv_bfloat16, FLASHATTN_SM90_HAS_D64_BF16>(p, counter, stream)
+               : dispatch<64, __half, FLASHATTN_SM90_HAS_D64_FP16>(p, counter, stream);
+      break;
+    case 128:
+      e = bf16 ? dispatch<128, __nv_bfloat16, FLASHATTN_SM90_HAS_D128_BF16>(p, counter, stream)
+               : dispatch<128, __half, FLASHATTN_SM90_HAS_D128_FP16>(p, counter, stream);
+      break;
+    case 256:
+      e = bf16 ? dispatch<256, __nv_bfloat16, FLASHATTN_SM90_HAS_D256_BF16>(p, counter, stream)
+               : dispatch<256, __half, FLASHATTN_SM90_HAS_D256_FP16>(p, counter, stream);
+      break;
     default: break;
   }
   if (e == cudaErrorInvalidValue) {
