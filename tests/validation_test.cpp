@@ -393,6 +393,8 @@ std::vector<BadCase> bad_cases() {
        E::invalid_argument, "cache_batch_idx: entry 1 is 2, outside [0, 2)", true},
       {"num_splits negative", Op::kvcache, [](P& p) { p.kv.num_splits = -1; }, E::invalid_argument,
        "num_splits: -1"},
+      {"num_splits too large", Op::kvcache, [](P& p) { p.kv.num_splits = 1000; }, E::invalid_argument,
+       "num_splits: 1000, must be in [0, 256]"},
       {"append without cache_seqlens", Op::kvcache,
        [](P& p) { p.kv.cache_seqlens = TensorView{}; p.kv.rotary_cos = TensorView{}; p.kv.rotary_sin = TensorView{}; },
        E::invalid_argument, "k_new: 2 new rows but no cache_seqlens"},

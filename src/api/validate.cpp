@@ -36,6 +36,7 @@ using ll = long long;
 // int32 tensors, and CUDA grids index with 32-bit block counts. Element offsets
 // (products of sizes and strides) stay 64-bit.
 constexpr i64 kMaxSize = INT32_MAX;
+constexpr int kMaxSplits = 256;
 
 #define INVALID(...) ::flashattn::Status::error(::flashattn::ErrorCode::invalid_argument, __VA_ARGS__)
 #define RETURN_IF_ERROR FLASHATTN_RETURN_IF_ERROR
@@ -597,7 +598,9 @@ void fill_dims(const Dims& dims, DType dtype, AttentionParams* p) {
   p->head_dim_v = dims.dv;
   p->seqlen_q = dims.sq;
   p->seqlen_k = dims.sk;
-  p->num_splits = 1;
+  // Forwards leave the key split to the backend's heuristic (0); forward_kvcache
+  // passes the caller's request. Backward does not split keys.
+  p->num_splits = 0;
 }
 
 template <class P>
@@ -851,7 +854,10 @@ Status validate(const KVCacheForwardArgs& a, const ExecutionContext& ctx, CheckM
                      static_cast<ll>(a.rotary_cos.shape[1]), static_cast<ll>(rotary_dim), static_cast<ll>(dims.d));
     }
   }
-  if (a.num_splits < 0) return INVALID("num_splits: %d, must be >= 0 (0 = heuristic)", a.num_splits);
+  // 256 bounds the combine pass as in FlashAttention 3; a larger request is an error, not a silent clamp.
+  if (a.num_splits < 0 || a.num_splits > kMaxSplits) {
+    return INVALID("num_splits: %d, must be in [0, %d] (0 = heuristic)", a.num_splits, kMaxSplits);
+  }
 
   RETURN_IF_ERROR(check_view(a.out, "out", 4, "(b, sq, h, dv)", mode));
   RETURN_IF_ERROR(check_same_dtype(a.out, "out", a.q, "q"));
@@ -1034,6 +1040,7 @@ Status validate(const BackwardArgs& a, const ExecutionContext& ctx, CheckMode mo
   p.dv = operand_bshd(a.dv);
   p.dsink = static_cast<float*>(a.dsink.data);
   p.deterministic = a.deterministic;
+  p.num_splits = 1;
   fill_validated(out, Operation::backward, device, a.q.dtype, dims);
   // dq/dk/dv/dsink are fully overwritten, so only a call with none of them has nothing to do
   // (sq == 0 still zeroes dk and dv; sk == 0 still zeroes dq).
@@ -1097,6 +1104,7 @@ Status validate(const VarlenBackwardArgs& a, const ExecutionContext& ctx, CheckM
   p.dv = operand_thd(a.dv);
   p.dsink = static_cast<float*>(a.dsink.data);
   p.deterministic = a.deterministic;
+  p.num_splits = 1;
   fill_validated(out, Operation::backward_varlen, device, a.q.dtype, dims);
   // Rows outside the used ranges are zeroed, so even b == 0 writes dq/dk/dv when they have rows.
   out->nothing_to_do = total_q == 0 && total_k == 0 && !a.dsink.defined();
