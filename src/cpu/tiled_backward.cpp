@@ -78,9 +78,15 @@ std::int64_t chunks_per_group(const BackwardParams& p) {
   constexpr std::int64_t kItems = 16;
   const std::int64_t groups = p.batch * p.heads_kv;
   if (groups >= kItems) return 1;
-  // At most 64: the reduction keeps its list of chunk accumulators on the stack.
-  return std::clamp<std::int64_t>(ceil_div(kItems, std::max<std::int64_t>(groups, 1)), 1,
-                                  std::clamp<std::int64_t>(max_query_tiles(p), 1, 64));
+  // Each chunk costs a private fp32 dK/dV of the whole key range: keep them
+  // under 256 MiB together (long sequences have enough query tiles per chunk
+  // to balance anyway). At most 64: the reduction lists them on the stack.
+  constexpr std::int64_t kBudgetBytes = std::int64_t{256} << 20;
+  const std::int64_t slot_bytes = 4 * std::max<std::int64_t>(p.seqlen_k, 1) *
+                                  (round_up(p.head_dim, kPad) + round_up(p.head_dim_v, kPad));
+  const std::int64_t affordable = kBudgetBytes / (slot_bytes * std::max<std::int64_t>(groups, 1));
+  const std::int64_t limit = std::clamp<std::int64_t>(std::min(max_query_tiles(p), affordable), 1, 64);
+  return std::clamp<std::int64_t>(ceil_div(kItems, std::max<std::int64_t>(groups, 1)), 1, limit);
 }
 
 // The workspace of a backward: shared arrays, dK/dV accumulator slots, and one
