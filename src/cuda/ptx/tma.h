@@ -18,36 +18,39 @@ __device__ __forceinline__ void prefetch_tensormap(const void* tensor_map) {
 }
 
 // Global -> shared; completion is signalled to `bar` as transaction bytes.
-__device__ __forceinline__ void tma_load_2d(std::uint32_t smem, const void* tensor_map, std::uint32_t bar, int c0,
-                                            int c1) {
+__device__ __forceinline__ void tma_load_2d(std::uint32_t smem, const void* tensor_map, std::uint32_t bar,
+                                            int c0, int c1) {
   asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], "
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, "
+      "%4}], "
       "[%2];\n" ::"r"(smem),
       "l"(reinterpret_cast<std::uint64_t>(tensor_map)), "r"(bar), "r"(c0), "r"(c1)
       : "memory");
 }
 
-__device__ __forceinline__ void tma_load_3d(std::uint32_t smem, const void* tensor_map, std::uint32_t bar, int c0,
-                                            int c1, int c2) {
+__device__ __forceinline__ void tma_load_3d(std::uint32_t smem, const void* tensor_map, std::uint32_t bar,
+                                            int c0, int c1, int c2) {
   asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], "
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, "
+      "%5}], "
       "[%2];\n" ::"r"(smem),
       "l"(reinterpret_cast<std::uint64_t>(tensor_map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
       : "memory");
 }
 
-__device__ __forceinline__ void tma_load_4d(std::uint32_t smem, const void* tensor_map, std::uint32_t bar, int c0,
-                                            int c1, int c2, int c3) {
+__device__ __forceinline__ void tma_load_4d(std::uint32_t smem, const void* tensor_map, std::uint32_t bar,
+                                            int c0, int c1, int c2, int c3) {
   asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, "
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, "
+      "%5, "
       "%6}], [%2];\n" ::"r"(smem),
       "l"(reinterpret_cast<std::uint64_t>(tensor_map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
       : "memory");
 }
 
 // Shared -> global, tracked by the issuing thread's bulk async-groups.
-__device__ __forceinline__ void tma_store_4d(const void* tensor_map, std::uint32_t smem, int c0, int c1, int c2,
-                                             int c3) {
+__device__ __forceinline__ void tma_store_4d(const void* tensor_map, std::uint32_t smem, int c0, int c1,
+                                             int c2, int c3) {
   asm volatile(
       "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(
           reinterpret_cast<std::uint64_t>(tensor_map)),

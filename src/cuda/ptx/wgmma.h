@@ -55,7 +55,8 @@ __device__ __forceinline__ void wgmma_fence_operand(std::uint32_t (&registers)[N
 //   32 bytes to the start address (the swizzle is applied to the final address).
 //   MN-major operand (rows = K, 64 M/N-elements per row): SBO = 1024 (next 8
 //   K rows), LBO = byte distance to the next 64 M/N elements.
-__device__ __forceinline__ std::uint64_t make_smem_desc_sw128(std::uint32_t smem_addr, std::uint32_t lbo_bytes,
+__device__ __forceinline__ std::uint64_t make_smem_desc_sw128(std::uint32_t smem_addr,
+                                                              std::uint32_t lbo_bytes,
                                                               std::uint32_t sbo_bytes) {
   std::uint64_t desc = 0;
   desc |= static_cast<std::uint64_t>((smem_addr & 0x3FFFF) >> 4);

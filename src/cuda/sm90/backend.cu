@@ -49,10 +49,14 @@ bool head_dim_supported(std::int64_t d) { return d == 64 || d == 128 || d == 256
 bool kernel_compiled(std::int64_t d, DType dtype) {
   const bool bf16 = dtype == DType::bfloat16;
   switch (d) {
-    case 64: return bf16 ? FLASHATTN_SM90_HAS_D64_BF16 : FLASHATTN_SM90_HAS_D64_FP16;
-    case 128: return bf16 ? FLASHATTN_SM90_HAS_D128_BF16 : FLASHATTN_SM90_HAS_D128_FP16;
-    case 256: return bf16 ? FLASHATTN_SM90_HAS_D256_BF16 : FLASHATTN_SM90_HAS_D256_FP16;
-    default: return false;
+    case 64:
+      return bf16 ? FLASHATTN_SM90_HAS_D64_BF16 : FLASHATTN_SM90_HAS_D64_FP16;
+    case 128:
+      return bf16 ? FLASHATTN_SM90_HAS_D128_BF16 : FLASHATTN_SM90_HAS_D128_FP16;
+    case 256:
+      return bf16 ? FLASHATTN_SM90_HAS_D256_BF16 : FLASHATTN_SM90_HAS_D256_FP16;
+    default:
+      return false;
   }
 }
 
@@ -74,7 +78,8 @@ Status cuda_status(cudaError_t error, const char* what) {
 }  // namespace
 
 const char* unsupported_reason(const AttentionParams& p) noexcept {
-  if (p.dtype != DType::float16 && p.dtype != DType::bfloat16) return "cuda_sm90 runs fp16 and bf16 inputs only";
+  if (p.dtype != DType::float16 && p.dtype != DType::bfloat16)
+    return "cuda_sm90 runs fp16 and bf16 inputs only";
   if (p.head_dim != p.head_dim_v) return "cuda_sm90 does not yet support head_dim_v != head_dim";
   if (!head_dim_supported(p.head_dim)) return "cuda_sm90 has kernels for head dims 64, 128 and 256 only";
   if (!kernel_compiled(p.head_dim, p.dtype)) {
@@ -82,7 +87,8 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
            "FLASHATTN_DTYPES)";
   }
   if (p.is_kvcache) return "cuda_sm90 does not yet run the KV-cache forward";
-  if (p.cu_seqlens_q != nullptr || p.cu_seqlens_k != nullptr || p.seqused_q != nullptr || p.seqused_k != nullptr) {
+  if (p.cu_seqlens_q != nullptr || p.cu_seqlens_k != nullptr || p.seqused_q != nullptr ||
+      p.seqused_k != nullptr) {
     return "cuda_sm90 does not yet run variable-length batches (cu_seqlens / seqused)";
   }
   if (p.block_table != nullptr) return "cuda_sm90 does not yet run paged K/V";
@@ -106,7 +112,9 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
   return nullptr;
 }
 
-const char* unsupported_reason(const BackwardParams&) noexcept { return "cuda_sm90 has no backward kernels yet"; }
+const char* unsupported_reason(const BackwardParams&) noexcept {
+  return "cuda_sm90 has no backward kernels yet";
+}
 
 const char* unsupported_reason(const CombineParams&) noexcept {
   return "cuda_sm90 has no split-KV combine kernel (cuda_sm80's serves)";
@@ -140,7 +148,8 @@ Status run(const AttentionParams& p, const ExecutionContext& ctx) noexcept {
       e = bf16 ? dispatch<256, __nv_bfloat16, FLASHATTN_SM90_HAS_D256_BF16>(p, counter, stream)
                : dispatch<256, __half, FLASHATTN_SM90_HAS_D256_FP16>(p, counter, stream);
       break;
-    default: break;
+    default:
+      break;
   }
   if (e == cudaErrorInvalidValue) {
     return Status::error(ErrorCode::internal, "cuda_sm90: tensor map encoding failed (head_dim %lld)",

@@ -32,13 +32,15 @@ namespace flashattn::detail::cuda_sm90 {
 // S = Q_w K^T for this warpgroup's 64 query rows: K-major A (Q) and B (K), one
 // wgmma per 16 columns of the head dim, the first one overwriting S.
 template <class Config>
-__device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::uint32_t q_rows, std::uint32_t k) {
+__device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::uint32_t q_rows,
+                                        std::uint32_t k) {
 #pragma unroll
   for (int kk = 0; kk < Config::kHeadDim / 16; ++kk) {
     const std::uint32_t offset = (kk % 4) * 32;  // 16 elements = 32 bytes along the swizzled row
     const std::uint64_t desc_a =
         ptx::make_smem_desc_sw128(q_rows + (kk / 4) * Config::kQChunkBytes + offset, 16, 1024);
-    const std::uint64_t desc_b = ptx::make_smem_desc_sw128(k + (kk / 4) * Config::kKVChunkBytes + offset, 16, 1024);
+    const std::uint64_t desc_b =
+        ptx::make_smem_desc_sw128(k + (kk / 4) * Config::kKVChunkBytes + offset, 16, 1024);
     ptx::wgmma_m64k16_ss<Config::kBlockN, typename Config::Element>(s, desc_a, desc_b, kk > 0 ? 1 : 0);
   }
 }
@@ -85,7 +87,8 @@ __device__ __forceinline__ void prepare_scores(float (&s)[Config::kBlockN / 2], 
 }
 
 template <class Config>
-__device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe, int consumer) {
+__device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
+                              int consumer) {
   constexpr int kO = Config::kHeadDim / 2;
   constexpr int kS = Config::kBlockN / 2;
   const int thread = threadIdx.x % 128;

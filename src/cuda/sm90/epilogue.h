@@ -29,8 +29,9 @@ __device__ __forceinline__ std::uint32_t pack_pair(float lo, float hi) {
 }
 
 template <class Config>
-__device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe, const WorkTile& w,
-                             int consumer, float (&o)[Config::kHeadDim / 2], const RowFinal& final_rows) {
+__device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
+                             const WorkTile& w, int consumer, float (&o)[Config::kHeadDim / 2],
+                             const RowFinal& final_rows) {
   const int thread = threadIdx.x % 128;
   const int lane = thread % 32;
   const int row0 = (thread / 32) * 16 + lane / 4;  // within the warpgroup's 64 rows
@@ -50,8 +51,8 @@ __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int row = row0 + 8 * half;
-      const std::uint32_t packed = pack_pair<typename Config::Element>(o[4 * i + 2 * half] * final_rows.scale[half],
-                                                                       o[4 * i + 2 * half + 1] * final_rows.scale[half]);
+      const std::uint32_t packed = pack_pair<typename Config::Element>(
+          o[4 * i + 2 * half] * final_rows.scale[half], o[4 * i + 2 * half + 1] * final_rows.scale[half]);
       const std::uint32_t addr = o_base + chunk * Config::kOChunkStride + row * Config::kRowBytes +
                                  (((chunk_col / 8) ^ (row % 8)) * 16) + (chunk_col % 8) * 2;
       ptx::st_shared_b32(addr, packed);

@@ -17,7 +17,8 @@
 namespace flashattn::detail::cuda_sm90 {
 
 template <class Config>
-__global__ void __launch_bounds__(Config::kThreads, 1) forward_kernel(const __grid_constant__ ForwardKernelParams p) {
+__global__ void __launch_bounds__(Config::kThreads, 1)
+    forward_kernel(const __grid_constant__ ForwardKernelParams p) {
   extern __shared__ unsigned char shared_buffer[];
   // 128B-swizzle atoms (TMA boxes, wgmma descriptors) need 1024-byte alignment.
   const std::uint32_t raw = ptx::cvta_to_shared(shared_buffer);

@@ -23,16 +23,17 @@ cudaError_t launch_forward(const AttentionParams& a, int* tile_counter, cudaStre
   const bool maps_ok =
       encode_tile_map(&k.tma_q, a.dtype, a.q.data, a.head_dim, a.seqlen_q, a.heads, a.batch, a.q.row_stride,
                       a.q.head_stride, a.q.batch_stride, Config::kBlockM) &&
-      encode_tile_map(&k.tma_k, a.dtype, a.k.data, a.head_dim, a.seqlen_k, a.heads_kv, a.batch, a.k.row_stride,
-                      a.k.head_stride, a.k.batch_stride, Config::kBlockN) &&
-      encode_tile_map(&k.tma_v, a.dtype, a.v.data, a.head_dim_v, a.seqlen_k, a.heads_kv, a.batch, a.v.row_stride,
-                      a.v.head_stride, a.v.batch_stride, Config::kBlockN) &&
-      encode_tile_map(&k.tma_o, a.dtype, a.out.data, a.head_dim_v, a.seqlen_q, a.heads, a.batch, a.out.row_stride,
-                      a.out.head_stride, a.out.batch_stride, 64);
+      encode_tile_map(&k.tma_k, a.dtype, a.k.data, a.head_dim, a.seqlen_k, a.heads_kv, a.batch,
+                      a.k.row_stride, a.k.head_stride, a.k.batch_stride, Config::kBlockN) &&
+      encode_tile_map(&k.tma_v, a.dtype, a.v.data, a.head_dim_v, a.seqlen_k, a.heads_kv, a.batch,
+                      a.v.row_stride, a.v.head_stride, a.v.batch_stride, Config::kBlockN) &&
+      encode_tile_map(&k.tma_o, a.dtype, a.out.data, a.head_dim_v, a.seqlen_q, a.heads, a.batch,
+                      a.out.row_stride, a.out.head_stride, a.out.batch_stride, 64);
   if (!maps_ok) return cudaErrorInvalidValue;
 
   k.lse = a.lse;
-  k.lse_batch_stride = a.lse_batch_stride, k.lse_head_stride = a.lse_head_stride, k.lse_row_stride = a.lse_row_stride;
+  k.lse_batch_stride = a.lse_batch_stride, k.lse_head_stride = a.lse_head_stride,
+  k.lse_row_stride = a.lse_row_stride;
   k.batch = static_cast<int>(a.batch);
   k.heads = static_cast<int>(a.heads);
   k.heads_per_kv = static_cast<int>(a.heads / a.heads_kv);
@@ -53,8 +54,10 @@ cudaError_t launch_forward(const AttentionParams& a, int* tile_counter, cudaStre
 
   int device = 0, sms = 0, l2_bytes = 0;
   if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-  if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess) return e;
-  if (cudaError_t e = cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device); e != cudaSuccess) return e;
+  if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess)
+    return e;
+  if (cudaError_t e = cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device); e != cudaSuccess)
+    return e;
   // L2 sections (tile_scheduler.h): as many kv heads as fill about half of L2, times their query heads.
   const std::int64_t kv_head_bytes = std::max<std::int64_t>(1, a.seqlen_k * (a.head_dim + a.head_dim_v) * 2);
   const std::int64_t kv_heads_per_section = std::max<std::int64_t>(1, (l2_bytes / 2) / kv_head_bytes);
@@ -63,7 +66,8 @@ cudaError_t launch_forward(const AttentionParams& a, int* tile_counter, cudaStre
   k.tile_counter = tile_counter;
   if (cudaError_t e = cudaMemsetAsync(tile_counter, 0, sizeof(int), stream); e != cudaSuccess) return e;
   auto kernel = forward_kernel<Config>;
-  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Config::kSmemBytes);
+  if (cudaError_t e =
+          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Config::kSmemBytes);
       e != cudaSuccess) {
     return e;
   }

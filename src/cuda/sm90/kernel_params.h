@@ -31,7 +31,7 @@ struct ForwardKernelParams {
   // softcap s is q.k and score_log2 = scale * log2(e); with softcap s is
   // tanh(q.k * softcap_in) and score_log2 = softcap * log2(e).
   float score_log2 = 0.f;
-  float softcap_in = 0.f;  // scale / softcap; 0: no softcap
+  float softcap_in = 0.f;       // scale / softcap; 0: no softcap
   const float* sink = nullptr;  // optional per-head logit (natural-log units)
 };
 

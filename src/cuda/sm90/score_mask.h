@@ -20,7 +20,8 @@ __device__ __forceinline__ KeyBlockRange key_block_range(const ForwardKernelPara
   const int row_last = min(row_first + Config::kBlockM, p.seqlen_q) - 1;
   const int offset = p.seqlen_k - p.seqlen_q;
   const int key_first = p.window_left < 0 ? 0 : max(0, row_first + offset - p.window_left);
-  const int key_last = p.window_right < 0 ? p.seqlen_k - 1 : min(p.seqlen_k - 1, row_last + offset + p.window_right);
+  const int key_last =
+      p.window_right < 0 ? p.seqlen_k - 1 : min(p.seqlen_k - 1, row_last + offset + p.window_right);
   if (key_last < key_first) return {0, 0};
   return {key_first / Config::kBlockN, key_last / Config::kBlockN + 1};
 }
@@ -43,8 +44,8 @@ __device__ __forceinline__ bool block_needs_mask(const ForwardKernelParams& p, i
 // Sets invisible scores of this thread's accumulator fragment (rows row0 and
 // row0 + 8, columns key0 + 8i + 2(lane%4) + {0,1}) to -inf.
 template <int kBlockN>
-__device__ __forceinline__ void apply_score_mask(float (&s)[kBlockN / 2], const ForwardKernelParams& p, int row0,
-                                                 int key0) {
+__device__ __forceinline__ void apply_score_mask(float (&s)[kBlockN / 2], const ForwardKernelParams& p,
+                                                 int row0, int key0) {
   const int offset = p.seqlen_k - p.seqlen_q;
   const int lane_col = 2 * (threadIdx.x % 4);
 #pragma unroll

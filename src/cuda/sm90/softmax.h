@@ -51,7 +51,8 @@ __device__ __forceinline__ void softmax_update(float (&s)[kBlockN / 2], SoftmaxR
     // A row with no visible key so far keeps max -inf; using 0 as its offset makes
     // every p = 2^-inf = 0 instead of NaN from (-inf) - (-inf).
     max_scaled[r] = new_max == -INFINITY ? 0.f : new_max * score_log2;
-    correction[r] = new_max == -INFINITY ? 1.f : ptx::ex2_approx_ftz_f32(rows.max[r] * score_log2 - max_scaled[r]);
+    correction[r] =
+        new_max == -INFINITY ? 1.f : ptx::ex2_approx_ftz_f32(rows.max[r] * score_log2 - max_scaled[r]);
     rows.max[r] = new_max;
   }
   float block_sum[2] = {0.f, 0.f};
@@ -77,7 +78,8 @@ struct RowFinal {
   float lse[2];
 };
 
-__device__ __forceinline__ RowFinal softmax_finalize(const SoftmaxRows& rows, float score_log2, const float* sink) {
+__device__ __forceinline__ RowFinal softmax_finalize(const SoftmaxRows& rows, float score_log2,
+                                                     const float* sink) {
   constexpr float kLog2e = 1.4426950408889634f;
   constexpr float kLn2 = 0.6931471805599453f;
   RowFinal f;

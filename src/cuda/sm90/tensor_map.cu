@@ -1,7 +1,7 @@
-#include "cuda/sm90/tensor_map.h"
-
-#include <cuda_runtime.h>
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
+#include <cuda_runtime.h>
+
+#include "cuda/sm90/tensor_map.h"
 
 namespace flashattn::detail::cuda_sm90 {
 namespace {
@@ -10,8 +10,8 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_entry_point() noexcept {
   static const PFN_cuTensorMapEncodeTiled_v12000 entry = [] {
     void* function = nullptr;
     cudaDriverEntryPointQueryResult found{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &function, 12000, cudaEnableDefault, &found) !=
-            cudaSuccess ||
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &function, 12000, cudaEnableDefault,
+                                         &found) != cudaSuccess ||
         found != cudaDriverEntryPointSuccess) {
       return static_cast<PFN_cuTensorMapEncodeTiled_v12000>(nullptr);
     }
@@ -23,8 +23,8 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_entry_point() noexcept {
 }  // namespace
 
 bool encode_tile_map(CUtensorMap* map, DType dtype, const void* base, std::int64_t cols, std::int64_t rows,
-                     std::int64_t heads, std::int64_t batch, std::int64_t row_stride, std::int64_t head_stride,
-                     std::int64_t batch_stride, int box_rows) noexcept {
+                     std::int64_t heads, std::int64_t batch, std::int64_t row_stride,
+                     std::int64_t head_stride, std::int64_t batch_stride, int box_rows) noexcept {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = encode_entry_point();
   if (encode == nullptr) return false;
   // The driver wants every extent >= 1 and every stride a multiple of 16 bytes,

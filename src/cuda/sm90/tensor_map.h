@@ -18,7 +18,7 @@ namespace flashattn::detail::cuda_sm90 {
 // {64 cols, box_rows}. Returns false when the driver rejects the description or
 // the entry point is unavailable.
 bool encode_tile_map(CUtensorMap* map, DType dtype, const void* base, std::int64_t cols, std::int64_t rows,
-                     std::int64_t heads, std::int64_t batch, std::int64_t row_stride, std::int64_t head_stride,
-                     std::int64_t batch_stride, int box_rows) noexcept;
+                     std::int64_t heads, std::int64_t batch, std::int64_t row_stride,
+                     std::int64_t head_stride, std::int64_t batch_stride, int box_rows) noexcept;
 
 }  // namespace flashattn::detail::cuda_sm90
