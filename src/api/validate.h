@@ -10,8 +10,10 @@
 // cache_batch_idx, cache_leftpad) are checked element by element only when
 // they live in host memory (device cpu). On a CUDA device reading them would
 // need a device->host copy and a stream synchronisation, which the library
-// never does; the CUDA backends instead clip every index they read to the
-// valid range, so bad contents give wrong numbers, never out-of-bounds access.
+// never does. A CUDA backend must therefore clip every index it reads to the
+// valid range (sequence offsets to the tensor's rows, lengths to max_seqlen or
+// the cache capacity, block ids to [0, num_blocks)), so that bad contents give
+// wrong numbers, never out-of-bounds access.
 #pragma once
 
 #include <cstdint>
