@@ -46,7 +46,7 @@ struct BackwardScratch {
   float* dtanh;   // kBlockK x kBlockQ: 1 - tanh^2 (softcap only)
   float* dq;      // kBlockQ x d_pad
   float* row;     // max(d_pad, dv_pad)
-  float *lse, *delta, *slope, *diag;       // kBlockQ each
+  float *lse, *delta, *slope, *diag, *lo, *hi;  // kBlockQ each
   std::int64_t *first, *last, *query, *head;  // kBlockQ each
 
   static BackwardScratch carve(Carver& c, const BackwardParams& p) {
@@ -64,7 +64,7 @@ struct BackwardScratch {
     s.dtanh = p.softcap > 0.f ? c.take<float>(kBlockK * kBlockQ) : nullptr;
     s.dq = c.take<float>(kBlockQ * d_pad);
     s.row = c.take<float>(std::max(d_pad, dv_pad));
-    for (float** f : {&s.lse, &s.delta, &s.slope, &s.diag}) *f = c.take<float>(kBlockQ);
+    for (float** f : {&s.lse, &s.delta, &s.slope, &s.diag, &s.lo, &s.hi}) *f = c.take<float>(kBlockQ);
     for (std::int64_t** f : {&s.first, &s.last, &s.query, &s.head}) *f = c.take<std::int64_t>(kBlockQ);
     return s;
   }
@@ -212,11 +212,21 @@ TILED_INLINE void backward_query_tile(const BackwardParams& p, const BackwardIte
           ws.p[jj * kBlockQ + r] -= ws.slope[r] * std::fabs(ws.diag[r] - static_cast<float>(jj));
     }
     if (!(max_first <= j0 && j0 + cols - 1 <= min_last)) {
-      for (int jj = 0; jj < cols; ++jj)
-        for (std::int64_t r = 0; r < rows; ++r) {
-          const std::int64_t j = j0 + jj;
-          if (j < ws.first[r] || j > ws.last[r]) ws.p[jj * kBlockQ + r] = kNegInf;
+      // Visible range per row relative to the tile, as floats (exact: clamped to
+      // [-2, kBlockK + 1], which keeps empty ranges empty) so the test vectorises.
+      for (std::int64_t r = 0; r < rows_pad; ++r) {
+        const bool real = r < rows;
+        ws.lo[r] = real ? static_cast<float>(std::clamp<std::int64_t>(ws.first[r] - j0, -2, kBlockK + 1)) : -2.f;
+        ws.hi[r] = real ? static_cast<float>(std::clamp<std::int64_t>(ws.last[r] - j0, -2, kBlockK + 1)) : kBlockK + 1.f;
+      }
+      for (int jj = 0; jj < cols; ++jj) {
+        const V key = vsplat<V>(static_cast<float>(jj));
+        for (std::int64_t r = 0; r < rows_pad; r += W) {
+          float* at = ws.p + jj * kBlockQ + r;
+          const V visible = vload<V>(at);
+          vstore(at, key < vload<V>(ws.lo + r) || key > vload<V>(ws.hi + r) ? vsplat<V>(kNegInf) : visible);
         }
+      }
     }
     for (int jj = 0; jj < cols; ++jj)
       for (std::int64_t r = 0; r < rows_pad; r += W)

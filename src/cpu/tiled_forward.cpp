@@ -35,7 +35,7 @@ struct ForwardScratch {
   float* s;     // kBlockK x kBlockQ: scores, then probabilities
   float* o;     // kBlockQ x dv_pad: unnormalised output
   float* row;   // max(d_pad, dv_pad): one row being converted
-  float *m, *l, *alpha, *m_use, *slope, *diag;  // kBlockQ each, per packed row
+  float *m, *l, *alpha, *m_use, *slope, *diag, *lo, *hi;  // kBlockQ each, per packed row
   std::int64_t *first, *last, *query, *head;    // kBlockQ each
 
   static ForwardScratch carve(Carver& c, const AttentionParams& p) {
@@ -47,7 +47,7 @@ struct ForwardScratch {
     s.s = c.take<float>(kBlockK * kBlockQ);
     s.o = c.take<float>(kBlockQ * dv_pad);
     s.row = c.take<float>(std::max(d_pad, dv_pad));
-    for (float** f : {&s.m, &s.l, &s.alpha, &s.m_use, &s.slope, &s.diag}) *f = c.take<float>(kBlockQ);
+    for (float** f : {&s.m, &s.l, &s.alpha, &s.m_use, &s.slope, &s.diag, &s.lo, &s.hi}) *f = c.take<float>(kBlockQ);
     for (std::int64_t** f : {&s.first, &s.last, &s.query, &s.head}) *f = c.take<std::int64_t>(kBlockQ);
     return s;
   }
@@ -153,11 +153,21 @@ TILED_INLINE void forward_item(const AttentionParams& p, const ForwardItem& item
           ws.s[jj * kBlockQ + r] -= ws.slope[r] * std::fabs(ws.diag[r] - static_cast<float>(jj));
     }
     if (!(max_first <= j0 && j0 + cols - 1 <= min_last)) {
-      for (int jj = 0; jj < cols; ++jj)
-        for (std::int64_t r = 0; r < rows; ++r) {
-          const std::int64_t j = j0 + jj;
-          if (j < ws.first[r] || j > ws.last[r]) ws.s[jj * kBlockQ + r] = kNegInf;
+      // Visible range per row relative to the tile, as floats (exact: clamped to
+      // [-2, kBlockK + 1], which keeps empty ranges empty) so the test vectorises.
+      for (std::int64_t r = 0; r < rows_pad; ++r) {
+        const bool real = r < rows;
+        ws.lo[r] = real ? static_cast<float>(std::clamp<std::int64_t>(ws.first[r] - j0, -2, kBlockK + 1)) : -2.f;
+        ws.hi[r] = real ? static_cast<float>(std::clamp<std::int64_t>(ws.last[r] - j0, -2, kBlockK + 1)) : kBlockK + 1.f;
+      }
+      for (int jj = 0; jj < cols; ++jj) {
+        const V key = vsplat<V>(static_cast<float>(jj));
+        for (std::int64_t r = 0; r < rows_pad; r += W) {
+          float* at = ws.s + jj * kBlockQ + r;
+          const V visible = vload<V>(at);
+          vstore(at, key < vload<V>(ws.lo + r) || key > vload<V>(ws.hi + r) ? vsplat<V>(kNegInf) : visible);
         }
+      }
     }
 
     // Online softmax, W rows at a time (rows_pad is a multiple of every W).
