@@ -65,8 +65,8 @@ float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
 constexpr Backend kCpuBackends[] = {Backend::cpu_reference, Backend::cpu_tiled};
 
 // Plain double-precision attention over contiguous (b, s, h, d) fp32 tensors.
-void naive_forward(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v, i64 b,
-                   i64 sq, i64 sk, i64 h, i64 hk, i64 d, i64 dv, bool causal, std::vector<float>* out,
+void naive_forward(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
+                   i64 b, i64 sq, i64 sk, i64 h, i64 hk, i64 d, i64 dv, bool causal, std::vector<float>* out,
                    std::vector<float>* lse) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
   out->assign(b * sq * h * dv, 0.f);
@@ -80,7 +80,8 @@ void naive_forward(const std::vector<float>& q, const std::vector<float>& k, con
         for (i64 j = 0; j < sk; ++j) {
           if (causal && j > i + sk - sq) continue;
           double dot = 0;
-          for (i64 x = 0; x < d; ++x) dot += double(q[((bi * sq + i) * h + hi) * d + x]) * k[((bi * sk + j) * hk + kh) * d + x];
+          for (i64 x = 0; x < d; ++x)
+            dot += double(q[((bi * sq + i) * h + hi) * d + x]) * k[((bi * sk + j) * hk + kh) * d + x];
           s[j] = dot * scale;
           m = std::max(m, s[j]);
         }
@@ -191,7 +192,8 @@ TEST(Api, KVCacheAppendMatchesBatched) {
       // Dense cache (b, capacity, hk, d); paged: 8 blocks of 3 rows, sequence s uses blocks
       // table[s] in a shuffled order.
       const i64 rows = paged ? 8 * page : p.b * capacity;
-      std::vector<float> kc = random_vector(rows * p.hk * p.d, 99), vc = random_vector(rows * p.hk * p.dv, 98);
+      std::vector<float> kc = random_vector(rows * p.hk * p.d, 99),
+                         vc = random_vector(rows * p.hk * p.dv, 98);
       std::vector<std::int32_t> table = {7, 2, 5, 0, 1, 6, 3, 4};
       auto cache_row = [&](i64 b, i64 pos) {
         return paged ? table[b * 4 + pos / page] * page + pos % page : b * capacity + pos;
@@ -199,12 +201,15 @@ TEST(Api, KVCacheAppendMatchesBatched) {
       for (i64 b = 0; b < p.b; ++b)
         for (i64 j = 0; j < cached; ++j) {
           std::memcpy(&kc[cache_row(b, j) * p.hk * p.d], &p.k[(b * p.sk + j) * p.hk * p.d], p.hk * p.d * 4);
-          std::memcpy(&vc[cache_row(b, j) * p.hk * p.dv], &p.v[(b * p.sk + j) * p.hk * p.dv], p.hk * p.dv * 4);
+          std::memcpy(&vc[cache_row(b, j) * p.hk * p.dv], &p.v[(b * p.sk + j) * p.hk * p.dv],
+                      p.hk * p.dv * 4);
         }
       std::vector<float> kn(p.b * s_new * p.hk * p.d), vn(p.b * s_new * p.hk * p.dv);
       for (i64 b = 0; b < p.b; ++b) {
-        std::memcpy(&kn[b * s_new * p.hk * p.d], &p.k[(b * p.sk + cached) * p.hk * p.d], s_new * p.hk * p.d * 4);
-        std::memcpy(&vn[b * s_new * p.hk * p.dv], &p.v[(b * p.sk + cached) * p.hk * p.dv], s_new * p.hk * p.dv * 4);
+        std::memcpy(&kn[b * s_new * p.hk * p.d], &p.k[(b * p.sk + cached) * p.hk * p.d],
+                    s_new * p.hk * p.d * 4);
+        std::memcpy(&vn[b * s_new * p.hk * p.dv], &p.v[(b * p.sk + cached) * p.hk * p.dv],
+                    s_new * p.hk * p.dv * 4);
       }
       std::vector<std::int32_t> seqlens = {int(cached), int(cached)};
       std::vector<float> out(p.out.size()), lse(p.lse.size());
@@ -232,8 +237,8 @@ TEST(Api, KVCacheAppendMatchesBatched) {
       EXPECT_LT(max_abs_diff(lse, p.lse), 1e-5f) << backend_name(backend) << " paged " << paged;
       for (i64 b = 0; b < p.b; ++b)  // the new keys were written into the cache
         for (i64 t = 0; t < s_new; ++t)
-          EXPECT_EQ(0, std::memcmp(&kc[cache_row(b, cached + t) * p.hk * p.d], &kn[(b * s_new + t) * p.hk * p.d],
-                                   p.hk * p.d * 4));
+          EXPECT_EQ(0, std::memcmp(&kc[cache_row(b, cached + t) * p.hk * p.d],
+                                   &kn[(b * s_new + t) * p.hk * p.d], p.hk * p.d * 4));
     }
   }
 }
@@ -248,7 +253,8 @@ TEST(Api, SplitAndCombineMatchesWhole) {
     ASSERT_TRUE(forward(whole.args, ctx).ok());
 
     // Keys [0, 4) and [4, 9) as strided views of the same k/v; partials in (splits, b, sq, h, ...).
-    const i64 b = whole.b, sq = whole.sq, h = whole.h, hk = whole.hk, d = whole.d, dv = whole.dv, sk = whole.sk;
+    const i64 b = whole.b, sq = whole.sq, h = whole.h, hk = whole.hk, d = whole.d, dv = whole.dv,
+              sk = whole.sk;
     const i64 split_at[3] = {0, 4, sk};
     std::vector<float> op(2 * b * sq * h * dv), lp(2 * b * sq * h), lse_tmp(b * h * sq);
     for (int s = 0; s < 2; ++s) {
@@ -374,7 +380,8 @@ TEST(Api, VarlenBackwardMatchesBatched) {
     std::vector<float> lse_ht(p.lse.size());
     for (i64 b = 0; b < p.b; ++b)
       for (i64 h = 0; h < p.h; ++h)
-        for (i64 i = 0; i < p.sq; ++i) lse_ht[h * p.b * p.sq + b * p.sq + i] = p.lse[(b * p.h + h) * p.sq + i];
+        for (i64 i = 0; i < p.sq; ++i)
+          lse_ht[h * p.b * p.sq + b * p.sq + i] = p.lse[(b * p.h + h) * p.sq + i];
     std::vector<std::int32_t> cu_q = {0, int(p.sq), int(2 * p.sq)}, cu_k = {0, int(p.sk), int(2 * p.sk)};
     std::vector<float> vdq(dq.size()), vdk(dk.size()), vdv(dv.size());
     poison(vdq);
@@ -420,7 +427,8 @@ TEST(Api, SelectKernelNamesBackendOperationAndDtype) {
 
   // select_kernel looks at shapes only: null data is fine, and nothing is written.
   ForwardArgs shapes_only = p.args;
-  shapes_only.q.data = shapes_only.k.data = shapes_only.v.data = shapes_only.out.data = shapes_only.lse.data = nullptr;
+  shapes_only.q.data = shapes_only.k.data = shapes_only.v.data = shapes_only.out.data = shapes_only.lse.data =
+      nullptr;
   shapes_only.q.dtype = shapes_only.k.dtype = shapes_only.v.dtype = shapes_only.out.dtype = DType::bfloat16;
   shapes_only.v.shape[3] = shapes_only.out.shape[3] = 16;
   ctx.backend = Backend::automatic;

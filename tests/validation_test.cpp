@@ -186,13 +186,27 @@ Status call(Op op, Problem& p, ExecutionContext ctx, bool shapes_only) {
   std::size_t bytes = 0;
   Status ws;
   switch (op) {
-    case Op::forward: ws = workspace_size(p.fwd, ctx, &bytes); break;
-    case Op::varlen: ws = workspace_size(p.varlen, ctx, &bytes); break;
-    case Op::kvcache: ws = workspace_size(p.kv, ctx, &bytes); break;
-    case Op::paged: ws = workspace_size(p.paged, ctx, &bytes); break;
-    case Op::backward: ws = workspace_size(p.bwd, ctx, &bytes); break;
-    case Op::varlen_backward: ws = workspace_size(p.vbwd, ctx, &bytes); break;
-    case Op::combine: ws = workspace_size(p.comb, ctx, &bytes); break;
+    case Op::forward:
+      ws = workspace_size(p.fwd, ctx, &bytes);
+      break;
+    case Op::varlen:
+      ws = workspace_size(p.varlen, ctx, &bytes);
+      break;
+    case Op::kvcache:
+      ws = workspace_size(p.kv, ctx, &bytes);
+      break;
+    case Op::paged:
+      ws = workspace_size(p.paged, ctx, &bytes);
+      break;
+    case Op::backward:
+      ws = workspace_size(p.bwd, ctx, &bytes);
+      break;
+    case Op::varlen_backward:
+      ws = workspace_size(p.vbwd, ctx, &bytes);
+      break;
+    case Op::combine:
+      ws = workspace_size(p.comb, ctx, &bytes);
+      break;
   }
   if (shapes_only || !ws.ok()) return ws;
   std::vector<std::uint8_t> workspace(bytes + 256);
@@ -202,13 +216,20 @@ Status call(Op op, Problem& p, ExecutionContext ctx, bool shapes_only) {
     ctx.workspace_bytes = bytes;
   }
   switch (op) {
-    case Op::forward: return forward(p.fwd, ctx);
-    case Op::varlen: return forward_varlen(p.varlen, ctx);
-    case Op::kvcache: return forward_kvcache(p.kv, ctx);
-    case Op::paged: return forward_kvcache(p.paged, ctx);
-    case Op::backward: return backward(p.bwd, ctx);
-    case Op::varlen_backward: return backward_varlen(p.vbwd, ctx);
-    case Op::combine: return combine(p.comb, ctx);
+    case Op::forward:
+      return forward(p.fwd, ctx);
+    case Op::varlen:
+      return forward_varlen(p.varlen, ctx);
+    case Op::kvcache:
+      return forward_kvcache(p.kv, ctx);
+    case Op::paged:
+      return forward_kvcache(p.paged, ctx);
+    case Op::backward:
+      return backward(p.bwd, ctx);
+    case Op::varlen_backward:
+      return backward_varlen(p.vbwd, ctx);
+    case Op::combine:
+      return combine(p.comb, ctx);
   }
   return Status::error(ErrorCode::internal, "unreachable");
 }
@@ -218,8 +239,8 @@ struct BadCase {
   Op op;
   std::function<void(Problem&)> breaks;
   ErrorCode code;
-  const char* message;     // substring of the expected message
-  bool contents = false;   // detected only by reading index contents (not by workspace_size)
+  const char* message;    // substring of the expected message
+  bool contents = false;  // detected only by reading index contents (not by workspace_size)
 };
 
 std::vector<BadCase> bad_cases() {
@@ -230,35 +251,46 @@ std::vector<BadCase> bad_cases() {
   using E = ErrorCode;
   return {
       // --- dtypes
-      {"q int32", Op::forward, [](P& p) { p.fwd.q.dtype = DType::int32; }, E::invalid_argument, "q: dtype int32"},
+      {"q int32", Op::forward, [](P& p) { p.fwd.q.dtype = DType::int32; }, E::invalid_argument,
+       "q: dtype int32"},
       {"k dtype differs", Op::forward, [](P& p) { p.fwd.k.dtype = DType::bfloat16; }, E::invalid_argument,
        "k: dtype bf16 differs from q dtype fp32"},
       {"out dtype differs", Op::forward, [](P& p) { p.fwd.out.dtype = DType::float16; }, E::invalid_argument,
        "out: dtype fp16 differs"},
       {"lse not fp32", Op::forward, [](P& p) { p.fwd.lse.dtype = DType::bfloat16; }, E::invalid_argument,
        "lse: dtype bf16, expected fp32"},
-      {"invalid dtype value", Op::forward, [](P& p) { p.fwd.v.dtype = static_cast<DType>(9); }, E::invalid_argument,
-       "v: invalid dtype value 9"},
+      {"invalid dtype value", Op::forward, [](P& p) { p.fwd.v.dtype = static_cast<DType>(9); },
+       E::invalid_argument, "v: invalid dtype value 9"},
       {"cu_seqlens fp32", Op::varlen, [](P& p) { p.varlen.cu_seqlens_q.dtype = DType::float32; },
        E::invalid_argument, "cu_seqlens_q: dtype fp32, expected int32"},
       // --- ranks and shapes
       {"q rank 3", Op::forward, [](P& p) { p.fwd.q.rank = 3; }, E::invalid_argument, "q: rank 3, expected 4"},
       {"q missing", Op::forward, [](P& p) { p.fwd.q = TensorView{}; }, E::invalid_argument, "q: required"},
       {"k head dim", Op::forward,
-       [](P& p) { p.fwd.k.shape[3] = 72; p.fwd.q.shape[3] = 64; p.fwd.q.stride[2] = 64;
-                  p.fwd.q.stride[1] = 64 * P::h; p.fwd.q.stride[0] = 64 * P::h * P::sq; },
+       [](P& p) {
+         p.fwd.k.shape[3] = 72;
+         p.fwd.q.shape[3] = 64;
+         p.fwd.q.stride[2] = 64;
+         p.fwd.q.stride[1] = 64 * P::h;
+         p.fwd.q.stride[0] = 64 * P::h * P::sq;
+       },
        E::invalid_argument, "k: head dim 72 differs from q head dim 64"},
       {"k batch", Op::forward, [](P& p) { p.fwd.k.shape[0] = 1; }, E::invalid_argument,
        "k: batch 1 differs from q batch 2"},
       {"v keys", Op::forward, [](P& p) { p.fwd.v.shape[1] = 6; }, E::invalid_argument,
        "v: key count 6 differs from k key count 7"},
-      {"h not multiple of hk", Op::forward, [](P& p) { p.fwd.k.shape[2] = 3; p.fwd.v.shape[2] = 3; },
+      {"h not multiple of hk", Op::forward,
+       [](P& p) {
+         p.fwd.k.shape[2] = 3;
+         p.fwd.v.shape[2] = 3;
+       },
        E::invalid_argument, "q: 4 heads is not a multiple of k's 3 heads"},
       {"zero kv heads", Op::forward, [](P& p) { p.fwd.k.shape[2] = 0; }, E::invalid_argument,
        "k: the head count is 0"},
       {"out shape", Op::forward, [](P& p) { p.fwd.out.shape[3] = 16; }, E::invalid_argument,
        "out: shape (2, 5, 4, 16), expected (b, sq, h, dv) = (2, 5, 4, 8)"},
-      {"lse shape", Op::forward, [](P& p) { p.fwd.lse.shape[2] = 4; }, E::invalid_argument, "lse: shape (2, 4, 4)"},
+      {"lse shape", Op::forward, [](P& p) { p.fwd.lse.shape[2] = 4; }, E::invalid_argument,
+       "lse: shape (2, 4, 4)"},
       {"negative size", Op::forward, [](P& p) { p.fwd.q.shape[1] = -3; }, E::invalid_argument,
        "q: size -3 of dim 1 is negative"},
       {"huge size", Op::forward, [](P& p) { p.fwd.k.shape[1] = i64{1} << 40; }, E::invalid_argument,
@@ -269,11 +301,10 @@ std::vector<BadCase> bad_cases() {
        "q: shape (2, 5, 4, 16) with strides"},
       {"null data", Op::forward, [](P& p) { p.fwd.k.data = nullptr; }, E::invalid_argument,
        "k: data is null but the tensor has 448 elements", true},
-      {"misaligned data", Op::forward,
-       [](P& p) { p.fwd.q.data = reinterpret_cast<char*>(p.fwd.q.data) + 1; }, E::invalid_argument,
-       "q: data", true},
-      {"out aliases q", Op::forward,
-       [](P& p) { p.fwd.out.data = p.fwd.q.data; }, E::invalid_argument, "out: memory overlaps input q", true},
+      {"misaligned data", Op::forward, [](P& p) { p.fwd.q.data = reinterpret_cast<char*>(p.fwd.q.data) + 1; },
+       E::invalid_argument, "q: data", true},
+      {"out aliases q", Op::forward, [](P& p) { p.fwd.out.data = p.fwd.q.data; }, E::invalid_argument,
+       "out: memory overlaps input q", true},
       {"out self-overlap", Op::forward, [](P& p) { p.fwd.out.stride[1] = 0; }, E::invalid_argument,
        "out: strides", true},
       // --- devices and backends
@@ -285,8 +316,11 @@ std::vector<BadCase> bad_cases() {
       {"window < -1", Op::forward, [](P& p) { p.fwd.options.window.left = -2; }, E::invalid_argument,
        "options.window.left: -2"},
       {"causal with right window", Op::forward,
-       [](P& p) { p.fwd.options.causal = true; p.fwd.options.window.right = 3; }, E::invalid_argument,
-       "options.window.right: 3 contradicts options.causal"},
+       [](P& p) {
+         p.fwd.options.causal = true;
+         p.fwd.options.window.right = 3;
+       },
+       E::invalid_argument, "options.window.right: 3 contradicts options.causal"},
       {"softcap negative", Op::forward, [](P& p) { p.fwd.options.softcap = -1.f; }, E::invalid_argument,
        "options.softcap: -1"},
       {"softcap inf", Op::forward, [inf](P& p) { p.fwd.options.softcap = inf; }, E::invalid_argument,
@@ -297,9 +331,8 @@ std::vector<BadCase> bad_cases() {
        "options.dropout.p: 1, must be in [0, 1)"},
       {"dropout in kvcache", Op::kvcache, [](P& p) { p.kv.options.dropout.p = 0.1f; }, E::invalid_argument,
        "forward_kvcache does not support dropout"},
-      {"alibi shape", Op::forward,
-       [](P& p) { p.fwd.options.alibi_slopes = Problem::f32(p.alibi, {3}); }, E::invalid_argument,
-       "options.alibi_slopes: shape (3), expected (h) = (4) or (b, h) = (2, 4)"},
+      {"alibi shape", Op::forward, [](P& p) { p.fwd.options.alibi_slopes = Problem::f32(p.alibi, {3}); },
+       E::invalid_argument, "options.alibi_slopes: shape (3), expected (h) = (4) or (b, h) = (2, 4)"},
       {"alibi dtype", Op::forward,
        [](P& p) {
          p.fwd.options.alibi_slopes = Problem::f32(p.alibi, {2, 4});
@@ -318,8 +351,8 @@ std::vector<BadCase> bad_cases() {
        "dk: shape (2, 6, 2, 16), expected (b, sk, hk, d) = (2, 7, 2, 16)"},
       {"num_threads negative", Op::forward, [](P&) {}, E::invalid_argument, "ctx.num_threads: -1"},
       // --- varlen indices
-      {"cu_seqlens_k length", Op::varlen, [](P& p) { p.varlen.cu_seqlens_k.shape[0] = 4; }, E::invalid_argument,
-       "cu_seqlens_k: 4 entries differs from cu_seqlens_q's 3"},
+      {"cu_seqlens_k length", Op::varlen, [](P& p) { p.varlen.cu_seqlens_k.shape[0] = 4; },
+       E::invalid_argument, "cu_seqlens_k: 4 entries differs from cu_seqlens_q's 3"},
       {"cu_seqlens_q[0] != 0", Op::varlen, [](P& p) { p.cu_q[0] = 1; }, E::invalid_argument,
        "cu_seqlens_q: entry 0 is 1, expected 0", true},
       {"cu_seqlens decreasing", Op::varlen,
@@ -337,20 +370,34 @@ std::vector<BadCase> bad_cases() {
       {"max_seqlen negative", Op::varlen, [](P& p) { p.varlen.max_seqlen_k = -1; }, E::invalid_argument,
        "max_seqlen_k: -1"},
       {"seqused > length", Op::varlen,
-       [](P& p) { p.varlen.seqused_k = Problem::i32(p.used_k, {2}); p.used_k[1] = 6; }, E::invalid_argument,
-       "seqused_k: entry 1 is 6, outside [0, 5]", true},
+       [](P& p) {
+         p.varlen.seqused_k = Problem::i32(p.used_k, {2});
+         p.used_k[1] = 6;
+       },
+       E::invalid_argument, "seqused_k: entry 1 is 6, outside [0, 5]", true},
       {"seqused shape", Op::varlen, [](P& p) { p.varlen.seqused_q = Problem::i32(p.used_q, {3}); },
        E::invalid_argument, "seqused_q: shape (3), expected (b) = (2)"},
-      {"varlen lse layout", Op::varlen, [](P& p) { p.varlen.lse = Problem::f32(p.vlse, {P::total_q, P::h}); },
+      {"varlen lse layout", Op::varlen,
+       [](P& p) {
+         p.varlen.lse = Problem::f32(p.vlse, {P::total_q, P::h});
+       },
        E::invalid_argument, "lse: shape (9, 4), expected (h, total_q) = (4, 9)"},
-      {"varlen backward cu contents", Op::varlen_backward, [](P& p) { p.cu_k[1] = 13; p.vbwd.max_seqlen_k = 20; }, E::invalid_argument,
-       "cu_seqlens_k: not non-decreasing at index 2 (13 > 12)", true},
+      {"varlen backward cu contents", Op::varlen_backward,
+       [](P& p) {
+         p.cu_k[1] = 13;
+         p.vbwd.max_seqlen_k = 20;
+       },
+       E::invalid_argument, "cu_seqlens_k: not non-decreasing at index 2 (13 > 12)", true},
       // --- paged KV
       {"paged block out of range", Op::paged, [](P& p) { p.table[1] = 6; }, E::invalid_argument,
        "block_table: entry (0, 1) is 6, outside [0, 6)", true},
       {"paged negative block", Op::paged, [](P& p) { p.table[3] = -1; }, E::invalid_argument,
        "block_table: entry (1, 0) is -1", true},
-      {"paged page_size 0", Op::paged, [](P& p) { p.paged.k_cache.shape[1] = 0; p.paged.v_cache.shape[1] = 0; },
+      {"paged page_size 0", Op::paged,
+       [](P& p) {
+         p.paged.k_cache.shape[1] = 0;
+         p.paged.v_cache.shape[1] = 0;
+       },
        E::invalid_argument, "k_cache: page_size (shape[1]) is 0"},
       {"paged block_table dtype", Op::paged, [](P& p) { p.paged.block_table.dtype = DType::float32; },
        E::invalid_argument, "block_table: dtype fp32, expected int32"},
@@ -369,11 +416,18 @@ std::vector<BadCase> bad_cases() {
       {"cache overflow", Op::kvcache, [](P& p) { p.cache_seqlens[1] = 15; }, E::invalid_argument,
        "cache_seqlens: entry 1 is 15; with 2 new rows", true},
       {"leftpad > seqlens", Op::kvcache,
-       [](P& p) { p.kv.cache_leftpad = Problem::i32(p.leftpad, {2}); p.leftpad[0] = 6; }, E::invalid_argument,
-       "cache_leftpad: entry 0 is 6, outside [0, 5]", true},
+       [](P& p) {
+         p.kv.cache_leftpad = Problem::i32(p.leftpad, {2});
+         p.leftpad[0] = 6;
+       },
+       E::invalid_argument, "cache_leftpad: entry 0 is 6, outside [0, 5]", true},
       {"k_new without v_new", Op::kvcache, [](P& p) { p.kv.v_new = TensorView{}; }, E::invalid_argument,
        "k_new: given without v_new"},
-      {"rotary without k_new", Op::kvcache, [](P& p) { p.kv.k_new = TensorView{}; p.kv.v_new = TensorView{}; },
+      {"rotary without k_new", Op::kvcache,
+       [](P& p) {
+         p.kv.k_new = TensorView{};
+         p.kv.v_new = TensorView{};
+       },
        E::invalid_argument, "rotary_cos: rotary embedding needs new keys"},
       {"rotary_dim > d", Op::kvcache,
        [](P& p) {
@@ -386,19 +440,33 @@ std::vector<BadCase> bad_cases() {
       {"cos/sin shape", Op::kvcache, [](P& p) { p.kv.rotary_sin.shape[0] = 8; }, E::invalid_argument,
        "rotary_sin: shape (8, 4), expected rotary_cos's shape = (16, 4)"},
       {"rotary table too short", Op::kvcache,
-       [](P& p) { p.kv.rotary_cos.shape[0] = 10; p.kv.rotary_sin.shape[0] = 10; }, E::invalid_argument,
-       "rotary_cos: 10 rows, but sequence 1 needs positions up to 10", true},
+       [](P& p) {
+         p.kv.rotary_cos.shape[0] = 10;
+         p.kv.rotary_sin.shape[0] = 10;
+       },
+       E::invalid_argument, "rotary_cos: 10 rows, but sequence 1 needs positions up to 10", true},
       {"cache_batch_idx out of range", Op::kvcache,
-       [](P& p) { p.kv.cache_batch_idx = Problem::i32(p.batch_idx, {2}); p.batch_idx[1] = 2; },
+       [](P& p) {
+         p.kv.cache_batch_idx = Problem::i32(p.batch_idx, {2});
+         p.batch_idx[1] = 2;
+       },
        E::invalid_argument, "cache_batch_idx: entry 1 is 2, outside [0, 2)", true},
       {"num_splits negative", Op::kvcache, [](P& p) { p.kv.num_splits = -1; }, E::invalid_argument,
        "num_splits: -1"},
       {"num_splits too large", Op::kvcache, [](P& p) { p.kv.num_splits = 1000; }, E::invalid_argument,
        "num_splits: 1000, must be in [0, 256]"},
       {"append without cache_seqlens", Op::kvcache,
-       [](P& p) { p.kv.cache_seqlens = TensorView{}; p.kv.rotary_cos = TensorView{}; p.kv.rotary_sin = TensorView{}; },
+       [](P& p) {
+         p.kv.cache_seqlens = TensorView{};
+         p.kv.rotary_cos = TensorView{};
+         p.kv.rotary_sin = TensorView{};
+       },
        E::invalid_argument, "k_new: 2 new rows but no cache_seqlens"},
-      {"k_cache batch without idx", Op::kvcache, [](P& p) { p.kv.k_cache.shape[0] = 1; p.kv.v_cache.shape[0] = 1; },
+      {"k_cache batch without idx", Op::kvcache,
+       [](P& p) {
+         p.kv.k_cache.shape[0] = 1;
+         p.kv.v_cache.shape[0] = 1;
+       },
        E::invalid_argument, "k_cache: batch 1 differs from q batch 2"},
       {"k_new heads", Op::kvcache, [](P& p) { p.kv.k_new.shape[2] = 1; }, E::invalid_argument,
        "k_new: shape (2, 2, 1, 16), expected (b, s_new, hk, d) = (2, 2, 2, 16)"},
@@ -410,8 +478,11 @@ std::vector<BadCase> bad_cases() {
       {"combine out shape", Op::combine, [](P& p) { p.comb.out.shape[3] = 4; }, E::invalid_argument,
        "out: shape (2, 5, 4, 4), expected (b, sq, h, dv) = (2, 5, 4, 8)"},
       {"combine zero splits", Op::combine,
-       [](P& p) { p.comb.out_partial.shape[0] = 0; p.comb.lse_partial.shape[0] = 0; }, E::invalid_argument,
-       "out_partial: 0 splits"},
+       [](P& p) {
+         p.comb.out_partial.shape[0] = 0;
+         p.comb.lse_partial.shape[0] = 0;
+       },
+       E::invalid_argument, "out_partial: 0 splits"},
   };
 }
 
@@ -460,13 +531,15 @@ TEST(Validation, TableIsLarge) { EXPECT_GE(bad_cases().size(), 35u); }
 TEST(Validation, ExplicitBackendNotCompiled) {
   if (backend_compiled(Backend::cuda_sm80)) GTEST_SKIP() << "cuda_sm80 is compiled in";
   Problem p;
-  for (TensorView* t : {&p.fwd.q, &p.fwd.k, &p.fwd.v, &p.fwd.out, &p.fwd.lse}) t->device = {DeviceType::cuda, 0};
+  for (TensorView* t : {&p.fwd.q, &p.fwd.k, &p.fwd.v, &p.fwd.out, &p.fwd.lse})
+    t->device = {DeviceType::cuda, 0};
   ExecutionContext ctx;
   ctx.backend = Backend::cuda_sm80;
   KernelChoice choice;
   Status status = select_kernel(p.fwd, ctx, &choice);
   EXPECT_EQ(status.code(), ErrorCode::unsupported);
-  EXPECT_NE(std::string(status.message()).find("cuda_sm80 is not compiled"), std::string::npos) << status.message();
+  EXPECT_NE(std::string(status.message()).find("cuda_sm80 is not compiled"), std::string::npos)
+      << status.message();
   ctx.backend = Backend::automatic;
   status = select_kernel(p.fwd, ctx, &choice);
   EXPECT_EQ(status.code(), ErrorCode::unsupported);
@@ -495,7 +568,8 @@ TEST(Validation, WorkspaceTooSmallNamesBothSizes) {
   ctx.workspace = big.data() + ((256 - base % 256) % 256) + 8;  // misaligned
   ctx.workspace_bytes = bytes;
   status = forward_kvcache(p.kv, ctx);
-  EXPECT_NE(std::string(status.message()).find("not 256-byte aligned"), std::string::npos) << status.message();
+  EXPECT_NE(std::string(status.message()).find("not 256-byte aligned"), std::string::npos)
+      << status.message();
 }
 
 TEST(Validation, NullOutParameters) {
@@ -610,10 +684,11 @@ TEST(Validation, InputsAreNotModified) {
     p.bwd.options.sink = Problem::f32(p.sink, {4});
     p.bwd.dsink = Problem::f32(p.dsink, {4});
     auto inputs = [&] {
-      return std::vector<std::uint64_t>{hash(p.q), hash(p.k), hash(p.v), hash(p.alibi), hash(p.sink), hash(p.vq),
-                                        hash(p.vk), hash(p.vv), hash(p.cu_q), hash(p.cu_k), hash(p.used_q),
-                                        hash(p.kc), hash(p.vc), hash(p.cache_seqlens), hash(p.dout), hash(p.op),
-                                        hash(p.lp), hash(p.pkc), hash(p.table)};
+      return std::vector<std::uint64_t>{
+          hash(p.q),      hash(p.k),  hash(p.v),   hash(p.alibi),         hash(p.sink),
+          hash(p.vq),     hash(p.vk), hash(p.vv),  hash(p.cu_q),          hash(p.cu_k),
+          hash(p.used_q), hash(p.kc), hash(p.vc),  hash(p.cache_seqlens), hash(p.dout),
+          hash(p.op),     hash(p.lp), hash(p.pkc), hash(p.table)};
     };
     const auto before = inputs();
     ExecutionContext ctx;

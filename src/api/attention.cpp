@@ -10,13 +10,14 @@
 // without reaching the backend, so no backend has to handle empty grids. In
 // forward_kvcache this includes sq == 0 with k_new: as documented for every
 // operation, b == 0 or sq == 0 writes nothing, the cache included.
+#include "flashattn/attention.h"
+
 #include <cstdint>
 #include <cstdio>
 
 #include "api/backend_select.h"
 #include "api/validate.h"
 #include "backend.h"
-#include "flashattn/attention.h"
 #include "flashattn/info.h"
 
 namespace flashattn {
@@ -64,12 +65,14 @@ Status check_workspace(std::size_t needed, const ExecutionContext& ctx, Backend 
                          backend_name(backend), needed);
   }
   if (ctx.workspace_bytes < needed) {
-    return Status::error(ErrorCode::invalid_argument,
-                         "ctx.workspace_bytes: %zu given, but %s needs %zu bytes for this call (query workspace_size)",
-                         ctx.workspace_bytes, backend_name(backend), needed);
+    return Status::error(
+        ErrorCode::invalid_argument,
+        "ctx.workspace_bytes: %zu given, but %s needs %zu bytes for this call (query workspace_size)",
+        ctx.workspace_bytes, backend_name(backend), needed);
   }
   if (reinterpret_cast<std::uintptr_t>(ctx.workspace) % kWorkspaceAlignment != 0) {
-    return Status::error(ErrorCode::invalid_argument, "ctx.workspace: %p is not 256-byte aligned", ctx.workspace);
+    return Status::error(ErrorCode::invalid_argument, "ctx.workspace: %p is not 256-byte aligned",
+                         ctx.workspace);
   }
   return Status();
 }
@@ -101,16 +104,18 @@ Status workspace_call(const Args& args, const ExecutionContext& ctx, std::size_t
 }
 
 // "cpu_tiled/forward/bf16/d128", "cuda_sm80/backward/fp16/d192v128", "cpu_tiled/combine/bf16/dv64".
-void kernel_name(const char* backend, detail::Operation op, DType dtype, std::int64_t d, std::int64_t dv, char* out,
-                 std::size_t size) {
+void kernel_name(const char* backend, detail::Operation op, DType dtype, std::int64_t d, std::int64_t dv,
+                 char* out, std::size_t size) {
   const char* op_name = detail::operation_name(op);
   if (op == detail::Operation::combine) {
-    std::snprintf(out, size, "%s/%s/%s/dv%lld", backend, op_name, dtype_name(dtype), static_cast<long long>(dv));
-  } else if (d == dv) {
-    std::snprintf(out, size, "%s/%s/%s/d%lld", backend, op_name, dtype_name(dtype), static_cast<long long>(d));
-  } else {
-    std::snprintf(out, size, "%s/%s/%s/d%lldv%lld", backend, op_name, dtype_name(dtype), static_cast<long long>(d),
+    std::snprintf(out, size, "%s/%s/%s/dv%lld", backend, op_name, dtype_name(dtype),
                   static_cast<long long>(dv));
+  } else if (d == dv) {
+    std::snprintf(out, size, "%s/%s/%s/d%lld", backend, op_name, dtype_name(dtype),
+                  static_cast<long long>(d));
+  } else {
+    std::snprintf(out, size, "%s/%s/%s/d%lldv%lld", backend, op_name, dtype_name(dtype),
+                  static_cast<long long>(d), static_cast<long long>(dv));
   }
 }
 
@@ -135,8 +140,8 @@ Status select_call(const Args& args, const ExecutionContext& ctx, KernelChoice* 
     return status;
   }
   out->backend = choice.backend;
-  kernel_name(backend_name(choice.backend), call.operation, call.dtype, call.head_dim, call.head_dim_v, out->kernel,
-              sizeof out->kernel);
+  kernel_name(backend_name(choice.backend), call.operation, call.dtype, call.head_dim, call.head_dim_v,
+              out->kernel, sizeof out->kernel);
   copy_text(choice.reason, out->reason, sizeof out->reason);
   return Status();
 }
@@ -150,7 +155,9 @@ Status forward_varlen(const VarlenForwardArgs& args, const ExecutionContext& ctx
 Status forward_kvcache(const KVCacheForwardArgs& args, const ExecutionContext& ctx) noexcept {
   return run_call(args, ctx);
 }
-Status backward(const BackwardArgs& args, const ExecutionContext& ctx) noexcept { return run_call(args, ctx); }
+Status backward(const BackwardArgs& args, const ExecutionContext& ctx) noexcept {
+  return run_call(args, ctx);
+}
 Status backward_varlen(const VarlenBackwardArgs& args, const ExecutionContext& ctx) noexcept {
   return run_call(args, ctx);
 }
@@ -159,16 +166,19 @@ Status combine(const CombineArgs& args, const ExecutionContext& ctx) noexcept { 
 Status workspace_size(const ForwardArgs& args, const ExecutionContext& ctx, std::size_t* bytes) noexcept {
   return workspace_call(args, ctx, bytes);
 }
-Status workspace_size(const VarlenForwardArgs& args, const ExecutionContext& ctx, std::size_t* bytes) noexcept {
+Status workspace_size(const VarlenForwardArgs& args, const ExecutionContext& ctx,
+                      std::size_t* bytes) noexcept {
   return workspace_call(args, ctx, bytes);
 }
-Status workspace_size(const KVCacheForwardArgs& args, const ExecutionContext& ctx, std::size_t* bytes) noexcept {
+Status workspace_size(const KVCacheForwardArgs& args, const ExecutionContext& ctx,
+                      std::size_t* bytes) noexcept {
   return workspace_call(args, ctx, bytes);
 }
 Status workspace_size(const BackwardArgs& args, const ExecutionContext& ctx, std::size_t* bytes) noexcept {
   return workspace_call(args, ctx, bytes);
 }
-Status workspace_size(const VarlenBackwardArgs& args, const ExecutionContext& ctx, std::size_t* bytes) noexcept {
+Status workspace_size(const VarlenBackwardArgs& args, const ExecutionContext& ctx,
+                      std::size_t* bytes) noexcept {
   return workspace_call(args, ctx, bytes);
 }
 Status workspace_size(const CombineArgs& args, const ExecutionContext& ctx, std::size_t* bytes) noexcept {
@@ -178,16 +188,19 @@ Status workspace_size(const CombineArgs& args, const ExecutionContext& ctx, std:
 Status select_kernel(const ForwardArgs& args, const ExecutionContext& ctx, KernelChoice* choice) noexcept {
   return select_call(args, ctx, choice);
 }
-Status select_kernel(const VarlenForwardArgs& args, const ExecutionContext& ctx, KernelChoice* choice) noexcept {
+Status select_kernel(const VarlenForwardArgs& args, const ExecutionContext& ctx,
+                     KernelChoice* choice) noexcept {
   return select_call(args, ctx, choice);
 }
-Status select_kernel(const KVCacheForwardArgs& args, const ExecutionContext& ctx, KernelChoice* choice) noexcept {
+Status select_kernel(const KVCacheForwardArgs& args, const ExecutionContext& ctx,
+                     KernelChoice* choice) noexcept {
   return select_call(args, ctx, choice);
 }
 Status select_kernel(const BackwardArgs& args, const ExecutionContext& ctx, KernelChoice* choice) noexcept {
   return select_call(args, ctx, choice);
 }
-Status select_kernel(const VarlenBackwardArgs& args, const ExecutionContext& ctx, KernelChoice* choice) noexcept {
+Status select_kernel(const VarlenBackwardArgs& args, const ExecutionContext& ctx,
+                     KernelChoice* choice) noexcept {
   return select_call(args, ctx, choice);
 }
 Status select_kernel(const CombineArgs& args, const ExecutionContext& ctx, KernelChoice* choice) noexcept {

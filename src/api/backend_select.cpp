@@ -12,9 +12,9 @@ template <class Params>
 struct BackendRow {
   Backend backend;
   DeviceType device;
-  bool automatic;                  // Backend::automatic may choose it
-  const BackendOps<Params>* ops;   // null: not compiled into this build
-  const char* absent;              // why it is missing when ops is null
+  bool automatic;                 // Backend::automatic may choose it
+  const BackendOps<Params>* ops;  // null: not compiled into this build
+  const char* absent;             // why it is missing when ops is null
 };
 
 // One table per params type, generated from the same list so the order of
@@ -24,15 +24,15 @@ template <class Params>
 struct Table {
   static constexpr BackendOps<Params> cpu_reference_ops{&cpu_reference::unsupported_reason,
                                                         &cpu_reference::workspace_size, &cpu_reference::run};
-  static constexpr BackendOps<Params> cpu_tiled_ops{&cpu_tiled::unsupported_reason, &cpu_tiled::workspace_size,
-                                                    &cpu_tiled::run};
+  static constexpr BackendOps<Params> cpu_tiled_ops{&cpu_tiled::unsupported_reason,
+                                                    &cpu_tiled::workspace_size, &cpu_tiled::run};
 #if FLASHATTN_WITH_CUDA
-  static constexpr BackendOps<Params> cuda_sm80_ops{&cuda_sm80::unsupported_reason, &cuda_sm80::workspace_size,
-                                                    &cuda_sm80::run};
+  static constexpr BackendOps<Params> cuda_sm80_ops{&cuda_sm80::unsupported_reason,
+                                                    &cuda_sm80::workspace_size, &cuda_sm80::run};
 #endif
 #if FLASHATTN_WITH_SM90
-  static constexpr BackendOps<Params> cuda_sm90_ops{&cuda_sm90::unsupported_reason, &cuda_sm90::workspace_size,
-                                                    &cuda_sm90::run};
+  static constexpr BackendOps<Params> cuda_sm90_ops{&cuda_sm90::unsupported_reason,
+                                                    &cuda_sm90::workspace_size, &cuda_sm90::run};
 #endif
 
   // Order = preference of Backend::automatic on each device.
@@ -45,7 +45,8 @@ struct Table {
 #if FLASHATTN_WITH_CUDA
       {Backend::cuda_sm80, DeviceType::cuda, true, &cuda_sm80_ops, nullptr},
 #else
-      {Backend::cuda_sm80, DeviceType::cuda, true, nullptr, "not compiled into this build (FLASHATTN_CUDA=OFF)"},
+      {Backend::cuda_sm80, DeviceType::cuda, true, nullptr,
+       "not compiled into this build (FLASHATTN_CUDA=OFF)"},
 #endif
       {Backend::cpu_tiled, DeviceType::cpu, true, &cpu_tiled_ops, nullptr},
       {Backend::cpu_reference, DeviceType::cpu, false, &cpu_reference_ops, nullptr},
@@ -63,7 +64,8 @@ struct Appender {
   void add(const char* format, T... values) {
     if (used + 1 >= size) return;
     const int n = std::snprintf(buffer + used, size - used, format, values...);
-    if (n > 0) used = used + static_cast<std::size_t>(n) < size ? used + static_cast<std::size_t>(n) : size - 1;
+    if (n > 0)
+      used = used + static_cast<std::size_t>(n) < size ? used + static_cast<std::size_t>(n) : size - 1;
   }
 };
 
@@ -81,9 +83,9 @@ Status select_backend(const Validated<Params>& call, const ExecutionContext& ctx
     for (const BackendRow<Params>& row : rows) {
       if (row.backend != ctx.backend) continue;
       if (row.device != device) {
-        return Status::error(ErrorCode::invalid_argument,
-                             "ctx.backend: %s runs on %s tensors, but the tensors are on %s",
-                             backend_name(row.backend), device_type_name(row.device), device_type_name(device));
+        return Status::error(
+            ErrorCode::invalid_argument, "ctx.backend: %s runs on %s tensors, but the tensors are on %s",
+            backend_name(row.backend), device_type_name(row.device), device_type_name(device));
       }
       if (row.ops == nullptr) {
         return Status::error(ErrorCode::unsupported, "ctx.backend: %s is %s", backend_name(row.backend),
@@ -98,7 +100,8 @@ Status select_backend(const Validated<Params>& call, const ExecutionContext& ctx
       std::snprintf(choice->reason, sizeof choice->reason, "requested by ctx.backend");
       return Status();
     }
-    return Status::error(ErrorCode::invalid_argument, "ctx.backend: invalid value %d", static_cast<int>(ctx.backend));
+    return Status::error(ErrorCode::invalid_argument, "ctx.backend: invalid value %d",
+                         static_cast<int>(ctx.backend));
   }
 
   // Automatic: the first eligible backend of the device that supports the call.

@@ -22,11 +22,16 @@ const char* version() noexcept { return FLASHATTN_VERSION; }
 
 const char* backend_name(Backend backend) noexcept {
   switch (backend) {
-    case Backend::automatic: return "automatic";
-    case Backend::cpu_reference: return "cpu_reference";
-    case Backend::cpu_tiled: return "cpu_tiled";
-    case Backend::cuda_sm80: return "cuda_sm80";
-    case Backend::cuda_sm90: return "cuda_sm90";
+    case Backend::automatic:
+      return "automatic";
+    case Backend::cpu_reference:
+      return "cpu_reference";
+    case Backend::cpu_tiled:
+      return "cpu_tiled";
+    case Backend::cuda_sm80:
+      return "cuda_sm80";
+    case Backend::cuda_sm90:
+      return "cuda_sm90";
   }
   return "invalid-backend";
 }
@@ -35,9 +40,12 @@ bool backend_compiled(Backend backend) noexcept {
   switch (backend) {
     case Backend::automatic:
     case Backend::cpu_reference:
-    case Backend::cpu_tiled: return true;
-    case Backend::cuda_sm80: return FLASHATTN_WITH_CUDA != 0;
-    case Backend::cuda_sm90: return FLASHATTN_WITH_SM90 != 0;
+    case Backend::cpu_tiled:
+      return true;
+    case Backend::cuda_sm80:
+      return FLASHATTN_WITH_CUDA != 0;
+    case Backend::cuda_sm90:
+      return FLASHATTN_WITH_SM90 != 0;
   }
   return false;
 }

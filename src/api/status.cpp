@@ -9,11 +9,16 @@ namespace flashattn {
 
 const char* error_code_name(ErrorCode code) noexcept {
   switch (code) {
-    case ErrorCode::ok: return "ok";
-    case ErrorCode::invalid_argument: return "invalid_argument";
-    case ErrorCode::unsupported: return "unsupported";
-    case ErrorCode::cuda_error: return "cuda_error";
-    case ErrorCode::internal: return "internal";
+    case ErrorCode::ok:
+      return "ok";
+    case ErrorCode::invalid_argument:
+      return "invalid_argument";
+    case ErrorCode::unsupported:
+      return "unsupported";
+    case ErrorCode::cuda_error:
+      return "cuda_error";
+    case ErrorCode::internal:
+      return "internal";
   }
   return "unknown_error";
 }

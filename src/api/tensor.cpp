@@ -5,10 +5,14 @@ namespace flashattn {
 
 const char* dtype_name(DType dtype) noexcept {
   switch (dtype) {
-    case DType::float16: return "fp16";
-    case DType::bfloat16: return "bf16";
-    case DType::float32: return "fp32";
-    case DType::int32: return "int32";
+    case DType::float16:
+      return "fp16";
+    case DType::bfloat16:
+      return "bf16";
+    case DType::float32:
+      return "fp32";
+    case DType::int32:
+      return "int32";
   }
   return "invalid-dtype";
 }
@@ -16,9 +20,11 @@ const char* dtype_name(DType dtype) noexcept {
 std::size_t dtype_size(DType dtype) noexcept {
   switch (dtype) {
     case DType::float16:
-    case DType::bfloat16: return 2;
+    case DType::bfloat16:
+      return 2;
     case DType::float32:
-    case DType::int32: return 4;
+    case DType::int32:
+      return 4;
   }
   return 0;
 }

@@ -17,12 +17,18 @@ namespace flashattn::detail {
 
 const char* operation_name(Operation op) noexcept {
   switch (op) {
-    case Operation::forward: return "forward";
-    case Operation::forward_varlen: return "forward_varlen";
-    case Operation::forward_kvcache: return "forward_kvcache";
-    case Operation::backward: return "backward";
-    case Operation::backward_varlen: return "backward_varlen";
-    case Operation::combine: return "combine";
+    case Operation::forward:
+      return "forward";
+    case Operation::forward_varlen:
+      return "forward_varlen";
+    case Operation::forward_kvcache:
+      return "forward_kvcache";
+    case Operation::backward:
+      return "backward";
+    case Operation::backward_varlen:
+      return "backward_varlen";
+    case Operation::combine:
+      return "combine";
   }
   return "invalid-operation";
 }
@@ -52,9 +58,11 @@ Text dims_text(const i64* dims, int rank) {
   Text text{};
   int used = std::snprintf(text.s, sizeof text.s, "(");
   for (int i = 0; i < rank && used > 0 && used < static_cast<int>(sizeof text.s); ++i) {
-    used += std::snprintf(text.s + used, sizeof text.s - used, i ? ", %lld" : "%lld", static_cast<ll>(dims[i]));
+    used +=
+        std::snprintf(text.s + used, sizeof text.s - used, i ? ", %lld" : "%lld", static_cast<ll>(dims[i]));
   }
-  if (used > 0 && used < static_cast<int>(sizeof text.s)) std::snprintf(text.s + used, sizeof text.s - used, ")");
+  if (used > 0 && used < static_cast<int>(sizeof text.s))
+    std::snprintf(text.s + used, sizeof text.s - used, ")");
   return text;
 }
 
@@ -88,7 +96,8 @@ bool element_extent(const TensorView& t, i64* lo, i64* hi) {
     if (t.shape[d] <= 0) continue;
     i64 reach;
     if (__builtin_mul_overflow(t.stride[d], t.shape[d] - 1, &reach)) return false;
-    if (reach < 0 ? __builtin_add_overflow(*lo, reach, lo) : __builtin_add_overflow(*hi, reach, hi)) return false;
+    if (reach < 0 ? __builtin_add_overflow(*lo, reach, lo) : __builtin_add_overflow(*hi, reach, hi))
+      return false;
   }
   return true;
 }
@@ -158,8 +167,8 @@ Status check_view(const TensorView& t, const char* name, int rank, const char* l
     }
     const std::uintptr_t base = reinterpret_cast<std::uintptr_t>(t.data);
     if (base % dtype_size(t.dtype) != 0) {
-      return INVALID("%s: data %p is not aligned to its %zu-byte %s elements", name, t.data, dtype_size(t.dtype),
-                     dtype_name(t.dtype));
+      return INVALID("%s: data %p is not aligned to its %zu-byte %s elements", name, t.data,
+                     dtype_size(t.dtype), dtype_name(t.dtype));
     }
     const i64 size = static_cast<i64>(dtype_size(t.dtype));
     if (numel > 0 && (static_cast<std::uintptr_t>(-lo) * size > base ||
@@ -176,7 +185,8 @@ bool is_float(DType dtype) {
 }
 
 Status check_float_dtype(const TensorView& t, const char* name) {
-  if (!is_float(t.dtype)) return INVALID("%s: dtype %s, expected fp16, bf16 or fp32", name, dtype_name(t.dtype));
+  if (!is_float(t.dtype))
+    return INVALID("%s: dtype %s, expected fp16, bf16 or fp32", name, dtype_name(t.dtype));
   return Status();
 }
 
@@ -199,14 +209,16 @@ Status check_same_dtype(const TensorView& t, const char* name, const TensorView&
 Status check_size(const TensorView& t, const char* name, int dim, const char* what, i64 expected,
                   const char* source) {
   if (t.shape[dim] != expected) {
-    return INVALID("%s: %s %lld differs from %s %s %lld", name, what, static_cast<ll>(t.shape[dim]), source, what,
-                   static_cast<ll>(expected));
+    return INVALID("%s: %s %lld differs from %s %s %lld", name, what, static_cast<ll>(t.shape[dim]), source,
+                   what, static_cast<ll>(expected));
   }
   return Status();
 }
 
-// Whole-shape check for derived tensors (outputs, lse): "out: shape (2, 5, 4, 64), expected (b, sq, h, dv) = (2, 5, 4, 32)".
-Status check_shape(const TensorView& t, const char* name, const char* layout, std::initializer_list<i64> expected) {
+// Whole-shape check for derived tensors (outputs, lse): "out: shape (2, 5, 4, 64), expected (b, sq, h, dv) =
+// (2, 5, 4, 32)".
+Status check_shape(const TensorView& t, const char* name, const char* layout,
+                   std::initializer_list<i64> expected) {
   i64 dims[kMaxRank] = {};
   int rank = 0;
   for (i64 size : expected) dims[rank++] = size;
@@ -220,7 +232,8 @@ Status check_shape(const TensorView& t, const char* name, const char* layout, st
 }
 
 Status check_positive(const TensorView& t, const char* name, int dim, const char* what) {
-  if (t.shape[dim] < 1) return INVALID("%s: %s is %lld, must be at least 1", name, what, static_cast<ll>(t.shape[dim]));
+  if (t.shape[dim] < 1)
+    return INVALID("%s: %s is %lld, must be at least 1", name, what, static_cast<ll>(t.shape[dim]));
   return Status();
 }
 
@@ -245,8 +258,9 @@ Status check_no_self_overlap(const TensorView& t, const char* name) {
   for (int i = 0; i < n; ++i) {
     const int d = order[i];
     if (magnitude(d) <= reach) {
-      return INVALID("%s: strides %s for shape %s make distinct elements share memory (outputs must not overlap)",
-                     name, dims_text(t.stride, t.rank).s, dims_text(t.shape, t.rank).s);
+      return INVALID(
+          "%s: strides %s for shape %s make distinct elements share memory (outputs must not overlap)", name,
+          dims_text(t.stride, t.rank).s, dims_text(t.shape, t.rank).s);
     }
     reach += magnitude(d) * (t.shape[d] - 1);  // no overflow: check_view bounded the extent
   }
@@ -311,7 +325,8 @@ Status check_devices_and_memory(const Roles& roles, CheckMode mode, Device* devi
 }
 
 Status check_context(const ExecutionContext& ctx) {
-  if (ctx.num_threads < 0) return INVALID("ctx.num_threads: %d, must be >= 0 (0 = all hardware threads)", ctx.num_threads);
+  if (ctx.num_threads < 0)
+    return INVALID("ctx.num_threads: %d, must be >= 0 (0 = all hardware threads)", ctx.num_threads);
   return Status();
 }
 
@@ -339,9 +354,14 @@ struct Dims {
 // sq/sk here are the call's bounds (max_seqlen_* for varlen, the cache capacity
 // for the KV cache), at least every sequence's own length, so the rewrite holds
 // per sequence. Unbounded sides let backends skip masking work.
-Status resolve_window(const AttentionOptions& o, const Dims& dims, const OptionRules& rules, MaskParams* mask) {
-  if (o.window.left < -1) return INVALID("options.window.left: %lld, must be >= -1 (-1 = unbounded)", static_cast<ll>(o.window.left));
-  if (o.window.right < -1) return INVALID("options.window.right: %lld, must be >= -1 (-1 = unbounded)", static_cast<ll>(o.window.right));
+Status resolve_window(const AttentionOptions& o, const Dims& dims, const OptionRules& rules,
+                      MaskParams* mask) {
+  if (o.window.left < -1)
+    return INVALID("options.window.left: %lld, must be >= -1 (-1 = unbounded)",
+                   static_cast<ll>(o.window.left));
+  if (o.window.right < -1)
+    return INVALID("options.window.right: %lld, must be >= -1 (-1 = unbounded)",
+                   static_cast<ll>(o.window.right));
   mask->window_left = o.window.left;
   mask->window_right = o.window.right;
   if (o.causal) {
@@ -363,7 +383,8 @@ Status resolve_options(const AttentionOptions& o, const Dims& dims, const Option
   if (o.softmax_scale.has_value() && !std::isfinite(*o.softmax_scale)) {
     return INVALID("options.softmax_scale: %g is not finite", static_cast<double>(*o.softmax_scale));
   }
-  p->scale = o.softmax_scale.has_value() ? *o.softmax_scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(dims.d)));
+  p->scale = o.softmax_scale.has_value() ? *o.softmax_scale
+                                         : static_cast<float>(1.0 / std::sqrt(static_cast<double>(dims.d)));
   if (!std::isfinite(o.softcap) || o.softcap < 0.f) {
     return INVALID("options.softcap: %g, must be finite and >= 0 (0 = off)", static_cast<double>(o.softcap));
   }
@@ -374,8 +395,8 @@ Status resolve_options(const AttentionOptions& o, const Dims& dims, const Option
     return INVALID("options.dropout.p: %g, must be in [0, 1)", static_cast<double>(o.dropout.p));
   }
   if (o.dropout.p > 0.f && !rules.dropout_allowed) {
-    return INVALID("options.dropout.p: %g, but %s does not support dropout (must be 0)", static_cast<double>(o.dropout.p),
-                   rules.operation);
+    return INVALID("options.dropout.p: %g, but %s does not support dropout (must be 0)",
+                   static_cast<double>(o.dropout.p), rules.operation);
   }
   p->dropout_p = o.dropout.p;
   p->dropout_seed = o.dropout.seed;
@@ -416,7 +437,8 @@ Operand operand_bshd(const TensorView& t) { return Operand{t.data, t.stride[0], 
 Operand operand_thd(const TensorView& t) { return Operand{t.data, 0, t.stride[0], t.stride[1]}; }
 
 // q (b, sq, h, d), k (b, sk, hk, d), v (b, sk, hk, dv): the batched layout.
-Status check_qkv_batched(const TensorView& q, const TensorView& k, const TensorView& v, CheckMode mode, Dims* dims) {
+Status check_qkv_batched(const TensorView& q, const TensorView& k, const TensorView& v, CheckMode mode,
+                         Dims* dims) {
   RETURN_IF_ERROR(check_view(q, "q", 4, "(b, sq, h, d)", mode));
   RETURN_IF_ERROR(check_float_dtype(q, "q"));
   RETURN_IF_ERROR(check_view(k, "k", 4, "(b, sk, hk, d)", mode));
@@ -441,14 +463,18 @@ Status check_qkv_batched(const TensorView& q, const TensorView& k, const TensorV
 }
 
 // q (total_q, h, d); k, v (total_k, hk, d/dv) or, paged, (num_blocks, page_size, hk, d/dv).
-Status check_qkv_varlen(const TensorView& q, const TensorView& k, const TensorView& v, bool paged, CheckMode mode,
-                        Dims* dims) {
+Status check_qkv_varlen(const TensorView& q, const TensorView& k, const TensorView& v, bool paged,
+                        CheckMode mode, Dims* dims) {
   RETURN_IF_ERROR(check_view(q, "q", 3, "(total_q, h, d)", mode));
   RETURN_IF_ERROR(check_float_dtype(q, "q"));
   const int kv_rank = paged ? 4 : 3;
-  RETURN_IF_ERROR(check_view(k, "k", kv_rank, paged ? "(num_blocks, page_size, hk, d) (paged: block_table given)" : "(total_k, hk, d)", mode));
+  RETURN_IF_ERROR(check_view(
+      k, "k", kv_rank,
+      paged ? "(num_blocks, page_size, hk, d) (paged: block_table given)" : "(total_k, hk, d)", mode));
   RETURN_IF_ERROR(check_same_dtype(k, "k", q, "q"));
-  RETURN_IF_ERROR(check_view(v, "v", kv_rank, paged ? "(num_blocks, page_size, hk, dv) (paged: block_table given)" : "(total_k, hk, dv)", mode));
+  RETURN_IF_ERROR(check_view(
+      v, "v", kv_rank,
+      paged ? "(num_blocks, page_size, hk, dv) (paged: block_table given)" : "(total_k, hk, dv)", mode));
   RETURN_IF_ERROR(check_same_dtype(v, "v", q, "q"));
   RETURN_IF_ERROR(check_positive(q, "q", 1, "the head count"));
   RETURN_IF_ERROR(check_positive(q, "q", 2, "the head dim"));
@@ -457,7 +483,8 @@ Status check_qkv_varlen(const TensorView& q, const TensorView& k, const TensorVi
   RETURN_IF_ERROR(check_positive(k, "k", kh, "the head count"));
   if (paged) {
     RETURN_IF_ERROR(check_size(v, "v", 0, "block count", k.shape[0], "k"));
-    if (k.shape[1] < 1) return INVALID("k: page_size (shape[1]) is %lld, must be at least 1", static_cast<ll>(k.shape[1]));
+    if (k.shape[1] < 1)
+      return INVALID("k: page_size (shape[1]) is %lld, must be at least 1", static_cast<ll>(k.shape[1]));
     RETURN_IF_ERROR(check_size(v, "v", 1, "page_size", k.shape[1], "k"));
   } else {
     RETURN_IF_ERROR(check_size(v, "v", 0, "row count", k.shape[0], "k"));
@@ -484,7 +511,8 @@ bool host_readable(const TensorView& t, CheckMode mode) {
 
 std::int32_t index_at(const TensorView& t, i64 i) { return static_cast<const std::int32_t*>(t.data)[i]; }
 
-Status check_index_vector(const TensorView& t, const char* name, const char* layout, i64 length, CheckMode mode) {
+Status check_index_vector(const TensorView& t, const char* name, const char* layout, i64 length,
+                          CheckMode mode) {
   RETURN_IF_ERROR(check_view(t, name, 1, layout, mode));
   RETURN_IF_ERROR(check_dtype(t, name, DType::int32));
   return check_shape(t, name, layout, {length});
@@ -498,10 +526,11 @@ Status check_cu_seqlens_contents(const TensorView& cu, const char* name, i64 row
   if (index_at(cu, 0) != 0) return INVALID("%s: entry 0 is %d, expected 0", name, index_at(cu, 0));
   for (i64 i = 1; i < entries; ++i) {
     const std::int32_t prev = index_at(cu, i - 1), cur = index_at(cu, i);
-    if (cur < prev) return INVALID("%s: not non-decreasing at index %lld (%d > %d)", name, static_cast<ll>(i), prev, cur);
+    if (cur < prev)
+      return INVALID("%s: not non-decreasing at index %lld (%d > %d)", name, static_cast<ll>(i), prev, cur);
     if (cur - prev > max_seqlen) {
-      return INVALID("%s: sequence %lld has length %d, more than %s %lld", name, static_cast<ll>(i - 1), cur - prev,
-                     max_name, static_cast<ll>(max_seqlen));
+      return INVALID("%s: sequence %lld has length %d, more than %s %lld", name, static_cast<ll>(i - 1),
+                     cur - prev, max_name, static_cast<ll>(max_seqlen));
     }
   }
   if (rows >= 0 && index_at(cu, entries - 1) > rows) {
@@ -512,7 +541,8 @@ Status check_cu_seqlens_contents(const TensorView& cu, const char* name, i64 row
 }
 
 // seqused[s] in [0, length of sequence s].
-Status check_seqused_contents(const TensorView& used, const char* name, const TensorView& cu, const char* cu_name) {
+Status check_seqused_contents(const TensorView& used, const char* name, const TensorView& cu,
+                              const char* cu_name) {
   for (i64 s = 0; s < used.shape[0]; ++s) {
     const i64 length = static_cast<i64>(index_at(cu, s + 1)) - index_at(cu, s);
     const std::int32_t u = index_at(used, s);
@@ -532,8 +562,8 @@ Status check_block_row(const TensorView& table, i64 s, i64 first, i64 end, i64 p
   const std::int32_t* row = static_cast<const std::int32_t*>(table.data) + s * table.stride[0];
   for (i64 blk = first / page_size; blk < (end + page_size - 1) / page_size; ++blk) {
     if (row[blk] < 0 || row[blk] >= num_blocks) {
-      return INVALID("block_table: entry (%lld, %lld) is %d, outside [0, %lld) (the blocks of k)", static_cast<ll>(s),
-                     static_cast<ll>(blk), row[blk], static_cast<ll>(num_blocks));
+      return INVALID("block_table: entry (%lld, %lld) is %d, outside [0, %lld) (the blocks of k)",
+                     static_cast<ll>(s), static_cast<ll>(blk), row[blk], static_cast<ll>(num_blocks));
     }
   }
   return Status();
@@ -556,11 +586,15 @@ Status check_varlen_index(const VarlenIndex& ix, CheckMode mode, i64* batch) {
   RETURN_IF_ERROR(check_view(ix.cu_k, "cu_seqlens_k", 1, "(b + 1)", mode));
   RETURN_IF_ERROR(check_dtype(ix.cu_k, "cu_seqlens_k", DType::int32));
   if (ix.cu_k.shape[0] != b + 1) {
-    return INVALID("cu_seqlens_k: %lld entries differs from cu_seqlens_q's %lld (b + 1)", static_cast<ll>(ix.cu_k.shape[0]),
-                   static_cast<ll>(b + 1));
+    return INVALID("cu_seqlens_k: %lld entries differs from cu_seqlens_q's %lld (b + 1)",
+                   static_cast<ll>(ix.cu_k.shape[0]), static_cast<ll>(b + 1));
   }
-  if (ix.max_q < 0 || ix.max_q > kMaxSize) return INVALID("max_seqlen_q: %lld, must be in [0, %lld]", static_cast<ll>(ix.max_q), static_cast<ll>(kMaxSize));
-  if (ix.max_k < 0 || ix.max_k > kMaxSize) return INVALID("max_seqlen_k: %lld, must be in [0, %lld]", static_cast<ll>(ix.max_k), static_cast<ll>(kMaxSize));
+  if (ix.max_q < 0 || ix.max_q > kMaxSize)
+    return INVALID("max_seqlen_q: %lld, must be in [0, %lld]", static_cast<ll>(ix.max_q),
+                   static_cast<ll>(kMaxSize));
+  if (ix.max_k < 0 || ix.max_k > kMaxSize)
+    return INVALID("max_seqlen_k: %lld, must be in [0, %lld]", static_cast<ll>(ix.max_k),
+                   static_cast<ll>(kMaxSize));
   if (ix.used_q.defined()) RETURN_IF_ERROR(check_index_vector(ix.used_q, "seqused_q", "(b)", b, mode));
   if (ix.used_k.defined()) RETURN_IF_ERROR(check_index_vector(ix.used_k, "seqused_k", "(b)", b, mode));
   *batch = b;
@@ -570,12 +604,16 @@ Status check_varlen_index(const VarlenIndex& ix, CheckMode mode, i64* batch) {
 // Contents; k_rows < 0 when keys are paged (cu_seqlens_k then only gives lengths).
 Status check_varlen_contents(const VarlenIndex& ix, CheckMode mode, i64 q_rows, i64 k_rows) {
   if (host_readable(ix.cu_q, mode)) {
-    RETURN_IF_ERROR(check_cu_seqlens_contents(ix.cu_q, "cu_seqlens_q", q_rows, "q", ix.max_q, "max_seqlen_q"));
-    if (host_readable(ix.used_q, mode)) RETURN_IF_ERROR(check_seqused_contents(ix.used_q, "seqused_q", ix.cu_q, "cu_seqlens_q"));
+    RETURN_IF_ERROR(
+        check_cu_seqlens_contents(ix.cu_q, "cu_seqlens_q", q_rows, "q", ix.max_q, "max_seqlen_q"));
+    if (host_readable(ix.used_q, mode))
+      RETURN_IF_ERROR(check_seqused_contents(ix.used_q, "seqused_q", ix.cu_q, "cu_seqlens_q"));
   }
   if (host_readable(ix.cu_k, mode)) {
-    RETURN_IF_ERROR(check_cu_seqlens_contents(ix.cu_k, "cu_seqlens_k", k_rows, "k", ix.max_k, "max_seqlen_k"));
-    if (host_readable(ix.used_k, mode)) RETURN_IF_ERROR(check_seqused_contents(ix.used_k, "seqused_k", ix.cu_k, "cu_seqlens_k"));
+    RETURN_IF_ERROR(
+        check_cu_seqlens_contents(ix.cu_k, "cu_seqlens_k", k_rows, "k", ix.max_k, "max_seqlen_k"));
+    if (host_readable(ix.used_k, mode))
+      RETURN_IF_ERROR(check_seqused_contents(ix.used_k, "seqused_k", ix.cu_k, "cu_seqlens_k"));
   }
   return Status();
 }
@@ -685,7 +723,8 @@ Status validate(const VarlenForwardArgs& a, const ExecutionContext& ctx, CheckMo
   const bool paged = a.block_table.defined();
   Dims dims;
   RETURN_IF_ERROR(check_qkv_varlen(a.q, a.k, a.v, paged, mode, &dims));
-  const VarlenIndex ix{a.cu_seqlens_q, a.cu_seqlens_k, a.max_seqlen_q, a.max_seqlen_k, a.seqused_q, a.seqused_k};
+  const VarlenIndex ix{a.cu_seqlens_q, a.cu_seqlens_k, a.max_seqlen_q,
+                       a.max_seqlen_k, a.seqused_q,    a.seqused_k};
   RETURN_IF_ERROR(check_varlen_index(ix, mode, &dims.b));
   dims.sq = a.max_seqlen_q;
   dims.sk = a.max_seqlen_k;
@@ -730,7 +769,8 @@ Status validate(const VarlenForwardArgs& a, const ExecutionContext& ctx, CheckMo
       const i64 length = static_cast<i64>(index_at(a.cu_seqlens_k, s + 1)) - index_at(a.cu_seqlens_k, s);
       if (length > max_blocks * page_size) {
         return INVALID("cu_seqlens_k: sequence %lld has %lld keys, but block_table holds %lld blocks of %lld",
-                       static_cast<ll>(s), static_cast<ll>(length), static_cast<ll>(max_blocks), static_cast<ll>(page_size));
+                       static_cast<ll>(s), static_cast<ll>(length), static_cast<ll>(max_blocks),
+                       static_cast<ll>(page_size));
       }
       const i64 used = host_readable(a.seqused_k, mode) ? index_at(a.seqused_k, s) : length;
       RETURN_IF_ERROR(check_block_row(a.block_table, s, 0, used, page_size, a.k.shape[0]));
@@ -769,23 +809,28 @@ Status validate(const KVCacheForwardArgs& a, const ExecutionContext& ctx, CheckM
   RETURN_IF_ERROR(check_float_dtype(a.q, "q"));
   RETURN_IF_ERROR(check_positive(a.q, "q", 2, "the head count"));
   RETURN_IF_ERROR(check_positive(a.q, "q", 3, "the head dim"));
-  const char* k_layout = paged ? "(num_blocks, page_size, hk, d) (paged: block_table given)" : "(b_cache, s_cache, hk, d)";
-  const char* v_layout = paged ? "(num_blocks, page_size, hk, dv) (paged: block_table given)" : "(b_cache, s_cache, hk, dv)";
+  const char* k_layout =
+      paged ? "(num_blocks, page_size, hk, d) (paged: block_table given)" : "(b_cache, s_cache, hk, d)";
+  const char* v_layout =
+      paged ? "(num_blocks, page_size, hk, dv) (paged: block_table given)" : "(b_cache, s_cache, hk, dv)";
   RETURN_IF_ERROR(check_view(a.k_cache, "k_cache", 4, k_layout, mode));
   RETURN_IF_ERROR(check_same_dtype(a.k_cache, "k_cache", a.q, "q"));
   RETURN_IF_ERROR(check_view(a.v_cache, "v_cache", 4, v_layout, mode));
   RETURN_IF_ERROR(check_same_dtype(a.v_cache, "v_cache", a.q, "q"));
   RETURN_IF_ERROR(check_size(a.k_cache, "k_cache", 3, "head dim", a.q.shape[3], "q"));
   RETURN_IF_ERROR(check_positive(a.k_cache, "k_cache", 2, "the head count"));
-  RETURN_IF_ERROR(check_size(a.v_cache, "v_cache", 0, paged ? "block count" : "batch", a.k_cache.shape[0], "k_cache"));
-  RETURN_IF_ERROR(check_size(a.v_cache, "v_cache", 1, paged ? "page_size" : "capacity", a.k_cache.shape[1], "k_cache"));
+  RETURN_IF_ERROR(
+      check_size(a.v_cache, "v_cache", 0, paged ? "block count" : "batch", a.k_cache.shape[0], "k_cache"));
+  RETURN_IF_ERROR(
+      check_size(a.v_cache, "v_cache", 1, paged ? "page_size" : "capacity", a.k_cache.shape[1], "k_cache"));
   RETURN_IF_ERROR(check_size(a.v_cache, "v_cache", 2, "head count", a.k_cache.shape[2], "k_cache"));
   RETURN_IF_ERROR(check_positive(a.v_cache, "v_cache", 3, "the head dim"));
   if (a.q.shape[2] % a.k_cache.shape[2] != 0) {
     return INVALID("q: %lld heads is not a multiple of k_cache's %lld heads", static_cast<ll>(a.q.shape[2]),
                    static_cast<ll>(a.k_cache.shape[2]));
   }
-  Dims dims{a.q.shape[0], a.q.shape[1], 0, a.q.shape[2], a.k_cache.shape[2], a.q.shape[3], a.v_cache.shape[3]};
+  Dims dims{a.q.shape[0], a.q.shape[1],      0, a.q.shape[2], a.k_cache.shape[2],
+            a.q.shape[3], a.v_cache.shape[3]};
   const i64 b = dims.b;
 
   i64 capacity = 0, page_size = 0;
@@ -794,9 +839,11 @@ Status validate(const KVCacheForwardArgs& a, const ExecutionContext& ctx, CheckM
     RETURN_IF_ERROR(check_dtype(a.block_table, "block_table", DType::int32));
     RETURN_IF_ERROR(check_size(a.block_table, "block_table", 0, "batch", b, "q"));
     page_size = a.k_cache.shape[1];
-    if (page_size < 1) return INVALID("k_cache: page_size (shape[1]) is %lld, must be at least 1", static_cast<ll>(page_size));
+    if (page_size < 1)
+      return INVALID("k_cache: page_size (shape[1]) is %lld, must be at least 1", static_cast<ll>(page_size));
     if (a.cache_batch_idx.defined()) {
-      return INVALID("cache_batch_idx: not supported with a paged cache (block_table already maps each sequence)");
+      return INVALID(
+          "cache_batch_idx: not supported with a paged cache (block_table already maps each sequence)");
     }
     capacity = a.block_table.shape[1] * page_size;  // both < 2^31: no overflow
   } else {
@@ -804,13 +851,17 @@ Status validate(const KVCacheForwardArgs& a, const ExecutionContext& ctx, CheckM
     if (!a.cache_batch_idx.defined()) {
       RETURN_IF_ERROR(check_size(a.k_cache, "k_cache", 0, "batch", b, "q"));
     } else if (b > 0 && a.k_cache.shape[0] < 1) {
-      return INVALID("k_cache: batch 0, but cache_batch_idx selects rows for %lld sequences", static_cast<ll>(b));
+      return INVALID("k_cache: batch 0, but cache_batch_idx selects rows for %lld sequences",
+                     static_cast<ll>(b));
     }
   }
   dims.sk = capacity;
-  if (a.cache_seqlens.defined()) RETURN_IF_ERROR(check_index_vector(a.cache_seqlens, "cache_seqlens", "(b)", b, mode));
-  if (a.cache_batch_idx.defined()) RETURN_IF_ERROR(check_index_vector(a.cache_batch_idx, "cache_batch_idx", "(b)", b, mode));
-  if (a.cache_leftpad.defined()) RETURN_IF_ERROR(check_index_vector(a.cache_leftpad, "cache_leftpad", "(b)", b, mode));
+  if (a.cache_seqlens.defined())
+    RETURN_IF_ERROR(check_index_vector(a.cache_seqlens, "cache_seqlens", "(b)", b, mode));
+  if (a.cache_batch_idx.defined())
+    RETURN_IF_ERROR(check_index_vector(a.cache_batch_idx, "cache_batch_idx", "(b)", b, mode));
+  if (a.cache_leftpad.defined())
+    RETURN_IF_ERROR(check_index_vector(a.cache_leftpad, "cache_leftpad", "(b)", b, mode));
 
   // New keys/values to append.
   const bool append = a.k_new.defined() || a.v_new.defined();
@@ -826,11 +877,14 @@ Status validate(const KVCacheForwardArgs& a, const ExecutionContext& ctx, CheckM
     RETURN_IF_ERROR(check_shape(a.k_new, "k_new", "(b, s_new, hk, d)", {b, s_new, dims.hk, dims.d}));
     RETURN_IF_ERROR(check_shape(a.v_new, "v_new", "(b, s_new, hk, dv)", {b, s_new, dims.hk, dims.dv}));
     if (!a.cache_seqlens.defined() && s_new > 0) {
-      return INVALID("k_new: %lld new rows but no cache_seqlens: without it every sequence fills the cache "
-                     "(capacity %lld) and there is no room to append", static_cast<ll>(s_new), static_cast<ll>(capacity));
+      return INVALID(
+          "k_new: %lld new rows but no cache_seqlens: without it every sequence fills the cache "
+          "(capacity %lld) and there is no room to append",
+          static_cast<ll>(s_new), static_cast<ll>(capacity));
     }
     if (s_new > capacity) {
-      return INVALID("k_new: %lld new rows exceed the cache capacity %lld", static_cast<ll>(s_new), static_cast<ll>(capacity));
+      return INVALID("k_new: %lld new rows exceed the cache capacity %lld", static_cast<ll>(s_new),
+                     static_cast<ll>(capacity));
     }
   }
 
@@ -851,7 +905,8 @@ Status validate(const KVCacheForwardArgs& a, const ExecutionContext& ctx, CheckM
     rotary_dim = 2 * a.rotary_cos.shape[1];
     if (rotary_dim < 2 || rotary_dim > dims.d) {
       return INVALID("rotary_cos: rotary_dim = 2 * %lld columns = %lld, must be in [2, head dim %lld]",
-                     static_cast<ll>(a.rotary_cos.shape[1]), static_cast<ll>(rotary_dim), static_cast<ll>(dims.d));
+                     static_cast<ll>(a.rotary_cos.shape[1]), static_cast<ll>(rotary_dim),
+                     static_cast<ll>(dims.d));
     }
   }
   // 256 bounds the combine pass as in FlashAttention 3; a larger request is an error, not a silent clamp.
@@ -897,17 +952,19 @@ Status validate(const KVCacheForwardArgs& a, const ExecutionContext& ctx, CheckM
     if (a.cache_batch_idx.defined()) {
       const std::int32_t row = index_at(a.cache_batch_idx, s);
       if (row < 0 || row >= b_cache) {
-        return INVALID("cache_batch_idx: entry %lld is %d, outside [0, %lld) (k_cache's batch)", static_cast<ll>(s), row,
-                       static_cast<ll>(b_cache));
+        return INVALID("cache_batch_idx: entry %lld is %d, outside [0, %lld) (k_cache's batch)",
+                       static_cast<ll>(s), row, static_cast<ll>(b_cache));
       }
     }
     i64 end = capacity;  // cache position where new keys go
     if (a.cache_seqlens.defined()) {
       end = index_at(a.cache_seqlens, s);
       if (end < 0 || end + s_new > capacity) {
-        return INVALID("cache_seqlens: entry %lld is %lld; with %lld new rows it must be in [0, %lld] (cache capacity %lld)",
-                       static_cast<ll>(s), static_cast<ll>(end), static_cast<ll>(s_new),
-                       static_cast<ll>(capacity - s_new), static_cast<ll>(capacity));
+        return INVALID(
+            "cache_seqlens: entry %lld is %lld; with %lld new rows it must be in [0, %lld] (cache capacity "
+            "%lld)",
+            static_cast<ll>(s), static_cast<ll>(end), static_cast<ll>(s_new),
+            static_cast<ll>(capacity - s_new), static_cast<ll>(capacity));
       }
     }
     i64 leftpad = 0;
@@ -918,7 +975,8 @@ Status validate(const KVCacheForwardArgs& a, const ExecutionContext& ctx, CheckM
                        static_cast<ll>(s), static_cast<ll>(leftpad), static_cast<ll>(end));
       }
     }
-    if (paged) RETURN_IF_ERROR(check_block_row(a.block_table, s, leftpad, end + s_new, page_size, a.k_cache.shape[0]));
+    if (paged)
+      RETURN_IF_ERROR(check_block_row(a.block_table, s, leftpad, end + s_new, page_size, a.k_cache.shape[0]));
     if (rotary) {
       // New key t sits at end + t; query i at end + i when local, else at end.
       i64 needed = end + s_new;
@@ -927,9 +985,11 @@ Status validate(const KVCacheForwardArgs& a, const ExecutionContext& ctx, CheckM
         if (q_last + 1 > needed) needed = q_last + 1;
       }
       if (needed > a.rotary_cos.shape[0]) {
-        return INVALID("rotary_cos: %lld rows, but sequence %lld needs positions up to %lld (cache_seqlens %lld, "
-                       "%lld new rows, %lld queries)", static_cast<ll>(a.rotary_cos.shape[0]), static_cast<ll>(s),
-                       static_cast<ll>(needed - 1), static_cast<ll>(end), static_cast<ll>(s_new), static_cast<ll>(dims.sq));
+        return INVALID(
+            "rotary_cos: %lld rows, but sequence %lld needs positions up to %lld (cache_seqlens %lld, "
+            "%lld new rows, %lld queries)",
+            static_cast<ll>(a.rotary_cos.shape[0]), static_cast<ll>(s), static_cast<ll>(needed - 1),
+            static_cast<ll>(end), static_cast<ll>(s_new), static_cast<ll>(dims.sq));
       }
     }
   }
@@ -1001,14 +1061,17 @@ Status validate(const BackwardArgs& a, const ExecutionContext& ctx, CheckMode mo
   RETURN_IF_ERROR(check_context(ctx));
   Dims dims;
   RETURN_IF_ERROR(check_qkv_batched(a.q, a.k, a.v, mode, &dims));
-  RETURN_IF_ERROR(check_like(a.dout, "dout", 4, "(b, sq, h, dv)", a.q, {dims.b, dims.sq, dims.h, dims.dv}, mode));
-  RETURN_IF_ERROR(check_like(a.out, "out", 4, "(b, sq, h, dv)", a.q, {dims.b, dims.sq, dims.h, dims.dv}, mode));
+  RETURN_IF_ERROR(
+      check_like(a.dout, "dout", 4, "(b, sq, h, dv)", a.q, {dims.b, dims.sq, dims.h, dims.dv}, mode));
+  RETURN_IF_ERROR(
+      check_like(a.out, "out", 4, "(b, sq, h, dv)", a.q, {dims.b, dims.sq, dims.h, dims.dv}, mode));
   RETURN_IF_ERROR(check_view(a.lse, "lse", 3, "(b, h, sq)", mode));
   RETURN_IF_ERROR(check_dtype(a.lse, "lse", DType::float32));
   RETURN_IF_ERROR(check_shape(a.lse, "lse", "(b, h, sq)", {dims.b, dims.h, dims.sq}));
   RETURN_IF_ERROR(check_like(a.dq, "dq", 4, "(b, sq, h, d)", a.q, {dims.b, dims.sq, dims.h, dims.d}, mode));
   RETURN_IF_ERROR(check_like(a.dk, "dk", 4, "(b, sk, hk, d)", a.q, {dims.b, dims.sk, dims.hk, dims.d}, mode));
-  RETURN_IF_ERROR(check_like(a.dv, "dv", 4, "(b, sk, hk, dv)", a.q, {dims.b, dims.sk, dims.hk, dims.dv}, mode));
+  RETURN_IF_ERROR(
+      check_like(a.dv, "dv", 4, "(b, sk, hk, dv)", a.q, {dims.b, dims.sk, dims.hk, dims.dv}, mode));
   RETURN_IF_ERROR(check_dsink(a.dsink, a.options, dims.h, mode));
   BackwardParams& p = out->params;
   RETURN_IF_ERROR(resolve_options(a.options, dims, OptionRules{true, "backward", true}, mode, &p));
@@ -1054,7 +1117,8 @@ Status validate(const VarlenBackwardArgs& a, const ExecutionContext& ctx, CheckM
   RETURN_IF_ERROR(check_context(ctx));
   Dims dims;
   RETURN_IF_ERROR(check_qkv_varlen(a.q, a.k, a.v, /*paged=*/false, mode, &dims));
-  const VarlenIndex ix{a.cu_seqlens_q, a.cu_seqlens_k, a.max_seqlen_q, a.max_seqlen_k, a.seqused_q, a.seqused_k};
+  const VarlenIndex ix{a.cu_seqlens_q, a.cu_seqlens_k, a.max_seqlen_q,
+                       a.max_seqlen_k, a.seqused_q,    a.seqused_k};
   RETURN_IF_ERROR(check_varlen_index(ix, mode, &dims.b));
   dims.sq = a.max_seqlen_q;
   dims.sk = a.max_seqlen_k;
@@ -1121,7 +1185,8 @@ Status validate(const CombineArgs& a, const ExecutionContext& ctx, CheckMode mod
   const TensorView& op = a.out_partial;
   RETURN_IF_ERROR(check_view(op, "out_partial", 5, "(splits, b, sq, h, dv)", mode));
   RETURN_IF_ERROR(check_dtype(op, "out_partial", DType::float32));
-  if (op.shape[0] < 1) return INVALID("out_partial: %lld splits, must be at least 1", static_cast<ll>(op.shape[0]));
+  if (op.shape[0] < 1)
+    return INVALID("out_partial: %lld splits, must be at least 1", static_cast<ll>(op.shape[0]));
   RETURN_IF_ERROR(check_positive(op, "out_partial", 3, "the head count"));
   RETURN_IF_ERROR(check_positive(op, "out_partial", 4, "the head dim"));
   const i64 splits = op.shape[0], b = op.shape[1], sq = op.shape[2], h = op.shape[3], dv = op.shape[4];

@@ -47,10 +47,10 @@ template <class Params>
 struct Validated {
   Params params{};
   Operation operation = Operation::forward;
-  Device device{};                  // where every tensor of the call lives
-  DType dtype = DType::float32;     // inputs' dtype (combine: the output's)
-  std::int64_t head_dim = 0;        // d (combine: 0)
-  std::int64_t head_dim_v = 0;      // dv
+  Device device{};               // where every tensor of the call lives
+  DType dtype = DType::float32;  // inputs' dtype (combine: the output's)
+  std::int64_t head_dim = 0;     // d (combine: 0)
+  std::int64_t head_dim_v = 0;   // dv
   // Every output is empty (e.g. b == 0 or sq == 0 in a forward): the call
   // succeeds without reaching a backend, so none has to handle empty grids.
   bool nothing_to_do = false;

@@ -38,8 +38,8 @@ unsigned char* g_float_arena = nullptr;
 std::int32_t* g_index_arena = nullptr;
 unsigned char* g_workspace = nullptr;
 
-#define FUZZ_CHECK(cond)        \
-  do {                          \
+#define FUZZ_CHECK(cond)           \
+  do {                             \
     if (!(cond)) __builtin_trap(); \
   } while (0)
 
@@ -57,12 +57,18 @@ class Harness {
   // A size: usually the intended one, sometimes off by a little, negative or huge.
   i64 size(i64 intended) {
     switch (in_.ConsumeIntegralInRange<int>(0, 31)) {
-      case 0: return -in_.ConsumeIntegralInRange<i64>(1, 3);
-      case 1: return i64{1} << in_.ConsumeIntegralInRange<int>(20, 62);
-      case 2: return intended + 1;
-      case 3: return intended > 0 ? intended - 1 : 0;
-      case 4: return 0;
-      default: return intended;
+      case 0:
+        return -in_.ConsumeIntegralInRange<i64>(1, 3);
+      case 1:
+        return i64{1} << in_.ConsumeIntegralInRange<int>(20, 62);
+      case 2:
+        return intended + 1;
+      case 3:
+        return intended > 0 ? intended - 1 : 0;
+      case 4:
+        return 0;
+      default:
+        return intended;
     }
   }
 
@@ -89,14 +95,17 @@ class Harness {
     for (int d = t.rank - 1; d >= 0; --d) {
       if (stride_mode == 0) {
         const int pick = in_.ConsumeIntegralInRange<int>(0, 5);
-        t.stride[d] = pick == 0 ? 0 : pick == 1 ? -in_.ConsumeIntegralInRange<i64>(1, 64)
-                    : pick == 2 ? (i64{1} << in_.ConsumeIntegralInRange<int>(30, 62)) : in_.ConsumeIntegralInRange<i64>(1, 256);
+        t.stride[d] = pick == 0   ? 0
+                      : pick == 1 ? -in_.ConsumeIntegralInRange<i64>(1, 64)
+                      : pick == 2 ? (i64{1} << in_.ConsumeIntegralInRange<int>(30, 62))
+                                  : in_.ConsumeIntegralInRange<i64>(1, 256);
       } else {
         t.stride[d] = stride;
       }
       const i64 extent = t.shape[d] > 1 ? t.shape[d] : 1;
       const i64 pad = (stride_mode == 1 && d > 0) ? in_.ConsumeIntegralInRange<i64>(0, 3) : 0;
-      if (__builtin_mul_overflow(stride, extent, &stride) || __builtin_add_overflow(stride, pad, &stride)) stride = 1;
+      if (__builtin_mul_overflow(stride, extent, &stride) || __builtin_add_overflow(stride, pad, &stride))
+        stride = 1;
     }
     if (stride_mode == 2 && t.rank > 0) t.stride[t.rank - 1] = in_.ConsumeIntegralInRange<i64>(-1, 3);
     if (in_.ConsumeIntegralInRange<int>(0, 63) == 0) {
@@ -112,7 +121,8 @@ class Harness {
     TensorView t = tensor(DType::int32, intended, false);
     if (t.data == nullptr || t.dtype != DType::int32) return t;
     i64 lo, hi;
-    if (!extent(t, &lo, &hi) || !inside(t, lo, hi) || reinterpret_cast<std::uintptr_t>(t.data) % 4 != 0) return t;
+    if (!extent(t, &lo, &hi) || !inside(t, lo, hi) || reinterpret_cast<std::uintptr_t>(t.data) % 4 != 0)
+      return t;
     std::int32_t* base = static_cast<std::int32_t*>(t.data);
     i64 running = 0;
     for (i64 e = lo; e <= hi; ++e) {
@@ -172,7 +182,8 @@ class Harness {
       const i64 offset = static_cast<i64>(p - a);
       // Guard the arithmetic: the extent must be small for the check to mean anything.
       if (lo < -(1 << 20) || hi > (1 << 20)) return false;
-      return offset + lo * static_cast<i64>(es) >= 0 && offset + (hi + 1) * static_cast<i64>(es) <= static_cast<i64>(bytes);
+      return offset + lo * static_cast<i64>(es) >= 0 &&
+             offset + (hi + 1) * static_cast<i64>(es) <= static_cast<i64>(bytes);
     };
     return in_arena(g_float_arena, kFloatArenaBytes) ||
            in_arena(g_index_arena, kIndexArenaEntries * sizeof(std::int32_t));
@@ -182,7 +193,9 @@ class Harness {
     i64 lo = 0, hi = 0;
     const bool sane = extent(t, &lo, &hi);
     i64 numel = 1;
-    for (int d = 0; d < t.rank; ++d) numel = (t.shape[d] >= 0 && t.shape[d] < (1 << 20) && numel < (1 << 20)) ? numel * t.shape[d] : (1 << 20);
+    for (int d = 0; d < t.rank; ++d)
+      numel =
+          (t.shape[d] >= 0 && t.shape[d] < (1 << 20) && numel < (1 << 20)) ? numel * t.shape[d] : (1 << 20);
     const bool is_index = t.dtype == DType::int32;
     unsigned char* arena = is_index ? reinterpret_cast<unsigned char*>(g_index_arena) : g_float_arena;
     const std::size_t bytes = is_index ? kIndexArenaEntries * sizeof(std::int32_t) : kFloatArenaBytes;
@@ -229,14 +242,16 @@ flashattn::AttentionOptions options(FuzzedDataProvider& in, Harness& hz, const D
     o.window.left = in.ConsumeIntegralInRange<i64>(-3, 12);
     o.window.right = in.ConsumeIntegralInRange<i64>(-3, 12);
   }
-  if (in.ConsumeIntegralInRange<int>(0, 3) == 0) o.softcap = in.ConsumeFloatingPointInRange<float>(-1.f, 50.f);
+  if (in.ConsumeIntegralInRange<int>(0, 3) == 0)
+    o.softcap = in.ConsumeFloatingPointInRange<float>(-1.f, 50.f);
   if (in.ConsumeIntegralInRange<int>(0, 3) == 0) {
     o.dropout.p = in.ConsumeProbability<float>() * 1.1f;
     o.dropout.seed = in.ConsumeIntegral<std::uint64_t>();
     o.dropout.offset = in.ConsumeIntegral<std::uint64_t>();
   }
   if (in.ConsumeIntegralInRange<int>(0, 3) == 0) {
-    o.alibi_slopes = in.ConsumeBool() ? hz.tensor(DType::float32, {d.h}, false) : hz.tensor(DType::float32, {d.b, d.h}, false);
+    o.alibi_slopes = in.ConsumeBool() ? hz.tensor(DType::float32, {d.h}, false)
+                                      : hz.tensor(DType::float32, {d.b, d.h}, false);
   }
   if (in.ConsumeIntegralInRange<int>(0, 3) == 0) o.sink = hz.tensor(DType::float32, {d.h}, false);
   (void)backward;
@@ -249,8 +264,10 @@ void exercise(const Args& args, FuzzedDataProvider& in, bool runnable,
   ExecutionContext ctx;
   ctx.num_threads = in.ConsumeIntegralInRange<int>(-1, 2);
   const int backend = in.ConsumeIntegralInRange<int>(0, 15);
-  ctx.backend = backend < 6 ? Backend::cpu_tiled : backend < 12 ? Backend::cpu_reference
-              : backend < 14 ? Backend::automatic : static_cast<Backend>(backend - 11);  // incl. cuda and invalid
+  ctx.backend = backend < 6    ? Backend::cpu_tiled
+                : backend < 12 ? Backend::cpu_reference
+                : backend < 14 ? Backend::automatic
+                               : static_cast<Backend>(backend - 11);  // incl. cuda and invalid
 
   std::size_t bytes = 0;
   const Status ws = flashattn::workspace_size(args, ctx, &bytes);
@@ -259,8 +276,9 @@ void exercise(const Args& args, FuzzedDataProvider& in, bool runnable,
   // Both validate the same shapes: they agree, and failures say why.
   FUZZ_CHECK(ws.ok() == sel.ok());
   FUZZ_CHECK(ws.ok() || (ws.message()[0] != '\0' && std::strlen(ws.message()) < Status::kMaxMessage));
-  FUZZ_CHECK(sel.ok() ? choice.kernel[0] != '\0' : std::strcmp(choice.reason, sel.message()) == 0 ||
-                                                      std::strlen(choice.reason) == sizeof choice.reason - 1);
+  FUZZ_CHECK(sel.ok() ? choice.kernel[0] != '\0'
+                      : std::strcmp(choice.reason, sel.message()) == 0 ||
+                            std::strlen(choice.reason) == sizeof choice.reason - 1);
   if (!runnable || ctx.num_threads < 0) return;
   if (ws.ok() && bytes > kWorkspaceBytes) return;
   if (bytes > 0 && in.ConsumeIntegralInRange<int>(0, 15) != 0) {
@@ -272,14 +290,16 @@ void exercise(const Args& args, FuzzedDataProvider& in, bool runnable,
   static long calls = 0, succeeded = 0;
   ++calls;
   succeeded += status.ok();
-  if ((calls & (calls - 1)) == 0) std::fprintf(stderr, "[stats] run %ld calls, %ld ok; last: %s\n", calls, succeeded, status.message());
+  if ((calls & (calls - 1)) == 0)
+    std::fprintf(stderr, "[stats] run %ld calls, %ld ok; last: %s\n", calls, succeeded, status.message());
 #endif
   // A shape-level rejection is also a call-level rejection.
   if (!ws.ok() && ws.code() == ErrorCode::invalid_argument) FUZZ_CHECK(!status.ok());
   FUZZ_CHECK(status.code() != ErrorCode::internal);
   if (ws.ok() && (bytes == 0 || ctx.workspace != nullptr)) {
     // Anything the call rejects beyond shapes is about pointers or index contents.
-    FUZZ_CHECK(status.ok() || status.code() == ErrorCode::invalid_argument || status.code() == ErrorCode::unsupported);
+    FUZZ_CHECK(status.ok() || status.code() == ErrorCode::invalid_argument ||
+               status.code() == ErrorCode::unsupported);
   }
 }
 
@@ -319,7 +339,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   d.max_blocks = in.ConsumeIntegralInRange<i64>(0, 4);
   const DType dt = pick_dtype(in);
   const int op = in.ConsumeIntegralInRange<int>(0, 6);
-  if (d.b * d.h * (d.sq + d.total_q + 1) * (d.sk + d.total_k + d.max_blocks * d.page + 1) > (1 << 16)) hz.runnable = false;
+  if (d.b * d.h * (d.sq + d.total_q + 1) * (d.sk + d.total_k + d.max_blocks * d.page + 1) > (1 << 16))
+    hz.runnable = false;
 
   switch (op) {
     case 0: {
@@ -338,8 +359,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const bool paged = op == 2;
       flashattn::VarlenForwardArgs a;
       a.q = hz.tensor(dt, {d.total_q, d.h, d.d}, false);
-      a.k = paged ? hz.tensor(dt, {d.pages, d.page, d.hk, d.d}, false) : hz.tensor(dt, {d.total_k, d.hk, d.d}, false);
-      a.v = paged ? hz.tensor(dt, {d.pages, d.page, d.hk, d.dv}, false) : hz.tensor(dt, {d.total_k, d.hk, d.dv}, false);
+      a.k = paged ? hz.tensor(dt, {d.pages, d.page, d.hk, d.d}, false)
+                  : hz.tensor(dt, {d.total_k, d.hk, d.d}, false);
+      a.v = paged ? hz.tensor(dt, {d.pages, d.page, d.hk, d.dv}, false)
+                  : hz.tensor(dt, {d.total_k, d.hk, d.dv}, false);
       a.cu_seqlens_q = hz.index({d.b + 1}, 0);
       a.cu_seqlens_k = hz.index({d.b + 1}, 0);
       a.max_seqlen_q = hz.scalar(in.ConsumeIntegralInRange<i64>(0, 12));
@@ -359,8 +382,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const bool paged = in.ConsumeBool();
       const i64 capacity = in.ConsumeIntegralInRange<i64>(0, 10);
       a.q = hz.tensor(dt, {d.b, d.sq, d.h, d.d}, false);
-      a.k_cache = paged ? hz.tensor(dt, {d.pages, d.page, d.hk, d.d}, true) : hz.tensor(dt, {d.b, capacity, d.hk, d.d}, true);
-      a.v_cache = paged ? hz.tensor(dt, {d.pages, d.page, d.hk, d.dv}, true) : hz.tensor(dt, {d.b, capacity, d.hk, d.dv}, true);
+      a.k_cache = paged ? hz.tensor(dt, {d.pages, d.page, d.hk, d.d}, true)
+                        : hz.tensor(dt, {d.b, capacity, d.hk, d.d}, true);
+      a.v_cache = paged ? hz.tensor(dt, {d.pages, d.page, d.hk, d.dv}, true)
+                        : hz.tensor(dt, {d.b, capacity, d.hk, d.dv}, true);
       if (paged) a.block_table = hz.index({d.b, d.max_blocks}, 1);
       if (in.ConsumeBool()) a.cache_seqlens = hz.index({d.b}, 2);
       if (in.ConsumeIntegralInRange<int>(0, 3) == 0) a.cache_batch_idx = hz.index({d.b}, 1);
@@ -370,7 +395,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         a.v_new = hz.tensor(dt, {d.b, d.s_new, d.hk, d.dv}, false);
       }
       if (in.ConsumeIntegralInRange<int>(0, 2) == 0) {
-        const i64 rows = in.ConsumeIntegralInRange<i64>(0, 16), half = in.ConsumeIntegralInRange<i64>(0, (d.d + 1) / 2);
+        const i64 rows = in.ConsumeIntegralInRange<i64>(0, 16),
+                  half = in.ConsumeIntegralInRange<i64>(0, (d.d + 1) / 2);
         a.rotary_cos = hz.tensor(dt, {rows, half}, false);
         a.rotary_sin = hz.tensor(dt, {rows, half}, false);
         a.rotary_interleaved = in.ConsumeBool();
