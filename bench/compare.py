@@ -95,8 +95,13 @@ def bench_ms(fn, warmup_ms=25, rep_ms=100) -> float:
 
 
 def short_reason(e: Exception) -> str:
+    """The library's reason, without the boilerplate: which backend said what."""
     text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-    return text[:90]
+    if text.startswith("no backend can run") and ": " in text:
+        clauses = [c.strip() for c in text.split(": ", 1)[1].split(";")]
+        kept = [c for c in clauses if c and not c.endswith("not compiled into this build")]
+        text = "; ".join(kept or clauses)
+    return text[:140]
 
 
 # ----------------------------------------------------------------------------------------
@@ -275,7 +280,9 @@ def plot(rows, names, path):
     except ImportError:
         print("matplotlib not available: no plots")
         return None
-    panels = sorted({(r["mode"], r["hdim"], r["causal"]) for r in rows})
+    # fwd panels first; one colour per backend across panels.
+    panels = sorted({(r["mode"], r["hdim"], r["causal"]) for r in rows}, key=lambda p: (p[0] != "fwd", p[1], p[2]))
+    colours = {name: f"C{i}" for i, name in enumerate(names)}
     cols = 4
     nrows = math.ceil(len(panels) / cols)
     fig, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols, 3.3 * nrows), squeeze=False)
@@ -285,7 +292,8 @@ def plot(rows, names, path):
         for name in names:
             ys = [r.get(name) if isinstance(r.get(name), (int, float)) else float("nan") for r in sel]
             if any(not math.isnan(y) for y in ys):
-                ax.plot(xs, ys, marker="o", label=name, linewidth=2.5 if name == "flashattn" else 1.2)
+                ax.plot(xs, ys, marker="o", label=name, color=colours[name],
+                        linewidth=2.5 if name == "flashattn" else 1.2)
         ax.set_xscale("log", base=2)
         ax.set_xticks(xs)
         ax.set_xticklabels([f"{x // 1024}k" if x >= 1024 else str(x) for x in xs])
@@ -345,20 +353,24 @@ def main():
                 writer.writerow({**r, "flashattn_over_best_peer": ratio_to_best_peer(r, names)})
     png = plot(rows, names, base + ".png") if rows else None
 
-    print()
-    print(f"# {env.get('gpu')} | driver {env.get('driver')} | CUDA {env.get('cuda')} | torch {env.get('torch')} | "
-          f"cuDNN {env.get('cudnn')} | flashattn {env.get('flashattn')}")
+    report = [f"# {env.get('gpu')} | driver {env.get('driver')} | CUDA {env.get('cuda')} | torch {env.get('torch')} | "
+              f"cuDNN {env.get('cudnn')} | flashattn {env.get('flashattn')}"]
     if rows:
-        print("\nTFLOP/s (bwd counted as 2.5x fwd FLOPs)\n")
-        print(markdown_table(rows, names))
+        report += ["", f"TFLOP/s, {'bf16' if args.dtype == torch.bfloat16 else 'fp16'}, 16k tokens per batch, "
+                   "hidden 2048 (bwd counted as 2.5x fwd FLOPs); median of do_bench", "", markdown_table(rows, names)]
     if decode:
-        print(f"\nDecode (q len 1, {decode['heads']}/{decode['heads_kv']} heads, d {decode['hdim']}, "
-              f"{decode['keys']} keys, batch {decode['batch']}, {decode['kv_gbytes']} GB K/V): TB/s of K/V read")
+        report += ["", f"Decode (q len 1, {decode['heads']}/{decode['heads_kv']} heads, d {decode['hdim']}, "
+                   f"{decode['keys']} keys, batch {decode['batch']}, {decode['kv_gbytes']} GB K/V): TB/s of K/V read", ""]
         for name in names:
             if name in decode:
                 us = decode.get(name + "_us")
-                print(f"  {name:12s} {decode[name]}" + (f"  ({us} us)" if us else ""))
-    print(f"\nwrote {base}.json" + (f", {base}.csv" if rows else "") + (f", {png}" if png else ""))
+                report.append(f"- {name}: {decode[name]}" + (f" ({us} us)" if us else ""))
+    text = "\n".join(report) + "\n"
+    with open(base + ".md", "w") as f:
+        f.write(text)
+    print()
+    print(text)
+    print(f"wrote {base}.md, {base}.json" + (f", {base}.csv" if rows else "") + (f", {png}" if png else ""))
 
 
 if __name__ == "__main__":

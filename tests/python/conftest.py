@@ -31,3 +31,19 @@ def _seed():
 
 
 requires_cuda = pytest.mark.skipif(not _cuda_usable(), reason=CUDA_SKIP_REASON or "CUDA not usable")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """On CUDA, a request the compiled CUDA backends cannot run yet (a head dim left out of a
+    restricted build, kernels not written yet) is reported as skipped with the library's
+    reason, so the GPU summary separates "not available" from "wrong". On the CPU it fails."""
+    outcome = yield
+    report = outcome.get_result()
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    on_cuda = str(params.get("device", "")) .startswith("cuda") or "cuda" in item.name
+    if (call.when == "call" and call.excinfo is not None and on_cuda
+            and call.excinfo.errisinstance(flashattn.UnsupportedError)):
+        report.outcome = "skipped"
+        report.longrepr = (str(item.path), item.location[1] or 0,
+                           "Skipped: unsupported on CUDA in this build: " + str(call.excinfo.value)[:300])

@@ -146,7 +146,7 @@ def apply_rotary_ref(x, cos, sin, positions, interleaved):
 
 
 def max_err(a, b) -> float:
-    return (a.double() - b.double()).abs().max().item() if a.numel() else 0.0
+    return (a.detach().cpu().double() - b.detach().cpu().double()).abs().max().item() if a.numel() else 0.0
 
 
 def assert_close_to_ref(out, ref, ref_lowp, name="out", factor=2.0, atol=None):
