@@ -55,6 +55,18 @@ std::uint64_t base_seed() {
   return seed;
 }
 
+namespace {
+
+// Prints the base seed once per run, so a CI log names it even when every test passes.
+class SeedEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override { std::printf("flashattn tests: FLASHATTN_TEST_SEED=%" PRIu64 "\n", base_seed()); }
+};
+[[maybe_unused]] ::testing::Environment* const seed_environment =
+    ::testing::AddGlobalTestEnvironment(new SeedEnvironment);
+
+}  // namespace
+
 Rng Rng::for_current_test() { return Rng(splitmix64(base_seed() ^ fnv1a(current_test_name()))); }
 
 std::string seed_trace() {
