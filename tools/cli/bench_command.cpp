@@ -96,13 +96,25 @@ std::string json_row(const Row& row) {
 }  // namespace
 
 int bench_command(const BenchCommandOptions& options) {
-  const Device device = device_for(options.backend);
+  const Device device = device_for(options.run.backend);
   const Grid defaults = default_grid(device);
   const auto& head_dims = options.head_dims.empty() ? defaults.head_dims : options.head_dims;
   const auto& seqlens = options.seqlens.empty() ? defaults.seqlens : options.seqlens;
   const std::int64_t tokens = options.tokens > 0 ? options.tokens : defaults.tokens;
   const std::int64_t hidden = options.hidden > 0 ? options.hidden : defaults.hidden;
   RunOptions run = options.run;
+  if (device.type == DeviceType::cuda) {
+    if (options.run.backend != Backend::automatic && !backend_compiled(options.run.backend)) {
+      std::cerr << "flashattn bench: " << backend_name(options.run.backend)
+                << " is not compiled into this build\n";
+      return 2;
+    }
+    if (cuda_device_count() == 0) {
+      std::cerr << "flashattn bench: " << backend_name(options.run.backend)
+                << ": no CUDA device is visible\n";
+      return 2;
+    }
+  }
   if (run.repeats < 0) run.repeats = defaults.repeats;
 
   std::vector<bool> masks;
@@ -138,8 +150,8 @@ int bench_command(const BenchCommandOptions& options) {
   }
   std::cout << "flashattn bench: " << specs.size() << " problems, " << dtype_name(options.dtype)
             << ", backend "
-            << (options.backend == Backend::automatic ? "auto (the fastest that runs each problem)"
-                                                      : backend_name(options.backend))
+            << (options.run.backend == Backend::automatic ? "auto (the fastest that runs each problem)"
+                                                          : backend_name(options.run.backend))
             << " on " << device_label(device) << threads.str() << "\n"
             << "grid: " << tokens << " tokens per batch (b = " << tokens << " / seqlen), hidden " << hidden
             << " (h = " << hidden << " / d)"
@@ -199,7 +211,7 @@ int bench_command(const BenchCommandOptions& options) {
       return 2;
     }
     json << "{\n  \"device\": \"" << json_escape(device_label(device)) << "\",\n  \"backend\": \""
-         << backend_name(options.backend) << "\",\n  \"version\": \"" << version()
+         << backend_name(options.run.backend) << "\",\n  \"version\": \"" << version()
          << "\",\n  \"results\": [\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
       json << "    " << json_row(rows[i]) << (i + 1 < rows.size() ? "," : "") << "\n";

@@ -21,7 +21,6 @@ int run_command(const RunCommandOptions& options);
 
 // flashattn bench: a grid of problems.
 struct BenchCommandOptions {
-  Backend backend = Backend::automatic;
   DType dtype = DType::bfloat16;
   std::vector<std::int64_t> head_dims;  // empty: the default grid's
   std::vector<std::int64_t> seqlens;    // empty: the default grid's

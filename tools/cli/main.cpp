@@ -154,7 +154,7 @@ int main(int argc, char** argv) {
     }
     if (bench_cmd->parsed()) {
       cli::parse_dtype(bench_dtype, &bench.dtype);
-      cli::parse_backend(bench_backend, &bench.backend);
+      cli::parse_backend(bench_backend, &bench.run.backend);
       cli::parse_verify_mode(bench_verify, &bench.run.verify);
       return cli::bench_command(bench);
     }

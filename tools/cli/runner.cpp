@@ -7,6 +7,7 @@
 #include <limits>
 #include <sstream>
 #include <stdexcept>
+#include <type_traits>
 
 #include "api/validate.h"
 #include "common/numeric.h"
@@ -440,6 +441,17 @@ RunResult run_problem(const HostProblem& p, const RunOptions& o) {
   RunResult result;
   result.device = device_for(o.backend);
   result.flops = problem_flops(p);
+  if (result.device.type == DeviceType::cuda) {
+    // Said up front: the tensors could not even be allocated.
+    if (o.backend != Backend::automatic && !backend_compiled(o.backend)) {
+      result.message = std::string(backend_name(o.backend)) + " is not compiled into this build of flashattn";
+      return result;
+    }
+    if (cuda_device_count() == 0) {
+      result.message = std::string(backend_name(o.backend)) + ": no CUDA device is visible";
+      return result;
+    }
+  }
   if (s.backward && s.page_size > 0) {
     result.message =
         "backward over a paged KV cache is not an operation of the API (drop --paged or --backward)";
