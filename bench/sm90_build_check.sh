@@ -8,7 +8,7 @@ out=${1:?out dir}
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out/obj"
 gencode="-gencode=arch=compute_90a,code=sm_90a"
-kernels="-DFLASHATTN_SM90_HAS_D64_FP16=1 -DFLASHATTN_SM90_HAS_D64_BF16=1 -DFLASHATTN_SM90_HAS_D128_FP16=1 -DFLASHATTN_SM90_HAS_D128_BF16=1 -DFLASHATTN_SM90_HAS_D256_FP16=1 -DFLASHATTN_SM90_HAS_D256_BF16=1"
+kernels=$(for v in 64 128 192 192X128 256; do for t in FP16 BF16; do printf -- "-DFLASHATTN_SM90_HAS_D%s_%s=1 " $v $t; done; done)
 flags="-std=c++20 -O3 -lineinfo $gencode -I$root/src -I$root/include -DFLASHATTN_WITH_CUDA=1 -DFLASHATTN_WITH_SM90=1 $kernels"
 sources=$(ls "$root"/src/cuda/sm90/*.cu; echo "$root/bench/sm90_forward_check.cu")
 echo "$sources" | xargs -P "$(nproc)" -I{} sh -c 'nvcc '"$flags"' -Xptxas=-v -c {} -o '"$out"'/obj/$(basename {}).o 2> '"$out"'/obj/$(basename {}).ptxas.txt || { cat '"$out"'/obj/$(basename {}).ptxas.txt; exit 255; }'

@@ -82,4 +82,31 @@ __device__ __forceinline__ void fence_proxy_async_shared_cta() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
+// Tensor maps rewritten on the device (sm_90a): a copy of a host-encoded map in
+// global memory gets a new base address / extent of one dimension. The writes
+// are generic-proxy writes; a later user of the map must acquire it for the
+// tensormap proxy (tensormap_acquire_fence) before the copy engine reads it.
+__device__ __forceinline__ void tensormap_replace_global_address(void* tensor_map, const void* address) {
+  asm volatile("tensormap.replace.tile.global_address.global.b1024.b64 [%0], %1;\n" ::"l"(
+                   reinterpret_cast<std::uint64_t>(tensor_map)),
+               "l"(reinterpret_cast<std::uint64_t>(address))
+               : "memory");
+}
+
+template <int kDim>
+__device__ __forceinline__ void tensormap_replace_global_dim(void* tensor_map, std::uint32_t extent) {
+  asm volatile("tensormap.replace.tile.global_dim.global.b1024.b32 [%0], %1, %2;\n" ::"l"(
+                   reinterpret_cast<std::uint64_t>(tensor_map)),
+               "n"(kDim), "r"(extent)
+               : "memory");
+}
+
+// Makes a tensor map written through the generic proxy (by an earlier kernel)
+// visible to the copy engine's tensormap proxy for this thread's later TMA ops.
+__device__ __forceinline__ void tensormap_acquire_fence(const void* tensor_map) {
+  asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;\n" ::"l"(
+                   reinterpret_cast<std::uint64_t>(tensor_map))
+               : "memory");
+}
+
 }  // namespace flashattn::ptx

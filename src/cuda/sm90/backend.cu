@@ -12,7 +12,7 @@
 #include "backend.h"
 #include "cuda/sm90/forward_dispatch.h"
 
-// Which (head dim, dtype) kernels this build has (src/cuda/sm90/CMakeLists.txt).
+// Which (head dims, dtype) kernels this build has (src/cuda/sm90/CMakeLists.txt).
 #ifndef FLASHATTN_SM90_HAS_D64_FP16
 #define FLASHATTN_SM90_HAS_D64_FP16 0
 #endif
@@ -24,6 +24,18 @@
 #endif
 #ifndef FLASHATTN_SM90_HAS_D128_BF16
 #define FLASHATTN_SM90_HAS_D128_BF16 0
+#endif
+#ifndef FLASHATTN_SM90_HAS_D192_FP16
+#define FLASHATTN_SM90_HAS_D192_FP16 0
+#endif
+#ifndef FLASHATTN_SM90_HAS_D192_BF16
+#define FLASHATTN_SM90_HAS_D192_BF16 0
+#endif
+#ifndef FLASHATTN_SM90_HAS_D192X128_FP16
+#define FLASHATTN_SM90_HAS_D192X128_FP16 0
+#endif
+#ifndef FLASHATTN_SM90_HAS_D192X128_BF16
+#define FLASHATTN_SM90_HAS_D192X128_BF16 0
 #endif
 #ifndef FLASHATTN_SM90_HAS_D256_FP16
 #define FLASHATTN_SM90_HAS_D256_FP16 0
@@ -44,15 +56,22 @@ bool tma_compatible(const Operand& op) {
   return aligned16(op.data) && ok(op.batch_stride) && ok(op.row_stride) && ok(op.head_stride);
 }
 
-bool head_dim_supported(std::int64_t d) { return d == 64 || d == 128 || d == 256; }
+// (d, dv) pairs with a kernel: d = dv in {64, 128, 192, 256}, and (192, 128).
+bool head_dims_supported(std::int64_t d, std::int64_t dv) {
+  if (d == 192 && dv == 128) return true;
+  return d == dv && (d == 64 || d == 128 || d == 192 || d == 256);
+}
 
-bool kernel_compiled(std::int64_t d, DType dtype) {
+bool kernel_compiled(std::int64_t d, std::int64_t dv, DType dtype) {
   const bool bf16 = dtype == DType::bfloat16;
+  if (d == 192 && dv == 128) return bf16 ? FLASHATTN_SM90_HAS_D192X128_BF16 : FLASHATTN_SM90_HAS_D192X128_FP16;
   switch (d) {
     case 64:
       return bf16 ? FLASHATTN_SM90_HAS_D64_BF16 : FLASHATTN_SM90_HAS_D64_FP16;
     case 128:
       return bf16 ? FLASHATTN_SM90_HAS_D128_BF16 : FLASHATTN_SM90_HAS_D128_FP16;
+    case 192:
+      return bf16 ? FLASHATTN_SM90_HAS_D192_BF16 : FLASHATTN_SM90_HAS_D192_FP16;
     case 256:
       return bf16 ? FLASHATTN_SM90_HAS_D256_BF16 : FLASHATTN_SM90_HAS_D256_FP16;
     default:
@@ -61,13 +80,38 @@ bool kernel_compiled(std::int64_t d, DType dtype) {
 }
 
 // Launches the compiled instantiation, or reports that it is absent.
-template <int kHeadDim, typename Element, bool kCompiled>
-cudaError_t dispatch(const AttentionParams& p, int* counter, cudaStream_t stream) {
+template <int kHeadDim, int kHeadDimV, typename Element, bool kCompiled>
+cudaError_t dispatch(const AttentionParams& p, void* workspace, cudaStream_t stream) {
   if constexpr (kCompiled) {
-    return run_forward<kHeadDim, Element>(p, counter, stream);
+    return run_forward<kHeadDim, kHeadDimV, Element>(p, workspace, stream);
   } else {
-    (void)p, (void)counter, (void)stream;
+    (void)p, (void)workspace, (void)stream;
     return cudaErrorInvalidDeviceFunction;
+  }
+}
+
+template <typename Element, bool kBf16>
+cudaError_t dispatch_dims(const AttentionParams& p, void* workspace, cudaStream_t stream) {
+  constexpr bool b = kBf16;
+  if (p.head_dim == 192 && p.head_dim_v == 128) {
+    return dispatch<192, 128, Element, b ? FLASHATTN_SM90_HAS_D192X128_BF16 : FLASHATTN_SM90_HAS_D192X128_FP16>(
+        p, workspace, stream);
+  }
+  switch (p.head_dim) {
+    case 64:
+      return dispatch<64, 64, Element, b ? FLASHATTN_SM90_HAS_D64_BF16 : FLASHATTN_SM90_HAS_D64_FP16>(
+          p, workspace, stream);
+    case 128:
+      return dispatch<128, 128, Element, b ? FLASHATTN_SM90_HAS_D128_BF16 : FLASHATTN_SM90_HAS_D128_FP16>(
+          p, workspace, stream);
+    case 192:
+      return dispatch<192, 192, Element, b ? FLASHATTN_SM90_HAS_D192_BF16 : FLASHATTN_SM90_HAS_D192_FP16>(
+          p, workspace, stream);
+    case 256:
+      return dispatch<256, 256, Element, b ? FLASHATTN_SM90_HAS_D256_BF16 : FLASHATTN_SM90_HAS_D256_FP16>(
+          p, workspace, stream);
+    default:
+      return cudaErrorInvalidConfiguration;
   }
 }
 
@@ -80,19 +124,15 @@ Status cuda_status(cudaError_t error, const char* what) {
 const char* unsupported_reason(const AttentionParams& p) noexcept {
   if (p.dtype != DType::float16 && p.dtype != DType::bfloat16)
     return "cuda_sm90 runs fp16 and bf16 inputs only";
-  if (p.head_dim != p.head_dim_v) return "cuda_sm90 does not yet support head_dim_v != head_dim";
-  if (!head_dim_supported(p.head_dim)) return "cuda_sm90 has kernels for head dims 64, 128 and 256 only";
-  if (!kernel_compiled(p.head_dim, p.dtype)) {
+  if (!head_dims_supported(p.head_dim, p.head_dim_v)) {
+    return "cuda_sm90 has kernels for head dims 64, 128, 192, 256 (dv = d) and (d, dv) = (192, 128) only";
+  }
+  if (!kernel_compiled(p.head_dim, p.head_dim_v, p.dtype)) {
     return "cuda_sm90: the kernel for this head dim and dtype was not compiled (see FLASHATTN_HEAD_DIMS and "
            "FLASHATTN_DTYPES)";
   }
   if (p.is_kvcache) return "cuda_sm90 does not yet run the KV-cache forward";
-  if (p.cu_seqlens_q != nullptr || p.cu_seqlens_k != nullptr || p.seqused_q != nullptr ||
-      p.seqused_k != nullptr) {
-    return "cuda_sm90 does not yet run variable-length batches (cu_seqlens / seqused)";
-  }
   if (p.block_table != nullptr) return "cuda_sm90 does not yet run paged K/V";
-  if (p.alibi_slopes != nullptr) return "cuda_sm90 does not yet support ALiBi";
   if (p.dropout_p > 0.f) return "cuda_sm90 does not support dropout";
   if (!tma_compatible(p.q) || !tma_compatible(p.k) || !tma_compatible(p.v) || !tma_compatible(p.out)) {
     return "cuda_sm90 needs q, k, v and out 16-byte aligned with strides that are multiples of 8 elements";
@@ -120,37 +160,22 @@ const char* unsupported_reason(const CombineParams&) noexcept {
   return "cuda_sm90 has no split-KV combine kernel (cuda_sm80's serves)";
 }
 
-// One int: the dynamic tile scheduler's counter (tile_scheduler.h).
-std::size_t workspace_size(const AttentionParams&, int) noexcept { return 256; }
+// The dynamic tile scheduler's counter, plus per-sequence lengths and tensor
+// maps for variable-length / seqused calls (forward_dispatch.h).
+std::size_t workspace_size(const AttentionParams& p, int) noexcept { return forward_workspace_bytes(p); }
 std::size_t workspace_size(const BackwardParams&, int) noexcept { return 0; }
 std::size_t workspace_size(const CombineParams&, int) noexcept { return 0; }
 
 Status run(const AttentionParams& p, const ExecutionContext& ctx) noexcept {
   if (p.batch == 0 || p.seqlen_q == 0 || p.heads == 0) return Status::ok_status();
   auto stream = static_cast<cudaStream_t>(ctx.stream);
-  auto* counter = static_cast<int*>(ctx.workspace);
-  if (counter == nullptr || ctx.workspace_bytes < workspace_size(p, 0)) {
+  if (ctx.workspace == nullptr || ctx.workspace_bytes < workspace_size(p, 0)) {
     return Status::error(ErrorCode::invalid_argument, "cuda_sm90: workspace of %zu bytes needed, %zu given",
                          workspace_size(p, 0), ctx.workspace_bytes);
   }
-  const bool bf16 = p.dtype == DType::bfloat16;
-  cudaError_t e = cudaErrorInvalidValue;
-  switch (p.head_dim) {
-    case 64:
-      e = bf16 ? dispatch<64, __nv_bfloat16, FLASHATTN_SM90_HAS_D64_BF16>(p, counter, stream)
-               : dispatch<64, __half, FLASHATTN_SM90_HAS_D64_FP16>(p, counter, stream);
-      break;
-    case 128:
-      e = bf16 ? dispatch<128, __nv_bfloat16, FLASHATTN_SM90_HAS_D128_BF16>(p, counter, stream)
-               : dispatch<128, __half, FLASHATTN_SM90_HAS_D128_FP16>(p, counter, stream);
-      break;
-    case 256:
-      e = bf16 ? dispatch<256, __nv_bfloat16, FLASHATTN_SM90_HAS_D256_BF16>(p, counter, stream)
-               : dispatch<256, __half, FLASHATTN_SM90_HAS_D256_FP16>(p, counter, stream);
-      break;
-    default:
-      break;
-  }
+  const cudaError_t e = p.dtype == DType::bfloat16
+                            ? dispatch_dims<__nv_bfloat16, true>(p, ctx.workspace, stream)
+                            : dispatch_dims<__half, false>(p, ctx.workspace, stream);
   if (e == cudaErrorInvalidValue) {
     return Status::error(ErrorCode::internal, "cuda_sm90: tensor map encoding failed (head_dim %lld)",
                          static_cast<long long>(p.head_dim));

@@ -48,13 +48,13 @@ __device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::ui
 // O += P V: P from registers (the A fragment of 16 keys is four packed pairs),
 // V N-major in shared memory (rows are keys, 64 head-dim columns per chunk).
 template <class Config>
-__device__ __forceinline__ void gemm_pv(float (&o)[Config::kHeadDim / 2],
+__device__ __forceinline__ void gemm_pv(float (&o)[Config::kHeadDimV / 2],
                                         const std::uint32_t (&p)[Config::kBlockN / 16][4], std::uint32_t v) {
 #pragma unroll
   for (int kk = 0; kk < Config::kBlockN / 16; ++kk) {
     const std::uint64_t desc_b =
         ptx::make_smem_desc_sw128(v + kk * 16 * Config::kRowBytes, Config::kKVChunkBytes, 1024);
-    ptx::wgmma_m64k16_rs_tb<Config::kHeadDim, typename Config::Element>(o, p[kk], desc_b, 1);
+    ptx::wgmma_m64k16_rs_tb<Config::kHeadDimV, typename Config::Element>(o, p[kk], desc_b, 1);
   }
 }
 
@@ -73,23 +73,25 @@ __device__ __forceinline__ void convert_p(const float (&s)[Config::kBlockN / 2],
   }
 }
 
-// Turns raw scores into what the softmax consumes: softcap, then the mask.
+// Turns raw scores into what the softmax consumes: softcap, ALiBi (slope_s != 0),
+// then the mask.
 template <class Config>
 __device__ __forceinline__ void prepare_scores(float (&s)[Config::kBlockN / 2], const ForwardKernelParams& p,
-                                               int m_block, int n_block, int row0) {
+                                               const WorkTile& w, float slope_s, int n_block, int row0) {
   if (p.softcap_in != 0.f) {
 #pragma unroll
     for (int i = 0; i < Config::kBlockN / 2; ++i) s[i] = ptx::tanh_approx_f32(s[i] * p.softcap_in);
   }
-  if (block_needs_mask<Config>(p, m_block, n_block)) {
-    apply_score_mask<Config::kBlockN>(s, p, row0, n_block * Config::kBlockN);
+  if (slope_s != 0.f) apply_alibi<Config::kBlockN>(s, w, slope_s, row0, n_block * Config::kBlockN);
+  if (block_needs_mask<Config>(p, w, n_block)) {
+    apply_score_mask<Config::kBlockN>(s, p, w, row0, n_block * Config::kBlockN);
   }
 }
 
 template <class Config>
 __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
                               int consumer) {
-  constexpr int kO = Config::kHeadDim / 2;
+  constexpr int kO = Config::kHeadDimV / 2;
   constexpr int kS = Config::kBlockN / 2;
   const int thread = threadIdx.x % 128;
   const int lane = thread % 32;
@@ -109,7 +111,9 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     const int tile = static_cast<int>(ptx::ld_shared_b32(pipe.tile_slot()));
     if (tile >= p.num_tiles) break;
     const WorkTile w = tile_work(p, tile);
-    const KeyBlockRange range = key_block_range<Config>(p, w.m_block);
+    const KeyBlockRange range = key_block_range<Config>(p, w);
+    const float slope_s =
+        p.alibi_slopes != nullptr ? p.alibi_slopes[w.batch * p.alibi_batch_stride + w.head] * p.alibi_to_s : 0.f;
     const int n_blocks = range.end - range.begin;
     const int row0 = w.m_block * Config::kBlockM + consumer * 64 + (thread / 32) * 16 + lane / 4;
 
@@ -146,7 +150,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         if (Config::kSeparateO && n_blocks == 1) ptx::mbarrier_arrive(pipe.q_empty());
       }
       ring.advance();
-      prepare_scores<Config>(s, p, w.m_block, n, row0);
+      prepare_scores<Config>(s, p, w, slope_s, n, row0);
       softmax_update<Config::kBlockN>(s, rows, p.score_log2, correction);
       convert_p<Config>(s, pf);
 
@@ -170,7 +174,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           if (Config::kSeparateO && i == n_blocks - 1) ptx::mbarrier_arrive(pipe.q_empty());
         }
         ring.advance();
-        prepare_scores<Config>(s, p, w.m_block, n, row0);
+        prepare_scores<Config>(s, p, w, slope_s, n, row0);
         softmax_update<Config::kBlockN>(s, rows, p.score_log2, correction);
 
         ptx::wgmma_wait_group<0>();  // P V done: V stage free, O may be rescaled

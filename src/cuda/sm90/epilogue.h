@@ -30,7 +30,7 @@ __device__ __forceinline__ std::uint32_t pack_pair(float lo, float hi) {
 
 template <class Config>
 __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
-                             const WorkTile& w, int consumer, float (&o)[Config::kHeadDim / 2],
+                             const WorkTile& w, int consumer, float (&o)[Config::kHeadDimV / 2],
                              const RowFinal& final_rows) {
   const int thread = threadIdx.x % 128;
   const int lane = thread % 32;
@@ -44,7 +44,7 @@ __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<
     ptx::bar_sync(kEpilogue + consumer, 128);
   }
 #pragma unroll
-  for (int i = 0; i < Config::kHeadDim / 8; ++i) {
+  for (int i = 0; i < Config::kHeadDimV / 8; ++i) {
     const int col = 8 * i + 2 * (lane % 4);
     const int chunk = col / Config::kChunkCols;
     const int chunk_col = col % Config::kChunkCols;
@@ -63,10 +63,12 @@ __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<
   ptx::fence_proxy_async_shared_cta();
   ptx::bar_sync(kEpilogue + consumer, 128);
   if (leader) {
+    const CUtensorMap* tma_o = map_o(p, w);
+    if (p.sequence_maps != nullptr) ptx::tensormap_acquire_fence(tma_o);
 #pragma unroll
-    for (int c = 0; c < Config::kChunks; ++c) {
-      ptx::tma_store_4d(&p.tma_o, o_base + c * Config::kOChunkStride, c * Config::kChunkCols,
-                        w.m_block * Config::kBlockM + consumer * 64, w.head, w.batch);
+    for (int c = 0; c < Config::kChunksV; ++c) {
+      ptx::tma_store_4d(tma_o, o_base + c * Config::kOChunkStride, c * Config::kChunkCols,
+                        w.m_block * Config::kBlockM + consumer * 64, w.head, w.map_batch);
     }
     ptx::cp_async_bulk_commit_group();
     if constexpr (!Config::kSeparateO) {
@@ -79,8 +81,9 @@ __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int row = w.m_block * Config::kBlockM + consumer * 64 + row0 + 8 * half;
-      if (row < p.seqlen_q) {
-        p.lse[w.batch * p.lse_batch_stride + w.head * p.lse_head_stride + row * p.lse_row_stride] =
+      if (row < w.seqlen_q) {
+        p.lse[w.batch * p.lse_batch_stride + w.head * p.lse_head_stride +
+              static_cast<std::int64_t>(w.q_offset + row) * p.lse_row_stride] =
             final_rows.lse[half];
       }
     }

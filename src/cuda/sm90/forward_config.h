@@ -17,12 +17,15 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
-template <int kHeadDim_, typename Element_>
+// kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
+template <int kHeadDim_, int kHeadDimV_, typename Element_>
 struct ForwardConfig {
   using Element = Element_;
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>);
   static constexpr int kHeadDim = kHeadDim_;
+  static constexpr int kHeadDimV = kHeadDimV_;
   static_assert(kHeadDim % 64 == 0 && kHeadDim <= 256, "head dim must be 64, 128, 192 or 256");
+  static_assert(kHeadDimV % 64 == 0 && kHeadDimV <= kHeadDim, "dv must be a multiple of 64, at most d");
 
   static constexpr int kConsumerWarpgroups = 2;
   static constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);
@@ -33,7 +36,8 @@ struct ForwardConfig {
   // and the stages within shared memory.
   // (176 at d=128 was measured slower: O must then reuse Q's buffer, which
   // serialises the O store with the next tile's Q load; docs/kernel-notes-sm90.md.)
-  static constexpr int kBlockN = kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 112 : 80);
+  // d=192: 96 (S 48 + P 24 + O 96 registers per thread; N = 96 is a generated wgmma shape).
+  static constexpr int kBlockN = kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80);
   static constexpr int kStages = kHeadDim <= 64 ? 4 : 2;
 
   // setmaxnreg split: 128 * 24 + 256 * 240 = 64512 <= 65536 registers per SM.
@@ -44,12 +48,15 @@ struct ForwardConfig {
   // width of one 128B-swizzle row), each chunk a [rows][64] block: exactly what
   // a TMA box of {64, rows} with CU_TENSOR_MAP_SWIZZLE_128B writes.
   static constexpr int kChunkCols = 64;
-  static constexpr int kChunks = kHeadDim / kChunkCols;
+  static constexpr int kChunks = kHeadDim / kChunkCols;    // of Q and K
+  static constexpr int kChunksV = kHeadDimV / kChunkCols;  // of V and O
   static constexpr int kRowBytes = kChunkCols * 2;
   static constexpr int kQBytes = kBlockM * kHeadDim * 2;
-  static constexpr int kKVBytes = kBlockN * kHeadDim * 2;
+  static constexpr int kKVBytes = kBlockN * kHeadDim * 2;  // one K stage
+  static constexpr int kVBytes = kBlockN * kHeadDimV * 2;  // one V stage
+  static constexpr int kOBytes = kBlockM * kHeadDimV * 2;
   static constexpr int kQChunkBytes = kBlockM * kRowBytes;
-  static constexpr int kKVChunkBytes = kBlockN * kRowBytes;
+  static constexpr int kKVChunkBytes = kBlockN * kRowBytes;  // K and V chunks alike
   static_assert(kKVChunkBytes % 1024 == 0, "swizzle atoms must stay 1024-byte aligned");
 
   // Shared memory: [Q][K stages][V stages][O][barriers]. O gets its own buffer
@@ -59,17 +66,17 @@ struct ForwardConfig {
   static constexpr int kQOffset = 0;
   static constexpr int kKOffset = kQOffset + kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKVBytes;
-  static constexpr int kOEnd = kVOffset + kStages * kKVBytes;
+  static constexpr int kOEnd = kVOffset + kStages * kVBytes;
   static constexpr int kBarrierBytes = 8 * (2 + 4 * kStages) + 8;  // + the tile-index slot
-  static constexpr bool kSeparateO = kOEnd + kQBytes + kBarrierBytes + 1024 <= kSmemLimit;
+  static constexpr bool kSeparateO = kOEnd + kOBytes + kBarrierBytes + 1024 <= kSmemLimit;
   static constexpr int kOOffset = kSeparateO ? kOEnd : kQOffset;
-  static constexpr int kBarrierOffset = kSeparateO ? kOEnd + kQBytes : kOEnd;
+  static constexpr int kBarrierOffset = kSeparateO ? kOEnd + kOBytes : kOEnd;
   // +1024: the dynamic buffer is aligned up to a swizzle atom at run time.
   static constexpr int kSmemBytes = kBarrierOffset + kBarrierBytes + 1024;
   static_assert(kSmemBytes <= kSmemLimit, "shared-memory layout exceeds the sm_90 limit");
   // O layout per consumer warpgroup: separate buffer [warpgroup][chunk][64 rows];
   // reusing Q: Q's [chunk][kBlockM rows] with the warpgroup's 64 rows inside.
-  static constexpr int kOWarpgroupStride = kSeparateO ? kChunks * 64 * kRowBytes : 64 * kRowBytes;
+  static constexpr int kOWarpgroupStride = kSeparateO ? kChunksV * 64 * kRowBytes : 64 * kRowBytes;
   static constexpr int kOChunkStride = kSeparateO ? 64 * kRowBytes : kQChunkBytes;
 };
 

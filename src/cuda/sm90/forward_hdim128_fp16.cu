@@ -2,5 +2,5 @@
 #include "cuda/sm90/forward_launch.h"
 
 namespace flashattn::detail::cuda_sm90 {
-template cudaError_t run_forward<128, __half>(const AttentionParams&, int*, cudaStream_t);
+template cudaError_t run_forward<128, 128, __half>(const AttentionParams&, void*, cudaStream_t);
 }  // namespace flashattn::detail::cuda_sm90

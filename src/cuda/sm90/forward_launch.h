@@ -13,12 +13,50 @@
 #include "cuda/sm90/forward_dispatch.h"
 #include "cuda/sm90/forward_kernel.h"
 #include "cuda/sm90/kernel_params.h"
+#include "cuda/ptx/tma.h"
 #include "cuda/sm90/tensor_map.h"
 
 namespace flashattn::detail::cuda_sm90 {
 
+struct PrepareParams {
+  SequenceMaps templates;  // the launch's maps (rows = the maximum lengths)
+  AttentionParams a;
+  SequenceInfo* infos;
+  SequenceMaps* maps;
+};
+
+// One thread per sequence: resolves its lengths (common/params.h, the same code
+// as every backend) and writes its tensor maps: the launch's maps re-based on
+// the sequence's first row with the sequence's length as row extent.
+// (A template only so that every translation unit including this header may define it.)
 template <class Config>
-cudaError_t launch_forward(const AttentionParams& a, int* tile_counter, cudaStream_t stream) {
+__global__ void prepare_sequences_kernel(const __grid_constant__ PrepareParams p) {
+  const std::int64_t b = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (b >= p.a.batch) return;
+  const AttentionParams& a = p.a;
+  const SequenceLengths s = sequence_lengths(a, b);
+  p.infos[b] = SequenceInfo{static_cast<int>(s.q), static_cast<int>(s.k), static_cast<int>(s.q_offset), 0};
+  auto rebase = [](CUtensorMap* dst, const CUtensorMap& src, const void* base, std::int64_t offset,
+                   std::int64_t rows) {
+    const uint4* from = reinterpret_cast<const uint4*>(&src);
+    uint4* to = reinterpret_cast<uint4*>(dst);
+#pragma unroll
+    for (int i = 0; i < static_cast<int>(sizeof(CUtensorMap) / sizeof(uint4)); ++i) to[i] = from[i];
+    ptx::tensormap_replace_global_address(dst, static_cast<const char*>(base) + offset * 2);
+    ptx::tensormap_replace_global_dim<1>(dst, static_cast<std::uint32_t>(rows < 1 ? 1 : rows));
+  };
+  SequenceMaps* m = p.maps + b;
+  const std::int64_t q_row = b * a.q.batch_stride + s.q_offset * a.q.row_stride;
+  const std::int64_t o_row = b * a.out.batch_stride + s.q_offset * a.out.row_stride;
+  rebase(&m->q, p.templates.q, a.q.data, q_row, s.q);
+  rebase(&m->o, p.templates.o, a.out.data, o_row, s.q);
+  rebase(&m->k, p.templates.k, a.k.data, s.k_batch * a.k.batch_stride + s.k_offset * a.k.row_stride, s.k);
+  rebase(&m->v, p.templates.v, a.v.data, s.k_batch * a.v.batch_stride + s.k_offset * a.v.row_stride, s.k);
+}
+
+template <class Config>
+cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream_t stream) {
+  int* tile_counter = static_cast<int*>(workspace);
   ForwardKernelParams k{};
   const bool maps_ok =
       encode_tile_map(&k.tma_q, a.dtype, a.q.data, a.head_dim, a.seqlen_q, a.heads, a.batch, a.q.row_stride,
@@ -51,6 +89,9 @@ cudaError_t launch_forward(const AttentionParams& a, int* tile_counter, cudaStre
     k.score_log2 = a.scale * kLog2e;
   }
   k.sink = a.sink;
+  k.alibi_slopes = a.alibi_slopes;
+  k.alibi_batch_stride = a.alibi_batch_stride;
+  k.alibi_to_s = k.score_log2 != 0.f ? kLog2e / k.score_log2 : 0.f;
 
   int device = 0, sms = 0, l2_bytes = 0;
   if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
@@ -65,6 +106,20 @@ cudaError_t launch_forward(const AttentionParams& a, int* tile_counter, cudaStre
       std::min<std::int64_t>(kv_heads_per_section * k.heads_per_kv, std::int64_t{k.batch} * k.heads));
   k.tile_counter = tile_counter;
   if (cudaError_t e = cudaMemsetAsync(tile_counter, 0, sizeof(int), stream); e != cudaSuccess) return e;
+  if (uses_sequence_maps(a)) {
+    auto* bytes = static_cast<unsigned char*>(workspace);
+    PrepareParams prepare{};
+    prepare.templates = SequenceMaps{k.tma_q, k.tma_k, k.tma_v, k.tma_o};
+    prepare.a = a;
+    prepare.infos = reinterpret_cast<SequenceInfo*>(bytes + kCounterBytes);
+    prepare.maps = reinterpret_cast<SequenceMaps*>(bytes + kCounterBytes + sequence_info_bytes(a));
+    constexpr int kPrepareThreads = 128;
+    const auto blocks = static_cast<unsigned>((a.batch + kPrepareThreads - 1) / kPrepareThreads);
+    prepare_sequences_kernel<Config><<<blocks, kPrepareThreads, 0, stream>>>(prepare);
+    if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+    k.sequences = prepare.infos;
+    k.sequence_maps = prepare.maps;
+  }
   auto kernel = forward_kernel<Config>;
   if (cudaError_t e =
           cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Config::kSmemBytes);
@@ -76,9 +131,9 @@ cudaError_t launch_forward(const AttentionParams& a, int* tile_counter, cudaStre
   return cudaGetLastError();
 }
 
-template <int kHeadDim, typename Element>
-cudaError_t run_forward(const AttentionParams& a, int* tile_counter, cudaStream_t stream) {
-  return launch_forward<ForwardConfig<kHeadDim, Element>>(a, tile_counter, stream);
+template <int kHeadDim, int kHeadDimV, typename Element>
+cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t stream) {
+  return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element>>(a, workspace, stream);
 }
 
 }  // namespace flashattn::detail::cuda_sm90

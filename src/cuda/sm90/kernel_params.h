@@ -10,6 +10,23 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
+// One sequence of a variable-length (cu_seqlens) or seqused batch, resolved by
+// the prepare kernel (forward_launch.h) from common/params.h's sequence_lengths.
+struct SequenceInfo {
+  int seqlen_q, seqlen_k;
+  int q_offset;  // global row of query 0 (cu_seqlens_q) or 0: for the LSE address
+  int unused;
+};
+
+// Per-sequence tensor maps (same order as the four maps below): copies of the
+// launch's maps whose base address is the sequence's first row and whose row
+// extent is the sequence's length, so TMA zero-fills rows past the end of the
+// sequence (keys and values beyond seqused may hold anything, NaN included) and
+// clips the O store there. Their batch coordinate is always 0.
+struct SequenceMaps {
+  CUtensorMap q, k, v, o;
+};
+
 struct ForwardKernelParams {
   // (d, seqlen, heads, batch) views, innermost first, 128B-swizzled boxes of 64 columns:
   CUtensorMap tma_q;  // box {64, kBlockM}
@@ -33,6 +50,17 @@ struct ForwardKernelParams {
   float score_log2 = 0.f;
   float softcap_in = 0.f;       // scale / softcap; 0: no softcap
   const float* sink = nullptr;  // optional per-head logit (natural-log units)
+
+  // ALiBi: score -= slope * |i + sk - sq - j| in natural units, i.e. s -= slope *
+  // alibi_to_s * |...| in the units of s (alibi_to_s = log2(e) / score_log2).
+  const float* alibi_slopes = nullptr;
+  std::int64_t alibi_batch_stride = 0;
+  float alibi_to_s = 0.f;
+
+  // Variable length / seqused (both null for a plain batch): per-sequence lengths
+  // and tensor maps in the workspace, written by the prepare kernel.
+  const SequenceInfo* sequences = nullptr;
+  const SequenceMaps* sequence_maps = nullptr;
 };
 
 }  // namespace flashattn::detail::cuda_sm90

@@ -31,7 +31,7 @@ struct SharedPipeline {
 
   __device__ std::uint32_t q() const { return base + Config::kQOffset; }
   __device__ std::uint32_t k(int stage) const { return base + Config::kKOffset + stage * Config::kKVBytes; }
-  __device__ std::uint32_t v(int stage) const { return base + Config::kVOffset + stage * Config::kKVBytes; }
+  __device__ std::uint32_t v(int stage) const { return base + Config::kVOffset + stage * Config::kVBytes; }
   __device__ std::uint32_t o(int warpgroup) const {
     return base + Config::kOOffset + warpgroup * Config::kOWarpgroupStride;
   }

@@ -24,6 +24,13 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
   std::uint32_t q_phase = 0;
   int tile = static_cast<int>(blockIdx.x);
   for (;;) {
+    // Tiles of a short sequence past its last query row (variable length) carry no work.
+    WorkTile w{};
+    while (tile < p.num_tiles) {
+      w = tile_work(p, tile);
+      if (!tile_empty<Config::kBlockM>(w)) break;
+      tile = claim_next_tile(p);
+    }
     // Q's buffer and the tile slot are free once every consumer warp released the previous Q.
     ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
     q_phase ^= 1;
@@ -32,15 +39,23 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::mbarrier_arrive(pipe.q_full());  // no bytes: announces the end
       break;
     }
-    const WorkTile w = tile_work(p, tile);
     const int kv_head = w.head / p.heads_per_kv;
-    const KeyBlockRange range = key_block_range<Config>(p, w.m_block);
+    const KeyBlockRange range = key_block_range<Config>(p, w);
+    const CUtensorMap* tma_q = map_q(p, w);
+    const CUtensorMap* tma_k = map_k(p, w);
+    const CUtensorMap* tma_v = map_v(p, w);
+    if (p.sequence_maps != nullptr) {
+      // Written by the prepare kernel through the generic proxy.
+      ptx::tensormap_acquire_fence(tma_q);
+      ptx::tensormap_acquire_fence(tma_k);
+      ptx::tensormap_acquire_fence(tma_v);
+    }
 
     ptx::mbarrier_arrive_expect_tx(pipe.q_full(), Config::kQBytes);
 #pragma unroll
     for (int c = 0; c < Config::kChunks; ++c) {
-      ptx::tma_load_4d(pipe.q() + c * Config::kQChunkBytes, &p.tma_q, pipe.q_full(), c * Config::kChunkCols,
-                       w.m_block * Config::kBlockM, w.head, w.batch);
+      ptx::tma_load_4d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols,
+                       w.m_block * Config::kBlockM, w.head, w.map_batch);
     }
     // Claimed now, used next iteration: the atomic's latency hides behind this tile's loads.
     tile = claim_next_tile(p);
@@ -50,15 +65,15 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::mbarrier_arrive_expect_tx(pipe.k_full(ring.stage), Config::kKVBytes);
 #pragma unroll
       for (int c = 0; c < Config::kChunks; ++c) {
-        ptx::tma_load_4d(pipe.k(ring.stage) + c * Config::kKVChunkBytes, &p.tma_k, pipe.k_full(ring.stage),
-                         c * Config::kChunkCols, n * Config::kBlockN, kv_head, w.batch);
+        ptx::tma_load_4d(pipe.k(ring.stage) + c * Config::kKVChunkBytes, tma_k, pipe.k_full(ring.stage),
+                         c * Config::kChunkCols, n * Config::kBlockN, kv_head, w.map_batch);
       }
       ptx::mbarrier_wait_parity(pipe.v_empty(ring.stage), ring.phase ^ 1);
-      ptx::mbarrier_arrive_expect_tx(pipe.v_full(ring.stage), Config::kKVBytes);
+      ptx::mbarrier_arrive_expect_tx(pipe.v_full(ring.stage), Config::kVBytes);
 #pragma unroll
-      for (int c = 0; c < Config::kChunks; ++c) {
-        ptx::tma_load_4d(pipe.v(ring.stage) + c * Config::kKVChunkBytes, &p.tma_v, pipe.v_full(ring.stage),
-                         c * Config::kChunkCols, n * Config::kBlockN, kv_head, w.batch);
+      for (int c = 0; c < Config::kChunksV; ++c) {
+        ptx::tma_load_4d(pipe.v(ring.stage) + c * Config::kKVChunkBytes, tma_v, pipe.v_full(ring.stage),
+                         c * Config::kChunkCols, n * Config::kBlockN, kv_head, w.map_batch);
       }
       ring.advance();
     }

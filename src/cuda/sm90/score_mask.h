@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "cuda/sm90/kernel_params.h"
+#include "cuda/sm90/tile_scheduler.h"
 
 namespace flashattn::detail::cuda_sm90 {
 
@@ -15,13 +16,13 @@ struct KeyBlockRange {
 };
 
 template <class Config>
-__device__ __forceinline__ KeyBlockRange key_block_range(const ForwardKernelParams& p, int m_block) {
-  const int row_first = m_block * Config::kBlockM;
-  const int row_last = min(row_first + Config::kBlockM, p.seqlen_q) - 1;
-  const int offset = p.seqlen_k - p.seqlen_q;
+__device__ __forceinline__ KeyBlockRange key_block_range(const ForwardKernelParams& p, const WorkTile& w) {
+  const int row_first = w.m_block * Config::kBlockM;
+  const int row_last = min(row_first + Config::kBlockM, w.seqlen_q) - 1;
+  const int offset = w.seqlen_k - w.seqlen_q;
   const int key_first = p.window_left < 0 ? 0 : max(0, row_first + offset - p.window_left);
   const int key_last =
-      p.window_right < 0 ? p.seqlen_k - 1 : min(p.seqlen_k - 1, row_last + offset + p.window_right);
+      p.window_right < 0 ? w.seqlen_k - 1 : min(w.seqlen_k - 1, row_last + offset + p.window_right);
   if (key_last < key_first) return {0, 0};
   return {key_first / Config::kBlockN, key_last / Config::kBlockN + 1};
 }
@@ -29,13 +30,14 @@ __device__ __forceinline__ KeyBlockRange key_block_range(const ForwardKernelPara
 // True when some score of key block n_block is invisible to some row of the
 // tile (then the per-element mask runs); false for the interior blocks.
 template <class Config>
-__device__ __forceinline__ bool block_needs_mask(const ForwardKernelParams& p, int m_block, int n_block) {
+__device__ __forceinline__ bool block_needs_mask(const ForwardKernelParams& p, const WorkTile& w,
+                                                 int n_block) {
   const int key_first = n_block * Config::kBlockN;
   const int key_last = key_first + Config::kBlockN - 1;
-  const int row_first = m_block * Config::kBlockM;
+  const int row_first = w.m_block * Config::kBlockM;
   const int row_last = row_first + Config::kBlockM - 1;
-  const int offset = p.seqlen_k - p.seqlen_q;
-  if (key_last >= p.seqlen_k) return true;
+  const int offset = w.seqlen_k - w.seqlen_q;
+  if (key_last >= w.seqlen_k) return true;
   if (p.window_right >= 0 && key_last > row_first + offset + p.window_right) return true;
   if (p.window_left >= 0 && key_first < row_last + offset - p.window_left) return true;
   return false;
@@ -45,13 +47,13 @@ __device__ __forceinline__ bool block_needs_mask(const ForwardKernelParams& p, i
 // row0 + 8, columns key0 + 8i + 2(lane%4) + {0,1}) to -inf.
 template <int kBlockN>
 __device__ __forceinline__ void apply_score_mask(float (&s)[kBlockN / 2], const ForwardKernelParams& p,
-                                                 int row0, int key0) {
-  const int offset = p.seqlen_k - p.seqlen_q;
+                                                 const WorkTile& w, int row0, int key0) {
+  const int offset = w.seqlen_k - w.seqlen_q;
   const int lane_col = 2 * (threadIdx.x % 4);
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     const int row = row0 + 8 * half;
-    const int last = p.window_right < 0 ? p.seqlen_k - 1 : min(p.seqlen_k - 1, row + offset + p.window_right);
+    const int last = p.window_right < 0 ? w.seqlen_k - 1 : min(w.seqlen_k - 1, row + offset + p.window_right);
     const int first = p.window_left < 0 ? 0 : row + offset - p.window_left;
 #pragma unroll
     for (int i = 0; i < kBlockN / 8; ++i) {
@@ -59,6 +61,27 @@ __device__ __forceinline__ void apply_score_mask(float (&s)[kBlockN / 2], const 
       for (int e = 0; e < 2; ++e) {
         const int key = key0 + 8 * i + lane_col + e;
         if (key > last || key < first) s[4 * i + 2 * half + e] = -INFINITY;
+      }
+    }
+  }
+}
+
+// ALiBi: s -= slope_s * |row + sk - sq - key| on every score of the fragment
+// (before the mask, which overwrites what it hides). Distances are exact in
+// fp32 below 2^24, far beyond the 32-bit tile index limit on lengths.
+template <int kBlockN>
+__device__ __forceinline__ void apply_alibi(float (&s)[kBlockN / 2], const WorkTile& w, float slope_s, int row0,
+                                            int key0) {
+  const int lane_col = 2 * (threadIdx.x % 4);
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const float diagonal = static_cast<float>(row0 + 8 * half + w.seqlen_k - w.seqlen_q - key0 - lane_col);
+#pragma unroll
+    for (int i = 0; i < kBlockN / 8; ++i) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const float distance = fabsf(diagonal - static_cast<float>(8 * i + e));
+        s[4 * i + 2 * half + e] = fmaf(-slope_s, distance, s[4 * i + 2 * half + e]);
       }
     }
   }

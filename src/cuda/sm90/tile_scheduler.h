@@ -18,7 +18,31 @@ namespace flashattn::detail::cuda_sm90 {
 
 struct WorkTile {
   int m_block, head, batch;
+  int seqlen_q, seqlen_k;  // of this tile's sequence
+  int q_offset;            // global row of its query 0 (LSE address; varlen only)
+  int map_batch;           // batch coordinate in the tensor maps (0 with per-sequence maps)
 };
+
+// True when the tile has no query rows (a short sequence of a variable-length
+// batch, whose tiles are enumerated up to the longest one): skipped by the producer.
+template <int kBlockM>
+__device__ __forceinline__ bool tile_empty(const WorkTile& w) {
+  return w.m_block * kBlockM >= w.seqlen_q;
+}
+
+// The tensor maps a tile's loads and stores go through.
+__device__ __forceinline__ const CUtensorMap* map_q(const ForwardKernelParams& p, const WorkTile& w) {
+  return p.sequence_maps != nullptr ? &p.sequence_maps[w.batch].q : &p.tma_q;
+}
+__device__ __forceinline__ const CUtensorMap* map_k(const ForwardKernelParams& p, const WorkTile& w) {
+  return p.sequence_maps != nullptr ? &p.sequence_maps[w.batch].k : &p.tma_k;
+}
+__device__ __forceinline__ const CUtensorMap* map_v(const ForwardKernelParams& p, const WorkTile& w) {
+  return p.sequence_maps != nullptr ? &p.sequence_maps[w.batch].v : &p.tma_v;
+}
+__device__ __forceinline__ const CUtensorMap* map_o(const ForwardKernelParams& p, const WorkTile& w) {
+  return p.sequence_maps != nullptr ? &p.sequence_maps[w.batch].o : &p.tma_o;
+}
 
 __device__ __forceinline__ WorkTile tile_work(const ForwardKernelParams& p, int tile) {
   const int per_section = p.sec_heads * p.m_blocks;
@@ -32,6 +56,12 @@ __device__ __forceinline__ WorkTile tile_work(const ForwardKernelParams& p, int 
   w.m_block = p.m_blocks - 1 - m_rank;
   w.head = bh % p.heads;
   w.batch = bh / p.heads;
+  if (p.sequences != nullptr) {
+    const SequenceInfo s = p.sequences[w.batch];
+    w.seqlen_q = s.seqlen_q, w.seqlen_k = s.seqlen_k, w.q_offset = s.q_offset, w.map_batch = 0;
+  } else {
+    w.seqlen_q = p.seqlen_q, w.seqlen_k = p.seqlen_k, w.q_offset = 0, w.map_batch = w.batch;
+  }
   return w;
 }
 
