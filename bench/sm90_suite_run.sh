@@ -31,9 +31,9 @@ if [[ " $steps " == *" build "* ]]; then
 fi
 tests="$build/tests/flashattn_tests"
 if [[ " $steps " == *" tests "* ]]; then
-  timeout 240 "$tests" --gtest_filter='*cuda_sm90*' --gtest_brief=1 >"$out/tests.log" 2>&1
+  timeout 240 "$tests" --gtest_filter='*cuda_sm90*' >"$out/tests.log" 2>&1
   echo "== suites rc=$?"
-  grep -cE '^\[       OK' "$out/tests.log"
+  grep -E '^\[       OK' "$out/tests.log" | sed 's/ (.*//; s/.*MatchesReference\///' | tr '\n' ' '; echo
   grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/tests.log"
   grep -E '^\[  FAILED  \]' "$out/tests.log" | head -30
   grep -B3 -A12 'Failure' "$out/tests.log" | head -80
@@ -53,4 +53,8 @@ if [[ " $steps " == *" bench "* ]]; then
   timeout 150 "$build/tools/cli/flashattn" bench --backend cuda_sm90 --dtype bf16 ${FLASHATTN_BENCH_ARGS:-} \
     >"$out/bench.txt" 2>&1
   echo "== bench rc=$?"; cat "$out/bench.txt"
+fi
+if [[ " $steps " == *" peers "* ]]; then
+  PYTHONUNBUFFERED=1 timeout 200 python3 bench/sm90_sdpa_peers.py "${FLASHATTN_PEER_DIMS:-128}" 2>&1 | grep -v Warning \
+    | tee "$out/peers.txt"
 fi

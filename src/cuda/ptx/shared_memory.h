@@ -17,4 +17,14 @@ __device__ __forceinline__ std::uint32_t ld_shared_b32(std::uint32_t addr) {
   return value;
 }
 
+// Asynchronous store of one word into (this CTA's) shared memory that completes
+// as 4 transaction bytes on the mbarrier `bar`, like a TMA load: a consumer that
+// waited on the barrier's phase may read it, ordered by the barrier itself (which
+// compute-sanitizer's racecheck models, unlike st.shared + arrive).
+__device__ __forceinline__ void st_async_b32(std::uint32_t addr, std::uint32_t value, std::uint32_t bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];\n" ::"r"(addr),
+               "r"(value), "r"(bar)
+               : "memory");
+}
+
 }  // namespace flashattn::ptx

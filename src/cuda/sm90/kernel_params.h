@@ -42,6 +42,7 @@ struct ForwardKernelParams {
   int m_blocks = 0, num_tiles = 0;
   int sec_heads = 1;            // query heads per L2 section (tile_scheduler.h)
   int* tile_counter = nullptr;  // workspace int, zero at launch: tiles claimed beyond the first wave
+  bool static_schedule = false;  // every tile equally long: stride by the grid, no atomic
   int window_left = -1, window_right = -1;  // mask.h semantics, bottom-right aligned
 
   // Softmax in base 2: p = 2^(s * score_log2 - rowmax * score_log2). Without

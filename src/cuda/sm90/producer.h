@@ -29,14 +29,15 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     while (tile < p.num_tiles) {
       w = tile_work(p, tile);
       if (!tile_empty<Config::kBlockM>(w)) break;
-      tile = claim_next_tile(p);
+      tile = claim_next_tile(p, tile);
     }
     // Q's buffer and the tile slot are free once every consumer warp released the previous Q.
     ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
     q_phase ^= 1;
-    ptx::st_shared_b32(pipe.tile_slot(), static_cast<std::uint32_t>(tile));
+    // The tile index travels like Q: an async store completing on q_full.
     if (tile >= p.num_tiles) {
-      ptx::mbarrier_arrive(pipe.q_full());  // no bytes: announces the end
+      ptx::mbarrier_arrive_expect_tx(pipe.q_full(), 4);  // only the index: announces the end
+      ptx::st_async_b32(pipe.tile_slot(), static_cast<std::uint32_t>(tile), pipe.q_full());
       break;
     }
     const int kv_head = w.head / p.heads_per_kv;
@@ -51,14 +52,15 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::tensormap_acquire_fence(tma_v);
     }
 
-    ptx::mbarrier_arrive_expect_tx(pipe.q_full(), Config::kQBytes);
+    ptx::mbarrier_arrive_expect_tx(pipe.q_full(), Config::kQBytes + 4);
+    ptx::st_async_b32(pipe.tile_slot(), static_cast<std::uint32_t>(tile), pipe.q_full());
 #pragma unroll
     for (int c = 0; c < Config::kChunks; ++c) {
       ptx::tma_load_4d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols,
                        w.m_block * Config::kBlockM, w.head, w.map_batch);
     }
     // Claimed now, used next iteration: the atomic's latency hides behind this tile's loads.
-    tile = claim_next_tile(p);
+    tile = claim_next_tile(p, tile);
 
     for (int n = range.end - 1; n >= range.begin; --n) {
       ptx::mbarrier_wait_parity(pipe.k_empty(ring.stage), ring.phase ^ 1);

@@ -65,8 +65,11 @@ __device__ __forceinline__ WorkTile tile_work(const ForwardKernelParams& p, int 
   return w;
 }
 
-// The producer's next tile after this CTA's first (blockIdx.x).
-__device__ __forceinline__ int claim_next_tile(const ForwardKernelParams& p) {
+// The producer's next tile after `tile`. When every tile costs the same
+// (static_schedule: no causal/window mask, one length) CTAs simply stride by
+// the grid size: no atomic, and the same order as the dynamic claims would give.
+__device__ __forceinline__ int claim_next_tile(const ForwardKernelParams& p, int tile) {
+  if (p.static_schedule) return tile + static_cast<int>(gridDim.x);
   return static_cast<int>(gridDim.x) + atomicAdd(p.tile_counter, 1);
 }
 
