@@ -155,10 +155,6 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
   return nullptr;
 }
 
-const char* unsupported_reason(const BackwardParams&) noexcept {
-  return "cuda_sm80 backward kernels are not built yet";
-}
-
 const char* unsupported_reason(const CombineParams& p) noexcept {
   if (p.out_dtype != DType::float16 && p.out_dtype != DType::bfloat16 && p.out_dtype != DType::float32) {
     return "cuda_sm80 combine writes fp16, bf16 or fp32 outputs only";
@@ -167,7 +163,6 @@ const char* unsupported_reason(const CombineParams& p) noexcept {
 }
 
 std::size_t workspace_size(const AttentionParams& p, int) noexcept { return workspace_layout(p).total; }
-std::size_t workspace_size(const BackwardParams&, int) noexcept { return 0; }
 std::size_t workspace_size(const CombineParams&, int) noexcept { return 0; }
 
 Status run(const AttentionParams& params, const ExecutionContext& ctx) noexcept {
@@ -236,10 +231,6 @@ Status run(const AttentionParams& params, const ExecutionContext& ctx) noexcept 
     if (cudaError_t e = launch_combine(c, stream); e != cudaSuccess) return cuda_status(e, "combine launch");
   }
   return Status::ok_status();
-}
-
-Status run(const BackwardParams&, const ExecutionContext&) noexcept {
-  return Status::error(ErrorCode::unsupported, "cuda_sm80 backward kernels are not built yet");
 }
 
 Status run(const CombineParams& p, const ExecutionContext& ctx) noexcept {

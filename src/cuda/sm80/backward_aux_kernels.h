@@ -1,0 +1,160 @@
+// The small kernels around the backward main kernel:
+//   preprocess  D_i = rowsum(dO_i * O_i) in fp32, LSE in base 2 (+inf where P must be 0:
+//               padding rows and rows that saw no key), dQ accumulator and semaphores zeroed;
+//   dsink       dsink_h = -sum_{b,i} e^{sink_h - LSE_i} D_i, one CTA per head summing in a fixed
+//               order (deterministic whatever the mode);
+//   postprocess dQ = scale * accumulator, converted, rows past the used ones zero.
+// All index with 64-bit arithmetic and walk their work with a grid stride.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cmath>
+#include <cstdint>
+
+#include "common/params.h"
+#include "cuda/sm80/backward_config.h"
+#include "cuda/sm80/warp_mma.h"
+
+namespace flashattn::detail::cuda_sm80 {
+
+constexpr int kAuxThreads = 256;
+
+template <typename Element>
+__device__ __forceinline__ float element_to_float(Element x) {
+  if constexpr (std::is_same_v<Element, __half>) {
+    return __half2float(x);
+  } else {
+    return __bfloat162float(x);
+  }
+}
+
+inline std::int64_t allocated_rows_q(const BackwardParams& p, std::int64_t b) {
+  return p.cu_seqlens_q ? p.cu_seqlens_q[b + 1] - p.cu_seqlens_q[b] : p.seqlen_q;
+}
+
+// One warp per scratch row: lane c reads 8 columns [8c, 8c + 8) of dO and O (head_dim_v <= 256).
+template <typename Element>
+__global__ void __launch_bounds__(kAuxThreads) backward_preprocess_kernel(const __grid_constant__ BackwardKernelArgs args) {
+  constexpr float kLog2e = 1.4426950408889634f;
+  const BackwardParams& p = args.p;
+  const int lane = threadIdx.x % 32;
+  const std::int64_t rows = p.batch * p.heads * args.rows_padded;
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (kAuxThreads / 32);
+  for (std::int64_t row = blockIdx.x * (kAuxThreads / 32) + threadIdx.x / 32; row < rows; row += warps) {
+    const std::int64_t i = row % args.rows_padded;
+    const std::int64_t head = (row / args.rows_padded) % p.heads;
+    const std::int64_t batch = row / args.rows_padded / p.heads;
+    const SequenceLengths seq = sequence_lengths(p, batch);
+    float sum = 0.f;
+    if (i < seq.q && lane * 8 < p.head_dim_v) {
+      const auto* dout = static_cast<const Element*>(p.dout.data) + query_offset(p.dout, seq, batch, i, head);
+      const auto* out = static_cast<const Element*>(p.out.data) + query_offset(p.out, seq, batch, i, head);
+      const uint4 dv = *reinterpret_cast<const uint4*>(dout + lane * 8);
+      const uint4 ov = *reinterpret_cast<const uint4*>(out + lane * 8);
+      const Element* d8 = reinterpret_cast<const Element*>(&dv);
+      const Element* o8 = reinterpret_cast<const Element*>(&ov);
+#pragma unroll
+      for (int c = 0; c < 8; ++c) sum += element_to_float(d8[c]) * element_to_float(o8[c]);
+    }
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    if (lane == 0) {
+      args.delta[row] = sum;
+      float lse2 = INFINITY;
+      if (i < seq.q) {
+        const float lse = p.lse[lse_offset(p, seq, batch, i, head)];
+        lse2 = lse == -INFINITY ? INFINITY : lse * kLog2e;
+      }
+      args.lse_log2[row] = lse2;
+    }
+    float4* accum = reinterpret_cast<float4*>(args.dq_accum + row * p.head_dim);
+    for (int c = lane; c < p.head_dim / 4; c += 32) accum[c] = make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+  if (args.dq_semaphore != nullptr) {
+    const std::int64_t count = p.batch * p.heads * args.m_blocks;
+    for (std::int64_t c = blockIdx.x * static_cast<std::int64_t>(kAuxThreads) + threadIdx.x; c < count;
+         c += static_cast<std::int64_t>(gridDim.x) * kAuxThreads) {
+      args.dq_semaphore[c] = 0;
+    }
+  }
+}
+
+__global__ void __launch_bounds__(kAuxThreads) backward_dsink_kernel(const __grid_constant__ BackwardKernelArgs args) {
+  constexpr float kLog2e = 1.4426950408889634f;
+  const BackwardParams& p = args.p;
+  __shared__ float partial[kAuxThreads];
+  for (std::int64_t head = blockIdx.x; head < p.heads; head += gridDim.x) {
+    const float sink2 = p.sink[head] * kLog2e;
+    float sum = 0.f;
+    for (std::int64_t b = 0; b < p.batch; ++b) {
+      const SequenceLengths seq = sequence_lengths(p, b);
+      const std::int64_t base = (b * p.heads + head) * args.rows_padded;
+      for (std::int64_t i = threadIdx.x; i < seq.q; i += kAuxThreads) {
+        sum += ptx::ex2_approx_ftz_f32(sink2 - args.lse_log2[base + i]) * args.delta[base + i];
+      }
+    }
+    partial[threadIdx.x] = sum;
+    __syncthreads();
+    for (int width = kAuxThreads / 2; width > 0; width /= 2) {
+      if (threadIdx.x < width) partial[threadIdx.x] += partial[threadIdx.x + width];
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) p.dsink[head] = -partial[0];
+    __syncthreads();
+  }
+}
+
+// One thread per 8 columns of a dQ row.
+template <typename Element>
+__global__ void __launch_bounds__(kAuxThreads) backward_postprocess_kernel(const __grid_constant__ BackwardKernelArgs args) {
+  const BackwardParams& p = args.p;
+  const std::int64_t chunks_per_row = p.head_dim / 8;
+  const std::int64_t total = p.batch * p.heads * args.rows_padded * chunks_per_row;
+  for (std::int64_t c = blockIdx.x * static_cast<std::int64_t>(kAuxThreads) + threadIdx.x; c < total;
+       c += static_cast<std::int64_t>(gridDim.x) * kAuxThreads) {
+    const std::int64_t row = c / chunks_per_row;
+    const int chunk = static_cast<int>(c % chunks_per_row);
+    const std::int64_t i = row % args.rows_padded;
+    const std::int64_t head = (row / args.rows_padded) % p.heads;
+    const std::int64_t batch = row / args.rows_padded / p.heads;
+    const std::int64_t allocated = p.cu_seqlens_q ? p.cu_seqlens_q[batch + 1] - p.cu_seqlens_q[batch] : p.seqlen_q;
+    if (i >= allocated) continue;
+    const SequenceLengths seq = sequence_lengths(p, batch);
+    const float4* src = reinterpret_cast<const float4*>(args.dq_accum + row * p.head_dim + chunk * 8);
+    float4 lo = src[0], hi = src[1];
+    if (i >= seq.q) lo = hi = make_float4(0.f, 0.f, 0.f, 0.f);
+    const float s = p.scale;
+    uint4 packed;
+    packed.x = pack_float2<Element>(lo.x * s, lo.y * s);
+    packed.y = pack_float2<Element>(lo.z * s, lo.w * s);
+    packed.z = pack_float2<Element>(hi.x * s, hi.y * s);
+    packed.w = pack_float2<Element>(hi.z * s, hi.w * s);
+    *reinterpret_cast<uint4*>(static_cast<Element*>(p.dq.data) + query_offset(p.dq, seq, batch, i, head) +
+                              chunk * 8) = packed;
+  }
+}
+
+inline unsigned aux_grid(std::int64_t work_items_per_block, std::int64_t work) {
+  const std::int64_t blocks = (work + work_items_per_block - 1) / work_items_per_block;
+  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > 65536 * 8 ? 65536 * 8 : blocks));
+}
+
+template <typename Element>
+cudaError_t launch_backward_aux(const BackwardKernelArgs& args, int which, cudaStream_t stream) {
+  const BackwardParams& p = args.p;
+  const std::int64_t rows = p.batch * p.heads * args.rows_padded;
+  if (which == 0) {
+    backward_preprocess_kernel<Element><<<aux_grid(kAuxThreads / 32, rows), kAuxThreads, 0, stream>>>(args);
+  } else if (which == 1) {
+    const std::int64_t heads = p.heads < 65536 ? p.heads : 65536;
+    backward_dsink_kernel<<<static_cast<unsigned>(heads), kAuxThreads, 0, stream>>>(args);
+  } else {
+    backward_postprocess_kernel<Element>
+        <<<aux_grid(kAuxThreads, rows * (p.head_dim / 8)), kAuxThreads, 0, stream>>>(args);
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace flashattn::detail::cuda_sm80

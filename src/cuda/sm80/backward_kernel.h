@@ -1,0 +1,440 @@
+// The FlashAttention-2 backward main kernel for compute capability 8.0+.
+//
+// A CTA owns one key tile (kBlockN keys of one kv head of one sequence) and walks
+// every query tile that sees it, for every q head of the GQA group, so dK and dV
+// of the group are summed in registers without atomics or expanded copies:
+//   S^T  = K Q^T,  P^T = exp2(S^T * scale_log2 - LSE_log2)   (from the forward's LSE)
+//   dV  += P~^T dO                  (P~ = P * dropout keep / (1 - p))
+//   dP^T = V dO^T,  dS^T = P^T o (dP~^T - D)   (softcap: * (1 - tanh^2))
+//   dK  += dS^T Q,  dQ (fp32 scratch) += dS K  (atomics; ordered per query tile when deterministic)
+// Working transposed keeps P^T and dS^T in the accumulator layout that is the A
+// operand of the next MMA, as the forward does with P; only dS^T goes through
+// shared memory, for dQ. Q, dO, LSE and D of the next query tile are copied
+// while the current one is computed.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "common/params.h"
+#include "common/philox.h"
+#include "cuda/ptx/ptx.h"
+#include "cuda/sm80/backward_config.h"
+#include "cuda/sm80/smem_layout.h"
+#include "cuda/sm80/warp_mma.h"
+
+namespace flashattn::detail::cuda_sm80 {
+
+// Query rows [begin, end) (in tiles of kBlockM) that see any key of the key tile at n0.
+// Both ends are non-decreasing in n0 for the key tiles of a sequence, which is what
+// the deterministic dQ ordering relies on.
+struct QueryTileRange {
+  int begin;
+  int end;
+};
+
+template <class Cfg>
+__device__ __forceinline__ QueryTileRange query_tile_range(const MaskParams& mask, std::int64_t n0,
+                                                           std::int64_t sq, std::int64_t sk) {
+  if (n0 >= sk || sq <= 0) return QueryTileRange{0, 0};
+  const std::int64_t shift = sk - sq;
+  // Key j is seen by queries [j - shift - right, j - shift + left].
+  std::int64_t lo = mask.window_right >= 0 ? n0 - shift - mask.window_right : 0;
+  const std::int64_t last_key = (n0 + Cfg::kBlockN < sk ? n0 + Cfg::kBlockN : sk) - 1;
+  std::int64_t hi = mask.window_left >= 0 ? last_key - shift + mask.window_left : sq - 1;
+  if (hi < 0) return QueryTileRange{0, 0};
+  if (lo < 0) lo = 0;
+  if (hi > sq - 1) hi = sq - 1;
+  if (lo > hi) return QueryTileRange{0, 0};
+  return QueryTileRange{static_cast<int>(lo / Cfg::kBlockM), static_cast<int>(hi / Cfg::kBlockM + 1)};
+}
+
+// Deterministic mode: the number of key tiles before n_block that add into query
+// tile m_block (they do so in key-tile order). The key tiles adding into a query
+// tile are contiguous, so this is n_block minus the first of them.
+template <class Cfg>
+__device__ __forceinline__ int dq_turn(const MaskParams& mask, int m_block, int n_block, std::int64_t sq,
+                                       std::int64_t sk) {
+  int lo = 0, hi = n_block;
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (query_tile_range<Cfg>(mask, static_cast<std::int64_t>(mid) * Cfg::kBlockN, sq, sk).end > m_block) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return n_block - lo;
+}
+
+// Global -> shared copy of a tile of rows a fixed stride apart (cp.async, 16 bytes per thread per
+// step); rows past valid_rows and columns past valid_cols are zero-filled without reading memory.
+template <class Cfg, class Tile, int kRows>
+__device__ __forceinline__ void backward_load_tile(typename Cfg::Element* smem, const typename Cfg::Element* row0,
+                                                   std::int64_t row_stride, int valid_rows, int valid_cols,
+                                                   int thread) {
+  constexpr int kChunks = kRows * Cfg::kChunksPerRow;
+#pragma unroll
+  for (int step = 0; step < (kChunks + Cfg::kThreads - 1) / Cfg::kThreads; ++step) {
+    const int c = thread + step * Cfg::kThreads;
+    if (kChunks % Cfg::kThreads != 0 && c >= kChunks) break;
+    const int row = c / Cfg::kChunksPerRow;
+    const int chunk = c % Cfg::kChunksPerRow;
+    const bool valid = row < valid_rows && chunk * Cfg::kChunk < valid_cols;
+    const auto* src = valid ? row0 + row * row_stride + chunk * Cfg::kChunk : row0;
+    ptx::cp_async_cg_16(ptx::cvta_to_shared(smem + Tile::chunk_offset(row, chunk)), src, valid);
+  }
+}
+
+// A-operand fragment of rows [row0, row0 + 16), columns [16 k_step, +16) of a swizzled tile.
+template <class Tile, typename Element>
+__device__ __forceinline__ void backward_a_fragment(std::uint32_t (&a)[4], const Element* tile, int row0,
+                                                    int k_step, int lane) {
+  const int row = row0 + (lane & 7) + ((lane >> 3) & 1) * 8;
+  const int chunk = 2 * k_step + (lane >> 4);
+  ptx::ldmatrix_x4(a, ptx::cvta_to_shared(tile + Tile::chunk_offset(row, chunk)));
+}
+
+// acc (16 x kN) += A B^T: A = 16 rows of a swizzled tile from a_row0, B = rows [0, kN) of another, both
+// with the reduction dimension contiguous (the forward's S = Q K^T).
+template <typename Element, class ATile, class BTile, int kKSteps, int kN>
+__device__ __forceinline__ void warp_gemm_nt(float (&acc)[kN / 8][4], const Element* a_smem, int a_row0,
+                                             const Element* b_smem, int lane) {
+#pragma unroll
+  for (int k_step = 0; k_step < kKSteps; ++k_step) {
+    std::uint32_t a[4];
+    backward_a_fragment<ATile>(a, a_smem, a_row0, k_step, lane);
+#pragma unroll
+    for (int n_pair = 0; n_pair < kN / 16; ++n_pair) {
+      const int row = n_pair * 16 + (lane & 7) + (lane >> 4) * 8;
+      const int chunk = 2 * k_step + ((lane >> 3) & 1);
+      std::uint32_t b[4];
+      ptx::ldmatrix_x4(b, ptx::cvta_to_shared(b_smem + BTile::chunk_offset(row, chunk)));
+      mma_16816<Element>(acc[2 * n_pair], a, b[0], b[1]);
+      mma_16816<Element>(acc[2 * n_pair + 1], a, b[2], b[3]);
+    }
+  }
+}
+
+// One k-step of acc (16 x kN) += A B with B rows [16 k_step, +16) of a swizzled tile whose
+// columns [8 chunk0, 8 chunk0 + kN) are the output columns (the forward's O += P V).
+template <typename Element, class BTile, int kN>
+__device__ __forceinline__ void warp_mma_b_rows(float (&acc)[kN / 8][4], const std::uint32_t (&a)[4],
+                                                const Element* b_smem, int k_step, int chunk0, int lane) {
+#pragma unroll
+  for (int n_pair = 0; n_pair < kN / 16; ++n_pair) {
+    const int row = k_step * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+    const int chunk = chunk0 + 2 * n_pair + (lane >> 4);
+    std::uint32_t b[4];
+    ptx::ldmatrix_x4_trans(b, ptx::cvta_to_shared(b_smem + BTile::chunk_offset(row, chunk)));
+    mma_16816<Element>(acc[2 * n_pair], a, b[0], b[1]);
+    mma_16816<Element>(acc[2 * n_pair + 1], a, b[2], b[3]);
+  }
+}
+
+// acc (16 x kN) += X B where X (16 x 16 kKSteps) is given in the accumulator layout (P^T, dS^T).
+template <typename Element, class BTile, int kKSteps, int kN>
+__device__ __forceinline__ void warp_gemm_regs(float (&acc)[kN / 8][4], const float (&x)[2 * kKSteps][4],
+                                               const Element* b_smem, int lane) {
+#pragma unroll
+  for (int k_step = 0; k_step < kKSteps; ++k_step) {
+    const std::uint32_t a[4] = {
+        pack_float2<Element>(x[2 * k_step][0], x[2 * k_step][1]),
+        pack_float2<Element>(x[2 * k_step][2], x[2 * k_step][3]),
+        pack_float2<Element>(x[2 * k_step + 1][0], x[2 * k_step + 1][1]),
+        pack_float2<Element>(x[2 * k_step + 1][2], x[2 * k_step + 1][3]),
+    };
+    warp_mma_b_rows<Element, BTile, kN>(acc, a, b_smem, k_step, 0, lane);
+  }
+}
+
+// A fragment of rows [row0, row0 + 16), reduction columns [16 k_step, +16) of the TRANSPOSE of a
+// swizzled tile (the tile holds dS^T: keys x queries; the fragment is of dS: queries x keys).
+template <class Tile, typename Element>
+__device__ __forceinline__ void load_a_fragment_transposed(std::uint32_t (&a)[4], const Element* tile, int row0,
+                                                           int k_step, int lane) {
+  const int tile_row = 16 * k_step + (lane & 7) + (lane >> 4) * 8;
+  const int chunk = row0 / 8 + ((lane >> 3) & 1);
+  ptx::ldmatrix_x4_trans(a, ptx::cvta_to_shared(tile + Tile::chunk_offset(tile_row, chunk)));
+}
+
+template <class Cfg, bool kGeneral>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
+    backward_kernel(const __grid_constant__ BackwardKernelArgs args) {
+  using Element = typename Cfg::Element;
+  using QTile = SwizzledTile<Cfg::kBlockM, Cfg::kHeadDim>;
+  using KTile = SwizzledTile<Cfg::kBlockN, Cfg::kHeadDim>;
+  using DsTile = SwizzledTile<Cfg::kBlockN, Cfg::kBlockM>;
+  constexpr int kMTiles = Cfg::kBlockM / 8;   // n-tiles of S^T (queries)
+  constexpr int kDTiles = Cfg::kHeadDim / 8;  // n-tiles of dK / dV
+  constexpr float kLog2e = 1.4426950408889634f;
+
+  extern __shared__ __align__(128) unsigned char smem_bytes[];
+  Element* k_smem = reinterpret_cast<Element*>(smem_bytes);
+  Element* v_smem = k_smem + Cfg::kSmemK;
+  Element* q_smem = v_smem + Cfg::kSmemK;            // kStages tiles
+  Element* do_smem = q_smem + Cfg::kStages * Cfg::kSmemQ;  // kStages tiles
+  Element* ds_smem = do_smem + Cfg::kStages * Cfg::kSmemQ;
+  float* lse_smem = reinterpret_cast<float*>(ds_smem + Cfg::kSmemDs);  // kStages x kBlockM
+  float* delta_smem = lse_smem + Cfg::kStages * Cfg::kBlockM;
+
+  const BackwardParams& p = args.p;
+  const int thread = threadIdx.x;
+  const int warp = thread / 32;
+  const int lane = thread % 32;
+  const std::int64_t group = p.heads / p.heads_kv;
+
+  for (std::int64_t tile = blockIdx.x; tile < args.total_tiles; tile += gridDim.x) {
+    const int n_block = static_cast<int>(tile % args.n_blocks);
+    const std::int64_t rest = tile / args.n_blocks;
+    const std::int64_t head_kv = rest % p.heads_kv;
+    const std::int64_t batch = rest / p.heads_kv;
+    const SequenceLengths seq = sequence_lengths(p, batch);
+    const std::int64_t allocated_k =
+        p.cu_seqlens_k ? p.cu_seqlens_k[batch + 1] - p.cu_seqlens_k[batch] : p.seqlen_k;
+    const int n0 = n_block * Cfg::kBlockN;
+    if (n0 >= allocated_k) continue;
+    const QueryTileRange range = query_tile_range<Cfg>(p.mask, n0, seq.q, seq.k);
+    const int m_count = range.end - range.begin;
+    const std::int64_t iterations = m_count * group;
+    const std::int64_t shift = seq.k - seq.q;
+
+    // K and V of the tile, with the first query tile's operands in the same copy group.
+    const int k_rows = static_cast<int>(seq.k - n0 < Cfg::kBlockN ? (seq.k - n0 > 0 ? seq.k - n0 : 0) : Cfg::kBlockN);
+    if (k_rows > 0) {
+      backward_load_tile<Cfg, KTile, Cfg::kBlockN>(
+          k_smem, static_cast<const Element*>(p.k.data) + key_offset(p, p.k, seq, batch, n0, head_kv),
+          p.k.row_stride, k_rows, static_cast<int>(p.head_dim), thread);
+      backward_load_tile<Cfg, KTile, Cfg::kBlockN>(
+          v_smem, static_cast<const Element*>(p.v.data) + key_offset(p, p.v, seq, batch, n0, head_kv),
+          p.v.row_stride, k_rows, static_cast<int>(p.head_dim_v), thread);
+    }
+
+    auto head_of = [&](std::int64_t it) { return head_kv * group + it / m_count; };
+    auto m_block_of = [&](std::int64_t it) { return range.begin + static_cast<int>(it % m_count); };
+    auto load_query_tile = [&](std::int64_t it, int stage) {
+      const std::int64_t head = head_of(it);
+      const int m0 = m_block_of(it) * Cfg::kBlockM;
+      const int rows = static_cast<int>(seq.q - m0 < Cfg::kBlockM ? seq.q - m0 : Cfg::kBlockM);
+      backward_load_tile<Cfg, QTile, Cfg::kBlockM>(
+          q_smem + stage * Cfg::kSmemQ,
+          static_cast<const Element*>(p.q.data) + query_offset(p.q, seq, batch, m0, head), p.q.row_stride,
+          rows, static_cast<int>(p.head_dim), thread);
+      backward_load_tile<Cfg, QTile, Cfg::kBlockM>(
+          do_smem + stage * Cfg::kSmemQ,
+          static_cast<const Element*>(p.dout.data) + query_offset(p.dout, seq, batch, m0, head),
+          p.dout.row_stride, rows, static_cast<int>(p.head_dim_v), thread);
+      const std::int64_t slot = (batch * p.heads + head) * args.rows_padded + m0;
+      constexpr int kVectors = Cfg::kBlockM / 4;  // 16-byte vectors of one row array
+      if (thread < 2 * kVectors) {
+        const bool is_lse = thread < kVectors;
+        const int v = is_lse ? thread : thread - kVectors;
+        const float* src = (is_lse ? args.lse_log2 : args.delta) + slot + 4 * v;
+        float* dst = (is_lse ? lse_smem : delta_smem) + stage * Cfg::kBlockM + 4 * v;
+        ptx::cp_async_cg_16(ptx::cvta_to_shared(dst), src, true);
+      }
+    };
+
+    float dk[kDTiles][4], dv[kDTiles][4];
+#pragma unroll
+    for (int t = 0; t < kDTiles; ++t) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dk[t][e] = dv[t][e] = 0.f;
+    }
+
+    float softcap_inverse = p.softcap > 0.f ? 1.f / p.softcap : 0.f;
+    const int key_local0 = warp * 16 + (lane >> 2);  // this lane's keys: +0 and +8
+
+    // One walk over the (head, query tile) pairs; kDv / kDk say which gradients it accumulates.
+    auto walk = [&](auto dv_pass, auto dk_pass) {
+      constexpr bool kDv = decltype(dv_pass)::value;
+      constexpr bool kDk = decltype(dk_pass)::value;
+      if (iterations > 0) load_query_tile(0, 0);
+      ptx::cp_async_commit_group();
+      for (std::int64_t it = 0; it < iterations; ++it) {
+        const int stage = static_cast<int>(it % Cfg::kStages);
+        ptx::cp_async_wait_group<0>();
+        // Copies of tile `it` visible to all; every warp is done with tile it - 1 (its stage and dS).
+        __syncthreads();
+        if (it + 1 < iterations) load_query_tile(it + 1, (stage + 1) % Cfg::kStages);
+        ptx::cp_async_commit_group();
+
+        const std::int64_t head = head_of(it);
+        const int m_block = m_block_of(it);
+        const int m0 = m_block * Cfg::kBlockM;
+        const Element* q_tile = q_smem + stage * Cfg::kSmemQ;
+        const Element* do_tile = do_smem + stage * Cfg::kSmemQ;
+        const float* lse_tile = lse_smem + stage * Cfg::kBlockM;
+        const float* delta_tile = delta_smem + stage * Cfg::kBlockM;
+
+        float st[kMTiles][4];
+#pragma unroll
+        for (int t = 0; t < kMTiles; ++t) st[t][0] = st[t][1] = st[t][2] = st[t][3] = 0.f;
+        warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, Cfg::kBlockM>(st, k_smem, warp * 16, q_tile, lane);
+        float dpt[kDk ? kMTiles : 1][4];
+        if constexpr (kDk) {
+#pragma unroll
+          for (int t = 0; t < kMTiles; ++t) dpt[t][0] = dpt[t][1] = dpt[t][2] = dpt[t][3] = 0.f;
+          warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, Cfg::kBlockM>(dpt, v_smem, warp * 16, do_tile,
+                                                                               lane);
+        }
+
+        const bool needs_mask =
+            n0 + Cfg::kBlockN > seq.k ||
+            (p.mask.window_right >= 0 && n0 + Cfg::kBlockN - 1 - m0 - shift > p.mask.window_right) ||
+            (p.mask.window_left >= 0 && n0 - (m0 + Cfg::kBlockM - 1) - shift < -p.mask.window_left);
+        [[maybe_unused]] const float alibi_slope =
+            kGeneral && p.alibi_slopes != nullptr ? p.alibi_slopes[batch * p.alibi_batch_stride + head] : 0.f;
+
+#pragma unroll
+        for (int t = 0; t < kMTiles; ++t) {
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int q_local = 8 * t + 2 * (lane & 3) + e;
+            const std::int64_t i = m0 + q_local;
+            const float lse2 = lse_tile[q_local];
+            const float delta = kDk ? delta_tile[q_local] : 0.f;
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+              const std::int64_t j = n0 + key_local0 + 8 * r;
+              float x = st[t][2 * r + e];
+              float prob, dtanh = 1.f;
+              if constexpr (kGeneral) {
+                x *= p.scale;
+                if (p.softcap > 0.f) {
+                  const float th = tanhf(x * softcap_inverse);
+                  x = p.softcap * th;
+                  dtanh = 1.f - th * th;
+                }
+                if (alibi_slope != 0.f) {
+                  const std::int64_t distance = i + shift - j;
+                  x -= alibi_slope * static_cast<float>(distance < 0 ? -distance : distance);
+                }
+                prob = ptx::ex2_approx_ftz_f32(x * kLog2e - lse2);
+              } else {
+                prob = ptx::ex2_approx_ftz_f32(x * args.scale_log2 - lse2);
+              }
+              if (needs_mask) {
+                const std::int64_t offset = j - i - shift;
+                const bool visible = j < seq.k && (p.mask.window_left < 0 || offset >= -p.mask.window_left) &&
+                                     (p.mask.window_right < 0 || offset <= p.mask.window_right);
+                if (!visible) prob = 0.f;
+              }
+              float keep = 1.f;
+              if constexpr (kGeneral) {
+                if (args.dropout_threshold > 0) {
+                  const Philox4 draws =
+                      dropout_draws(p.dropout_seed, p.dropout_offset, batch * p.heads + head, i, j);
+                  keep = dropout_lane(draws, j) < args.dropout_threshold ? 0.f : args.dropout_rescale;
+                }
+              }
+              st[t][2 * r + e] = prob * keep;  // P~, the A operand of dV
+              if constexpr (kDk) dpt[t][2 * r + e] = prob * (dpt[t][2 * r + e] * keep - delta) * dtanh;  // dS
+            }
+          }
+        }
+
+        if constexpr (kDv) {
+          warp_gemm_regs<Element, QTile, Cfg::kBlockM / 16, Cfg::kHeadDim>(dv, st, do_tile, lane);
+        }
+        if constexpr (kDk) {
+          // dS^T into shared memory for dQ = dS K (row = key, column = query).
+#pragma unroll
+          for (int t = 0; t < kMTiles; ++t) {
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+              const int row = key_local0 + 8 * r;
+              const int col = 2 * (lane & 3);
+              *reinterpret_cast<std::uint32_t*>(ds_smem + DsTile::chunk_offset(row, t) + col) =
+                  pack_float2<Element>(dpt[t][2 * r], dpt[t][2 * r + 1]);
+            }
+          }
+          warp_gemm_regs<Element, QTile, Cfg::kBlockM / 16, Cfg::kHeadDim>(dk, dpt, q_tile, lane);
+          __syncthreads();  // dS^T complete
+
+          int* semaphore = nullptr;
+          if (args.dq_semaphore != nullptr) {
+            semaphore = args.dq_semaphore + (batch * p.heads + head) * args.m_blocks + m_block;
+            if (thread == 0) {
+              const int turn = dq_turn<Cfg>(p.mask, m_block, n_block, seq.q, seq.k);
+              while (*reinterpret_cast<volatile int*>(semaphore) != turn) {
+              }
+              __threadfence();
+            }
+            __syncthreads();
+          }
+          float* dq_rows = args.dq_accum + ((batch * p.heads + head) * args.rows_padded + m0) * p.head_dim;
+          constexpr int kRowTiles = Cfg::kBlockM / 16;
+          constexpr int kTasks = kRowTiles * (Cfg::kHeadDim / Cfg::kDqCols);
+#pragma unroll 1
+          for (int task = warp; task < kTasks; task += Cfg::kWarps) {
+            const int row0 = (task % kRowTiles) * 16;
+            const int col0 = (task / kRowTiles) * Cfg::kDqCols;
+            if (col0 >= p.head_dim) continue;
+            float dq[Cfg::kDqCols / 8][4];
+#pragma unroll
+            for (int t = 0; t < Cfg::kDqCols / 8; ++t) dq[t][0] = dq[t][1] = dq[t][2] = dq[t][3] = 0.f;
+#pragma unroll
+            for (int k_step = 0; k_step < Cfg::kBlockN / 16; ++k_step) {
+              std::uint32_t a[4];
+              load_a_fragment_transposed<DsTile>(a, ds_smem, row0, k_step, lane);
+              warp_mma_b_rows<Element, KTile, Cfg::kDqCols>(dq, a, k_smem, k_step, col0 / 8, lane);
+            }
+#pragma unroll
+            for (int t = 0; t < Cfg::kDqCols / 8; ++t) {
+              const int col = col0 + 8 * t + 2 * (lane & 3);
+              if (col >= p.head_dim) continue;
+#pragma unroll
+              for (int r = 0; r < 2; ++r) {
+                float* dst = dq_rows + static_cast<std::int64_t>(row0 + (lane >> 2) + 8 * r) * p.head_dim + col;
+                atomicAdd(dst, dq[t][2 * r]);
+                atomicAdd(dst + 1, dq[t][2 * r + 1]);
+              }
+            }
+          }
+          if (semaphore != nullptr) {
+            __threadfence();
+            __syncthreads();
+            if (thread == 0) atomicAdd(semaphore, 1);
+          }
+        }
+      }
+      ptx::cp_async_wait_group<0>();
+    };
+
+    if constexpr (Cfg::kTwoPass) {
+      walk(std::true_type{}, std::false_type{});
+      __syncthreads();
+      walk(std::false_type{}, std::true_type{});
+    } else {
+      walk(std::true_type{}, std::true_type{});
+    }
+
+    // dK (scaled) and dV rows of this tile; keys past the used ones get zeros (their P and dS are 0).
+    auto* dk_out = static_cast<Element*>(p.dk.data);
+    auto* dv_out = static_cast<Element*>(p.dv.data);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const std::int64_t j = n0 + key_local0 + 8 * r;
+      if (j >= allocated_k) continue;
+      Element* dk_row = dk_out + key_offset(p, p.dk, seq, batch, j, head_kv);
+      Element* dv_row = dv_out + key_offset(p, p.dv, seq, batch, j, head_kv);
+#pragma unroll
+      for (int t = 0; t < kDTiles; ++t) {
+        const int col = 8 * t + 2 * (lane & 3);
+        if (col < p.head_dim) {
+          *reinterpret_cast<std::uint32_t*>(dk_row + col) =
+              pack_float2<Element>(dk[t][2 * r] * p.scale, dk[t][2 * r + 1] * p.scale);
+        }
+        if (col < p.head_dim_v) {
+          *reinterpret_cast<std::uint32_t*>(dv_row + col) = pack_float2<Element>(dv[t][2 * r], dv[t][2 * r + 1]);
+        }
+      }
+    }
+    // The next tile's copies overwrite K/V that this tile's last dQ products read.
+    __syncthreads();
+  }
+}
+
+}  // namespace flashattn::detail::cuda_sm80

@@ -1,0 +1,39 @@
+// Host side of one backward configuration: pick the compile-time variant and
+// launch the main kernel. Included by the generated translation units (one per
+// head-dim bucket and dtype, plus one for the auxiliary kernels).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstdint>
+
+#include "cuda/sm80/backward_config.h"
+#include "cuda/sm80/backward_kernel.h"
+#include "cuda/sm80/static_switch.h"
+
+namespace flashattn::detail::cuda_sm80 {
+
+// general: softcap, ALiBi or dropout (per-element work in the inner loop).
+template <class Cfg>
+cudaError_t launch_backward(const BackwardKernelArgs& args, bool general, cudaStream_t stream) {
+  return FLASHATTN_BOOL_SWITCH(general, kGeneral, [&] {
+    auto* kernel = &backward_kernel<Cfg, kGeneral>;
+    cudaError_t error =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
+    if (error != cudaSuccess) return error;
+    const std::int64_t grid = args.total_tiles < INT_MAX ? args.total_tiles : INT_MAX;
+    kernel<<<static_cast<unsigned>(grid), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args);
+    return cudaGetLastError();
+  });
+}
+
+// which: 0 preprocess, 1 dsink, 2 postprocess (backward_aux_kernels.h).
+template <typename Element>
+cudaError_t launch_backward_aux(const BackwardKernelArgs& args, int which, cudaStream_t stream);
+
+#define FLASHATTN_SM80_DECLARE_BACKWARD(head_dim, element)                                                   \
+  extern template cudaError_t launch_backward<BackwardConfig<head_dim, element>>(const BackwardKernelArgs&, \
+                                                                                 bool, cudaStream_t);
+
+}  // namespace flashattn::detail::cuda_sm80
