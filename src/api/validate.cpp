@@ -781,15 +781,19 @@ Status validate(const VarlenForwardArgs& a, const ExecutionContext& ctx, CheckMo
   fill_varlen_index(ix, &p);
   p.q = operand_thd(a.q);
   p.out = operand_thd(a.out);
+  p.q_rows = total_q;
   if (paged) {
     p.k = operand_bshd(a.k);  // batch_stride steps one block
     p.v = operand_bshd(a.v);
     p.block_table = static_cast<const std::int32_t*>(a.block_table.data);
     p.block_table_batch_stride = a.block_table.stride[0];
     p.page_size = page_size;
+    p.kv_blocks = a.k.shape[0];
+    p.table_cols = max_blocks;
   } else {
     p.k = operand_thd(a.k);
     p.v = operand_thd(a.v);
+    p.k_rows = a.k.shape[0];
   }
   fill_lse_ht(a.lse, &p);
   fill_validated(out, Operation::forward_varlen, device, a.q.dtype, dims);
@@ -1004,7 +1008,9 @@ Status validate(const KVCacheForwardArgs& a, const ExecutionContext& ctx, CheckM
     p.block_table = static_cast<const std::int32_t*>(a.block_table.data);
     p.block_table_batch_stride = a.block_table.stride[0];
     p.page_size = page_size;
+    p.table_cols = a.block_table.shape[1];
   }
+  p.kv_blocks = a.k_cache.shape[0];  // paged: num_blocks; dense: b_cache
   p.is_kvcache = true;
   p.cache_seqlens = static_cast<const std::int32_t*>(a.cache_seqlens.data);
   p.cache_batch_idx = static_cast<const std::int32_t*>(a.cache_batch_idx.data);
@@ -1018,6 +1024,7 @@ Status validate(const KVCacheForwardArgs& a, const ExecutionContext& ctx, CheckM
   if (rotary) {
     p.rotary_cos = a.rotary_cos.data;
     p.rotary_sin = a.rotary_sin.data;
+    p.rotary_rows = a.rotary_cos.shape[0];
     p.rotary_dim = rotary_dim;
     p.rotary_cos_row_stride = a.rotary_cos.stride[0];
     p.rotary_sin_row_stride = a.rotary_sin.stride[0];

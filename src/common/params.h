@@ -69,6 +69,14 @@ struct AttentionParams {
   bool rotary_interleaved = true;
   int num_splits = 1;  // resolved (>= 1) by the backend's heuristic before launch
 
+  // Extents of the operands, so that a backend which cannot validate index
+  // contents (CUDA: api/validate.h) can clip every index it reads. 0: not set.
+  std::int64_t q_rows = 0;      // varlen: rows of q/out (total_q)
+  std::int64_t k_rows = 0;      // dense varlen: rows of k/v (total_k)
+  std::int64_t kv_blocks = 0;   // paged: blocks of k/v (num_blocks); dense KV cache: b_cache
+  std::int64_t table_cols = 0;  // paged: entries per block_table row (max_blocks_per_seq)
+  std::int64_t rotary_rows = 0;  // KV cache with rotary: rows of rotary_cos/sin (s_rotary)
+
   // Options, resolved.
   float scale = 1.f;
   float softcap = 0.f;  // 0: off

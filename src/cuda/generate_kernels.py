@@ -8,8 +8,15 @@ lives in the build tree and is never committed.
 
 writes DIR/cuda/sm80/sm80_kernel_list.h (the X-macro the dispatcher expands)
 and DIR/forward_sm80_hdim<D>_<dtype>.cu, and prints the .cu paths, one a line.
+
+The forward tile shape of each (bucket, dtype, causal) comes from the checked-in
+table src/cuda/sm80/forward_tuning.json (--table), written by
+tools/kernels/tune_forward.py. With --candidates FILE (a JSON list of shapes)
+it instead emits every candidate for every (bucket, dtype) as
+FLASHATTN_SM80_FOR_EACH_CANDIDATE, for the tuning bench.
 """
 import argparse
+import json
 import pathlib
 
 ELEMENT = {"fp16": "__half", "bf16": "__nv_bfloat16"}
@@ -24,12 +31,38 @@ def write_if_changed(path: pathlib.Path, text: str) -> None:
         path.write_text(text)
 
 
+SHAPE_FIELDS = ("m_tiles_per_warp", "warps", "block_n", "stages", "q_in_registers", "min_blocks_per_sm")
+DEFAULT_TABLE = pathlib.Path(__file__).resolve().parent / "sm80" / "forward_tuning.json"
+
+
+def shape_args(shape: dict) -> str:
+    """The TileShape as X-macro arguments (the field order of forward_config.h)."""
+    return ", ".join(("true" if shape[f] else "false") if f == "q_in_registers" else str(int(shape[f]))
+                     for f in SHAPE_FIELDS)
+
+
+def shape_for(table: dict, head_dim: int, dtype: str, causal: bool) -> dict:
+    """A tuned entry for (bucket, dtype, causal), else one of the other dtype, else the default."""
+    for want_dtype in (dtype, None):
+        for e in table.get("entries", []):
+            if e["head_dim"] == head_dim and e["causal"] == causal and want_dtype in (None, e["dtype"]):
+                return e["shape"]
+    for d in table["defaults"]:
+        if head_dim <= d["max_head_dim"]:
+            return d["shape"]
+    raise SystemExit(f"forward_tuning.json: no default shape covers head dim {head_dim}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", required=True)
     parser.add_argument("--head-dims", required=True, help="';'-separated head-dim buckets")
     parser.add_argument("--dtypes", required=True, help="';'-separated subset of fp16;bf16")
+    parser.add_argument("--table", default=str(DEFAULT_TABLE), help="forward tile shapes (forward_tuning.json)")
+    parser.add_argument("--candidates", help="JSON list of tile shapes: emit all of them (tuning builds)")
     args = parser.parse_args()
+    table = json.loads(pathlib.Path(args.table).read_text())
+    candidates = json.loads(pathlib.Path(args.candidates).read_text()) if args.candidates else None
 
     out = pathlib.Path(args.out)
     head_dims = sorted({int(d) for d in args.head_dims.split(";") if d})
@@ -42,28 +75,53 @@ def main() -> None:
             raise SystemExit(f"FLASHATTN_DTYPES: {t} is not one of {sorted(ELEMENT)}")
 
     entries = [(d, t) for d in head_dims for t in dtypes]
-    macro = " \\\n".join(f"  X({d}, {ELEMENT[t]})" for d, t in entries)
+    # (bucket, dtype) -> {causal: shape}; the dispatcher picks by (bucket, dtype, causal).
+    # Roles: 0 non-causal, 1 causal (tuned), 2 portable (the default shape, small enough for the
+    # shared memory of every sm_80+ GPU; used where the device cannot hold a tuned shape).
+    chosen = {(d, t): {0: shape_for(table, d, t, False), 1: shape_for(table, d, t, True),
+                       2: shape_for({"defaults": table["defaults"]}, d, t, False)} for d, t in entries}
+    macro = " \\\n".join(f"  X({d}, {ELEMENT[t]}, {role}, {shape_args(chosen[(d, t)][role])})"
+                          for d, t in entries for role in (0, 1, 2))
+    candidate_macro = ""
+    if candidates is not None:
+        candidate_macro = (
+            "\n// Every candidate shape of the tuning build (generate_kernels.py --candidates).\n"
+            "#define FLASHATTN_SM80_FOR_EACH_CANDIDATE(X)"
+            + "".join(f" \\\n  X({d}, {ELEMENT[t]}, {shape_args(c)})" for d, t in entries for c in candidates) + "\n")
     write_if_changed(
         out / "cuda" / "sm80" / "sm80_kernel_list.h",
         HEADER
-        + "// The (head-dim bucket, element type) forward kernels compiled for sm_80.\n"
+        + "// The forward kernels compiled for sm_80: X(bucket, element, role, TileShape fields...),\n"
+        + "// role 0: non-causal, 1: causal (right window), 2: portable fallback (fits every sm_80+ GPU),\n"
+        + f"// tile shapes from {pathlib.Path(args.table).name}.\n"
         + "#pragma once\n\n"
-        + "#define FLASHATTN_SM80_FOR_EACH_KERNEL(X)" + (" \\\n" + macro if entries else "") + "\n",
+        + "#define FLASHATTN_SM80_FOR_EACH_KERNEL(X)" + (" \\\n" + macro if entries else "") + "\n"
+        + candidate_macro,
     )
-    for d, t in entries:
-        path = out / f"forward_sm80_hdim{d}_{t}.cu"
-        write_if_changed(
-            path,
-            HEADER
-            + f"// sm_80 forward kernels, head-dim bucket {d}, {t}.\n"
-            + '#include "cuda/sm80/forward_launch.h"\n\n'
-            + "namespace flashattn::detail::cuda_sm80 {\n"
-            + f"template cudaError_t launch_forward<ForwardConfig<{d}, {ELEMENT[t]}>>(const ForwardKernelArgs&, bool,\n"
-            + "                                                                     cudaStream_t);\n"
-            + "}  // namespace flashattn::detail::cuda_sm80\n",
-        )
-        print(path)
+    def instantiations(d, t, shapes):
+        return ("".join(f"template cudaError_t launch_forward<ForwardConfig<{d}, {ELEMENT[t]}, TileShape{{{shape_args(s)}}}>>(\n"
+                        "    const ForwardKernelArgs&, bool, cudaStream_t);\n" for s in shapes))
 
+    for d, t in entries:
+        shapes = list(chosen[(d, t)].values())
+        unique = [s for i, s in enumerate(shapes) if s not in shapes[:i]]
+        # One file per extra candidate keeps a tuning build parallel.
+        files = [(f"forward_sm80_hdim{d}_{t}.cu", "the tile shapes of forward_tuning.json", unique)]
+        for i, c in enumerate(candidates or []):
+            if c not in unique:
+                files.append((f"forward_sm80_hdim{d}_{t}_candidate{i}.cu", f"tuning candidate {i}", [c]))
+        for name, what, group in files:
+            path = out / name
+            write_if_changed(
+                path,
+                HEADER
+                + f"// sm_80 forward kernels, head-dim bucket {d}, {t}: {what}.\n"
+                + '#include "cuda/sm80/forward_launch.h"\n\n'
+                + "namespace flashattn::detail::cuda_sm80 {\n"
+                + instantiations(d, t, group)
+                + "}  // namespace flashattn::detail::cuda_sm80\n",
+            )
+            print(path)
 
 if __name__ == "__main__":
     main()

@@ -20,9 +20,7 @@
 
 namespace flashattn::detail::cuda_sm80 {
 
-#define FLASHATTN_SM80_DECLARE(head_dim, element) FLASHATTN_SM80_DECLARE_FORWARD(head_dim, element)
-FLASHATTN_SM80_FOR_EACH_KERNEL(FLASHATTN_SM80_DECLARE)
-#undef FLASHATTN_SM80_DECLARE
+FLASHATTN_SM80_FOR_EACH_KERNEL(FLASHATTN_SM80_DECLARE_FORWARD)
 
 namespace {
 
@@ -37,7 +35,7 @@ int head_dim_bucket(std::int64_t head_dim) {
 int bucket_of(const AttentionParams& p) { return head_dim_bucket(std::max(p.head_dim, p.head_dim_v)); }
 
 bool bucket_compiled(int bucket, DType dtype) {
-#define FLASHATTN_SM80_MATCH(head_dim, element)                                                  \
+#define FLASHATTN_SM80_MATCH(head_dim, element, ...)                                             \
   if (bucket == head_dim && dtype == (std::is_same_v<element, __half> ? DType::float16 : DType::bfloat16)) \
     return true;
   FLASHATTN_SM80_FOR_EACH_KERNEL(FLASHATTN_SM80_MATCH)
@@ -45,9 +43,38 @@ bool bucket_compiled(int bucket, DType dtype) {
   return false;
 }
 
-// Tile shape of a bucket, for grid sizing on the host (mirrors ForwardConfig).
-int block_m(int /*bucket*/) { return ForwardConfig<128, __half>::kBlockM; }
-int block_n(int bucket) { return bucket <= 64 ? 128 : 64; }
+int device_max_smem() {
+  int device = 0, bytes = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return 0;
+  if (cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) return 0;
+  return bytes;
+}
+
+// Which row of the tuning table (sm80_kernel_list.h) runs p: problems with a
+// right window (causal, local) take the causal row; a tuned shape that needs
+// more shared memory than this GPU has falls back to the portable row.
+struct KernelChoice {
+  int role = 2;  // 0 non-causal, 1 causal, 2 portable
+  TileShape shape;
+};
+
+KernelChoice choose_kernel(const AttentionParams& p) {
+  const int bucket = bucket_of(p);
+  const int wanted = p.mask.window_right >= 0 ? 1 : 0;
+  const int max_smem = device_max_smem();
+  KernelChoice choice;
+#define FLASHATTN_SM80_CHOOSE(head_dim, element, role, ...)                                                    \
+  if (bucket == head_dim && p.dtype == (std::is_same_v<element, __half> ? DType::float16 : DType::bfloat16)) { \
+    using Cfg = ForwardConfig<head_dim, element, TileShape{__VA_ARGS__}>;                                  \
+    if (role == wanted && Cfg::kSmemBytes <= max_smem) return KernelChoice{role, Cfg::kShape};             \
+    if (role == 2) choice = KernelChoice{role, Cfg::kShape};                                               \
+  }
+  FLASHATTN_SM80_FOR_EACH_KERNEL(FLASHATTN_SM80_CHOOSE)
+#undef FLASHATTN_SM80_CHOOSE
+  return choice;
+}
+int block_m(const AttentionParams& p) { return block_m_of(choose_kernel(p).shape); }
+int block_n(const AttentionParams& p) { return choose_kernel(p).shape.block_n; }
 
 bool aligned16(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; }
 bool operand_aligned(const Operand& op, bool paged_or_batched = true) {
@@ -69,9 +96,8 @@ bool rotates_q(const AttentionParams& p) { return p.is_kvcache && p.rotary_dim >
 // within 85% of the best.
 int resolve_splits(const AttentionParams& p) {
   if (!p.is_kvcache || p.cu_seqlens_q != nullptr) return 1;
-  const int bucket = bucket_of(p);
-  const std::int64_t n_blocks = (p.seqlen_k + block_n(bucket) - 1) / block_n(bucket);
-  const std::int64_t m_blocks = (p.seqlen_q + block_m(bucket) - 1) / block_m(bucket);
+  const std::int64_t n_blocks = (p.seqlen_k + block_n(p) - 1) / block_n(p);
+  const std::int64_t m_blocks = (p.seqlen_q + block_m(p) - 1) / block_m(p);
   if (p.num_splits >= 1) return static_cast<int>(std::clamp<std::int64_t>(p.num_splits, 1, std::max<std::int64_t>(1, std::min<std::int64_t>(n_blocks, 128))));
   const std::int64_t tiles = p.batch * p.heads * m_blocks;
   const int sms = device_sm_count();
@@ -122,10 +148,11 @@ Status cuda_status(cudaError_t error, const char* what) {
 
 cudaError_t dispatch_forward(const ForwardKernelArgs& args, bool general, cudaStream_t stream) {
   const int bucket = bucket_of(args.p);
-#define FLASHATTN_SM80_LAUNCH(head_dim, element)                                                              \
-  if (bucket == head_dim &&                                                                                   \
+  const int chosen = choose_kernel(args.p).role;
+#define FLASHATTN_SM80_LAUNCH(head_dim, element, role, ...)                                                  \
+  if (bucket == head_dim && chosen == role &&                                                            \
       args.p.dtype == (std::is_same_v<element, __half> ? DType::float16 : DType::bfloat16))                  \
-    return launch_forward<ForwardConfig<head_dim, element>>(args, general, stream);
+    return launch_forward<ForwardConfig<head_dim, element, TileShape{__VA_ARGS__}>>(args, general, stream);
   FLASHATTN_SM80_FOR_EACH_KERNEL(FLASHATTN_SM80_LAUNCH)
 #undef FLASHATTN_SM80_LAUNCH
   return cudaErrorInvalidDeviceFunction;
@@ -188,8 +215,7 @@ Status run(const AttentionParams& params, const ExecutionContext& ctx) noexcept 
 
   ForwardKernelArgs args;
   args.p = p;
-  const int bucket = bucket_of(p);
-  args.m_blocks = static_cast<int>((p.seqlen_q + block_m(bucket) - 1) / block_m(bucket));
+  args.m_blocks = static_cast<int>((p.seqlen_q + block_m(p) - 1) / block_m(p));
   args.num_splits = resolve_splits(p);
   args.p.num_splits = args.num_splits;
   if (args.num_splits > 1) {

@@ -51,25 +51,30 @@ __device__ __forceinline__ void finalize_rows(float (&o)[kOTiles][4], float (&ls
 }
 
 // Final output through shared memory, so that global stores are 16-byte rows.
-// `o_smem` is the warp-private Q tile region (rows warp*16 .. +16).
+// `o_smem` is the Q tile region; each warp writes only its own rows
+// (row0 .. row0 + kRowsPerWarp), which only it read as Q.
 template <class Cfg, class OTile>
-__device__ __forceinline__ void store_output(const float (&o)[Cfg::kHeadDim / 8][4], const float (&lse)[2],
-                                             typename Cfg::Element* o_smem, const ForwardKernelArgs& args,
-                                             const SequenceLengths& seq, std::int64_t batch, std::int64_t head,
-                                             int m0, int warp, int lane, int thread) {
+__device__ __forceinline__ void store_output(const float (&o)[Cfg::kMTiles][Cfg::kHeadDim / 8][4],
+                                             const float (&lse)[Cfg::kMTiles][2], typename Cfg::Element* o_smem,
+                                             const ForwardKernelArgs& args, const SequenceLengths& seq,
+                                             std::int64_t batch, std::int64_t head, int m0, int row0, int lane,
+                                             int thread) {
   using Element = typename Cfg::Element;
   const AttentionParams& p = args.p;
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int row = warp * 16 + (lane >> 2) + 8 * r;
+  for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
 #pragma unroll
-    for (int d = 0; d < Cfg::kHeadDim / 8; ++d) {
-      const int col = d * 8 + 2 * (lane & 3);
-      *reinterpret_cast<std::uint32_t*>(o_smem + OTile::chunk_offset(row, d) + (col & 7)) =
-          pack_float2<Element>(o[d][2 * r], o[d][2 * r + 1]);
+    for (int r = 0; r < 2; ++r) {
+      const int row = row0 + 16 * mt + (lane >> 2) + 8 * r;
+#pragma unroll
+      for (int d = 0; d < Cfg::kHeadDim / 8; ++d) {
+        const int col = d * 8 + 2 * (lane & 3);
+        *reinterpret_cast<std::uint32_t*>(o_smem + OTile::chunk_offset(row, d) + (col & 7)) =
+            pack_float2<Element>(o[mt][d][2 * r], o[mt][d][2 * r + 1]);
+      }
+      const std::int64_t i = m0 + row;
+      if (p.lse != nullptr && (lane & 3) == 0 && i < seq.q) p.lse[lse_offset(p, seq, batch, i, head)] = lse[mt][r];
     }
-    const std::int64_t i = m0 + row;
-    if (p.lse != nullptr && (lane & 3) == 0 && i < seq.q) p.lse[lse_offset(p, seq, batch, i, head)] = lse[r];
   }
   // Rows of other warps are read below.
   __syncthreads();
@@ -88,22 +93,25 @@ __device__ __forceinline__ void store_output(const float (&o)[Cfg::kHeadDim / 8]
 
 // Split-KV partials, fp32, straight from registers (layout in kernel_args.h).
 template <class Cfg>
-__device__ __forceinline__ void store_partial(const float (&o)[Cfg::kHeadDim / 8][4], const float (&lse)[2],
-                                              const ForwardKernelArgs& args, const SequenceLengths& seq,
-                                              std::int64_t batch, std::int64_t head, int split, int m0, int warp,
-                                              int lane) {
+__device__ __forceinline__ void store_partial(const float (&o)[Cfg::kMTiles][Cfg::kHeadDim / 8][4],
+                                              const float (&lse)[Cfg::kMTiles][2], const ForwardKernelArgs& args,
+                                              const SequenceLengths& seq, std::int64_t batch, std::int64_t head,
+                                              int split, int m0, int row0, int lane) {
   const AttentionParams& p = args.p;
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const std::int64_t i = m0 + warp * 16 + (lane >> 2) + 8 * r;
-    if (i >= seq.q) continue;
-    const std::int64_t row = ((split * p.batch + batch) * p.seqlen_q + i) * p.heads + head;
-    if ((lane & 3) == 0) args.lse_partial[row] = lse[r];
-    float* out = args.out_partial + row * p.head_dim_v;
+  for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
 #pragma unroll
-    for (int d = 0; d < Cfg::kHeadDim / 8; ++d) {
-      const int col = d * 8 + 2 * (lane & 3);
-      if (col < p.head_dim_v) *reinterpret_cast<float2*>(out + col) = make_float2(o[d][2 * r], o[d][2 * r + 1]);
+    for (int r = 0; r < 2; ++r) {
+      const std::int64_t i = m0 + row0 + 16 * mt + (lane >> 2) + 8 * r;
+      if (i >= seq.q) continue;
+      const std::int64_t row = ((split * p.batch + batch) * p.seqlen_q + i) * p.heads + head;
+      if ((lane & 3) == 0) args.lse_partial[row] = lse[mt][r];
+      float* out = args.out_partial + row * p.head_dim_v;
+#pragma unroll
+      for (int d = 0; d < Cfg::kHeadDim / 8; ++d) {
+        const int col = d * 8 + 2 * (lane & 3);
+        if (col < p.head_dim_v) *reinterpret_cast<float2*>(out + col) = make_float2(o[mt][d][2 * r], o[mt][d][2 * r + 1]);
+      }
     }
   }
 }

@@ -1,6 +1,11 @@
-// The forward kernel's configuration as data: one struct per (head-dim bucket,
-// element type) from which every tile shape, thread count and shared-memory
-// size is derived in one place.
+// The forward kernel's configuration as data.
+//
+// TileShape holds every choice the tuning tool may vary (tools/kernels/
+// tune_forward.py); ForwardConfig derives every tile size, thread count and
+// shared-memory size from (head-dim bucket, element type, TileShape) in one
+// place. Which TileShape runs for a (bucket, dtype, causal) is read from the
+// checked-in table src/cuda/sm80/forward_tuning.json by the generator
+// (src/cuda/generate_kernels.py), which instantiates exactly those shapes.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -10,37 +15,43 @@
 
 namespace flashattn::detail::cuda_sm80 {
 
-// kHeadDim is the bucket: q/k head dim d and v head dim dv may be anything up to
-// it in multiples of 8; the columns beyond them are zero-filled on load and
-// never stored.
-template <int kHeadDim_, typename Element_>
+// A structural type, so it can be a template argument (C++20).
+struct TileShape {
+  // 16-row MMA tiles per warp. Two (FlashAttention 2's 32 rows per warp) reuse
+  // every K/V fragment read from shared memory for two MMAs, halving the
+  // ldmatrix traffic per FLOP; one leaves more registers for wide head dims.
+  int m_tiles_per_warp = 1;
+  int warps = 4;
+  int block_n = 64;  // keys per K/V tile
+  // K/V ring depth: tile n - (stages - 1) is copied while tile n is used.
+  int stages = 2;
+  // Q fragments kept in registers across the KV loop instead of re-read from
+  // shared memory per tile.
+  bool q_in_registers = false;
+  int min_blocks_per_sm = 1;  // __launch_bounds__ occupancy hint (caps registers per thread)
+};
+
+template <int kHeadDim_, typename Element_, TileShape kShape_>
 struct ForwardConfig {
   using Element = Element_;
+  static constexpr TileShape kShape = kShape_;
   static constexpr int kHeadDim = kHeadDim_;
   static_assert(kHeadDim % 32 == 0 && kHeadDim <= 256, "buckets are multiples of 32 up to 256");
+  static_assert(kShape.m_tiles_per_warp >= 1 && kShape.m_tiles_per_warp <= 2);
+  static_assert(kShape.block_n % 16 == 0 && kShape.stages >= 2 && kShape.warps >= 1);
 
-  // One warp owns 16 query rows (one m16 MMA tile) for the whole KV loop, so the
-  // row statistics of the online softmax never leave a quad of lanes.
-  // 64-row tiles with 4 warps let 2-3 CTAs share an SM: while one CTA waits at
-  // a barrier for its K/V copy, the others issue MMAs (with one 8-warp CTA per
-  // SM every barrier stalled the whole SM: 0.5x of FlashAttention 2).
-  static constexpr int kBlockM = 64;
-  static constexpr int kWarps = kBlockM / 16;
-  static constexpr int kMinBlocksPerSm = 2;
+  // Warp w owns rows [w * kRowsPerWarp, (w + 1) * kRowsPerWarp) of the query
+  // tile for the whole KV loop, so the online-softmax row statistics never
+  // leave a quad of lanes.
+  static constexpr int kMTiles = kShape.m_tiles_per_warp;
+  static constexpr int kRowsPerWarp = 16 * kMTiles;
+  static constexpr int kWarps = kShape.warps;
+  static constexpr int kBlockM = kWarps * kRowsPerWarp;
+  static constexpr int kBlockN = kShape.block_n;
+  static constexpr int kStages = kShape.stages;
+  static constexpr bool kQInRegisters = kShape.q_in_registers;
+  static constexpr int kMinBlocksPerSm = kShape.min_blocks_per_sm;
   static constexpr int kThreads = kWarps * 32;
-  // Wider KV tiles amortise the per-tile barriers; at d <= 64 the S and O
-  // accumulators are small enough (64 + 32 fp32 per thread) to afford 128.
-  // Above d = 128 the tile narrows to 32 keys so two K/V stages of two CTAs
-  // still fit in shared memory and S stays small beside the d/2 O registers.
-  static constexpr int kBlockN = kHeadDim <= 64 ? 128 : (kHeadDim <= 128 ? 64 : 32);
-  // K/V ring depth: tile n - 2 is copied while tiles n - 1 and n are in use, so
-  // a copy has a whole iteration to land (one stage left each copy one GEMM,
-  // too short to hide global-memory latency: measured 0.5x of FlashAttention 2).
-  static constexpr int kStages = 2;
-  // Q fragments stay in registers across the KV loop when they fit beside the
-  // O accumulator (d/2 + d/2 registers); above 128 they are re-read from
-  // shared memory each tile, as FlashAttention 2 does.
-  static constexpr bool kQInRegisters = kHeadDim <= 128;
 
   static constexpr int kChunk = 8;  // elements per 16-byte cp.async / ldmatrix row
   static constexpr int kChunksPerRow = kHeadDim / kChunk;
@@ -50,5 +61,9 @@ struct ForwardConfig {
   static constexpr int kSmemV = kBlockN * kHeadDim;
   static constexpr int kSmemBytes = (kSmemQ + kStages * (kSmemK + kSmemV)) * static_cast<int>(sizeof(Element));
 };
+
+// Tile sizes a host needs for grid sizing and the split heuristic, from the
+// same TileShape the kernel was instantiated with.
+constexpr int block_m_of(const TileShape& s) { return s.warps * 16 * s.m_tiles_per_warp; }
 
 }  // namespace flashattn::detail::cuda_sm80

@@ -16,6 +16,7 @@
 
 #include "common/params.h"
 #include "cuda/ptx/ptx.h"
+#include "cuda/sm80/clipped_indices.h"
 #include "cuda/sm80/dropout.h"
 #include "cuda/sm80/epilogue.h"
 #include "cuda/sm80/forward_config.h"
@@ -80,10 +81,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm) forward_k
   const int thread = threadIdx.x;
   const int warp = thread / 32;
   const int lane = thread % 32;
+  const int row0 = warp * Cfg::kRowsPerWarp;  // this warp's first row in the query tile
+  const std::uint32_t q_smem_u32 = ptx::cvta_to_shared(q_smem);
+  const std::uint32_t k_smem_u32 = ptx::cvta_to_shared(k_smem);
+  const std::uint32_t v_smem_u32 = ptx::cvta_to_shared(v_smem);
+  const LaneOffsets<QTile> q_offsets = q_lane_offsets<QTile>(row0, lane);
+  const LaneOffsets<KVTile> k_offsets = k_lane_offsets<KVTile>(lane);
+  const LaneOffsets<KVTile> v_offsets = v_lane_offsets<KVTile>(lane);
 
   for (std::int64_t tile = blockIdx.x; tile < args.total_tiles; tile += gridDim.x) {
     const TileIndex index = decode_tile(args, tile);
-    const SequenceLengths seq = sequence_lengths(p, index.batch);
+    const SequenceLengths seq = clipped_sequence_lengths(p, index.batch);
     const int m0 = index.m_block * Cfg::kBlockM;
     if (m0 >= seq.q) continue;  // varlen: this sequence is shorter than the bound
     const std::int64_t head_kv = kv_head_of(p, index.head);
@@ -105,18 +113,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm) forward_k
       }
     };
 
-    float o[kOTiles][4];
+    float o[Cfg::kMTiles][kOTiles][4];
 #pragma unroll
-    for (int d = 0; d < kOTiles; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
-    OnlineSoftmax<kNTiles, kOTiles> softmax;
-    std::uint32_t q_fragments[Cfg::kQInRegisters ? Cfg::kHeadDim / 16 : 1][4];
+    for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+#pragma unroll
+      for (int d = 0; d < kOTiles; ++d) o[mt][d][0] = o[mt][d][1] = o[mt][d][2] = o[mt][d][3] = 0.f;
+    }
+    OnlineSoftmax<kNTiles, kOTiles> softmax[Cfg::kMTiles];
+    QFragments<Cfg> q_fragments;
 
     ScoreModifiers modifiers{p.scale, p.softcap, p.softcap > 0.f ? 1.f / p.softcap : 0.f, 0.f};
     if (p.alibi_slopes != nullptr) {
       modifiers.alibi_slope = p.alibi_slopes[index.batch * p.alibi_batch_stride + index.head];
     }
     const float scale_log2 = kGeneral ? 1.f : args.scale_log2;
-    const std::int64_t i0 = m0 + warp * 16 + (lane >> 2);  // this lane's first row
+    const std::int64_t i0 = m0 + row0 + (lane >> 2);  // this lane's first row (m-tile mt: + 16 * mt)
 
     if (range.begin < range.end) {
       // Group g holds K/V of the g-th tile visited (and Q, with the first).
@@ -153,29 +164,35 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm) forward_k
         if constexpr (Cfg::kQInRegisters) {
           if (n_block == range.end - 1) {
 #pragma unroll
-            for (int k_step = 0; k_step < Cfg::kHeadDim / 16; ++k_step) {
-              load_a_fragment<QTile>(q_fragments[k_step], q_smem, warp * 16, k_step, lane);
+            for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+#pragma unroll
+              for (int k_step = 0; k_step < Cfg::kHeadDim / 16; ++k_step) {
+                load_q_fragment(q_fragments[mt][k_step], q_smem_u32, q_offsets, mt, k_step);
+              }
             }
           }
         }
-        const Element* k_tile = k_smem + stage * Cfg::kSmemK;
-        const Element* v_tile = v_smem + stage * Cfg::kSmemV;
+        const std::uint32_t k_tile = k_smem_u32 + stage * Cfg::kSmemK * sizeof(Element);
+        const std::uint32_t v_tile = v_smem_u32 + stage * Cfg::kSmemV * sizeof(Element);
 
-        float s[kNTiles][4];
-        gemm_qk<Cfg, QTile, KVTile>(s, q_fragments, q_smem, k_tile, warp, lane);
+        float s[Cfg::kMTiles][kNTiles][4];
+        gemm_qk<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
 
         const bool needs_mask = tile_needs_mask<Cfg>(p.mask, m0, n0, seq.q, seq.k);
-        if (kGeneral || needs_mask) {
-          score_tile<Cfg, kGeneral>(s, modifiers, p.mask, needs_mask, i0, n0, seq.q, seq.k, lane);
-        }
-        softmax.update(s, o, scale_log2);
-        if constexpr (kGeneral) {
-          if (args.dropout_threshold > 0) {
-            apply_dropout<kNTiles>(s, p.dropout_seed, p.dropout_offset, args.dropout_threshold,
-                                   index.batch * p.heads + index.head, i0, n0, lane);
+#pragma unroll
+        for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+          if (kGeneral || needs_mask) {
+            score_tile<Cfg, kGeneral>(s[mt], modifiers, p.mask, needs_mask, i0 + 16 * mt, n0, seq.q, seq.k, lane);
+          }
+          softmax[mt].update(s[mt], o[mt], scale_log2);
+          if constexpr (kGeneral) {
+            if (args.dropout_threshold > 0) {
+              apply_dropout<kNTiles>(s[mt], p.dropout_seed, p.dropout_offset, args.dropout_threshold,
+                                     index.batch * p.heads + index.head, i0 + 16 * mt, n0, lane);
+            }
           }
         }
-        gemm_pv<Cfg, KVTile>(o, s, v_tile, lane);
+        gemm_pv<Cfg, KVTile>(o, s, v_tile, v_offsets);
         // Every warp is done with this stage before the next iteration's copy overwrites it.
         __syncthreads();
         stage = (stage + 1) % Cfg::kStages;
@@ -185,13 +202,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm) forward_k
 
     const bool has_sink = p.sink != nullptr && index.split == 0;
     const float sink_log2 = has_sink ? p.sink[index.head] * kLog2e : 0.f;
-    float lse[2];
-    finalize_rows(o, lse, softmax.row_max, softmax.row_sum, scale_log2, sink_log2, has_sink,
-                  kGeneral ? args.dropout_rescale : 1.f);
+    float lse[Cfg::kMTiles][2];
+#pragma unroll
+    for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+      finalize_rows(o[mt], lse[mt], softmax[mt].row_max, softmax[mt].row_sum, scale_log2, sink_log2, has_sink,
+                    kGeneral ? args.dropout_rescale : 1.f);
+    }
     if (args.num_splits > 1) {
-      store_partial<Cfg>(o, lse, args, seq, index.batch, index.head, index.split, m0, warp, lane);
+      store_partial<Cfg>(o, lse, args, seq, index.batch, index.head, index.split, m0, row0, lane);
     } else {
-      store_output<Cfg, QTile>(o, lse, q_smem, args, seq, index.batch, index.head, m0, warp, lane, thread);
+      store_output<Cfg, QTile>(o, lse, q_smem, args, seq, index.batch, index.head, m0, row0, lane, thread);
     }
     // The next tile's loads overwrite shared memory that this tile's epilogue reads.
     __syncthreads();

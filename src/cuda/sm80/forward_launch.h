@@ -31,8 +31,10 @@ cudaError_t launch_forward(const ForwardKernelArgs& args, bool general, cudaStre
   });
 }
 
-// The explicit instantiations live in the generated translation units.
-#define FLASHATTN_SM80_DECLARE_FORWARD(head_dim, element) \
-  extern template cudaError_t launch_forward<ForwardConfig<head_dim, element>>(const ForwardKernelArgs&, bool, cudaStream_t);
+// The explicit instantiations live in the generated translation units; the
+// arguments are one row of FLASHATTN_SM80_FOR_EACH_KERNEL (generate_kernels.py).
+#define FLASHATTN_SM80_DECLARE_FORWARD(head_dim, element, role, ...)                                    \
+  extern template cudaError_t launch_forward<ForwardConfig<head_dim, element, TileShape{__VA_ARGS__}>>( \
+      const ForwardKernelArgs&, bool, cudaStream_t);
 
 }  // namespace flashattn::detail::cuda_sm80

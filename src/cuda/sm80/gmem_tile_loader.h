@@ -44,10 +44,18 @@ __device__ __forceinline__ void load_strided_tile_async(typename Cfg::Element* s
     const bool column_valid = chunk * Cfg::kChunk < valid_cols;
     const auto* src = row0 + first_row * row_stride + chunk * Cfg::kChunk;
     const std::int64_t step = kRowStep * row_stride;
+    // A row step that is a multiple of the swizzle period keeps the swizzled
+    // chunk: the shared address advances by a constant too.
+    const std::uint32_t dst = ptx::cvta_to_shared(smem + Tile::chunk_offset(first_row, chunk));
 #pragma unroll
-    for (int row = first_row; row < kRows; row += kRowStep) {
+    for (int i = 0; i * kRowStep < kRows; ++i) {
+      const int row = first_row + i * kRowStep;
+      if (kRows % kRowStep != 0 && row >= kRows) break;
       const bool valid = column_valid && row < valid_rows;
-      ptx::cp_async_cg_16(ptx::cvta_to_shared(smem + Tile::chunk_offset(row, chunk)), valid ? src : row0, valid);
+      const std::uint32_t to = kRowStep % Tile::kRowPeriod == 0
+                                   ? dst + 2u * i * kRowStep * Tile::kPanelCols
+                                   : ptx::cvta_to_shared(smem + Tile::chunk_offset(row, chunk));
+      ptx::cp_async_cg_16(to, valid ? src : row0, valid);
       src += step;
     }
   } else {

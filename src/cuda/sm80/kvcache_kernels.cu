@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "cuda/sm80/clipped_indices.h"
 #include "cuda/sm80/kvcache_kernels.h"
 
 namespace flashattn::detail::cuda_sm80 {
@@ -37,8 +38,9 @@ __device__ __forceinline__ float rotated(const AttentionParams& p, const Element
                                          std::int64_t position) {
   const float x = to_float(src[c]);
   if (c >= p.rotary_dim) return x;
-  const auto* cos_table = static_cast<const Element*>(p.rotary_cos) + position * p.rotary_cos_row_stride;
-  const auto* sin_table = static_cast<const Element*>(p.rotary_sin) + position * p.rotary_sin_row_stride;
+  const std::int64_t row = clipped_rotary_row(p, position);
+  const auto* cos_table = static_cast<const Element*>(p.rotary_cos) + row * p.rotary_cos_row_stride;
+  const auto* sin_table = static_cast<const Element*>(p.rotary_sin) + row * p.rotary_sin_row_stride;
   const std::int64_t half = p.rotary_dim / 2;
   std::int64_t m, partner;
   bool first;
@@ -65,18 +67,18 @@ __global__ void append_kv_kernel(const __grid_constant__ AttentionParams p) {
     rest /= p.heads_kv;
     const std::int64_t t = rest % p.seqlen_new;
     const std::int64_t b = rest / p.seqlen_new;
-    const SequenceLengths seq = sequence_lengths(p, b);
+    const SequenceLengths seq = clipped_sequence_lengths(p, b);
     const std::int64_t position = seq.cache_end + t;
     if (c < p.head_dim) {
       const auto* src = static_cast<const Element*>(p.k_new.data) + b * p.k_new.batch_stride +
                         t * p.k_new.row_stride + head * p.k_new.head_stride;
-      auto* dst = static_cast<Element*>(p.k.data) + kv_offset(p, p.k, seq, b, position, head);
+      auto* dst = static_cast<Element*>(p.k.data) + clipped_kv_offset(p, p.k, seq, b, position, head);
       dst[c] = p.rotary_dim > 0 ? from_float<Element>(rotated(p, src, c, position)) : src[c];
     } else {
       const std::int64_t cv = c - p.head_dim;
       const auto* src = static_cast<const Element*>(p.v_new.data) + b * p.v_new.batch_stride +
                         t * p.v_new.row_stride + head * p.v_new.head_stride;
-      auto* dst = static_cast<Element*>(p.v.data) + kv_offset(p, p.v, seq, b, position, head);
+      auto* dst = static_cast<Element*>(p.v.data) + clipped_kv_offset(p, p.v, seq, b, position, head);
       dst[cv] = src[cv];
     }
   }
@@ -93,7 +95,7 @@ __global__ void rotate_q_kernel(const __grid_constant__ AttentionParams p, Eleme
     rest /= p.heads;
     const std::int64_t i = rest % p.seqlen_q;
     const std::int64_t b = rest / p.seqlen_q;
-    const SequenceLengths seq = sequence_lengths(p, b);
+    const SequenceLengths seq = clipped_sequence_lengths(p, b);
     const auto* src = static_cast<const Element*>(p.q.data) + b * p.q.batch_stride + i * p.q.row_stride +
                       head * p.q.head_stride;
     q_rotated[idx] = from_float<Element>(rotated(p, src, c, rotary_query_position(p, seq, i)));

@@ -8,6 +8,7 @@
 // spilled around it.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 
 #include "common/params.h"
@@ -21,6 +22,7 @@ struct KVRows {
   std::int64_t block_stride;  // paged only
   const std::int32_t* table;  // paged: this sequence's block-table row; null when dense
   int page_size;
+  int max_block;              // paged: num_blocks - 1 (table entries are clamped to it; clipped_indices.h)
   int first;                  // cache/global position of key 0 (leftpad, varlen offset)
 
   __device__ __forceinline__ KVRows(const AttentionParams& p, const Operand& op, const SequenceLengths& seq,
@@ -32,10 +34,12 @@ struct KVRows {
     if (p.block_table != nullptr) {
       table = p.block_table + batch * p.block_table_batch_stride;
       page_size = static_cast<int>(p.page_size);
+      max_block = p.kv_blocks > 0 ? static_cast<int>(p.kv_blocks - 1) : INT_MAX;
       base = data;
     } else {
       table = nullptr;
       page_size = 1;
+      max_block = 0;
       base = data + seq.k_batch * op.batch_stride;
     }
   }
@@ -44,7 +48,8 @@ struct KVRows {
   __device__ __forceinline__ const Element* row(int j) const {
     const int position = first + j;
     if (table == nullptr) return base + position * row_stride;
-    const int block = table[position / page_size];
+    const int entry = table[position / page_size];
+    const int block = entry < 0 ? 0 : (entry > max_block ? max_block : entry);
     return base + block * block_stride + (position % page_size) * row_stride;
   }
 };

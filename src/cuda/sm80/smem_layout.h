@@ -28,6 +28,33 @@ struct SwizzledTile {
     const int swizzled = kChunksPerPanel == 8 ? (in_panel ^ (row & 7)) : (in_panel ^ ((row >> 1) & 3));
     return panel * (kRows * kPanelCols) + row * kPanelCols + swizzled * 8;
   }
+
+  // Row steps that leave the swizzle unchanged: the XOR uses row bits 0..2.
+  static constexpr int kRowPeriod = 8;
+  static constexpr int kPanelElements = kRows * kPanelCols;
+};
+
+// Per-lane byte offsets for walking a swizzled tile 16 columns (two chunks) at
+// a time, as ldmatrix does: lane reads row `lane_row` (+ multiples of 8) and
+// chunk 2 * k + `lane_half`. Within a panel the swizzled chunk depends on k
+// only through k mod kPhases, so kPhases offsets computed once per lane turn
+// every later address into offset + compile-time immediate. (Recomputing the
+// XOR per access, the compiler instead hoisted one register per distinct
+// address out of the KV loop: ~100 registers and spills at 32 rows per warp.)
+template <class Tile>
+struct LaneOffsets {
+  static constexpr int kPhases = Tile::kChunksPerPanel / 2;
+  std::uint32_t phase[kPhases];
+
+  __device__ __forceinline__ LaneOffsets(int lane_row, int lane_half) {
+#pragma unroll
+    for (int p = 0; p < kPhases; ++p) phase[p] = 2u * Tile::chunk_offset(lane_row, 2 * p + lane_half);
+  }
+  // Bytes from the tile start to (lane_row + row_offset, chunk 2 * k + lane_half);
+  // row_offset a multiple of Tile::kRowPeriod, k and row_offset compile-time in unrolled loops.
+  __device__ __forceinline__ std::uint32_t at(int row_offset, int k) const {
+    return phase[k % kPhases] + 2u * ((k / kPhases) * Tile::kPanelElements + row_offset * Tile::kPanelCols);
+  }
 };
 
 }  // namespace flashattn::detail::cuda_sm80

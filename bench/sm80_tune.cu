@@ -1,0 +1,178 @@
+// The measuring half of tools/kernels/tune_forward.py: times every tuning
+// candidate (FLASHATTN_SM80_FOR_EACH_CANDIDATE, from generate_kernels.py
+// --candidates) and the shape the current table picks, on the standard grid
+// (16k tokens, hidden 2048, bf16), and checks each candidate's output against
+// the table's kernel (run through cuda_sm80::run). One JSON row per
+// (shape, hdim, causal, seqlen).
+//   sm80_tune [SEQLENS, e.g. 1024,4096,16384]
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend.h"
+#include "common/numeric.h"
+#include "common/params.h"
+#include "cuda/sm80/forward_launch.h"
+#include "cuda/sm80/sm80_kernel_list.h"
+
+using namespace flashattn;
+using namespace flashattn::detail;
+using namespace flashattn::detail::cuda_sm80;
+
+#define CHECK_CUDA(call)                                                                          \
+  do {                                                                                            \
+    cudaError_t e_ = (call);                                                                      \
+    if (e_ != cudaSuccess) {                                                                      \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                               \
+    }                                                                                             \
+  } while (0)
+
+#define FLASHATTN_TUNE_DECLARE(head_dim, element, ...)                                                  \
+  extern template cudaError_t launch_forward<ForwardConfig<head_dim, element, TileShape{__VA_ARGS__}>>( \
+      const ForwardKernelArgs&, bool, cudaStream_t);
+namespace flashattn::detail::cuda_sm80 {
+FLASHATTN_SM80_FOR_EACH_CANDIDATE(FLASHATTN_TUNE_DECLARE)
+}  // namespace flashattn::detail::cuda_sm80
+
+namespace {
+
+using Launch = cudaError_t (*)(const ForwardKernelArgs&, bool, cudaStream_t);
+struct Candidate {
+  int head_dim;
+  TileShape shape;
+  Launch launch;
+};
+
+std::vector<Candidate> candidates() {
+  std::vector<Candidate> list;
+#define FLASHATTN_TUNE_ENTRY(head_dim, element, ...)                                   \
+  if (std::is_same_v<element, __nv_bfloat16>)                                         \
+    list.push_back({head_dim, TileShape{__VA_ARGS__},                                 \
+                    &launch_forward<ForwardConfig<head_dim, element, TileShape{__VA_ARGS__}>>});
+  FLASHATTN_SM80_FOR_EACH_CANDIDATE(FLASHATTN_TUNE_ENTRY)
+#undef FLASHATTN_TUNE_ENTRY
+  return list;
+}
+
+// Median of 15 timed launches after 3 warm-ups, CUDA events; -1 on a launch error.
+template <class F>
+double median_ms(F&& launch) {
+  cudaEvent_t e0, e1;
+  CHECK_CUDA(cudaEventCreate(&e0));
+  CHECK_CUDA(cudaEventCreate(&e1));
+  for (int w = 0; w < 3; ++w)
+    if (!launch()) return -1;
+  std::vector<float> times;
+  for (int r = 0; r < 15; ++r) {
+    CHECK_CUDA(cudaEventRecord(e0));
+    launch();
+    CHECK_CUDA(cudaEventRecord(e1));
+    CHECK_CUDA(cudaEventSynchronize(e1));
+    float ms;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    times.push_back(ms);
+  }
+  CHECK_CUDA(cudaEventDestroy(e0));
+  CHECK_CUDA(cudaEventDestroy(e1));
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+std::string shape_json(const TileShape& s) {
+  char buffer[256];
+  std::snprintf(buffer, sizeof buffer,
+                "{\"m_tiles_per_warp\": %d, \"warps\": %d, \"block_n\": %d, \"stages\": %d, \"q_in_registers\": %s, "
+                "\"min_blocks_per_sm\": %d}",
+                s.m_tiles_per_warp, s.warps, s.block_n, s.stages, s.q_in_registers ? "true" : "false",
+                s.min_blocks_per_sm);
+  return buffer;
+}
+
+float max_abs_diff(const void* a, const void* b, std::size_t n) {
+  std::vector<std::uint16_t> x(n), y(n);
+  CHECK_CUDA(cudaMemcpy(x.data(), a, n * 2, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(y.data(), b, n * 2, cudaMemcpyDeviceToHost));
+  float worst = 0.f;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float d = std::fabs(bf16_to_float(x[i]) - bf16_to_float(y[i]));
+    worst = std::isnan(d) ? INFINITY : std::max(worst, d);
+  }
+  return worst;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> seqlens = {1024, 4096, 16384};
+  if (argc > 1) {
+    seqlens.clear();
+    for (char* tok = std::strtok(argv[1], ","); tok; tok = std::strtok(nullptr, ",")) seqlens.push_back(std::atoi(tok));
+  }
+  const std::vector<Candidate> list = candidates();
+  std::vector<int> dims;
+  for (const Candidate& c : list)
+    if (std::find(dims.begin(), dims.end(), c.head_dim) == dims.end()) dims.push_back(c.head_dim);
+  std::mt19937 rng(7);
+  for (int d : dims)
+    for (int causal = 0; causal < 2; ++causal)
+      for (int s : seqlens) {
+        const int b = 16384 / s, h = 2048 / d;
+        const std::size_t n = std::size_t(b) * s * h * d;
+        std::vector<std::uint16_t> init(n);
+        std::uniform_real_distribution<float> u(-1.f, 1.f);
+        for (auto& x : init) x = float_to_bf16(u(rng));
+        void *q, *k, *v, *o_ref, *o;
+        for (void** ptr : {&q, &k, &v, &o_ref, &o}) CHECK_CUDA(cudaMalloc(ptr, n * 2));
+        CHECK_CUDA(cudaMemcpy(q, init.data(), n * 2, cudaMemcpyHostToDevice));
+        std::shuffle(init.begin(), init.end(), rng);
+        CHECK_CUDA(cudaMemcpy(k, init.data(), n * 2, cudaMemcpyHostToDevice));
+        std::shuffle(init.begin(), init.end(), rng);
+        CHECK_CUDA(cudaMemcpy(v, init.data(), n * 2, cudaMemcpyHostToDevice));
+        AttentionParams p;
+        p.dtype = DType::bfloat16, p.batch = b, p.heads = p.heads_kv = h, p.head_dim = p.head_dim_v = d;
+        p.seqlen_q = p.seqlen_k = s;
+        p.scale = 1.f / std::sqrt(float(d));
+        p.mask.window_right = causal ? 0 : -1;
+        const Operand op{nullptr, std::int64_t(s) * h * d, std::int64_t(h) * d, d};
+        p.q = p.k = p.v = p.out = op;
+        p.q.data = q, p.k.data = k, p.v.data = v, p.out.data = o_ref;
+        const double flop = 4.0 * b * h * double(s) * s * d / (causal ? 2 : 1);
+        ExecutionContext ctx;
+        const double table_ms = median_ms([&] { return cuda_sm80::run(p, ctx).ok(); });
+        CHECK_CUDA(cudaDeviceSynchronize());
+        std::printf("{\"shape\": \"table\", \"hdim\": %d, \"causal\": %s, \"seqlen\": %d, \"tflops\": %.1f}\n", d,
+                    causal ? "true" : "false", s, flop / table_ms / 1e9);
+        for (const Candidate& c : list) {
+          if (c.head_dim != d) continue;
+          ForwardKernelArgs args;
+          args.p = p;
+          args.p.out.data = o;
+          const int block_m = block_m_of(c.shape);
+          args.m_blocks = (s + block_m - 1) / block_m;
+          args.num_splits = 1;
+          args.scale_log2 = p.scale * 1.4426950408889634f;
+          args.total_tiles = std::int64_t(args.m_blocks) * b * h;
+          CHECK_CUDA(cudaMemset(o, 0xff, n * 2));  // NaN poison
+          const double ms = median_ms([&] { return c.launch(args, false, nullptr) == cudaSuccess; });
+          const cudaError_t error = cudaDeviceSynchronize();
+          const float diff = error == cudaSuccess && ms > 0 ? max_abs_diff(o, o_ref, n) : INFINITY;
+          std::printf("{\"shape\": %s, \"hdim\": %d, \"causal\": %s, \"seqlen\": %d, \"tflops\": %.1f, \"max_diff\": %g, "
+                      "\"error\": \"%s\"}\n",
+                      shape_json(c.shape).c_str(), d, causal ? "true" : "false", s, ms > 0 ? flop / ms / 1e9 : 0.0,
+                      diff, cudaGetErrorString(error));
+          std::fflush(stdout);
+          if (error != cudaSuccess) return 2;
+        }
+        for (void* ptr : {q, k, v, o_ref, o}) cudaFree(ptr);
+      }
+  return 0;
+}
