@@ -34,10 +34,9 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     // Q's buffer and the tile slot are free once every consumer warp released the previous Q.
     ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
     q_phase ^= 1;
-    // The tile index travels like Q: an async store completing on q_full.
+    ptx::st_shared_b32(pipe.tile_slot(), static_cast<std::uint32_t>(tile));
     if (tile >= p.num_tiles) {
-      ptx::mbarrier_arrive_expect_tx(pipe.q_full(), 4);  // only the index: announces the end
-      ptx::st_async_b32(pipe.tile_slot(), static_cast<std::uint32_t>(tile), pipe.q_full());
+      ptx::mbarrier_arrive(pipe.q_full());  // no bytes: announces the end
       break;
     }
     const int kv_head = w.head / p.heads_per_kv;
@@ -52,8 +51,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::tensormap_acquire_fence(tma_v);
     }
 
-    ptx::mbarrier_arrive_expect_tx(pipe.q_full(), Config::kQBytes + 4);
-    ptx::st_async_b32(pipe.tile_slot(), static_cast<std::uint32_t>(tile), pipe.q_full());
+    ptx::mbarrier_arrive_expect_tx(pipe.q_full(), Config::kQBytes);
 #pragma unroll
     for (int c = 0; c < Config::kChunks; ++c) {
       ptx::tma_load_4d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols,
