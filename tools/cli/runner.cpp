@@ -481,6 +481,9 @@ RunResult run_problem(const HostProblem& p, const RunOptions& o) {
 
   // One call with poisoned outputs: the one that is checked.
   poison_outputs(tested);
+  // Uploads and the poisoning memsets ran on the legacy default stream, which a
+  // non-blocking stream does not wait for.
+  synchronize(result.device);
   check(fwd.run(ctx), s.backward ? "forward (for the backward's inputs)" : "forward");
   if (s.backward) check(bwd.run(ctx), "backward");
   stream.synchronize();
