@@ -87,47 +87,76 @@ __device__ __forceinline__ void backward_load_tile(typename Cfg::Element* smem, 
   }
 }
 
-// A-operand fragment of rows [row0, row0 + 16), columns [16 k_step, +16) of a swizzled tile.
-template <class Tile, typename Element>
-__device__ __forceinline__ void backward_a_fragment(std::uint32_t (&a)[4], const Element* tile, int row0,
-                                                    int k_step, int lane) {
-  const int row = row0 + (lane & 7) + ((lane >> 3) & 1) * 8;
-  const int chunk = 2 * k_step + (lane >> 4);
-  ptx::ldmatrix_x4(a, ptx::cvta_to_shared(tile + Tile::chunk_offset(row, chunk)));
+template <class Tile>
+struct TileRows;
+template <int kRows, int kCols>
+struct TileRows<SwizzledTile<kRows, kCols>> {
+  static constexpr int value = kRows;
+};
+
+// Byte offsets of one lane's ldmatrix rows in a swizzled tile, walking it 16 columns (two chunks) at a
+// time: the lane reads row lane_row (+ multiples of 8) and chunk 2 c + half. Inside a panel the XOR
+// depends on c only through c mod kPhases, so kPhases offsets per lane, computed once, turn every
+// address into base + offset + compile-time immediate (recomputed per access, the compiler hoisted
+// one register per distinct address out of the loop and spilled at d = 128).
+template <class Tile>
+struct LanePhases {
+  static constexpr int kPhases = Tile::kChunksPerPanel / 2;
+  static constexpr int kPanelBytes = 2 * Tile::kPanelCols * TileRows<Tile>::value;
+  std::uint32_t phase[kPhases];
+
+  __device__ __forceinline__ LanePhases(int lane_row, int half) {
+#pragma unroll
+    for (int c = 0; c < kPhases; ++c) phase[c] = 2u * Tile::chunk_offset(lane_row, 2 * c + half);
+  }
+  // Bytes to (lane_row + row_offset, chunk 2 c + half); row_offset a multiple of 8.
+  __device__ __forceinline__ std::uint32_t at(int row_offset, int c) const {
+    return phase[c % kPhases] + (c / kPhases) * kPanelBytes + row_offset * (2 * Tile::kPanelCols);
+  }
+};
+
+// The two lane patterns of m16n8k16 operands read with ldmatrix.x4: rows 0-15 with chunk halves by
+// lane bit 4 (A fragments; B read transposed) ...
+template <class Tile>
+__device__ __forceinline__ LanePhases<Tile> phases_a(int lane) {
+  return LanePhases<Tile>((lane & 7) + ((lane >> 3) & 1) * 8, lane >> 4);
+}
+// ... and rows 0-7 / 8-15 by lane bit 4 with chunk halves by bit 3 (B fragments; A read transposed).
+template <class Tile>
+__device__ __forceinline__ LanePhases<Tile> phases_b(int lane) {
+  return LanePhases<Tile>((lane & 7) + (lane >> 4) * 8, (lane >> 3) & 1);
 }
 
-// acc (16 x kN) += A B^T: A = 16 rows of a swizzled tile from a_row0, B = rows [0, kN) of another, both
-// with the reduction dimension contiguous (the forward's S = Q K^T).
+// acc (16 x kN) += A B^T: A = 16 rows (from a_row0) of a swizzled tile, B = rows [0, kN) of another,
+// both with the reduction dimension contiguous (the forward's S = Q K^T). Shared addresses in bytes.
 template <typename Element, class ATile, class BTile, int kKSteps, int kN>
-__device__ __forceinline__ void warp_gemm_nt(float (&acc)[kN / 8][4], const Element* a_smem, int a_row0,
-                                             const Element* b_smem, int lane) {
+__device__ __forceinline__ void warp_gemm_nt(float (&acc)[kN / 8][4], std::uint32_t a_smem,
+                                             const LanePhases<ATile>& a_phases, int a_row0, std::uint32_t b_smem,
+                                             const LanePhases<BTile>& b_phases) {
 #pragma unroll
   for (int k_step = 0; k_step < kKSteps; ++k_step) {
     std::uint32_t a[4];
-    backward_a_fragment<ATile>(a, a_smem, a_row0, k_step, lane);
+    ptx::ldmatrix_x4(a, a_smem + a_phases.at(a_row0, k_step));
 #pragma unroll
     for (int n_pair = 0; n_pair < kN / 16; ++n_pair) {
-      const int row = n_pair * 16 + (lane & 7) + (lane >> 4) * 8;
-      const int chunk = 2 * k_step + ((lane >> 3) & 1);
       std::uint32_t b[4];
-      ptx::ldmatrix_x4(b, ptx::cvta_to_shared(b_smem + BTile::chunk_offset(row, chunk)));
+      ptx::ldmatrix_x4(b, b_smem + b_phases.at(16 * n_pair, k_step));
       mma_16816<Element>(acc[2 * n_pair], a, b[0], b[1]);
       mma_16816<Element>(acc[2 * n_pair + 1], a, b[2], b[3]);
     }
   }
 }
 
-// One k-step of acc (16 x kN) += A B with B rows [16 k_step, +16) of a swizzled tile whose
-// columns [8 chunk0, 8 chunk0 + kN) are the output columns (the forward's O += P V).
+// One k-step of acc (16 x kN) += A B with B rows [16 k_step, +16) of a swizzled tile, output columns
+// from chunk pair c0 on (the forward's O += P V).
 template <typename Element, class BTile, int kN>
 __device__ __forceinline__ void warp_mma_b_rows(float (&acc)[kN / 8][4], const std::uint32_t (&a)[4],
-                                                const Element* b_smem, int k_step, int chunk0, int lane) {
+                                                std::uint32_t b_smem, const LanePhases<BTile>& b_phases,
+                                                int k_step, int c0) {
 #pragma unroll
   for (int n_pair = 0; n_pair < kN / 16; ++n_pair) {
-    const int row = k_step * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-    const int chunk = chunk0 + 2 * n_pair + (lane >> 4);
     std::uint32_t b[4];
-    ptx::ldmatrix_x4_trans(b, ptx::cvta_to_shared(b_smem + BTile::chunk_offset(row, chunk)));
+    ptx::ldmatrix_x4_trans(b, b_smem + b_phases.at(16 * k_step, c0 + n_pair));
     mma_16816<Element>(acc[2 * n_pair], a, b[0], b[1]);
     mma_16816<Element>(acc[2 * n_pair + 1], a, b[2], b[3]);
   }
@@ -136,7 +165,7 @@ __device__ __forceinline__ void warp_mma_b_rows(float (&acc)[kN / 8][4], const s
 // acc (16 x kN) += X B where X (16 x 16 kKSteps) is given in the accumulator layout (P^T, dS^T).
 template <typename Element, class BTile, int kKSteps, int kN>
 __device__ __forceinline__ void warp_gemm_regs(float (&acc)[kN / 8][4], const float (&x)[2 * kKSteps][4],
-                                               const Element* b_smem, int lane) {
+                                               std::uint32_t b_smem, const LanePhases<BTile>& b_phases) {
 #pragma unroll
   for (int k_step = 0; k_step < kKSteps; ++k_step) {
     const std::uint32_t a[4] = {
@@ -145,18 +174,8 @@ __device__ __forceinline__ void warp_gemm_regs(float (&acc)[kN / 8][4], const fl
         pack_float2<Element>(x[2 * k_step + 1][0], x[2 * k_step + 1][1]),
         pack_float2<Element>(x[2 * k_step + 1][2], x[2 * k_step + 1][3]),
     };
-    warp_mma_b_rows<Element, BTile, kN>(acc, a, b_smem, k_step, 0, lane);
+    warp_mma_b_rows<Element, BTile, kN>(acc, a, b_smem, b_phases, k_step, 0);
   }
-}
-
-// A fragment of rows [row0, row0 + 16), reduction columns [16 k_step, +16) of the TRANSPOSE of a
-// swizzled tile (the tile holds dS^T: keys x queries; the fragment is of dS: queries x keys).
-template <class Tile, typename Element>
-__device__ __forceinline__ void load_a_fragment_transposed(std::uint32_t (&a)[4], const Element* tile, int row0,
-                                                           int k_step, int lane) {
-  const int tile_row = 16 * k_step + (lane & 7) + (lane >> 4) * 8;
-  const int chunk = row0 / 8 + ((lane >> 3) & 1);
-  ptx::ldmatrix_x4_trans(a, ptx::cvta_to_shared(tile + Tile::chunk_offset(tile_row, chunk)));
 }
 
 template <class Cfg, bool kGeneral>
@@ -184,6 +203,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   const int warp = thread / 32;
   const int lane = thread % 32;
   const std::int64_t group = p.heads / p.heads_kv;
+  const std::uint32_t k_addr = ptx::cvta_to_shared(k_smem), v_addr = ptx::cvta_to_shared(v_smem);
+  const std::uint32_t q_addr0 = ptx::cvta_to_shared(q_smem), do_addr0 = ptx::cvta_to_shared(do_smem);
+  const std::uint32_t ds_addr = ptx::cvta_to_shared(ds_smem);
+  const LanePhases<KTile> k_phases_a = phases_a<KTile>(lane);
+  const LanePhases<QTile> q_phases_a = phases_a<QTile>(lane);
+  const LanePhases<QTile> q_phases_b = phases_b<QTile>(lane);
+  const LanePhases<DsTile> ds_phases_b = phases_b<DsTile>(lane);
 
   for (std::int64_t tile = blockIdx.x; tile < args.total_tiles; tile += gridDim.x) {
     const int n_block = static_cast<int>(tile % args.n_blocks);
@@ -263,21 +289,22 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         const std::int64_t head = head_of(it);
         const int m_block = m_block_of(it);
         const int m0 = m_block * Cfg::kBlockM;
-        const Element* q_tile = q_smem + stage * Cfg::kSmemQ;
-        const Element* do_tile = do_smem + stage * Cfg::kSmemQ;
+        const std::uint32_t q_tile = q_addr0 + stage * Cfg::kSmemQ * 2;
+        const std::uint32_t do_tile = do_addr0 + stage * Cfg::kSmemQ * 2;
         const float* lse_tile = lse_smem + stage * Cfg::kBlockM;
         const float* delta_tile = delta_smem + stage * Cfg::kBlockM;
 
         float st[kMTiles][4];
 #pragma unroll
         for (int t = 0; t < kMTiles; ++t) st[t][0] = st[t][1] = st[t][2] = st[t][3] = 0.f;
-        warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, Cfg::kBlockM>(st, k_smem, warp * 16, q_tile, lane);
+        warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, Cfg::kBlockM>(st, k_addr, k_phases_a, warp * 16,
+                                                                             q_tile, q_phases_b);
         float dpt[kDk ? kMTiles : 1][4];
         if constexpr (kDk) {
 #pragma unroll
           for (int t = 0; t < kMTiles; ++t) dpt[t][0] = dpt[t][1] = dpt[t][2] = dpt[t][3] = 0.f;
-          warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, Cfg::kBlockM>(dpt, v_smem, warp * 16, do_tile,
-                                                                               lane);
+          warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, Cfg::kBlockM>(dpt, v_addr, k_phases_a,
+                                                                               warp * 16, do_tile, q_phases_b);
         }
 
         const bool needs_mask =
@@ -336,7 +363,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         }
 
         if constexpr (kDv) {
-          warp_gemm_regs<Element, QTile, Cfg::kBlockM / 16, Cfg::kHeadDim>(dv, st, do_tile, lane);
+          warp_gemm_regs<Element, QTile, Cfg::kBlockM / 16, Cfg::kHeadDim>(dv, st, do_tile, q_phases_a);
         }
         if constexpr (kDk) {
           // dS^T into shared memory for dQ = dS K (row = key, column = query).
@@ -350,7 +377,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
                   pack_float2<Element>(dpt[t][2 * r], dpt[t][2 * r + 1]);
             }
           }
-          warp_gemm_regs<Element, QTile, Cfg::kBlockM / 16, Cfg::kHeadDim>(dk, dpt, q_tile, lane);
+          warp_gemm_regs<Element, QTile, Cfg::kBlockM / 16, Cfg::kHeadDim>(dk, dpt, q_tile, q_phases_a);
           __syncthreads();  // dS^T complete
 
           int* semaphore = nullptr;
@@ -378,8 +405,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 #pragma unroll
             for (int k_step = 0; k_step < Cfg::kBlockN / 16; ++k_step) {
               std::uint32_t a[4];
-              load_a_fragment_transposed<DsTile>(a, ds_smem, row0, k_step, lane);
-              warp_mma_b_rows<Element, KTile, Cfg::kDqCols>(dq, a, k_smem, k_step, col0 / 8, lane);
+              // dS (queries x keys) is the transpose of the stored dS^T tile.
+              ptx::ldmatrix_x4_trans(a, ds_addr + ds_phases_b.at(16 * k_step, row0 / 16));
+              warp_mma_b_rows<Element, KTile, Cfg::kDqCols>(dq, a, k_addr, k_phases_a, k_step, col0 / 16);
             }
 #pragma unroll
             for (int t = 0; t < Cfg::kDqCols / 8; ++t) {
