@@ -106,6 +106,13 @@ struct ForwardArgs {
 // is left untouched, the rest of lse is left untouched).
 // With block_table, k/v are paged: (num_blocks, page_size, hk, d) and
 // cu_seqlens_k only gives lengths (its values must still increase).
+// Index tensors on a CUDA device are not validated (that would need a host
+// sync): out-of-range values give wrong results, never an out-of-bounds
+// access -- the CUDA kernels clamp every index they read (cu_seqlens to the
+// rows of q/k, lengths to max_seqlen_q / the block table, seqused to the
+// sequence's length, block ids to [0, num_blocks); see
+// src/cuda/sm80/clipped_indices.h). Likewise for the KV cache below
+// (cache_seqlens, cache_leftpad, cache_batch_idx, block_table, rotary rows).
 struct VarlenForwardArgs {
   TensorView q;             // (total_q, h, d)
   TensorView k;             // (total_k, hk, d)  or paged (num_blocks, page_size, hk, d)
