@@ -1,7 +1,7 @@
 // The small kernels around the backward main kernel:
 //   preprocess  D_i = rowsum(dO_i * O_i) in fp32, LSE in base 2 (+inf where P must be 0:
 //               padding rows and rows that saw no key), dQ accumulator and semaphores zeroed;
-//   dsink       dsink_h = -sum_{b,i} e^{sink_h - LSE_i} D_i, one CTA per head summing in a fixed
+//   dsink       dsink_h = -sum_{b,i} e^{sink_h - LSE_i} D_i in double, one CTA per head summing in a fixed
 //               order (deterministic whatever the mode);
 //   postprocess dQ = scale * accumulator, converted, rows past the used ones zero.
 // All index with 64-bit arithmetic and walk their work with a grid stride.
@@ -81,27 +81,44 @@ __global__ void __launch_bounds__(kAuxThreads) backward_preprocess_kernel(const 
   }
 }
 
+// dsink in double, with dO . O recomputed in double from the inputs (the CPU backends' precision:
+// the sum runs over every row of every sequence). One warp per row, warps in a fixed order.
+template <typename Element>
 __global__ void __launch_bounds__(kAuxThreads) backward_dsink_kernel(const __grid_constant__ BackwardKernelArgs args) {
-  constexpr float kLog2e = 1.4426950408889634f;
+  constexpr int kWarps = kAuxThreads / 32;
   const BackwardParams& p = args.p;
-  __shared__ float partial[kAuxThreads];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  __shared__ double partial[kWarps];
   for (std::int64_t head = blockIdx.x; head < p.heads; head += gridDim.x) {
-    const float sink2 = p.sink[head] * kLog2e;
-    float sum = 0.f;
+    const double sink = p.sink[head];
+    double sum = 0.0;
     for (std::int64_t b = 0; b < p.batch; ++b) {
       const SequenceLengths seq = sequence_lengths(p, b);
-      const std::int64_t base = (b * p.heads + head) * args.rows_padded;
-      for (std::int64_t i = threadIdx.x; i < seq.q; i += kAuxThreads) {
-        sum += ptx::ex2_approx_ftz_f32(sink2 - args.lse_log2[base + i]) * args.delta[base + i];
+      for (std::int64_t i = warp; i < seq.q; i += kWarps) {
+        double dot = 0.0;
+        if (lane * 8 < p.head_dim_v) {
+          const auto* dout = static_cast<const Element*>(p.dout.data) + query_offset(p.dout, seq, b, i, head);
+          const auto* out = static_cast<const Element*>(p.out.data) + query_offset(p.out, seq, b, i, head);
+          const uint4 dv = *reinterpret_cast<const uint4*>(dout + lane * 8);
+          const uint4 ov = *reinterpret_cast<const uint4*>(out + lane * 8);
+          const Element* d8 = reinterpret_cast<const Element*>(&dv);
+          const Element* o8 = reinterpret_cast<const Element*>(&ov);
+#pragma unroll
+          for (int c = 0; c < 8; ++c) dot += static_cast<double>(element_to_float(d8[c])) * element_to_float(o8[c]);
+        }
+#pragma unroll
+        for (int offset = 16; offset > 0; offset /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, offset);
+        const float lse = p.lse[lse_offset(p, seq, b, i, head)];
+        if (lse != -INFINITY) sum += exp(sink - static_cast<double>(lse)) * dot;
       }
     }
-    partial[threadIdx.x] = sum;
+    if (lane == 0) partial[warp] = sum;
     __syncthreads();
-    for (int width = kAuxThreads / 2; width > 0; width /= 2) {
-      if (threadIdx.x < width) partial[threadIdx.x] += partial[threadIdx.x + width];
-      __syncthreads();
+    if (threadIdx.x == 0) {
+      double total = 0.0;
+      for (int w = 0; w < kWarps; ++w) total += partial[w];
+      p.dsink[head] = static_cast<float>(-total);
     }
-    if (threadIdx.x == 0) p.dsink[head] = -partial[0];
     __syncthreads();
   }
 }
@@ -149,7 +166,7 @@ cudaError_t launch_backward_aux(const BackwardKernelArgs& args, int which, cudaS
     backward_preprocess_kernel<Element><<<aux_grid(kAuxThreads / 32, rows), kAuxThreads, 0, stream>>>(args);
   } else if (which == 1) {
     const std::int64_t heads = p.heads < 65536 ? p.heads : 65536;
-    backward_dsink_kernel<<<static_cast<unsigned>(heads), kAuxThreads, 0, stream>>>(args);
+    backward_dsink_kernel<Element><<<static_cast<unsigned>(heads), kAuxThreads, 0, stream>>>(args);
   } else {
     backward_postprocess_kernel<Element>
         <<<aux_grid(kAuxThreads, rows * (p.head_dim / 8)), kAuxThreads, 0, stream>>>(args);
