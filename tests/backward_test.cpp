@@ -8,6 +8,7 @@
 // ref_lowp is its emulation of the input precision. Axes as in the forward suites:
 // shapes, head dims, dtypes, MHA/GQA/MQA, dv != d, masks, softcap, ALiBi, dropout,
 // sink, layouts, deterministic on/off; varlen adds empty sequences and seqused.
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -283,7 +284,10 @@ TEST_P(BackwardTest, MatchesReference) {
   }
 
   // dq/dk/dv are fully overwritten (varlen rows outside the used prefixes with zeros).
-  const Tolerance tol{2.0, kGradientAtol};
+  // The rule for gradients: 2x, with 3x allowed for d >= 192 or softcap, where the
+  // fp32 accumulation of dP - D over long head dims (and the tanh derivative) costs more bits.
+  const double factor = (std::max(c.d, c.dv) >= 192 || c.features.softcap > 0.f) ? 3.0 : 2.0;
+  const Tolerance tol{factor, kGradientAtol};
   EXPECT_TRUE(expect_close("dq", device.fetch(dq), dq, ref.result(dq), lowp.result(dq), tol));
   EXPECT_TRUE(expect_close("dk", device.fetch(dk), dk, ref.result(dk), lowp.result(dk), tol));
   EXPECT_TRUE(expect_close("dv", device.fetch(dv), dv, ref.result(dv), lowp.result(dv), tol));
