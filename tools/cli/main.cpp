@@ -49,7 +49,7 @@ bool parse_window(const std::string& text, flashattn::Window* window) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run_tool(int argc, char** argv) {
   CLI::App app{"flashattn: exact attention of the FlashAttention family (C++ API, CPU and CUDA backends)",
                "flashattn"};
   app.require_subcommand(1);
@@ -140,27 +140,32 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
 
+  if (info->parsed()) return cli::info_command();
+  if (run_cmd->parsed()) {
+    cli::parse_dtype(run_dtype, &s.dtype);
+    cli::parse_backend(run_backend, &run.run.backend);
+    cli::parse_verify_mode(run_verify, &run.run.verify);
+    if (!run_window.empty() && !parse_window(run_window, &s.window)) {
+      std::cerr << "--window: expected L,R with integers >= -1 (e.g. 128,0), got '" << run_window << "'\n";
+      return 2;
+    }
+    return cli::run_command(run);
+  }
+  if (bench_cmd->parsed()) {
+    cli::parse_dtype(bench_dtype, &bench.dtype);
+    cli::parse_backend(bench_backend, &bench.run.backend);
+    cli::parse_verify_mode(bench_verify, &bench.run.verify);
+    return cli::bench_command(bench);
+  }
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  // Failures outside the library (allocation, CUDA runtime calls of the tool itself) throw.
   try {
-    if (info->parsed()) return cli::info_command();
-    if (run_cmd->parsed()) {
-      cli::parse_dtype(run_dtype, &s.dtype);
-      cli::parse_backend(run_backend, &run.run.backend);
-      cli::parse_verify_mode(run_verify, &run.run.verify);
-      if (!run_window.empty() && !parse_window(run_window, &s.window)) {
-        std::cerr << "--window: expected L,R with integers >= -1 (e.g. 128,0), got '" << run_window << "'\n";
-        return 2;
-      }
-      return cli::run_command(run);
-    }
-    if (bench_cmd->parsed()) {
-      cli::parse_dtype(bench_dtype, &bench.dtype);
-      cli::parse_backend(bench_backend, &bench.run.backend);
-      cli::parse_verify_mode(bench_verify, &bench.run.verify);
-      return cli::bench_command(bench);
-    }
+    return run_tool(argc, argv);
   } catch (const std::exception& e) {
     std::cerr << "flashattn: " << e.what() << "\n";
     return 2;
   }
-  return 0;
 }
