@@ -81,6 +81,7 @@ std::string json_row(const Row& row) {
                     .add("tensor", c.tensor)
                     .add("max_error", c.max_error)
                     .add("lowp_error", c.lowp_error)
+                    .add("factor", c.factor)
                     .add("tolerance", c.tolerance)
                     .add("passed", c.passed)
                     .str();

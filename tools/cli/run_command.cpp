@@ -63,7 +63,7 @@ int run_command(const RunCommandOptions& options) {
   std::cout << "check      against cpu_reference (float64), " << r.verified_scope << ":\n";
   for (const ErrorCheck& c : r.checks) {
     std::cout << "  " << c.tensor << ": max|" << c.tensor << " - ref| = " << scientific(c.max_error)
-              << (c.passed ? " <= " : " >  ") << scientific(c.tolerance) << " = 2 x "
+              << (c.passed ? " <= " : " >  ") << scientific(c.tolerance) << " = " << c.factor << " x "
               << scientific(c.lowp_error) << " (same math in " << dtype_name(s.dtype) << ") + atol   "
               << (c.passed ? "PASS" : "FAIL") << "\n";
   }

@@ -386,6 +386,7 @@ ErrorCheck compare(const std::string& name, const std::vector<unsigned char>& te
   c.tensor = name;
   c.max_error = max_error;
   c.lowp_error = lowp_error;
+  c.factor = factor;
   c.tolerance = factor * lowp_error + atol * std::max(1.0, magnitude);
   c.passed = max_error <= c.tolerance;
   return c;
@@ -551,28 +552,32 @@ RunResult run_problem(const HostProblem& p, const RunOptions& o) {
   }
   const std::int64_t ref_h = scope.whole ? s.heads : scope.heads;
   const std::int64_t ref_hk = scope.whole ? s.heads_kv : scope.heads_kv;
-  constexpr double kFactor = 2.0;
-  constexpr double kAtol = 1e-5;  // fp32 accumulation noise, relative to max(1, max|ref|)
+  // The project's tolerance rule, as the test suites apply it: 2x the input-precision
+  // error plus fp32 accumulation noise (relative to max(1, max|ref|)); gradients get 3x
+  // for head dims >= 192 or softcap, where fp32 sums of dP - D and tanh' cost more bits.
+  const bool wide = std::max(s.head_dim, s.head_dim_v) >= 192 || s.softcap > 0.f;
+  const double factor = s.backward && wide ? 3.0 : 2.0;
+  const double atol = s.backward ? 1e-4 : 1e-5;
   if (!s.backward) {
     result.checks.push_back(compare("out", fetch(*tested.out_mem), s.dtype, floats(ref.out_mem),
                                     floats(lowp.out_mem), q_rows, {s.heads, ref_h, scope.heads, s.head_dim_v},
-                                    kFactor, kAtol));
+                                    factor, atol));
     return result;
   }
   result.checks.push_back(compare("dq", fetch(*tested.dq_mem), s.dtype, floats(ref.dq_mem),
                                   floats(lowp.dq_mem), q_rows, {s.heads, ref_h, scope.heads, s.head_dim},
-                                  kFactor, kAtol));
+                                  factor, atol));
   if (!scope.keys_checked) return result;
   result.checks.push_back(compare("dk", fetch(*tested.dk_mem), s.dtype, floats(ref.dk_mem),
                                   floats(lowp.dk_mem), k_rows,
-                                  {s.heads_kv, ref_hk, scope.heads_kv, s.head_dim}, kFactor, kAtol));
+                                  {s.heads_kv, ref_hk, scope.heads_kv, s.head_dim}, factor, atol));
   result.checks.push_back(compare("dv", fetch(*tested.dv_mem), s.dtype, floats(ref.dv_mem),
                                   floats(lowp.dv_mem), k_rows,
-                                  {s.heads_kv, ref_hk, scope.heads_kv, s.head_dim_v}, kFactor, kAtol));
+                                  {s.heads_kv, ref_hk, scope.heads_kv, s.head_dim_v}, factor, atol));
   if (s.sink && scope.whole) {
     result.checks.push_back(compare("dsink", fetch(*tested.dsink_mem), DType::float32, floats(ref.dsink_mem),
                                     floats(lowp.dsink_mem), {{0, 0, 1}}, {s.heads, s.heads, s.heads, 1},
-                                    kFactor, kAtol));
+                                    factor, atol));
   }
   return result;
 }

@@ -34,7 +34,8 @@ struct ErrorCheck {
   std::string tensor;       // "out", "dq", ...
   double max_error = 0.0;   // max|actual - ref|
   double lowp_error = 0.0;  // max|ref_lowp - ref|: the same math in the input precision
-  double tolerance = 0.0;   // 2 * lowp_error + atol
+  double factor = 2.0;      // on lowp_error
+  double tolerance = 0.0;   // factor * lowp_error + atol
   bool passed = false;
 };
 
