@@ -3,8 +3,10 @@
 // pieces one file hands to another (KV-cache append, split combine).
 //
 // The backend is the FlashAttention algorithm on fp32 tiles: a work item is
-// (sequence, kv head, query tile[, key split]); the query heads of a GQA group
-// are packed into the rows of one query tile ("pack GQA") so every K/V tile
+// (sequence, kv head, query tile[, key split]), or (sequence[, key split]) for
+// every kv head at once when there are few query rows (decoding: the streaming
+// path, which reads K/V in memory order); the query heads of a GQA group are
+// packed into the rows of one query tile ("pack GQA") so every K/V tile
 // converted to fp32 serves the whole group. Scores are kept transposed
 // (keys x queries) so that the softmax statistics of all rows of a tile update
 // as vectors.
@@ -79,6 +81,25 @@ inline void prefetch_keys(const AttentionParams& p, const SequenceLengths& seq, 
   }
 }
 
+// The K and V rows of keys [j0, j0 + count) of sequence b, every kv head, in
+// memory order (all heads of key j, then key j + 1): the streaming forward's
+// prefetch, one key range of the whole sequence at a time.
+inline void prefetch_all_heads(const AttentionParams& p, const SequenceLengths& seq, std::int64_t b,
+                               std::int64_t j0, std::int64_t count) {
+  const std::int64_t elem = static_cast<std::int64_t>(dtype_size(p.dtype));
+  const std::int64_t k_bytes = p.head_dim * elem, v_bytes = p.head_dim_v * elem;
+  for (std::int64_t j = j0; j < j0 + count; ++j)
+    for (std::int64_t h = 0; h < p.heads_kv; ++h) {
+      const char* k = static_cast<const char*>(p.k.data) + key_offset(p, p.k, seq, b, j, h) * elem;
+      for (std::int64_t x = 0; x < k_bytes; x += 64) __builtin_prefetch(k + x, 0, 2);
+    }
+  for (std::int64_t j = j0; j < j0 + count; ++j)
+    for (std::int64_t h = 0; h < p.heads_kv; ++h) {
+      const char* v = static_cast<const char*>(p.v.data) + key_offset(p, p.v, seq, b, j, h) * elem;
+      for (std::int64_t x = 0; x < v_bytes; x += 64) __builtin_prefetch(v + x, 0, 2);
+    }
+}
+
 // Query heads per kv head: the rows of one packed tile are (i, head) pairs,
 // row R = i * group + (head % group).
 inline std::int64_t group_size(const AttentionParams& p) { return p.heads / p.heads_kv; }
@@ -88,11 +109,35 @@ inline std::int64_t max_query_tiles(const AttentionParams& p) {
   return ceil_div(p.seqlen_q * group_size(p), kBlockQ);
 }
 
+// Packed rows per kv head (seqlen_q * group) up to which the forward takes the
+// streaming path: a work item is (sequence, key split) with the rows of every
+// kv head resident, so K/V are read in memory order (see tiled_forward.cpp).
+inline constexpr int kStreamRows = 32;
+
+// The padded row count of the streaming path's tiles, or 0 when the forward
+// takes the tile path. From shapes only.
+std::int64_t stream_rows(const AttentionParams& p) noexcept;
+
 // Number of key splits of the forward: p.num_splits when given, else enough
-// to keep every thread busy when (sequence, kv head, query tile) items are
-// fewer than threads (decoding). Depends on shapes only: workspace_size and run
-// must agree.
-int resolve_splits(const AttentionParams& p, int threads) noexcept;
+// to make about kSplitItems work items when the unsplit items are fewer
+// (decoding). From shapes only, never the thread count, so that the forward's
+// result is bitwise the same for every number of threads.
+inline constexpr int kSplitItems = 16;
+int resolve_splits(const AttentionParams& p) noexcept;
+
+// Work (roughly FLOPs) that justifies one more thread. Starting a thread team
+// costs microseconds on an idle machine but milliseconds on an oversubscribed
+// one (woken threads wait for a core), against about 0.3 ms of one core's work.
+inline constexpr double kWorkPerThread = 4e6;
+
+// Threads worth using, at most `threads`, for `work` spread over `items`
+// independent pieces: never an idle thread, never a team for a tiny problem.
+inline int threads_for_work(double work, std::int64_t items, int threads) {
+  const double by_work = work / kWorkPerThread;
+  std::int64_t team = std::min<std::int64_t>(threads, items);
+  if (by_work < static_cast<double>(team)) team = static_cast<std::int64_t>(by_work);
+  return static_cast<int>(std::max<std::int64_t>(team, 1));
+}
 
 // Writes k_new/v_new into the cache at positions cache_end + t of every
 // sequence (k_new rotated when rotary_dim > 0). Must complete before attention.

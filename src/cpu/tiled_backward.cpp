@@ -353,7 +353,7 @@ void store_dk_dv(const BackwardParams& p, const SequenceLengths& seq, std::int64
 void preprocess(const BackwardParams& p, const BackwardWorkspace& layout, int threads) {
   const std::int64_t elem = static_cast<std::int64_t>(dtype_size(p.dtype));
   const std::int64_t dv = p.head_dim_v;
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(threads) if (threads > 1)
   {
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t index = 0; index < p.batch * p.heads; ++index) {
@@ -425,20 +425,29 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept { retu
 
 Status run(const BackwardParams& p, const ExecutionContext& ctx, Isa isa) noexcept {
   if (p.batch == 0 || p.heads == 0) return Status();
-  const int threads = std::max(cpu_threads(ctx), 1);
+  const int requested = std::max(cpu_threads(ctx), 1);
+  {
+    // Checked against the requested count: workspace_size's answer must suffice.
+    const BackwardWorkspace sized(p, requested, nullptr);
+    const std::size_t needed = sized.shared_bytes + static_cast<std::size_t>(requested) * sized.thread_bytes;
+    if (!ctx.workspace || ctx.workspace_bytes < needed)
+      return Status::error(ErrorCode::invalid_argument,
+                           "workspace: %zu bytes given, cpu_tiled backward needs %zu for %d threads (see workspace_size)",
+                           ctx.workspace_bytes, needed, requested);
+  }
+  // Fewer threads for small problems: the chunking (and so the summation
+  // order) depends on shapes only, so the result is the same bits regardless.
+  const double flops = 5.0 * static_cast<double>(p.batch * p.seqlen_q * p.heads) * static_cast<double>(p.seqlen_k) *
+                       static_cast<double>(p.head_dim + p.head_dim_v);
+  const int threads = threads_for_work(flops, p.batch * p.heads_kv * chunks_per_group(p), requested);
   const BackwardWorkspace layout(p, threads, ctx.workspace);
-  const std::size_t needed = layout.shared_bytes + static_cast<std::size_t>(threads) * layout.thread_bytes;
-  if (!ctx.workspace || ctx.workspace_bytes < needed)
-    return Status::error(ErrorCode::invalid_argument,
-                         "workspace: %zu bytes given, cpu_tiled backward needs %zu for %d threads (see workspace_size)",
-                         ctx.workspace_bytes, needed, threads);
 
   preprocess(p, layout, threads);
 
   const BackwardItemFn item_fn = backward_item_for(isa);
   const std::int64_t chunks = layout.chunks, items = p.batch * p.heads_kv * chunks;
   char* const thread_base = static_cast<char*>(ctx.workspace) + layout.shared_bytes;
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(threads) if (threads > 1)
   {
     const int thread = omp_get_thread_num();
     Carver carver(thread_base + static_cast<std::size_t>(thread) * layout.thread_bytes);

@@ -60,9 +60,11 @@ float combine_row(std::int64_t splits, std::int64_t dv, LseAt lse_at, OutAt out_
 void combine_split_partials(const AttentionParams& p, const SplitPartials& partials, int threads) noexcept {
   const std::int64_t elem = static_cast<std::int64_t>(dtype_size(p.dtype));
   const std::int64_t rows = p.batch * p.seqlen_q;
+  const int team = threads_for_work(4.0 * static_cast<double>(rows * p.heads * partials.splits * p.head_dim_v),
+                                    rows, threads);
   // The merged row is built in place of split 0's partial row (combine_row
   // allows the alias), so this needs no scratch of its own.
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 4)
+#pragma omp parallel for num_threads(team) if (team > 1) schedule(dynamic, 4)
   for (std::int64_t index = 0; index < rows; ++index) {
     const std::int64_t b = index / p.seqlen_q, i = index % p.seqlen_q;
     const SequenceLengths seq = sequence_lengths(p, b);
@@ -100,7 +102,8 @@ Status run(const CombineParams& p, const ExecutionContext& ctx) noexcept {
                          ctx.workspace_bytes, row_bytes);
   const std::int64_t rows = p.batch * p.seqlen * p.heads;
   const std::int64_t elem = static_cast<std::int64_t>(dtype_size(p.out_dtype));
-#pragma omp parallel num_threads(usable)
+  const int team = threads_for_work(4.0 * static_cast<double>(rows * p.splits * p.head_dim_v), rows, usable);
+#pragma omp parallel num_threads(team) if (team > 1)
   {
     float merged_stack[512];
     float* merged = p.head_dim_v > 512 ? reinterpret_cast<float*>(static_cast<char*>(ctx.workspace) +

@@ -29,7 +29,8 @@ void append_new_kv(const AttentionParams& p, int threads) noexcept {
   // Each (sequence, new token, kv head) writes its own cache row; sequences
   // sharing a cache row through cache_batch_idx would race, which the API
   // documents as undefined (as FlashAttention does).
-#pragma omp parallel for num_threads(threads) schedule(static)
+  const int team = threads_for_work(static_cast<double>(rows * (d + dv)) * (p.rotary_dim > 0 ? 8.0 : 1.0), rows, threads);
+#pragma omp parallel for num_threads(team) if (team > 1) schedule(static)
   for (std::int64_t index = 0; index < rows; ++index) {
     const std::int64_t head_kv = index % p.heads_kv;
     const std::int64_t t = index / p.heads_kv % p.seqlen_new;
