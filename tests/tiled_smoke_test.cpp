@@ -2,7 +2,8 @@
 // case per feature family (the full grids live in the operation suites):
 // batched/GQA/odd head dims, masks, softcap, ALiBi, sink, dropout, varlen with
 // seqused, paged K/V, KV cache with append + rotary + split-KV, backward
-// (batched and varlen), combine, and bitwise determinism of the backward.
+// (batched and varlen), combine, and bitwise independence of the thread count
+// (forward and backward).
 //
 // Rule: max|tiled - ref| <= 2 * max|ref_lowp - ref| + atol, ref = float64
 // reference, ref_lowp = the reference's emulation of the input precision.
@@ -251,6 +252,16 @@ TEST(TiledSmoke, ForwardBatched) {
        }},
       {"fp16 window left only d256", {DType::float16, 1, 70, 70, 2, 1, 256, 256},
        [](O& o, Tensors&) { o.window = {5, -1}; }},
+      // Few query rows per kv head: the streaming path (all kv heads per item), split.
+      {"bf16 decode gqa4 alibi sink dropout softcap", {DType::bfloat16, 2, 1, 1000, 16, 4, 128, 128},
+       [](O& o, Tensors& t) {
+         o.alibi_slopes = t["alibi"].view();
+         o.sink = t["sink"].view();
+         o.dropout = {0.1f, 99, 5};
+         o.softcap = 2.f;
+       }},
+      {"fp16 sq3 gqa2 causal window d72", {DType::float16, 1, 3, 777, 6, 3, 72, 40},
+       [](O& o, Tensors&) { o.window = {300, 0}; }},
   };
   for (const Named& n : cases) check_case<detail::AttentionParams>(batched_case(n.shape, n.options, 7), n.shape.dtype, n.name);
 }
@@ -552,6 +563,25 @@ TEST(TiledSmoke, BackwardDeterministic) {
   }
   for (std::size_t r = 1; r < runs.size(); ++r)
     for (const char* name : {"dq", "dk", "dv"}) EXPECT_EQ(runs[0].at(name).bytes, runs[r].at(name).bytes) << name;
+}
+
+// Same inputs, 1, 2 and 3 threads: bitwise equal forward results, on the
+// streaming path (decoding, split) and the tile path (prefill).
+TEST(TiledSmoke, ForwardThreadIndependent) {
+  const std::vector<Shape> shapes = {{DType::bfloat16, 1, 1, 8192, 8, 2, 64, 64},
+                                     {DType::float16, 1, 300, 300, 4, 2, 64, 64}};
+  for (const Shape& shape : shapes) {
+    auto c = batched_case(shape, [](AttentionOptions& o, Tensors&) { o.causal = true; }, 5);
+    std::vector<Tensors> runs;
+    for (const int threads : {1, 2, 3, 1}) {
+      Tensors t = c.make();
+      ASSERT_TRUE(run_with(Backend::cpu_tiled, c.bind(t), threads).ok());
+      runs.push_back(std::move(t));
+    }
+    for (std::size_t r = 1; r < runs.size(); ++r)
+      for (const char* name : {"out", "lse"})
+        EXPECT_EQ(runs[0].at(name).bytes, runs[r].at(name).bytes) << name << " sq " << shape.sq;
+  }
 }
 
 // ---------------------------------------------------------------------------
