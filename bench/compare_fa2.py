@@ -1,5 +1,5 @@
 # Joins our forward TFLOP/s with FA2's (bench/sdpa_fa2_forward.py) into a markdown table.
-#   compare_fa2.py OURS.jsonl FA2.jsonl                 # rows of sm80_forward_check bench ("ours_fwd")
+#   compare_fa2.py OURS.jsonl FA2.jsonl                 # rows of `flashattn_forward_check --backend cuda_sm80 bench` ("ours_fwd")
 #   compare_fa2.py --tune tune_rows.jsonl --table forward_tuning.json FA2.jsonl
 # With --tune (rows of bench/sm80_tune), "ours" is the shape the tuned table picks
 # for (hdim, causal), "pre-tune" the kernel the table ran before the sweep.

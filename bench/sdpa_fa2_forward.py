@@ -1,6 +1,6 @@
 # PyTorch SDPA FLASH_ATTENTION (FlashAttention 2) forward TFLOP/s on the standard
 # grid (16k tokens, hidden 2048, bf16), one JSON row per shape: the peer that
-# bench/sm80_forward_check bench is compared with, in the same run.
+# `flashattn_forward_check --backend cuda_sm80 bench` (bench/forward_check.cu) is compared with, in the same run.
 import json, sys
 import torch
 import torch.nn.functional as F

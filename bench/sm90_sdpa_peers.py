@@ -1,7 +1,8 @@
 # Forward TFLOP/s of PyTorch SDPA's CUDNN_ATTENTION and FLASH_ATTENTION backends on
 # the standard grid (16k tokens per batch, hidden 2048, h = 2048/d), bf16, median of
 # triton.testing.do_bench -- the same measurement as ../shared/anchors/sdpa_peers.py,
-# forward only, so it fits in one device run beside bench/sm90_forward_check bench.
+# forward only, so it fits in one device run beside `flashattn_forward_check --backend cuda_sm90 bench`
+# (bench/forward_check.cu; bench/sm90_gpu_run.sh runs both).
 #   python3 bench/sm90_sdpa_peers.py [dims, e.g. 64,128,256]
 import json
 import sys
