@@ -80,7 +80,10 @@ Status cuda_device_info(int index, CudaDeviceInfo* info) noexcept {
   }
   *info = CudaDeviceInfo{};
   info->index = index;
-  std::snprintf(info->name, sizeof info->name, "%s", prop.name);
+  // Device names fit in 128 bytes in practice; cut (never overflow) if one does not.
+  const std::size_t name_length = strnlen(prop.name, sizeof info->name - 1);
+  std::memcpy(info->name, prop.name, name_length);
+  info->name[name_length] = '\0';
   info->compute_capability = prop.major * 10 + prop.minor;
   info->multiprocessors = prop.multiProcessorCount;
   info->memory_bytes = prop.totalGlobalMem;

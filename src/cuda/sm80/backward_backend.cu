@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "backend.h"
+#include "cuda/sm80/backward_config.h"  // kBackwardRowPad: workspace layout exists with backward off too
 #include "cuda/sm80/sm80_backward_kernel_list.h"  // generated: FLASHATTN_SM80_FOR_EACH_BACKWARD_KERNEL
 #if FLASHATTN_SM80_BACKWARD
 #include "cuda/sm80/backward_launch.h"
