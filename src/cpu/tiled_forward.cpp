@@ -35,6 +35,7 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // qt has leading dimension ld.
 struct TileRows {
   float* qt;     // d x ld
+  float* q;      // ld x d_pad: scale * Q row-major, zero-padded (streaming path only, else null)
   float* o;      // ld x dv_pad
   float *m, *l, *alpha, *slope;  // ld each
   std::int64_t *first, *last, *query, *head;  // ld each
@@ -43,10 +44,11 @@ struct TileRows {
   std::int64_t max_first = 0, min_last = 0;  // intersection: tiles inside need no mask
   bool first_tile = true;
 
-  static TileRows carve(Carver& c, const AttentionParams& p, std::int64_t ld) {
+  static TileRows carve(Carver& c, const AttentionParams& p, std::int64_t ld, bool stream) {
     TileRows t;
     t.ld = ld;
     t.qt = c.take<float>(p.head_dim * ld);
+    t.q = stream ? c.take<float>(ld * round_up(p.head_dim, kPad)) : nullptr;
     t.o = c.take<float>(ld * round_up(p.head_dim_v, kPad));
     for (float** f : {&t.m, &t.l, &t.alpha, &t.slope}) *f = c.take<float>(ld);
     for (std::int64_t** f : {&t.first, &t.last, &t.query, &t.head}) *f = c.take<std::int64_t>(ld);
@@ -81,7 +83,7 @@ struct ForwardScratch {
     const std::int64_t count = stream > 0 ? p.heads_kv : 1;
     s.heads = c.take<TileRows>(count);
     for (std::int64_t h = 0; h < count; ++h) {
-      const TileRows rows = TileRows::carve(c, p, s.ld);
+      const TileRows rows = TileRows::carve(c, p, s.ld, s.stream);
       if (s.heads) new (s.heads + h) TileRows(rows);
     }
     return s;
@@ -134,6 +136,11 @@ TILED_INLINE void begin_rows(const AttentionParams& p, const SequenceLengths& se
     load_row(q_row, p.dtype, row_buf, d, d);
     if (rotary) rotate_row(p, row_buf, rotary_query_position(p, seq, i));
     for (std::int64_t c = 0; c < d; ++c) t.qt[c * ld + r] = row_buf[c] * p.scale;
+    if (t.q) {
+      const std::int64_t d_pad = round_up(d, kPad);
+      for (std::int64_t c = 0; c < d; ++c) t.q[r * d_pad + c] = row_buf[c] * p.scale;
+      for (std::int64_t c = d; c < d_pad; ++c) t.q[r * d_pad + c] = 0.f;
+    }
   }
   for (std::int64_t r = t.rows; r < t.rows_pad; ++r) {
     for (std::int64_t c = 0; c < d; ++c) t.qt[c * ld + r] = 0.f;
@@ -180,8 +187,22 @@ TILED_INLINE void attend_tile(const AttentionParams& p, const SequenceLengths& s
   const std::int64_t d = p.head_dim;
   const std::int64_t d_pad = round_up(d, kPad), dv_pad = round_up(p.head_dim_v, kPad);
 
-  // St = K (scale Q)^T.
-  gemm_bcast<Arch>(cols, static_cast<int>(rows_pad), static_cast<int>(d), ws.k, d_pad, 1, t.qt, ld, ws.s, ld, false);
+  // St = K (scale Q)^T: dot products along d for up to 4 rows (decoding),
+  // else the broadcast GEMM over all rows at once.
+  if (t.q && rows <= 4) {
+    const int n = static_cast<int>(d_pad);
+    switch (rows) {
+      case 1: dot_scores<Arch, 1>(cols, n, ws.k, d_pad, t.q, d_pad, ws.s, ld); break;
+      case 2: dot_scores<Arch, 2>(cols, n, ws.k, d_pad, t.q, d_pad, ws.s, ld); break;
+      case 3: dot_scores<Arch, 3>(cols, n, ws.k, d_pad, t.q, d_pad, ws.s, ld); break;
+      default: dot_scores<Arch, 4>(cols, n, ws.k, d_pad, t.q, d_pad, ws.s, ld); break;
+    }
+    for (int jj = 0; jj < cols; ++jj)
+      for (std::int64_t r = rows; r < rows_pad; ++r) ws.s[jj * ld + r] = 0.f;
+  } else {
+    gemm_bcast<Arch>(cols, static_cast<int>(rows_pad), static_cast<int>(d), ws.k, d_pad, 1, t.qt, ld, ws.s, ld,
+                     false);
+  }
 
   if (p.softcap > 0.f) {
     const float inv = 1.f / p.softcap;

@@ -214,6 +214,57 @@ TILED_INLINE void gemm_bcast(int M, int N, int K, const float* a, std::ptrdiff_t
 }
 
 // ---------------------------------------------------------------------------
+// Sum of the lanes, halving the vector each step.
+TILED_INLINE float vsum(tiled_f32x4 v) {
+  const tiled_f32x4 pairs = v + __builtin_shufflevector(v, v, 2, 3, 0, 1);
+  return pairs[0] + pairs[1];
+}
+TILED_INLINE float vsum(tiled_f32x8 v) {
+  return vsum(__builtin_shufflevector(v, v, 0, 1, 2, 3) + __builtin_shufflevector(v, v, 4, 5, 6, 7));
+}
+TILED_INLINE float vsum(tiled_f32x16 v) {
+  return vsum(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+              __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15));
+}
+
+// St[j][r] = sum_c K[j][c] Q[r][c] for j < cols, r < R (K: ldk apart, Q: ldq
+// apart, both zero-padded to n, a multiple of the vector width), as dot
+// products along c, two keys at a time. For a handful of rows this beats
+// gemm_bcast, which spends a whole vector of (mostly padding) rows per key.
+template <class Arch, int R>
+TILED_INLINE void dot_scores(int cols, int n, const float* __restrict k, std::ptrdiff_t ldk,
+                             const float* __restrict q, std::ptrdiff_t ldq, float* __restrict s, std::ptrdiff_t lds) {
+  using V = typename Arch::V;
+  constexpr int W = kLanes<V>;
+  int j = 0;
+  for (; j + 2 <= cols; j += 2) {
+    V acc0[R], acc1[R];
+    for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = V{};
+    for (int c = 0; c < n; c += W) {
+      const V k0 = vload<V>(k + j * ldk + c), k1 = vload<V>(k + (j + 1) * ldk + c);
+      for (int r = 0; r < R; ++r) {
+        const V qv = vload<V>(q + r * ldq + c);
+        acc0[r] += k0 * qv;
+        acc1[r] += k1 * qv;
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      s[j * lds + r] = vsum(acc0[r]);
+      s[(j + 1) * lds + r] = vsum(acc1[r]);
+    }
+  }
+  for (; j < cols; ++j) {
+    V acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = V{};
+    for (int c = 0; c < n; c += W) {
+      const V kv = vload<V>(k + j * ldk + c);
+      for (int r = 0; r < R; ++r) acc[r] += kv * vload<V>(q + r * ldq + c);
+    }
+    for (int r = 0; r < R; ++r) s[j * lds + r] = vsum(acc[r]);
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Rows of the input dtype to fp32. Exact conversions, so they agree bit for bit
 // with numeric.h; the bulk is vectorised, the tail (never over-reading the
 // caller's tensor) uses numeric.h directly.
