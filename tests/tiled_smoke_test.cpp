@@ -61,7 +61,8 @@ struct Host {
   }
 };
 
-Host random_tensor(DType t, std::vector<std::int64_t> shape, std::mt19937& rng, float lo = -1.f, float hi = 1.f) {
+Host random_tensor(DType t, std::vector<std::int64_t> shape, std::mt19937& rng, float lo = -1.f,
+                   float hi = 1.f) {
   Host h(t, std::move(shape));
   std::uniform_real_distribution<float> dist(lo, hi);
   for (std::int64_t i = 0; i < h.numel(); ++i) h.set(i, dist(rng));
@@ -90,7 +91,8 @@ Status run_with(Backend backend, const Args& args, int threads = 0) {
   std::size_t bytes = 0;
   FLASHATTN_RETURN_IF_ERROR(workspace_size(args, ctx, &bytes));
   std::vector<unsigned char> storage(bytes + 256);
-  ctx.workspace = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(storage.data()) + 255) / 256 * 256);
+  ctx.workspace =
+      reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(storage.data()) + 255) / 256 * 256);
   ctx.workspace_bytes = bytes;
   if constexpr (std::is_same_v<Args, ForwardArgs>) return forward(args, ctx);
   if constexpr (std::is_same_v<Args, VarlenForwardArgs>) return forward_varlen(args, ctx);
@@ -108,8 +110,10 @@ Status run_lowp(const Args& args, DType precision) {
   detail::Validated<Params> validated;
   FLASHATTN_RETURN_IF_ERROR(detail::validate(args, ctx, detail::CheckMode::full, &validated));
   if (validated.nothing_to_do) return Status();
-  std::vector<unsigned char> storage(detail::cpu_reference::workspace_size(validated.params, detail::cpu_threads(ctx)) + 256);
-  ctx.workspace = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(storage.data()) + 255) / 256 * 256);
+  std::vector<unsigned char> storage(
+      detail::cpu_reference::workspace_size(validated.params, detail::cpu_threads(ctx)) + 256);
+  ctx.workspace =
+      reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(storage.data()) + 255) / 256 * 256);
   ctx.workspace_bytes = storage.size() - 256;
   return detail::cpu_reference::run_emulated(validated.params, ctx, precision);
 }
@@ -134,7 +138,8 @@ Status run_tiled(const Args& args, detail::cpu_tiled::Isa isa, int threads = 0) 
   if (validated.nothing_to_do) return Status();
   const std::size_t bytes = detail::cpu_tiled::workspace_size(validated.params, detail::cpu_threads(ctx));
   std::vector<unsigned char> storage(bytes + 256);
-  ctx.workspace = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(storage.data()) + 255) / 256 * 256);
+  ctx.workspace =
+      reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(storage.data()) + 255) / 256 * 256);
   ctx.workspace_bytes = bytes;
   return detail::cpu_tiled::run(validated.params, ctx, isa);
 }
@@ -160,8 +165,8 @@ void check_case(const Case<Args>& c, DType dtype, const std::string& name) {
     const std::string label = name + (pass < 0 ? " [api]" : std::string(" [") + isas()[pass].second + "]");
     SCOPED_TRACE(label);
     Tensors tiled = c.make();
-    const Status status =
-        pass < 0 ? run_with(Backend::cpu_tiled, c.bind(tiled)) : run_tiled<Params>(c.bind(tiled), isas()[pass].first);
+    const Status status = pass < 0 ? run_with(Backend::cpu_tiled, c.bind(tiled))
+                                   : run_tiled<Params>(c.bind(tiled), isas()[pass].first);
     ASSERT_TRUE(status.ok()) << status.message();
     const double atol = dtype == DType::float32 ? 2e-6 : 1e-5;
     for (const std::string& out : c.outputs) {
@@ -178,7 +183,8 @@ void check_case(const Case<Args>& c, DType dtype, const std::string& name) {
           continue;
         }
         err = std::max(err, std::fabs(static_cast<double>(x) - y));
-        if (!std::isnan(z) && !std::isinf(z)) err_lowp = std::max(err_lowp, std::fabs(static_cast<double>(z) - y));
+        if (!std::isnan(z) && !std::isinf(z))
+          err_lowp = std::max(err_lowp, std::fabs(static_cast<double>(z) - y));
         if (std::isnan(x)) err = std::numeric_limits<double>::infinity();
       }
       EXPECT_LE(err, 2 * err_lowp + atol) << out << ": err " << err << ", lowp err " << err_lowp;
@@ -196,7 +202,8 @@ struct Shape {
   std::int64_t b = 2, sq = 37, sk = 91, h = 4, hk = 2, d = 64, dv = 64;
 };
 
-Case<ForwardArgs> batched_case(Shape s, std::function<void(AttentionOptions&, Tensors&)> options, unsigned seed) {
+Case<ForwardArgs> batched_case(Shape s, std::function<void(AttentionOptions&, Tensors&)> options,
+                               unsigned seed) {
   Case<ForwardArgs> c;
   c.make = [=] {
     std::mt19937 rng(seed);
@@ -233,37 +240,50 @@ TEST(TiledSmoke, ForwardBatched) {
   };
   const std::vector<Named> cases = {
       {"fp16 plain", {DType::float16, 2, 37, 91, 4, 2, 64, 64}, [](O&, Tensors&) {}},
-      {"bf16 causal d59 sq>sk", {DType::bfloat16, 2, 113, 71, 6, 2, 59, 59}, [](O& o, Tensors&) { o.causal = true; }},
-      {"fp32 window alibi dv!=d", {DType::float32, 1, 128, 217, 4, 4, 40, 72},
+      {"bf16 causal d59 sq>sk",
+       {DType::bfloat16, 2, 113, 71, 6, 2, 59, 59},
+       [](O& o, Tensors&) { o.causal = true; }},
+      {"fp32 window alibi dv!=d",
+       {DType::float32, 1, 128, 217, 4, 4, 40, 72},
        [](O& o, Tensors& t) {
          o.window = {30, 7};
          o.alibi_slopes = t["alibi"].view();
        }},
-      {"fp16 softcap sink causal", {DType::float16, 2, 64, 200, 4, 1, 128, 128},
+      {"fp16 softcap sink causal",
+       {DType::float16, 2, 64, 200, 4, 1, 128, 128},
        [](O& o, Tensors& t) {
          o.softcap = 0.5f;  // small: scores reach both branches of tanh
          o.causal = true;
          o.sink = t["sink"].view();
        }},
-      {"bf16 dropout", {DType::bfloat16, 2, 50, 130, 2, 2, 32, 32},
+      {"bf16 dropout",
+       {DType::bfloat16, 2, 50, 130, 2, 2, 32, 32},
        [](O& o, Tensors&) {
          o.dropout = {0.17f, 1234, 77};
          o.causal = true;
        }},
-      {"fp16 window left only d256", {DType::float16, 1, 70, 70, 2, 1, 256, 256},
-       [](O& o, Tensors&) { o.window = {5, -1}; }},
+      {"fp16 window left only d256",
+       {DType::float16, 1, 70, 70, 2, 1, 256, 256},
+       [](O& o, Tensors&) {
+         o.window = {5, -1};
+       }},
       // Few query rows per kv head: the streaming path (all kv heads per item), split.
-      {"bf16 decode gqa4 alibi sink dropout softcap", {DType::bfloat16, 2, 1, 1000, 16, 4, 128, 128},
+      {"bf16 decode gqa4 alibi sink dropout softcap",
+       {DType::bfloat16, 2, 1, 1000, 16, 4, 128, 128},
        [](O& o, Tensors& t) {
          o.alibi_slopes = t["alibi"].view();
          o.sink = t["sink"].view();
          o.dropout = {0.1f, 99, 5};
          o.softcap = 2.f;
        }},
-      {"fp16 sq3 gqa2 causal window d72", {DType::float16, 1, 3, 777, 6, 3, 72, 40},
-       [](O& o, Tensors&) { o.window = {300, 0}; }},
+      {"fp16 sq3 gqa2 causal window d72",
+       {DType::float16, 1, 3, 777, 6, 3, 72, 40},
+       [](O& o, Tensors&) {
+         o.window = {300, 0};
+       }},
   };
-  for (const Named& n : cases) check_case<detail::AttentionParams>(batched_case(n.shape, n.options, 7), n.shape.dtype, n.name);
+  for (const Named& n : cases)
+    check_case<detail::AttentionParams>(batched_case(n.shape, n.options, 7), n.shape.dtype, n.name);
 }
 
 // ---------------------------------------------------------------------------
@@ -411,7 +431,8 @@ TEST(TiledSmoke, KVCacheAppendRotarySplits) {
 // ---------------------------------------------------------------------------
 // Backward.
 
-Case<BackwardArgs> backward_case(Shape s, std::function<void(AttentionOptions&, Tensors&)> options, unsigned seed) {
+Case<BackwardArgs> backward_case(Shape s, std::function<void(AttentionOptions&, Tensors&)> options,
+                                 unsigned seed) {
   Case<BackwardArgs> c;
   c.make = [=] {
     std::mt19937 rng(seed);
@@ -467,19 +488,24 @@ TEST(TiledSmoke, BackwardBatched) {
   };
   const std::vector<Named> cases = {
       {"fp16 plain gqa", {DType::float16, 2, 77, 130, 4, 2, 64, 64}, [](O&, Tensors&) {}},
-      {"bf16 causal d59 sq>sk", {DType::bfloat16, 1, 150, 90, 3, 1, 59, 59}, [](O& o, Tensors&) { o.causal = true; }},
-      {"fp16 softcap alibi window dv!=d", {DType::float16, 2, 64, 100, 2, 2, 32, 48},
+      {"bf16 causal d59 sq>sk",
+       {DType::bfloat16, 1, 150, 90, 3, 1, 59, 59},
+       [](O& o, Tensors&) { o.causal = true; }},
+      {"fp16 softcap alibi window dv!=d",
+       {DType::float16, 2, 64, 100, 2, 2, 32, 48},
        [](O& o, Tensors& t) {
          o.softcap = 0.7f;
          o.alibi_slopes = t["alibi"].view();
          o.window = {20, 10};
        }},
-      {"fp16 dropout causal", {DType::float16, 1, 90, 90, 4, 1, 64, 64},
+      {"fp16 dropout causal",
+       {DType::float16, 1, 90, 90, 4, 1, 64, 64},
        [](O& o, Tensors&) {
          o.dropout = {0.17f, 99, 3};
          o.causal = true;
        }},
-      {"fp32 sink", {DType::float32, 2, 40, 70, 2, 1, 32, 32},
+      {"fp32 sink",
+       {DType::float32, 2, 40, 70, 2, 1, 32, 32},
        [](O& o, Tensors& t) { o.sink = t["sink"].view(); }},
   };
   for (const Named& n : cases) {
@@ -553,8 +579,8 @@ TEST(TiledSmoke, BackwardVarlen) {
 
 // Same inputs, 1 and 2 threads, twice each: bitwise equal gradients.
 TEST(TiledSmoke, BackwardDeterministic) {
-  auto c = backward_case({DType::float16, 1, 200, 200, 2, 1, 64, 64},
-                         [](AttentionOptions& o, Tensors&) { o.causal = true; }, 4);
+  auto c = backward_case(
+      {DType::float16, 1, 200, 200, 2, 1, 64, 64}, [](AttentionOptions& o, Tensors&) { o.causal = true; }, 4);
   std::vector<Tensors> runs;
   for (const int threads : {1, 2, 2, 1}) {
     Tensors t = c.make();
@@ -562,7 +588,8 @@ TEST(TiledSmoke, BackwardDeterministic) {
     runs.push_back(std::move(t));
   }
   for (std::size_t r = 1; r < runs.size(); ++r)
-    for (const char* name : {"dq", "dk", "dv"}) EXPECT_EQ(runs[0].at(name).bytes, runs[r].at(name).bytes) << name;
+    for (const char* name : {"dq", "dk", "dv"})
+      EXPECT_EQ(runs[0].at(name).bytes, runs[r].at(name).bytes) << name;
 }
 
 // Same inputs, 1, 2 and 3 threads: bitwise equal forward results, on the
@@ -571,7 +598,8 @@ TEST(TiledSmoke, ForwardThreadIndependent) {
   const std::vector<Shape> shapes = {{DType::bfloat16, 1, 1, 8192, 8, 2, 64, 64},
                                      {DType::float16, 1, 300, 300, 4, 2, 64, 64}};
   for (const Shape& shape : shapes) {
-    auto c = batched_case(shape, [](AttentionOptions& o, Tensors&) { o.causal = true; }, 5);
+    auto c = batched_case(
+        shape, [](AttentionOptions& o, Tensors&) { o.causal = true; }, 5);
     std::vector<Tensors> runs;
     for (const int threads : {1, 2, 3, 1}) {
       Tensors t = c.make();

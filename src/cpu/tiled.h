@@ -22,7 +22,7 @@
 namespace flashattn::detail::cpu_tiled {
 
 inline constexpr int kBlockQ = 128;  // packed query rows per tile
-inline constexpr int kBlockK = 64;  // keys per KV tile
+inline constexpr int kBlockK = 64;   // keys per KV tile
 // fp32 rows are padded to whole 64-byte vectors (zero-filled) so the
 // micro-kernels never need a scalar tail.
 inline constexpr int kPad = 16;
@@ -43,7 +43,9 @@ class Carver {
     offset_ += static_cast<std::size_t>(count) * sizeof(T);
     return p;
   }
-  std::size_t bytes() const { return static_cast<std::size_t>(round_up(static_cast<std::int64_t>(offset_), 256)); }
+  std::size_t bytes() const {
+    return static_cast<std::size_t>(round_up(static_cast<std::int64_t>(offset_), 256));
+  }
 
  private:
   char* base_;
@@ -69,8 +71,8 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx, Isa isa) noexce
 // heads apart (often several KB), one or two rows per page, which defeats the
 // hardware's streaming prefetch; without this, decoding (one query row per
 // head, every key used once) runs at memory latency instead of bandwidth.
-inline void prefetch_keys(const AttentionParams& p, const SequenceLengths& seq, std::int64_t b, std::int64_t head_kv,
-                          std::int64_t j0, std::int64_t count) {
+inline void prefetch_keys(const AttentionParams& p, const SequenceLengths& seq, std::int64_t b,
+                          std::int64_t head_kv, std::int64_t j0, std::int64_t count) {
   const std::int64_t elem = static_cast<std::int64_t>(dtype_size(p.dtype));
   const std::int64_t k_bytes = p.head_dim * elem, v_bytes = p.head_dim_v * elem;
   for (std::int64_t j = j0; j < j0 + count; ++j) {

@@ -34,20 +34,20 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr float kPosInf = std::numeric_limits<float>::infinity();
 
 struct BackwardScratch {
-  float* q;       // kBlockQ x d_pad: scale * Q
-  float* qt;      // d x kBlockQ: its transpose
-  float* dout;    // kBlockQ x dv_pad
-  float* doutt;   // dv x kBlockQ
-  float* k;       // kBlockK x d_pad
-  float* v;       // kBlockK x dv_pad
-  float* p;       // kBlockK x kBlockQ: scores, then probabilities
-  float* pd;      // kBlockK x kBlockQ: dropped probabilities (dropout only)
-  float* ds;      // kBlockK x kBlockQ: dP, then dS
-  float* dtanh;   // kBlockK x kBlockQ: 1 - tanh^2 (softcap only)
-  float* dq;      // kBlockQ x d_pad
-  float* row;     // max(d_pad, dv_pad)
+  float* q;                                     // kBlockQ x d_pad: scale * Q
+  float* qt;                                    // d x kBlockQ: its transpose
+  float* dout;                                  // kBlockQ x dv_pad
+  float* doutt;                                 // dv x kBlockQ
+  float* k;                                     // kBlockK x d_pad
+  float* v;                                     // kBlockK x dv_pad
+  float* p;                                     // kBlockK x kBlockQ: scores, then probabilities
+  float* pd;                                    // kBlockK x kBlockQ: dropped probabilities (dropout only)
+  float* ds;                                    // kBlockK x kBlockQ: dP, then dS
+  float* dtanh;                                 // kBlockK x kBlockQ: 1 - tanh^2 (softcap only)
+  float* dq;                                    // kBlockQ x d_pad
+  float* row;                                   // max(d_pad, dv_pad)
   float *lse, *delta, *slope, *diag, *lo, *hi;  // kBlockQ each
-  std::int64_t *first, *last, *query, *head;  // kBlockQ each
+  std::int64_t *first, *last, *query, *head;    // kBlockQ each
 
   static BackwardScratch carve(Carver& c, const BackwardParams& p) {
     const std::int64_t d_pad = round_up(p.head_dim, kPad), dv_pad = round_up(p.head_dim_v, kPad);
@@ -82,8 +82,8 @@ std::int64_t chunks_per_group(const BackwardParams& p) {
   // under 256 MiB together (long sequences have enough query tiles per chunk
   // to balance anyway). At most 64: the reduction lists them on the stack.
   constexpr std::int64_t kBudgetBytes = std::int64_t{256} << 20;
-  const std::int64_t slot_bytes = 4 * std::max<std::int64_t>(p.seqlen_k, 1) *
-                                  (round_up(p.head_dim, kPad) + round_up(p.head_dim_v, kPad));
+  const std::int64_t slot_bytes =
+      4 * std::max<std::int64_t>(p.seqlen_k, 1) * (round_up(p.head_dim, kPad) + round_up(p.head_dim_v, kPad));
   const std::int64_t affordable = kBudgetBytes / (slot_bytes * std::max<std::int64_t>(groups, 1));
   const std::int64_t limit = std::clamp<std::int64_t>(std::min(max_query_tiles(p), affordable), 1, 64);
   return std::clamp<std::int64_t>(ceil_div(kItems, std::max<std::int64_t>(groups, 1)), 1, limit);
@@ -94,8 +94,8 @@ std::int64_t chunks_per_group(const BackwardParams& p) {
 // is one per thread when chunks == 1 (a thread finishes a group before taking
 // the next) and one per (group, chunk) otherwise (reduced after all chunks).
 struct BackwardWorkspace {
-  float* delta = nullptr;    // batch x heads x seqlen_q
-  double* dsink = nullptr;   // batch x heads partial sums (sink only)
+  float* delta = nullptr;   // batch x heads x seqlen_q
+  double* dsink = nullptr;  // batch x heads partial sums (sink only)
   float* slots = nullptr;
   std::int64_t chunks = 1, slot_floats = 0;
   std::size_t shared_bytes = 0, thread_bytes = 0;
@@ -121,9 +121,9 @@ struct BackwardItem {
 };
 
 template <class Arch>
-TILED_INLINE void backward_query_tile(const BackwardParams& p, const BackwardItem& item, const SequenceLengths& seq,
-                                      std::int64_t tile, const float* delta, float* dk_acc, float* dv_acc,
-                                      BackwardScratch& ws) {
+TILED_INLINE void backward_query_tile(const BackwardParams& p, const BackwardItem& item,
+                                      const SequenceLengths& seq, std::int64_t tile, const float* delta,
+                                      float* dk_acc, float* dv_acc, BackwardScratch& ws) {
   using V = typename Arch::V;
   constexpr int W = kLanes<V>;
   const std::int64_t group = group_size(p);
@@ -162,8 +162,8 @@ TILED_INLINE void backward_query_tile(const BackwardParams& p, const BackwardIte
       ws.q[r * d_pad + c] *= p.scale;
       ws.qt[c * kBlockQ + r] = ws.q[r * d_pad + c];
     }
-    load_row(static_cast<const char*>(p.dout.data) + query_offset(p.dout, seq, item.b, i, head) * elem, p.dtype,
-             ws.dout + r * dv_pad, dv, dv_pad);
+    load_row(static_cast<const char*>(p.dout.data) + query_offset(p.dout, seq, item.b, i, head) * elem,
+             p.dtype, ws.dout + r * dv_pad, dv, dv_pad);
     for (std::int64_t c = 0; c < dv; ++c) ws.doutt[c * kBlockQ + r] = ws.dout[r * dv_pad + c];
   }
   for (std::int64_t r = rows; r < rows_pad; ++r) {
@@ -184,7 +184,8 @@ TILED_INLINE void backward_query_tile(const BackwardParams& p, const BackwardIte
     const std::int64_t j0 = kv_tile * kBlockK;
     const int cols = static_cast<int>(std::min<std::int64_t>(kBlockK, seq.k - j0));
     if (kv_tile + 1 < tile_end)
-      prefetch_keys(p, seq, item.b, item.head_kv, j0 + kBlockK, std::min<std::int64_t>(kBlockK, seq.k - j0 - kBlockK));
+      prefetch_keys(p, seq, item.b, item.head_kv, j0 + kBlockK,
+                    std::min<std::int64_t>(kBlockK, seq.k - j0 - kBlockK));
     for (int jj = 0; jj < cols; ++jj) {
       const std::int64_t k_off = key_offset(p, p.k, seq, item.b, j0 + jj, item.head_kv);
       const std::int64_t v_off = key_offset(p, p.v, seq, item.b, j0 + jj, item.head_kv);
@@ -192,8 +193,8 @@ TILED_INLINE void backward_query_tile(const BackwardParams& p, const BackwardIte
       load_row(static_cast<const char*>(p.v.data) + v_off * elem, p.dtype, ws.v + jj * dv_pad, dv, dv_pad);
     }
 
-    gemm_bcast<Arch>(cols, static_cast<int>(rows_pad), static_cast<int>(d), ws.k, d_pad, 1, ws.qt, kBlockQ, ws.p,
-                     kBlockQ, false);
+    gemm_bcast<Arch>(cols, static_cast<int>(rows_pad), static_cast<int>(d), ws.k, d_pad, 1, ws.qt, kBlockQ,
+                     ws.p, kBlockQ, false);
     if (p.softcap > 0.f) {
       const float inv = 1.f / p.softcap;
       for (int jj = 0; jj < cols; ++jj)
@@ -216,8 +217,10 @@ TILED_INLINE void backward_query_tile(const BackwardParams& p, const BackwardIte
       // [-2, kBlockK + 1], which keeps empty ranges empty) so the test vectorises.
       for (std::int64_t r = 0; r < rows_pad; ++r) {
         const bool real = r < rows;
-        ws.lo[r] = real ? static_cast<float>(std::clamp<std::int64_t>(ws.first[r] - j0, -2, kBlockK + 1)) : -2.f;
-        ws.hi[r] = real ? static_cast<float>(std::clamp<std::int64_t>(ws.last[r] - j0, -2, kBlockK + 1)) : kBlockK + 1.f;
+        ws.lo[r] =
+            real ? static_cast<float>(std::clamp<std::int64_t>(ws.first[r] - j0, -2, kBlockK + 1)) : -2.f;
+        ws.hi[r] = real ? static_cast<float>(std::clamp<std::int64_t>(ws.last[r] - j0, -2, kBlockK + 1))
+                        : kBlockK + 1.f;
       }
       for (int jj = 0; jj < cols; ++jj) {
         const V key = vsplat<V>(static_cast<float>(jj));
@@ -239,7 +242,8 @@ TILED_INLINE void backward_query_tile(const BackwardParams& p, const BackwardIte
       for (std::int64_t r = 0; r < rows; ++r) {
         const std::int64_t batch_head = item.b * p.heads + ws.head[r];
         for (int j8 = 0; j8 < cols; j8 += 8) {
-          const Philox4 draws = dropout_draws(p.dropout_seed, p.dropout_offset, batch_head, ws.query[r], j0 + j8);
+          const Philox4 draws =
+              dropout_draws(p.dropout_seed, p.dropout_offset, batch_head, ws.query[r], j0 + j8);
           for (int jj = j8; jj < std::min(cols, j8 + 8); ++jj) {
             const float prob = ws.p[jj * kBlockQ + r];
             ws.pd[jj * kBlockQ + r] = dropout_lane(draws, jj) < drop_threshold ? 0.f : prob * keep_scale;
@@ -252,8 +256,8 @@ TILED_INLINE void backward_query_tile(const BackwardParams& p, const BackwardIte
     // dV += Pd^T dO;  dPt = V dO^T.
     gemm_bcast<Arch>(cols, static_cast<int>(dv_pad), static_cast<int>(rows), pd, kBlockQ, 1, ws.dout, dv_pad,
                      dv_acc + j0 * dv_pad, dv_pad, true);
-    gemm_bcast<Arch>(cols, static_cast<int>(rows_pad), static_cast<int>(dv), ws.v, dv_pad, 1, ws.doutt, kBlockQ,
-                     ws.ds, kBlockQ, false);
+    gemm_bcast<Arch>(cols, static_cast<int>(rows_pad), static_cast<int>(dv), ws.v, dv_pad, 1, ws.doutt,
+                     kBlockQ, ws.ds, kBlockQ, false);
 
     // dS = P (dP Z/(1-p) - D) (1 - tanh^2). Pd is nonzero exactly where the
     // element was kept and P > 0; where P == 0, dS is 0 whatever Z is.
@@ -270,8 +274,8 @@ TILED_INLINE void backward_query_tile(const BackwardParams& p, const BackwardIte
     // dK += dS^T (scale Q);  dQ += dS K.
     gemm_bcast<Arch>(cols, static_cast<int>(d_pad), static_cast<int>(rows), ws.ds, kBlockQ, 1, ws.q, d_pad,
                      dk_acc + j0 * d_pad, d_pad, true);
-    gemm_bcast<Arch>(static_cast<int>(rows), static_cast<int>(d_pad), cols, ws.ds, 1, kBlockQ, ws.k, d_pad, ws.dq,
-                     d_pad, true);
+    gemm_bcast<Arch>(static_cast<int>(rows), static_cast<int>(d_pad), cols, ws.ds, 1, kBlockQ, ws.k, d_pad,
+                     ws.dq, d_pad, true);
   }
 
   for (std::int64_t r = 0; r < rows; ++r) {
@@ -298,28 +302,34 @@ TILED_INLINE void backward_item(const BackwardParams& p, const BackwardItem& ite
     backward_query_tile<Arch>(p, item, seq, tile, delta, dk_acc, dv_acc, ws);
 }
 
-using BackwardItemFn = void (*)(const BackwardParams&, const BackwardItem&, const float*, float*, BackwardScratch&);
+using BackwardItemFn = void (*)(const BackwardParams&, const BackwardItem&, const float*, float*,
+                                BackwardScratch&);
 
-[[gnu::target("avx512f"), gnu::flatten]] void backward_item_avx512(const BackwardParams& p, const BackwardItem& item,
+[[gnu::target("avx512f"), gnu::flatten]] void backward_item_avx512(const BackwardParams& p,
+                                                                   const BackwardItem& item,
                                                                    const float* delta, float* slot,
                                                                    BackwardScratch& ws) {
   backward_item<ArchAvx512>(p, item, delta, slot, ws);
 }
-[[gnu::target("avx2,fma"), gnu::flatten]] void backward_item_avx2(const BackwardParams& p, const BackwardItem& item,
+[[gnu::target("avx2,fma"), gnu::flatten]] void backward_item_avx2(const BackwardParams& p,
+                                                                  const BackwardItem& item,
                                                                   const float* delta, float* slot,
                                                                   BackwardScratch& ws) {
   backward_item<ArchAvx2>(p, item, delta, slot, ws);
 }
-[[gnu::flatten]] void backward_item_baseline(const BackwardParams& p, const BackwardItem& item, const float* delta,
-                                             float* slot, BackwardScratch& ws) {
+[[gnu::flatten]] void backward_item_baseline(const BackwardParams& p, const BackwardItem& item,
+                                             const float* delta, float* slot, BackwardScratch& ws) {
   backward_item<ArchBaseline>(p, item, delta, slot, ws);
 }
 
 BackwardItemFn backward_item_for(Isa isa) {
   switch (isa) {
-    case Isa::avx512: return backward_item_avx512;
-    case Isa::avx2: return backward_item_avx2;
-    default: return backward_item_baseline;
+    case Isa::avx512:
+      return backward_item_avx512;
+    case Isa::avx2:
+      return backward_item_avx2;
+    default:
+      return backward_item_baseline;
   }
 }
 
@@ -361,7 +371,8 @@ void preprocess(const BackwardParams& p, const BackwardWorkspace& layout, int th
       const SequenceLengths seq = sequence_lengths(p, b);
       double dsink = 0.0;
       for (std::int64_t i = 0; i < seq.q; ++i) {
-        const char* dout = static_cast<const char*>(p.dout.data) + query_offset(p.dout, seq, b, i, head) * elem;
+        const char* dout =
+            static_cast<const char*>(p.dout.data) + query_offset(p.dout, seq, b, i, head) * elem;
         const char* out = static_cast<const char*>(p.out.data) + query_offset(p.out, seq, b, i, head) * elem;
         double dot = 0.0;
         for (std::int64_t c = 0; c < dv; ++c)
@@ -421,7 +432,9 @@ std::size_t workspace_size(const BackwardParams& p, int threads) noexcept {
   return layout.shared_bytes + static_cast<std::size_t>(threads) * layout.thread_bytes;
 }
 
-Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept { return run(p, ctx, detect_isa()); }
+Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
+  return run(p, ctx, detect_isa());
+}
 
 Status run(const BackwardParams& p, const ExecutionContext& ctx, Isa isa) noexcept {
   if (p.batch == 0 || p.heads == 0) return Status();
@@ -431,14 +444,15 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx, Isa isa) noexce
     const BackwardWorkspace sized(p, requested, nullptr);
     const std::size_t needed = sized.shared_bytes + static_cast<std::size_t>(requested) * sized.thread_bytes;
     if (!ctx.workspace || ctx.workspace_bytes < needed)
-      return Status::error(ErrorCode::invalid_argument,
-                           "workspace: %zu bytes given, cpu_tiled backward needs %zu for %d threads (see workspace_size)",
-                           ctx.workspace_bytes, needed, requested);
+      return Status::error(
+          ErrorCode::invalid_argument,
+          "workspace: %zu bytes given, cpu_tiled backward needs %zu for %d threads (see workspace_size)",
+          ctx.workspace_bytes, needed, requested);
   }
   // Fewer threads for small problems: the chunking (and so the summation
   // order) depends on shapes only, so the result is the same bits regardless.
-  const double flops = 5.0 * static_cast<double>(p.batch * p.seqlen_q * p.heads) * static_cast<double>(p.seqlen_k) *
-                       static_cast<double>(p.head_dim + p.head_dim_v);
+  const double flops = 5.0 * static_cast<double>(p.batch * p.seqlen_q * p.heads) *
+                       static_cast<double>(p.seqlen_k) * static_cast<double>(p.head_dim + p.head_dim_v);
   const int threads = threads_for_work(flops, p.batch * p.heads_kv * chunks_per_group(p), requested);
   const BackwardWorkspace layout(p, threads, ctx.workspace);
 

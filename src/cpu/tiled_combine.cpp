@@ -60,8 +60,8 @@ float combine_row(std::int64_t splits, std::int64_t dv, LseAt lse_at, OutAt out_
 void combine_split_partials(const AttentionParams& p, const SplitPartials& partials, int threads) noexcept {
   const std::int64_t elem = static_cast<std::int64_t>(dtype_size(p.dtype));
   const std::int64_t rows = p.batch * p.seqlen_q;
-  const int team = threads_for_work(4.0 * static_cast<double>(rows * p.heads * partials.splits * p.head_dim_v),
-                                    rows, threads);
+  const int team = threads_for_work(
+      4.0 * static_cast<double>(rows * p.heads * partials.splits * p.head_dim_v), rows, threads);
   // The merged row is built in place of split 0's partial row (combine_row
   // allows the alias), so this needs no scratch of its own.
 #pragma omp parallel for num_threads(team) if (team > 1) schedule(dynamic, 4)
@@ -72,8 +72,11 @@ void combine_split_partials(const AttentionParams& p, const SplitPartials& parti
     for (std::int64_t head = 0; head < p.heads; ++head) {
       float* merged = partials.out + partials.out_index(p, 0, b, i, head);
       const float lse = combine_row(
-          partials.splits, p.head_dim_v, [&](std::int64_t s) { return partials.lse[partials.lse_index(p, s, b, i, head)]; },
-          [&](std::int64_t s) { return static_cast<const float*>(partials.out + partials.out_index(p, s, b, i, head)); },
+          partials.splits, p.head_dim_v,
+          [&](std::int64_t s) { return partials.lse[partials.lse_index(p, s, b, i, head)]; },
+          [&](std::int64_t s) {
+            return static_cast<const float*>(partials.out + partials.out_index(p, s, b, i, head));
+          },
           p.sink ? p.sink + head : nullptr, merged);
       store_row(static_cast<char*>(p.out.data) + query_offset(p.out, seq, b, i, head) * elem, p.dtype, merged,
                 p.head_dim_v);
@@ -89,29 +92,35 @@ const char* unsupported_reason(const CombineParams& p) noexcept {
 
 std::size_t workspace_size(const CombineParams& p, int threads) noexcept {
   // Rows wider than the on-stack buffer are merged in a per-thread fp32 row.
-  return p.head_dim_v > 512 ? static_cast<std::size_t>(round_up(p.head_dim_v * 4, 256)) * std::max(threads, 1) : 0;
+  return p.head_dim_v > 512 ? static_cast<std::size_t>(round_up(p.head_dim_v * 4, 256)) * std::max(threads, 1)
+                            : 0;
 }
 
 Status run(const CombineParams& p, const ExecutionContext& ctx) noexcept {
   const int threads = std::max(cpu_threads(ctx), 1);
   const std::size_t row_bytes = static_cast<std::size_t>(round_up(p.head_dim_v * 4, 256));
-  const int usable = p.head_dim_v > 512 ? static_cast<int>(std::min<std::size_t>(threads, ctx.workspace ? ctx.workspace_bytes / row_bytes : 0)) : threads;
+  const int usable = p.head_dim_v > 512 ? static_cast<int>(std::min<std::size_t>(
+                                              threads, ctx.workspace ? ctx.workspace_bytes / row_bytes : 0))
+                                        : threads;
   if (usable < 1)
-    return Status::error(ErrorCode::invalid_argument,
-                         "workspace: %zu bytes given, cpu_tiled combine needs at least %zu (see workspace_size)",
-                         ctx.workspace_bytes, row_bytes);
+    return Status::error(
+        ErrorCode::invalid_argument,
+        "workspace: %zu bytes given, cpu_tiled combine needs at least %zu (see workspace_size)",
+        ctx.workspace_bytes, row_bytes);
   const std::int64_t rows = p.batch * p.seqlen * p.heads;
   const std::int64_t elem = static_cast<std::int64_t>(dtype_size(p.out_dtype));
   const int team = threads_for_work(4.0 * static_cast<double>(rows * p.splits * p.head_dim_v), rows, usable);
 #pragma omp parallel num_threads(team) if (team > 1)
   {
     float merged_stack[512];
-    float* merged = p.head_dim_v > 512 ? reinterpret_cast<float*>(static_cast<char*>(ctx.workspace) +
-                                                                   omp_get_thread_num() * row_bytes)
-                                       : merged_stack;
+    float* merged =
+        p.head_dim_v > 512
+            ? reinterpret_cast<float*>(static_cast<char*>(ctx.workspace) + omp_get_thread_num() * row_bytes)
+            : merged_stack;
 #pragma omp for schedule(static)
     for (std::int64_t index = 0; index < rows; ++index) {
-      const std::int64_t head = index % p.heads, i = index / p.heads % p.seqlen, b = index / (p.heads * p.seqlen);
+      const std::int64_t head = index % p.heads, i = index / p.heads % p.seqlen,
+                         b = index / (p.heads * p.seqlen);
       const float lse = combine_row(
           p.splits, p.head_dim_v,
           [&](std::int64_t s) {

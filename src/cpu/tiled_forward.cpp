@@ -34,13 +34,13 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // (kBlockQ on the tile path, the padded row count on the streaming path), and
 // qt has leading dimension ld.
 struct TileRows {
-  float* qt;     // d x ld
-  float* q;      // ld x d_pad: scale * Q row-major, zero-padded (streaming path only, else null)
-  float* o;      // ld x dv_pad
-  float *m, *l, *alpha, *slope;  // ld each
+  float* qt;  // d x ld
+  float* q;   // ld x d_pad: scale * Q row-major, zero-padded (streaming path only, else null)
+  float* o;   // ld x dv_pad
+  float *m, *l, *alpha, *slope;               // ld each
   std::int64_t *first, *last, *query, *head;  // ld each
   std::int64_t ld = 0, rows = 0, rows_pad = 0;
-  std::int64_t key_begin = 0, key_end = 0;  // union of the visible ranges
+  std::int64_t key_begin = 0, key_end = 0;   // union of the visible ranges
   std::int64_t max_first = 0, min_last = 0;  // intersection: tiles inside need no mask
   bool first_tile = true;
 
@@ -60,10 +60,10 @@ struct TileRows {
 // the rows of one tile (tile path) or of every kv head of a sequence
 // (streaming path).
 struct ForwardScratch {
-  float* k;     // kBlockK x d_pad
-  float* v;     // kBlockK x dv_pad
-  float* s;     // kBlockK x ld: scores, then probabilities
-  float* row;   // max(d_pad, dv_pad): one row being converted
+  float* k;               // kBlockK x d_pad
+  float* v;               // kBlockK x dv_pad
+  float* s;               // kBlockK x ld: scores, then probabilities
+  float* row;             // max(d_pad, dv_pad): one row being converted
   float *diag, *lo, *hi;  // ld each
   TileRows* heads;        // 1 (tile path) or heads_kv (streaming path)
   std::int64_t ld;
@@ -154,7 +154,8 @@ TILED_INLINE void begin_rows(const AttentionParams& p, const SequenceLengths& se
 
 // This split's share [begin, end) of the KV tiles the rows can see. Depends on
 // the rows' visible ranges only, which are the same for every kv head.
-inline void split_tiles(const TileRows& t, int splits, std::int64_t split, std::int64_t* begin, std::int64_t* end) {
+inline void split_tiles(const TileRows& t, int splits, std::int64_t split, std::int64_t* begin,
+                        std::int64_t* end) {
   *begin = *end = 0;
   if (t.key_begin < t.key_end) {
     const std::int64_t first_tile = t.key_begin / kBlockK, last_tile = ceil_div(t.key_end, kBlockK);
@@ -165,22 +166,24 @@ inline void split_tiles(const TileRows& t, int splits, std::int64_t split, std::
 }
 
 // K and V rows of keys [j0, j0 + cols) of one kv head to fp32.
-inline void load_kv_tile(const AttentionParams& p, const SequenceLengths& seq, std::int64_t b, std::int64_t head_kv,
-                         std::int64_t j0, int cols, ForwardScratch& ws) {
+inline void load_kv_tile(const AttentionParams& p, const SequenceLengths& seq, std::int64_t b,
+                         std::int64_t head_kv, std::int64_t j0, int cols, ForwardScratch& ws) {
   const std::int64_t elem = static_cast<std::int64_t>(dtype_size(p.dtype));
   const std::int64_t d_pad = round_up(p.head_dim, kPad), dv_pad = round_up(p.head_dim_v, kPad);
   for (int jj = 0; jj < cols; ++jj) {
     const std::int64_t k_off = key_offset(p, p.k, seq, b, j0 + jj, head_kv);
     const std::int64_t v_off = key_offset(p, p.v, seq, b, j0 + jj, head_kv);
-    load_row(static_cast<const char*>(p.k.data) + k_off * elem, p.dtype, ws.k + jj * d_pad, p.head_dim, d_pad);
-    load_row(static_cast<const char*>(p.v.data) + v_off * elem, p.dtype, ws.v + jj * dv_pad, p.head_dim_v, dv_pad);
+    load_row(static_cast<const char*>(p.k.data) + k_off * elem, p.dtype, ws.k + jj * d_pad, p.head_dim,
+             d_pad);
+    load_row(static_cast<const char*>(p.v.data) + v_off * elem, p.dtype, ws.v + jj * dv_pad, p.head_dim_v,
+             dv_pad);
   }
 }
 
 // One KV tile (already in ws.k / ws.v) against the rows of t.
 template <class Arch>
-TILED_INLINE void attend_tile(const AttentionParams& p, const SequenceLengths& seq, std::int64_t b, std::int64_t j0,
-                              int cols, TileRows& t, ForwardScratch& ws) {
+TILED_INLINE void attend_tile(const AttentionParams& p, const SequenceLengths& seq, std::int64_t b,
+                              std::int64_t j0, int cols, TileRows& t, ForwardScratch& ws) {
   using V = typename Arch::V;
   constexpr int W = kLanes<V>;
   const std::int64_t ld = t.ld, rows = t.rows, rows_pad = t.rows_pad;
@@ -192,16 +195,24 @@ TILED_INLINE void attend_tile(const AttentionParams& p, const SequenceLengths& s
   if (t.q && rows <= 4) {
     const int n = static_cast<int>(d_pad);
     switch (rows) {
-      case 1: dot_scores<Arch, 1>(cols, n, ws.k, d_pad, t.q, d_pad, ws.s, ld); break;
-      case 2: dot_scores<Arch, 2>(cols, n, ws.k, d_pad, t.q, d_pad, ws.s, ld); break;
-      case 3: dot_scores<Arch, 3>(cols, n, ws.k, d_pad, t.q, d_pad, ws.s, ld); break;
-      default: dot_scores<Arch, 4>(cols, n, ws.k, d_pad, t.q, d_pad, ws.s, ld); break;
+      case 1:
+        dot_scores<Arch, 1>(cols, n, ws.k, d_pad, t.q, d_pad, ws.s, ld);
+        break;
+      case 2:
+        dot_scores<Arch, 2>(cols, n, ws.k, d_pad, t.q, d_pad, ws.s, ld);
+        break;
+      case 3:
+        dot_scores<Arch, 3>(cols, n, ws.k, d_pad, t.q, d_pad, ws.s, ld);
+        break;
+      default:
+        dot_scores<Arch, 4>(cols, n, ws.k, d_pad, t.q, d_pad, ws.s, ld);
+        break;
     }
     for (int jj = 0; jj < cols; ++jj)
       for (std::int64_t r = rows; r < rows_pad; ++r) ws.s[jj * ld + r] = 0.f;
   } else {
-    gemm_bcast<Arch>(cols, static_cast<int>(rows_pad), static_cast<int>(d), ws.k, d_pad, 1, t.qt, ld, ws.s, ld,
-                     false);
+    gemm_bcast<Arch>(cols, static_cast<int>(rows_pad), static_cast<int>(d), ws.k, d_pad, 1, t.qt, ld, ws.s,
+                     ld, false);
   }
 
   if (p.softcap > 0.f) {
@@ -225,7 +236,8 @@ TILED_INLINE void attend_tile(const AttentionParams& p, const SequenceLengths& s
     for (std::int64_t r = 0; r < rows_pad; ++r) {
       const bool real = r < rows;
       ws.lo[r] = real ? static_cast<float>(std::clamp<std::int64_t>(t.first[r] - j0, -2, kBlockK + 1)) : -2.f;
-      ws.hi[r] = real ? static_cast<float>(std::clamp<std::int64_t>(t.last[r] - j0, -2, kBlockK + 1)) : kBlockK + 1.f;
+      ws.hi[r] = real ? static_cast<float>(std::clamp<std::int64_t>(t.last[r] - j0, -2, kBlockK + 1))
+                      : kBlockK + 1.f;
     }
     for (int jj = 0; jj < cols; ++jj) {
       const V key = vsplat<V>(static_cast<float>(jj));
@@ -266,7 +278,8 @@ TILED_INLINE void attend_tile(const AttentionParams& p, const SequenceLengths& s
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::int64_t batch_head = b * p.heads + t.head[r];
       for (int j8 = 0; j8 < cols; j8 += 8) {
-        const Philox4 draws = dropout_draws(p.dropout_seed, p.dropout_offset, batch_head, t.query[r], j0 + j8);
+        const Philox4 draws =
+            dropout_draws(p.dropout_seed, p.dropout_offset, batch_head, t.query[r], j0 + j8);
         for (int jj = j8; jj < std::min(cols, j8 + 8); ++jj) {
           float& prob = ws.s[jj * ld + r];
           prob = dropout_lane(draws, jj) < drop_threshold ? 0.f : prob * keep_scale;
@@ -283,8 +296,8 @@ TILED_INLINE void attend_tile(const AttentionParams& p, const SequenceLengths& s
       for (std::int64_t c = 0; c < dv_pad; ++c) o[c] *= a;
     }
   }
-  gemm_bcast<Arch>(static_cast<int>(rows), static_cast<int>(dv_pad), cols, ws.s, 1, ld, ws.v, dv_pad, t.o, dv_pad,
-                   !t.first_tile);
+  gemm_bcast<Arch>(static_cast<int>(rows), static_cast<int>(dv_pad), cols, ws.s, 1, ld, ws.v, dv_pad, t.o,
+                   dv_pad, !t.first_tile);
   t.first_tile = false;
 }
 
@@ -332,8 +345,8 @@ inline void end_rows(const AttentionParams& p, const SequenceLengths& seq, std::
 
 // Tile path: one (sequence, kv head, query tile, split).
 template <class Arch>
-TILED_INLINE void forward_tile_item(const AttentionParams& p, const ForwardItem& item, const SplitPartials& partials,
-                                    ForwardScratch& ws) {
+TILED_INLINE void forward_tile_item(const AttentionParams& p, const ForwardItem& item,
+                                    const SplitPartials& partials, ForwardScratch& ws) {
   const SequenceLengths seq = sequence_lengths(p, item.b);
   TileRows& t = ws.heads[0];
   begin_rows<Arch>(p, seq, item.b, item.head_kv, item.tile * kBlockQ, t, ws.row);
@@ -345,7 +358,8 @@ TILED_INLINE void forward_tile_item(const AttentionParams& p, const ForwardItem&
     const int cols = static_cast<int>(std::min<std::int64_t>(kBlockK, seq.k - j0));
     if (tile == tile_begin) prefetch_keys(p, seq, item.b, item.head_kv, j0, cols);
     if (tile + 1 < tile_end)
-      prefetch_keys(p, seq, item.b, item.head_kv, j0 + kBlockK, std::min<std::int64_t>(kBlockK, seq.k - j0 - kBlockK));
+      prefetch_keys(p, seq, item.b, item.head_kv, j0 + kBlockK,
+                    std::min<std::int64_t>(kBlockK, seq.k - j0 - kBlockK));
     load_kv_tile(p, seq, item.b, item.head_kv, j0, cols, ws);
     attend_tile<Arch>(p, seq, item.b, j0, cols, t, ws);
   }
@@ -379,22 +393,27 @@ TILED_INLINE void forward_stream_item(const AttentionParams& p, const ForwardIte
 }
 
 template <class Arch>
-TILED_INLINE void forward_item(const AttentionParams& p, const ForwardItem& item, const SplitPartials& partials,
-                               ForwardScratch& ws) {
+TILED_INLINE void forward_item(const AttentionParams& p, const ForwardItem& item,
+                               const SplitPartials& partials, ForwardScratch& ws) {
   if (ws.stream)
     forward_stream_item<Arch>(p, item, partials, ws);
   else
     forward_tile_item<Arch>(p, item, partials, ws);
 }
 
-using ForwardItemFn = void (*)(const AttentionParams&, const ForwardItem&, const SplitPartials&, ForwardScratch&);
+using ForwardItemFn = void (*)(const AttentionParams&, const ForwardItem&, const SplitPartials&,
+                               ForwardScratch&);
 
-[[gnu::target("avx512f"), gnu::flatten]] void forward_item_avx512(const AttentionParams& p, const ForwardItem& item,
-                                                                  const SplitPartials& partials, ForwardScratch& ws) {
+[[gnu::target("avx512f"), gnu::flatten]] void forward_item_avx512(const AttentionParams& p,
+                                                                  const ForwardItem& item,
+                                                                  const SplitPartials& partials,
+                                                                  ForwardScratch& ws) {
   forward_item<ArchAvx512>(p, item, partials, ws);
 }
-[[gnu::target("avx2,fma"), gnu::flatten]] void forward_item_avx2(const AttentionParams& p, const ForwardItem& item,
-                                                                 const SplitPartials& partials, ForwardScratch& ws) {
+[[gnu::target("avx2,fma"), gnu::flatten]] void forward_item_avx2(const AttentionParams& p,
+                                                                 const ForwardItem& item,
+                                                                 const SplitPartials& partials,
+                                                                 ForwardScratch& ws) {
   forward_item<ArchAvx2>(p, item, partials, ws);
 }
 [[gnu::flatten]] void forward_item_baseline(const AttentionParams& p, const ForwardItem& item,
@@ -404,9 +423,12 @@ using ForwardItemFn = void (*)(const AttentionParams&, const ForwardItem&, const
 
 ForwardItemFn forward_item_for(Isa isa) {
   switch (isa) {
-    case Isa::avx512: return forward_item_avx512;
-    case Isa::avx2: return forward_item_avx2;
-    default: return forward_item_baseline;
+    case Isa::avx512:
+      return forward_item_avx512;
+    case Isa::avx2:
+      return forward_item_avx2;
+    default:
+      return forward_item_baseline;
   }
 }
 
@@ -470,7 +492,9 @@ std::size_t workspace_size(const AttentionParams& p, int threads) noexcept {
   return layout.shared_bytes + static_cast<std::size_t>(std::max(threads, 1)) * layout.thread_bytes;
 }
 
-Status run(const AttentionParams& p, const ExecutionContext& ctx) noexcept { return run(p, ctx, detect_isa()); }
+Status run(const AttentionParams& p, const ExecutionContext& ctx) noexcept {
+  return run(p, ctx, detect_isa());
+}
 
 Status run(const AttentionParams& p, const ExecutionContext& ctx, Isa isa) noexcept {
   if (p.batch == 0 || p.seqlen_q == 0 || p.heads == 0) return Status();
@@ -479,12 +503,14 @@ Status run(const AttentionParams& p, const ExecutionContext& ctx, Isa isa) noexc
   const int splits = resolve_splits(p);
   const ForwardWorkspace layout(p, splits, ctx.workspace);
   // Fewer threads than asked if the caller sized the workspace for fewer.
-  const std::size_t available = ctx.workspace_bytes > layout.shared_bytes ? ctx.workspace_bytes - layout.shared_bytes : 0;
+  const std::size_t available =
+      ctx.workspace_bytes > layout.shared_bytes ? ctx.workspace_bytes - layout.shared_bytes : 0;
   threads = static_cast<int>(std::min<std::size_t>(threads, available / layout.thread_bytes));
   if (threads < 1 || !ctx.workspace)
-    return Status::error(ErrorCode::invalid_argument,
-                         "workspace: %zu bytes given, cpu_tiled forward needs at least %zu (see workspace_size)",
-                         ctx.workspace_bytes, layout.shared_bytes + layout.thread_bytes);
+    return Status::error(
+        ErrorCode::invalid_argument,
+        "workspace: %zu bytes given, cpu_tiled forward needs at least %zu (see workspace_size)",
+        ctx.workspace_bytes, layout.shared_bytes + layout.thread_bytes);
 
   if (p.is_kvcache && p.k_new.data) append_new_kv(p, threads);
 
@@ -494,8 +520,8 @@ Status run(const AttentionParams& p, const ExecutionContext& ctx, Isa isa) noexc
   const std::int64_t items = p.batch * heads_kv * tiles * splits;
   // For a KV cache, seqlen_k may not bound the keys (they live in the cache).
   const std::int64_t key_bound = p.is_kvcache ? std::max(p.seqlen_k, p.cache_capacity) : p.seqlen_k;
-  const double flops = 2.0 * static_cast<double>(p.batch * p.seqlen_q * p.heads) * static_cast<double>(key_bound) *
-                       static_cast<double>(p.head_dim + p.head_dim_v);
+  const double flops = 2.0 * static_cast<double>(p.batch * p.seqlen_q * p.heads) *
+                       static_cast<double>(key_bound) * static_cast<double>(p.head_dim + p.head_dim_v);
   const int team = threads_for_work(flops, items, threads);
   char* const thread_base = static_cast<char*>(ctx.workspace) + layout.shared_bytes;
 #pragma omp parallel num_threads(team) if (team > 1)

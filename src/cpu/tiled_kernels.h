@@ -170,7 +170,8 @@ TILED_INLINE void gemm_column_block(int M, int K, const float* a, std::ptrdiff_t
                                     const float* b, std::ptrdiff_t ldb, float* c, std::ptrdiff_t ldc,
                                     bool accumulate) {
   int m = 0;
-  for (; m + RM <= M; m += RM) gemm_micro<V, RM, CV>(K, a + m * a_m, a_m, a_k, b, ldb, c + m * ldc, ldc, accumulate);
+  for (; m + RM <= M; m += RM)
+    gemm_micro<V, RM, CV>(K, a + m * a_m, a_m, a_k, b, ldb, c + m * ldc, ldc, accumulate);
   const int rest = M - m;
   const float* am = a + m * a_m;
   float* cm = c + m * ldc;
@@ -199,7 +200,8 @@ TILED_INLINE void gemm_bcast(int M, int N, int K, const float* a, std::ptrdiff_t
   using V = typename Arch::V;
   constexpr int W = kLanes<V>, RM = Arch::kRows, CV = Arch::kVecs;
   int n = 0;
-  for (; n + CV * W <= N; n += CV * W) gemm_column_block<V, RM, CV>(M, K, a, a_m, a_k, b + n, ldb, c + n, ldc, accumulate);
+  for (; n + CV * W <= N; n += CV * W)
+    gemm_column_block<V, RM, CV>(M, K, a, a_m, a_k, b + n, ldb, c + n, ldc, accumulate);
   const int rest = (N - n) / W;
   if constexpr (CV > 1) {
     if (rest == 1) gemm_column_block<V, RM, 1>(M, K, a, a_m, a_k, b + n, ldb, c + n, ldc, accumulate);
@@ -233,7 +235,8 @@ TILED_INLINE float vsum(tiled_f32x16 v) {
 // gemm_bcast, which spends a whole vector of (mostly padding) rows per key.
 template <class Arch, int R>
 TILED_INLINE void dot_scores(int cols, int n, const float* __restrict k, std::ptrdiff_t ldk,
-                             const float* __restrict q, std::ptrdiff_t ldq, float* __restrict s, std::ptrdiff_t lds) {
+                             const float* __restrict q, std::ptrdiff_t ldq, float* __restrict s,
+                             std::ptrdiff_t lds) {
   using V = typename Arch::V;
   constexpr int W = kLanes<V>;
   int j = 0;
@@ -269,7 +272,8 @@ TILED_INLINE void dot_scores(int cols, int n, const float* __restrict k, std::pt
 // with numeric.h; the bulk is vectorised, the tail (never over-reading the
 // caller's tensor) uses numeric.h directly.
 
-TILED_INLINE void bf16_row_to_float(const std::uint16_t* __restrict src, float* __restrict dst, std::int64_t n) {
+TILED_INLINE void bf16_row_to_float(const std::uint16_t* __restrict src, float* __restrict dst,
+                                    std::int64_t n) {
   std::int64_t c = 0;
   for (; c + 16 <= n; c += 16) {
     tiled_u16x16 h;
@@ -283,7 +287,8 @@ TILED_INLINE void bf16_row_to_float(const std::uint16_t* __restrict src, float* 
 // fp16 -> fp32 by moving the exponent/mantissa field and multiplying by 2^112,
 // which rebiases normals and turns fp16 subnormals into the right fp32 values
 // exactly; inf/NaN (exponent all ones) are patched afterwards.
-TILED_INLINE void fp16_row_to_float(const std::uint16_t* __restrict src, float* __restrict dst, std::int64_t n) {
+TILED_INLINE void fp16_row_to_float(const std::uint16_t* __restrict src, float* __restrict dst,
+                                    std::int64_t n) {
   std::int64_t c = 0;
   for (; c + 16 <= n; c += 16) {
     tiled_u16x16 h;
@@ -305,9 +310,15 @@ TILED_INLINE void fp16_row_to_float(const std::uint16_t* __restrict src, float* 
 TILED_INLINE void load_row(const void* src, DType dtype, float* __restrict dst, std::int64_t n,
                            std::int64_t n_padded) {
   switch (dtype) {
-    case DType::float16: fp16_row_to_float(static_cast<const std::uint16_t*>(src), dst, n); break;
-    case DType::bfloat16: bf16_row_to_float(static_cast<const std::uint16_t*>(src), dst, n); break;
-    default: std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(float)); break;
+    case DType::float16:
+      fp16_row_to_float(static_cast<const std::uint16_t*>(src), dst, n);
+      break;
+    case DType::bfloat16:
+      bf16_row_to_float(static_cast<const std::uint16_t*>(src), dst, n);
+      break;
+    default:
+      std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(float));
+      break;
   }
   for (std::int64_t c = n; c < n_padded; ++c) dst[c] = 0.f;
 }

@@ -29,7 +29,8 @@ void append_new_kv(const AttentionParams& p, int threads) noexcept {
   // Each (sequence, new token, kv head) writes its own cache row; sequences
   // sharing a cache row through cache_batch_idx would race, which the API
   // documents as undefined (as FlashAttention does).
-  const int team = threads_for_work(static_cast<double>(rows * (d + dv)) * (p.rotary_dim > 0 ? 8.0 : 1.0), rows, threads);
+  const int team =
+      threads_for_work(static_cast<double>(rows * (d + dv)) * (p.rotary_dim > 0 ? 8.0 : 1.0), rows, threads);
 #pragma omp parallel for num_threads(team) if (team > 1) schedule(static)
   for (std::int64_t index = 0; index < rows; ++index) {
     const std::int64_t head_kv = index % p.heads_kv;
@@ -37,8 +38,10 @@ void append_new_kv(const AttentionParams& p, int threads) noexcept {
     const std::int64_t b = index / (p.heads_kv * p.seqlen_new);
     const SequenceLengths seq = sequence_lengths(p, b);
     const std::int64_t pos = seq.cache_end + t;
-    const std::int64_t k_src = b * p.k_new.batch_stride + t * p.k_new.row_stride + head_kv * p.k_new.head_stride;
-    const std::int64_t v_src = b * p.v_new.batch_stride + t * p.v_new.row_stride + head_kv * p.v_new.head_stride;
+    const std::int64_t k_src =
+        b * p.k_new.batch_stride + t * p.k_new.row_stride + head_kv * p.k_new.head_stride;
+    const std::int64_t v_src =
+        b * p.v_new.batch_stride + t * p.v_new.row_stride + head_kv * p.v_new.head_stride;
     char* k_dst = static_cast<char*>(p.k.data) + kv_offset(p, p.k, seq, b, pos, head_kv) * elem;
     char* v_dst = static_cast<char*>(p.v.data) + kv_offset(p, p.v, seq, b, pos, head_kv) * elem;
     const char* k_row = static_cast<const char*>(p.k_new.data) + k_src * elem;
@@ -57,7 +60,8 @@ void append_new_kv(const AttentionParams& p, int threads) noexcept {
         store_float(k_dst, p.dtype, b2, static_cast<float>(x0 * sin + x1 * cos));
       }
     }
-    std::memcpy(v_dst, static_cast<const char*>(p.v_new.data) + v_src * elem, static_cast<std::size_t>(dv * elem));
+    std::memcpy(v_dst, static_cast<const char*>(p.v_new.data) + v_src * elem,
+                static_cast<std::size_t>(dv * elem));
   }
 }
 
