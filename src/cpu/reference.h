@@ -35,8 +35,10 @@ namespace flashattn::detail::cpu_reference {
 //   forward:  S = rnd(scale * (q.k accumulated in float)); with softcap S = rnd(c*tanh(S/c));
 //             with ALiBi S = rnd(S + bias); softmax in float; P = rnd(P) after normalisation;
 //             with dropout P~ = rnd(P * keep / (1-p)); O accumulated in float, then rnd(O); LSE float.
-//   backward: P = rnd(exp(S - LSE)) with LSE recomputed in float; O recomputed as above and
-//             rounded; D = sum dO*O in float; dP = rnd(dO.v [* keep/(1-p)]); dS = rnd(P(dP - D));
+//   backward: P = rnd(exp(S - LSE)) with the forward's fp32 LSE from BackwardParams.lse (recomputed
+//             in float when none is given); D = sum dO*O in float with O
+//             the low-precision forward output passed in BackwardParams.out (recomputed as above
+//             and rounded when none is given); dP = rnd(dO.v [* keep/(1-p)]); dS = rnd(P(dP - D));
 //             with softcap dS = rnd(dS * (1 - tanh^2)); dq, dk, dv accumulated in float and
 //             rounded with rnd before the store; dsink in float.
 // Uses the same workspace as run (workspace_size). The KV-cache append is identical to run's,
