@@ -1028,7 +1028,10 @@ void expect_gradient(const char* what, const Tensor& analytic, const std::vector
 BackwardParams backward_params(const AttentionParams& p, Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) {
   BackwardParams bp;
   static_cast<AttentionParams&>(bp) = p;
-  bp.lse = nullptr;  // the reference recomputes it; proves it does not read it
+  // Without the forward's LSE and output the reference recomputes both in double, so the
+  // gradients are those of the exact attention function, which finite differences measure.
+  bp.lse = nullptr;
+  bp.out = Operand{};
   bp.dout = dout.operand(), bp.dq = dq.operand(), bp.dk = dk.operand(), bp.dv = dv.operand();
   return bp;
 }

@@ -14,9 +14,12 @@
 //   * KV cache with k_new: the append (rotated, rounded to the cache dtype) completes for every
 //     sequence before any attention row is computed. Rotary is evaluated in double from the
 //     dtype tables and rounded once to p.dtype, for k_new rows as stored and for q as used.
-//   * Backward: P, LSE and O are recomputed in double from q, k, v; the fp32 LSE and the
-//     low-precision out passed in BackwardParams are NOT read, since the oracle must not
-//     inherit their rounding. D_i = dO_i . O_i with that recomputed (dropped-out) O.
+//   * Backward: the exact gradient of the function the backward computes from what it is
+//     handed: P_ij = exp(S_ij - LSE_i) and D_i = dO_i . O_i with the forward's LSE and output
+//     from BackwardParams when given (every real backward uses exactly these, and the rounding
+//     of O to the input dtype then feeds dP - D, which P near 1 amplifies: an oracle that
+//     recomputed O would charge that input rounding to the backend under test). When lse or
+//     out is null they are recomputed in double (with dropout, O is the dropped-out output).
 //     dq/dk/dv rows of a sequence beyond its used length (seqused) are zeroed. Paged or
 //     KV-cache backward is not defined and is reported unsupported.
 //   * Combine: log-sum-exp of the split LSEs in double.
@@ -35,10 +38,8 @@ namespace flashattn::detail::cpu_reference {
 //   forward:  S = rnd(scale * (q.k accumulated in float)); with softcap S = rnd(c*tanh(S/c));
 //             with ALiBi S = rnd(S + bias); softmax in float; P = rnd(P) after normalisation;
 //             with dropout P~ = rnd(P * keep / (1-p)); O accumulated in float, then rnd(O); LSE float.
-//   backward: P = rnd(exp(S - LSE)) with the forward's fp32 LSE from BackwardParams.lse (recomputed
-//             in float when none is given); D = sum dO*O in float with O
-//             the low-precision forward output passed in BackwardParams.out (recomputed as above
-//             and rounded when none is given); dP = rnd(dO.v [* keep/(1-p)]); dS = rnd(P(dP - D));
+//   backward: P = rnd(exp(S - LSE)) and D = sum dO*O in float, from the given LSE and output
+//             like the exact backward (recomputed in float, O rounded, when not given); dP = rnd(dO.v [* keep/(1-p)]); dS = rnd(P(dP - D));
 //             with softcap dS = rnd(dS * (1 - tanh^2)); dq, dk, dv accumulated in float and
 //             rounded with rnd before the store; dsink in float.
 // Uses the same workspace as run (workspace_size). The KV-cache append is identical to run's,

@@ -110,9 +110,9 @@ void backward_task(const BackwardParams& p, std::int64_t b, std::int64_t hk, con
       auto key = [&](std::int64_t j) { return static_cast<const T*>(w.k + j * d); };
       score_row(p, s, b, head, i, w.q, range, key, rnd, w.scores, w.tanh);
       RowSoftmax<T> softmax = row_softmax(w.scores, n, p.sink ? p.sink + head : nullptr);
-      // Likewise P comes from the forward's fp32 LSE when one is handed over, as in any real
-      // backward; the exact oracle recomputes it (it must not inherit anyone's rounding).
-      if (rnd.active && p.lse) softmax.lse = static_cast<T>(p.lse[lse_offset(p, s, b, i, head)]);
+      // The backward is a function of what it is handed: P comes from the forward's LSE and D
+      // from the forward's output when they are given (see reference.h).
+      if (p.lse) softmax.lse = static_cast<T>(p.lse[lse_offset(p, s, b, i, head)]);
 
       // scores[] becomes P, dprob[] the keep factor Z per key; then O is recomputed from them.
       std::fill_n(w.out, dv, T(0));
@@ -125,10 +125,7 @@ void backward_task(const BackwardParams& p, std::int64_t b, std::int64_t hk, con
         for (std::int64_t c = 0; c < dv; ++c) w.out[c] += prob * w.v[j * dv + c];
       }
       for (std::int64_t c = 0; c < dv; ++c) w.out[c] = rnd(w.out[c]);
-      // A low-precision backward can only form D from the forward output it is handed, already
-      // rounded to the input dtype; the emulation does the same, so that rounding (which dP - D
-      // amplifies when P is near 1) counts in ref_lowp's error as it does in any real backend's.
-      if (rnd.active && p.out.data) load_row(p.out.data, p.dtype, query_offset(p.out, s, b, i, head), dv, w.out);
+      if (p.out.data) load_row(p.out.data, p.dtype, query_offset(p.out, s, b, i, head), dv, w.out);
       const T delta = dot(w.dout, w.out, dv);
       if (p.sink) dsink -= std::exp(static_cast<T>(p.sink[head]) - softmax.lse) * delta;
 
