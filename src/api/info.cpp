@@ -99,8 +99,14 @@ namespace detail {
 
 int cpu_threads(const ExecutionContext& ctx) noexcept {
   if (ctx.num_threads > 0) return ctx.num_threads;
-  const unsigned hardware = std::thread::hardware_concurrency();  // 0 when unknown
-  return hardware > 0 ? static_cast<int>(hardware) : 1;
+  // hardware_concurrency() reads /sys on every call (microseconds, as long as a tiny
+  // attention call), so it is read once; the value never changes after, so this is a
+  // constant, not mutable global state.
+  static const int hardware = [] {
+    const unsigned count = std::thread::hardware_concurrency();  // 0 when unknown
+    return count > 0 ? static_cast<int>(count) : 1;
+  }();
+  return hardware;
 }
 
 }  // namespace detail
