@@ -5,11 +5,9 @@
 
 #include <cuda_runtime.h>
 
-#include <climits>
-#include <cstdint>
-
 #include "cuda/sm80/backward_config.h"
 #include "cuda/sm80/backward_kernel.h"
+#include "cuda/sm80/grid_launch.h"
 #include "cuda/sm80/static_switch.h"
 
 namespace flashattn::detail::cuda_sm80 {
@@ -18,13 +16,7 @@ namespace flashattn::detail::cuda_sm80 {
 template <class Cfg>
 cudaError_t launch_backward(const BackwardKernelArgs& args, bool general, cudaStream_t stream) {
   return FLASHATTN_BOOL_SWITCH(general, kGeneral, [&] {
-    auto* kernel = &backward_kernel<Cfg, kGeneral>;
-    cudaError_t error =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
-    if (error != cudaSuccess) return error;
-    const std::int64_t grid = args.total_tiles < INT_MAX ? args.total_tiles : INT_MAX;
-    kernel<<<static_cast<unsigned>(grid), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args);
-    return cudaGetLastError();
+    return launch_tiles<Cfg>(&backward_kernel<Cfg, kGeneral>, args, args.total_tiles, stream);
   });
 }
 

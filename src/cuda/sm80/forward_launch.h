@@ -5,12 +5,10 @@
 
 #include <cuda_runtime.h>
 
-#include <climits>
-#include <cstdint>
-
 #include "cuda/sm80/forward_config.h"
 #include "cuda/sm80/forward_kernel.h"
 #include "cuda/sm80/kernel_args.h"
+#include "cuda/sm80/grid_launch.h"
 #include "cuda/sm80/static_switch.h"
 
 namespace flashattn::detail::cuda_sm80 {
@@ -19,15 +17,7 @@ namespace flashattn::detail::cuda_sm80 {
 template <class Cfg>
 cudaError_t launch_forward(const ForwardKernelArgs& args, bool general, cudaStream_t stream) {
   return FLASHATTN_BOOL_SWITCH(general, kGeneral, [&] {
-    auto* kernel = &forward_kernel<Cfg, kGeneral>;
-    // Above 48 KB of dynamic shared memory a kernel must opt in; this is an
-    // attribute write, not a synchronisation.
-    cudaError_t error =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
-    if (error != cudaSuccess) return error;
-    const std::int64_t grid = args.total_tiles < INT_MAX ? args.total_tiles : INT_MAX;
-    kernel<<<static_cast<unsigned>(grid), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args);
-    return cudaGetLastError();
+    return launch_tiles<Cfg>(&forward_kernel<Cfg, kGeneral>, args, args.total_tiles, stream);
   });
 }
 
