@@ -27,13 +27,13 @@ using namespace flashattn;
 using namespace flashattn::detail;
 using namespace flashattn::detail::cuda_sm80;
 
-#define CHECK_CUDA(call)                                                                          \
-  do {                                                                                            \
-    cudaError_t e_ = (call);                                                                      \
-    if (e_ != cudaSuccess) {                                                                      \
+#define CHECK_CUDA(call)                                                                         \
+  do {                                                                                           \
+    cudaError_t e_ = (call);                                                                     \
+    if (e_ != cudaSuccess) {                                                                     \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                               \
-    }                                                                                             \
+      std::exit(2);                                                                              \
+    }                                                                                            \
   } while (0)
 
 #define FLASHATTN_TUNE_DECLARE(head_dim, element, ...)                                                  \
@@ -54,9 +54,9 @@ struct Candidate {
 
 std::vector<Candidate> candidates() {
   std::vector<Candidate> list;
-#define FLASHATTN_TUNE_ENTRY(head_dim, element, ...)                                   \
-  if (std::is_same_v<element, __nv_bfloat16>)                                         \
-    list.push_back({head_dim, TileShape{__VA_ARGS__},                                 \
+#define FLASHATTN_TUNE_ENTRY(head_dim, element, ...)  \
+  if (std::is_same_v<element, __nv_bfloat16>)         \
+    list.push_back({head_dim, TileShape{__VA_ARGS__}, \
                     &launch_forward<ForwardConfig<head_dim, element, TileShape{__VA_ARGS__}>>});
   FLASHATTN_SM80_FOR_EACH_CANDIDATE(FLASHATTN_TUNE_ENTRY)
 #undef FLASHATTN_TUNE_ENTRY
@@ -89,11 +89,12 @@ double median_ms(F&& launch) {
 
 std::string shape_json(const TileShape& s) {
   char buffer[256];
-  std::snprintf(buffer, sizeof buffer,
-                "{\"m_tiles_per_warp\": %d, \"warps\": %d, \"block_n\": %d, \"stages\": %d, \"q_in_registers\": %s, "
-                "\"min_blocks_per_sm\": %d}",
-                s.m_tiles_per_warp, s.warps, s.block_n, s.stages, s.q_in_registers ? "true" : "false",
-                s.min_blocks_per_sm);
+  std::snprintf(
+      buffer, sizeof buffer,
+      "{\"m_tiles_per_warp\": %d, \"warps\": %d, \"block_n\": %d, \"stages\": %d, \"q_in_registers\": %s, "
+      "\"min_blocks_per_sm\": %d}",
+      s.m_tiles_per_warp, s.warps, s.block_n, s.stages, s.q_in_registers ? "true" : "false",
+      s.min_blocks_per_sm);
   return buffer;
 }
 
@@ -115,7 +116,8 @@ int main(int argc, char** argv) {
   std::vector<int> seqlens = {1024, 4096, 16384};
   if (argc > 1) {
     seqlens.clear();
-    for (char* tok = std::strtok(argv[1], ","); tok; tok = std::strtok(nullptr, ",")) seqlens.push_back(std::atoi(tok));
+    for (char* tok = std::strtok(argv[1], ","); tok; tok = std::strtok(nullptr, ","))
+      seqlens.push_back(std::atoi(tok));
   }
   const std::vector<Candidate> list = candidates();
   std::vector<int> dims;
@@ -149,8 +151,9 @@ int main(int argc, char** argv) {
         ExecutionContext ctx;
         const double table_ms = median_ms([&] { return cuda_sm80::run(p, ctx).ok(); });
         CHECK_CUDA(cudaDeviceSynchronize());
-        std::printf("{\"shape\": \"table\", \"hdim\": %d, \"causal\": %s, \"seqlen\": %d, \"tflops\": %.1f}\n", d,
-                    causal ? "true" : "false", s, flop / table_ms / 1e9);
+        std::printf(
+            "{\"shape\": \"table\", \"hdim\": %d, \"causal\": %s, \"seqlen\": %d, \"tflops\": %.1f}\n", d,
+            causal ? "true" : "false", s, flop / table_ms / 1e9);
         for (const Candidate& c : list) {
           if (c.head_dim != d) continue;
           ForwardKernelArgs args;
@@ -165,10 +168,12 @@ int main(int argc, char** argv) {
           const double ms = median_ms([&] { return c.launch(args, false, nullptr) == cudaSuccess; });
           const cudaError_t error = cudaDeviceSynchronize();
           const float diff = error == cudaSuccess && ms > 0 ? max_abs_diff(o, o_ref, n) : INFINITY;
-          std::printf("{\"shape\": %s, \"hdim\": %d, \"causal\": %s, \"seqlen\": %d, \"tflops\": %.1f, \"max_diff\": %g, "
-                      "\"error\": \"%s\"}\n",
-                      shape_json(c.shape).c_str(), d, causal ? "true" : "false", s, ms > 0 ? flop / ms / 1e9 : 0.0,
-                      diff, cudaGetErrorString(error));
+          std::printf(
+              "{\"shape\": %s, \"hdim\": %d, \"causal\": %s, \"seqlen\": %d, \"tflops\": %.1f, \"max_diff\": "
+              "%g, "
+              "\"error\": \"%s\"}\n",
+              shape_json(c.shape).c_str(), d, causal ? "true" : "false", s, ms > 0 ? flop / ms / 1e9 : 0.0,
+              diff, cudaGetErrorString(error));
           std::fflush(stdout);
           if (error != cudaSuccess) return 2;
         }

@@ -26,17 +26,17 @@
 
 namespace flashattn::detail {
 
-#define FLASHATTN_DECLARE_BACKEND(ns)                                                          \
-  namespace ns {                                                                               \
-  const char* unsupported_reason(const AttentionParams& p) noexcept;                           \
-  const char* unsupported_reason(const BackwardParams& p) noexcept;                            \
-  const char* unsupported_reason(const CombineParams& p) noexcept;                             \
-  std::size_t workspace_size(const AttentionParams& p, int threads) noexcept;                  \
-  std::size_t workspace_size(const BackwardParams& p, int threads) noexcept;                   \
-  std::size_t workspace_size(const CombineParams& p, int threads) noexcept;                    \
-  Status run(const AttentionParams& p, const ExecutionContext& ctx) noexcept;                  \
-  Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept;                   \
-  Status run(const CombineParams& p, const ExecutionContext& ctx) noexcept;                    \
+#define FLASHATTN_DECLARE_BACKEND(ns)                                         \
+  namespace ns {                                                              \
+  const char* unsupported_reason(const AttentionParams& p) noexcept;          \
+  const char* unsupported_reason(const BackwardParams& p) noexcept;           \
+  const char* unsupported_reason(const CombineParams& p) noexcept;            \
+  std::size_t workspace_size(const AttentionParams& p, int threads) noexcept; \
+  std::size_t workspace_size(const BackwardParams& p, int threads) noexcept;  \
+  std::size_t workspace_size(const CombineParams& p, int threads) noexcept;   \
+  Status run(const AttentionParams& p, const ExecutionContext& ctx) noexcept; \
+  Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept;  \
+  Status run(const CombineParams& p, const ExecutionContext& ctx) noexcept;   \
   }
 
 FLASHATTN_DECLARE_BACKEND(cpu_reference)

@@ -114,18 +114,18 @@ struct ForwardArgs {
 // src/cuda/sm80/clipped_indices.h). Likewise for the KV cache below
 // (cache_seqlens, cache_leftpad, cache_batch_idx, block_table, rotary rows).
 struct VarlenForwardArgs {
-  TensorView q;             // (total_q, h, d)
-  TensorView k;             // (total_k, hk, d)  or paged (num_blocks, page_size, hk, d)
-  TensorView v;             // (total_k, hk, dv) or paged (num_blocks, page_size, hk, dv)
-  TensorView cu_seqlens_q;  // int32 (b + 1), non-decreasing, cu[0] == 0
-  TensorView cu_seqlens_k;  // int32 (b + 1), non-decreasing, cu[0] == 0
+  TensorView q;                   // (total_q, h, d)
+  TensorView k;                   // (total_k, hk, d)  or paged (num_blocks, page_size, hk, d)
+  TensorView v;                   // (total_k, hk, dv) or paged (num_blocks, page_size, hk, dv)
+  TensorView cu_seqlens_q;        // int32 (b + 1), non-decreasing, cu[0] == 0
+  TensorView cu_seqlens_k;        // int32 (b + 1), non-decreasing, cu[0] == 0
   std::int64_t max_seqlen_q = 0;  // >= every q length (a bound, used for scheduling)
   std::int64_t max_seqlen_k = 0;  // >= every k length
-  TensorView seqused_q;     // optional int32 (b)
-  TensorView seqused_k;     // optional int32 (b)
-  TensorView block_table;   // optional int32 (b, max_blocks_per_seq)
-  TensorView out;           // (total_q, h, dv)
-  TensorView lse;           // optional fp32 (h, total_q)
+  TensorView seqused_q;           // optional int32 (b)
+  TensorView seqused_k;           // optional int32 (b)
+  TensorView block_table;         // optional int32 (b, max_blocks_per_seq)
+  TensorView out;                 // (total_q, h, dv)
+  TensorView lse;                 // optional fp32 (h, total_q)
   AttentionOptions options;
 };
 
@@ -141,39 +141,39 @@ struct VarlenForwardArgs {
 // windowed, else every q row at cache_seqlens[s]. Interleaved (GPT-J) rotates
 // pairs (2m, 2m+1); otherwise (GPT-NeoX) pairs (m, m + rotary_dim/2).
 struct KVCacheForwardArgs {
-  TensorView q;               // (b, sq, h, d)
-  TensorView k_cache;         // (b_cache, s_cache, hk, d) or (num_blocks, page_size, hk, d)
-  TensorView v_cache;         // (b_cache, s_cache, hk, dv) or (num_blocks, page_size, hk, dv)
-  TensorView block_table;     // optional int32 (b, max_blocks_per_seq): paged cache
-  TensorView cache_seqlens;   // optional int32 (b); absent: every sequence fills the cache
-  TensorView cache_batch_idx; // optional int32 (b): cache row of each sequence (dense cache only)
-  TensorView cache_leftpad;   // optional int32 (b): first valid cache position
-  TensorView k_new;           // optional (b, s_new, hk, d)
-  TensorView v_new;           // optional (b, s_new, hk, dv); given iff k_new is
-  TensorView rotary_cos;      // optional (s_rotary, rotary_dim / 2), dtype of q
-  TensorView rotary_sin;      // optional, like rotary_cos
+  TensorView q;                // (b, sq, h, d)
+  TensorView k_cache;          // (b_cache, s_cache, hk, d) or (num_blocks, page_size, hk, d)
+  TensorView v_cache;          // (b_cache, s_cache, hk, dv) or (num_blocks, page_size, hk, dv)
+  TensorView block_table;      // optional int32 (b, max_blocks_per_seq): paged cache
+  TensorView cache_seqlens;    // optional int32 (b); absent: every sequence fills the cache
+  TensorView cache_batch_idx;  // optional int32 (b): cache row of each sequence (dense cache only)
+  TensorView cache_leftpad;    // optional int32 (b): first valid cache position
+  TensorView k_new;            // optional (b, s_new, hk, d)
+  TensorView v_new;            // optional (b, s_new, hk, dv); given iff k_new is
+  TensorView rotary_cos;       // optional (s_rotary, rotary_dim / 2), dtype of q
+  TensorView rotary_sin;       // optional, like rotary_cos
   bool rotary_interleaved = true;
-  int num_splits = 0;         // split the keys into this many parts and combine (0: heuristic)
-  TensorView out;             // (b, sq, h, dv)
-  TensorView lse;             // optional fp32 (b, h, sq)
-  AttentionOptions options;   // dropout must be 0
+  int num_splits = 0;        // split the keys into this many parts and combine (0: heuristic)
+  TensorView out;            // (b, sq, h, dv)
+  TensorView lse;            // optional fp32 (b, h, sq)
+  AttentionOptions options;  // dropout must be 0
 };
 
 // ----------------------------------------------------------------------------
 // Backward. Recomputes P from q, k and the forward's LSE; dk/dv are summed over
 // the q heads of each GQA group. dq/dk/dv are fully overwritten.
 struct BackwardArgs {
-  TensorView dout;  // (b, sq, h, dv)
-  TensorView q;     // (b, sq, h, d)
-  TensorView k;     // (b, sk, hk, d)
-  TensorView v;     // (b, sk, hk, dv)
-  TensorView out;   // (b, sq, h, dv): the forward's output
-  TensorView lse;   // fp32 (b, h, sq): the forward's LSE
-  TensorView dq;    // (b, sq, h, d)
-  TensorView dk;    // (b, sk, hk, d)
-  TensorView dv;    // (b, sk, hk, dv)
-  TensorView dsink; // fp32 (h): required iff options.sink is given; overwritten
-  AttentionOptions options;  // the forward's options
+  TensorView dout;             // (b, sq, h, dv)
+  TensorView q;                // (b, sq, h, d)
+  TensorView k;                // (b, sk, hk, d)
+  TensorView v;                // (b, sk, hk, dv)
+  TensorView out;              // (b, sq, h, dv): the forward's output
+  TensorView lse;              // fp32 (b, h, sq): the forward's LSE
+  TensorView dq;               // (b, sq, h, d)
+  TensorView dk;               // (b, sk, hk, d)
+  TensorView dv;               // (b, sk, hk, dv)
+  TensorView dsink;            // fp32 (h): required iff options.sink is given; overwritten
+  AttentionOptions options;    // the forward's options
   bool deterministic = false;  // bitwise-identical results run to run
 };
 
@@ -188,12 +188,12 @@ struct VarlenBackwardArgs {
   TensorView cu_seqlens_k;  // int32 (b + 1)
   std::int64_t max_seqlen_q = 0;
   std::int64_t max_seqlen_k = 0;
-  TensorView seqused_q;     // optional int32 (b)
-  TensorView seqused_k;     // optional int32 (b)
-  TensorView dq;            // (total_q, h, d); rows outside used ranges are zeroed
-  TensorView dk;            // (total_k, hk, d); likewise
-  TensorView dv;            // (total_k, hk, dv); likewise
-  TensorView dsink;         // fp32 (h), iff options.sink
+  TensorView seqused_q;  // optional int32 (b)
+  TensorView seqused_k;  // optional int32 (b)
+  TensorView dq;         // (total_q, h, d); rows outside used ranges are zeroed
+  TensorView dk;         // (total_k, hk, d); likewise
+  TensorView dv;         // (total_k, hk, dv); likewise
+  TensorView dsink;      // fp32 (h), iff options.sink
   AttentionOptions options;
   bool deterministic = false;
 };
@@ -220,10 +220,13 @@ Status combine(const CombineArgs& args, const ExecutionContext& ctx) noexcept;
 // shapes, dtypes and options (never on tensor contents), so it is safe to call
 // before the data exists and the same size serves every call of that shape.
 Status workspace_size(const ForwardArgs& args, const ExecutionContext& ctx, std::size_t* bytes) noexcept;
-Status workspace_size(const VarlenForwardArgs& args, const ExecutionContext& ctx, std::size_t* bytes) noexcept;
-Status workspace_size(const KVCacheForwardArgs& args, const ExecutionContext& ctx, std::size_t* bytes) noexcept;
+Status workspace_size(const VarlenForwardArgs& args, const ExecutionContext& ctx,
+                      std::size_t* bytes) noexcept;
+Status workspace_size(const KVCacheForwardArgs& args, const ExecutionContext& ctx,
+                      std::size_t* bytes) noexcept;
 Status workspace_size(const BackwardArgs& args, const ExecutionContext& ctx, std::size_t* bytes) noexcept;
-Status workspace_size(const VarlenBackwardArgs& args, const ExecutionContext& ctx, std::size_t* bytes) noexcept;
+Status workspace_size(const VarlenBackwardArgs& args, const ExecutionContext& ctx,
+                      std::size_t* bytes) noexcept;
 Status workspace_size(const CombineArgs& args, const ExecutionContext& ctx, std::size_t* bytes) noexcept;
 
 // ----------------------------------------------------------------------------
@@ -236,10 +239,13 @@ struct KernelChoice {
 };
 
 Status select_kernel(const ForwardArgs& args, const ExecutionContext& ctx, KernelChoice* choice) noexcept;
-Status select_kernel(const VarlenForwardArgs& args, const ExecutionContext& ctx, KernelChoice* choice) noexcept;
-Status select_kernel(const KVCacheForwardArgs& args, const ExecutionContext& ctx, KernelChoice* choice) noexcept;
+Status select_kernel(const VarlenForwardArgs& args, const ExecutionContext& ctx,
+                     KernelChoice* choice) noexcept;
+Status select_kernel(const KVCacheForwardArgs& args, const ExecutionContext& ctx,
+                     KernelChoice* choice) noexcept;
 Status select_kernel(const BackwardArgs& args, const ExecutionContext& ctx, KernelChoice* choice) noexcept;
-Status select_kernel(const VarlenBackwardArgs& args, const ExecutionContext& ctx, KernelChoice* choice) noexcept;
+Status select_kernel(const VarlenBackwardArgs& args, const ExecutionContext& ctx,
+                     KernelChoice* choice) noexcept;
 Status select_kernel(const CombineArgs& args, const ExecutionContext& ctx, KernelChoice* choice) noexcept;
 
 }  // namespace flashattn

@@ -2,7 +2,8 @@
 //
 // No PyTorch (or NumPy) header is used, so one build of this module works with any
 // PyTorch version: tensors cross as plain tuples
-//     (data_ptr: int, dtype: str, shape: tuple[int], strides: tuple[int], device_type: int, device_index: int)
+//     (data_ptr: int, dtype: str, shape: tuple[int], strides: tuple[int],
+//      device_type: int, device_index: int)
 // (strides in elements, device_type 0 = CPU, 1 = CUDA), or None for an optional tensor
 // that is not given. Streams and workspaces cross as integers (addresses). The
 // framework layer (flashattn/interface.py) owns every allocation.
@@ -67,9 +68,9 @@ TensorView parse_view(nb::handle obj, const char* arg) {
   const nb::tuple strides = nb::cast<nb::tuple>(t[3]);
   if (shape.size() != strides.size()) raise_type(std::string(arg) + ": shape and strides differ in length");
   if (shape.size() < 1 || shape.size() > static_cast<std::size_t>(kMaxRank)) {
-    throw nb::value_error(
-        (std::string(arg) + ": rank " + std::to_string(shape.size()) + " is outside 1.." + std::to_string(kMaxRank))
-            .c_str());
+    throw nb::value_error((std::string(arg) + ": rank " + std::to_string(shape.size()) + " is outside 1.." +
+                           std::to_string(kMaxRank))
+                              .c_str());
   }
   view.data = reinterpret_cast<void*>(nb::cast<std::uintptr_t>(t[0]));
   view.dtype = parse_dtype(nb::cast<std::string_view>(t[1]), arg);
@@ -80,7 +81,8 @@ TensorView parse_view(nb::handle obj, const char* arg) {
   }
   const int device_type = nb::cast<int>(t[4]);
   if (device_type != 0 && device_type != 1) {
-    raise_type(std::string(arg) + ": device type " + std::to_string(device_type) + " is neither CPU (0) nor CUDA (1)");
+    raise_type(std::string(arg) + ": device type " + std::to_string(device_type) +
+               " is neither CPU (0) nor CUDA (1)");
   }
   view.device.type = device_type == 0 ? DeviceType::cpu : DeviceType::cuda;
   view.device.index = nb::cast<int>(t[5]);
@@ -226,9 +228,8 @@ Backend parse_backend(const std::string& name) {
   if (name == "cpu_tiled") return Backend::cpu_tiled;
   if (name == "cuda_sm80") return Backend::cuda_sm80;
   if (name == "cuda_sm90") return Backend::cuda_sm90;
-  throw nb::value_error(("backend: '" + name +
-                         "' is not one of auto, cpu_reference, cpu_tiled, cuda_sm80, cuda_sm90")
-                            .c_str());
+  throw nb::value_error(
+      ("backend: '" + name + "' is not one of auto, cpu_reference, cpu_tiled, cuda_sm80, cuda_sm90").c_str());
 }
 
 ExecutionContext make_context(const std::string& backend, std::uintptr_t stream, std::uintptr_t workspace,

@@ -28,10 +28,10 @@ struct Operand {
 struct AttentionParams {
   DType dtype = DType::float32;  // of q, k, v, out (and k_new, v_new, rotary tables)
 
-  std::int64_t batch = 0;     // number of sequences
-  std::int64_t heads = 0;     // h
-  std::int64_t heads_kv = 0;  // hk
-  std::int64_t head_dim = 0;  // d
+  std::int64_t batch = 0;       // number of sequences
+  std::int64_t heads = 0;       // h
+  std::int64_t heads_kv = 0;    // hk
+  std::int64_t head_dim = 0;    // d
   std::int64_t head_dim_v = 0;  // dv
   // Batched: the lengths. Varlen/KV cache: upper bounds on every sequence's
   // lengths (max_seqlen_*), for grid sizing; the true ones come from seqlens().
@@ -71,10 +71,10 @@ struct AttentionParams {
 
   // Extents of the operands, so that a backend which cannot validate index
   // contents (CUDA: api/validate.h) can clip every index it reads. 0: not set.
-  std::int64_t q_rows = 0;      // varlen: rows of q/out (total_q)
-  std::int64_t k_rows = 0;      // dense varlen: rows of k/v (total_k)
-  std::int64_t kv_blocks = 0;   // paged: blocks of k/v (num_blocks); dense KV cache: b_cache
-  std::int64_t table_cols = 0;  // paged: entries per block_table row (max_blocks_per_seq)
+  std::int64_t q_rows = 0;       // varlen: rows of q/out (total_q)
+  std::int64_t k_rows = 0;       // dense varlen: rows of k/v (total_k)
+  std::int64_t kv_blocks = 0;    // paged: blocks of k/v (num_blocks); dense KV cache: b_cache
+  std::int64_t table_cols = 0;   // paged: entries per block_table row (max_blocks_per_seq)
   std::int64_t rotary_rows = 0;  // KV cache with rotary: rows of rotary_cos/sin (s_rotary)
 
   // Options, resolved.
@@ -110,11 +110,11 @@ struct CombineParams {
 // Per-sequence resolution.
 
 struct SequenceLengths {
-  std::int64_t q = 0;        // queries taking part
-  std::int64_t k = 0;        // keys taking part (after append, without left padding)
-  std::int64_t q_offset = 0; // global row of query 0 (varlen) or 0
-  std::int64_t k_offset = 0; // global row of key 0 (varlen), or cache position of key 0 (leftpad)
-  std::int64_t k_batch = 0;  // batch index into k/v (cache_batch_idx) for dense layouts
+  std::int64_t q = 0;          // queries taking part
+  std::int64_t k = 0;          // keys taking part (after append, without left padding)
+  std::int64_t q_offset = 0;   // global row of query 0 (varlen) or 0
+  std::int64_t k_offset = 0;   // global row of key 0 (varlen), or cache position of key 0 (leftpad)
+  std::int64_t k_batch = 0;    // batch index into k/v (cache_batch_idx) for dense layouts
   std::int64_t cache_end = 0;  // KV cache: position where new keys are appended
 };
 

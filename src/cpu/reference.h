@@ -39,9 +39,9 @@ namespace flashattn::detail::cpu_reference {
 //             with ALiBi S = rnd(S + bias); softmax in float; P = rnd(P) after normalisation;
 //             with dropout P~ = rnd(P * keep / (1-p)); O accumulated in float, then rnd(O); LSE float.
 //   backward: P = rnd(exp(S - LSE)) and D = sum dO*O in float, from the given LSE and output
-//             like the exact backward (recomputed in float, O rounded, when not given); dP = rnd(dO.v [* keep/(1-p)]); dS = rnd(P(dP - D));
-//             with softcap dS = rnd(dS * (1 - tanh^2)); dq, dk, dv accumulated in float and
-//             rounded with rnd before the store; dsink in float.
+//             like the exact backward (recomputed in float, O rounded, when not given); dP = rnd(dO.v [*
+//             keep/(1-p)]); dS = rnd(P(dP - D)); with softcap dS = rnd(dS * (1 - tanh^2)); dq, dk, dv
+//             accumulated in float and rounded with rnd before the store; dsink in float.
 // Uses the same workspace as run (workspace_size). The KV-cache append is identical to run's,
 // so running both on one cache writes the same values twice.
 Status run_emulated(const AttentionParams& p, const ExecutionContext& ctx, DType precision) noexcept;

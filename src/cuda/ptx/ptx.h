@@ -4,10 +4,10 @@
 // is visible in one place and portable changes (a new arch) touch one file.
 #pragma once
 
-#include <cstdint>
-
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+
+#include <cstdint>
 
 namespace flashattn::ptx {
 
@@ -28,7 +28,9 @@ __device__ __forceinline__ void cp_async_cg_16(std::uint32_t smem_addr, const vo
                : "memory");
 }
 
-__device__ __forceinline__ void cp_async_commit_group() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void cp_async_commit_group() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
 
 // Waits until at most `kPending` committed groups are still in flight.
 template <int kPending>

@@ -8,6 +8,8 @@
 // Accumulator layout (PTX ISA, "wgmma .m64nNk16 D fragment"): warp w of the
 // warpgroup owns rows 16w..16w+15; d[4i + {0,1}] sits at row 16w + lane/4,
 // columns 8i + 2(lane%4) + {0,1}; d[4i + {2,3}] at the row 8 below.
+// The layout of this file is the generator's (long operand lists), not clang-format's.
+// clang-format off
 #pragma once
 
 #include <cstdint>

@@ -25,7 +25,9 @@ FLASHATTN_SM80_FOR_EACH_KERNEL(FLASHATTN_SM80_DECLARE_FORWARD)
 namespace {
 
 constexpr std::size_t kAlignment = 256;
-constexpr std::size_t align_up(std::size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+constexpr std::size_t align_up(std::size_t bytes) {
+  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
 
 int head_dim_bucket(std::int64_t head_dim) {
   const int bucket = static_cast<int>((head_dim + 31) / 32 * 32);
@@ -35,7 +37,7 @@ int head_dim_bucket(std::int64_t head_dim) {
 int bucket_of(const AttentionParams& p) { return head_dim_bucket(std::max(p.head_dim, p.head_dim_v)); }
 
 bool bucket_compiled(int bucket, DType dtype) {
-#define FLASHATTN_SM80_MATCH(head_dim, element, ...)                                             \
+#define FLASHATTN_SM80_MATCH(head_dim, element, ...)                                                       \
   if (bucket == head_dim && dtype == (std::is_same_v<element, __half> ? DType::float16 : DType::bfloat16)) \
     return true;
   FLASHATTN_SM80_FOR_EACH_KERNEL(FLASHATTN_SM80_MATCH)
@@ -46,7 +48,8 @@ bool bucket_compiled(int bucket, DType dtype) {
 int device_max_smem() {
   int device = 0, bytes = 0;
   if (cudaGetDevice(&device) != cudaSuccess) return 0;
-  if (cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) return 0;
+  if (cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess)
+    return 0;
   return bytes;
 }
 
@@ -63,11 +66,12 @@ KernelChoice choose_kernel(const AttentionParams& p) {
   const int wanted = p.mask.window_right >= 0 ? 1 : 0;
   const int max_smem = device_max_smem();
   KernelChoice choice;
-#define FLASHATTN_SM80_CHOOSE(head_dim, element, role, ...)                                                    \
-  if (bucket == head_dim && p.dtype == (std::is_same_v<element, __half> ? DType::float16 : DType::bfloat16)) { \
-    using Cfg = ForwardConfig<head_dim, element, TileShape{__VA_ARGS__}>;                                  \
-    if (role == wanted && Cfg::kSmemBytes <= max_smem) return KernelChoice{role, Cfg::kShape};             \
-    if (role == 2) choice = KernelChoice{role, Cfg::kShape};                                               \
+#define FLASHATTN_SM80_CHOOSE(head_dim, element, role, ...)                                    \
+  if (bucket == head_dim &&                                                                    \
+      p.dtype == (std::is_same_v<element, __half> ? DType::float16 : DType::bfloat16)) {       \
+    using Cfg = ForwardConfig<head_dim, element, TileShape{__VA_ARGS__}>;                      \
+    if (role == wanted && Cfg::kSmemBytes <= max_smem) return KernelChoice{role, Cfg::kShape}; \
+    if (role == 2) choice = KernelChoice{role, Cfg::kShape};                                   \
   }
   FLASHATTN_SM80_FOR_EACH_KERNEL(FLASHATTN_SM80_CHOOSE)
 #undef FLASHATTN_SM80_CHOOSE
@@ -98,7 +102,9 @@ int resolve_splits(const AttentionParams& p) {
   if (!p.is_kvcache || p.cu_seqlens_q != nullptr) return 1;
   const std::int64_t n_blocks = (p.seqlen_k + block_n(p) - 1) / block_n(p);
   const std::int64_t m_blocks = (p.seqlen_q + block_m(p) - 1) / block_m(p);
-  if (p.num_splits >= 1) return static_cast<int>(std::clamp<std::int64_t>(p.num_splits, 1, std::max<std::int64_t>(1, std::min<std::int64_t>(n_blocks, 128))));
+  if (p.num_splits >= 1)
+    return static_cast<int>(std::clamp<std::int64_t>(
+        p.num_splits, 1, std::max<std::int64_t>(1, std::min<std::int64_t>(n_blocks, 128))));
   const std::int64_t tiles = p.batch * p.heads * m_blocks;
   const int sms = device_sm_count();
   if (tiles >= sms * 8 / 10 || n_blocks <= 1) return 1;
@@ -149,9 +155,9 @@ Status cuda_status(cudaError_t error, const char* what) {
 cudaError_t dispatch_forward(const ForwardKernelArgs& args, bool general, cudaStream_t stream) {
   const int bucket = bucket_of(args.p);
   const int chosen = choose_kernel(args.p).role;
-#define FLASHATTN_SM80_LAUNCH(head_dim, element, role, ...)                                                  \
-  if (bucket == head_dim && chosen == role &&                                                            \
-      args.p.dtype == (std::is_same_v<element, __half> ? DType::float16 : DType::bfloat16))                  \
+#define FLASHATTN_SM80_LAUNCH(head_dim, element, role, ...)                                 \
+  if (bucket == head_dim && chosen == role &&                                               \
+      args.p.dtype == (std::is_same_v<element, __half> ? DType::float16 : DType::bfloat16)) \
     return launch_forward<ForwardConfig<head_dim, element, TileShape{__VA_ARGS__}>>(args, general, stream);
   FLASHATTN_SM80_FOR_EACH_KERNEL(FLASHATTN_SM80_LAUNCH)
 #undef FLASHATTN_SM80_LAUNCH
@@ -161,15 +167,18 @@ cudaError_t dispatch_forward(const ForwardKernelArgs& args, bool general, cudaSt
 }  // namespace
 
 const char* unsupported_reason(const AttentionParams& p) noexcept {
-  if (p.dtype != DType::float16 && p.dtype != DType::bfloat16) return "cuda_sm80 runs fp16 and bf16 inputs only";
+  if (p.dtype != DType::float16 && p.dtype != DType::bfloat16)
+    return "cuda_sm80 runs fp16 and bf16 inputs only";
   if (p.head_dim > 256 || p.head_dim_v > 256) return "cuda_sm80 supports head dims up to 256";
-  if (p.head_dim % 8 != 0 || p.head_dim_v % 8 != 0) return "cuda_sm80 needs head dims that are multiples of 8";
+  if (p.head_dim % 8 != 0 || p.head_dim_v % 8 != 0)
+    return "cuda_sm80 needs head dims that are multiples of 8";
   if (!bucket_compiled(bucket_of(p), p.dtype)) {
     return "cuda_sm80: the head-dim bucket for this problem was not compiled (see FLASHATTN_HEAD_DIMS and "
            "FLASHATTN_DTYPES)";
   }
   if (!operand_aligned(p.q) || !operand_aligned(p.k) || !operand_aligned(p.v) || !operand_aligned(p.out)) {
-    return "cuda_sm80 needs q, k, v and out rows 16-byte aligned (data pointers aligned, strides multiples of 8 "
+    return "cuda_sm80 needs q, k, v and out rows 16-byte aligned (data pointers aligned, strides multiples "
+           "of 8 "
            "elements)";
   }
   if (p.block_table != nullptr && p.page_size <= 0) return "cuda_sm80: paged K/V needs page_size >= 1";
@@ -200,7 +209,8 @@ Status run(const AttentionParams& params, const ExecutionContext& ctx) noexcept 
   AttentionParams p = params;
 
   if (p.is_kvcache && p.k_new.data != nullptr && p.seqlen_new > 0) {
-    if (cudaError_t e = launch_append_kv(p, stream); e != cudaSuccess) return cuda_status(e, "append_kv launch");
+    if (cudaError_t e = launch_append_kv(p, stream); e != cudaSuccess)
+      return cuda_status(e, "append_kv launch");
   }
   if (rotates_q(p)) {
     void* q_rotated = workspace + layout.q_rotated;
@@ -226,7 +236,8 @@ Status run(const AttentionParams& params, const ExecutionContext& ctx) noexcept 
   args.dropout_threshold = p.dropout_p > 0.f ? dropout_threshold(p.dropout_p) : 0u;
   args.dropout_rescale = p.dropout_p > 0.f ? 1.f / (1.f - p.dropout_p) : 1.f;
   args.total_tiles = static_cast<std::int64_t>(args.m_blocks) * p.batch * p.heads * args.num_splits;
-  const bool general = p.softcap > 0.f || p.alibi_slopes != nullptr || args.dropout_threshold > 0 || !(p.scale > 0.f);
+  const bool general =
+      p.softcap > 0.f || p.alibi_slopes != nullptr || args.dropout_threshold > 0 || !(p.scale > 0.f);
   if (cudaError_t e = dispatch_forward(args, general, stream); e != cudaSuccess) {
     return cuda_status(e, "forward kernel launch");
   }

@@ -36,7 +36,8 @@ inline std::int64_t allocated_rows_q(const BackwardParams& p, std::int64_t b) {
 
 // One warp per scratch row: lane c reads 8 columns [8c, 8c + 8) of dO and O (head_dim_v <= 256).
 template <typename Element>
-__global__ void __launch_bounds__(kAuxThreads) backward_preprocess_kernel(const __grid_constant__ BackwardKernelArgs args) {
+__global__ void __launch_bounds__(kAuxThreads)
+    backward_preprocess_kernel(const __grid_constant__ BackwardKernelArgs args) {
   constexpr float kLog2e = 1.4426950408889634f;
   const BackwardParams& p = args.p;
   const int lane = threadIdx.x % 32;
@@ -84,7 +85,8 @@ __global__ void __launch_bounds__(kAuxThreads) backward_preprocess_kernel(const 
 // dsink in double, with dO . O recomputed in double from the inputs (the CPU backends' precision:
 // the sum runs over every row of every sequence). One warp per row, warps in a fixed order.
 template <typename Element>
-__global__ void __launch_bounds__(kAuxThreads) backward_dsink_kernel(const __grid_constant__ BackwardKernelArgs args) {
+__global__ void __launch_bounds__(kAuxThreads)
+    backward_dsink_kernel(const __grid_constant__ BackwardKernelArgs args) {
   constexpr int kWarps = kAuxThreads / 32;
   const BackwardParams& p = args.p;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -104,7 +106,8 @@ __global__ void __launch_bounds__(kAuxThreads) backward_dsink_kernel(const __gri
           const Element* d8 = reinterpret_cast<const Element*>(&dv);
           const Element* o8 = reinterpret_cast<const Element*>(&ov);
 #pragma unroll
-          for (int c = 0; c < 8; ++c) dot += static_cast<double>(element_to_float(d8[c])) * element_to_float(o8[c]);
+          for (int c = 0; c < 8; ++c)
+            dot += static_cast<double>(element_to_float(d8[c])) * element_to_float(o8[c]);
         }
 #pragma unroll
         for (int offset = 16; offset > 0; offset /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, offset);
@@ -125,7 +128,8 @@ __global__ void __launch_bounds__(kAuxThreads) backward_dsink_kernel(const __gri
 
 // One thread per 8 columns of a dQ row.
 template <typename Element>
-__global__ void __launch_bounds__(kAuxThreads) backward_postprocess_kernel(const __grid_constant__ BackwardKernelArgs args) {
+__global__ void __launch_bounds__(kAuxThreads)
+    backward_postprocess_kernel(const __grid_constant__ BackwardKernelArgs args) {
   const BackwardParams& p = args.p;
   const std::int64_t chunks_per_row = p.head_dim / 8;
   const std::int64_t total = p.batch * p.heads * args.rows_padded * chunks_per_row;
@@ -136,7 +140,8 @@ __global__ void __launch_bounds__(kAuxThreads) backward_postprocess_kernel(const
     const std::int64_t i = row % args.rows_padded;
     const std::int64_t head = (row / args.rows_padded) % p.heads;
     const std::int64_t batch = row / args.rows_padded / p.heads;
-    const std::int64_t allocated = p.cu_seqlens_q ? p.cu_seqlens_q[batch + 1] - p.cu_seqlens_q[batch] : p.seqlen_q;
+    const std::int64_t allocated =
+        p.cu_seqlens_q ? p.cu_seqlens_q[batch + 1] - p.cu_seqlens_q[batch] : p.seqlen_q;
     if (i >= allocated) continue;
     const SequenceLengths seq = sequence_lengths(p, batch);
     const float4* src = reinterpret_cast<const float4*>(args.dq_accum + row * p.head_dim + chunk * 8);
