@@ -28,7 +28,9 @@ extern template cudaError_t launch_backward_aux<__nv_bfloat16>(const BackwardKer
 namespace {
 
 constexpr std::size_t kAlignment = 256;
-constexpr std::size_t align_up(std::size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+constexpr std::size_t align_up(std::size_t bytes) {
+  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
 
 int backward_bucket(const BackwardParams& p) {
   const std::int64_t d = std::max(p.head_dim, p.head_dim_v);
@@ -38,7 +40,7 @@ int backward_bucket(const BackwardParams& p) {
 
 bool backward_compiled(int bucket, DType dtype) {
   (void)bucket, (void)dtype;
-#define FLASHATTN_SM80_MATCH(head_dim, element)                                                             \
+#define FLASHATTN_SM80_MATCH(head_dim, element)                                                            \
   if (bucket == head_dim && dtype == (std::is_same_v<element, __half> ? DType::float16 : DType::bfloat16)) \
     return true;
   FLASHATTN_SM80_FOR_EACH_BACKWARD_KERNEL(FLASHATTN_SM80_MATCH)
@@ -74,22 +76,24 @@ BackwardLayout backward_layout(const BackwardParams& p) {
   if (p.deterministic) {
     w.semaphore = offset;
     offset += align_up(static_cast<std::size_t>(p.batch * p.heads) *
-                       static_cast<std::size_t>(w.rows_padded / backward_block_m(backward_bucket(p))) * sizeof(int));
+                       static_cast<std::size_t>(w.rows_padded / backward_block_m(backward_bucket(p))) *
+                       sizeof(int));
   }
   w.total = offset;
   return w;
 }
 
 Status cuda_status(cudaError_t error, const char* what) {
-  return Status::error(ErrorCode::cuda_error, "cuda_sm80: backward %s failed: %s", what, cudaGetErrorString(error));
+  return Status::error(ErrorCode::cuda_error, "cuda_sm80: backward %s failed: %s", what,
+                       cudaGetErrorString(error));
 }
 
 #if FLASHATTN_SM80_BACKWARD
 cudaError_t dispatch_backward(const BackwardKernelArgs& args, bool general, cudaStream_t stream) {
   const int bucket = backward_bucket(args.p);
-#define FLASHATTN_SM80_LAUNCH(head_dim, element)                                                 \
-  if (bucket == head_dim &&                                                                      \
-      args.p.dtype == (std::is_same_v<element, __half> ? DType::float16 : DType::bfloat16))     \
+#define FLASHATTN_SM80_LAUNCH(head_dim, element)                                            \
+  if (bucket == head_dim &&                                                                 \
+      args.p.dtype == (std::is_same_v<element, __half> ? DType::float16 : DType::bfloat16)) \
     return launch_backward<BackwardConfig<head_dim, element>>(args, general, stream);
   FLASHATTN_SM80_FOR_EACH_BACKWARD_KERNEL(FLASHATTN_SM80_LAUNCH)
 #undef FLASHATTN_SM80_LAUNCH
@@ -108,13 +112,17 @@ const char* unsupported_reason(const BackwardParams& p) noexcept {
   if (!FLASHATTN_SM80_BACKWARD) {
     return "cuda_sm80: backward kernels were not compiled (built with FLASHATTN_BACKWARD=OFF)";
   }
-  if (p.is_kvcache || p.block_table != nullptr) return "cuda_sm80: backward over a KV cache or paged K/V is not defined";
-  if (p.dtype != DType::float16 && p.dtype != DType::bfloat16) return "cuda_sm80 runs fp16 and bf16 inputs only";
+  if (p.is_kvcache || p.block_table != nullptr)
+    return "cuda_sm80: backward over a KV cache or paged K/V is not defined";
+  if (p.dtype != DType::float16 && p.dtype != DType::bfloat16)
+    return "cuda_sm80 runs fp16 and bf16 inputs only";
   if (p.head_dim > 256 || p.head_dim_v > 256) return "cuda_sm80 supports head dims up to 256";
-  if (p.head_dim % 8 != 0 || p.head_dim_v % 8 != 0) return "cuda_sm80 needs head dims that are multiples of 8";
+  if (p.head_dim % 8 != 0 || p.head_dim_v % 8 != 0)
+    return "cuda_sm80 needs head dims that are multiples of 8";
   if (p.heads_kv <= 0 || p.heads % p.heads_kv != 0) return "cuda_sm80: heads must be a multiple of heads_kv";
   if (!backward_compiled(backward_bucket(p), p.dtype)) {
-    return "cuda_sm80: the backward head-dim bucket for this problem was not compiled (see FLASHATTN_HEAD_DIMS and "
+    return "cuda_sm80: the backward head-dim bucket for this problem was not compiled (see "
+           "FLASHATTN_HEAD_DIMS and "
            "FLASHATTN_DTYPES)";
   }
   if (!rows_aligned(p.q) || !rows_aligned(p.k) || !rows_aligned(p.v) || !rows_aligned(p.out) ||
@@ -156,9 +164,11 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
   args.dropout_rescale = p.dropout_p > 0.f ? 1.f / (1.f - p.dropout_p) : 1.f;
   const bool general = p.softcap > 0.f || p.alibi_slopes != nullptr || args.dropout_threshold > 0;
 
-  if (cudaError_t e = dispatch_aux(args, 0, stream); e != cudaSuccess) return cuda_status(e, "preprocess launch");
+  if (cudaError_t e = dispatch_aux(args, 0, stream); e != cudaSuccess)
+    return cuda_status(e, "preprocess launch");
   if (p.sink != nullptr && p.dsink != nullptr) {
-    if (cudaError_t e = dispatch_aux(args, 1, stream); e != cudaSuccess) return cuda_status(e, "dsink launch");
+    if (cudaError_t e = dispatch_aux(args, 1, stream); e != cudaSuccess)
+      return cuda_status(e, "dsink launch");
   }
   if (args.total_tiles > 0) {
     if (cudaError_t e = dispatch_backward(args, general, stream); e != cudaSuccess) {
@@ -166,7 +176,8 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
     }
   }
   if (p.seqlen_q > 0) {
-    if (cudaError_t e = dispatch_aux(args, 2, stream); e != cudaSuccess) return cuda_status(e, "postprocess launch");
+    if (cudaError_t e = dispatch_aux(args, 2, stream); e != cudaSuccess)
+      return cuda_status(e, "postprocess launch");
   }
   return Status::ok_status();
 #else

@@ -54,10 +54,11 @@ struct BackwardConfig {
 
 struct BackwardKernelArgs {
   BackwardParams p;
-  std::int64_t rows_padded = 0;  // per (sequence, head) rows of the scratch arrays (multiple of kBackwardRowPad)
-  float* lse_log2 = nullptr;     // (batch, heads, rows_padded): LSE * log2(e); +inf where P must be 0
-  float* delta = nullptr;        // (batch, heads, rows_padded): D = rowsum(dO * O)
-  float* dq_accum = nullptr;     // (batch, heads, rows_padded, head_dim) fp32
+  std::int64_t rows_padded =
+      0;                      // per (sequence, head) rows of the scratch arrays (multiple of kBackwardRowPad)
+  float* lse_log2 = nullptr;  // (batch, heads, rows_padded): LSE * log2(e); +inf where P must be 0
+  float* delta = nullptr;     // (batch, heads, rows_padded): D = rowsum(dO * O)
+  float* dq_accum = nullptr;  // (batch, heads, rows_padded, head_dim) fp32
   int* dq_semaphore = nullptr;   // deterministic: (batch, heads, m_blocks) counters
   int m_blocks = 0;              // rows_padded / kBlockM
   int n_blocks = 0;              // key tiles per sequence (seqlen_k bound)

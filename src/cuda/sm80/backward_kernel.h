@@ -71,9 +71,9 @@ __device__ __forceinline__ int dq_turn(const MaskParams& mask, int m_block, int 
 // Global -> shared copy of a tile of rows a fixed stride apart (cp.async, 16 bytes per thread per
 // step); rows past valid_rows and columns past valid_cols are zero-filled without reading memory.
 template <class Cfg, class Tile, int kRows>
-__device__ __forceinline__ void backward_load_tile(typename Cfg::Element* smem, const typename Cfg::Element* row0,
-                                                   std::int64_t row_stride, int valid_rows, int valid_cols,
-                                                   int thread) {
+__device__ __forceinline__ void backward_load_tile(typename Cfg::Element* smem,
+                                                   const typename Cfg::Element* row0, std::int64_t row_stride,
+                                                   int valid_rows, int valid_cols, int thread) {
   constexpr int kChunks = kRows * Cfg::kChunksPerRow;
 #pragma unroll
   for (int step = 0; step < (kChunks + Cfg::kThreads - 1) / Cfg::kThreads; ++step) {
@@ -131,8 +131,8 @@ __device__ __forceinline__ LanePhases<Tile> phases_b(int lane) {
 // both with the reduction dimension contiguous (the forward's S = Q K^T). Shared addresses in bytes.
 template <typename Element, class ATile, class BTile, int kKSteps, int kN>
 __device__ __forceinline__ void warp_gemm_nt(float (&acc)[kN / 8][4], std::uint32_t a_smem,
-                                             const LanePhases<ATile>& a_phases, int a_row0, std::uint32_t b_smem,
-                                             const LanePhases<BTile>& b_phases) {
+                                             const LanePhases<ATile>& a_phases, int a_row0,
+                                             std::uint32_t b_smem, const LanePhases<BTile>& b_phases) {
 #pragma unroll
   for (int k_step = 0; k_step < kKSteps; ++k_step) {
     std::uint32_t a[4];
@@ -192,7 +192,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   extern __shared__ __align__(128) unsigned char smem_bytes[];
   Element* k_smem = reinterpret_cast<Element*>(smem_bytes);
   Element* v_smem = k_smem + Cfg::kSmemK;
-  Element* q_smem = v_smem + Cfg::kSmemK;            // kStages tiles
+  Element* q_smem = v_smem + Cfg::kSmemK;                  // kStages tiles
   Element* do_smem = q_smem + Cfg::kStages * Cfg::kSmemQ;  // kStages tiles
   Element* ds_smem = do_smem + Cfg::kStages * Cfg::kSmemQ;
   float* lse_smem = reinterpret_cast<float*>(ds_smem + Cfg::kSmemDs);  // kStages x kBlockM
@@ -227,7 +227,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     const std::int64_t shift = seq.k - seq.q;
 
     // K and V of the tile, with the first query tile's operands in the same copy group.
-    const int k_rows = static_cast<int>(seq.k - n0 < Cfg::kBlockN ? (seq.k - n0 > 0 ? seq.k - n0 : 0) : Cfg::kBlockN);
+    const int k_rows =
+        static_cast<int>(seq.k - n0 < Cfg::kBlockN ? (seq.k - n0 > 0 ? seq.k - n0 : 0) : Cfg::kBlockN);
     if (k_rows > 0) {
       backward_load_tile<Cfg, KTile, Cfg::kBlockN>(
           k_smem, static_cast<const Element*>(p.k.data) + key_offset(p, p.k, seq, batch, n0, head_kv),
@@ -297,14 +298,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         float st[kMTiles][4];
 #pragma unroll
         for (int t = 0; t < kMTiles; ++t) st[t][0] = st[t][1] = st[t][2] = st[t][3] = 0.f;
-        warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, Cfg::kBlockM>(st, k_addr, k_phases_a, warp * 16,
-                                                                             q_tile, q_phases_b);
+        warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, Cfg::kBlockM>(st, k_addr, k_phases_a,
+                                                                              warp * 16, q_tile, q_phases_b);
         float dpt[kDk ? kMTiles : 1][4];
         if constexpr (kDk) {
 #pragma unroll
           for (int t = 0; t < kMTiles; ++t) dpt[t][0] = dpt[t][1] = dpt[t][2] = dpt[t][3] = 0.f;
-          warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, Cfg::kBlockM>(dpt, v_addr, k_phases_a,
-                                                                               warp * 16, do_tile, q_phases_b);
+          warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, Cfg::kBlockM>(
+              dpt, v_addr, k_phases_a, warp * 16, do_tile, q_phases_b);
         }
 
         const bool needs_mask =
@@ -415,7 +416,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
               if (col >= p.head_dim) continue;
 #pragma unroll
               for (int r = 0; r < 2; ++r) {
-                float* dst = dq_rows + static_cast<std::int64_t>(row0 + (lane >> 2) + 8 * r) * p.head_dim + col;
+                float* dst =
+                    dq_rows + static_cast<std::int64_t>(row0 + (lane >> 2) + 8 * r) * p.head_dim + col;
                 atomicAdd(dst, dq[t][2 * r]);
                 atomicAdd(dst + 1, dq[t][2 * r + 1]);
               }
@@ -456,7 +458,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
               pack_float2<Element>(dk[t][2 * r] * p.scale, dk[t][2 * r + 1] * p.scale);
         }
         if (col < p.head_dim_v) {
-          *reinterpret_cast<std::uint32_t*>(dv_row + col) = pack_float2<Element>(dv[t][2 * r], dv[t][2 * r + 1]);
+          *reinterpret_cast<std::uint32_t*>(dv_row + col) =
+              pack_float2<Element>(dv[t][2 * r], dv[t][2 * r + 1]);
         }
       }
     }

@@ -24,7 +24,7 @@ cudaError_t launch_backward(const BackwardKernelArgs& args, bool general, cudaSt
 template <typename Element>
 cudaError_t launch_backward_aux(const BackwardKernelArgs& args, int which, cudaStream_t stream);
 
-#define FLASHATTN_SM80_DECLARE_BACKWARD(head_dim, element)                                                   \
+#define FLASHATTN_SM80_DECLARE_BACKWARD(head_dim, element)                                                  \
   extern template cudaError_t launch_backward<BackwardConfig<head_dim, element>>(const BackwardKernelArgs&, \
                                                                                  bool, cudaStream_t);
 

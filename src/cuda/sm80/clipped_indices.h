@@ -38,7 +38,8 @@ __device__ __forceinline__ void clipped_span(const std::int32_t* cu, std::int64_
   *end = clamp64(cu[b + 1], *begin, limit);
 }
 
-__device__ __forceinline__ SequenceLengths clipped_sequence_lengths(const AttentionParams& p, std::int64_t b) {
+__device__ __forceinline__ SequenceLengths clipped_sequence_lengths(const AttentionParams& p,
+                                                                    std::int64_t b) {
   SequenceLengths s;
   if (p.cu_seqlens_q) {
     std::int64_t begin, end;
@@ -51,7 +52,8 @@ __device__ __forceinline__ SequenceLengths clipped_sequence_lengths(const Attent
   if (p.seqused_q) s.q = clamp64(p.seqused_q[b], 0, s.q);
 
   s.k_batch = b;
-  if (p.cache_batch_idx) s.k_batch = p.kv_blocks > 0 ? clamp64(p.cache_batch_idx[b], 0, p.kv_blocks - 1) : p.cache_batch_idx[b];
+  if (p.cache_batch_idx)
+    s.k_batch = p.kv_blocks > 0 ? clamp64(p.cache_batch_idx[b], 0, p.kv_blocks - 1) : p.cache_batch_idx[b];
   if (p.is_kvcache) {
     const std::int64_t capacity = p.cache_capacity;
     const std::int64_t appended = p.k_new.data ? p.seqlen_new : 0;
@@ -89,7 +91,8 @@ __device__ __forceinline__ std::int64_t clipped_kv_offset(const AttentionParams&
                                                           const SequenceLengths& s, std::int64_t b,
                                                           std::int64_t pos, std::int64_t head_kv) {
   if (p.block_table) {
-    const std::int64_t block = clipped_block(p, p.block_table[b * p.block_table_batch_stride + pos / p.page_size]);
+    const std::int64_t block =
+        clipped_block(p, p.block_table[b * p.block_table_batch_stride + pos / p.page_size]);
     return block * kv.batch_stride + (pos % p.page_size) * kv.row_stride + head_kv * kv.head_stride;
   }
   return s.k_batch * kv.batch_stride + pos * kv.row_stride + head_kv * kv.head_stride;

@@ -11,9 +11,9 @@
 namespace flashattn::detail::cuda_sm80 {
 
 template <int kNTiles>
-__device__ __forceinline__ void apply_dropout(float (&p)[kNTiles][4], std::uint64_t seed, std::uint64_t offset,
-                                              std::uint32_t threshold, std::int64_t batch_head,
-                                              std::int64_t i0, int n0, int lane) {
+__device__ __forceinline__ void apply_dropout(float (&p)[kNTiles][4], std::uint64_t seed,
+                                              std::uint64_t offset, std::uint32_t threshold,
+                                              std::int64_t batch_head, std::int64_t i0, int n0, int lane) {
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
 #pragma unroll

@@ -19,9 +19,10 @@ namespace flashattn::detail::cuda_sm80 {
 // Scales o in place to the final (or per-split) output and returns each row's
 // natural-log LSE.
 template <int kOTiles>
-__device__ __forceinline__ void finalize_rows(float (&o)[kOTiles][4], float (&lse)[2], const float (&row_max)[2],
-                                              const float (&row_sum)[2], float scale_log2, float sink_log2,
-                                              bool has_sink, float output_scale) {
+__device__ __forceinline__ void finalize_rows(float (&o)[kOTiles][4], float (&lse)[2],
+                                              const float (&row_max)[2], const float (&row_sum)[2],
+                                              float scale_log2, float sink_log2, bool has_sink,
+                                              float output_scale) {
   constexpr float kLn2 = 0.6931471805599453f;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
@@ -55,10 +56,10 @@ __device__ __forceinline__ void finalize_rows(float (&o)[kOTiles][4], float (&ls
 // (row0 .. row0 + kRowsPerWarp), which only it read as Q.
 template <class Cfg, class OTile>
 __device__ __forceinline__ void store_output(const float (&o)[Cfg::kMTiles][Cfg::kHeadDim / 8][4],
-                                             const float (&lse)[Cfg::kMTiles][2], typename Cfg::Element* o_smem,
-                                             const ForwardKernelArgs& args, const SequenceLengths& seq,
-                                             std::int64_t batch, std::int64_t head, int m0, int row0, int lane,
-                                             int thread) {
+                                             const float (&lse)[Cfg::kMTiles][2],
+                                             typename Cfg::Element* o_smem, const ForwardKernelArgs& args,
+                                             const SequenceLengths& seq, std::int64_t batch,
+                                             std::int64_t head, int m0, int row0, int lane, int thread) {
   using Element = typename Cfg::Element;
   const AttentionParams& p = args.p;
 #pragma unroll
@@ -73,7 +74,8 @@ __device__ __forceinline__ void store_output(const float (&o)[Cfg::kMTiles][Cfg:
             pack_float2<Element>(o[mt][d][2 * r], o[mt][d][2 * r + 1]);
       }
       const std::int64_t i = m0 + row;
-      if (p.lse != nullptr && (lane & 3) == 0 && i < seq.q) p.lse[lse_offset(p, seq, batch, i, head)] = lse[mt][r];
+      if (p.lse != nullptr && (lane & 3) == 0 && i < seq.q)
+        p.lse[lse_offset(p, seq, batch, i, head)] = lse[mt][r];
     }
   }
   // Rows of other warps are read below.
@@ -86,7 +88,8 @@ __device__ __forceinline__ void store_output(const float (&o)[Cfg::kMTiles][Cfg:
     const int chunk = c % Cfg::kChunksPerRow;
     if (m0 + row < seq.q && chunk * Cfg::kChunk < p.head_dim_v) {
       const uint4 value = *reinterpret_cast<const uint4*>(o_smem + OTile::chunk_offset(row, chunk));
-      *reinterpret_cast<uint4*>(out + query_offset(p.out, seq, batch, m0 + row, head) + chunk * Cfg::kChunk) = value;
+      *reinterpret_cast<uint4*>(out + query_offset(p.out, seq, batch, m0 + row, head) + chunk * Cfg::kChunk) =
+          value;
     }
   }
 }
@@ -94,9 +97,10 @@ __device__ __forceinline__ void store_output(const float (&o)[Cfg::kMTiles][Cfg:
 // Split-KV partials, fp32, straight from registers (layout in kernel_args.h).
 template <class Cfg>
 __device__ __forceinline__ void store_partial(const float (&o)[Cfg::kMTiles][Cfg::kHeadDim / 8][4],
-                                              const float (&lse)[Cfg::kMTiles][2], const ForwardKernelArgs& args,
-                                              const SequenceLengths& seq, std::int64_t batch, std::int64_t head,
-                                              int split, int m0, int row0, int lane) {
+                                              const float (&lse)[Cfg::kMTiles][2],
+                                              const ForwardKernelArgs& args, const SequenceLengths& seq,
+                                              std::int64_t batch, std::int64_t head, int split, int m0,
+                                              int row0, int lane) {
   const AttentionParams& p = args.p;
 #pragma unroll
   for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
@@ -110,7 +114,8 @@ __device__ __forceinline__ void store_partial(const float (&o)[Cfg::kMTiles][Cfg
 #pragma unroll
       for (int d = 0; d < Cfg::kHeadDim / 8; ++d) {
         const int col = d * 8 + 2 * (lane & 3);
-        if (col < p.head_dim_v) *reinterpret_cast<float2*>(out + col) = make_float2(o[mt][d][2 * r], o[mt][d][2 * r + 1]);
+        if (col < p.head_dim_v)
+          *reinterpret_cast<float2*>(out + col) = make_float2(o[mt][d][2 * r], o[mt][d][2 * r + 1]);
       }
     }
   }

@@ -59,7 +59,8 @@ struct ForwardConfig {
   static constexpr int kSmemQ = kBlockM * kHeadDim;  // elements
   static constexpr int kSmemK = kBlockN * kHeadDim;
   static constexpr int kSmemV = kBlockN * kHeadDim;
-  static constexpr int kSmemBytes = (kSmemQ + kStages * (kSmemK + kSmemV)) * static_cast<int>(sizeof(Element));
+  static constexpr int kSmemBytes =
+      (kSmemQ + kStages * (kSmemK + kSmemV)) * static_cast<int>(sizeof(Element));
 };
 
 // Tile sizes a host needs for grid sizing and the split heuristic, from the

@@ -64,7 +64,8 @@ __device__ __forceinline__ KeyTileRange key_tile_range(const AttentionParams& p,
 }
 
 template <class Cfg, bool kGeneral>
-__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm) forward_kernel(const __grid_constant__ ForwardKernelArgs args) {
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
+    forward_kernel(const __grid_constant__ ForwardKernelArgs args) {
   using Element = typename Cfg::Element;
   using QTile = SwizzledTile<Cfg::kBlockM, Cfg::kHeadDim>;
   using KVTile = SwizzledTile<Cfg::kBlockN, Cfg::kHeadDim>;
@@ -106,7 +107,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm) forward_k
       const int n0 = n_block * Cfg::kBlockN;
       const int rows = static_cast<int>(seq.k - n0 < Cfg::kBlockN ? seq.k - n0 : Cfg::kBlockN);
       if (kv.table == nullptr) {
-        load_strided_tile_async<Cfg, KVTile, Cfg::kBlockN>(smem, kv.row(n0), kv.row_stride, rows, cols, thread);
+        load_strided_tile_async<Cfg, KVTile, Cfg::kBlockN>(smem, kv.row(n0), kv.row_stride, rows, cols,
+                                                           thread);
       } else {
         load_tile_async<Cfg, KVTile, Cfg::kBlockN>(
             smem, [&](int row) { return kv.row(n0 + row); }, rows, cols, thread);
@@ -182,7 +184,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm) forward_k
 #pragma unroll
         for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
           if (kGeneral || needs_mask) {
-            score_tile<Cfg, kGeneral>(s[mt], modifiers, p.mask, needs_mask, i0 + 16 * mt, n0, seq.q, seq.k, lane);
+            score_tile<Cfg, kGeneral>(s[mt], modifiers, p.mask, needs_mask, i0 + 16 * mt, n0, seq.q, seq.k,
+                                      lane);
           }
           softmax[mt].update(s[mt], o[mt], scale_log2);
           if constexpr (kGeneral) {

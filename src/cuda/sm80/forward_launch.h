@@ -7,8 +7,8 @@
 
 #include "cuda/sm80/forward_config.h"
 #include "cuda/sm80/forward_kernel.h"
-#include "cuda/sm80/kernel_args.h"
 #include "cuda/sm80/grid_launch.h"
+#include "cuda/sm80/kernel_args.h"
 #include "cuda/sm80/static_switch.h"
 
 namespace flashattn::detail::cuda_sm80 {

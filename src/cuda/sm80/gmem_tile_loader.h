@@ -35,8 +35,8 @@ __device__ __forceinline__ void load_tile_async(typename Cfg::Element* smem, con
 template <class Cfg, class Tile, int kRows>
 __device__ __forceinline__ void load_strided_tile_async(typename Cfg::Element* smem,
                                                         const typename Cfg::Element* row0,
-                                                        std::int64_t row_stride, int valid_rows, int valid_cols,
-                                                        int thread) {
+                                                        std::int64_t row_stride, int valid_rows,
+                                                        int valid_cols, int thread) {
   if constexpr (Cfg::kThreads % Cfg::kChunksPerRow == 0) {
     constexpr int kRowStep = Cfg::kThreads / Cfg::kChunksPerRow;
     const int chunk = thread % Cfg::kChunksPerRow;

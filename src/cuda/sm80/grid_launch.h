@@ -12,7 +12,8 @@ namespace flashattn::detail::cuda_sm80 {
 
 // Launches kernel(args) with Cfg's block size and dynamic shared memory over total_tiles tiles.
 template <class Cfg, class Args>
-cudaError_t launch_tiles(void (*kernel)(Args), const Args& args, std::int64_t total_tiles, cudaStream_t stream) {
+cudaError_t launch_tiles(void (*kernel)(Args), const Args& args, std::int64_t total_tiles,
+                         cudaStream_t stream) {
   // Above 48 KB of dynamic shared memory a kernel must opt in; this is an
   // attribute write, not a synchronisation.
   const cudaError_t error =

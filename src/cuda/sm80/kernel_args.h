@@ -10,8 +10,8 @@ namespace flashattn::detail::cuda_sm80 {
 
 struct ForwardKernelArgs {
   AttentionParams p;
-  int m_blocks = 0;    // query tiles per (sequence, head), sized by the seqlen_q bound
-  int num_splits = 1;  // > 1: each split writes fp32 partials that the combine kernel merges
+  int m_blocks = 0;              // query tiles per (sequence, head), sized by the seqlen_q bound
+  int num_splits = 1;            // > 1: each split writes fp32 partials that the combine kernel merges
   float* out_partial = nullptr;  // (splits, batch, seqlen_q, heads, head_dim_v)
   float* lse_partial = nullptr;  // (splits, batch, seqlen_q, heads)
   float scale_log2 = 0.f;        // scale * log2(e): the softmax runs in base 2

@@ -120,7 +120,8 @@ __global__ void combine_kernel(const __grid_constant__ CombineParams p) {
     const std::int64_t head = row % p.heads;
     const std::int64_t i = (row / p.heads) % p.seqlen;
     const std::int64_t b = row / (p.heads * p.seqlen);
-    const float* lse_row = p.lse_partial + b * p.lp_batch_stride + i * p.lp_row_stride + head * p.lp_head_stride;
+    const float* lse_row =
+        p.lse_partial + b * p.lp_batch_stride + i * p.lp_row_stride + head * p.lp_head_stride;
     float lse_max = -INFINITY;
     for (std::int64_t s = 0; s < p.splits; ++s) lse_max = fmaxf(lse_max, lse_row[s * p.lp_split_stride]);
     float sum = 0.f;
@@ -131,7 +132,8 @@ __global__ void combine_kernel(const __grid_constant__ CombineParams p) {
     if (p.lse != nullptr && threadIdx.x == 0) {
       p.lse[b * p.lse_batch_stride + i * p.lse_row_stride + head * p.lse_head_stride] = lse;
     }
-    const float* op_row = p.out_partial + b * p.op_batch_stride + i * p.op_row_stride + head * p.op_head_stride;
+    const float* op_row =
+        p.out_partial + b * p.op_batch_stride + i * p.op_row_stride + head * p.op_head_stride;
     const std::int64_t out_row = b * p.out.batch_stride + i * p.out.row_stride + head * p.out.head_stride;
     for (std::int64_t c = threadIdx.x; c < p.head_dim_v; c += blockDim.x) {
       float acc = 0.f;
@@ -184,9 +186,15 @@ cudaError_t launch_combine(const CombineParams& p, cudaStream_t stream) {
   const unsigned grid = static_cast<unsigned>(rows < INT_MAX ? rows : INT_MAX);
   const int block = p.head_dim_v >= 128 ? 128 : 64;
   switch (p.out_dtype) {
-    case DType::float16: combine_kernel<__half><<<grid, block, 0, stream>>>(p); break;
-    case DType::bfloat16: combine_kernel<__nv_bfloat16><<<grid, block, 0, stream>>>(p); break;
-    default: combine_kernel<float><<<grid, block, 0, stream>>>(p); break;
+    case DType::float16:
+      combine_kernel<__half><<<grid, block, 0, stream>>>(p);
+      break;
+    case DType::bfloat16:
+      combine_kernel<__nv_bfloat16><<<grid, block, 0, stream>>>(p);
+      break;
+    default:
+      combine_kernel<float><<<grid, block, 0, stream>>>(p);
+      break;
   }
   return cudaGetLastError();
 }

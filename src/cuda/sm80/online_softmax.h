@@ -28,7 +28,8 @@ struct OnlineSoftmax {
       // went to the stack: d64 fell from 160 to 95 TFLOP/s.)
       float partial[4] = {row_max[r], -INFINITY, -INFINITY, -INFINITY};
 #pragma unroll
-      for (int n = 0; n < kNTiles; ++n) partial[n % 4] = fmaxf(partial[n % 4], fmaxf(s[n][2 * r], s[n][2 * r + 1]));
+      for (int n = 0; n < kNTiles; ++n)
+        partial[n % 4] = fmaxf(partial[n % 4], fmaxf(s[n][2 * r], s[n][2 * r + 1]));
       float tile_max = fmaxf(fmaxf(partial[0], partial[1]), fmaxf(partial[2], partial[3]));
       tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
       tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));

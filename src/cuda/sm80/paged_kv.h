@@ -17,13 +17,13 @@ namespace flashattn::detail::cuda_sm80 {
 
 template <typename Element>
 struct KVRows {
-  const Element* base;       // dense: row 0 of this sequence and head; paged: head offset only
+  const Element* base;  // dense: row 0 of this sequence and head; paged: head offset only
   std::int64_t row_stride;
   std::int64_t block_stride;  // paged only
   const std::int32_t* table;  // paged: this sequence's block-table row; null when dense
   int page_size;
-  int max_block;              // paged: num_blocks - 1 (table entries are clamped to it; clipped_indices.h)
-  int first;                  // cache/global position of key 0 (leftpad, varlen offset)
+  int max_block;  // paged: num_blocks - 1 (table entries are clamped to it; clipped_indices.h)
+  int first;      // cache/global position of key 0 (leftpad, varlen offset)
 
   __device__ __forceinline__ KVRows(const AttentionParams& p, const Operand& op, const SequenceLengths& seq,
                                     std::int64_t batch, std::int64_t head_kv) {

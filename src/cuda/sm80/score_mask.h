@@ -47,15 +47,15 @@ __device__ __forceinline__ bool tile_needs_mask(const MaskParams& mask, int m0, 
 // scale into the exponent.
 struct ScoreModifiers {
   float scale;
-  float softcap;       // 0: off
+  float softcap;  // 0: off
   float softcap_inverse;
-  float alibi_slope;   // 0: off
+  float alibi_slope;  // 0: off
 };
 
 template <class Cfg, bool kGeneral>
 __device__ __forceinline__ void score_tile(float (&s)[Cfg::kBlockN / 8][4], const ScoreModifiers& mod,
-                                           const MaskParams& mask, bool needs_mask, std::int64_t i0,
-                                           int n0, std::int64_t sq, std::int64_t sk, int lane) {
+                                           const MaskParams& mask, bool needs_mask, std::int64_t i0, int n0,
+                                           std::int64_t sq, std::int64_t sk, int lane) {
   constexpr float kLog2e = 1.4426950408889634f;
   const int j_lane = n0 + 2 * (lane & 3);
 #pragma unroll

@@ -105,8 +105,8 @@ __device__ __forceinline__ void gemm_qk(float (&s)[Cfg::kMTiles][Cfg::kBlockN / 
 // Each V fragment feeds kMTiles MMAs.
 template <class Cfg, class VTile>
 __device__ __forceinline__ void gemm_pv(float (&o)[Cfg::kMTiles][Cfg::kHeadDim / 8][4],
-                                        const float (&p)[Cfg::kMTiles][Cfg::kBlockN / 8][4], std::uint32_t v_smem,
-                                        const LaneOffsets<VTile>& v_offsets) {
+                                        const float (&p)[Cfg::kMTiles][Cfg::kBlockN / 8][4],
+                                        std::uint32_t v_smem, const LaneOffsets<VTile>& v_offsets) {
   using Element = typename Cfg::Element;
 #pragma unroll
   for (int k_step = 0; k_step < Cfg::kBlockN / 16; ++k_step) {
