@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # One call on a GPU machine (the device tool): build with the CUDA backends,
 # run every C++ suite against them, sanitizers on a reduced grid, and the CLI's
-# GPU bench. Everything lands under $OUT (or ./gpu-check-out). Each step has its
-# own time limit so a slow step cannot swallow the others' results.
-#   FLASHATTN_GPU_STEPS="build tests sanitize bench"  (default: all)
+# GPU bench; then the Python package built with CUDA, its pytest suite on the GPU, and
+# bench/compare.py (flashattn beside SDPA's FA2/cuDNN). Everything lands under $OUT (or
+# ./gpu-check-out). Each step has its own time limit so a slow step cannot swallow the
+# others' results.
+#   FLASHATTN_GPU_STEPS="build tests sanitize bench python compare"  (default: all)
+#   FLASHATTN_COMPARE_ARGS  extra bench/compare.py arguments (e.g. "--modes fwd --hdims 128")
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out="${OUT:-$PWD/gpu-check-out}"
 mkdir -p "$out"
-steps="${FLASHATTN_GPU_STEPS:-build tests sanitize bench}"
+steps="${FLASHATTN_GPU_STEPS:-build tests sanitize bench python compare}"
 build=build/gpu
 log() { echo "== $*" | tee -a "$out/summary.txt"; }
 
@@ -56,5 +59,41 @@ if [[ " $steps " == *" bench "* ]]; then
   timeout 150 "$build/tools/cli/flashattn" bench --json "$out/bench.json" >"$out/bench.txt" 2>&1
   log "bench rc=$?"
   cat "$out/bench.txt"
+fi
+if [[ " $steps " == *" python "* ]]; then
+  # The device machine's Python already has torch, nanobind and scikit-build-core. When the build
+  # step ran, add the extension to that build (only the binding compiles) and put it beside a copy
+  # of python/flashattn; otherwise `pip install .` with CUDA (every kernel compiles again).
+  start=$(date +%s)
+  if [[ -f "$build/build.ninja" ]]; then
+    cmake -S . -B "$build" -DFLASHATTN_BUILD_PYTHON=ON -DPython_EXECUTABLE="$(command -v python3)" \
+      >>"$out/configure.log" 2>&1 && timeout 360 cmake --build "$build" --target _C -j "$(nproc)" \
+      >"$out/python_build.log" 2>&1
+    rc=$?
+    rm -rf build/pyroot && mkdir -p build/pyroot && cp -r python/flashattn build/pyroot/ &&
+      cp "$build"/python/_C*.so build/pyroot/flashattn/ || rc=1
+    export PYTHONPATH=$PWD/build/pyroot
+  else
+    CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) timeout 360 python3 -m pip install -q --no-build-isolation \
+      --no-deps --force-reinstall . -Cbuild-dir=build/py-cuda -Ccmake.define.FLASHATTN_CUDA=ON \
+      -Ccmake.define.FLASHATTN_CUDA_ARCHS="80;90a" ${FLASHATTN_PY_CMAKE_ARGS:-} >"$out/python_build.log" 2>&1
+    rc=$?
+  fi
+  log "python extension (CUDA) rc=$rc in $(( $(date +%s) - start )) s"
+  start=$(date +%s)
+  # Run outside the source tree so the built package, not python/flashattn, is imported.
+  (cd /tmp && timeout 400 python3 -m pytest "$OLDPWD/tests/python" -q -p no:cacheprovider -rs \
+    --junitxml="$out/pytest.xml") >"$out/pytest.log" 2>&1
+  log "pytest rc=$? in $(( $(date +%s) - start )) s: $(tail -1 "$out/pytest.log")"
+  grep -E '^(FAILED|ERROR|SKIPPED)' "$out/pytest.log" | head -30 | tee -a "$out/summary.txt"
+fi
+
+if [[ " $steps " == *" compare "* ]]; then
+  start=$(date +%s)
+  # shellcheck disable=SC2086  # FLASHATTN_COMPARE_ARGS is a list of arguments
+  PYTHONUNBUFFERED=1 timeout 420 python3 "$PWD/bench/compare.py" --out "$out/compare" ${FLASHATTN_COMPARE_ARGS:-} \
+    >"$out/compare.log" 2>&1
+  log "compare rc=$? in $(( $(date +%s) - start )) s"
+  sed -n '/^# /,$p' "$out/compare.log"
 fi
 cat "$out/summary.txt"
