@@ -4,9 +4,10 @@
 // walks its visible key tiles from last to first, so the tiles that need
 // per-element masks (the diagonal and the ragged end) come first and the rest
 // run the unmasked path. Per key tile:
-//   issue K/V_{n-1} | wait K/V_n | S = Q K_n^T | mask, online softmax | O += P V_n
+//   wait K/V_n, barrier | issue K/V_{n-1} | S = Q K_n^T | mask, online softmax | O += P V_n
 // with K/V in a ring of kStages shared buffers, so each copy overlaps a whole
-// iteration of the other stage's math.
+// iteration of the other stage's math, and one barrier per tile both publishes
+// tile n and frees the stage of tile n + 1 for the next copy.
 //
 // kGeneral adds the per-element score modifiers (softcap, ALiBi, a non-positive
 // scale) and dropout; without it the scale is folded into the exponent.
@@ -150,7 +151,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       int stage = 0;
       for (int n_block = range.end - 1; n_block >= range.begin; --n_block) {
         const int n0 = n_block * Cfg::kBlockN;
-        // Issue tile n - (kStages - 1) into the stage freed at the end of the previous iteration.
+        // Tile n (and Q) has landed for this thread; the barrier makes every thread's copies visible,
+        // and it also says that every warp has finished the previous iteration, so the stage that
+        // iteration read is free for the copy issued next: one barrier per tile, not two (v7).
+        ptx::cp_async_wait_group<Cfg::kStages - 2>();
+        __syncthreads();
+        // Issue tile n - (kStages - 1) into the stage the previous iteration used; it has this
+        // iteration's math (kStages - 1 iterations) to land.
         {
           const int ahead = n_block - (Cfg::kStages - 1);
           const int ahead_stage = (stage + Cfg::kStages - 1) % Cfg::kStages;
@@ -158,11 +165,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
             load_kv(k_smem + ahead_stage * Cfg::kSmemK, k_rows, static_cast<int>(p.head_dim), ahead);
             load_kv(v_smem + ahead_stage * Cfg::kSmemV, v_rows, static_cast<int>(p.head_dim_v), ahead);
           }
+          // Committed even when empty, so that the wait above always means "tile n landed".
           ptx::cp_async_commit_group();
         }
-        // Tile n (and Q) has landed for this thread; the barrier makes every thread's copies visible.
-        ptx::cp_async_wait_group<Cfg::kStages - 1>();
-        __syncthreads();
         if constexpr (Cfg::kQInRegisters) {
           if (n_block == range.end - 1) {
 #pragma unroll
@@ -196,10 +201,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           }
         }
         gemm_pv<Cfg, KVTile>(o, s, v_tile, v_offsets);
-        // Every warp is done with this stage before the next iteration's copy overwrites it.
-        __syncthreads();
         stage = (stage + 1) % Cfg::kStages;
       }
+      // Only empty groups can be pending here; waiting keeps the invariant simple for the next tile.
       ptx::cp_async_wait_group<0>();
     }
 
