@@ -4,8 +4,8 @@
 // (16k tokens, hidden 2048, bf16), and checks each candidate's output against
 // the table's kernel (run through cuda_sm80::run). One JSON row per
 // (shape, hdim, causal, seqlen, tile order, variant):
-//   - "order": "m_fastest" is the tile order the backend runs (tile_scheduler.h);
-//     "heads_fastest" the order before v7, timed beside it with the same kernel.
+//   - "order": the tile order (tile_scheduler.h), both timed with the same kernel;
+//     the backend runs "heads_fastest" for causal problems, "m_fastest" otherwise.
 //   - "variant": "plain", or (at one seqlen, SM80_GENERAL_SEQLEN, default 2048)
 //     the kGeneral kernel with softcap 30, ALiBi slopes, or dropout 0.1.
 //   - shape "table" rows are cuda_sm80::run itself, bf16 and ("dtype": "fp16") fp16.

@@ -7,7 +7,9 @@
 //   wait K/V_n, barrier | issue K/V_{n-1} | S = Q K_n^T | mask, online softmax | O += P V_n
 // with K/V in a ring of kStages shared buffers, so each copy overlaps a whole
 // iteration of the other stage's math, and one barrier per tile both publishes
-// tile n and frees the stage of tile n + 1 for the next copy.
+// tile n and frees the stage of tile n + 1 for the next copy. With kStages == 1
+// (single K and V buffers):
+//   wait K_n, barrier | issue V_n | S = Q K_n^T | softmax | wait V_n, barrier | issue K_{n-1} | O += P V_n
 //
 // kGeneral adds the per-element score modifiers (softcap, ALiBi, a non-positive
 // scale) and dropout; without it the scale is folded into the exponent.
@@ -73,6 +75,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   constexpr int kNTiles = Cfg::kBlockN / 8;
   constexpr int kOTiles = Cfg::kHeadDim / 8;
   constexpr float kLog2e = 1.4426950408889634f;
+  // kStages == 1: one K and one V buffer, refilled alternately (FlashAttention 2's schedule); the
+  // smaller footprint is what fits two d256 CTAs of 64 rows on an SM.
+  constexpr bool kSingleBuffer = Cfg::kStages == 1;
 
   extern __shared__ __align__(128) unsigned char smem_bytes[];
   Element* q_smem = reinterpret_cast<Element*>(smem_bytes);
@@ -125,47 +130,65 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     OnlineSoftmax<kNTiles, kOTiles> softmax[Cfg::kMTiles];
     QFragments<Cfg> q_fragments;
 
-    ScoreModifiers modifiers{p.scale, p.softcap, p.softcap > 0.f ? 1.f / p.softcap : 0.f, 0.f};
-    if (p.alibi_slopes != nullptr) {
-      modifiers.alibi_slope = p.alibi_slopes[index.batch * p.alibi_batch_stride + index.head];
-    }
+    const ScoreModifiers modifiers = ScoreModifiers::make(
+        p.scale, p.softcap,
+        p.alibi_slopes != nullptr ? p.alibi_slopes[index.batch * p.alibi_batch_stride + index.head] : 0.f);
     const float scale_log2 = kGeneral ? 1.f : args.scale_log2;
     const std::int64_t i0 = m0 + row0 + (lane >> 2);  // this lane's first row (m-tile mt: + 16 * mt)
 
     if (range.begin < range.end) {
-      // Group g holds K/V of the g-th tile visited (and Q, with the first).
+      // cp.async groups: the first tile's K (with Q) and its V are separate groups, so the first
+      // S = Q K^T starts before V has landed (the one copy no earlier math can hide); the
+      // kStages - 2 groups after them hold K/V of the next tiles, and every iteration commits
+      // one more (empty when no tile is left, so the waits below keep their meaning).
       load_strided_tile_async<Cfg, QTile, Cfg::kBlockM>(
           q_smem, q_base + query_offset(p.q, seq, index.batch, m0, index.head), p.q.row_stride, q_rows,
           static_cast<int>(p.head_dim), thread);
-#pragma unroll
-      for (int stage = 0; stage < Cfg::kStages - 1; ++stage) {
-        const int n_block = range.end - 1 - stage;
-        if (n_block >= range.begin) {
-          load_kv(k_smem + stage * Cfg::kSmemK, k_rows, static_cast<int>(p.head_dim), n_block);
-          load_kv(v_smem + stage * Cfg::kSmemV, v_rows, static_cast<int>(p.head_dim_v), n_block);
-        }
-        // Committed even when empty, so that wait_group<kStages - 2> below always means "tile n landed".
+      load_kv(k_smem, k_rows, static_cast<int>(p.head_dim), range.end - 1);
+      ptx::cp_async_commit_group();
+      if constexpr (!kSingleBuffer) {
+        load_kv(v_smem, v_rows, static_cast<int>(p.head_dim_v), range.end - 1);
         ptx::cp_async_commit_group();
+#pragma unroll
+        for (int stage = 1; stage < Cfg::kStages - 1; ++stage) {
+          const int n_block = range.end - 1 - stage;
+          if (n_block >= range.begin) {
+            load_kv(k_smem + stage * Cfg::kSmemK, k_rows, static_cast<int>(p.head_dim), n_block);
+            load_kv(v_smem + stage * Cfg::kSmemV, v_rows, static_cast<int>(p.head_dim_v), n_block);
+          }
+          ptx::cp_async_commit_group();
+        }
       }
 
       int stage = 0;
       for (int n_block = range.end - 1; n_block >= range.begin; --n_block) {
         const int n0 = n_block * Cfg::kBlockN;
-        // Tile n (and Q) has landed for this thread; the barrier makes every thread's copies visible,
-        // and it also says that every warp has finished the previous iteration, so the stage that
-        // iteration read is free for the copy issued next: one barrier per tile, not two (v7).
-        ptx::cp_async_wait_group<Cfg::kStages - 2>();
+        const bool first = n_block == range.end - 1;
+        // K of tile n (and Q) has landed for this thread (V too, after the first tile); the barrier
+        // makes every thread's copies visible, and says that every warp has finished the previous
+        // iteration, so the buffers it read are free for the copy issued next: one barrier per
+        // tile in the ring (v7), two with a single buffer (FlashAttention 2's schedule).
+        if constexpr (kSingleBuffer) {
+          ptx::cp_async_wait_group<0>();
+        } else if (first) {
+          ptx::cp_async_wait_group<Cfg::kStages - 1>();
+        } else {
+          ptx::cp_async_wait_group<Cfg::kStages - 2>();
+        }
         __syncthreads();
-        // Issue tile n - (kStages - 1) into the stage the previous iteration used; it has this
-        // iteration's math (kStages - 1 iterations) to land.
-        {
+        if constexpr (kSingleBuffer) {
+          // V of tile n lands while S = Q K_n^T and the softmax run.
+          load_kv(v_smem, v_rows, static_cast<int>(p.head_dim_v), n_block);
+          ptx::cp_async_commit_group();
+        } else {
+          // Tile n - (kStages - 1) goes into the stage the previous iteration used; it has
+          // kStages - 1 iterations of math to land.
           const int ahead = n_block - (Cfg::kStages - 1);
           const int ahead_stage = (stage + Cfg::kStages - 1) % Cfg::kStages;
           if (ahead >= range.begin) {
             load_kv(k_smem + ahead_stage * Cfg::kSmemK, k_rows, static_cast<int>(p.head_dim), ahead);
             load_kv(v_smem + ahead_stage * Cfg::kSmemV, v_rows, static_cast<int>(p.head_dim_v), ahead);
           }
-          // Committed even when empty, so that the wait above always means "tile n landed".
           ptx::cp_async_commit_group();
         }
         if constexpr (Cfg::kQInRegisters) {
@@ -199,6 +222,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
                                      index.batch * p.heads + index.head, i0 + 16 * mt, n0, lane);
             }
           }
+        }
+        if constexpr (kSingleBuffer) {
+          // V_n landed; every warp is past its S = Q K_n^T, so K of the next tile may overwrite K_n
+          // while P V_n runs.
+          ptx::cp_async_wait_group<0>();
+          __syncthreads();
+          if (n_block - 1 >= range.begin) load_kv(k_smem, k_rows, static_cast<int>(p.head_dim), n_block - 1);
+          ptx::cp_async_commit_group();
+        } else if (first) {
+          // The first tile's V group (only the copies issued after it may still be in flight).
+          ptx::cp_async_wait_group<Cfg::kStages - 1>();
+          __syncthreads();
         }
         gemm_pv<Cfg, KVTile>(o, s, v_tile, v_offsets);
         stage = (stage + 1) % Cfg::kStages;

@@ -4,17 +4,15 @@
 // at 65535), and a CTA walks tiles with a grid stride, so no problem size
 // overflows the grid.
 //
-// Order (v7): the query tiles of one (sequence, head, split) are consecutive,
-// so the CTAs that run side by side read the same K/V and share it in L2
-// (FlashAttention 2's grid has the m-block in blockIdx.x for the same reason).
-// With heads fastest (the order before v7), the 264 CTAs of one wave at
-// s = 512 touched 264 different heads' K/V and each head's K/V came from DRAM
-// once per query tile: at 128-row tiles a CTA reads about as many bytes as it
-// does FLOPs / 110, at the H200's ratio of MMA rate to DRAM bandwidth. Within
-// a (sequence, head) the query tiles are handed out last-to-first: with a
-// causal mask the last tiles see the most keys, and starting them first keeps
-// the tail of the launch short. Heads of one GQA group are adjacent, so their
-// tiles still run close together.
+// Two orders, chosen by the host (backend.cu: heads_fastest_order):
+// - heads fastest: tile t's query block is m_blocks - 1 - t / (batch * heads * splits). Every
+//   head's last query tiles go first, which with a causal mask (the last tiles see the most keys)
+//   is a longest-first schedule with a short tail.
+// - query tiles of one (sequence, head, split) consecutive, last first: the CTAs that run side by
+//   side read the same K/V and share it in L2 (FlashAttention 2's grid has the m-block in
+//   blockIdx.x for the same reason). When every tile costs the same (no causal mask) this is
+//   as balanced as the other and the K/V re-reads of short sequences hit L2.
+// Heads of one GQA group are adjacent in both, so their tiles run close together.
 #pragma once
 
 #include <cstdint>
