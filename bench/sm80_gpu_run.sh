@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call for the cuda_sm80 forward work (issue 4): build (scripts/gpu_check.sh,
 # sm_90 only, no backward) + the cuda_sm80 forward suites, compute-sanitizer memcheck
-# (SM80_MEMCHECK_FILTER, default the robustness tests),
+# (SM80_MEMCHECK_FILTER, default the 113x203 / 128x217 grid cases and the robustness tests),
 # the tuning sweep (tools/kernels/tune_forward.py, which also gives our TFLOP/s
 # of every candidate on the standard grid) and FA2 through PyTorch SDPA in the
 # same run. Results in a work folder; the few files worth reading go to $OUT
@@ -27,8 +27,8 @@ if [[ -x $tests ]]; then
   timeout 200 "$tests" --gtest_filter="$filter" --gtest_brief=1 >"$out/tests.txt" 2>&1
   stamp "tests rc=$? $(grep -cE '^\[       OK|^\[  PASSED' "$out/tests.txt") $(tail -3 "$out/tests.txt" | tr '\n' ' ')"
   grep -E 'FAILED' "$out/tests.txt" | head -20
-  timeout 120 compute-sanitizer --tool memcheck --error-exitcode 3 "$tests" \
-    --gtest_filter="${SM80_MEMCHECK_FILTER:-*CudaRobustness*}" --gtest_brief=1 >"$out/memcheck.txt" 2>&1
+  timeout 180 compute-sanitizer --tool memcheck --error-exitcode 3 "$tests" \
+    --gtest_filter="${SM80_MEMCHECK_FILTER:-Grid/*cuda_sm80_*_113x203_*:Grid/*cuda_sm80_*_128x217_*:*CudaRobustness*}" --gtest_brief=1 >"$out/memcheck.txt" 2>&1
   stamp "memcheck rc=$? $(grep -m1 'ERROR SUMMARY' "$out/memcheck.txt") $(tail -2 "$out/memcheck.txt" | tr '\n' ' ')"
 fi
 

@@ -137,18 +137,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     const std::int64_t i0 = m0 + row0 + (lane >> 2);  // this lane's first row (m-tile mt: + 16 * mt)
 
     if (range.begin < range.end) {
-      // cp.async groups: the first tile's K (with Q) and its V are separate groups, so the first
-      // S = Q K^T starts before V has landed (the one copy no earlier math can hide); the
-      // kStages - 2 groups after them hold K/V of the next tiles, and every iteration commits
-      // one more (empty when no tile is left, so the waits below keep their meaning).
+      // cp.async groups: group g holds K/V of the g-th tile visited (and Q, with the first), and
+      // every iteration commits one more (empty when no tile is left, so the waits below keep their
+      // meaning). With a single buffer the first group is Q and K only.
+      // (Waiting for the first tile's V separately in the ring too, so that the first S = Q K^T
+      // starts earlier, cost d256 7% at every seqlen in v7b: the conditional barrier before P V
+      // keeps the compiler from hoisting V's ldmatrix above the softmax.)
       load_strided_tile_async<Cfg, QTile, Cfg::kBlockM>(
           q_smem, q_base + query_offset(p.q, seq, index.batch, m0, index.head), p.q.row_stride, q_rows,
           static_cast<int>(p.head_dim), thread);
       load_kv(k_smem, k_rows, static_cast<int>(p.head_dim), range.end - 1);
-      ptx::cp_async_commit_group();
       if constexpr (!kSingleBuffer) {
         load_kv(v_smem, v_rows, static_cast<int>(p.head_dim_v), range.end - 1);
-        ptx::cp_async_commit_group();
+      }
+      ptx::cp_async_commit_group();
+      if constexpr (!kSingleBuffer) {
 #pragma unroll
         for (int stage = 1; stage < Cfg::kStages - 1; ++stage) {
           const int n_block = range.end - 1 - stage;
@@ -163,18 +166,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       int stage = 0;
       for (int n_block = range.end - 1; n_block >= range.begin; --n_block) {
         const int n0 = n_block * Cfg::kBlockN;
-        const bool first = n_block == range.end - 1;
-        // K of tile n (and Q) has landed for this thread (V too, after the first tile); the barrier
-        // makes every thread's copies visible, and says that every warp has finished the previous
-        // iteration, so the buffers it read are free for the copy issued next: one barrier per
-        // tile in the ring (v7), two with a single buffer (FlashAttention 2's schedule).
-        if constexpr (kSingleBuffer) {
-          ptx::cp_async_wait_group<0>();
-        } else if (first) {
-          ptx::cp_async_wait_group<Cfg::kStages - 1>();
-        } else {
-          ptx::cp_async_wait_group<Cfg::kStages - 2>();
-        }
+        // K/V of tile n (and Q) has landed for this thread (only K with a single buffer); the
+        // barrier makes every thread's copies visible, and says that every warp has finished the
+        // previous iteration, so the buffers it read are free for the copy issued next: one
+        // barrier per tile in the ring (v7), two with a single buffer (FlashAttention 2's schedule).
+        ptx::cp_async_wait_group<kSingleBuffer ? 0 : Cfg::kStages - 2>();
         __syncthreads();
         if constexpr (kSingleBuffer) {
           // V of tile n lands while S = Q K_n^T and the softmax run.
@@ -230,10 +226,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           __syncthreads();
           if (n_block - 1 >= range.begin) load_kv(k_smem, k_rows, static_cast<int>(p.head_dim), n_block - 1);
           ptx::cp_async_commit_group();
-        } else if (first) {
-          // The first tile's V group (only the copies issued after it may still be in flight).
-          ptx::cp_async_wait_group<Cfg::kStages - 1>();
-          __syncthreads();
         }
         gemm_pv<Cfg, KVTile>(o, s, v_tile, v_offsets);
         stage = (stage + 1) % Cfg::kStages;
