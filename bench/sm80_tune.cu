@@ -145,7 +145,8 @@ int main(int argc, char** argv) {
     for (char* tok = std::strtok(argv[1], ","); tok; tok = std::strtok(nullptr, ","))
       seqlens.push_back(std::atoi(tok));
   }
-  const int general_seqlen = std::getenv("SM80_GENERAL_SEQLEN") ? std::atoi(std::getenv("SM80_GENERAL_SEQLEN")) : 2048;
+  const int general_seqlen =
+      std::getenv("SM80_GENERAL_SEQLEN") ? std::atoi(std::getenv("SM80_GENERAL_SEQLEN")) : 2048;
   const std::vector<Candidate> list = candidates();
   std::vector<int> dims;
   for (const Candidate& c : list)
@@ -209,7 +210,8 @@ int main(int argc, char** argv) {
                   "{\"shape\": \"%s\", \"dtype\": \"%s\", \"variant\": \"%s\", \"hdim\": %d, "
                   "\"causal\": %s, \"seqlen\": %d, \"tflops\": %.1f}\n",
                   synchronous ? "table_sync" : "table", dtype == DType::float16 ? "fp16" : "bf16",
-                  variant_names[variant], d, causal ? "true" : "false", s, table_ms > 0 ? flop / table_ms / 1e9 : 0.0);
+                  variant_names[variant], d, causal ? "true" : "false", s,
+                  table_ms > 0 ? flop / table_ms / 1e9 : 0.0);
             }
           }
           // The reference of this variant: the table kernel's output (bf16).
@@ -240,8 +242,8 @@ int main(int argc, char** argv) {
                   "{\"shape\": %s, \"order\": \"%s\", \"variant\": \"%s\", \"hdim\": %d, \"causal\": %s, "
                   "\"seqlen\": %d, \"tflops\": %.1f, \"max_diff\": %g, \"error\": \"%s\"}\n",
                   shape_json(c.shape).c_str(), heads_fastest ? "heads_fastest" : "m_fastest",
-                  variant_names[variant], d, causal ? "true" : "false", s, ms > 0 ? flop / ms / 1e9 : 0.0, diff,
-                  cudaGetErrorString(error));
+                  variant_names[variant], d, causal ? "true" : "false", s, ms > 0 ? flop / ms / 1e9 : 0.0,
+                  diff, cudaGetErrorString(error));
               std::fflush(stdout);
               if (error != cudaSuccess) return 2;
             }

@@ -85,7 +85,9 @@ int block_n(const AttentionParams& p) { return choose_kernel(p).shape.block_n; }
 // is a longest-first schedule whose last wave is short: measured 5-12% faster than keeping a
 // head's tiles together for causal s >= 1k on the H200 (docs/kernel-notes.md, v7). Otherwise tiles
 // cost the same, and keeping a head's tiles side by side shares its K/V in L2 (1-2% at s = 512).
-bool heads_fastest_order(const AttentionParams& p) { return p.mask.window_right >= 0 && p.mask.window_left < 0; }
+bool heads_fastest_order(const AttentionParams& p) {
+  return p.mask.window_right >= 0 && p.mask.window_left < 0;
+}
 
 bool aligned16(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; }
 bool operand_aligned(const Operand& op, bool paged_or_batched = true) {

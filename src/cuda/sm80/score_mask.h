@@ -75,7 +75,8 @@ __device__ __forceinline__ void score_tile(float (&s)[Cfg::kBlockN / 8][4], cons
 #pragma unroll
       for (int n = 0; n < kNTiles; ++n)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) s[n][e] = mod.softcap_log2 * ptx::tanh_approx_f32(s[n][e] * mod.scale_over_softcap);
+        for (int e = 0; e < 4; ++e)
+          s[n][e] = mod.softcap_log2 * ptx::tanh_approx_f32(s[n][e] * mod.scale_over_softcap);
     } else {
 #pragma unroll
       for (int n = 0; n < kNTiles; ++n)

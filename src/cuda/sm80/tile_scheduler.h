@@ -53,7 +53,8 @@ __device__ __forceinline__ TileIndex decode_tile_as(const ForwardKernelArgs& arg
 }
 
 __device__ __forceinline__ TileIndex decode_tile(const ForwardKernelArgs& args, std::int64_t tile) {
-  if (args.total_tiles <= 0x7fffffff) return decode_tile_as<std::uint32_t>(args, static_cast<std::uint32_t>(tile));
+  if (args.total_tiles <= 0x7fffffff)
+    return decode_tile_as<std::uint32_t>(args, static_cast<std::uint32_t>(tile));
   return decode_tile_as<std::int64_t>(args, tile);
 }
 
