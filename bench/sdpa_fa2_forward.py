@@ -8,6 +8,7 @@ from torch.nn.attention import sdpa_kernel, SDPBackend
 from triton.testing import do_bench
 
 dims = [int(x) for x in sys.argv[1].split(",")] if len(sys.argv) > 1 else [64, 128, 256]
+dropout_seqlen = int(sys.argv[2]) if len(sys.argv) > 2 else 2048
 dev = torch.cuda.get_device_properties(0)
 print("device", dev.name, "SMs", dev.multi_processor_count, "torch", torch.__version__, flush=True)
 for hdim in dims:
@@ -20,5 +21,11 @@ for hdim in dims:
             with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
                 ms = do_bench(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), warmup=25, rep=100,
                               return_mode="median")
-            print(json.dumps({"hdim": hdim, "causal": causal, "seqlen": seqlen, "fa2_fwd": round(flop / ms / 1e9)}),
-                  flush=True)
+            row = {"hdim": hdim, "causal": causal, "seqlen": seqlen, "fa2_fwd": round(flop / ms / 1e9)}
+            if seqlen == dropout_seqlen:
+                # The peer of our dropout kernel (bench/sm80_tune's "dropout" variant rows).
+                with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+                    ms = do_bench(lambda: F.scaled_dot_product_attention(q, k, v, dropout_p=0.1, is_causal=causal),
+                                  warmup=25, rep=100, return_mode="median")
+                row["fa2_dropout_fwd"] = round(flop / ms / 1e9)
+            print(json.dumps(row), flush=True)

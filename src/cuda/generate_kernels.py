@@ -60,6 +60,8 @@ def main() -> None:
     parser.add_argument("--dtypes", required=True, help="';'-separated subset of fp16;bf16")
     parser.add_argument("--table", default=str(DEFAULT_TABLE), help="forward tile shapes (forward_tuning.json)")
     parser.add_argument("--candidates", help="JSON list of tile shapes: emit all of them (tuning builds)")
+    parser.add_argument("--candidate-dtypes", default=None,
+                        help="';'-separated dtypes that get the candidates (default: all of --dtypes)")
     args = parser.parse_args()
     table = json.loads(pathlib.Path(args.table).read_text())
     candidates = json.loads(pathlib.Path(args.candidates).read_text()) if args.candidates else None
@@ -75,6 +77,14 @@ def main() -> None:
             raise SystemExit(f"FLASHATTN_DTYPES: {t} is not one of {sorted(ELEMENT)}")
 
     entries = [(d, t) for d in head_dims for t in dtypes]
+    candidate_dtypes = [t for t in (args.candidate_dtypes or args.dtypes).split(";") if t]
+
+    def candidates_for(d, t):
+        """Candidates (TileShape fields only) of bucket d, dtype t; an entry may restrict itself to
+        some buckets with "head_dims" (e.g. shapes that spill kilobytes at d256)."""
+        if candidates is None or t not in candidate_dtypes:
+            return []
+        return [{f: c[f] for f in SHAPE_FIELDS} for c in candidates if d in c.get("head_dims", [d])]
     # (bucket, dtype) -> {causal: shape}; the dispatcher picks by (bucket, dtype, causal).
     # Roles: 0 non-causal, 1 causal (tuned), 2 portable (the default shape, small enough for the
     # shared memory of every sm_80+ GPU; used where the device cannot hold a tuned shape).
@@ -87,7 +97,8 @@ def main() -> None:
         candidate_macro = (
             "\n// Every candidate shape of the tuning build (generate_kernels.py --candidates).\n"
             "#define FLASHATTN_SM80_FOR_EACH_CANDIDATE(X)"
-            + "".join(f" \\\n  X({d}, {ELEMENT[t]}, {shape_args(c)})" for d, t in entries for c in candidates) + "\n")
+            + "".join(f" \\\n  X({d}, {ELEMENT[t]}, {shape_args(c)})" for d, t in entries
+                      for c in candidates_for(d, t)) + "\n")
     write_if_changed(
         out / "cuda" / "sm80" / "sm80_kernel_list.h",
         HEADER
@@ -107,7 +118,7 @@ def main() -> None:
         unique = [s for i, s in enumerate(shapes) if s not in shapes[:i]]
         # One file per extra candidate keeps a tuning build parallel.
         files = [(f"forward_sm80_hdim{d}_{t}.cu", "the tile shapes of forward_tuning.json", unique)]
-        for i, c in enumerate(candidates or []):
+        for i, c in enumerate(candidates_for(d, t)):
             if c not in unique:
                 files.append((f"forward_sm80_hdim{d}_{t}_candidate{i}.cu", f"tuning candidate {i}", [c]))
         for name, what, group in files:

@@ -11,8 +11,10 @@ Builds bench/sm80_tune.cu with every candidate compiled in (one translation
 unit per candidate, nvcc in parallel), times each on the standard grid (16k
 tokens, hidden 2048, bf16; causal and not), rejects candidates whose output
 differs from the current table's kernel, and picks per (head dim, causal) the
-shape with the best geometric mean TFLOP/s over the seqlens. bf16 winners
-serve fp16 too (generate_kernels.py falls back to the other dtype's entry).
+shape with the best geometric mean TFLOP/s over the seqlens (plain problems, the
+backend's tile order). bf16 winners serve fp16 too (generate_kernels.py falls back
+to the other dtype's entry); the harness times the fp16 table kernels beside the
+bf16 ones to check that, and the softcap/ALiBi/dropout kernels at one seqlen.
 Raw rows go to BUILD/tune_rows.jsonl.
 """
 import argparse
@@ -44,8 +46,8 @@ def build(args, arch):
     (out / "gen").mkdir(parents=True, exist_ok=True)
     (out / "obj").mkdir(exist_ok=True)
     sources = sh([sys.executable, str(ROOT / "src/cuda/generate_kernels.py"), "--out", str(out / "gen"),
-                  "--head-dims", args.head_dims, "--dtypes", "bf16", "--table", args.table,
-                  "--candidates", args.candidates]).split()
+                  "--head-dims", args.head_dims, "--dtypes", "bf16;fp16", "--candidate-dtypes", "bf16",
+                  "--table", args.table, "--candidates", args.candidates]).split()
     sources += [str(ROOT / "src/cuda/sm80/backend.cu"), str(ROOT / "src/cuda/sm80/kvcache_kernels.cu"),
                 str(ROOT / "bench/sm80_tune.cu")]
     flags = ["-std=c++20", "-O3", f"-gencode=arch=compute_{arch},code=sm_{arch}", f"-I{ROOT / 'src'}",
@@ -87,12 +89,16 @@ def main():
     scores = {}  # (hdim, causal, shape json) -> [tflops...]
     rejected = set()
     for r in rows:
-        if r["shape"] == "table":
+        if not isinstance(r["shape"], dict):  # "table", "table_sync": cuda_sm80::run itself
             continue
         key = (r["hdim"], r["causal"], json.dumps(r["shape"], sort_keys=True))
         if r["error"] != "no error" or not r["max_diff"] <= TOLERANCE:
             rejected.add(key)
-        scores.setdefault(key, []).append(r["tflops"])
+        # Ranked on what the backend runs: plain problems in its tile order (backend.cu's
+        # heads_fastest_order: heads fastest for causal problems); other rows are only reported.
+        backend_order = "heads_fastest" if r["causal"] else "m_fastest"
+        if r.get("order", backend_order) == backend_order and r.get("variant", "plain") == "plain":
+            scores.setdefault(key, []).append(r["tflops"])
     table = json.loads(pathlib.Path(args.table).read_text())
     entries = [e for e in table.get("entries", [])]
     for hdim in sorted({k[0] for k in scores}):
@@ -112,7 +118,7 @@ def main():
     table["entries"] = entries
     table["tuned_on"] = f"{gpu}, driver {driver}, {datetime.date.today().isoformat()}"
     for r in rows:
-        if r["shape"] != "table" and (r["hdim"], r["causal"], json.dumps(r["shape"], sort_keys=True)) in rejected:
+        if isinstance(r["shape"], dict) and (r["hdim"], r["causal"], json.dumps(r["shape"], sort_keys=True)) in rejected:
             print("rejected:", json.dumps(r))
     if args.dry_run:
         print(json.dumps(table, indent=2))

@@ -23,7 +23,8 @@ struct TileShape {
   int m_tiles_per_warp = 1;
   int warps = 4;
   int block_n = 64;  // keys per K/V tile
-  // K/V ring depth: tile n - (stages - 1) is copied while tile n is used.
+  // K/V ring depth: tile n - (stages - 1) is copied while tile n is used. 1: single K and V
+  // buffers, V_n copied during S = Q K_n^T and K_{n-1} during P V_n (two barriers per tile).
   int stages = 2;
   // Q fragments kept in registers across the KV loop instead of re-read from
   // shared memory per tile.
@@ -38,7 +39,7 @@ struct ForwardConfig {
   static constexpr int kHeadDim = kHeadDim_;
   static_assert(kHeadDim % 32 == 0 && kHeadDim <= 256, "buckets are multiples of 32 up to 256");
   static_assert(kShape.m_tiles_per_warp >= 1 && kShape.m_tiles_per_warp <= 2);
-  static_assert(kShape.block_n % 16 == 0 && kShape.stages >= 2 && kShape.warps >= 1);
+  static_assert(kShape.block_n % 16 == 0 && kShape.stages >= 1 && kShape.warps >= 1);
 
   // Warp w owns rows [w * kRowsPerWarp, (w + 1) * kRowsPerWarp) of the query
   // tile for the whole KV loop, so the online-softmax row statistics never

@@ -4,9 +4,12 @@
 // walks its visible key tiles from last to first, so the tiles that need
 // per-element masks (the diagonal and the ragged end) come first and the rest
 // run the unmasked path. Per key tile:
-//   issue K/V_{n-1} | wait K/V_n | S = Q K_n^T | mask, online softmax | O += P V_n
+//   wait K/V_n, barrier | issue K/V_{n-1} | S = Q K_n^T | mask, online softmax | O += P V_n
 // with K/V in a ring of kStages shared buffers, so each copy overlaps a whole
-// iteration of the other stage's math.
+// iteration of the other stage's math, and one barrier per tile both publishes
+// tile n and frees the stage of tile n + 1 for the next copy. With kStages == 1
+// (single K and V buffers):
+//   wait K_n, barrier | issue V_n | S = Q K_n^T | softmax | wait V_n, barrier | issue K_{n-1} | O += P V_n
 //
 // kGeneral adds the per-element score modifiers (softcap, ALiBi, a non-positive
 // scale) and dropout; without it the scale is folded into the exponent.
@@ -72,6 +75,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   constexpr int kNTiles = Cfg::kBlockN / 8;
   constexpr int kOTiles = Cfg::kHeadDim / 8;
   constexpr float kLog2e = 1.4426950408889634f;
+  // kStages == 1: one K and one V buffer, refilled alternately (FlashAttention 2's schedule); the
+  // smaller footprint is what fits two d256 CTAs of 64 rows on an SM.
+  constexpr bool kSingleBuffer = Cfg::kStages == 1;
 
   extern __shared__ __align__(128) unsigned char smem_bytes[];
   Element* q_smem = reinterpret_cast<Element*>(smem_bytes);
@@ -124,34 +130,55 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     OnlineSoftmax<kNTiles, kOTiles> softmax[Cfg::kMTiles];
     QFragments<Cfg> q_fragments;
 
-    ScoreModifiers modifiers{p.scale, p.softcap, p.softcap > 0.f ? 1.f / p.softcap : 0.f, 0.f};
-    if (p.alibi_slopes != nullptr) {
-      modifiers.alibi_slope = p.alibi_slopes[index.batch * p.alibi_batch_stride + index.head];
-    }
+    const ScoreModifiers modifiers = ScoreModifiers::make(
+        p.scale, p.softcap,
+        p.alibi_slopes != nullptr ? p.alibi_slopes[index.batch * p.alibi_batch_stride + index.head] : 0.f);
     const float scale_log2 = kGeneral ? 1.f : args.scale_log2;
     const std::int64_t i0 = m0 + row0 + (lane >> 2);  // this lane's first row (m-tile mt: + 16 * mt)
 
     if (range.begin < range.end) {
-      // Group g holds K/V of the g-th tile visited (and Q, with the first).
+      // cp.async groups: group g holds K/V of the g-th tile visited (and Q, with the first), and
+      // every iteration commits one more (empty when no tile is left, so the waits below keep their
+      // meaning). With a single buffer the first group is Q and K only.
+      // (Waiting for the first tile's V separately in the ring too, so that the first S = Q K^T
+      // starts earlier, cost d256 7% at every seqlen in v7b: the conditional barrier before P V
+      // keeps the compiler from hoisting V's ldmatrix above the softmax.)
       load_strided_tile_async<Cfg, QTile, Cfg::kBlockM>(
           q_smem, q_base + query_offset(p.q, seq, index.batch, m0, index.head), p.q.row_stride, q_rows,
           static_cast<int>(p.head_dim), thread);
+      load_kv(k_smem, k_rows, static_cast<int>(p.head_dim), range.end - 1);
+      if constexpr (!kSingleBuffer) {
+        load_kv(v_smem, v_rows, static_cast<int>(p.head_dim_v), range.end - 1);
+      }
+      ptx::cp_async_commit_group();
+      if constexpr (!kSingleBuffer) {
 #pragma unroll
-      for (int stage = 0; stage < Cfg::kStages - 1; ++stage) {
-        const int n_block = range.end - 1 - stage;
-        if (n_block >= range.begin) {
-          load_kv(k_smem + stage * Cfg::kSmemK, k_rows, static_cast<int>(p.head_dim), n_block);
-          load_kv(v_smem + stage * Cfg::kSmemV, v_rows, static_cast<int>(p.head_dim_v), n_block);
+        for (int stage = 1; stage < Cfg::kStages - 1; ++stage) {
+          const int n_block = range.end - 1 - stage;
+          if (n_block >= range.begin) {
+            load_kv(k_smem + stage * Cfg::kSmemK, k_rows, static_cast<int>(p.head_dim), n_block);
+            load_kv(v_smem + stage * Cfg::kSmemV, v_rows, static_cast<int>(p.head_dim_v), n_block);
+          }
+          ptx::cp_async_commit_group();
         }
-        // Committed even when empty, so that wait_group<kStages - 2> below always means "tile n landed".
-        ptx::cp_async_commit_group();
       }
 
       int stage = 0;
       for (int n_block = range.end - 1; n_block >= range.begin; --n_block) {
         const int n0 = n_block * Cfg::kBlockN;
-        // Issue tile n - (kStages - 1) into the stage freed at the end of the previous iteration.
-        {
+        // K/V of tile n (and Q) has landed for this thread (only K with a single buffer); the
+        // barrier makes every thread's copies visible, and says that every warp has finished the
+        // previous iteration, so the buffers it read are free for the copy issued next: one
+        // barrier per tile in the ring (v7), two with a single buffer (FlashAttention 2's schedule).
+        ptx::cp_async_wait_group<kSingleBuffer ? 0 : Cfg::kStages - 2>();
+        __syncthreads();
+        if constexpr (kSingleBuffer) {
+          // V of tile n lands while S = Q K_n^T and the softmax run.
+          load_kv(v_smem, v_rows, static_cast<int>(p.head_dim_v), n_block);
+          ptx::cp_async_commit_group();
+        } else {
+          // Tile n - (kStages - 1) goes into the stage the previous iteration used; it has
+          // kStages - 1 iterations of math to land.
           const int ahead = n_block - (Cfg::kStages - 1);
           const int ahead_stage = (stage + Cfg::kStages - 1) % Cfg::kStages;
           if (ahead >= range.begin) {
@@ -160,9 +187,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           }
           ptx::cp_async_commit_group();
         }
-        // Tile n (and Q) has landed for this thread; the barrier makes every thread's copies visible.
-        ptx::cp_async_wait_group<Cfg::kStages - 1>();
-        __syncthreads();
         if constexpr (Cfg::kQInRegisters) {
           if (n_block == range.end - 1) {
 #pragma unroll
@@ -195,11 +219,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
             }
           }
         }
+        if constexpr (kSingleBuffer) {
+          // V_n landed; every warp is past its S = Q K_n^T, so K of the next tile may overwrite K_n
+          // while P V_n runs.
+          ptx::cp_async_wait_group<0>();
+          __syncthreads();
+          if (n_block - 1 >= range.begin) load_kv(k_smem, k_rows, static_cast<int>(p.head_dim), n_block - 1);
+          ptx::cp_async_commit_group();
+        }
         gemm_pv<Cfg, KVTile>(o, s, v_tile, v_offsets);
-        // Every warp is done with this stage before the next iteration's copy overwrites it.
-        __syncthreads();
         stage = (stage + 1) % Cfg::kStages;
       }
+      // Only empty groups can be pending here; waiting keeps the invariant simple for the next tile.
       ptx::cp_async_wait_group<0>();
     }
 

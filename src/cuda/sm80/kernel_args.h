@@ -18,6 +18,9 @@ struct ForwardKernelArgs {
   std::uint32_t dropout_threshold = 0;
   float dropout_rescale = 1.f;   // 1 / (1 - p)
   std::int64_t total_tiles = 0;  // m_blocks * batch * heads * num_splits
+  // Tile order (tile_scheduler.h): false = query tiles of one (sequence, head) side by side; true =
+  // heads fastest (every head's last query tiles first). The backend picks (heads_fastest_order).
+  bool heads_fastest = false;
 };
 
 }  // namespace flashattn::detail::cuda_sm80

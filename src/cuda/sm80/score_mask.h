@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "common/params.h"
+#include "cuda/ptx/approx_math.h"
 
 namespace flashattn::detail::cuda_sm80 {
 
@@ -44,43 +45,67 @@ __device__ __forceinline__ bool tile_needs_mask(const MaskParams& mask, int m0, 
 
 // Per-element score modifiers; kGeneral kernels convert S to base-2 logits here
 // (scale, softcap, ALiBi, log2 e), the plain kernel leaves S raw and folds the
-// scale into the exponent.
+// scale into the exponent. The constants are premultiplied once per tile so that
+// each modifier is one pass of 1-3 instructions per element:
+//   softcap: x = (cap log2 e) tanh(s scale / cap)   (tanh.approx, as FlashAttention 2 does)
+//   else:    x = s (scale log2 e)
+//   ALiBi:   x -= (slope log2 e) |i + sk - sq - j|, the distance in fp32 (exact below 2^24)
 struct ScoreModifiers {
-  float scale;
-  float softcap;  // 0: off
-  float softcap_inverse;
-  float alibi_slope;  // 0: off
+  float scale_log2;          // scale * log2 e (no softcap)
+  float softcap_log2;        // softcap * log2 e; 0: softcap off
+  float scale_over_softcap;  // scale / softcap
+  float alibi_slope_log2;    // slope * log2 e; 0: ALiBi off
+
+  __device__ __forceinline__ static ScoreModifiers make(float scale, float softcap, float alibi_slope) {
+    constexpr float kLog2e = 1.4426950408889634f;
+    return ScoreModifiers{scale * kLog2e, softcap > 0.f ? softcap * kLog2e : 0.f,
+                          softcap > 0.f ? scale / softcap : 0.f, alibi_slope * kLog2e};
+  }
 };
 
 template <class Cfg, bool kGeneral>
 __device__ __forceinline__ void score_tile(float (&s)[Cfg::kBlockN / 8][4], const ScoreModifiers& mod,
                                            const MaskParams& mask, bool needs_mask, std::int64_t i0, int n0,
                                            std::int64_t sq, std::int64_t sk, int lane) {
-  constexpr float kLog2e = 1.4426950408889634f;
+  constexpr int kNTiles = Cfg::kBlockN / 8;
   const int j_lane = n0 + 2 * (lane & 3);
+  if constexpr (kGeneral) {
+    // Uniform branches around whole passes: no per-element test of which modifiers are on.
+    if (mod.softcap_log2 != 0.f) {
+#pragma unroll
+      for (int n = 0; n < kNTiles; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          s[n][e] = mod.softcap_log2 * ptx::tanh_approx_f32(s[n][e] * mod.scale_over_softcap);
+    } else {
+#pragma unroll
+      for (int n = 0; n < kNTiles; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[n][e] *= mod.scale_log2;
+    }
+    if (mod.alibi_slope_log2 != 0.f) {
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        // Distance of this lane's first column; every other column is a compile-time step away.
+        const float distance0 = static_cast<float>(i0 + 8 * r + sk - sq - j_lane);
+#pragma unroll
+        for (int n = 0; n < kNTiles; ++n)
+#pragma unroll
+          for (int e = 0; e < 2; ++e)
+            s[n][2 * r + e] -= mod.alibi_slope_log2 * fabsf(distance0 - static_cast<float>(8 * n + e));
+      }
+    }
+  }
+  if (!needs_mask) return;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    const std::int64_t i = i0 + 8 * r;
-    RowWindow window{0, 0};
-    if (needs_mask) window = row_window(mask, i, sq, sk);
-    const std::int64_t diagonal = i + sk - sq;
+    const RowWindow window = row_window(mask, i0 + 8 * r, sq, sk);
 #pragma unroll
-    for (int n = 0; n < Cfg::kBlockN / 8; ++n) {
+    for (int n = 0; n < kNTiles; ++n) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const int j = j_lane + 8 * n + e;
-        float x = s[n][2 * r + e];
-        if constexpr (kGeneral) {
-          x *= mod.scale;
-          if (mod.softcap > 0.f) x = mod.softcap * tanhf(x * mod.softcap_inverse);
-          if (mod.alibi_slope != 0.f) {
-            const std::int64_t distance = diagonal - j;
-            x -= mod.alibi_slope * static_cast<float>(distance < 0 ? -distance : distance);
-          }
-          x *= kLog2e;
-        }
-        if (needs_mask && (j < window.first || j > window.last)) x = -INFINITY;
-        s[n][2 * r + e] = x;
+        if (j < window.first || j > window.last) s[n][2 * r + e] = -INFINITY;
       }
     }
   }

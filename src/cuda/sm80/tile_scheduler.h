@@ -2,10 +2,17 @@
 //
 // The grid is one-dimensional (grid.x allows 2^31 - 1 CTAs, where y and z stop
 // at 65535), and a CTA walks tiles with a grid stride, so no problem size
-// overflows the grid. Query tiles are handed out last-to-first: with a causal
-// mask the last tiles see the most keys, and starting them first keeps the
-// tail of the launch short. Heads vary fastest, so the q heads of one GQA group
-// (which read the same K/V) run side by side and share L2.
+// overflows the grid.
+//
+// Two orders, chosen by the host (backend.cu: heads_fastest_order):
+// - heads fastest: tile t's query block is m_blocks - 1 - t / (batch * heads * splits). Every
+//   head's last query tiles go first, which with a causal mask (the last tiles see the most keys)
+//   is a longest-first schedule with a short tail.
+// - query tiles of one (sequence, head, split) consecutive, last first: the CTAs that run side by
+//   side read the same K/V and share it in L2 (FlashAttention 2's grid has the m-block in
+//   blockIdx.x for the same reason). When every tile costs the same (no causal mask) this is
+//   as balanced as the other and the K/V re-reads of short sequences hit L2.
+// Heads of one GQA group are adjacent in both, so their tiles run close together.
 #pragma once
 
 #include <cstdint>
@@ -21,16 +28,34 @@ struct TileIndex {
   int split;
 };
 
-__device__ __forceinline__ TileIndex decode_tile(const ForwardKernelArgs& args, std::int64_t tile) {
-  const std::int64_t per_m_block = args.p.batch * args.p.heads * args.num_splits;
+// Index arithmetic in 32 bits when every tile index fits (always, short of 2^31 tiles): a 64-bit
+// division is a ~70-instruction subroutine, and decoding one tile took five of them, paid once per
+// CTA -- a few percent of a 15 us CTA at s = 512.
+template <typename Int>
+__device__ __forceinline__ TileIndex decode_tile_as(const ForwardKernelArgs& args, Int tile) {
+  const Int m_blocks = static_cast<Int>(args.m_blocks), splits = static_cast<Int>(args.num_splits);
+  const Int heads = static_cast<Int>(args.p.heads);
   TileIndex t;
-  t.m_block = args.m_blocks - 1 - static_cast<int>(tile / per_m_block);
-  std::int64_t rest = tile % per_m_block;
-  t.split = static_cast<int>(rest % args.num_splits);
-  rest /= args.num_splits;
-  t.head = rest % args.p.heads;
-  t.batch = rest / args.p.heads;
+  Int rest;
+  if (args.heads_fastest) {
+    const Int per_m_block = static_cast<Int>(args.p.batch) * heads * splits;
+    t.m_block = args.m_blocks - 1 - static_cast<int>(tile / per_m_block);
+    rest = tile % per_m_block;
+  } else {
+    t.m_block = args.m_blocks - 1 - static_cast<int>(tile % m_blocks);
+    rest = tile / m_blocks;
+  }
+  t.split = static_cast<int>(rest % splits);
+  rest /= splits;
+  t.head = static_cast<std::int64_t>(rest % heads);
+  t.batch = static_cast<std::int64_t>(rest / heads);
   return t;
+}
+
+__device__ __forceinline__ TileIndex decode_tile(const ForwardKernelArgs& args, std::int64_t tile) {
+  if (args.total_tiles <= 0x7fffffff)
+    return decode_tile_as<std::uint32_t>(args, static_cast<std::uint32_t>(tile));
+  return decode_tile_as<std::int64_t>(args, tile);
 }
 
 }  // namespace flashattn::detail::cuda_sm80
