@@ -8,8 +8,9 @@
 //   S1 = QK1, O += P0 V0;  wait S1; softmax(S1) -> c1; wait PV; O *= c1; P1
 //   ...
 //   O += P_last V_last
-// Between warpgroups: each batch of GEMMs is issued in turn (ping-pong, see
-// named_barriers.h), so one warpgroup's softmax hides under the other's GEMMs.
+// Between warpgroups: each batch of GEMMs is issued in turn (ping-pong with two
+// consumers, a rotation with three; named_barriers.h), so one warpgroup's
+// softmax hides under the others' GEMMs.
 #pragma once
 
 #include <cstdint>
@@ -96,20 +97,22 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   const int thread = threadIdx.x % 128;
   const int lane = thread % 32;
   const bool warp_leader = lane == 0;
+  constexpr int kConsumers = Config::kConsumerWarpgroups;
   const int my_turn = kIssueTurn + consumer;
-  const int other_turn = kIssueTurn + (1 - consumer);
+  const int next_turn = kIssueTurn + (consumer + 1 == kConsumers ? 0 : consumer + 1);
   const std::uint32_t q_rows = pipe.q() + consumer * 64 * Config::kRowBytes;
 
-  // The second warpgroup opens the first turn for the first one.
-  if (consumer == 1) ptx::bar_arrive(kIssueTurn, 256);
+  // The last warpgroup opens the first turn for the first one.
+  if (consumer == kConsumers - 1) ptx::bar_arrive(kIssueTurn, 256);
+  open_tile_slot<kConsumers * 128>();
 
   RingPosition<Config::kStages> ring;
   std::uint32_t q_phase = 0;
   for (;;) {
+    const int tile = receive_tile<kConsumers * 128>(pipe.tile_slot(), p.num_tiles);
+    if (tile >= p.num_tiles) break;
     ptx::mbarrier_wait_parity(pipe.q_full(), q_phase);
     q_phase ^= 1;
-    const int tile = static_cast<int>(ptx::ld_shared_b32(pipe.tile_slot()));
-    if (tile >= p.num_tiles) break;
     const WorkTile w = tile_work(p, tile);
     const KeyBlockRange range = key_block_range<Config>(p, w);
     const float slope_s =
@@ -142,7 +145,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::wgmma_fence();
       gemm_qk<Config>(s, q_rows, pipe.k(ring.stage));
       ptx::wgmma_commit_group();
-      ptx::bar_arrive(other_turn, 256);
+      ptx::bar_arrive(next_turn, 256);
       ptx::wgmma_wait_group<0>();
       ptx::wgmma_fence_operand(s);
       if (warp_leader) {
@@ -165,7 +168,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         ptx::wgmma_commit_group();
         gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage));
         ptx::wgmma_commit_group();
-        ptx::bar_arrive(other_turn, 256);
+        ptx::bar_arrive(next_turn, 256);
 
         ptx::wgmma_wait_group<1>();  // S(n) done; P V still running
         ptx::wgmma_fence_operand(s);
@@ -193,7 +196,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::wgmma_fence();
       gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage));
       ptx::wgmma_commit_group();
-      ptx::bar_arrive(other_turn, 256);
+      ptx::bar_arrive(next_turn, 256);
       ptx::wgmma_wait_group<0>();
       ptx::wgmma_fence_operand(o);
       if (warp_leader) ptx::mbarrier_arrive(pipe.v_empty(pv_ring.stage));
@@ -204,7 +207,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     store_output<Config>(p, pipe, w, consumer, o, final_rows);
   }
 
-  // Balance the ping-pong: the second warpgroup's last arrive on the first's turn is consumed here.
+  // Balance the ping-pong: the last warpgroup's last arrive on the first's turn is consumed here.
   if (consumer == 0) ptx::bar_sync(kIssueTurn, 256);
   if (thread == 0) ptx::cp_async_bulk_wait_group<0>();
 }

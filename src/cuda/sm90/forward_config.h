@@ -2,11 +2,13 @@
 // pipeline depth, warp roles, register split and the shared-memory layout, all
 // derived here from (head dim, element type) so the kernel pieces only read them.
 //
-// Roles: warpgroup 0 is the producer (one thread issues every TMA load), warpgroups
-// 1 and 2 are consumers, each owning 64 of the tile's kBlockM = 128 query rows
-// (one wgmma M of 64). The two consumers take turns issuing their GEMMs
-// ("ping-pong") so one's softmax runs while the other's GEMMs keep the tensor
-// cores busy.
+// Roles: warpgroup 0 is the producer (one thread issues every TMA load), the
+// others are consumers, each owning 64 of the tile's kBlockM query rows (one
+// wgmma M of 64): two at d > 64 (kBlockM 128), three at d = 64 (kBlockM 192,
+// where a warpgroup's GEMMs are short and two others' batches are needed to
+// cover one's softmax). The consumers take turns issuing their GEMMs
+// ("ping-pong", a rotation with three) so one's softmax runs while the others'
+// GEMMs keep the tensor cores busy.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -14,6 +16,8 @@
 
 #include <cstdint>
 #include <type_traits>
+
+#include "cuda/sm90/named_barriers.h"
 
 namespace flashattn::detail::cuda_sm90 {
 
@@ -27,7 +31,8 @@ struct ForwardConfig {
   static_assert(kHeadDim % 64 == 0 && kHeadDim <= 256, "head dim must be 64, 128, 192 or 256");
   static_assert(kHeadDimV % 64 == 0 && kHeadDimV <= kHeadDim, "dv must be a multiple of 64, at most d");
 
-  static constexpr int kConsumerWarpgroups = 2;
+  static constexpr int kConsumerWarpgroups = kHeadDim <= 64 ? 3 : 2;
+  static_assert(kConsumerWarpgroups <= kMaxConsumerWarpgroups);
   static constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);
   static constexpr int kConsumerWarps = 4 * kConsumerWarpgroups;
   static constexpr int kBlockM = 64 * kConsumerWarpgroups;
@@ -37,12 +42,15 @@ struct ForwardConfig {
   // (176 at d=128 was measured slower: O must then reuse Q's buffer, which
   // serialises the O store with the next tile's Q load; docs/kernel-notes-sm90.md.)
   // d=192: 96 (S 48 + P 24 + O 96 registers per thread; N = 96 is a generated wgmma shape).
-  static constexpr int kBlockN = kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80);
+  static constexpr int kBlockN = kHeadDim <= 64 ? 96 : kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80);
   static constexpr int kStages = kHeadDim <= 64 ? 4 : 2;
 
-  // setmaxnreg split: 128 * 24 + 256 * 240 = 64512 <= 65536 registers per SM.
+  // setmaxnreg split: 128 * 24 + 256 * 240 = 64512 <= 65536 registers per SM
+  // with two consumers; 128 * 24 + 384 * 160 = 64512 with three (d = 64: S 64 +
+  // P 32 + O 32 registers per thread).
   static constexpr int kProducerRegisters = 24;
-  static constexpr int kConsumerRegisters = 240;
+  static constexpr int kConsumerRegisters = kConsumerWarpgroups == 3 ? 160 : 240;
+  static_assert(128 * kProducerRegisters + 128 * kConsumerWarpgroups * kConsumerRegisters <= 65536);
 
   // Tiles are stored as kChunks column chunks of 64 elements (128 bytes, the
   // width of one 128B-swizzle row), each chunk a [rows][64] block: exactly what

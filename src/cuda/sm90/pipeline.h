@@ -10,11 +10,9 @@
 //   k_full[s]     producer -> consumers: K stage s has landed.
 //   k_empty[s]    consumers -> producer: all consumer warps' S GEMMs on stage s completed.
 //   v_full[s], v_empty[s]: the same for V and the O += P V GEMMs.
-// Beside them, tile_slot holds the index of the tile whose Q q_full announces
-// (>= num_tiles: no more work); it is written before the arrive on q_full and
-// rewritten only after q_empty, when every consumer has read it. (st.async
-// completing on q_full, which racecheck would model, raised an illegal-instruction
-// error outside a cluster launch: docs/kernel-notes-sm90.md.)
+// Beside them, tile_slot holds the index of the tile whose Q the next q_full
+// phase announces (>= num_tiles: no more work), handed over through named
+// barriers (tile_scheduler.h: publish_tile / receive_tile).
 // Empty barriers count one arrival per consumer warp (lane 0, after that warp's
 // wgmma.wait_group): completion is tracked per thread, so every warp vouches
 // for itself. Full barriers count the producer's one arrive_expect_tx.

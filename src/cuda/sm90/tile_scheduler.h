@@ -2,8 +2,8 @@
 // starts on tile c, and its producer thread claims each further tile with one
 // atomicAdd on a counter in the caller's workspace (zeroed by the launch), so
 // CTAs that drew short causal tiles simply take more of them. The producer
-// passes the tile index to the consumers through shared memory together with
-// the tile's Q (written before the arrive on q_full, read after the wait).
+// passes the tile index to the consumers through one shared-memory slot guarded
+// by two named barriers (publish_tile / receive_tile below).
 //
 // Order of the linear tile index (a tile is (query block, head, batch)):
 // (batch, head) pairs are grouped in L2 sections of sec_heads consecutive query
@@ -12,7 +12,12 @@
 // then share few K/V heads, which stream through L2 once for all of them.
 #pragma once
 
+#include <cstdint>
+
+#include "cuda/ptx/shared_memory.h"
+#include "cuda/ptx/warpgroup.h"
 #include "cuda/sm90/kernel_params.h"
+#include "cuda/sm90/named_barriers.h"
 
 namespace flashattn::detail::cuda_sm90 {
 
@@ -71,6 +76,40 @@ __device__ __forceinline__ WorkTile tile_work(const ForwardKernelParams& p, int 
 __device__ __forceinline__ int claim_next_tile(const ForwardKernelParams& p, int tile) {
   if (p.static_schedule) return tile + static_cast<int>(gridDim.x);
   return static_cast<int>(gridDim.x) + atomicAdd(p.tile_counter, 1);
+}
+
+// Tile-index handoff, producer -> consumers, through `slot` (one word of shared
+// memory). The slot is written only between the consumers' reads of the
+// previous index and their reads of this one, and both orderings go through a
+// hardware named barrier (bar.arrive releases the arriving thread's earlier
+// accesses to the threads that bar.sync on it):
+//   producer: sync kTileSlotEmpty  st.shared slot  arrive kTileSlotFull
+//   consumer: sync kTileSlotFull   ld.shared slot  arrive kTileSlotEmpty
+// The consumers open the slot once at start (open_tile_slot) and arrive after
+// every index but the end marker (>= num_tiles); the producer syncs before every
+// index, end marker included: the counts balance. The producer counts as its
+// whole warp (its other lanes have exited; a barrier counts warps). An earlier
+// design published the index with the q_full mbarrier: correct, but racecheck
+// does not see mbarrier ordering of plain shared-memory accesses and reported
+// hazards (docs/kernel-notes-sm90.md).
+template <int kConsumerThreads>
+__device__ __forceinline__ void open_tile_slot() {
+  ptx::bar_arrive(kTileSlotEmpty, kConsumerThreads + 32);
+}
+
+template <int kConsumerThreads>
+__device__ __forceinline__ void publish_tile(std::uint32_t slot, int tile) {
+  ptx::bar_sync(kTileSlotEmpty, kConsumerThreads + 32);
+  ptx::st_shared_b32(slot, static_cast<std::uint32_t>(tile));
+  ptx::bar_arrive(kTileSlotFull, kConsumerThreads + 32);
+}
+
+template <int kConsumerThreads>
+__device__ __forceinline__ int receive_tile(std::uint32_t slot, int num_tiles) {
+  ptx::bar_sync(kTileSlotFull, kConsumerThreads + 32);
+  const int tile = static_cast<int>(ptx::ld_shared_b32(slot));
+  if (tile < num_tiles) ptx::bar_arrive(kTileSlotEmpty, kConsumerThreads + 32);
+  return tile;
 }
 
 }  // namespace flashattn::detail::cuda_sm90
