@@ -33,8 +33,11 @@ namespace flashattn::detail::cuda_sm90 {
 // S = Q_w K^T for this warpgroup's 64 query rows: K-major A (Q) and B (K), one
 // wgmma per 16 columns of the head dim, the first one overwriting S.
 template <class Config>
-__device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::uint32_t q_rows,
+__device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::uint32_t q_rows_invariant,
                                         std::uint32_t k) {
+  // Q's descriptors are the same for every key block: left visible, the compiler
+  // keeps all kHeadDim/16 of them live through the loop (64 registers at d = 256).
+  const std::uint32_t q_rows = ptx::opaque_u32(q_rows_invariant);
 #pragma unroll
   for (int kk = 0; kk < Config::kHeadDim / 16; ++kk) {
     const std::uint32_t offset = (kk % 4) * 32;  // 16 elements = 32 bytes along the swizzled row

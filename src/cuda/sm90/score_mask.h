@@ -1,26 +1,22 @@
 // Which key blocks a query tile visits and which scores inside them are masked,
-// by common/mask.h's visible_keys itself: query i of a sequence with sq queries
-// and sk keys sees keys [i + sk - sq - left, i + sk - sq + right] clipped to
-// [0, sk) (left/right -1 = unbounded; causal is (-1, 0)). visible_keys works in
-// 64 bits; it runs once per row (per tile, or per masked block), and the
-// per-score comparisons stay 32-bit (the clipped bounds fit: lengths are int).
+// by common/mask.h's visible_keys_in (the arithmetic of visible_keys, here in
+// 32 bits: lengths are int, and 64-bit temporaries cost registers at d = 256):
+// query i of a sequence with sq queries and sk keys sees keys
+// [i + sk - sq - left, i + sk - sq + right] clipped to [0, sk)
+// (left/right -1 = unbounded; causal is (-1, 0)).
 #pragma once
 
 #include <cmath>
-#include <cstdint>
 
 #include "common/mask.h"
-
 #include "cuda/sm90/kernel_params.h"
 #include "cuda/sm90/tile_scheduler.h"
 
 namespace flashattn::detail::cuda_sm90 {
 
-__device__ __forceinline__ MaskParams mask_of(const ForwardKernelParams& p) {
-  MaskParams mask;
-  mask.window_left = p.window_left;
-  mask.window_right = p.window_right;
-  return mask;
+__device__ __forceinline__ BasicKeyRange<int> visible_keys_of(const ForwardKernelParams& p, const WorkTile& w,
+                                                               int row) {
+  return visible_keys_in<int>(p.window_left, p.window_right, row, w.seqlen_q, w.seqlen_k);
 }
 
 struct KeyBlockRange {
@@ -33,9 +29,8 @@ __device__ __forceinline__ KeyBlockRange key_block_range(const ForwardKernelPara
   const int row_last = min(row_first + Config::kBlockM, w.seqlen_q) - 1;
   // Windows slide with the row: the tile's keys run from its first row's first
   // visible key to its last row's last one.
-  const MaskParams mask = mask_of(p);
-  const auto key_first = static_cast<int>(visible_keys(mask, row_first, w.seqlen_q, w.seqlen_k).first);
-  const auto key_last = static_cast<int>(visible_keys(mask, row_last, w.seqlen_q, w.seqlen_k).last);
+  const int key_first = visible_keys_of(p, w, row_first).first;
+  const int key_last = visible_keys_of(p, w, row_last).last;
   if (key_last < key_first) return {0, 0};
   return {key_first / Config::kBlockN, key_last / Config::kBlockN + 1};
 }
@@ -61,13 +56,12 @@ __device__ __forceinline__ bool block_needs_mask(const ForwardKernelParams& p, c
 template <int kBlockN>
 __device__ __forceinline__ void apply_score_mask(float (&s)[kBlockN / 2], const ForwardKernelParams& p,
                                                  const WorkTile& w, int row0, int key0) {
-  const MaskParams mask = mask_of(p);
   const int lane_col = 2 * (threadIdx.x % 4);
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
-    const KeyRange range = visible_keys(mask, row0 + 8 * half, w.seqlen_q, w.seqlen_k);
-    const auto first = static_cast<int>(range.first);
-    const auto last = static_cast<int>(range.last);
+    const BasicKeyRange<int> range = visible_keys_of(p, w, row0 + 8 * half);
+    const int first = range.first;
+    const int last = range.last;
 #pragma unroll
     for (int i = 0; i < kBlockN / 8; ++i) {
 #pragma unroll
