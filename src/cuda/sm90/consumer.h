@@ -36,8 +36,12 @@ template <class Config>
 __device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::uint32_t q_rows_invariant,
                                         std::uint32_t k) {
   // Q's descriptors are the same for every key block: left visible, the compiler
-  // keeps all kHeadDim/16 of them live through the loop (64 registers at d = 256).
-  const std::uint32_t q_rows = ptx::opaque_u32(q_rows_invariant);
+  // keeps all kHeadDim/16 of them live through the loop, which spilled the
+  // accumulators where registers are tight (forward_config.h kRebuildQDescriptors);
+  // elsewhere keeping them is cheaper than rebuilding them between the turn
+  // barrier and the issue.
+  const std::uint32_t q_rows =
+      Config::kRebuildQDescriptors ? ptx::opaque_u32(q_rows_invariant) : q_rows_invariant;
 #pragma unroll
   for (int kk = 0; kk < Config::kHeadDim / 16; ++kk) {
     const std::uint32_t offset = (kk % 4) * 32;  // 16 elements = 32 bytes along the swizzled row
@@ -107,12 +111,18 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
 
   // The last warpgroup opens the first turn for the first one.
   if (consumer == kConsumers - 1) ptx::bar_arrive(kIssueTurn, 256);
+#ifdef FLASHATTN_SM90_TILE_HANDOFF_NAMED
   open_tile_slot<kConsumers * 128>();
+#endif
 
   RingPosition<Config::kStages> ring;
   std::uint32_t q_phase = 0;
   for (;;) {
-    const int tile = receive_tile<kConsumers * 128>(pipe.tile_slot(), p.num_tiles);
+#ifndef FLASHATTN_SM90_TILE_HANDOFF_NAMED
+    const int tile = receive_tile(pipe.tile_handoff(), q_phase);  // one index per Q so far
+#else
+    const int tile = receive_tile_named<kConsumers * 128>(pipe.tile_slot(), p.num_tiles);
+#endif
     if (tile >= p.num_tiles) break;
     ptx::mbarrier_wait_parity(pipe.q_full(), q_phase);
     q_phase ^= 1;

@@ -3,7 +3,7 @@
 // atomicAdd on a counter in the caller's workspace (zeroed by the launch), so
 // CTAs that drew short causal tiles simply take more of them. The producer
 // passes the tile index to the consumers through one shared-memory slot guarded
-// by two named barriers (publish_tile / receive_tile below).
+// by two mbarriers (publish_tile / receive_tile below).
 //
 // Order of the linear tile index (a tile is (query block, head, batch)):
 // (batch, head) pairs are grouped in L2 sections of sec_heads consecutive query
@@ -14,6 +14,7 @@
 
 #include <cstdint>
 
+#include "cuda/ptx/mbarrier.h"
 #include "cuda/ptx/shared_memory.h"
 #include "cuda/ptx/warpgroup.h"
 #include "cuda/sm90/kernel_params.h"
@@ -78,38 +79,55 @@ __device__ __forceinline__ int claim_next_tile(const ForwardKernelParams& p, int
   return static_cast<int>(gridDim.x) + atomicAdd(p.tile_counter, 1);
 }
 
-// Tile-index handoff, producer -> consumers, through `slot` (one word of shared
-// memory). The slot is written only between the consumers' reads of the
-// previous index and their reads of this one, and both orderings go through a
-// hardware named barrier (bar.arrive releases the arriving thread's earlier
-// accesses to the threads that bar.sync on it):
-//   producer: sync kTileSlotEmpty  st.shared slot  arrive kTileSlotFull
-//   consumer: sync kTileSlotFull   ld.shared slot  arrive kTileSlotEmpty
-// The consumers open the slot once at start (open_tile_slot) and arrive after
-// every index but the end marker (>= num_tiles); the producer syncs before every
-// index, end marker included: the counts balance. The producer counts as its
-// whole warp (its other lanes have exited; a barrier counts warps). An earlier
-// design published the index with the q_full mbarrier: correct, but racecheck
-// does not see mbarrier ordering of plain shared-memory accesses and reported
-// hazards (docs/kernel-notes-sm90.md).
+// Tile-index handoff, producer -> consumers, through one word of shared memory
+// (`slot`). Every access to it is ordered by a barrier that every accessing
+// thread itself waits on or arrives at:
+//   producer: wait empty  st.shared slot  arrive full (count 1)
+//   consumer: wait full   ld.shared slot  arrive empty (every consumer thread)
+// so each consumer thread's read happens before the next write, and the write
+// before each thread's read (mbarrier arrive releases, try_wait acquires). The
+// first design published the index with the q_full arrive and took it back with
+// q_empty, which only lane 0 of each consumer warp arrives at: correct only
+// because a warp's lanes run together, which racecheck (rightly) does not assume
+// (docs/kernel-notes-sm90.md "Racecheck").
+struct TileSlot {
+  std::uint32_t slot, full, empty;  // shared addresses (pipeline.h)
+};
+
+#ifndef FLASHATTN_SM90_TILE_HANDOFF_NAMED
+// `parity`: the number of indices published (received) before this one, mod 2.
+__device__ __forceinline__ void publish_tile(const TileSlot& t, int tile, std::uint32_t parity) {
+  ptx::mbarrier_wait_parity(t.empty, parity ^ 1);  // the first wait passes on a fresh barrier
+  ptx::st_shared_b32(t.slot, static_cast<std::uint32_t>(tile));
+  ptx::mbarrier_arrive(t.full);
+}
+
+__device__ __forceinline__ int receive_tile(const TileSlot& t, std::uint32_t parity) {
+  ptx::mbarrier_wait_parity(t.full, parity);
+  const int tile = static_cast<int>(ptx::ld_shared_b32(t.slot));
+  ptx::mbarrier_arrive(t.empty);
+  return tile;
+}
+#else
+// Variant for a racecheck comparison: the same protocol on hardware named
+// barriers (bar.arrive / bar.sync); the consumers open the slot once at start.
 template <int kConsumerThreads>
 __device__ __forceinline__ void open_tile_slot() {
   ptx::bar_arrive(kTileSlotEmpty, kConsumerThreads + 32);
 }
-
 template <int kConsumerThreads>
-__device__ __forceinline__ void publish_tile(std::uint32_t slot, int tile) {
+__device__ __forceinline__ void publish_tile_named(std::uint32_t slot, int tile) {
   ptx::bar_sync(kTileSlotEmpty, kConsumerThreads + 32);
   ptx::st_shared_b32(slot, static_cast<std::uint32_t>(tile));
   ptx::bar_arrive(kTileSlotFull, kConsumerThreads + 32);
 }
-
 template <int kConsumerThreads>
-__device__ __forceinline__ int receive_tile(std::uint32_t slot, int num_tiles) {
+__device__ __forceinline__ int receive_tile_named(std::uint32_t slot, int num_tiles) {
   ptx::bar_sync(kTileSlotFull, kConsumerThreads + 32);
   const int tile = static_cast<int>(ptx::ld_shared_b32(slot));
   if (tile < num_tiles) ptx::bar_arrive(kTileSlotEmpty, kConsumerThreads + 32);
   return tile;
 }
+#endif
 
 }  // namespace flashattn::detail::cuda_sm90
