@@ -111,18 +111,11 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
 
   // The last warpgroup opens the first turn for the first one.
   if (consumer == kConsumers - 1) ptx::bar_arrive(kIssueTurn, 256);
-#ifdef FLASHATTN_SM90_TILE_HANDOFF_NAMED
-  open_tile_slot<kConsumers * 128>();
-#endif
 
   RingPosition<Config::kStages> ring;
   std::uint32_t q_phase = 0;
   for (;;) {
-#ifndef FLASHATTN_SM90_TILE_HANDOFF_NAMED
     const int tile = receive_tile(pipe.tile_handoff(), q_phase);  // one index per Q so far
-#else
-    const int tile = receive_tile_named<kConsumers * 128>(pipe.tile_slot(), p.num_tiles);
-#endif
     if (tile >= p.num_tiles) break;
     ptx::mbarrier_wait_parity(pipe.q_full(), q_phase);
     q_phase ^= 1;

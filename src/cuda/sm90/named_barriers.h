@@ -19,13 +19,8 @@ enum NamedBarrier : int {
   // shared memory against the TMA store that reads them, and the previous
   // store's reads against the next tile's writes.
   kEpilogue = kIssueTurn + kMaxConsumerWarpgroups,  // .. + kMaxConsumerWarpgroups - 1
-  // Tile-index handoff (tile_scheduler.h): the producer warp arrives on
-  // kTileSlotFull after writing the slot, the consumers sync on it before
-  // reading; the consumers arrive on kTileSlotEmpty after reading, the producer
-  // syncs on it before the next write. Every consumer thread plus the producer warp.
-  kTileSlotFull = kEpilogue + kMaxConsumerWarpgroups,
-  kTileSlotEmpty = kTileSlotFull + 1,
+  kNamedBarrierEnd = kEpilogue + kMaxConsumerWarpgroups,
 };
-static_assert(kTileSlotEmpty <= 15, "16 hardware barriers per CTA");
+static_assert(kNamedBarrierEnd <= 16, "16 hardware barriers per CTA");
 
 }  // namespace flashattn::detail::cuda_sm90

@@ -33,11 +33,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     }
     // The index (or the end marker) goes to the consumers first; Q's buffer is
     // free once every consumer warp released the previous Q.
-#ifndef FLASHATTN_SM90_TILE_HANDOFF_NAMED
     publish_tile(pipe.tile_handoff(), tile, q_phase);  // one index per Q so far: the same parity
-#else
-    publish_tile_named<Config::kConsumerWarpgroups * 128>(pipe.tile_slot(), tile);
-#endif
     if (tile >= p.num_tiles) break;
     ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
     q_phase ^= 1;

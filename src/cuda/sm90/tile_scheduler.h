@@ -16,9 +16,7 @@
 
 #include "cuda/ptx/mbarrier.h"
 #include "cuda/ptx/shared_memory.h"
-#include "cuda/ptx/warpgroup.h"
 #include "cuda/sm90/kernel_params.h"
-#include "cuda/sm90/named_barriers.h"
 
 namespace flashattn::detail::cuda_sm90 {
 
@@ -88,13 +86,13 @@ __device__ __forceinline__ int claim_next_tile(const ForwardKernelParams& p, int
 // before each thread's read (mbarrier arrive releases, try_wait acquires). The
 // first design published the index with the q_full arrive and took it back with
 // q_empty, which only lane 0 of each consumer warp arrives at: correct only
-// because a warp's lanes run together, which racecheck (rightly) does not assume
-// (docs/kernel-notes-sm90.md "Racecheck").
+// because a warp's lanes run together, which racecheck (rightly) does not assume;
+// a version on named barriers (bar.arrive / bar.sync) still drew racecheck
+// reports (docs/kernel-notes-sm90.md, 2026-11-22).
 struct TileSlot {
   std::uint32_t slot, full, empty;  // shared addresses (pipeline.h)
 };
 
-#ifndef FLASHATTN_SM90_TILE_HANDOFF_NAMED
 // `parity`: the number of indices published (received) before this one, mod 2.
 __device__ __forceinline__ void publish_tile(const TileSlot& t, int tile, std::uint32_t parity) {
   ptx::mbarrier_wait_parity(t.empty, parity ^ 1);  // the first wait passes on a fresh barrier
@@ -108,26 +106,5 @@ __device__ __forceinline__ int receive_tile(const TileSlot& t, std::uint32_t par
   ptx::mbarrier_arrive(t.empty);
   return tile;
 }
-#else
-// Variant for a racecheck comparison: the same protocol on hardware named
-// barriers (bar.arrive / bar.sync); the consumers open the slot once at start.
-template <int kConsumerThreads>
-__device__ __forceinline__ void open_tile_slot() {
-  ptx::bar_arrive(kTileSlotEmpty, kConsumerThreads + 32);
-}
-template <int kConsumerThreads>
-__device__ __forceinline__ void publish_tile_named(std::uint32_t slot, int tile) {
-  ptx::bar_sync(kTileSlotEmpty, kConsumerThreads + 32);
-  ptx::st_shared_b32(slot, static_cast<std::uint32_t>(tile));
-  ptx::bar_arrive(kTileSlotFull, kConsumerThreads + 32);
-}
-template <int kConsumerThreads>
-__device__ __forceinline__ int receive_tile_named(std::uint32_t slot, int num_tiles) {
-  ptx::bar_sync(kTileSlotFull, kConsumerThreads + 32);
-  const int tile = static_cast<int>(ptx::ld_shared_b32(slot));
-  if (tile < num_tiles) ptx::bar_arrive(kTileSlotEmpty, kConsumerThreads + 32);
-  return tile;
-}
-#endif
 
 }  // namespace flashattn::detail::cuda_sm90
