@@ -15,7 +15,7 @@
 namespace flashattn::detail::cuda_sm90 {
 
 __device__ __forceinline__ BasicKeyRange<int> visible_keys_of(const ForwardKernelParams& p, const WorkTile& w,
-                                                               int row) {
+                                                              int row) {
   return visible_keys_in<int>(p.window_left, p.window_right, row, w.seqlen_q, w.seqlen_k);
 }
 
