@@ -26,13 +26,29 @@ struct KeyRange {
   FLASHATTN_HD bool empty() const { return first > last; }
 };
 
-FLASHATTN_HD KeyRange visible_keys(const MaskParams& mask, std::int64_t i, std::int64_t sq, std::int64_t sk) {
-  const std::int64_t diagonal = i + sk - sq;
-  std::int64_t first = mask.window_left < 0 ? 0 : diagonal - mask.window_left;
-  std::int64_t last = mask.window_right < 0 ? sk - 1 : diagonal + mask.window_right;
+// The same range in any signed index type: GPU kernels whose lengths are int
+// evaluate it per row in 32 bits (64-bit temporaries cost them registers);
+// everything else goes through visible_keys below.
+template <class Index>
+struct BasicKeyRange {
+  Index first;
+  Index last;
+};
+
+template <class Index>
+FLASHATTN_HD BasicKeyRange<Index> visible_keys_in(Index window_left, Index window_right, Index i, Index sq,
+                                                  Index sk) {
+  const Index diagonal = i + sk - sq;
+  Index first = window_left < 0 ? Index{0} : diagonal - window_left;
+  Index last = window_right < 0 ? sk - 1 : diagonal + window_right;
   if (first < 0) first = 0;
   if (last > sk - 1) last = sk - 1;
-  return KeyRange{first, last};
+  return BasicKeyRange<Index>{first, last};
+}
+
+FLASHATTN_HD KeyRange visible_keys(const MaskParams& mask, std::int64_t i, std::int64_t sq, std::int64_t sk) {
+  const BasicKeyRange<std::int64_t> r = visible_keys_in(mask.window_left, mask.window_right, i, sq, sk);
+  return KeyRange{r.first, r.last};
 }
 
 FLASHATTN_HD bool key_visible(const MaskParams& mask, std::int64_t i, std::int64_t j, std::int64_t sq,

@@ -43,6 +43,15 @@ __device__ __forceinline__ void wgmma_fence_operand(std::uint32_t (&registers)[N
   for (int i = 0; i < N; ++i) asm volatile("" : "+r"(registers[i])::"memory");
 }
 
+// Returns x, opaque to the compiler: descriptors built from the result inside a
+// loop are rebuilt there (a few integer ops per wgmma) instead of hoisted and
+// kept live across the loop, where at large head dims they crowd out (and spill)
+// the accumulators.
+__device__ __forceinline__ std::uint32_t opaque_u32(std::uint32_t x) {
+  asm volatile("" : "+r"(x));
+  return x;
+}
+
 // Shared-memory matrix descriptor for the 128-byte swizzle used everywhere in
 // the sm90 kernels (the layout TMA writes with CU_TENSOR_MAP_SWIZZLE_128B):
 // rows of 64 16-bit elements (128 bytes), 8 rows form a 1024-byte swizzle atom

@@ -8,8 +8,9 @@
 //   S1 = QK1, O += P0 V0;  wait S1; softmax(S1) -> c1; wait PV; O *= c1; P1
 //   ...
 //   O += P_last V_last
-// Between warpgroups: each batch of GEMMs is issued in turn (ping-pong, see
-// named_barriers.h), so one warpgroup's softmax hides under the other's GEMMs.
+// Between warpgroups: each batch of GEMMs is issued in turn (ping-pong with two
+// consumers, a rotation with three; named_barriers.h), so one warpgroup's
+// softmax hides under the others' GEMMs.
 #pragma once
 
 #include <cstdint>
@@ -32,8 +33,15 @@ namespace flashattn::detail::cuda_sm90 {
 // S = Q_w K^T for this warpgroup's 64 query rows: K-major A (Q) and B (K), one
 // wgmma per 16 columns of the head dim, the first one overwriting S.
 template <class Config>
-__device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::uint32_t q_rows,
+__device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::uint32_t q_rows_invariant,
                                         std::uint32_t k) {
+  // Q's descriptors are the same for every key block: left visible, the compiler
+  // keeps all kHeadDim/16 of them live through the loop, which spilled the
+  // accumulators where registers are tight (forward_config.h kRebuildQDescriptors);
+  // elsewhere keeping them is cheaper than rebuilding them between the turn
+  // barrier and the issue.
+  const std::uint32_t q_rows =
+      Config::kRebuildQDescriptors ? ptx::opaque_u32(q_rows_invariant) : q_rows_invariant;
 #pragma unroll
   for (int kk = 0; kk < Config::kHeadDim / 16; ++kk) {
     const std::uint32_t offset = (kk % 4) * 32;  // 16 elements = 32 bytes along the swizzled row
@@ -96,20 +104,21 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   const int thread = threadIdx.x % 128;
   const int lane = thread % 32;
   const bool warp_leader = lane == 0;
+  constexpr int kConsumers = Config::kConsumerWarpgroups;
   const int my_turn = kIssueTurn + consumer;
-  const int other_turn = kIssueTurn + (1 - consumer);
+  const int next_turn = kIssueTurn + (consumer + 1 == kConsumers ? 0 : consumer + 1);
   const std::uint32_t q_rows = pipe.q() + consumer * 64 * Config::kRowBytes;
 
-  // The second warpgroup opens the first turn for the first one.
-  if (consumer == 1) ptx::bar_arrive(kIssueTurn, 256);
+  // The last warpgroup opens the first turn for the first one.
+  if (consumer == kConsumers - 1) ptx::bar_arrive(kIssueTurn, 256);
 
   RingPosition<Config::kStages> ring;
   std::uint32_t q_phase = 0;
   for (;;) {
+    const int tile = receive_tile(pipe.tile_handoff(), q_phase);  // one index per Q so far
+    if (tile >= p.num_tiles) break;
     ptx::mbarrier_wait_parity(pipe.q_full(), q_phase);
     q_phase ^= 1;
-    const int tile = static_cast<int>(ptx::ld_shared_b32(pipe.tile_slot()));
-    if (tile >= p.num_tiles) break;
     const WorkTile w = tile_work(p, tile);
     const KeyBlockRange range = key_block_range<Config>(p, w);
     const float slope_s =
@@ -142,7 +151,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::wgmma_fence();
       gemm_qk<Config>(s, q_rows, pipe.k(ring.stage));
       ptx::wgmma_commit_group();
-      ptx::bar_arrive(other_turn, 256);
+      ptx::bar_arrive(next_turn, 256);
       ptx::wgmma_wait_group<0>();
       ptx::wgmma_fence_operand(s);
       if (warp_leader) {
@@ -165,7 +174,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         ptx::wgmma_commit_group();
         gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage));
         ptx::wgmma_commit_group();
-        ptx::bar_arrive(other_turn, 256);
+        ptx::bar_arrive(next_turn, 256);
 
         ptx::wgmma_wait_group<1>();  // S(n) done; P V still running
         ptx::wgmma_fence_operand(s);
@@ -193,7 +202,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::wgmma_fence();
       gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage));
       ptx::wgmma_commit_group();
-      ptx::bar_arrive(other_turn, 256);
+      ptx::bar_arrive(next_turn, 256);
       ptx::wgmma_wait_group<0>();
       ptx::wgmma_fence_operand(o);
       if (warp_leader) ptx::mbarrier_arrive(pipe.v_empty(pv_ring.stage));
@@ -204,7 +213,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     store_output<Config>(p, pipe, w, consumer, o, final_rows);
   }
 
-  // Balance the ping-pong: the second warpgroup's last arrive on the first's turn is consumed here.
+  // Balance the ping-pong: the last warpgroup's last arrive on the first's turn is consumed here.
   if (consumer == 0) ptx::bar_sync(kIssueTurn, 256);
   if (thread == 0) ptx::cp_async_bulk_wait_group<0>();
 }

@@ -2,11 +2,13 @@
 // pipeline depth, warp roles, register split and the shared-memory layout, all
 // derived here from (head dim, element type) so the kernel pieces only read them.
 //
-// Roles: warpgroup 0 is the producer (one thread issues every TMA load), warpgroups
-// 1 and 2 are consumers, each owning 64 of the tile's kBlockM = 128 query rows
-// (one wgmma M of 64). The two consumers take turns issuing their GEMMs
-// ("ping-pong") so one's softmax runs while the other's GEMMs keep the tensor
-// cores busy.
+// Roles: warpgroup 0 is the producer (one thread issues every TMA load), the
+// others are consumers, each owning 64 of the tile's kBlockM query rows (one
+// wgmma M of 64): two (kBlockM 128), or three at d = 64 for long sequences
+// (kBlockM 192: a warpgroup's GEMMs are short there, and two others' batches
+// cover one's softmax better; see use_three_consumers). The consumers take turns
+// issuing their GEMMs ("ping-pong", a rotation with three) so one's softmax runs
+// while the others' GEMMs keep the tensor cores busy.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -15,10 +17,12 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "cuda/sm90/named_barriers.h"
+
 namespace flashattn::detail::cuda_sm90 {
 
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
-template <int kHeadDim_, int kHeadDimV_, typename Element_>
+template <int kHeadDim_, int kHeadDimV_, typename Element_, int kConsumerWarpgroups_ = 2>
 struct ForwardConfig {
   using Element = Element_;
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>);
@@ -27,7 +31,10 @@ struct ForwardConfig {
   static_assert(kHeadDim % 64 == 0 && kHeadDim <= 256, "head dim must be 64, 128, 192 or 256");
   static_assert(kHeadDimV % 64 == 0 && kHeadDimV <= kHeadDim, "dv must be a multiple of 64, at most d");
 
-  static constexpr int kConsumerWarpgroups = 2;
+  static constexpr int kConsumerWarpgroups = kConsumerWarpgroups_;
+  static_assert(kConsumerWarpgroups == 2 || (kConsumerWarpgroups == 3 && kHeadDim == 64 && kHeadDimV == 64),
+                "three consumer warpgroups only at d = 64 (their registers hold no more)");
+  static_assert(kConsumerWarpgroups <= kMaxConsumerWarpgroups);
   static constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);
   static constexpr int kConsumerWarps = 4 * kConsumerWarpgroups;
   static constexpr int kBlockM = 64 * kConsumerWarpgroups;
@@ -37,12 +44,22 @@ struct ForwardConfig {
   // (176 at d=128 was measured slower: O must then reuse Q's buffer, which
   // serialises the O store with the next tile's Q load; docs/kernel-notes-sm90.md.)
   // d=192: 96 (S 48 + P 24 + O 96 registers per thread; N = 96 is a generated wgmma shape).
-  static constexpr int kBlockN = kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80);
+  // d=64 with three consumers (160 registers each): 96; 128 spilled in the main loop.
+  static constexpr int kBlockN =
+      kConsumerWarpgroups == 3 ? 96 : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80));
   static constexpr int kStages = kHeadDim <= 64 ? 4 : 2;
 
-  // setmaxnreg split: 128 * 24 + 256 * 240 = 64512 <= 65536 registers per SM.
+  // setmaxnreg split: 128 * 24 + 256 * 240 = 64512 <= 65536 registers per SM
+  // with two consumers; 128 * 24 + 384 * 160 = 64512 with three (d = 64: S 64 +
+  // P 32 + O 32 registers per thread).
   static constexpr int kProducerRegisters = 24;
-  static constexpr int kConsumerRegisters = 240;
+  static constexpr int kConsumerRegisters = kConsumerWarpgroups == 3 ? 160 : 240;
+  static_assert(128 * kProducerRegisters + 128 * kConsumerWarpgroups * kConsumerRegisters <= 65536);
+  // Rebuild Q's wgmma descriptors for every key block instead of keeping all
+  // kHeadDim/16 of them live (consumer.h gemm_qk): at d >= 192 and with three
+  // consumers they cost the accumulators registers (spills: d256 120 B -> 0,
+  // +7-14% measured on an H200, 2026-11-22).
+  static constexpr bool kRebuildQDescriptors = kHeadDim >= 192 || kConsumerWarpgroups == 3;
 
   // Tiles are stored as kChunks column chunks of 64 elements (128 bytes, the
   // width of one 128B-swizzle row), each chunk a [rows][64] block: exactly what
@@ -67,7 +84,7 @@ struct ForwardConfig {
   static constexpr int kKOffset = kQOffset + kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKVBytes;
   static constexpr int kOEnd = kVOffset + kStages * kVBytes;
-  static constexpr int kBarrierBytes = 8 * (2 + 4 * kStages) + 8;  // + the tile-index slot
+  static constexpr int kBarrierBytes = 8 * (4 + 4 * kStages) + 8;  // + the tile-index slot
   static constexpr bool kSeparateO = kOEnd + kOBytes + kBarrierBytes + 1024 <= kSmemLimit;
   static constexpr int kOOffset = kSeparateO ? kOEnd : kQOffset;
   static constexpr int kBarrierOffset = kSeparateO ? kOEnd + kOBytes : kOEnd;
@@ -79,5 +96,15 @@ struct ForwardConfig {
   static constexpr int kOWarpgroupStride = kSeparateO ? kChunksV * 64 * kRowBytes : 64 * kRowBytes;
   static constexpr int kOChunkStride = kSeparateO ? 64 * kRowBytes : kQChunkBytes;
 };
+
+// d = 64: three consumer warpgroups (kBlockM 192, kBlockN 96) for long query
+// sequences, two (128 x 128) for short ones, where 192 x 96 tiles waste up to a
+// fifth of their work on rows and keys past the end (512 = 2.67 x 192 = 5.33 x 96)
+// and leave fewer tiles to balance. Measured on an H200 (docs/performance-sm90.md,
+// 2026-11-22): three +3% at 4k, +7% at 8k-16k non-causal; -15% at 512; causal
+// even at 8k, +2% at 16k. Host side; seqlen_q is the longest sequence's.
+inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked) {
+  return head_dim == 64 && seqlen_q >= (masked ? 16384 : 4096);
+}
 
 }  // namespace flashattn::detail::cuda_sm90

@@ -136,6 +136,12 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
 
 template <int kHeadDim, int kHeadDimV, typename Element>
 cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t stream) {
+  if constexpr (kHeadDim == 64 && kHeadDimV == 64) {
+    const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
+    if (use_three_consumers(kHeadDim, a.seqlen_q, masked)) {
+      return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 3>>(a, workspace, stream);
+    }
+  }
   return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element>>(a, workspace, stream);
 }
 

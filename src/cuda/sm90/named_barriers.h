@@ -4,16 +4,23 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
+// Most consumer warpgroups any configuration uses (forward_config.h); each gets
+// its own issue-turn and epilogue barrier.
+inline constexpr int kMaxConsumerWarpgroups = 3;
+
 enum NamedBarrier : int {
   // Ping-pong: consumer warpgroup w waits on kIssueTurn + w before issuing a
-  // batch of GEMMs and, once issued, arrives on the other warpgroup's id, so the
-  // two warpgroups' GEMM batches alternate on the tensor cores while the other
-  // one runs its softmax. 256 threads: the 128 waiting plus the 128 arriving.
-  kIssueTurn = 1,  // and 2
+  // batch of GEMMs and, once issued, arrives on the next warpgroup's id
+  // ((w + 1) mod the number of consumers), so the warpgroups' GEMM batches take
+  // turns on the tensor cores while the others run their softmax. 256 threads:
+  // the 128 waiting plus the 128 arriving.
+  kIssueTurn = 1,  // 1 .. kMaxConsumerWarpgroups
   // Epilogue of consumer warpgroup w (128 threads): orders its writes of O into
   // shared memory against the TMA store that reads them, and the previous
   // store's reads against the next tile's writes.
-  kEpilogue = 3,  // and 4
+  kEpilogue = kIssueTurn + kMaxConsumerWarpgroups,  // .. + kMaxConsumerWarpgroups - 1
+  kNamedBarrierEnd = kEpilogue + kMaxConsumerWarpgroups,
 };
+static_assert(kNamedBarrierEnd <= 16, "16 hardware barriers per CTA");
 
 }  // namespace flashattn::detail::cuda_sm90

@@ -10,11 +10,10 @@
 //   k_full[s]     producer -> consumers: K stage s has landed.
 //   k_empty[s]    consumers -> producer: all consumer warps' S GEMMs on stage s completed.
 //   v_full[s], v_empty[s]: the same for V and the O += P V GEMMs.
-// Beside them, tile_slot holds the index of the tile whose Q q_full announces
-// (>= num_tiles: no more work); it is written before the arrive on q_full and
-// rewritten only after q_empty, when every consumer has read it. (st.async
-// completing on q_full, which racecheck would model, raised an illegal-instruction
-// error outside a cluster launch: docs/kernel-notes-sm90.md.)
+//   tile_full     producer -> consumers: tile_slot holds the next tile index
+//                 (>= num_tiles: no more work); one arrive by the producer.
+//   tile_empty    consumers -> producer: every consumer thread has read it.
+// (tile_scheduler.h: publish_tile / receive_tile.)
 // Empty barriers count one arrival per consumer warp (lane 0, after that warp's
 // wgmma.wait_group): completion is tracked per thread, so every warp vouches
 // for itself. Full barriers count the producer's one arrive_expect_tx.
@@ -24,6 +23,7 @@
 
 #include "cuda/ptx/mbarrier.h"
 #include "cuda/ptx/ptx.h"
+#include "cuda/sm90/tile_scheduler.h"
 
 namespace flashattn::detail::cuda_sm90 {
 
@@ -45,7 +45,10 @@ struct SharedPipeline {
   __device__ std::uint32_t k_empty(int stage) const { return barrier(2 + Config::kStages + stage); }
   __device__ std::uint32_t v_full(int stage) const { return barrier(2 + 2 * Config::kStages + stage); }
   __device__ std::uint32_t v_empty(int stage) const { return barrier(2 + 3 * Config::kStages + stage); }
-  __device__ std::uint32_t tile_slot() const { return barrier(2 + 4 * Config::kStages); }
+  __device__ std::uint32_t tile_full() const { return barrier(2 + 4 * Config::kStages); }
+  __device__ std::uint32_t tile_empty() const { return barrier(3 + 4 * Config::kStages); }
+  __device__ std::uint32_t tile_slot() const { return barrier(4 + 4 * Config::kStages); }
+  __device__ TileSlot tile_handoff() const { return TileSlot{tile_slot(), tile_full(), tile_empty()}; }
 
   __device__ void init_barriers() const {
     ptx::mbarrier_init(q_full(), 1);
@@ -56,6 +59,8 @@ struct SharedPipeline {
       ptx::mbarrier_init(v_full(s), 1);
       ptx::mbarrier_init(v_empty(s), Config::kConsumerWarps);
     }
+    ptx::mbarrier_init(tile_full(), 1);
+    ptx::mbarrier_init(tile_empty(), 128 * Config::kConsumerWarpgroups);
     ptx::fence_mbarrier_init();
   }
 };

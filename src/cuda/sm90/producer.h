@@ -31,14 +31,12 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
       if (!tile_empty<Config::kBlockM>(w)) break;
       tile = claim_next_tile(p, tile);
     }
-    // Q's buffer and the tile slot are free once every consumer warp released the previous Q.
+    // The index (or the end marker) goes to the consumers first; Q's buffer is
+    // free once every consumer warp released the previous Q.
+    publish_tile(pipe.tile_handoff(), tile, q_phase);  // one index per Q so far: the same parity
+    if (tile >= p.num_tiles) break;
     ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
     q_phase ^= 1;
-    ptx::st_shared_b32(pipe.tile_slot(), static_cast<std::uint32_t>(tile));
-    if (tile >= p.num_tiles) {
-      ptx::mbarrier_arrive(pipe.q_full());  // no bytes: announces the end
-      break;
-    }
     const int kv_head = w.head / p.heads_per_kv;
     const KeyBlockRange range = key_block_range<Config>(p, w);
     const CUtensorMap* tma_q = map_q(p, w);

@@ -1,15 +1,23 @@
 // Which key blocks a query tile visits and which scores inside them are masked,
-// following common/mask.h: query i of a sequence with sq queries and sk keys
-// sees keys [i + sk - sq - left, i + sk - sq + right] clipped to [0, sk)
+// by common/mask.h's visible_keys_in (the arithmetic of visible_keys, here in
+// 32 bits: lengths are int, and 64-bit temporaries cost registers at d = 256):
+// query i of a sequence with sq queries and sk keys sees keys
+// [i + sk - sq - left, i + sk - sq + right] clipped to [0, sk)
 // (left/right -1 = unbounded; causal is (-1, 0)).
 #pragma once
 
 #include <cmath>
 
+#include "common/mask.h"
 #include "cuda/sm90/kernel_params.h"
 #include "cuda/sm90/tile_scheduler.h"
 
 namespace flashattn::detail::cuda_sm90 {
+
+__device__ __forceinline__ BasicKeyRange<int> visible_keys_of(const ForwardKernelParams& p, const WorkTile& w,
+                                                              int row) {
+  return visible_keys_in<int>(p.window_left, p.window_right, row, w.seqlen_q, w.seqlen_k);
+}
 
 struct KeyBlockRange {
   int begin, end;  // key blocks [begin, end); empty when begin >= end
@@ -19,10 +27,10 @@ template <class Config>
 __device__ __forceinline__ KeyBlockRange key_block_range(const ForwardKernelParams& p, const WorkTile& w) {
   const int row_first = w.m_block * Config::kBlockM;
   const int row_last = min(row_first + Config::kBlockM, w.seqlen_q) - 1;
-  const int offset = w.seqlen_k - w.seqlen_q;
-  const int key_first = p.window_left < 0 ? 0 : max(0, row_first + offset - p.window_left);
-  const int key_last =
-      p.window_right < 0 ? w.seqlen_k - 1 : min(w.seqlen_k - 1, row_last + offset + p.window_right);
+  // Windows slide with the row: the tile's keys run from its first row's first
+  // visible key to its last row's last one.
+  const int key_first = visible_keys_of(p, w, row_first).first;
+  const int key_last = visible_keys_of(p, w, row_last).last;
   if (key_last < key_first) return {0, 0};
   return {key_first / Config::kBlockN, key_last / Config::kBlockN + 1};
 }
@@ -48,13 +56,12 @@ __device__ __forceinline__ bool block_needs_mask(const ForwardKernelParams& p, c
 template <int kBlockN>
 __device__ __forceinline__ void apply_score_mask(float (&s)[kBlockN / 2], const ForwardKernelParams& p,
                                                  const WorkTile& w, int row0, int key0) {
-  const int offset = w.seqlen_k - w.seqlen_q;
   const int lane_col = 2 * (threadIdx.x % 4);
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
-    const int row = row0 + 8 * half;
-    const int last = p.window_right < 0 ? w.seqlen_k - 1 : min(w.seqlen_k - 1, row + offset + p.window_right);
-    const int first = p.window_left < 0 ? 0 : row + offset - p.window_left;
+    const BasicKeyRange<int> range = visible_keys_of(p, w, row0 + 8 * half);
+    const int first = range.first;
+    const int last = range.last;
 #pragma unroll
     for (int i = 0; i < kBlockN / 8; ++i) {
 #pragma unroll

@@ -2,8 +2,8 @@
 // starts on tile c, and its producer thread claims each further tile with one
 // atomicAdd on a counter in the caller's workspace (zeroed by the launch), so
 // CTAs that drew short causal tiles simply take more of them. The producer
-// passes the tile index to the consumers through shared memory together with
-// the tile's Q (written before the arrive on q_full, read after the wait).
+// passes the tile index to the consumers through one shared-memory slot guarded
+// by two mbarriers (publish_tile / receive_tile below).
 //
 // Order of the linear tile index (a tile is (query block, head, batch)):
 // (batch, head) pairs are grouped in L2 sections of sec_heads consecutive query
@@ -12,6 +12,10 @@
 // then share few K/V heads, which stream through L2 once for all of them.
 #pragma once
 
+#include <cstdint>
+
+#include "cuda/ptx/mbarrier.h"
+#include "cuda/ptx/shared_memory.h"
 #include "cuda/sm90/kernel_params.h"
 
 namespace flashattn::detail::cuda_sm90 {
@@ -71,6 +75,36 @@ __device__ __forceinline__ WorkTile tile_work(const ForwardKernelParams& p, int 
 __device__ __forceinline__ int claim_next_tile(const ForwardKernelParams& p, int tile) {
   if (p.static_schedule) return tile + static_cast<int>(gridDim.x);
   return static_cast<int>(gridDim.x) + atomicAdd(p.tile_counter, 1);
+}
+
+// Tile-index handoff, producer -> consumers, through one word of shared memory
+// (`slot`). Every access to it is ordered by a barrier that every accessing
+// thread itself waits on or arrives at:
+//   producer: wait empty  st.shared slot  arrive full (count 1)
+//   consumer: wait full   ld.shared slot  arrive empty (every consumer thread)
+// so each consumer thread's read happens before the next write, and the write
+// before each thread's read (mbarrier arrive releases, try_wait acquires). The
+// first design published the index with the q_full arrive and took it back with
+// q_empty, which only lane 0 of each consumer warp arrives at: correct only
+// because a warp's lanes run together, which racecheck (rightly) does not assume;
+// a version on named barriers (bar.arrive / bar.sync) still drew racecheck
+// reports (docs/kernel-notes-sm90.md, 2026-11-22).
+struct TileSlot {
+  std::uint32_t slot, full, empty;  // shared addresses (pipeline.h)
+};
+
+// `parity`: the number of indices published (received) before this one, mod 2.
+__device__ __forceinline__ void publish_tile(const TileSlot& t, int tile, std::uint32_t parity) {
+  ptx::mbarrier_wait_parity(t.empty, parity ^ 1);  // the first wait passes on a fresh barrier
+  ptx::st_shared_b32(t.slot, static_cast<std::uint32_t>(tile));
+  ptx::mbarrier_arrive(t.full);
+}
+
+__device__ __forceinline__ int receive_tile(const TileSlot& t, std::uint32_t parity) {
+  ptx::mbarrier_wait_parity(t.full, parity);
+  const int tile = static_cast<int>(ptx::ld_shared_b32(t.slot));
+  ptx::mbarrier_arrive(t.empty);
+  return tile;
 }
 
 }  // namespace flashattn::detail::cuda_sm90
