@@ -152,6 +152,18 @@ std::vector<KVCacheCase> kvcache_cases() {
                    false,
                    false,
                    3});
+  // Dense caches on the Hopper path: packed GQA (decoding and a chunked prefill), append with
+  // rotary, cache_batch_idx and leftpad, d = 96 and (64, 512).
+  cases.push_back({3, 1, 799, 8, 2, 128, 128, DType::bfloat16, {MaskKind::none}, Layout::contiguous, true,
+                   Rotary::neox, false, 0, true, true, 0});
+  cases.push_back({2, 17, 239, 16, 4, 128, 128, DType::float16, {MaskKind::causal}, Layout::padded, true,
+                   Rotary::interleaved, true, 0, false, true, 1});
+  cases.push_back({3, 40, 203, 8, 1, 64, 64, DType::bfloat16, {MaskKind::causal_left}, Layout::heads_major, false,
+                   Rotary::none, false, 0, true, false, 0});
+  cases.push_back({2, 3, 300, 4, 2, 96, 96, DType::float16, {MaskKind::causal}, Layout::contiguous, true,
+                   Rotary::neox, false, 0, false, true, 0});
+  cases.push_back({2, 1, 217, 8, 2, 64, 512, DType::bfloat16, {MaskKind::none}, Layout::padded, true,
+                   Rotary::none, false, 0, true, false, 1});
   return cases;
 }
 

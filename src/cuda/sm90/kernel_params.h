@@ -37,6 +37,12 @@ struct ForwardKernelParams {
   float* lse = nullptr;  // optional, fp32
   std::int64_t lse_batch_stride = 0, lse_head_stride = 0, lse_row_stride = 0;
 
+  // Packed GQA (pack > 1): the `pack` query heads of one kv head share each tile, packed
+  // row r = query row * pack + head in group; tma_q / tma_o are then the 5-D views of
+  // encode_packed_map, `heads` counts kv heads and heads_per_kv is 1 (a tile's head is
+  // its kv head). pack divides 64, a power of two: positions (masks, lengths) are
+  // packed row >> pack_shift (a shift, not a division: the mask runs in the hot loop).
+  int pack = 1, pack_shift = 0;
   int batch = 0, heads = 0, heads_per_kv = 1;
   int seqlen_q = 0, seqlen_k = 0;
   int m_blocks = 0, num_tiles = 0;

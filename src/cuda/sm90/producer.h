@@ -28,7 +28,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     WorkTile w{};
     while (tile < p.num_tiles) {
       w = tile_work(p, tile);
-      if (!tile_empty<Config::kBlockM>(w)) break;
+      if (w.m_block * Config::kBlockM < (w.seqlen_q << p.pack_shift)) break;  // packed rows
       tile = claim_next_tile(p, tile);
     }
     // Q's buffer and the tile slot are free once every consumer warp released the previous Q.
@@ -54,8 +54,13 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     ptx::mbarrier_arrive_expect_tx(pipe.q_full(), Config::kQBytes);
 #pragma unroll
     for (int c = 0; c < Config::kChunks; ++c) {
-      ptx::tma_load_4d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols,
-                       w.m_block * Config::kBlockM, w.head, w.map_batch);
+      if (p.pack > 1) {  // packed GQA: one {64, pack, kBlockM / pack} box of the 5-D view per chunk
+        ptx::tma_load_5d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols, 0,
+                         (w.m_block * Config::kBlockM) >> p.pack_shift, w.head, w.map_batch);
+      } else {
+        ptx::tma_load_4d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols,
+                         w.m_block * Config::kBlockM, w.head, w.map_batch);
+      }
     }
     // Claimed now, used next iteration: the atomic's latency hides behind this tile's loads.
     tile = claim_next_tile(p, tile);

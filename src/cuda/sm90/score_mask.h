@@ -17,8 +17,10 @@ struct KeyBlockRange {
 
 template <class Config>
 __device__ __forceinline__ KeyBlockRange key_block_range(const ForwardKernelParams& p, const WorkTile& w) {
-  const int row_first = w.m_block * Config::kBlockM;
-  const int row_last = min(row_first + Config::kBlockM, w.seqlen_q) - 1;
+  // Query positions of the tile's first and last rows (packed GQA: packed row >> pack_shift).
+  const int row_first = (w.m_block * Config::kBlockM) >> p.pack_shift;
+  const int row_last =
+      (min(w.m_block * Config::kBlockM + Config::kBlockM, w.seqlen_q << p.pack_shift) - 1) >> p.pack_shift;
   const int offset = w.seqlen_k - w.seqlen_q;
   const int key_first = p.window_left < 0 ? 0 : max(0, row_first + offset - p.window_left);
   const int key_last =
@@ -34,8 +36,8 @@ __device__ __forceinline__ bool block_needs_mask(const ForwardKernelParams& p, c
                                                  int n_block) {
   const int key_first = n_block * Config::kBlockN;
   const int key_last = key_first + Config::kBlockN - 1;
-  const int row_first = w.m_block * Config::kBlockM;
-  const int row_last = row_first + Config::kBlockM - 1;
+  const int row_first = (w.m_block * Config::kBlockM) >> p.pack_shift;
+  const int row_last = (w.m_block * Config::kBlockM + Config::kBlockM - 1) >> p.pack_shift;
   const int offset = w.seqlen_k - w.seqlen_q;
   if (key_last >= w.seqlen_k) return true;
   if (p.window_right >= 0 && key_last > row_first + offset + p.window_right) return true;
@@ -52,7 +54,7 @@ __device__ __forceinline__ void apply_score_mask(float (&s)[kBlockN / 2], const 
   const int lane_col = 2 * (threadIdx.x % 4);
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
-    const int row = row0 + 8 * half;
+    const int row = (row0 + 8 * half) >> p.pack_shift;  // query position of the packed row
     const int last = p.window_right < 0 ? w.seqlen_k - 1 : min(w.seqlen_k - 1, row + offset + p.window_right);
     const int first = p.window_left < 0 ? 0 : row + offset - p.window_left;
 #pragma unroll
