@@ -164,6 +164,13 @@ std::vector<KVCacheCase> kvcache_cases() {
                    Rotary::neox, false, 0, false, true, 0});
   cases.push_back({2, 1, 217, 8, 2, 64, 512, DType::bfloat16, {MaskKind::none}, Layout::padded, true,
                    Rotary::none, false, 0, true, false, 1});
+  // Paged caches with packed GQA: pages smaller than, equal to and larger than a key block.
+  cases.push_back({3, 1, 799, 8, 2, 128, 128, DType::bfloat16, {MaskKind::none}, Layout::contiguous, true,
+                   Rotary::none, false, 16, false, true, 0});
+  cases.push_back({2, 33, 530, 16, 4, 64, 64, DType::float16, {MaskKind::causal}, Layout::padded, true,
+                   Rotary::neox, false, 256, false, false, 1});
+  cases.push_back({2, 5, 300, 4, 1, 256, 256, DType::bfloat16, {MaskKind::causal_left}, Layout::heads_major, true,
+                   Rotary::none, false, 3, false, true, 0});
   return cases;
 }
 

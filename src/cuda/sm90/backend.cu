@@ -183,7 +183,7 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
     return "cuda_sm90: the kernel for this head dim and dtype was not compiled (see FLASHATTN_HEAD_DIMS and "
            "FLASHATTN_DTYPES)";
   }
-  if (p.block_table != nullptr) return "cuda_sm90 does not yet run paged K/V (cuda_sm80 gathers pages)";
+  if (p.block_table != nullptr && p.page_size <= 0) return "cuda_sm90: paged K/V needs page_size >= 1";
   if (p.is_kvcache && p.num_splits > 1) return "cuda_sm90 has no split-KV: a requested num_splits > 1 runs on cuda_sm80";
   if (p.is_kvcache && p.num_splits == 0 && few_tiles_long_cache(p)) {
     return "cuda_sm90 has no split-KV: a KV-cache forward with fewer query tiles than half the SMs over >= 2048 "

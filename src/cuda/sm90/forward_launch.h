@@ -39,7 +39,8 @@ __global__ void prepare_sequences_kernel(const __grid_constant__ PrepareParams p
   if (b >= p.a.batch) return;
   const AttentionParams& a = p.a;
   const SequenceLengths s = cuda_sm80::clipped_sequence_lengths(a, b);
-  p.infos[b] = SequenceInfo{static_cast<int>(s.q), static_cast<int>(s.k), static_cast<int>(s.q_offset), 0};
+  p.infos[b] = SequenceInfo{static_cast<int>(s.q), static_cast<int>(s.k), static_cast<int>(s.q_offset),
+                            static_cast<int>(s.k_offset)};
   auto rebase = [](CUtensorMap* dst, const CUtensorMap& src, const void* base, std::int64_t offset,
                    std::int64_t rows, bool packed) {
     const uint4* from = reinterpret_cast<const uint4*>(&src);
@@ -124,6 +125,17 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     k.score_log2 = a.softcap * kLog2e;
   } else {
     k.score_log2 = a.scale * kLog2e;
+  }
+  if (a.block_table != nullptr) {
+    PagedKV& g = k.paged;
+    g.block_table = a.block_table;
+    g.table_batch_stride = a.block_table_batch_stride;
+    g.page_size = static_cast<int>(a.page_size);
+    g.table_cols = static_cast<int>(a.table_cols);
+    g.kv_blocks = static_cast<int>(a.kv_blocks);
+    g.k = a.k.data, g.v = a.v.data;
+    g.k_page_stride = a.k.batch_stride, g.k_row_stride = a.k.row_stride, g.k_head_stride = a.k.head_stride;
+    g.v_page_stride = a.v.batch_stride, g.v_row_stride = a.v.row_stride, g.v_head_stride = a.v.head_stride;
   }
   k.sink = a.sink;
   k.alibi_slopes = a.alibi_slopes;

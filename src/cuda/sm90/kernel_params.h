@@ -15,7 +15,22 @@ namespace flashattn::detail::cuda_sm90 {
 struct SequenceInfo {
   int seqlen_q, seqlen_k;
   int q_offset;  // global row of query 0 (cu_seqlens_q) or 0: for the LSE address
-  int unused;
+  int k_offset;  // paged K/V: cache position of key 0 (the KV cache's leftpad), else unused
+};
+
+// Paged K/V (block_table): gathered by the producer warp with cp.async (paged_kv
+// in producer.h), any page size. Element strides; page p of K starts at
+// k + p * k_page_stride.
+struct PagedKV {
+  const std::int32_t* block_table = nullptr;  // null: K/V are read through the tensor maps
+  std::int64_t table_batch_stride = 0;
+  int page_size = 1;
+  int table_cols = 0;  // entries per table row (0: unknown, no clamp)
+  int kv_blocks = 0;   // pages in the cache (0: unknown, no clamp): table entries are clamped to it
+  const void* k = nullptr;
+  const void* v = nullptr;
+  std::int64_t k_page_stride = 0, k_row_stride = 0, k_head_stride = 0;
+  std::int64_t v_page_stride = 0, v_row_stride = 0, v_head_stride = 0;
 };
 
 // Per-sequence tensor maps (same order as the four maps below): copies of the
@@ -68,6 +83,8 @@ struct ForwardKernelParams {
   // and tensor maps in the workspace, written by the prepare kernel.
   const SequenceInfo* sequences = nullptr;
   const SequenceMaps* sequence_maps = nullptr;
+
+  PagedKV paged;
 };
 
 }  // namespace flashattn::detail::cuda_sm90
