@@ -133,6 +133,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     g.page_size = static_cast<int>(a.page_size);
     g.table_cols = static_cast<int>(a.table_cols);
     g.kv_blocks = static_cast<int>(a.kv_blocks);
+    g.k_cols = static_cast<int>(a.head_dim), g.v_cols = static_cast<int>(a.head_dim_v);
     g.k = a.k.data, g.v = a.v.data;
     g.k_page_stride = a.k.batch_stride, g.k_row_stride = a.k.row_stride, g.k_head_stride = a.k.head_stride;
     g.v_page_stride = a.v.batch_stride, g.v_row_stride = a.v.row_stride, g.v_head_stride = a.v.head_stride;

@@ -27,6 +27,7 @@ struct PagedKV {
   int page_size = 1;
   int table_cols = 0;  // entries per table row (0: unknown, no clamp)
   int kv_blocks = 0;   // pages in the cache (0: unknown, no clamp): table entries are clamped to it
+  int k_cols = 0, v_cols = 0;  // d and dv of the operands (d = 96 runs the 128-column kernel: zero-filled)
   const void* k = nullptr;
   const void* v = nullptr;
   std::int64_t k_page_stride = 0, k_row_stride = 0, k_head_stride = 0;

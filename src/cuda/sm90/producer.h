@@ -89,14 +89,16 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
 // Paged K/V: one key block of `kCols` columns gathered by the 32 lanes of the producer
 // warp with 16-byte cp.async into the layout TMA would have written (kCols / 64 chunks of
 // [kBlockN rows][128 B], 128B-swizzled: 16-byte unit u of row r sits at unit u ^ (r % 8)).
-// Rows past the sequence's last key are zero-filled (never read: the cache may hold
+// Rows past the sequence's last key, and columns past the operand's head dim (d = 96 on
+// the 128-column kernel), are zero-filled without reading memory (the cache may hold
 // anything there, and 0 * NaN in P V would poison O). Table entries and slots are clamped
 // to the table and the cache like every index read from device memory.
 template <class Config, int kCols>
 __device__ __forceinline__ void gather_paged_block(const ForwardKernelParams& p, const WorkTile& w,
-                                                   int k_offset, int n_block, int kv_head, const void* base,
-                                                   std::int64_t page_stride, std::int64_t row_stride,
-                                                   std::int64_t head_stride, std::uint32_t smem) {
+                                                   int k_offset, int n_block, int kv_head, int cols,
+                                                   const void* base, std::int64_t page_stride,
+                                                   std::int64_t row_stride, std::int64_t head_stride,
+                                                   std::uint32_t smem) {
   constexpr int kUnits = kCols / 8;  // 16-byte units per row
   const int lane = static_cast<int>(threadIdx.x % 32);
   const PagedKV& g = p.paged;
@@ -107,7 +109,7 @@ __device__ __forceinline__ void gather_paged_block(const ForwardKernelParams& p,
     const int row = index / kUnits;
     const int unit = index % kUnits;
     const int key = n_block * Config::kBlockN + row;
-    const bool valid = key < w.seqlen_k;
+    const bool valid = key < w.seqlen_k && unit * 8 < cols;
     const void* src = base;
     if (valid) {
       const int position = k_offset + key;
@@ -173,12 +175,12 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
       // K and V of block n in flight together; K is announced first so that S = Q K^T
       // may start while V still lands.
       ptx::mbarrier_wait_parity(pipe.k_empty(ring.stage), ring.phase ^ 1);
-      gather_paged_block<Config, Config::kHeadDim>(p, w, k_offset, n, kv_head, p.paged.k, p.paged.k_page_stride,
-                                                   p.paged.k_row_stride, p.paged.k_head_stride,
-                                                   pipe.k(ring.stage));
+      gather_paged_block<Config, Config::kHeadDim>(p, w, k_offset, n, kv_head, p.paged.k_cols, p.paged.k,
+                                                   p.paged.k_page_stride, p.paged.k_row_stride,
+                                                   p.paged.k_head_stride, pipe.k(ring.stage));
       ptx::cp_async_commit_group();
       ptx::mbarrier_wait_parity(pipe.v_empty(ring.stage), ring.phase ^ 1);
-      gather_paged_block<Config, Config::kHeadDimV>(p, w, k_offset, n, kv_head, p.paged.v,
+      gather_paged_block<Config, Config::kHeadDimV>(p, w, k_offset, n, kv_head, p.paged.v_cols, p.paged.v,
                                                     p.paged.v_page_stride, p.paged.v_row_stride,
                                                     p.paged.v_head_stride, pipe.v(ring.stage));
       ptx::cp_async_commit_group();
