@@ -97,12 +97,16 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
                                  a.q.row_stride, a.q.head_stride, a.q.batch_stride, Config::kBlockM) &&
                      encode_tile_map(&k.tma_o, a.dtype, a.out.data, a.head_dim_v, a.seqlen_q, a.heads, a.batch,
                                      a.out.row_stride, a.out.head_stride, a.out.batch_stride, 64);
+  // Paged with pages of at least a key block: K/V maps over (d, page rows, kv heads, pages).
+  const bool tma_pages = a.block_table != nullptr && a.page_size >= Config::kBlockN && a.kv_blocks > 0;
+  const std::int64_t kv_rows = tma_pages ? a.page_size : a.seqlen_k;
+  const std::int64_t kv_batch = tma_pages ? a.kv_blocks : a.batch;
   const bool maps_ok =
       q_maps_ok &&
-      encode_tile_map(&k.tma_k, a.dtype, a.k.data, a.head_dim, a.seqlen_k, a.heads_kv, a.batch,
-                      a.k.row_stride, a.k.head_stride, a.k.batch_stride, Config::kBlockN) &&
-      encode_tile_map(&k.tma_v, a.dtype, a.v.data, a.head_dim_v, a.seqlen_k, a.heads_kv, a.batch,
-                      a.v.row_stride, a.v.head_stride, a.v.batch_stride, Config::kBlockN);
+      encode_tile_map(&k.tma_k, a.dtype, a.k.data, a.head_dim, kv_rows, a.heads_kv, kv_batch, a.k.row_stride,
+                      a.k.head_stride, a.k.batch_stride, Config::kBlockN) &&
+      encode_tile_map(&k.tma_v, a.dtype, a.v.data, a.head_dim_v, kv_rows, a.heads_kv, kv_batch, a.v.row_stride,
+                      a.v.head_stride, a.v.batch_stride, Config::kBlockN);
   if (!maps_ok) return cudaErrorInvalidValue;
 
   k.lse = a.lse;
@@ -134,6 +138,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     g.table_cols = static_cast<int>(a.table_cols);
     g.kv_blocks = static_cast<int>(a.kv_blocks);
     g.k_cols = static_cast<int>(a.head_dim), g.v_cols = static_cast<int>(a.head_dim_v);
+    g.tma_pages = tma_pages;
     g.k = a.k.data, g.v = a.v.data;
     g.k_page_stride = a.k.batch_stride, g.k_row_stride = a.k.row_stride, g.k_head_stride = a.k.head_stride;
     g.v_page_stride = a.v.batch_stride, g.v_row_stride = a.v.row_stride, g.v_head_stride = a.v.head_stride;

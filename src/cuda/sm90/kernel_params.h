@@ -18,9 +18,11 @@ struct SequenceInfo {
   int k_offset;  // paged K/V: cache position of key 0 (the KV cache's leftpad), else unused
 };
 
-// Paged K/V (block_table): gathered by the producer warp with cp.async (paged_kv
-// in producer.h), any page size. Element strides; page p of K starts at
-// k + p * k_page_stride.
+// Paged K/V (block_table), any page size (producer_loop_paged in producer.h): a key
+// block whose rows all lie in one page and are all valid keys is one TMA box of
+// tma_k / tma_v, then the (d, page rows, kv heads, pages) views of the cache
+// (tma_pages; page_size >= kBlockN); any other block is gathered by the producer
+// warp with cp.async. Element strides; page p of K starts at k + p * k_page_stride.
 struct PagedKV {
   const std::int32_t* block_table = nullptr;  // null: K/V are read through the tensor maps
   std::int64_t table_batch_stride = 0;
@@ -28,6 +30,7 @@ struct PagedKV {
   int table_cols = 0;  // entries per table row (0: unknown, no clamp)
   int kv_blocks = 0;   // pages in the cache (0: unknown, no clamp): table entries are clamped to it
   int k_cols = 0, v_cols = 0;  // d and dv of the operands (d = 96 runs the 128-column kernel: zero-filled)
+  bool tma_pages = false;      // tma_k / tma_v describe pages (page_size >= kBlockN)
   const void* k = nullptr;
   const void* v = nullptr;
   std::int64_t k_page_stride = 0, k_row_stride = 0, k_head_stride = 0;

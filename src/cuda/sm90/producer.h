@@ -104,7 +104,7 @@ __device__ __forceinline__ void gather_paged_block(const ForwardKernelParams& p,
   const PagedKV& g = p.paged;
   const auto* table = g.block_table + w.batch * g.table_batch_stride;
   const auto* head_base = static_cast<const unsigned char*>(base) + kv_head * head_stride * 2;
-#pragma unroll 2
+#pragma unroll 1
   for (int index = lane; index < Config::kBlockN * kUnits; index += 32) {
     const int row = index / kUnits;
     const int unit = index % kUnits;
@@ -171,9 +171,41 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
     }
     tile = __shfl_sync(0xffffffffu, leader ? claim_next_tile(p, tile) : 0, 0);
 
+    if (leader && p.paged.tma_pages) {
+      ptx::prefetch_tensormap(&p.tma_k);
+      ptx::prefetch_tensormap(&p.tma_v);
+    }
     for (int n = range.end - 1; n >= range.begin; --n) {
-      // K and V of block n in flight together; K is announced first so that S = Q K^T
-      // may start while V still lands.
+      // A block of valid keys inside one page: TMA boxes of the page views, as the dense path.
+      const PagedKV& g = p.paged;
+      const int position = k_offset + n * Config::kBlockN;
+      int slot = position / g.page_size;
+      const int page_row = position - slot * g.page_size;
+      if (g.tma_pages && (n + 1) * Config::kBlockN <= w.seqlen_k && page_row + Config::kBlockN <= g.page_size) {
+        ptx::mbarrier_wait_parity(pipe.k_empty(ring.stage), ring.phase ^ 1);
+        if (leader) {
+          if (g.table_cols > 0) slot = min(slot, g.table_cols - 1);
+          const int page = max(0, min(g.block_table[w.batch * g.table_batch_stride + slot], g.kv_blocks - 1));
+          ptx::mbarrier_arrive_expect_tx(pipe.k_full(ring.stage), Config::kKVBytes);
+#pragma unroll
+          for (int c = 0; c < Config::kChunks; ++c) {
+            ptx::tma_load_4d(pipe.k(ring.stage) + c * Config::kKVChunkBytes, &p.tma_k, pipe.k_full(ring.stage),
+                             c * Config::kChunkCols, page_row, kv_head, page);
+          }
+          ptx::mbarrier_wait_parity(pipe.v_empty(ring.stage), ring.phase ^ 1);
+          ptx::mbarrier_arrive_expect_tx(pipe.v_full(ring.stage), Config::kVBytes);
+#pragma unroll
+          for (int c = 0; c < Config::kChunksV; ++c) {
+            ptx::tma_load_4d(pipe.v(ring.stage) + c * Config::kKVChunkBytes, &p.tma_v, pipe.v_full(ring.stage),
+                             c * Config::kChunkCols, page_row, kv_head, page);
+          }
+        }
+        __syncwarp();
+        ring.advance();
+        continue;
+      }
+      // Otherwise gathered: K and V of block n in flight together; K is announced first
+      // so that S = Q K^T may start while V still lands.
       ptx::mbarrier_wait_parity(pipe.k_empty(ring.stage), ring.phase ^ 1);
       gather_paged_block<Config, Config::kHeadDim>(p, w, k_offset, n, kv_head, p.paged.k_cols, p.paged.k,
                                                    p.paged.k_page_stride, p.paged.k_row_stride,
