@@ -112,8 +112,17 @@ std::vector<ForwardCase> forward_cases() {
   cases.push_back({2, 5, 300, 32, 2, 64, 64, DType::bfloat16, {MaskKind::causal_left}, Layout::heads_major});
   cases.push_back({3, 3, 799, 16, 1, 256, 256, DType::float16, {MaskKind::left_only}, Layout::contiguous});
   cases.push_back({2, 40, 113, 4, 1, 192, 128, DType::bfloat16, {MaskKind::right_only}, Layout::contiguous});
-  cases.push_back({2, 9, 203, 8, 4, 192, 192, DType::float16, {MaskKind::causal, 0.f, AlibiKind::none, 0.f, false, true},
-                   Layout::padded, false});
+  cases.push_back({2,
+                   9,
+                   203,
+                   8,
+                   4,
+                   192,
+                   192,
+                   DType::float16,
+                   {MaskKind::causal, 0.f, AlibiKind::none, 0.f, false, true},
+                   Layout::padded,
+                   false});
   return cases;
 }
 

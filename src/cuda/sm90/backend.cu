@@ -122,12 +122,12 @@ cudaError_t dispatch_dims(const AttentionParams& p, void* workspace, cudaStream_
         p, workspace, stream);
   }
   if (p.head_dim == 64 && p.head_dim_v == 256) {
-    return dispatch<64, 256, Element, b ? FLASHATTN_SM90_HAS_D64X256_BF16 : FLASHATTN_SM90_HAS_D64X256_FP16>(
-        p, workspace, stream);
+    constexpr bool kHas = b ? FLASHATTN_SM90_HAS_D64X256_BF16 : FLASHATTN_SM90_HAS_D64X256_FP16;
+    return dispatch<64, 256, Element, kHas>(p, workspace, stream);
   }
   if (p.head_dim == 64 && p.head_dim_v == 512) {
-    return dispatch<64, 512, Element, b ? FLASHATTN_SM90_HAS_D64X512_BF16 : FLASHATTN_SM90_HAS_D64X512_FP16>(
-        p, workspace, stream);
+    constexpr bool kHas = b ? FLASHATTN_SM90_HAS_D64X512_BF16 : FLASHATTN_SM90_HAS_D64X512_FP16;
+    return dispatch<64, 512, Element, kHas>(p, workspace, stream);
   }
   switch (p.head_dim) {
     case 64:
@@ -202,10 +202,11 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
     return "cuda_sm90 reads paged K/V by TMA only with pages of at least one key block (64-128 rows by "
            "head dim); smaller pages run on cuda_sm80 (its gather is as fast)";
   }
-  if (p.is_kvcache && p.num_splits > 1) return "cuda_sm90 has no split-KV: a requested num_splits > 1 runs on cuda_sm80";
+  if (p.is_kvcache && p.num_splits > 1)
+    return "cuda_sm90 has no split-KV: a requested num_splits > 1 runs on cuda_sm80";
   if (p.is_kvcache && p.num_splits == 0 && few_tiles_long_cache(p)) {
-    return "cuda_sm90 has no split-KV: a KV-cache forward with fewer query tiles than half the SMs over >= 2048 "
-           "cached keys runs faster split on cuda_sm80";
+    return "cuda_sm90 has no split-KV: a KV-cache forward with fewer query tiles than half the SMs over "
+           "2048 or more cached keys runs faster split on cuda_sm80";
   }
   if (p.dropout_p > 0.f) return "cuda_sm90 does not support dropout";
   if (!tma_compatible(p.q) || !tma_compatible(p.k) || !tma_compatible(p.v) || !tma_compatible(p.out)) {

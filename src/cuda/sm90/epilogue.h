@@ -72,8 +72,8 @@ __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<
         ptx::tma_store_5d(tma_o, o_base + c * Config::kOChunkStride, c * Config::kChunkCols, 0,
                           first_row >> p.pack_shift, w.head, w.map_batch);
       } else {
-        ptx::tma_store_4d(tma_o, o_base + c * Config::kOChunkStride, c * Config::kChunkCols, first_row, w.head,
-                          w.map_batch);
+        ptx::tma_store_4d(tma_o, o_base + c * Config::kOChunkStride, c * Config::kChunkCols, first_row,
+                          w.head, w.map_batch);
       }
     }
     ptx::cp_async_bulk_commit_group();
@@ -91,8 +91,7 @@ __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<
       const int head = (w.head << p.pack_shift) + (packed & ((1 << p.pack_shift) - 1));
       if (row < w.seqlen_q) {
         p.lse[w.batch * p.lse_batch_stride + head * p.lse_head_stride +
-              static_cast<std::int64_t>(w.q_offset + row) * p.lse_row_stride] =
-            final_rows.lse[half];
+              static_cast<std::int64_t>(w.q_offset + row) * p.lse_row_stride] = final_rows.lse[half];
       }
     }
   }

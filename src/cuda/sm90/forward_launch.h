@@ -9,12 +9,12 @@
 #include <cmath>
 
 #include "common/params.h"
+#include "cuda/ptx/tma.h"
 #include "cuda/sm80/clipped_indices.h"
 #include "cuda/sm90/forward_config.h"
 #include "cuda/sm90/forward_dispatch.h"
 #include "cuda/sm90/forward_kernel.h"
 #include "cuda/sm90/kernel_params.h"
-#include "cuda/ptx/tma.h"
 #include "cuda/sm90/tensor_map.h"
 
 namespace flashattn::detail::cuda_sm90 {
@@ -88,15 +88,15 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   ForwardKernelParams k{};
   const int pack = pack_factor<Config>(a);
   const bool q_maps_ok =
-      pack > 1 ? encode_packed_map(&k.tma_q, a.dtype, a.q.data, a.head_dim, pack, a.seqlen_q, a.heads_kv, a.batch,
-                                   a.q.row_stride, a.q.head_stride, a.q.batch_stride, Config::kBlockM / pack) &&
-                     encode_packed_map(&k.tma_o, a.dtype, a.out.data, a.head_dim_v, pack, a.seqlen_q,
-                                       a.heads_kv, a.batch, a.out.row_stride, a.out.head_stride,
-                                       a.out.batch_stride, 64 / pack)
-               : encode_tile_map(&k.tma_q, a.dtype, a.q.data, a.head_dim, a.seqlen_q, a.heads, a.batch,
-                                 a.q.row_stride, a.q.head_stride, a.q.batch_stride, Config::kBlockM) &&
-                     encode_tile_map(&k.tma_o, a.dtype, a.out.data, a.head_dim_v, a.seqlen_q, a.heads, a.batch,
-                                     a.out.row_stride, a.out.head_stride, a.out.batch_stride, 64);
+      pack > 1
+          ? encode_packed_map(&k.tma_q, a.dtype, a.q.data, a.head_dim, pack, a.seqlen_q, a.heads_kv, a.batch,
+                              a.q.row_stride, a.q.head_stride, a.q.batch_stride, Config::kBlockM / pack) &&
+                encode_packed_map(&k.tma_o, a.dtype, a.out.data, a.head_dim_v, pack, a.seqlen_q, a.heads_kv,
+                                  a.batch, a.out.row_stride, a.out.head_stride, a.out.batch_stride, 64 / pack)
+          : encode_tile_map(&k.tma_q, a.dtype, a.q.data, a.head_dim, a.seqlen_q, a.heads, a.batch,
+                            a.q.row_stride, a.q.head_stride, a.q.batch_stride, Config::kBlockM) &&
+                encode_tile_map(&k.tma_o, a.dtype, a.out.data, a.head_dim_v, a.seqlen_q, a.heads, a.batch,
+                                a.out.row_stride, a.out.head_stride, a.out.batch_stride, 64);
   // Paged with pages of at least a key block: K/V maps over (d, page rows, kv heads, pages).
   const bool tma_pages = a.block_table != nullptr && a.page_size >= Config::kBlockN && a.kv_blocks > 0;
   const std::int64_t kv_rows = tma_pages ? a.page_size : a.seqlen_k;
@@ -105,8 +105,8 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
       q_maps_ok &&
       encode_tile_map(&k.tma_k, a.dtype, a.k.data, a.head_dim, kv_rows, a.heads_kv, kv_batch, a.k.row_stride,
                       a.k.head_stride, a.k.batch_stride, Config::kBlockN) &&
-      encode_tile_map(&k.tma_v, a.dtype, a.v.data, a.head_dim_v, kv_rows, a.heads_kv, kv_batch, a.v.row_stride,
-                      a.v.head_stride, a.v.batch_stride, Config::kBlockN);
+      encode_tile_map(&k.tma_v, a.dtype, a.v.data, a.head_dim_v, kv_rows, a.heads_kv, kv_batch,
+                      a.v.row_stride, a.v.head_stride, a.v.batch_stride, Config::kBlockN);
   if (!maps_ok) return cudaErrorInvalidValue;
 
   k.lse = a.lse;
@@ -209,7 +209,8 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
       h.v.data = static_cast<char*>(a.v.data) + half * 256 * 2;
       h.out.data = static_cast<char*>(a.out.data) + half * 256 * 2;
       if (half == 1) h.lse = nullptr;  // the same LSE as the first half's
-      if (cudaError_t e = launch_forward<ForwardConfig<64, 256, Element>>(h, workspace, stream); e != cudaSuccess)
+      if (cudaError_t e = launch_forward<ForwardConfig<64, 256, Element>>(h, workspace, stream);
+          e != cudaSuccess)
         return e;
     }
     return cudaSuccess;

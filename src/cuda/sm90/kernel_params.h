@@ -27,8 +27,8 @@ struct PagedKV {
   const std::int32_t* block_table = nullptr;  // null: K/V are read through the tensor maps
   std::int64_t table_batch_stride = 0;
   int page_size = 1;
-  int table_cols = 0;  // entries per table row (0: unknown, no clamp)
-  int kv_blocks = 0;   // pages in the cache (0: unknown, no clamp): table entries are clamped to it
+  int table_cols = 0;          // entries per table row (0: unknown, no clamp)
+  int kv_blocks = 0;           // pages in the cache (0: unknown, no clamp): table entries are clamped to it
   int k_cols = 0, v_cols = 0;  // d and dv of the operands (d = 96 runs the 128-column kernel: zero-filled)
   bool tma_pages = false;      // tma_k / tma_v describe pages (page_size >= kBlockN)
   const void* k = nullptr;

@@ -119,8 +119,8 @@ __device__ __forceinline__ void gather_paged_block(const ForwardKernelParams& p,
       if (g.kv_blocks > 0) page = max(0, min(page, g.kv_blocks - 1));
       src = head_base + (page * page_stride + (position - slot * g.page_size) * row_stride + unit * 8) * 2;
     }
-    const std::uint32_t dst = smem + (unit / 8) * Config::kKVChunkBytes + row * Config::kRowBytes +
-                              (((unit % 8) ^ (row % 8)) * 16);
+    const std::uint32_t dst =
+        smem + (unit / 8) * Config::kKVChunkBytes + row * Config::kRowBytes + (((unit % 8) ^ (row % 8)) * 16);
     ptx::cp_async_cg_16(dst, src, valid);
   }
 }
@@ -161,8 +161,8 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
 #pragma unroll
       for (int c = 0; c < Config::kChunks; ++c) {
         if (p.pack > 1) {
-          ptx::tma_load_5d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols, 0,
-                           (w.m_block * Config::kBlockM) >> p.pack_shift, w.head, w.map_batch);
+          ptx::tma_load_5d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols,
+                           0, (w.m_block * Config::kBlockM) >> p.pack_shift, w.head, w.map_batch);
         } else {
           ptx::tma_load_4d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols,
                            w.m_block * Config::kBlockM, w.head, w.map_batch);
@@ -181,7 +181,8 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
       const int position = k_offset + n * Config::kBlockN;
       int slot = position / g.page_size;
       const int page_row = position - slot * g.page_size;
-      if (g.tma_pages && (n + 1) * Config::kBlockN <= w.seqlen_k && page_row + Config::kBlockN <= g.page_size) {
+      if (g.tma_pages && (n + 1) * Config::kBlockN <= w.seqlen_k &&
+          page_row + Config::kBlockN <= g.page_size) {
         ptx::mbarrier_wait_parity(pipe.k_empty(ring.stage), ring.phase ^ 1);
         if (leader) {
           if (g.table_cols > 0) slot = min(slot, g.table_cols - 1);
@@ -189,15 +190,15 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
           ptx::mbarrier_arrive_expect_tx(pipe.k_full(ring.stage), Config::kKVBytes);
 #pragma unroll
           for (int c = 0; c < Config::kChunks; ++c) {
-            ptx::tma_load_4d(pipe.k(ring.stage) + c * Config::kKVChunkBytes, &p.tma_k, pipe.k_full(ring.stage),
-                             c * Config::kChunkCols, page_row, kv_head, page);
+            ptx::tma_load_4d(pipe.k(ring.stage) + c * Config::kKVChunkBytes, &p.tma_k,
+                             pipe.k_full(ring.stage), c * Config::kChunkCols, page_row, kv_head, page);
           }
           ptx::mbarrier_wait_parity(pipe.v_empty(ring.stage), ring.phase ^ 1);
           ptx::mbarrier_arrive_expect_tx(pipe.v_full(ring.stage), Config::kVBytes);
 #pragma unroll
           for (int c = 0; c < Config::kChunksV; ++c) {
-            ptx::tma_load_4d(pipe.v(ring.stage) + c * Config::kKVChunkBytes, &p.tma_v, pipe.v_full(ring.stage),
-                             c * Config::kChunkCols, page_row, kv_head, page);
+            ptx::tma_load_4d(pipe.v(ring.stage) + c * Config::kKVChunkBytes, &p.tma_v,
+                             pipe.v_full(ring.stage), c * Config::kChunkCols, page_row, kv_head, page);
           }
         }
         __syncwarp();
