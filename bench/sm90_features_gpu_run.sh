@@ -3,7 +3,7 @@ set -uo pipefail
 # The device run behind docs/performance-sm90.md "Features 2026-11-22": build (CUDA 80;90a, no backward),
 # the cuda_sm90 C++ suites, memcheck + synccheck on the new cases, CLI timings with sampled checks,
 # bench/kvcache_compare.py. Env: HD (head dims), BT/TT/ST/KT (step time limits), TF (gtest filter).
-cd "$(dirname "$0")"
+cd "$(dirname "$0")/.."
 nvidia-smi -L
 start=$(date +%s)
 cmake -S . -B build/g -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS="80;90a" -DFLASHATTN_HEAD_DIMS="${HD:-64;96;128;256}" \
