@@ -97,6 +97,32 @@ std::vector<ForwardCase> forward_cases() {
       {1, 2048, 2048, 1, 1, 256, 256, DType::bfloat16, {MaskKind::causal, 1.5f}, Layout::heads_major});
   cases.push_back(
       {1, 1023, 1024, 1, 1, 256, 128, DType::float32, {MaskKind::right_only}, Layout::contiguous});
+  // Head dims the Hopper kernels reach by padding (96) or by large-V configurations ((64, 256),
+  // (64, 512): FA3's hdimv cases), and GQA groups of 2..16 heads with short query lengths, which
+  // cuda_sm90 packs into one tile (rows = (query, head in group)): causal and windowed masks,
+  // ragged tails, LSE per packed row, every layout.
+  cases.push_back({2, 113, 203, 4, 2, 96, 96, DType::bfloat16, {MaskKind::causal}, Layout::padded});
+  cases.push_back({2, 17, 239, 8, 2, 96, 96, DType::float16, {MaskKind::local, 1.5f}, Layout::heads_major});
+  cases.push_back({2, 128, 217, 4, 2, 64, 256, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
+  cases.push_back({2, 239, 113, 2, 1, 64, 256, DType::float16, {MaskKind::none, 1.5f}, Layout::padded});
+  cases.push_back({2, 113, 203, 4, 2, 64, 512, DType::bfloat16, {MaskKind::causal}, Layout::padded});
+  cases.push_back({1, 1, 799, 8, 2, 64, 512, DType::float16, {MaskKind::none}, Layout::contiguous});
+  cases.push_back({2, 1, 239, 8, 2, 128, 128, DType::float16, {MaskKind::causal}, Layout::contiguous});
+  cases.push_back({2, 17, 239, 8, 2, 128, 128, DType::bfloat16, {MaskKind::causal}, Layout::padded});
+  cases.push_back({2, 5, 300, 32, 2, 64, 64, DType::bfloat16, {MaskKind::causal_left}, Layout::heads_major});
+  cases.push_back({3, 3, 799, 16, 1, 256, 256, DType::float16, {MaskKind::left_only}, Layout::contiguous});
+  cases.push_back({2, 40, 113, 4, 1, 192, 128, DType::bfloat16, {MaskKind::right_only}, Layout::contiguous});
+  cases.push_back({2,
+                   9,
+                   203,
+                   8,
+                   4,
+                   192,
+                   192,
+                   DType::float16,
+                   {MaskKind::causal, 0.f, AlibiKind::none, 0.f, false, true},
+                   Layout::padded,
+                   false});
   return cases;
 }
 

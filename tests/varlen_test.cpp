@@ -96,6 +96,15 @@ std::vector<VarlenCase> varlen_cases() {
                    256,
                    false,
                    true});
+  // Packed GQA over variable lengths (cuda_sm90 packs groups of 2..16 heads for short queries):
+  // per-sequence 5-D query/output maps, seqused, empty sequences; and the padded d = 96.
+  cases.push_back(
+      {4, 17, 239, 8, 2, 128, 128, DType::bfloat16, {MaskKind::causal}, Layout::padded, 0, true, true});
+  cases.push_back(
+      {3, 5, 203, 16, 1, 64, 64, DType::float16, {MaskKind::local}, Layout::heads_major, 0, false, true});
+  cases.push_back(
+      {3, 113, 217, 4, 2, 96, 96, DType::float16, {MaskKind::causal}, Layout::contiguous, 0, true});
+  cases.push_back({3, 1, 239, 8, 4, 64, 512, DType::bfloat16, {MaskKind::none}, Layout::contiguous, 0, true});
   return cases;
 }
 

@@ -48,6 +48,16 @@ __device__ __forceinline__ void tma_load_4d(std::uint32_t smem, const void* tens
       : "memory");
 }
 
+// 5-D: the packed-GQA query view (cols, heads in group, rows, kv heads, batch).
+__device__ __forceinline__ void tma_load_5d(std::uint32_t smem, const void* tensor_map, std::uint32_t bar,
+                                            int c0, int c1, int c2, int c3, int c4) {
+  asm volatile(
+      "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, "
+      "%5, %6, %7}], [%2];\n" ::"r"(smem),
+      "l"(reinterpret_cast<std::uint64_t>(tensor_map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+      : "memory");
+}
+
 // Shared -> global, tracked by the issuing thread's bulk async-groups.
 __device__ __forceinline__ void tma_store_4d(const void* tensor_map, std::uint32_t smem, int c0, int c1,
                                              int c2, int c3) {
@@ -55,6 +65,15 @@ __device__ __forceinline__ void tma_store_4d(const void* tensor_map, std::uint32
       "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(
           reinterpret_cast<std::uint64_t>(tensor_map)),
       "r"(smem), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+
+__device__ __forceinline__ void tma_store_5d(const void* tensor_map, std::uint32_t smem, int c0, int c1,
+                                             int c2, int c3, int c4) {
+  asm volatile(
+      "cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];\n" ::"l"(
+          reinterpret_cast<std::uint64_t>(tensor_map)),
+      "r"(smem), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
       : "memory");
 }
 

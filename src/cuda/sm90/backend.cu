@@ -10,6 +10,8 @@
 #include <cstdint>
 
 #include "backend.h"
+#include "cuda/sm80/kvcache_kernels.h"
+#include "cuda/sm90/forward_config.h"
 #include "cuda/sm90/forward_dispatch.h"
 
 // Which (head dims, dtype) kernels this build has (src/cuda/sm90/CMakeLists.txt).
@@ -37,6 +39,24 @@
 #ifndef FLASHATTN_SM90_HAS_D192X128_BF16
 #define FLASHATTN_SM90_HAS_D192X128_BF16 0
 #endif
+#ifndef FLASHATTN_SM90_HAS_D96_FP16
+#define FLASHATTN_SM90_HAS_D96_FP16 0
+#endif
+#ifndef FLASHATTN_SM90_HAS_D96_BF16
+#define FLASHATTN_SM90_HAS_D96_BF16 0
+#endif
+#ifndef FLASHATTN_SM90_HAS_D64X256_FP16
+#define FLASHATTN_SM90_HAS_D64X256_FP16 0
+#endif
+#ifndef FLASHATTN_SM90_HAS_D64X256_BF16
+#define FLASHATTN_SM90_HAS_D64X256_BF16 0
+#endif
+#ifndef FLASHATTN_SM90_HAS_D64X512_FP16
+#define FLASHATTN_SM90_HAS_D64X512_FP16 0
+#endif
+#ifndef FLASHATTN_SM90_HAS_D64X512_BF16
+#define FLASHATTN_SM90_HAS_D64X512_BF16 0
+#endif
 #ifndef FLASHATTN_SM90_HAS_D256_FP16
 #define FLASHATTN_SM90_HAS_D256_FP16 0
 #endif
@@ -56,18 +76,22 @@ bool tma_compatible(const Operand& op) {
   return aligned16(op.data) && ok(op.batch_stride) && ok(op.row_stride) && ok(op.head_stride);
 }
 
-// (d, dv) pairs with a kernel: d = dv in {64, 128, 192, 256}, and (192, 128).
+// (d, dv) pairs with a kernel: d = dv in {64, 96, 128, 192, 256}, (192, 128), (64, 256), (64, 512).
 bool head_dims_supported(std::int64_t d, std::int64_t dv) {
-  if (d == 192 && dv == 128) return true;
-  return d == dv && (d == 64 || d == 128 || d == 192 || d == 256);
+  if ((d == 192 && dv == 128) || (d == 64 && (dv == 256 || dv == 512))) return true;
+  return d == dv && (d == 64 || d == 96 || d == 128 || d == 192 || d == 256);
 }
 
 bool kernel_compiled(std::int64_t d, std::int64_t dv, DType dtype) {
   const bool bf16 = dtype == DType::bfloat16;
   if (d == 192 && dv == 128) return bf16 ? FLASHATTN_SM90_HAS_D192X128_BF16 : FLASHATTN_SM90_HAS_D192X128_FP16;
+  if (d == 64 && dv == 256) return bf16 ? FLASHATTN_SM90_HAS_D64X256_BF16 : FLASHATTN_SM90_HAS_D64X256_FP16;
+  if (d == 64 && dv == 512) return bf16 ? FLASHATTN_SM90_HAS_D64X512_BF16 : FLASHATTN_SM90_HAS_D64X512_FP16;
   switch (d) {
     case 64:
       return bf16 ? FLASHATTN_SM90_HAS_D64_BF16 : FLASHATTN_SM90_HAS_D64_FP16;
+    case 96:
+      return bf16 ? FLASHATTN_SM90_HAS_D96_BF16 : FLASHATTN_SM90_HAS_D96_FP16;
     case 128:
       return bf16 ? FLASHATTN_SM90_HAS_D128_BF16 : FLASHATTN_SM90_HAS_D128_FP16;
     case 192:
@@ -97,9 +121,20 @@ cudaError_t dispatch_dims(const AttentionParams& p, void* workspace, cudaStream_
     return dispatch<192, 128, Element, b ? FLASHATTN_SM90_HAS_D192X128_BF16 : FLASHATTN_SM90_HAS_D192X128_FP16>(
         p, workspace, stream);
   }
+  if (p.head_dim == 64 && p.head_dim_v == 256) {
+    constexpr bool kHas = b ? FLASHATTN_SM90_HAS_D64X256_BF16 : FLASHATTN_SM90_HAS_D64X256_FP16;
+    return dispatch<64, 256, Element, kHas>(p, workspace, stream);
+  }
+  if (p.head_dim == 64 && p.head_dim_v == 512) {
+    constexpr bool kHas = b ? FLASHATTN_SM90_HAS_D64X512_BF16 : FLASHATTN_SM90_HAS_D64X512_FP16;
+    return dispatch<64, 512, Element, kHas>(p, workspace, stream);
+  }
   switch (p.head_dim) {
     case 64:
       return dispatch<64, 64, Element, b ? FLASHATTN_SM90_HAS_D64_BF16 : FLASHATTN_SM90_HAS_D64_FP16>(
+          p, workspace, stream);
+    case 96:
+      return dispatch<96, 96, Element, b ? FLASHATTN_SM90_HAS_D96_BF16 : FLASHATTN_SM90_HAS_D96_FP16>(
           p, workspace, stream);
     case 128:
       return dispatch<128, 128, Element, b ? FLASHATTN_SM90_HAS_D128_BF16 : FLASHATTN_SM90_HAS_D128_FP16>(
@@ -115,6 +150,34 @@ cudaError_t dispatch_dims(const AttentionParams& p, void* workspace, cudaStream_
   }
 }
 
+// Keys per pipeline stage of the kernel that runs (d, dv) (d = 96 runs the d = 128 kernel,
+// (64, 512) the (64, 256) one); the element type does not change it.
+int key_block(std::int64_t d, std::int64_t dv) {
+  using E = __nv_bfloat16;
+  if (d == 64 && dv >= 256) return ForwardConfig<64, 256, E>::kBlockN;
+  if (d == 192 && dv == 128) return ForwardConfig<192, 128, E>::kBlockN;
+  if (d <= 128) return ForwardConfig<128, 128, E>::kBlockN;
+  if (d <= 192) return ForwardConfig<192, 192, E>::kBlockN;
+  return ForwardConfig<256, 256, E>::kBlockN;
+}
+
+int device_sm_count() {
+  int device = 0, count = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return 132;
+  if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return 132;
+  return count;
+}
+
+// Decoding one or a few sequences over a long cache: without split-KV the tiles
+// (packed GQA counted, the most favourable case) cannot fill the GPU, while
+// cuda_sm80 splits the keys over the SMs. Left to cuda_sm80 (a visible choice).
+bool few_tiles_long_cache(const AttentionParams& p) {
+  if (p.seqlen_k < 2048) return false;
+  const std::int64_t group = p.heads / p.heads_kv;
+  const std::int64_t tiles = p.batch * p.heads_kv * ((p.seqlen_q * group + 127) / 128);
+  return tiles * 2 < device_sm_count();
+}
+
 Status cuda_status(cudaError_t error, const char* what) {
   return Status::error(ErrorCode::cuda_error, "cuda_sm90: %s failed: %s", what, cudaGetErrorString(error));
 }
@@ -125,14 +188,26 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
   if (p.dtype != DType::float16 && p.dtype != DType::bfloat16)
     return "cuda_sm90 runs fp16 and bf16 inputs only";
   if (!head_dims_supported(p.head_dim, p.head_dim_v)) {
-    return "cuda_sm90 has kernels for head dims 64, 128, 192, 256 (dv = d) and (d, dv) = (192, 128) only";
+    return "cuda_sm90 has kernels for head dims 64, 96, 128, 192, 256 (dv = d) and (d, dv) = (192, 128), "
+           "(64, 256), (64, 512) only";
   }
   if (!kernel_compiled(p.head_dim, p.head_dim_v, p.dtype)) {
     return "cuda_sm90: the kernel for this head dim and dtype was not compiled (see FLASHATTN_HEAD_DIMS and "
            "FLASHATTN_DTYPES)";
   }
-  if (p.is_kvcache) return "cuda_sm90 does not yet run the KV-cache forward";
-  if (p.block_table != nullptr) return "cuda_sm90 does not yet run paged K/V";
+  if (p.block_table != nullptr && p.page_size <= 0) return "cuda_sm90: paged K/V needs page_size >= 1";
+  if (p.block_table != nullptr && p.page_size < key_block(p.head_dim, p.head_dim_v)) {
+    // Measured (H200, decode b64 GQA 32/8 d128 8k keys, 16-row pages): the one-warp gather
+    // 6.62 ms vs cuda_sm80 6.48 ms, so pages smaller than a key block stay on cuda_sm80.
+    return "cuda_sm90 reads paged K/V by TMA only with pages of at least one key block (64-128 rows by "
+           "head dim); smaller pages run on cuda_sm80 (its gather is as fast)";
+  }
+  if (p.is_kvcache && p.num_splits > 1)
+    return "cuda_sm90 has no split-KV: a requested num_splits > 1 runs on cuda_sm80";
+  if (p.is_kvcache && p.num_splits == 0 && few_tiles_long_cache(p)) {
+    return "cuda_sm90 has no split-KV: a KV-cache forward with fewer query tiles than half the SMs over "
+           "2048 or more cached keys runs faster split on cuda_sm80";
+  }
   if (p.dropout_p > 0.f) return "cuda_sm90 does not support dropout";
   if (!tma_compatible(p.q) || !tma_compatible(p.k) || !tma_compatible(p.v) || !tma_compatible(p.out)) {
     return "cuda_sm90 needs q, k, v and out 16-byte aligned with strides that are multiples of 8 elements";
@@ -173,9 +248,26 @@ Status run(const AttentionParams& p, const ExecutionContext& ctx) noexcept {
     return Status::error(ErrorCode::invalid_argument, "cuda_sm90: workspace of %zu bytes needed, %zu given",
                          workspace_size(p, 0), ctx.workspace_bytes);
   }
-  const cudaError_t e = p.dtype == DType::bfloat16
-                            ? dispatch_dims<__nv_bfloat16, true>(p, ctx.workspace, stream)
-                            : dispatch_dims<__half, false>(p, ctx.workspace, stream);
+  // KV cache: append k_new/v_new into the cache in place (rotating k_new) and rotate q
+  // into the workspace with cuda_sm80's kernels (element-wise, memory-bound: nothing to
+  // gain from Hopper instructions); the attention then reads the cache like seqused_k.
+  AttentionParams a = p;
+  if (a.is_kvcache && a.k_new.data != nullptr && a.seqlen_new > 0) {
+    if (cudaError_t e = cuda_sm80::launch_append_kv(a, stream); e != cudaSuccess)
+      return cuda_status(e, "append_kv launch");
+  }
+  if (rotates_q(a)) {
+    void* q_rotated = static_cast<unsigned char*>(ctx.workspace) + q_rotated_offset(a);
+    if (cudaError_t e = cuda_sm80::launch_rotate_q(a, q_rotated, stream); e != cudaSuccess)
+      return cuda_status(e, "rotate_q launch");
+    a.q.data = q_rotated;
+    a.q.head_stride = a.head_dim;
+    a.q.row_stride = a.heads * a.head_dim;
+    a.q.batch_stride = a.seqlen_q * a.heads * a.head_dim;
+  }
+  const cudaError_t e = a.dtype == DType::bfloat16
+                            ? dispatch_dims<__nv_bfloat16, true>(a, ctx.workspace, stream)
+                            : dispatch_dims<__half, false>(a, ctx.workspace, stream);
   if (e == cudaErrorInvalidValue) {
     return Status::error(ErrorCode::internal, "cuda_sm90: tensor map encoding failed (head_dim %lld)",
                          static_cast<long long>(p.head_dim));

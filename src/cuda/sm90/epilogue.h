@@ -65,10 +65,16 @@ __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<
   if (leader) {
     const CUtensorMap* tma_o = map_o(p, w);
     if (p.sequence_maps != nullptr) ptx::tensormap_acquire_fence(tma_o);
+    const int first_row = w.m_block * Config::kBlockM + consumer * 64;
 #pragma unroll
     for (int c = 0; c < Config::kChunksV; ++c) {
-      ptx::tma_store_4d(tma_o, o_base + c * Config::kOChunkStride, c * Config::kChunkCols,
-                        w.m_block * Config::kBlockM + consumer * 64, w.head, w.map_batch);
+      if (p.pack > 1) {  // packed GQA: {64, pack, 64 / pack} boxes of the 5-D view
+        ptx::tma_store_5d(tma_o, o_base + c * Config::kOChunkStride, c * Config::kChunkCols, 0,
+                          first_row >> p.pack_shift, w.head, w.map_batch);
+      } else {
+        ptx::tma_store_4d(tma_o, o_base + c * Config::kOChunkStride, c * Config::kChunkCols, first_row,
+                          w.head, w.map_batch);
+      }
     }
     ptx::cp_async_bulk_commit_group();
     if constexpr (!Config::kSeparateO) {
@@ -80,11 +86,12 @@ __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<
   if (p.lse != nullptr && lane % 4 == 0) {
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const int row = w.m_block * Config::kBlockM + consumer * 64 + row0 + 8 * half;
+      const int packed = w.m_block * Config::kBlockM + consumer * 64 + row0 + 8 * half;
+      const int row = packed >> p.pack_shift;  // query position; packed GQA: the head in group below
+      const int head = (w.head << p.pack_shift) + (packed & ((1 << p.pack_shift) - 1));
       if (row < w.seqlen_q) {
-        p.lse[w.batch * p.lse_batch_stride + w.head * p.lse_head_stride +
-              static_cast<std::int64_t>(w.q_offset + row) * p.lse_row_stride] =
-            final_rows.lse[half];
+        p.lse[w.batch * p.lse_batch_stride + head * p.lse_head_stride +
+              static_cast<std::int64_t>(w.q_offset + row) * p.lse_row_stride] = final_rows.lse[half];
       }
     }
   }

@@ -29,7 +29,10 @@ struct ForwardConfig {
   static constexpr int kHeadDim = kHeadDim_;
   static constexpr int kHeadDimV = kHeadDimV_;
   static_assert(kHeadDim % 64 == 0 && kHeadDim <= 256, "head dim must be 64, 128, 192 or 256");
-  static_assert(kHeadDimV % 64 == 0 && kHeadDimV <= kHeadDim, "dv must be a multiple of 64, at most d");
+  static_assert(kHeadDimV % 64 == 0 && kHeadDimV <= 256, "dv must be 64, 128, 192 or 256");
+  // Large-V pairs (dv > d, FA3's "hdimv" cases): (64, 256); (64, 512) runs as two
+  // launches of (64, 256) over the two column halves of V and O (forward_launch.h).
+  static constexpr bool kLargeV = kHeadDimV > kHeadDim;
 
   static constexpr int kConsumerWarpgroups = kConsumerWarpgroups_;
   static_assert(kConsumerWarpgroups == 2 || (kConsumerWarpgroups == 3 && kHeadDim == 64 && kHeadDimV == 64),
@@ -44,10 +47,13 @@ struct ForwardConfig {
   // (176 at d=128 was measured slower: O must then reuse Q's buffer, which
   // serialises the O store with the next tile's Q load; docs/kernel-notes-sm90.md.)
   // d=192: 96 (S 48 + P 24 + O 96 registers per thread; N = 96 is a generated wgmma shape).
+  // (64, 256): O alone takes 128 registers per thread, so 64 keys (S 32 + P 16) and
+  // three stages of K (8 KB) + V (32 KB) beside Q (16 KB) and O (64 KB).
   // d=64 with three consumers (160 registers each): 96; 128 spilled in the main loop.
   static constexpr int kBlockN =
-      kConsumerWarpgroups == 3 ? 96 : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80));
-  static constexpr int kStages = kHeadDim <= 64 ? 4 : 2;
+      kLargeV ? 64
+              : (kConsumerWarpgroups == 3 ? 96 : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
+  static constexpr int kStages = kLargeV ? 3 : (kHeadDim <= 64 ? 4 : 2);
 
   // setmaxnreg split: 128 * 24 + 256 * 240 = 64512 <= 65536 registers per SM
   // with two consumers; 128 * 24 + 384 * 160 = 64512 with three (d = 64: S 64 +
@@ -91,6 +97,7 @@ struct ForwardConfig {
   // +1024: the dynamic buffer is aligned up to a swizzle atom at run time.
   static constexpr int kSmemBytes = kBarrierOffset + kBarrierBytes + 1024;
   static_assert(kSmemBytes <= kSmemLimit, "shared-memory layout exceeds the sm_90 limit");
+  static_assert(kSeparateO || kOBytes <= kQBytes, "O reuses Q's buffer only when it fits there");
   // O layout per consumer warpgroup: separate buffer [warpgroup][chunk][64 rows];
   // reusing Q: Q's [chunk][kBlockM rows] with the warpgroup's 64 rows inside.
   static constexpr int kOWarpgroupStride = kSeparateO ? kChunksV * 64 * kRowBytes : 64 * kRowBytes;

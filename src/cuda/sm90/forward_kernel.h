@@ -31,7 +31,11 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;
   if (warpgroup == 0) {
     ptx::setmaxnreg_dec<Config::kProducerRegisters>();
-    if (threadIdx.x == 0) producer_loop<Config>(p, pipe);
+    if (p.paged.block_table != nullptr) {
+      if (threadIdx.x < 32) producer_loop_paged<Config>(p, pipe);  // paged K/V: a gathering warp
+    } else if (threadIdx.x == 0) {
+      producer_loop<Config>(p, pipe);
+    }
   } else {
     ptx::setmaxnreg_inc<Config::kConsumerRegisters>();
     consumer_loop<Config>(p, pipe, warpgroup - 1);

@@ -9,75 +9,117 @@
 #include <cmath>
 
 #include "common/params.h"
+#include "cuda/ptx/tma.h"
+#include "cuda/sm80/clipped_indices.h"
 #include "cuda/sm90/forward_config.h"
 #include "cuda/sm90/forward_dispatch.h"
 #include "cuda/sm90/forward_kernel.h"
 #include "cuda/sm90/kernel_params.h"
-#include "cuda/ptx/tma.h"
 #include "cuda/sm90/tensor_map.h"
 
 namespace flashattn::detail::cuda_sm90 {
 
 struct PrepareParams {
   SequenceMaps templates;  // the launch's maps (rows = the maximum lengths)
+  int pack;                // packed GQA: q and o are 5-D views whose rows are dimension 2
   AttentionParams a;
   SequenceInfo* infos;
   SequenceMaps* maps;
 };
 
-// One thread per sequence: resolves its lengths (common/params.h, the same code
-// as every backend) and writes its tensor maps: the launch's maps re-based on
-// the sequence's first row with the sequence's length as row extent.
+// One thread per sequence: resolves its lengths (common/params.h's rules, with
+// every index read from device memory clipped to the operands' extents as the
+// sm80 kernels do: cuda/sm80/clipped_indices.h) and writes its tensor maps: the
+// launch's maps re-based on the sequence's first row with the sequence's length
+// as row extent.
 // (A template only so that every translation unit including this header may define it.)
 template <class Config>
 __global__ void prepare_sequences_kernel(const __grid_constant__ PrepareParams p) {
   const std::int64_t b = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (b >= p.a.batch) return;
   const AttentionParams& a = p.a;
-  const SequenceLengths s = sequence_lengths(a, b);
-  p.infos[b] = SequenceInfo{static_cast<int>(s.q), static_cast<int>(s.k), static_cast<int>(s.q_offset), 0};
+  const SequenceLengths s = cuda_sm80::clipped_sequence_lengths(a, b);
+  p.infos[b] = SequenceInfo{static_cast<int>(s.q), static_cast<int>(s.k), static_cast<int>(s.q_offset),
+                            static_cast<int>(s.k_offset)};
   auto rebase = [](CUtensorMap* dst, const CUtensorMap& src, const void* base, std::int64_t offset,
-                   std::int64_t rows) {
+                   std::int64_t rows, bool packed) {
     const uint4* from = reinterpret_cast<const uint4*>(&src);
     uint4* to = reinterpret_cast<uint4*>(dst);
 #pragma unroll
     for (int i = 0; i < static_cast<int>(sizeof(CUtensorMap) / sizeof(uint4)); ++i) to[i] = from[i];
     ptx::tensormap_replace_global_address(dst, static_cast<const char*>(base) + offset * 2);
-    ptx::tensormap_replace_global_dim<1>(dst, static_cast<std::uint32_t>(rows < 1 ? 1 : rows));
+    const auto extent = static_cast<std::uint32_t>(rows < 1 ? 1 : rows);
+    if (packed) {
+      ptx::tensormap_replace_global_dim<2>(dst, extent);
+    } else {
+      ptx::tensormap_replace_global_dim<1>(dst, extent);
+    }
   };
   SequenceMaps* m = p.maps + b;
   const std::int64_t q_row = b * a.q.batch_stride + s.q_offset * a.q.row_stride;
   const std::int64_t o_row = b * a.out.batch_stride + s.q_offset * a.out.row_stride;
-  rebase(&m->q, p.templates.q, a.q.data, q_row, s.q);
-  rebase(&m->o, p.templates.o, a.out.data, o_row, s.q);
-  rebase(&m->k, p.templates.k, a.k.data, s.k_batch * a.k.batch_stride + s.k_offset * a.k.row_stride, s.k);
-  rebase(&m->v, p.templates.v, a.v.data, s.k_batch * a.v.batch_stride + s.k_offset * a.v.row_stride, s.k);
+  rebase(&m->q, p.templates.q, a.q.data, q_row, s.q, p.pack > 1);
+  rebase(&m->o, p.templates.o, a.out.data, o_row, s.q, p.pack > 1);
+  rebase(&m->k, p.templates.k, a.k.data, s.k_batch * a.k.batch_stride + s.k_offset * a.k.row_stride, s.k,
+         false);
+  rebase(&m->v, p.templates.v, a.v.data, s.k_batch * a.v.batch_stride + s.k_offset * a.v.row_stride, s.k,
+         false);
+}
+
+// Packed GQA (FA3's PackGQA): the query heads of one kv head share a tile when
+// that wastes fewer tile rows than one head per tile (short query lengths:
+// decoding, chunked prefill over a cache), so each K/V block is read once per
+// group and the tensor cores see up to kBlockM real rows. Needs the group size
+// to divide 64 (the {64, group, rows} boxes of the O store), and no per-head
+// ALiBi slope or sink (the consumer applies those per tile, not per row).
+template <class Config>
+int pack_factor(const AttentionParams& a) {
+  const std::int64_t group = a.heads / a.heads_kv;
+  if (group <= 1 || 64 % group != 0 || a.alibi_slopes != nullptr || a.sink != nullptr) return 1;
+  constexpr std::int64_t m = Config::kBlockM;
+  const std::int64_t rows_unpacked = (a.seqlen_q + m - 1) / m * m * group;
+  const std::int64_t rows_packed = (a.seqlen_q * group + m - 1) / m * m;
+  return rows_packed < rows_unpacked ? static_cast<int>(group) : 1;
 }
 
 template <class Config>
 cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream_t stream) {
   int* tile_counter = static_cast<int*>(workspace);
   ForwardKernelParams k{};
+  const int pack = pack_factor<Config>(a);
+  const bool q_maps_ok =
+      pack > 1
+          ? encode_packed_map(&k.tma_q, a.dtype, a.q.data, a.head_dim, pack, a.seqlen_q, a.heads_kv, a.batch,
+                              a.q.row_stride, a.q.head_stride, a.q.batch_stride, Config::kBlockM / pack) &&
+                encode_packed_map(&k.tma_o, a.dtype, a.out.data, a.head_dim_v, pack, a.seqlen_q, a.heads_kv,
+                                  a.batch, a.out.row_stride, a.out.head_stride, a.out.batch_stride, 64 / pack)
+          : encode_tile_map(&k.tma_q, a.dtype, a.q.data, a.head_dim, a.seqlen_q, a.heads, a.batch,
+                            a.q.row_stride, a.q.head_stride, a.q.batch_stride, Config::kBlockM) &&
+                encode_tile_map(&k.tma_o, a.dtype, a.out.data, a.head_dim_v, a.seqlen_q, a.heads, a.batch,
+                                a.out.row_stride, a.out.head_stride, a.out.batch_stride, 64);
+  // Paged with pages of at least a key block: K/V maps over (d, page rows, kv heads, pages).
+  const bool tma_pages = a.block_table != nullptr && a.page_size >= Config::kBlockN && a.kv_blocks > 0;
+  const std::int64_t kv_rows = tma_pages ? a.page_size : a.seqlen_k;
+  const std::int64_t kv_batch = tma_pages ? a.kv_blocks : a.batch;
   const bool maps_ok =
-      encode_tile_map(&k.tma_q, a.dtype, a.q.data, a.head_dim, a.seqlen_q, a.heads, a.batch, a.q.row_stride,
-                      a.q.head_stride, a.q.batch_stride, Config::kBlockM) &&
-      encode_tile_map(&k.tma_k, a.dtype, a.k.data, a.head_dim, a.seqlen_k, a.heads_kv, a.batch,
-                      a.k.row_stride, a.k.head_stride, a.k.batch_stride, Config::kBlockN) &&
-      encode_tile_map(&k.tma_v, a.dtype, a.v.data, a.head_dim_v, a.seqlen_k, a.heads_kv, a.batch,
-                      a.v.row_stride, a.v.head_stride, a.v.batch_stride, Config::kBlockN) &&
-      encode_tile_map(&k.tma_o, a.dtype, a.out.data, a.head_dim_v, a.seqlen_q, a.heads, a.batch,
-                      a.out.row_stride, a.out.head_stride, a.out.batch_stride, 64);
+      q_maps_ok &&
+      encode_tile_map(&k.tma_k, a.dtype, a.k.data, a.head_dim, kv_rows, a.heads_kv, kv_batch, a.k.row_stride,
+                      a.k.head_stride, a.k.batch_stride, Config::kBlockN) &&
+      encode_tile_map(&k.tma_v, a.dtype, a.v.data, a.head_dim_v, kv_rows, a.heads_kv, kv_batch,
+                      a.v.row_stride, a.v.head_stride, a.v.batch_stride, Config::kBlockN);
   if (!maps_ok) return cudaErrorInvalidValue;
 
   k.lse = a.lse;
   k.lse_batch_stride = a.lse_batch_stride, k.lse_head_stride = a.lse_head_stride,
   k.lse_row_stride = a.lse_row_stride;
   k.batch = static_cast<int>(a.batch);
-  k.heads = static_cast<int>(a.heads);
-  k.heads_per_kv = static_cast<int>(a.heads / a.heads_kv);
+  k.pack = pack;
+  while ((1 << k.pack_shift) < pack) ++k.pack_shift;
+  k.heads = static_cast<int>(pack > 1 ? a.heads_kv : a.heads);
+  k.heads_per_kv = pack > 1 ? 1 : static_cast<int>(a.heads / a.heads_kv);
   k.seqlen_q = static_cast<int>(a.seqlen_q);
   k.seqlen_k = static_cast<int>(a.seqlen_k);
-  k.m_blocks = static_cast<int>((a.seqlen_q + Config::kBlockM - 1) / Config::kBlockM);
+  k.m_blocks = static_cast<int>((a.seqlen_q * pack + Config::kBlockM - 1) / Config::kBlockM);
   k.num_tiles = k.m_blocks * k.heads * k.batch;
   k.window_left = static_cast<int>(std::min<std::int64_t>(a.mask.window_left, a.seqlen_k + a.seqlen_q));
   k.window_right = static_cast<int>(std::min<std::int64_t>(a.mask.window_right, a.seqlen_k + a.seqlen_q));
@@ -87,6 +129,19 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     k.score_log2 = a.softcap * kLog2e;
   } else {
     k.score_log2 = a.scale * kLog2e;
+  }
+  if (a.block_table != nullptr) {
+    PagedKV& g = k.paged;
+    g.block_table = a.block_table;
+    g.table_batch_stride = a.block_table_batch_stride;
+    g.page_size = static_cast<int>(a.page_size);
+    g.table_cols = static_cast<int>(a.table_cols);
+    g.kv_blocks = static_cast<int>(a.kv_blocks);
+    g.k_cols = static_cast<int>(a.head_dim), g.v_cols = static_cast<int>(a.head_dim_v);
+    g.tma_pages = tma_pages;
+    g.k = a.k.data, g.v = a.v.data;
+    g.k_page_stride = a.k.batch_stride, g.k_row_stride = a.k.row_stride, g.k_head_stride = a.k.head_stride;
+    g.v_page_stride = a.v.batch_stride, g.v_row_stride = a.v.row_stride, g.v_head_stride = a.v.head_stride;
   }
   k.sink = a.sink;
   k.alibi_slopes = a.alibi_slopes;
@@ -113,6 +168,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     auto* bytes = static_cast<unsigned char*>(workspace);
     PrepareParams prepare{};
     prepare.templates = SequenceMaps{k.tma_q, k.tma_k, k.tma_v, k.tma_o};
+    prepare.pack = pack;
     prepare.a = a;
     prepare.infos = reinterpret_cast<SequenceInfo*>(bytes + kCounterBytes);
     prepare.maps = reinterpret_cast<SequenceMaps*>(bytes + kCounterBytes + sequence_info_bytes(a));
@@ -136,13 +192,37 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
 
 template <int kHeadDim, int kHeadDimV, typename Element>
 cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t stream) {
-  if constexpr (kHeadDim == 64 && kHeadDimV == 64) {
-    const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
-    if (use_three_consumers(kHeadDim, a.seqlen_q, masked)) {
-      return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 3>>(a, workspace, stream);
+  if constexpr (kHeadDim == 96) {
+    // d = 96 runs the d = 128 kernel: the tensor maps describe 96 columns, so TMA
+    // zero-fills columns 96..127 of Q, K and V (S is exact, O's extra columns are 0)
+    // and clips them from the O store. 4/3 of the GEMM work, no extra traffic.
+    static_assert(kHeadDimV == 96);
+    return launch_forward<ForwardConfig<128, 128, Element>>(a, workspace, stream);
+  } else if constexpr (kHeadDimV == 512) {
+    // (64, 512): O has 256 fp32 per thread at 64 rows per warpgroup, beyond the register
+    // file, so the two 256-column halves of V and O run as two (64, 256) launches on the
+    // stream (S = QK^T is recomputed: 64 of the 576 columns of work per key).
+    static_assert(kHeadDim == 64);
+    for (int half = 0; half < 2; ++half) {
+      AttentionParams h = a;
+      h.head_dim_v = 256;
+      h.v.data = static_cast<char*>(a.v.data) + half * 256 * 2;
+      h.out.data = static_cast<char*>(a.out.data) + half * 256 * 2;
+      if (half == 1) h.lse = nullptr;  // the same LSE as the first half's
+      if (cudaError_t e = launch_forward<ForwardConfig<64, 256, Element>>(h, workspace, stream);
+          e != cudaSuccess)
+        return e;
     }
+    return cudaSuccess;
+  } else {
+    if constexpr (kHeadDim == 64 && kHeadDimV == 64) {
+      const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
+      if (use_three_consumers(kHeadDim, a.seqlen_q, masked)) {
+        return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 3>>(a, workspace, stream);
+      }
+    }
+    return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element>>(a, workspace, stream);
   }
-  return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element>>(a, workspace, stream);
 }
 
 }  // namespace flashattn::detail::cuda_sm90

@@ -15,7 +15,26 @@ namespace flashattn::detail::cuda_sm90 {
 struct SequenceInfo {
   int seqlen_q, seqlen_k;
   int q_offset;  // global row of query 0 (cu_seqlens_q) or 0: for the LSE address
-  int unused;
+  int k_offset;  // paged K/V: cache position of key 0 (the KV cache's leftpad), else unused
+};
+
+// Paged K/V (block_table), any page size (producer_loop_paged in producer.h): a key
+// block whose rows all lie in one page and are all valid keys is one TMA box of
+// tma_k / tma_v, then the (d, page rows, kv heads, pages) views of the cache
+// (tma_pages; page_size >= kBlockN); any other block is gathered by the producer
+// warp with cp.async. Element strides; page p of K starts at k + p * k_page_stride.
+struct PagedKV {
+  const std::int32_t* block_table = nullptr;  // null: K/V are read through the tensor maps
+  std::int64_t table_batch_stride = 0;
+  int page_size = 1;
+  int table_cols = 0;          // entries per table row (0: unknown, no clamp)
+  int kv_blocks = 0;           // pages in the cache (0: unknown, no clamp): table entries are clamped to it
+  int k_cols = 0, v_cols = 0;  // d and dv of the operands (d = 96 runs the 128-column kernel: zero-filled)
+  bool tma_pages = false;      // tma_k / tma_v describe pages (page_size >= kBlockN)
+  const void* k = nullptr;
+  const void* v = nullptr;
+  std::int64_t k_page_stride = 0, k_row_stride = 0, k_head_stride = 0;
+  std::int64_t v_page_stride = 0, v_row_stride = 0, v_head_stride = 0;
 };
 
 // Per-sequence tensor maps (same order as the four maps below): copies of the
@@ -37,6 +56,12 @@ struct ForwardKernelParams {
   float* lse = nullptr;  // optional, fp32
   std::int64_t lse_batch_stride = 0, lse_head_stride = 0, lse_row_stride = 0;
 
+  // Packed GQA (pack > 1): the `pack` query heads of one kv head share each tile, packed
+  // row r = query row * pack + head in group; tma_q / tma_o are then the 5-D views of
+  // encode_packed_map, `heads` counts kv heads and heads_per_kv is 1 (a tile's head is
+  // its kv head). pack divides 64, a power of two: positions (masks, lengths) are
+  // packed row >> pack_shift (a shift, not a division: the mask runs in the hot loop).
+  int pack = 1, pack_shift = 0;
   int batch = 0, heads = 0, heads_per_kv = 1;
   int seqlen_q = 0, seqlen_k = 0;
   int m_blocks = 0, num_tiles = 0;
@@ -62,6 +87,8 @@ struct ForwardKernelParams {
   // and tensor maps in the workspace, written by the prepare kernel.
   const SequenceInfo* sequences = nullptr;
   const SequenceMaps* sequence_maps = nullptr;
+
+  PagedKV paged;
 };
 
 }  // namespace flashattn::detail::cuda_sm90

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "cuda/ptx/mbarrier.h"
+#include "cuda/ptx/ptx.h"
 #include "cuda/ptx/shared_memory.h"
 #include "cuda/ptx/tma.h"
 #include "cuda/sm90/kernel_params.h"
@@ -28,7 +29,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     WorkTile w{};
     while (tile < p.num_tiles) {
       w = tile_work(p, tile);
-      if (!tile_empty<Config::kBlockM>(w)) break;
+      if (w.m_block * Config::kBlockM < (w.seqlen_q << p.pack_shift)) break;  // packed rows
       tile = claim_next_tile(p, tile);
     }
     // The index (or the end marker) goes to the consumers first; Q's buffer is
@@ -52,8 +53,13 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     ptx::mbarrier_arrive_expect_tx(pipe.q_full(), Config::kQBytes);
 #pragma unroll
     for (int c = 0; c < Config::kChunks; ++c) {
-      ptx::tma_load_4d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols,
-                       w.m_block * Config::kBlockM, w.head, w.map_batch);
+      if (p.pack > 1) {  // packed GQA: one {64, pack, kBlockM / pack} box of the 5-D view per chunk
+        ptx::tma_load_5d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols, 0,
+                         (w.m_block * Config::kBlockM) >> p.pack_shift, w.head, w.map_batch);
+      } else {
+        ptx::tma_load_4d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols,
+                         w.m_block * Config::kBlockM, w.head, w.map_batch);
+      }
     }
     // Claimed now, used next iteration: the atomic's latency hides behind this tile's loads.
     tile = claim_next_tile(p, tile);
@@ -73,6 +79,150 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
         ptx::tma_load_4d(pipe.v(ring.stage) + c * Config::kKVChunkBytes, tma_v, pipe.v_full(ring.stage),
                          c * Config::kChunkCols, n * Config::kBlockN, kv_head, w.map_batch);
       }
+      ring.advance();
+    }
+  }
+}
+
+// Paged K/V: one key block of `kCols` columns gathered by the 32 lanes of the producer
+// warp with 16-byte cp.async into the layout TMA would have written (kCols / 64 chunks of
+// [kBlockN rows][128 B], 128B-swizzled: 16-byte unit u of row r sits at unit u ^ (r % 8)).
+// Rows past the sequence's last key, and columns past the operand's head dim (d = 96 on
+// the 128-column kernel), are zero-filled without reading memory (the cache may hold
+// anything there, and 0 * NaN in P V would poison O). Table entries and slots are clamped
+// to the table and the cache like every index read from device memory.
+template <class Config, int kCols>
+__device__ __forceinline__ void gather_paged_block(const ForwardKernelParams& p, const WorkTile& w,
+                                                   int k_offset, int n_block, int kv_head, int cols,
+                                                   const void* base, std::int64_t page_stride,
+                                                   std::int64_t row_stride, std::int64_t head_stride,
+                                                   std::uint32_t smem) {
+  constexpr int kUnits = kCols / 8;  // 16-byte units per row
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const PagedKV& g = p.paged;
+  const auto* table = g.block_table + w.batch * g.table_batch_stride;
+  const auto* head_base = static_cast<const unsigned char*>(base) + kv_head * head_stride * 2;
+#pragma unroll 1
+  for (int index = lane; index < Config::kBlockN * kUnits; index += 32) {
+    const int row = index / kUnits;
+    const int unit = index % kUnits;
+    const int key = n_block * Config::kBlockN + row;
+    const bool valid = key < w.seqlen_k && unit * 8 < cols;
+    const void* src = base;
+    if (valid) {
+      const int position = k_offset + key;
+      int slot = position / g.page_size;
+      if (g.table_cols > 0) slot = min(slot, g.table_cols - 1);
+      int page = table[slot];
+      if (g.kv_blocks > 0) page = max(0, min(page, g.kv_blocks - 1));
+      src = head_base + (page * page_stride + (position - slot * g.page_size) * row_stride + unit * 8) * 2;
+    }
+    const std::uint32_t dst =
+        smem + (unit / 8) * Config::kKVChunkBytes + row * Config::kRowBytes + (((unit % 8) ^ (row % 8)) * 16);
+    ptx::cp_async_cg_16(dst, src, valid);
+  }
+}
+
+// The producer of a paged-K/V launch: the whole producer warp runs it (lane 0 alone
+// issues the Q TMA loads, claims tiles and arrives on barriers, exactly as
+// producer_loop does). Each K and V block is gathered, waited for, made visible to
+// the tensor cores' async proxy (fence.proxy.async in every writing lane) and then
+// announced with one arrive on its full barrier, whose count stays 1 as for TMA.
+template <class Config>
+__device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe) {
+  const bool leader = threadIdx.x % 32 == 0;
+  if (leader) ptx::prefetch_tensormap(&p.tma_q);
+  RingPosition<Config::kStages> ring;
+  std::uint32_t q_phase = 0;
+  int tile = static_cast<int>(blockIdx.x);
+  for (;;) {
+    WorkTile w{};
+    while (tile < p.num_tiles) {
+      w = tile_work(p, tile);
+      if (w.m_block * Config::kBlockM < (w.seqlen_q << p.pack_shift)) break;
+      tile = __shfl_sync(0xffffffffu, leader ? claim_next_tile(p, tile) : 0, 0);
+    }
+    ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
+    q_phase ^= 1;
+    if (leader) ptx::st_shared_b32(pipe.tile_slot(), static_cast<std::uint32_t>(tile));
+    if (tile >= p.num_tiles) {
+      if (leader) ptx::mbarrier_arrive(pipe.q_full());
+      break;
+    }
+    const int kv_head = w.head / p.heads_per_kv;
+    const KeyBlockRange range = key_block_range<Config>(p, w);
+    const int k_offset = p.sequences != nullptr ? p.sequences[w.batch].k_offset : 0;
+    if (leader) {
+      const CUtensorMap* tma_q = map_q(p, w);
+      if (p.sequence_maps != nullptr) ptx::tensormap_acquire_fence(tma_q);
+      ptx::mbarrier_arrive_expect_tx(pipe.q_full(), Config::kQBytes);
+#pragma unroll
+      for (int c = 0; c < Config::kChunks; ++c) {
+        if (p.pack > 1) {
+          ptx::tma_load_5d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols,
+                           0, (w.m_block * Config::kBlockM) >> p.pack_shift, w.head, w.map_batch);
+        } else {
+          ptx::tma_load_4d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols,
+                           w.m_block * Config::kBlockM, w.head, w.map_batch);
+        }
+      }
+    }
+    tile = __shfl_sync(0xffffffffu, leader ? claim_next_tile(p, tile) : 0, 0);
+
+    if (leader && p.paged.tma_pages) {
+      ptx::prefetch_tensormap(&p.tma_k);
+      ptx::prefetch_tensormap(&p.tma_v);
+    }
+    for (int n = range.end - 1; n >= range.begin; --n) {
+      // A block of valid keys inside one page: TMA boxes of the page views, as the dense path.
+      const PagedKV& g = p.paged;
+      const int position = k_offset + n * Config::kBlockN;
+      int slot = position / g.page_size;
+      const int page_row = position - slot * g.page_size;
+      if (g.tma_pages && (n + 1) * Config::kBlockN <= w.seqlen_k &&
+          page_row + Config::kBlockN <= g.page_size) {
+        ptx::mbarrier_wait_parity(pipe.k_empty(ring.stage), ring.phase ^ 1);
+        if (leader) {
+          if (g.table_cols > 0) slot = min(slot, g.table_cols - 1);
+          const int page = max(0, min(g.block_table[w.batch * g.table_batch_stride + slot], g.kv_blocks - 1));
+          ptx::mbarrier_arrive_expect_tx(pipe.k_full(ring.stage), Config::kKVBytes);
+#pragma unroll
+          for (int c = 0; c < Config::kChunks; ++c) {
+            ptx::tma_load_4d(pipe.k(ring.stage) + c * Config::kKVChunkBytes, &p.tma_k,
+                             pipe.k_full(ring.stage), c * Config::kChunkCols, page_row, kv_head, page);
+          }
+          ptx::mbarrier_wait_parity(pipe.v_empty(ring.stage), ring.phase ^ 1);
+          ptx::mbarrier_arrive_expect_tx(pipe.v_full(ring.stage), Config::kVBytes);
+#pragma unroll
+          for (int c = 0; c < Config::kChunksV; ++c) {
+            ptx::tma_load_4d(pipe.v(ring.stage) + c * Config::kKVChunkBytes, &p.tma_v,
+                             pipe.v_full(ring.stage), c * Config::kChunkCols, page_row, kv_head, page);
+          }
+        }
+        __syncwarp();
+        ring.advance();
+        continue;
+      }
+      // Otherwise gathered: K and V of block n in flight together; K is announced first
+      // so that S = Q K^T may start while V still lands.
+      ptx::mbarrier_wait_parity(pipe.k_empty(ring.stage), ring.phase ^ 1);
+      gather_paged_block<Config, Config::kHeadDim>(p, w, k_offset, n, kv_head, p.paged.k_cols, p.paged.k,
+                                                   p.paged.k_page_stride, p.paged.k_row_stride,
+                                                   p.paged.k_head_stride, pipe.k(ring.stage));
+      ptx::cp_async_commit_group();
+      ptx::mbarrier_wait_parity(pipe.v_empty(ring.stage), ring.phase ^ 1);
+      gather_paged_block<Config, Config::kHeadDimV>(p, w, k_offset, n, kv_head, p.paged.v_cols, p.paged.v,
+                                                    p.paged.v_page_stride, p.paged.v_row_stride,
+                                                    p.paged.v_head_stride, pipe.v(ring.stage));
+      ptx::cp_async_commit_group();
+      ptx::cp_async_wait_group<1>();
+      ptx::fence_proxy_async_shared_cta();
+      __syncwarp();
+      if (leader) ptx::mbarrier_arrive(pipe.k_full(ring.stage));
+      ptx::cp_async_wait_group<0>();
+      ptx::fence_proxy_async_shared_cta();
+      __syncwarp();
+      if (leader) ptx::mbarrier_arrive(pipe.v_full(ring.stage));
       ring.advance();
     }
   }

@@ -25,10 +25,12 @@ struct KeyBlockRange {
 
 template <class Config>
 __device__ __forceinline__ KeyBlockRange key_block_range(const ForwardKernelParams& p, const WorkTile& w) {
-  const int row_first = w.m_block * Config::kBlockM;
-  const int row_last = min(row_first + Config::kBlockM, w.seqlen_q) - 1;
-  // Windows slide with the row: the tile's keys run from its first row's first
-  // visible key to its last row's last one.
+  // Query positions of the tile's first and last rows (packed GQA: packed row >> pack_shift).
+  // Windows slide with the row: the tile's keys run from its first row's first visible key
+  // to its last row's last one.
+  const int row_first = (w.m_block * Config::kBlockM) >> p.pack_shift;
+  const int row_last =
+      (min(w.m_block * Config::kBlockM + Config::kBlockM, w.seqlen_q << p.pack_shift) - 1) >> p.pack_shift;
   const int key_first = visible_keys_of(p, w, row_first).first;
   const int key_last = visible_keys_of(p, w, row_last).last;
   if (key_last < key_first) return {0, 0};
@@ -42,8 +44,8 @@ __device__ __forceinline__ bool block_needs_mask(const ForwardKernelParams& p, c
                                                  int n_block) {
   const int key_first = n_block * Config::kBlockN;
   const int key_last = key_first + Config::kBlockN - 1;
-  const int row_first = w.m_block * Config::kBlockM;
-  const int row_last = row_first + Config::kBlockM - 1;
+  const int row_first = (w.m_block * Config::kBlockM) >> p.pack_shift;
+  const int row_last = (w.m_block * Config::kBlockM + Config::kBlockM - 1) >> p.pack_shift;
   const int offset = w.seqlen_k - w.seqlen_q;
   if (key_last >= w.seqlen_k) return true;
   if (p.window_right >= 0 && key_last > row_first + offset + p.window_right) return true;
@@ -59,7 +61,8 @@ __device__ __forceinline__ void apply_score_mask(float (&s)[kBlockN / 2], const 
   const int lane_col = 2 * (threadIdx.x % 4);
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
-    const BasicKeyRange<int> range = visible_keys_of(p, w, row0 + 8 * half);
+    // Query position of the packed row (packed GQA: packed row >> pack_shift).
+    const BasicKeyRange<int> range = visible_keys_of(p, w, (row0 + 8 * half) >> p.pack_shift);
     const int first = range.first;
     const int last = range.last;
 #pragma unroll

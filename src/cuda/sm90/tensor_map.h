@@ -21,4 +21,12 @@ bool encode_tile_map(CUtensorMap* map, DType dtype, const void* base, std::int64
                      std::int64_t heads, std::int64_t batch, std::int64_t row_stride,
                      std::int64_t head_stride, std::int64_t batch_stride, int box_rows) noexcept;
 
+// Packed GQA (the query heads of one kv head share a tile): the 5-D view
+// (cols, group heads, rows, kv heads, batch) of q or out, whose boxes
+// {64, group, box_rows} land in shared memory as group * box_rows consecutive
+// 128-byte rows, packed row r = row * group + head in group.
+bool encode_packed_map(CUtensorMap* map, DType dtype, const void* base, std::int64_t cols, std::int64_t group,
+                       std::int64_t rows, std::int64_t kv_heads, std::int64_t batch, std::int64_t row_stride,
+                       std::int64_t head_stride, std::int64_t batch_stride, int box_rows) noexcept;
+
 }  // namespace flashattn::detail::cuda_sm90
