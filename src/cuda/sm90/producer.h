@@ -142,13 +142,11 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
       if (w.m_block * Config::kBlockM < (w.seqlen_q << p.pack_shift)) break;
       tile = __shfl_sync(0xffffffffu, leader ? claim_next_tile(p, tile) : 0, 0);
     }
+    // The same handoff as producer_loop: the index (or the end marker) first, by the leader.
+    if (leader) publish_tile(pipe.tile_handoff(), tile, q_phase);
+    if (tile >= p.num_tiles) break;
     ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
     q_phase ^= 1;
-    if (leader) ptx::st_shared_b32(pipe.tile_slot(), static_cast<std::uint32_t>(tile));
-    if (tile >= p.num_tiles) {
-      if (leader) ptx::mbarrier_arrive(pipe.q_full());
-      break;
-    }
     const int kv_head = w.head / p.heads_per_kv;
     const KeyBlockRange range = key_block_range<Config>(p, w);
     const int k_offset = p.sequences != nullptr ? p.sequences[w.batch].k_offset : 0;
