@@ -21,6 +21,10 @@ constexpr int kBackwardRowPad = 64;
 #ifndef FLASHATTN_SM80_BWD_KEY_TILES
 #define FLASHATTN_SM80_BWD_KEY_TILES 2
 #endif
+// 1: above d = 64, two-m-tile warps form S^T / dP^T one m-tile at a time (BackwardConfig::kScoreTiles).
+#ifndef FLASHATTN_SM80_BWD_SCORES_ONE_TILE
+#define FLASHATTN_SM80_BWD_SCORES_ONE_TILE 0
+#endif
 
 template <int kHeadDim_, typename Element_>
 struct BackwardConfig {
@@ -42,6 +46,9 @@ struct BackwardConfig {
   // memory feeds two MMAs, and the CTA's 128 keys halve the dQ reductions into global memory per FLOP
   // (the fp32 adds into L2 limited version 2); above d = 128 the accumulators of two m-tiles do not fit.
   static constexpr int kKeyTiles = kHeadDim <= 128 ? FLASHATTN_SM80_BWD_KEY_TILES : 1;
+  // m-tiles whose S^T and dP^T are live at once (one at a time: fewer live registers at d 96 / 128).
+  static constexpr int kScoreTiles = kKeyTiles == 2 && kHeadDim > 64 && FLASHATTN_SM80_BWD_SCORES_ONE_TILE ? 1
+                                                                                                    : kKeyTiles;
   static constexpr int kKeyGroups = 4;  // warps along the keys
   static constexpr int kBlockN = kKeyGroups * 16 * kKeyTiles;
   // 4 column slices where a quarter of d is still a multiple of 16 (d 192, 256), else 2.

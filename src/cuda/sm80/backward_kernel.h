@@ -237,6 +237,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   using KTile = SwizzledTile<Cfg::kBlockN, Cfg::kHeadDim>;
   using DsTile = SwizzledTile<Cfg::kBlockN, Cfg::kBlockM>;  // P~^T and dS^T (keys x queries)
   constexpr int kKT = Cfg::kKeyTiles;                // m-tiles of 16 keys of the warp
+  constexpr int kST = Cfg::kScoreTiles;              // of which S^T / dP^T are formed at once
   constexpr int kMTiles = Cfg::kQueriesPerWarp / 8;  // n-tiles of the warp's S^T (queries)
   constexpr int kDTiles = Cfg::kColsPerWarp / 8;     // n-tiles of the warp's dK / dV slice
   constexpr float kLog2e = 1.4426950408889634f;
@@ -359,21 +360,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       const float* lse_tile = lse_smem + stage * Cfg::kBlockM;
       const float* delta_tile = delta_smem + stage * Cfg::kBlockM;
 
-      // S^T and dP^T of the warp's 16 kKT keys x kQueriesPerWarp queries.
-      float st[kKT][kMTiles][4], dpt[kKT][kMTiles][4];
-#pragma unroll
-      for (int kt = 0; kt < kKT; ++kt) {
-#pragma unroll
-        for (int t = 0; t < kMTiles; ++t) {
-#pragma unroll
-          for (int e = 0; e < 4; ++e) st[kt][t][e] = dpt[kt][t][e] = 0.f;
-        }
-      }
-      warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, kKT, Cfg::kQueriesPerWarp>(
-          st, k_addr, k_phases_a, key_row0, q_tile, q_phases_b, q_base);
-      warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, kKT, Cfg::kQueriesPerWarp>(
-          dpt, v_addr, k_phases_a, key_row0, do_tile, q_phases_b, q_base);
-
       const bool needs_mask =
           n0 + Cfg::kBlockN > seq.k ||
           (p.mask.window_right >= 0 && n0 + Cfg::kBlockN - 1 - m0 - shift > p.mask.window_right) ||
@@ -381,70 +367,90 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       [[maybe_unused]] const float alibi_slope =
           kGeneral && p.alibi_slopes != nullptr ? p.alibi_slopes[batch * p.alibi_batch_stride + head] : 0.f;
 
+      // kKT / kST passes over the warp's key m-tiles: fewer live score registers where the dK / dV
+      // accumulators of two m-tiles already take half the register file (d 128).
 #pragma unroll
-      for (int kt = 0; kt < kKT; ++kt) {
+      for (int pass = 0; pass < kKT / kST; ++pass) {
+        // S^T and dP^T of the warp's 16 kST keys x kQueriesPerWarp queries per pass.
+        float st[kST][kMTiles][4], dpt[kST][kMTiles][4];
 #pragma unroll
-        for (int t = 0; t < kMTiles; ++t) {
+        for (int kt = 0; kt < kST; ++kt) {
 #pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int q_local = q_base + 8 * t + 2 * (lane & 3) + e;
-            const std::int64_t i = m0 + q_local;
-            const float lse2 = lse_tile[q_local];
-            const float delta = delta_tile[q_local];
+          for (int t = 0; t < kMTiles; ++t) {
 #pragma unroll
-            for (int r = 0; r < 2; ++r) {
-              const std::int64_t j = n0 + key_local0 + 16 * kt + 8 * r;
-              float x = st[kt][t][2 * r + e];
-              float prob, dtanh = 1.f;
-              if constexpr (kGeneral) {
-                x *= p.scale;
-                if (p.softcap > 0.f) {
-                  const float th = tanhf(x * softcap_inverse);
-                  x = p.softcap * th;
-                  dtanh = 1.f - th * th;
+            for (int e = 0; e < 4; ++e) st[kt][t][e] = dpt[kt][t][e] = 0.f;
+          }
+        }
+        warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, kST, Cfg::kQueriesPerWarp>(
+            st, k_addr, k_phases_a, key_row0 + 16 * kST * pass, q_tile, q_phases_b, q_base);
+        warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, kST, Cfg::kQueriesPerWarp>(
+            dpt, v_addr, k_phases_a, key_row0 + 16 * kST * pass, do_tile, q_phases_b, q_base);
+
+#pragma unroll
+        for (int kt = 0; kt < kST; ++kt) {
+#pragma unroll
+          for (int t = 0; t < kMTiles; ++t) {
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const int q_local = q_base + 8 * t + 2 * (lane & 3) + e;
+              const std::int64_t i = m0 + q_local;
+              const float lse2 = lse_tile[q_local];
+              const float delta = delta_tile[q_local];
+#pragma unroll
+              for (int r = 0; r < 2; ++r) {
+                const std::int64_t j = n0 + key_local0 + 16 * (kST * pass + kt) + 8 * r;
+                float x = st[kt][t][2 * r + e];
+                float prob, dtanh = 1.f;
+                if constexpr (kGeneral) {
+                  x *= p.scale;
+                  if (p.softcap > 0.f) {
+                    const float th = tanhf(x * softcap_inverse);
+                    x = p.softcap * th;
+                    dtanh = 1.f - th * th;
+                  }
+                  if (alibi_slope != 0.f) {
+                    const std::int64_t distance = i + shift - j;
+                    x -= alibi_slope * static_cast<float>(distance < 0 ? -distance : distance);
+                  }
+                  prob = ptx::ex2_approx_ftz_f32(x * kLog2e - lse2);
+                } else {
+                  prob = ptx::ex2_approx_ftz_f32(x * args.scale_log2 - lse2);
                 }
-                if (alibi_slope != 0.f) {
-                  const std::int64_t distance = i + shift - j;
-                  x -= alibi_slope * static_cast<float>(distance < 0 ? -distance : distance);
+                if (needs_mask) {
+                  const std::int64_t offset = j - i - shift;
+                  const bool visible = j < seq.k && (p.mask.window_left < 0 || offset >= -p.mask.window_left) &&
+                                       (p.mask.window_right < 0 || offset <= p.mask.window_right);
+                  if (!visible) prob = 0.f;
                 }
-                prob = ptx::ex2_approx_ftz_f32(x * kLog2e - lse2);
-              } else {
-                prob = ptx::ex2_approx_ftz_f32(x * args.scale_log2 - lse2);
-              }
-              if (needs_mask) {
-                const std::int64_t offset = j - i - shift;
-                const bool visible = j < seq.k && (p.mask.window_left < 0 || offset >= -p.mask.window_left) &&
-                                     (p.mask.window_right < 0 || offset <= p.mask.window_right);
-                if (!visible) prob = 0.f;
-              }
-              float keep = 1.f;
-              if constexpr (kGeneral) {
-                if (args.dropout_threshold > 0) {
-                  const Philox4 draws =
-                      dropout_draws(p.dropout_seed, p.dropout_offset, batch * p.heads + head, i, j);
-                  keep = dropout_lane(draws, j) < args.dropout_threshold ? 0.f : args.dropout_rescale;
+                float keep = 1.f;
+                if constexpr (kGeneral) {
+                  if (args.dropout_threshold > 0) {
+                    const Philox4 draws =
+                        dropout_draws(p.dropout_seed, p.dropout_offset, batch * p.heads + head, i, j);
+                    keep = dropout_lane(draws, j) < args.dropout_threshold ? 0.f : args.dropout_rescale;
+                  }
                 }
+                st[kt][t][2 * r + e] = prob * keep;                                             // P~
+                dpt[kt][t][2 * r + e] = prob * (dpt[kt][t][2 * r + e] * keep - delta) * dtanh;  // dS
               }
-              st[kt][t][2 * r + e] = prob * keep;                                             // P~
-              dpt[kt][t][2 * r + e] = prob * (dpt[kt][t][2 * r + e] * keep - delta) * dtanh;  // dS
             }
           }
         }
-      }
 
-      // P~^T and dS^T into shared memory (row = key, column = query), 32-bit stores.
+        // P~^T and dS^T into shared memory (row = key, column = query), 32-bit stores.
 #pragma unroll
-      for (int kt = 0; kt < kKT; ++kt) {
+        for (int kt = 0; kt < kST; ++kt) {
 #pragma unroll
-        for (int t = 0; t < kMTiles; ++t) {
+          for (int t = 0; t < kMTiles; ++t) {
 #pragma unroll
-          for (int r = 0; r < 2; ++r) {
-            const int offset =
-                DsTile::chunk_offset(key_local0 + 16 * kt + 8 * r, q_base / 8 + t) + 2 * (lane & 3);
-            *reinterpret_cast<std::uint32_t*>(p_smem + offset) =
-                pack_float2<Element>(st[kt][t][2 * r], st[kt][t][2 * r + 1]);
-            *reinterpret_cast<std::uint32_t*>(ds_smem + offset) =
-                pack_float2<Element>(dpt[kt][t][2 * r], dpt[kt][t][2 * r + 1]);
+            for (int r = 0; r < 2; ++r) {
+              const int offset =
+                  DsTile::chunk_offset(key_local0 + 16 * (kST * pass + kt) + 8 * r, q_base / 8 + t) + 2 * (lane & 3);
+              *reinterpret_cast<std::uint32_t*>(p_smem + offset) =
+                  pack_float2<Element>(st[kt][t][2 * r], st[kt][t][2 * r + 1]);
+              *reinterpret_cast<std::uint32_t*>(ds_smem + offset) =
+                  pack_float2<Element>(dpt[kt][t][2 * r], dpt[kt][t][2 * r + 1]);
+            }
           }
         }
       }
