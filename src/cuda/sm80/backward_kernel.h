@@ -149,83 +149,55 @@ __device__ __forceinline__ LanePhases<Tile> phases_b(int lane) {
   return LanePhases<Tile>(lane_row_b(lane), lane_half_b(lane));
 }
 
-// acc (16 kMT x kN) += A B^T: A = 16 kMT rows (from a_row0) of a swizzled tile, B = rows
-// [b_row0, b_row0 + kN) of another, both with the reduction dimension contiguous (S^T = K Q^T); each B
-// fragment feeds kMT m-tiles. Shared addresses in bytes.
-template <typename Element, class ATile, class BTile, int kKSteps, int kMT, int kN>
-__device__ __forceinline__ void warp_gemm_nt(float (&acc)[kMT][kN / 8][4], std::uint32_t a_smem,
+// acc (16 x kN) += A B^T: A = 16 rows (from a_row0) of a swizzled tile, B = rows [b_row0, b_row0 + kN)
+// of another, both with the reduction dimension contiguous (S^T = K Q^T). Shared addresses in bytes.
+template <typename Element, class ATile, class BTile, int kKSteps, int kN>
+__device__ __forceinline__ void warp_gemm_nt(float (&acc)[kN / 8][4], std::uint32_t a_smem,
                                              const LanePhases<ATile>& a_phases, int a_row0,
                                              std::uint32_t b_smem, const LanePhases<BTile>& b_phases,
                                              int b_row0) {
 #pragma unroll
   for (int k_step = 0; k_step < kKSteps; ++k_step) {
-    std::uint32_t a[kMT][4];
-#pragma unroll
-    for (int mt = 0; mt < kMT; ++mt) ptx::ldmatrix_x4(a[mt], a_smem + a_phases.at(a_row0 + 16 * mt, k_step));
+    std::uint32_t a[4];
+    ptx::ldmatrix_x4(a, a_smem + a_phases.at(a_row0, k_step));
 #pragma unroll
     for (int n_pair = 0; n_pair < kN / 16; ++n_pair) {
       std::uint32_t b[4];
       ptx::ldmatrix_x4(b, b_smem + b_phases.at(b_row0 + 16 * n_pair, k_step));
-#pragma unroll
-      for (int mt = 0; mt < kMT; ++mt) {
-        mma_16816<Element>(acc[mt][2 * n_pair], a[mt], b[0], b[1]);
-        mma_16816<Element>(acc[mt][2 * n_pair + 1], a[mt], b[2], b[3]);
-      }
+      mma_16816<Element>(acc[2 * n_pair], a, b[0], b[1]);
+      mma_16816<Element>(acc[2 * n_pair + 1], a, b[2], b[3]);
     }
   }
 }
 
-// acc (16 kMT x kN) += A B: A = 16 kMT rows (from a_row0) of a swizzled tile with the reduction dimension
+// acc (16 x kN) += A B: A = 16 rows (from a_row0) of a swizzled tile with the reduction dimension
 // contiguous (P~^T, dS^T: keys x queries), B = the rows [0, 16 kKSteps) of another, its columns the
 // warp's slice (dO, Q: queries x d; read transposed).
-template <typename Element, class ATile, class BTile, int kKSteps, int kMT, int kN>
-__device__ __forceinline__ void warp_gemm_nn(float (&acc)[kMT][kN / 8][4], std::uint32_t a_smem,
+template <typename Element, class ATile, class BTile, int kKSteps, int kN>
+__device__ __forceinline__ void warp_gemm_nn(float (&acc)[kN / 8][4], std::uint32_t a_smem,
                                              const LanePhases<ATile>& a_phases, int a_row0,
                                              std::uint32_t b_smem, const SliceOffsets<BTile, kN / 16>& b_slice) {
 #pragma unroll
   for (int k_step = 0; k_step < kKSteps; ++k_step) {
-    std::uint32_t a[kMT][4];
-#pragma unroll
-    for (int mt = 0; mt < kMT; ++mt) ptx::ldmatrix_x4(a[mt], a_smem + a_phases.at(a_row0 + 16 * mt, k_step));
+    std::uint32_t a[4];
+    ptx::ldmatrix_x4(a, a_smem + a_phases.at(a_row0, k_step));
 #pragma unroll
     for (int n_pair = 0; n_pair < kN / 16; ++n_pair) {
       std::uint32_t b[4];
       ptx::ldmatrix_x4_trans(b, b_smem + b_slice.at(16 * k_step, n_pair));
-#pragma unroll
-      for (int mt = 0; mt < kMT; ++mt) {
-        mma_16816<Element>(acc[mt][2 * n_pair], a[mt], b[0], b[1]);
-        mma_16816<Element>(acc[mt][2 * n_pair + 1], a[mt], b[2], b[3]);
-      }
+      mma_16816<Element>(acc[2 * n_pair], a, b[0], b[1]);
+      mma_16816<Element>(acc[2 * n_pair + 1], a, b[2], b[3]);
     }
   }
 }
 
-// Adds one m16n8 accumulator tile (lane: rows lane / 4 and + 8, columns 2 (lane % 4) and + 1) to an fp32
-// row-major array in global memory (the dQ accumulator; `tile` at its row 0, column 0, `stride` floats
-// per row, a multiple of 4). On sm_90 lanes 2c and 2c + 1 swap halves so that each holds four adjacent
-// floats of one row (the even lane row lane / 4, the odd lane row lane / 4 + 8): one 16-byte vector
-// reduction per lane instead of four scalar atomics.
-__device__ __forceinline__ void add_tile_m16n8(float* tile, std::int64_t stride, const float (&acc)[4],
-                                               int lane) {
-  const int row = lane >> 2;
-  const int col = 2 * (lane & 3);
+// One fp32 pair added to global memory (the dQ accumulator): one vector reduction on sm_90.
+__device__ __forceinline__ void add_float2(float* dst, float x, float y) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  const bool odd = (lane & 1) != 0;
-  // Even lanes send their row + 8 pair, odd lanes their row pair.
-  const float send0 = odd ? acc[0] : acc[2], send1 = odd ? acc[1] : acc[3];
-  const float got0 = __shfl_xor_sync(0xffffffffu, send0, 1);
-  const float got1 = __shfl_xor_sync(0xffffffffu, send1, 1);
-  if (odd) {
-    // Row + 8, columns col - 2 .. col + 1: the partner's pair first.
-    ptx::red_global_add_v4_f32(tile + (row + 8) * stride + col - 2, got0, got1, acc[2], acc[3]);
-  } else {
-    ptx::red_global_add_v4_f32(tile + row * stride + col, acc[0], acc[1], got0, got1);
-  }
+  ptx::red_global_add_v2_f32(dst, x, y);
 #else
-  atomicAdd(tile + row * stride + col, acc[0]);
-  atomicAdd(tile + row * stride + col + 1, acc[1]);
-  atomicAdd(tile + (row + 8) * stride + col, acc[2]);
-  atomicAdd(tile + (row + 8) * stride + col + 1, acc[3]);
+  atomicAdd(dst, x);
+  atomicAdd(dst + 1, y);
 #endif
 }
 
@@ -236,8 +208,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   using QTile = SwizzledTile<Cfg::kBlockM, Cfg::kHeadDim>;
   using KTile = SwizzledTile<Cfg::kBlockN, Cfg::kHeadDim>;
   using DsTile = SwizzledTile<Cfg::kBlockN, Cfg::kBlockM>;  // P~^T and dS^T (keys x queries)
-  constexpr int kKT = Cfg::kKeyTiles;                // m-tiles of 16 keys of the warp
-  constexpr int kST = Cfg::kScoreTiles;              // of which S^T / dP^T are formed at once
   constexpr int kMTiles = Cfg::kQueriesPerWarp / 8;  // n-tiles of the warp's S^T (queries)
   constexpr int kDTiles = Cfg::kColsPerWarp / 8;     // n-tiles of the warp's dK / dV slice
   constexpr float kLog2e = 1.4426950408889634f;
@@ -256,7 +226,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   const int thread = threadIdx.x;
   const int warp = thread / 32;
   const int lane = thread % 32;
-  const int key_row0 = (warp % Cfg::kKeyGroups) * 16 * kKT;  // keys [key_row0, +16 kKT)
+  const int key_group = warp % Cfg::kKeyGroups;  // keys [16 key_group, +16)
   const int slice = warp / Cfg::kKeyGroups;      // queries of S^T, columns of dK / dV
   const int q_base = slice * Cfg::kQueriesPerWarp;
   const int col_base = slice * Cfg::kColsPerWarp;
@@ -329,18 +299,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       }
     };
 
-    float dk[kKT][kDTiles][4], dv[kKT][kDTiles][4];
+    float dk[kDTiles][4], dv[kDTiles][4];
 #pragma unroll
-    for (int kt = 0; kt < kKT; ++kt) {
+    for (int t = 0; t < kDTiles; ++t) {
 #pragma unroll
-      for (int t = 0; t < kDTiles; ++t) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) dk[kt][t][e] = dv[kt][t][e] = 0.f;
-      }
+      for (int e = 0; e < 4; ++e) dk[t][e] = dv[t][e] = 0.f;
     }
 
     const float softcap_inverse = p.softcap > 0.f ? 1.f / p.softcap : 0.f;
-    const int key_local0 = key_row0 + (lane >> 2);  // this lane's keys: + 16 kt + 0 and + 8
+    const int key_local0 = key_group * 16 + (lane >> 2);  // this lane's keys: +0 and +8
 
     if (iterations > 0) load_query_tile(0, 0);
     ptx::cp_async_commit_group();
@@ -360,6 +327,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       const float* lse_tile = lse_smem + stage * Cfg::kBlockM;
       const float* delta_tile = delta_smem + stage * Cfg::kBlockM;
 
+      // S^T and dP^T of the warp's 16 keys x kQueriesPerWarp queries.
+      float st[kMTiles][4], dpt[kMTiles][4];
+#pragma unroll
+      for (int t = 0; t < kMTiles; ++t) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) st[t][e] = dpt[t][e] = 0.f;
+      }
+      warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, Cfg::kQueriesPerWarp>(
+          st, k_addr, k_phases_a, key_group * 16, q_tile, q_phases_b, q_base);
+      warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, Cfg::kQueriesPerWarp>(
+          dpt, v_addr, k_phases_a, key_group * 16, do_tile, q_phases_b, q_base);
+
       const bool needs_mask =
           n0 + Cfg::kBlockN > seq.k ||
           (p.mask.window_right >= 0 && n0 + Cfg::kBlockN - 1 - m0 - shift > p.mask.window_right) ||
@@ -367,100 +346,72 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       [[maybe_unused]] const float alibi_slope =
           kGeneral && p.alibi_slopes != nullptr ? p.alibi_slopes[batch * p.alibi_batch_stride + head] : 0.f;
 
-      // kKT / kST passes over the warp's key m-tiles: fewer live score registers where the dK / dV
-      // accumulators of two m-tiles already take half the register file (d 128).
 #pragma unroll
-      for (int pass = 0; pass < kKT / kST; ++pass) {
-        // S^T and dP^T of the warp's 16 kST keys x kQueriesPerWarp queries per pass.
-        float st[kST][kMTiles][4], dpt[kST][kMTiles][4];
+      for (int t = 0; t < kMTiles; ++t) {
 #pragma unroll
-        for (int kt = 0; kt < kST; ++kt) {
+        for (int e = 0; e < 2; ++e) {
+          const int q_local = q_base + 8 * t + 2 * (lane & 3) + e;
+          const std::int64_t i = m0 + q_local;
+          const float lse2 = lse_tile[q_local];
+          const float delta = delta_tile[q_local];
 #pragma unroll
-          for (int t = 0; t < kMTiles; ++t) {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) st[kt][t][e] = dpt[kt][t][e] = 0.f;
-          }
-        }
-        warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, kST, Cfg::kQueriesPerWarp>(
-            st, k_addr, k_phases_a, key_row0 + 16 * kST * pass, q_tile, q_phases_b, q_base);
-        warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, kST, Cfg::kQueriesPerWarp>(
-            dpt, v_addr, k_phases_a, key_row0 + 16 * kST * pass, do_tile, q_phases_b, q_base);
-
-#pragma unroll
-        for (int kt = 0; kt < kST; ++kt) {
-#pragma unroll
-          for (int t = 0; t < kMTiles; ++t) {
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              const int q_local = q_base + 8 * t + 2 * (lane & 3) + e;
-              const std::int64_t i = m0 + q_local;
-              const float lse2 = lse_tile[q_local];
-              const float delta = delta_tile[q_local];
-#pragma unroll
-              for (int r = 0; r < 2; ++r) {
-                const std::int64_t j = n0 + key_local0 + 16 * (kST * pass + kt) + 8 * r;
-                float x = st[kt][t][2 * r + e];
-                float prob, dtanh = 1.f;
-                if constexpr (kGeneral) {
-                  x *= p.scale;
-                  if (p.softcap > 0.f) {
-                    const float th = tanhf(x * softcap_inverse);
-                    x = p.softcap * th;
-                    dtanh = 1.f - th * th;
-                  }
-                  if (alibi_slope != 0.f) {
-                    const std::int64_t distance = i + shift - j;
-                    x -= alibi_slope * static_cast<float>(distance < 0 ? -distance : distance);
-                  }
-                  prob = ptx::ex2_approx_ftz_f32(x * kLog2e - lse2);
-                } else {
-                  prob = ptx::ex2_approx_ftz_f32(x * args.scale_log2 - lse2);
-                }
-                if (needs_mask) {
-                  const std::int64_t offset = j - i - shift;
-                  const bool visible = j < seq.k && (p.mask.window_left < 0 || offset >= -p.mask.window_left) &&
-                                       (p.mask.window_right < 0 || offset <= p.mask.window_right);
-                  if (!visible) prob = 0.f;
-                }
-                float keep = 1.f;
-                if constexpr (kGeneral) {
-                  if (args.dropout_threshold > 0) {
-                    const Philox4 draws =
-                        dropout_draws(p.dropout_seed, p.dropout_offset, batch * p.heads + head, i, j);
-                    keep = dropout_lane(draws, j) < args.dropout_threshold ? 0.f : args.dropout_rescale;
-                  }
-                }
-                st[kt][t][2 * r + e] = prob * keep;                                             // P~
-                dpt[kt][t][2 * r + e] = prob * (dpt[kt][t][2 * r + e] * keep - delta) * dtanh;  // dS
+          for (int r = 0; r < 2; ++r) {
+            const std::int64_t j = n0 + key_local0 + 8 * r;
+            float x = st[t][2 * r + e];
+            float prob, dtanh = 1.f;
+            if constexpr (kGeneral) {
+              x *= p.scale;
+              if (p.softcap > 0.f) {
+                const float th = tanhf(x * softcap_inverse);
+                x = p.softcap * th;
+                dtanh = 1.f - th * th;
+              }
+              if (alibi_slope != 0.f) {
+                const std::int64_t distance = i + shift - j;
+                x -= alibi_slope * static_cast<float>(distance < 0 ? -distance : distance);
+              }
+              prob = ptx::ex2_approx_ftz_f32(x * kLog2e - lse2);
+            } else {
+              prob = ptx::ex2_approx_ftz_f32(x * args.scale_log2 - lse2);
+            }
+            if (needs_mask) {
+              const std::int64_t offset = j - i - shift;
+              const bool visible = j < seq.k && (p.mask.window_left < 0 || offset >= -p.mask.window_left) &&
+                                   (p.mask.window_right < 0 || offset <= p.mask.window_right);
+              if (!visible) prob = 0.f;
+            }
+            float keep = 1.f;
+            if constexpr (kGeneral) {
+              if (args.dropout_threshold > 0) {
+                const Philox4 draws =
+                    dropout_draws(p.dropout_seed, p.dropout_offset, batch * p.heads + head, i, j);
+                keep = dropout_lane(draws, j) < args.dropout_threshold ? 0.f : args.dropout_rescale;
               }
             }
+            st[t][2 * r + e] = prob * keep;                                             // P~
+            dpt[t][2 * r + e] = prob * (dpt[t][2 * r + e] * keep - delta) * dtanh;  // dS
           }
         }
+      }
 
-        // P~^T and dS^T into shared memory (row = key, column = query), 32-bit stores.
+      // P~^T and dS^T into shared memory (row = key, column = query), 32-bit stores.
 #pragma unroll
-        for (int kt = 0; kt < kST; ++kt) {
+      for (int t = 0; t < kMTiles; ++t) {
 #pragma unroll
-          for (int t = 0; t < kMTiles; ++t) {
-#pragma unroll
-            for (int r = 0; r < 2; ++r) {
-              const int offset =
-                  DsTile::chunk_offset(key_local0 + 16 * (kST * pass + kt) + 8 * r, q_base / 8 + t) + 2 * (lane & 3);
-              *reinterpret_cast<std::uint32_t*>(p_smem + offset) =
-                  pack_float2<Element>(st[kt][t][2 * r], st[kt][t][2 * r + 1]);
-              *reinterpret_cast<std::uint32_t*>(ds_smem + offset) =
-                  pack_float2<Element>(dpt[kt][t][2 * r], dpt[kt][t][2 * r + 1]);
-            }
-          }
+        for (int r = 0; r < 2; ++r) {
+          const int offset = DsTile::chunk_offset(key_local0 + 8 * r, q_base / 8 + t) + 2 * (lane & 3);
+          *reinterpret_cast<std::uint32_t*>(p_smem + offset) = pack_float2<Element>(st[t][2 * r], st[t][2 * r + 1]);
+          *reinterpret_cast<std::uint32_t*>(ds_smem + offset) =
+              pack_float2<Element>(dpt[t][2 * r], dpt[t][2 * r + 1]);
         }
       }
       __syncthreads();  // P~^T and dS^T complete
 
       // dV += P~^T dO and dK += dS^T Q over the whole query tile, the warp's column slice.
-      warp_gemm_nn<Element, DsTile, QTile, Cfg::kBlockM / 16, kKT, Cfg::kColsPerWarp>(
-          dv, p_addr, ds_phases_a, key_row0, do_tile, q_slice);
-      warp_gemm_nn<Element, DsTile, QTile, Cfg::kBlockM / 16, kKT, Cfg::kColsPerWarp>(
-          dk, ds_addr, ds_phases_a, key_row0, q_tile, q_slice);
+      warp_gemm_nn<Element, DsTile, QTile, Cfg::kBlockM / 16, Cfg::kColsPerWarp>(
+          dv, p_addr, ds_phases_a, key_group * 16, do_tile, q_slice);
+      warp_gemm_nn<Element, DsTile, QTile, Cfg::kBlockM / 16, Cfg::kColsPerWarp>(
+          dk, ds_addr, ds_phases_a, key_group * 16, q_tile, q_slice);
 
       int* semaphore = nullptr;
       if (args.dq_semaphore != nullptr) {
@@ -490,12 +441,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
             mma_16816<Element>(dq[2 * n_pair + 1], a, b[2], b[3]);
           }
         }
-        float* dq_tile = args.dq_accum +
-                         ((batch * p.heads + head) * args.rows_padded + m0 + dq_row0) * p.head_dim + dq_col0;
+        float* dq_rows = args.dq_accum + ((batch * p.heads + head) * args.rows_padded + m0) * p.head_dim;
 #pragma unroll
         for (int t = 0; t < Cfg::kDqCols / 8; ++t) {
-          // head_dim is a multiple of 8: an n-tile is wholly inside or outside (warp-uniform test).
-          if (dq_col0 + 8 * t < p.head_dim) add_tile_m16n8(dq_tile + 8 * t, p.head_dim, dq[t], lane);
+          const int col = dq_col0 + 8 * t + 2 * (lane & 3);
+          if (col >= p.head_dim) continue;
+#pragma unroll
+          for (int r = 0; r < 2; ++r) {
+            add_float2(dq_rows + static_cast<std::int64_t>(dq_row0 + (lane >> 2) + 8 * r) * p.head_dim + col,
+                       dq[t][2 * r], dq[t][2 * r + 1]);
+          }
         }
       }
       if (semaphore != nullptr) {
@@ -511,24 +466,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     auto* dk_out = static_cast<Element*>(p.dk.data);
     auto* dv_out = static_cast<Element*>(p.dv.data);
 #pragma unroll
-    for (int kt = 0; kt < kKT; ++kt) {
+    for (int r = 0; r < 2; ++r) {
+      const std::int64_t j = n0 + key_local0 + 8 * r;
+      if (j >= allocated_k) continue;
+      Element* dk_row = dk_out + key_offset(p, p.dk, seq, batch, j, head_kv);
+      Element* dv_row = dv_out + key_offset(p, p.dv, seq, batch, j, head_kv);
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const std::int64_t j = n0 + key_local0 + 16 * kt + 8 * r;
-        if (j >= allocated_k) continue;
-        Element* dk_row = dk_out + key_offset(p, p.dk, seq, batch, j, head_kv);
-        Element* dv_row = dv_out + key_offset(p, p.dv, seq, batch, j, head_kv);
-#pragma unroll
-        for (int t = 0; t < kDTiles; ++t) {
-          const int col = col_base + 8 * t + 2 * (lane & 3);
-          if (col < p.head_dim) {
-            *reinterpret_cast<std::uint32_t*>(dk_row + col) =
-                pack_float2<Element>(dk[kt][t][2 * r] * p.scale, dk[kt][t][2 * r + 1] * p.scale);
-          }
-          if (col < p.head_dim_v) {
-            *reinterpret_cast<std::uint32_t*>(dv_row + col) =
-                pack_float2<Element>(dv[kt][t][2 * r], dv[kt][t][2 * r + 1]);
-          }
+      for (int t = 0; t < kDTiles; ++t) {
+        const int col = col_base + 8 * t + 2 * (lane & 3);
+        if (col < p.head_dim) {
+          *reinterpret_cast<std::uint32_t*>(dk_row + col) =
+              pack_float2<Element>(dk[t][2 * r] * p.scale, dk[t][2 * r + 1] * p.scale);
+        }
+        if (col < p.head_dim_v) {
+          *reinterpret_cast<std::uint32_t*>(dv_row + col) =
+              pack_float2<Element>(dv[t][2 * r], dv[t][2 * r + 1]);
         }
       }
     }
