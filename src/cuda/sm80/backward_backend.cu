@@ -76,8 +76,7 @@ BackwardLayout backward_layout(const BackwardParams& p) {
   if (p.deterministic) {
     w.semaphore = offset;
     offset += align_up(static_cast<std::size_t>(p.batch * p.heads) *
-                       static_cast<std::size_t>(w.rows_padded / kBackwardBlockM) *
-                       sizeof(int));
+                       static_cast<std::size_t>(w.rows_padded / kBackwardBlockM) * sizeof(int));
   }
   w.total = offset;
   return w;

@@ -176,7 +176,8 @@ __device__ __forceinline__ void warp_gemm_nt(float (&acc)[kN / 8][4], std::uint3
 template <typename Element, class ATile, class BTile, int kKSteps, int kN>
 __device__ __forceinline__ void warp_gemm_nn(float (&acc)[kN / 8][4], std::uint32_t a_smem,
                                              const LanePhases<ATile>& a_phases, int a_row0,
-                                             std::uint32_t b_smem, const SliceOffsets<BTile, kN / 16>& b_slice) {
+                                             std::uint32_t b_smem,
+                                             const SliceOffsets<BTile, kN / 16>& b_slice) {
 #pragma unroll
   for (int k_step = 0; k_step < kKSteps; ++k_step) {
     std::uint32_t a[4];
@@ -208,8 +209,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   using QTile = SwizzledTile<Cfg::kBlockM, Cfg::kHeadDim>;
   using KTile = SwizzledTile<Cfg::kBlockN, Cfg::kHeadDim>;
   using DsTile = SwizzledTile<Cfg::kBlockN, Cfg::kBlockM>;  // P~^T and dS^T (keys x queries)
-  constexpr int kMTiles = Cfg::kQueriesPerWarp / 8;  // n-tiles of the warp's S^T (queries)
-  constexpr int kDTiles = Cfg::kColsPerWarp / 8;     // n-tiles of the warp's dK / dV slice
+  constexpr int kMTiles = Cfg::kQueriesPerWarp / 8;         // n-tiles of the warp's S^T (queries)
+  constexpr int kDTiles = Cfg::kColsPerWarp / 8;            // n-tiles of the warp's dK / dV slice
   constexpr float kLog2e = 1.4426950408889634f;
 
   extern __shared__ __align__(128) unsigned char smem_bytes[];
@@ -388,7 +389,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
                 keep = dropout_lane(draws, j) < args.dropout_threshold ? 0.f : args.dropout_rescale;
               }
             }
-            st[t][2 * r + e] = prob * keep;                                             // P~
+            st[t][2 * r + e] = prob * keep;                                         // P~
             dpt[t][2 * r + e] = prob * (dpt[t][2 * r + e] * keep - delta) * dtanh;  // dS
           }
         }
@@ -400,7 +401,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
           const int offset = DsTile::chunk_offset(key_local0 + 8 * r, q_base / 8 + t) + 2 * (lane & 3);
-          *reinterpret_cast<std::uint32_t*>(p_smem + offset) = pack_float2<Element>(st[t][2 * r], st[t][2 * r + 1]);
+          *reinterpret_cast<std::uint32_t*>(p_smem + offset) =
+              pack_float2<Element>(st[t][2 * r], st[t][2 * r + 1]);
           *reinterpret_cast<std::uint32_t*>(ds_smem + offset) =
               pack_float2<Element>(dpt[t][2 * r], dpt[t][2 * r + 1]);
         }
