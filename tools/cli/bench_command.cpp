@@ -135,6 +135,7 @@ int bench_command(const BenchCommandOptions& options) {
           spec.dtype = options.dtype;
           spec.causal = causal;
           spec.backward = backward;
+          spec.deterministic = backward && options.deterministic;
           spec.seed = options.seed;
           spec.resolve();
           specs.push_back(spec);

@@ -28,6 +28,7 @@ struct BenchCommandOptions {
   std::int64_t hidden = 0;              // h * d; 0: default
   std::string mask = "both";            // causal: "both", "causal", "none"
   bool backward = false;                // time the backward too
+  bool deterministic = false;           // backward in its bitwise-reproducible mode
   RunOptions run;                       // repeats < 0: default
   std::string json_path;
   std::uint64_t seed = 0;

@@ -91,6 +91,7 @@ int run_tool(int argc, char** argv) {
   run_cmd->add_option("--paged", s.page_size, "Paged K/V with this page size (rows per page)")
       ->check(CLI::PositiveNumber);
   run_cmd->add_flag("--backward", s.backward, "Time and check the backward (dq, dk, dv)");
+  run_cmd->add_flag("--deterministic", s.deterministic, "Backward in its bitwise-reproducible mode");
   run_cmd->add_option("--backend", run_backend, "auto, cpu_reference, cpu_tiled, cuda_sm80, cuda_sm90")
       ->capture_default_str()
       ->check(check_backend);
@@ -129,6 +130,7 @@ int run_tool(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::IsMember({"both", "causal", "none"}));
   bench_cmd->add_flag("--backward", bench.backward, "Also time the backward");
+  bench_cmd->add_flag("--deterministic", bench.deterministic, "Backward in its bitwise-reproducible mode");
   bench_cmd->add_option("--repeat", bench.run.repeats, "Timed calls per problem (default: GPU 10, CPU 3)");
   bench_cmd->add_option("--threads", bench.run.threads, "CPU worker threads (0 = all)")
       ->check(CLI::NonNegativeNumber);

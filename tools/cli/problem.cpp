@@ -107,6 +107,7 @@ std::string ProblemSpec::describe() const {
   if (sink) s << " sink";
   if (varlen) s << " varlen";
   if (page_size > 0) s << " paged" << page_size;
+  if (deterministic) s << " deterministic";
   return s.str();
 }
 

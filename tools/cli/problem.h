@@ -29,6 +29,7 @@ struct ProblemSpec {
   bool varlen = false;         // random sequence lengths in [1, seqlen]
   std::int64_t page_size = 0;  // > 0: K/V in a paged cache of this many rows per page
   bool backward = false;
+  bool deterministic = false;  // backward: the bitwise-reproducible mode
   std::uint64_t seed = 0;
 
   // Fills in the "same as" defaults (seqlen_k < 0, heads_kv or head_dim_v 0).

@@ -314,12 +314,14 @@ Call backward_call(const ProblemSpec& s, const Binding& b) {
     a.max_seqlen_q = b.max_q, a.max_seqlen_k = b.max_k;
     a.dq = b.dq, a.dk = b.dk, a.dv = b.dv, a.dsink = b.dsink;
     a.options = options_of(s, b);
+    a.deterministic = s.deterministic;
     return make_call(a);
   }
   BackwardArgs a;
   a.dout = b.dout, a.q = b.q, a.k = b.k, a.v = b.v, a.out = b.out, a.lse = b.lse;
   a.dq = b.dq, a.dk = b.dk, a.dv = b.dv, a.dsink = b.dsink;
   a.options = options_of(s, b);
+  a.deterministic = s.deterministic;
   return make_call(a);
 }
 

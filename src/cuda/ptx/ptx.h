@@ -100,4 +100,10 @@ __device__ __forceinline__ float ex2_approx_ftz_f32(float x) {
   return y;
 }
 
+// fp32 pair reduction into global memory without a return value (sm_90+, PTX 8.1): one
+// transaction for two adjacent, 8-byte aligned floats instead of two scalar atomics.
+__device__ __forceinline__ void red_global_add_v2_f32(float* address, float x, float y) {
+  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(address), "f"(x), "f"(y) : "memory");
+}
+
 }  // namespace flashattn::ptx

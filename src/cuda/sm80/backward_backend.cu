@@ -48,8 +48,8 @@ bool backward_compiled(int bucket, DType dtype) {
   return false;
 }
 
-// Query tile of the bucket (mirrors BackwardConfig::kBlockM) and the key tile (kBlockN).
-int backward_block_m(int bucket) { return bucket <= 64 ? 64 : 32; }
+// Query tile and key tile of every bucket (mirror BackwardConfig::kBlockM and kBlockN).
+constexpr int kBackwardBlockM = 64;
 constexpr int kBackwardBlockN = 64;
 
 bool aligned16(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; }
@@ -76,8 +76,7 @@ BackwardLayout backward_layout(const BackwardParams& p) {
   if (p.deterministic) {
     w.semaphore = offset;
     offset += align_up(static_cast<std::size_t>(p.batch * p.heads) *
-                       static_cast<std::size_t>(w.rows_padded / backward_block_m(backward_bucket(p))) *
-                       sizeof(int));
+                       static_cast<std::size_t>(w.rows_padded / kBackwardBlockM) * sizeof(int));
   }
   w.total = offset;
   return w;
@@ -147,7 +146,6 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
   auto stream = static_cast<cudaStream_t>(ctx.stream);
   auto* workspace = static_cast<unsigned char*>(ctx.workspace);
   const BackwardLayout layout = backward_layout(p);
-  const int bucket = backward_bucket(p);
 
   BackwardKernelArgs args;
   args.p = p;
@@ -156,7 +154,7 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
   args.delta = reinterpret_cast<float*>(workspace + layout.delta);
   args.dq_accum = reinterpret_cast<float*>(workspace + layout.dq_accum);
   args.dq_semaphore = p.deterministic ? reinterpret_cast<int*>(workspace + layout.semaphore) : nullptr;
-  args.m_blocks = static_cast<int>(layout.rows_padded / backward_block_m(bucket));
+  args.m_blocks = static_cast<int>(layout.rows_padded / kBackwardBlockM);
   args.n_blocks = static_cast<int>((p.seqlen_k + kBackwardBlockN - 1) / kBackwardBlockN);
   args.total_tiles = static_cast<std::int64_t>(args.n_blocks) * p.batch * p.heads_kv;
   args.scale_log2 = p.scale * 1.4426950408889634f;

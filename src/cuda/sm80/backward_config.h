@@ -22,33 +22,42 @@ struct BackwardConfig {
   static constexpr int kHeadDim = kHeadDim_;
   static_assert(kHeadDim % 32 == 0 && kHeadDim <= 256, "buckets are multiples of 32 up to 256");
 
-  // A CTA owns one key tile; warp w owns keys [16w, 16w + 16) of it and keeps
-  // their dK and dV rows in registers for the whole loop over query tiles. The
-  // scores are computed transposed (S^T = K Q^T, keys x queries), so P^T and
-  // dS^T are already the A operands of dV += P^T dO and dK += dS^T Q: only dS
-  // goes through shared memory (for dQ = dS K).
-  static constexpr int kWarps = 4;
+  // A CTA owns one key tile of kBlockN keys and walks every query tile of kBlockM
+  // queries that sees it. Its warps form kKeyGroups x kSplit: warp (g, h) owns keys
+  // [16g, 16g + 16) and the head-dim columns [h W, h W + W) of their dK and dV
+  // (W = kHeadDim / kSplit), so the fp32 accumulators of a key row are split over
+  // kSplit warps (d fp32 registers per lane for dK + dV without the split). The
+  // scores are computed transposed (S^T = K Q^T, keys x queries); warp (g, h) forms
+  // the queries [h M / kSplit, +M / kSplit) of its keys' rows, writes P~^T and dS^T
+  // to shared memory, and after one barrier reads the full rows back as the A
+  // operands of dV += P~^T dO and dK += dS^T Q (dS^T also feeds dQ = dS K).
+  static constexpr int kBlockN = 64;
+  static constexpr int kKeyGroups = kBlockN / 16;
+  // 4 column slices where a quarter of d is still a multiple of 16 (d 192, 256), else 2.
+  static constexpr int kSplit = kHeadDim > 128 && (kHeadDim / 4) % 16 == 0 ? 4 : 2;
+  static constexpr int kWarps = kKeyGroups * kSplit;
   static constexpr int kThreads = kWarps * 32;
-  static constexpr int kBlockN = kWarps * 16;
-  // Query tile: S^T and dP^T cost kBlockM / 2 fp32 registers each beside the
-  // (d + dv) / 2 of dK and dV.
-  static constexpr int kBlockM = kHeadDim <= 64 ? 64 : 32;
-  // Above d = 128, dK and dV together (d fp32 registers) do not fit: the query
-  // loop runs twice, first for dV, then for dK and dQ (S recomputed).
-  static constexpr bool kTwoPass = kHeadDim > 128;
+  static constexpr int kBlockM = 64;
+  static constexpr int kQueriesPerWarp = kBlockM / kSplit;  // S^T columns of one warp
+  static constexpr int kColsPerWarp = kHeadDim / kSplit;    // dK / dV columns of one warp
+  static_assert(kQueriesPerWarp % 16 == 0 && kColsPerWarp % 16 == 0);
   static constexpr int kStages = 2;  // Q / dO / LSE / D ring over query tiles
 
   static constexpr int kChunk = 8;  // elements per 16-byte cp.async / ldmatrix row
   static constexpr int kChunksPerRow = kHeadDim / kChunk;
-  static constexpr int kDqCols = kHeadDim % 64 == 0 ? 64 : 32;  // dQ columns per warp task
+  // dQ = dS K: the (kBlockM x kHeadDim) tile splits into one (16 x kDqCols) task per warp.
+  static constexpr int kDqRowTiles = kBlockM / 16;
+  static constexpr int kDqCols = kHeadDim * kDqRowTiles / kWarps;
+  static_assert(kDqCols % 16 == 0 && kDqCols * kWarps == kHeadDim * kDqRowTiles);
 
   static constexpr int kSmemQ = kBlockM * kHeadDim;  // elements, one stage (dO alike)
   static constexpr int kSmemK = kBlockN * kHeadDim;  // K alike, V alike
-  static constexpr int kSmemDs = kBlockN * kBlockM;
+  static constexpr int kSmemDs = kBlockN * kBlockM;  // P~^T alike
   static constexpr int kSmemBytes =
-      (2 * kSmemK + kStages * 2 * kSmemQ + kSmemDs) * static_cast<int>(sizeof(Element)) +
+      (2 * kSmemK + kStages * 2 * kSmemQ + 2 * kSmemDs) * static_cast<int>(sizeof(Element)) +
       kStages * 2 * kBlockM * static_cast<int>(sizeof(float));
-  static constexpr int kMinBlocksPerSm = kSmemBytes <= 110 * 1024 ? 2 : 1;
+  // Two CTAs per SM where the registers allow it (256 threads x 128 registers each).
+  static constexpr int kMinBlocksPerSm = kHeadDim <= 96 ? 2 : 1;
   static_assert(kBlockM <= kBackwardRowPad && kBackwardRowPad % kBlockM == 0);
 };
 
