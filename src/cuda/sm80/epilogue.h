@@ -62,6 +62,9 @@ __device__ __forceinline__ void store_output(const float (&o)[Cfg::kMTiles][Cfg:
                                              std::int64_t head, int m0, int row0, int lane, int thread) {
   using Element = typename Cfg::Element;
   const AttentionParams& p = args.p;
+  // When Q stays in shared memory, other lanes of this warp read these rows with ldmatrix in the
+  // last tile: the warp's lanes must all be past those reads before any lane overwrites them.
+  __syncwarp();
 #pragma unroll
   for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
 #pragma unroll
