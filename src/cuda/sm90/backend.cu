@@ -82,11 +82,14 @@ bool head_dims_supported(std::int64_t d, std::int64_t dv) {
   return d == dv && (d == 64 || d == 96 || d == 128 || d == 192 || d == 256);
 }
 
-bool kernel_compiled(std::int64_t d, std::int64_t dv, DType dtype) {
-  const bool bf16 = dtype == DType::bfloat16;
-  if (d == 192 && dv == 128) return bf16 ? FLASHATTN_SM90_HAS_D192X128_BF16 : FLASHATTN_SM90_HAS_D192X128_FP16;
+// Whether the build compiled the (d, dv, dtype) instantiation: one table for the capability
+// query (at run time) and the dispatch below (at compile time).
+constexpr bool kernel_compiled(std::int64_t d, std::int64_t dv, bool bf16) {
+  if (d == 192 && dv == 128)
+    return bf16 ? FLASHATTN_SM90_HAS_D192X128_BF16 : FLASHATTN_SM90_HAS_D192X128_FP16;
   if (d == 64 && dv == 256) return bf16 ? FLASHATTN_SM90_HAS_D64X256_BF16 : FLASHATTN_SM90_HAS_D64X256_FP16;
   if (d == 64 && dv == 512) return bf16 ? FLASHATTN_SM90_HAS_D64X512_BF16 : FLASHATTN_SM90_HAS_D64X512_FP16;
+  if (d != dv) return false;
   switch (d) {
     case 64:
       return bf16 ? FLASHATTN_SM90_HAS_D64_BF16 : FLASHATTN_SM90_HAS_D64_FP16;
@@ -103,10 +106,14 @@ bool kernel_compiled(std::int64_t d, std::int64_t dv, DType dtype) {
   }
 }
 
+bool kernel_compiled(std::int64_t d, std::int64_t dv, DType dtype) {
+  return kernel_compiled(d, dv, dtype == DType::bfloat16);
+}
+
 // Launches the compiled instantiation, or reports that it is absent.
-template <int kHeadDim, int kHeadDimV, typename Element, bool kCompiled>
+template <int kHeadDim, int kHeadDimV, typename Element, bool kBf16>
 cudaError_t dispatch(const AttentionParams& p, void* workspace, cudaStream_t stream) {
-  if constexpr (kCompiled) {
+  if constexpr (kernel_compiled(kHeadDim, kHeadDimV, kBf16)) {
     return run_forward<kHeadDim, kHeadDimV, Element>(p, workspace, stream);
   } else {
     (void)p, (void)workspace, (void)stream;
@@ -116,35 +123,21 @@ cudaError_t dispatch(const AttentionParams& p, void* workspace, cudaStream_t str
 
 template <typename Element, bool kBf16>
 cudaError_t dispatch_dims(const AttentionParams& p, void* workspace, cudaStream_t stream) {
-  constexpr bool b = kBf16;
-  if (p.head_dim == 192 && p.head_dim_v == 128) {
-    return dispatch<192, 128, Element, b ? FLASHATTN_SM90_HAS_D192X128_BF16 : FLASHATTN_SM90_HAS_D192X128_FP16>(
-        p, workspace, stream);
-  }
-  if (p.head_dim == 64 && p.head_dim_v == 256) {
-    constexpr bool kHas = b ? FLASHATTN_SM90_HAS_D64X256_BF16 : FLASHATTN_SM90_HAS_D64X256_FP16;
-    return dispatch<64, 256, Element, kHas>(p, workspace, stream);
-  }
-  if (p.head_dim == 64 && p.head_dim_v == 512) {
-    constexpr bool kHas = b ? FLASHATTN_SM90_HAS_D64X512_BF16 : FLASHATTN_SM90_HAS_D64X512_FP16;
-    return dispatch<64, 512, Element, kHas>(p, workspace, stream);
-  }
+  if (p.head_dim == 192 && p.head_dim_v == 128)
+    return dispatch<192, 128, Element, kBf16>(p, workspace, stream);
+  if (p.head_dim == 64 && p.head_dim_v == 256) return dispatch<64, 256, Element, kBf16>(p, workspace, stream);
+  if (p.head_dim == 64 && p.head_dim_v == 512) return dispatch<64, 512, Element, kBf16>(p, workspace, stream);
   switch (p.head_dim) {
     case 64:
-      return dispatch<64, 64, Element, b ? FLASHATTN_SM90_HAS_D64_BF16 : FLASHATTN_SM90_HAS_D64_FP16>(
-          p, workspace, stream);
+      return dispatch<64, 64, Element, kBf16>(p, workspace, stream);
     case 96:
-      return dispatch<96, 96, Element, b ? FLASHATTN_SM90_HAS_D96_BF16 : FLASHATTN_SM90_HAS_D96_FP16>(
-          p, workspace, stream);
+      return dispatch<96, 96, Element, kBf16>(p, workspace, stream);
     case 128:
-      return dispatch<128, 128, Element, b ? FLASHATTN_SM90_HAS_D128_BF16 : FLASHATTN_SM90_HAS_D128_FP16>(
-          p, workspace, stream);
+      return dispatch<128, 128, Element, kBf16>(p, workspace, stream);
     case 192:
-      return dispatch<192, 192, Element, b ? FLASHATTN_SM90_HAS_D192_BF16 : FLASHATTN_SM90_HAS_D192_FP16>(
-          p, workspace, stream);
+      return dispatch<192, 192, Element, kBf16>(p, workspace, stream);
     case 256:
-      return dispatch<256, 256, Element, b ? FLASHATTN_SM90_HAS_D256_BF16 : FLASHATTN_SM90_HAS_D256_FP16>(
-          p, workspace, stream);
+      return dispatch<256, 256, Element, kBf16>(p, workspace, stream);
     default:
       return cudaErrorInvalidConfiguration;
   }

@@ -121,8 +121,9 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     q_phase ^= 1;
     const WorkTile w = tile_work(p, tile);
     const KeyBlockRange range = key_block_range<Config>(p, w);
-    const float slope_s =
-        p.alibi_slopes != nullptr ? p.alibi_slopes[w.batch * p.alibi_batch_stride + w.head] * p.alibi_to_s : 0.f;
+    const float slope_s = p.alibi_slopes != nullptr
+                              ? p.alibi_slopes[w.batch * p.alibi_batch_stride + w.head] * p.alibi_to_s
+                              : 0.f;
     const int n_blocks = range.end - range.begin;
     const int row0 = w.m_block * Config::kBlockM + consumer * 64 + (thread / 32) * 16 + lane / 4;
 

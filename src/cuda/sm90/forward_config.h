@@ -51,8 +51,7 @@ struct ForwardConfig {
   // three stages of K (8 KB) + V (32 KB) beside Q (16 KB) and O (64 KB).
   // d=64 with three consumers (160 registers each): 96; 128 spilled in the main loop.
   static constexpr int kBlockN =
-      kLargeV ? 64
-              : (kConsumerWarpgroups == 3 ? 96 : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
+      kLargeV ? 64 : (kConsumerWarpgroups == 3 ? 96 : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
   static constexpr int kStages = kLargeV ? 3 : (kHeadDim <= 64 ? 4 : 2);
 
   // setmaxnreg split: 128 * 24 + 256 * 240 = 64512 <= 65536 registers per SM

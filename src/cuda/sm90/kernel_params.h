@@ -65,8 +65,8 @@ struct ForwardKernelParams {
   int batch = 0, heads = 0, heads_per_kv = 1;
   int seqlen_q = 0, seqlen_k = 0;
   int m_blocks = 0, num_tiles = 0;
-  int sec_heads = 1;            // query heads per L2 section (tile_scheduler.h)
-  int* tile_counter = nullptr;  // workspace int, zero at launch: tiles claimed beyond the first wave
+  int sec_heads = 1;             // query heads per L2 section (tile_scheduler.h)
+  int* tile_counter = nullptr;   // workspace int, zero at launch: tiles claimed beyond the first wave
   bool static_schedule = false;  // every tile equally long: stride by the grid, no atomic
   int window_left = -1, window_right = -1;  // mask.h semantics, bottom-right aligned
 

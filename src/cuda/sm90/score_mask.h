@@ -80,8 +80,8 @@ __device__ __forceinline__ void apply_score_mask(float (&s)[kBlockN / 2], const 
 // (before the mask, which overwrites what it hides). Distances are exact in
 // fp32 below 2^24, far beyond the 32-bit tile index limit on lengths.
 template <int kBlockN>
-__device__ __forceinline__ void apply_alibi(float (&s)[kBlockN / 2], const WorkTile& w, float slope_s, int row0,
-                                            int key0) {
+__device__ __forceinline__ void apply_alibi(float (&s)[kBlockN / 2], const WorkTile& w, float slope_s,
+                                            int row0, int key0) {
   const int lane_col = 2 * (threadIdx.x % 4);
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
