@@ -28,7 +28,7 @@ ProblemSpec base_problem() {
   s.heads = 2;
   s.head_dim = 64;
   s.dtype = DType::float16;
-  s.resolve();
+  // Not resolved here: a probe that changes head_dim must get dv = head_dim, not the base's 64.
   return s;
 }
 
