@@ -4,13 +4,14 @@
 // The forward's out and LSE handed to the backward come from the reference (out
 // rounded to the input dtype, as a low-precision forward would store it), so a
 // forward bug cannot hide in, or masquerade as, a backward failure. The reference
-// backward recomputes P and O in float64 from q, k, v (see cpu/reference.h);
-// ref_lowp is its emulation of the input precision. Axes as in the forward suites:
+// backward is the exact function of what it is handed (q, k, v, dout and that out
+// and LSE), in float64 (see cpu/reference.h); ref_lowp is its emulation of the
+// input precision. Axes as in the forward suites:
 // shapes, head dims, dtypes, MHA/GQA/MQA, dv != d, masks, softcap, ALiBi, dropout,
 // sink, layouts, deterministic on/off; varlen adds empty sequences and seqused.
-#include <algorithm>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <tuple>
 #include <vector>

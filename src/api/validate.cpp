@@ -1060,6 +1060,42 @@ Status check_like(const TensorView& t, const char* name, int rank, const char* l
   return check_shape(t, name, layout, shape);
 }
 
+// What the batched and the variable-length backward share: the roles of their tensors (inputs
+// first; the caller adds its index tensors and the options between these two) and the
+// operands of the params, read through the layout's operand function.
+template <class Args>
+void add_backward_inputs(const Args& a, Roles* roles) {
+  roles->add(a.q, "q", false);
+  roles->add(a.k, "k", false);
+  roles->add(a.v, "v", false);
+  roles->add(a.dout, "dout", false);
+  roles->add(a.out, "out", false);
+  roles->add(a.lse, "lse", false);
+}
+
+template <class Args>
+void add_backward_gradients(const Args& a, Roles* roles) {
+  roles->add(a.dq, "dq", true);
+  roles->add(a.dk, "dk", true);
+  roles->add(a.dv, "dv", true);
+  roles->add(a.dsink, "dsink", true);
+}
+
+template <class Args, class ToOperand>
+void fill_backward_tensors(const Args& a, ToOperand operand, BackwardParams* p) {
+  p->q = operand(a.q);
+  p->k = operand(a.k);
+  p->v = operand(a.v);
+  p->out = operand(a.out);
+  p->dout = operand(a.dout);
+  p->dq = operand(a.dq);
+  p->dk = operand(a.dk);
+  p->dv = operand(a.dv);
+  p->dsink = static_cast<float*>(a.dsink.data);
+  p->deterministic = a.deterministic;
+  p->num_splits = 1;
+}
+
 }  // namespace
 
 Status validate(const BackwardArgs& a, const ExecutionContext& ctx, CheckMode mode,
@@ -1084,33 +1120,15 @@ Status validate(const BackwardArgs& a, const ExecutionContext& ctx, CheckMode mo
   RETURN_IF_ERROR(resolve_options(a.options, dims, OptionRules{true, "backward", true}, mode, &p));
 
   Roles roles;
-  roles.add(a.q, "q", false);
-  roles.add(a.k, "k", false);
-  roles.add(a.v, "v", false);
-  roles.add(a.dout, "dout", false);
-  roles.add(a.out, "out", false);
-  roles.add(a.lse, "lse", false);
+  add_backward_inputs(a, &roles);
   add_option_roles(a.options, &roles);
-  roles.add(a.dq, "dq", true);
-  roles.add(a.dk, "dk", true);
-  roles.add(a.dv, "dv", true);
-  roles.add(a.dsink, "dsink", true);
+  add_backward_gradients(a, &roles);
   Device device;
   RETURN_IF_ERROR(check_devices_and_memory(roles, mode, &device));
 
   fill_dims(dims, a.q.dtype, &p);
-  p.q = operand_bshd(a.q);
-  p.k = operand_bshd(a.k);
-  p.v = operand_bshd(a.v);
-  p.out = operand_bshd(a.out);
+  fill_backward_tensors(a, operand_bshd, &p);
   fill_lse_bhs(a.lse, &p);
-  p.dout = operand_bshd(a.dout);
-  p.dq = operand_bshd(a.dq);
-  p.dk = operand_bshd(a.dk);
-  p.dv = operand_bshd(a.dv);
-  p.dsink = static_cast<float*>(a.dsink.data);
-  p.deterministic = a.deterministic;
-  p.num_splits = 1;
   fill_validated(out, Operation::backward, device, a.q.dtype, dims);
   // dq/dk/dv/dsink are fully overwritten, so only a call with none of them has nothing to do
   // (sq == 0 still zeroes dk and dv; sk == 0 still zeroes dq).
@@ -1143,39 +1161,21 @@ Status validate(const VarlenBackwardArgs& a, const ExecutionContext& ctx, CheckM
   RETURN_IF_ERROR(resolve_options(a.options, dims, OptionRules{true, "backward_varlen", true}, mode, &p));
 
   Roles roles;
-  roles.add(a.q, "q", false);
-  roles.add(a.k, "k", false);
-  roles.add(a.v, "v", false);
-  roles.add(a.dout, "dout", false);
-  roles.add(a.out, "out", false);
-  roles.add(a.lse, "lse", false);
+  add_backward_inputs(a, &roles);
   roles.add(a.cu_seqlens_q, "cu_seqlens_q", false);
   roles.add(a.cu_seqlens_k, "cu_seqlens_k", false);
   roles.add(a.seqused_q, "seqused_q", false);
   roles.add(a.seqused_k, "seqused_k", false);
   add_option_roles(a.options, &roles);
-  roles.add(a.dq, "dq", true);
-  roles.add(a.dk, "dk", true);
-  roles.add(a.dv, "dv", true);
-  roles.add(a.dsink, "dsink", true);
+  add_backward_gradients(a, &roles);
   Device device;
   RETURN_IF_ERROR(check_devices_and_memory(roles, mode, &device));
   RETURN_IF_ERROR(check_varlen_contents(ix, mode, total_q, total_k));
 
   fill_dims(dims, a.q.dtype, &p);
   fill_varlen_index(ix, &p);
-  p.q = operand_thd(a.q);
-  p.k = operand_thd(a.k);
-  p.v = operand_thd(a.v);
-  p.out = operand_thd(a.out);
+  fill_backward_tensors(a, operand_thd, &p);
   fill_lse_ht(a.lse, &p);
-  p.dout = operand_thd(a.dout);
-  p.dq = operand_thd(a.dq);
-  p.dk = operand_thd(a.dk);
-  p.dv = operand_thd(a.dv);
-  p.dsink = static_cast<float*>(a.dsink.data);
-  p.deterministic = a.deterministic;
-  p.num_splits = 1;
   fill_validated(out, Operation::backward_varlen, device, a.q.dtype, dims);
   // Rows outside the used ranges are zeroed, so even b == 0 writes dq/dk/dv when they have rows.
   out->nothing_to_do = total_q == 0 && total_k == 0 && !a.dsink.defined();
