@@ -31,13 +31,25 @@ def write_if_changed(path: pathlib.Path, text: str) -> None:
         path.write_text(text)
 
 
-SHAPE_FIELDS = ("m_tiles_per_warp", "warps", "block_n", "stages", "q_in_registers", "min_blocks_per_sm")
+SHAPE_FIELDS = ("m_tiles_per_warp", "warps", "block_n", "stages", "q_in_registers", "min_blocks_per_sm",
+                "prefetch_next")
+# Fields added after tables were written: their value when a shape does not name them.
+SHAPE_FIELD_DEFAULTS = {"prefetch_next": False}
+BOOL_FIELDS = ("q_in_registers", "prefetch_next")
 DEFAULT_TABLE = pathlib.Path(__file__).resolve().parent / "sm80" / "forward_tuning.json"
+
+
+def normalized(shape: dict) -> dict:
+    """The TileShape fields of a table or candidate shape, later fields defaulted (so that equal
+    shapes compare equal and are instantiated once)."""
+    return {f: shape.get(f, SHAPE_FIELD_DEFAULTS[f]) if f in SHAPE_FIELD_DEFAULTS else shape[f]
+            for f in SHAPE_FIELDS}
 
 
 def shape_args(shape: dict) -> str:
     """The TileShape as X-macro arguments (the field order of forward_config.h)."""
-    return ", ".join(("true" if shape[f] else "false") if f == "q_in_registers" else str(int(shape[f]))
+    shape = normalized(shape)
+    return ", ".join(("true" if shape[f] else "false") if f in BOOL_FIELDS else str(int(shape[f]))
                      for f in SHAPE_FIELDS)
 
 
@@ -46,10 +58,10 @@ def shape_for(table: dict, head_dim: int, dtype: str, causal: bool) -> dict:
     for want_dtype in (dtype, None):
         for e in table.get("entries", []):
             if e["head_dim"] == head_dim and e["causal"] == causal and want_dtype in (None, e["dtype"]):
-                return e["shape"]
+                return normalized(e["shape"])
     for d in table["defaults"]:
         if head_dim <= d["max_head_dim"]:
-            return d["shape"]
+            return normalized(d["shape"])
     raise SystemExit(f"forward_tuning.json: no default shape covers head dim {head_dim}")
 
 
@@ -84,7 +96,7 @@ def main() -> None:
         some buckets with "head_dims" (e.g. shapes that spill kilobytes at d256)."""
         if candidates is None or t not in candidate_dtypes:
             return []
-        return [{f: c[f] for f in SHAPE_FIELDS} for c in candidates if d in c.get("head_dims", [d])]
+        return [normalized(c) for c in candidates if d in c.get("head_dims", [d])]
     # (bucket, dtype) -> {causal: shape}; the dispatcher picks by (bucket, dtype, causal).
     # Roles: 0 non-causal, 1 causal (tuned), 2 portable (the default shape, small enough for the
     # shared memory of every sm_80+ GPU; used where the device cannot hold a tuned shape).
