@@ -14,6 +14,13 @@ table src/cuda/sm80/forward_tuning.json (--table), written by
 tools/kernels/tune_forward.py. With --candidates FILE (a JSON list of shapes)
 it instead emits every candidate for every (bucket, dtype) as
 FLASHATTN_SM80_FOR_EACH_CANDIDATE, for the tuning bench.
+
+An entry with "max_seqlen_q": N applies only to problems whose seqlen_q (bound) is at most N
+(short sequences, where a different shape or tile order wins); it may name the tile order
+("order": "m_fastest" or "heads_fastest", else the backend's rule). Such entries become
+extra roles 3, 4, ... of their (bucket, dtype), listed with their limits in
+FLASHATTN_SM80_FOR_EACH_SHORT(X): X(bucket, element, role, causal, max_seqlen_q, order),
+order -1 = the backend's rule, 0 = m fastest, 1 = heads fastest.
 """
 import argparse
 import json
@@ -57,12 +64,27 @@ def shape_for(table: dict, head_dim: int, dtype: str, causal: bool) -> dict:
     """A tuned entry for (bucket, dtype, causal), else one of the other dtype, else the default."""
     for want_dtype in (dtype, None):
         for e in table.get("entries", []):
-            if e["head_dim"] == head_dim and e["causal"] == causal and want_dtype in (None, e["dtype"]):
+            if (e["head_dim"] == head_dim and e["causal"] == causal and want_dtype in (None, e["dtype"])
+                    and "max_seqlen_q" not in e):
                 return normalized(e["shape"])
     for d in table["defaults"]:
         if head_dim <= d["max_head_dim"]:
             return normalized(d["shape"])
     raise SystemExit(f"forward_tuning.json: no default shape covers head dim {head_dim}")
+
+
+ORDERS = {None: -1, "m_fastest": 0, "heads_fastest": 1}
+
+
+def short_entries(table: dict, head_dim: int, dtype: str) -> list:
+    """The short-sequence entries of (bucket, dtype) (else of the other dtype), sorted by
+    (causal, max_seqlen_q) so that the dispatcher's first match is the tightest limit."""
+    for want_dtype in (dtype, None):
+        found = [e for e in table.get("entries", []) if e["head_dim"] == head_dim and "max_seqlen_q" in e
+                 and want_dtype in (None, e["dtype"])]
+        if found:
+            return sorted(found, key=lambda e: (e["causal"], e["max_seqlen_q"]))
+    return []
 
 
 def main() -> None:
@@ -102,8 +124,15 @@ def main() -> None:
     # shared memory of every sm_80+ GPU; used where the device cannot hold a tuned shape).
     chosen = {(d, t): {0: shape_for(table, d, t, False), 1: shape_for(table, d, t, True),
                        2: shape_for({"defaults": table["defaults"]}, d, t, False)} for d, t in entries}
+    shorts = {(d, t): short_entries(table, d, t) for d, t in entries}
+    for key, found in shorts.items():
+        for i, e in enumerate(found):
+            chosen[key][3 + i] = normalized(e["shape"])
     macro = " \\\n".join(f"  X({d}, {ELEMENT[t]}, {role}, {shape_args(chosen[(d, t)][role])})"
-                          for d, t in entries for role in (0, 1, 2))
+                          for d, t in entries for role in chosen[(d, t)])
+    short_macro = "".join(f" \\\n  X({d}, {ELEMENT[t]}, {3 + i}, {'true' if e['causal'] else 'false'}, "
+                          f"{int(e['max_seqlen_q'])}, {ORDERS[e.get('order')]})"
+                          for d, t in entries for i, e in enumerate(shorts[(d, t)]))
     candidate_macro = ""
     if candidates is not None:
         candidate_macro = (
@@ -119,6 +148,9 @@ def main() -> None:
         + f"// tile shapes from {pathlib.Path(args.table).name}.\n"
         + "#pragma once\n\n"
         + "#define FLASHATTN_SM80_FOR_EACH_KERNEL(X)" + (" \\\n" + macro if entries else "") + "\n"
+        + "\n// Short-sequence roles: X(bucket, element, role, causal, max seqlen_q, tile order;\n"
+        + "// -1 = the backend's rule, 0 = m fastest, 1 = heads fastest), tightest limit first.\n"
+        + "#define FLASHATTN_SM80_FOR_EACH_SHORT(X)" + short_macro + "\n"
         + candidate_macro,
     )
     def instantiations(d, t, shapes):
