@@ -28,7 +28,7 @@ if args.tune:
     winners = {}
     if args.table:
         for e in json.load(open(args.table)).get("entries", []):
-            if e["dtype"] == "bf16" and "max_seqlen_q" not in e:
+            if e["dtype"] == "bf16" and "max_seqlen_q" not in e and "general" not in e:
                 winners[(e["head_dim"], e["causal"])] = json.dumps(e["shape"], sort_keys=True)
     for line in open(args.tune):
         if not line.startswith("{"):

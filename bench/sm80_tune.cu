@@ -146,8 +146,10 @@ int main(int argc, char** argv) {
     for (char* tok = std::strtok(argv[1], ","); tok; tok = std::strtok(nullptr, ","))
       seqlens.push_back(std::atoi(tok));
   }
-  const int general_seqlen =
-      std::getenv("SM80_GENERAL_SEQLEN") ? std::atoi(std::getenv("SM80_GENERAL_SEQLEN")) : 2048;
+  // SM80_GENERAL_SEQLEN: the seqlens (a comma list) that also time the softcap/ALiBi/dropout kernels.
+  const std::string general_seqlens =
+      "," + std::string(std::getenv("SM80_GENERAL_SEQLEN") ? std::getenv("SM80_GENERAL_SEQLEN") : "2048") +
+      ",";
   const std::vector<Candidate> list = candidates();
   std::vector<int> dims;
   for (const Candidate& c : list)
@@ -172,11 +174,11 @@ int main(int argc, char** argv) {
   // Diagnostics (environment): SM80_DIMS=128,256 and SM80_CAUSAL=0|1 restrict the grid; SM80_TABLE_ONLY=1
   // times only the bf16 table call (no candidates, fp16 or sync rows: one kernel to profile);
   // SM80_SEQLEN_K=n runs n keys (<= the seqlen) per query row, to see the per-tile fixed cost.
-  if (const char* only = std::getenv("SM80_DIMS")) {
-    std::vector<int> keep;
-    for (int d : dims)
-      if (std::strstr(only, std::to_string(d).c_str()) != nullptr) keep.push_back(d);
-    dims = keep;
+  if (const char* only = std::getenv("SM80_DIMS")) {  // these dims (compiled by tune_forward.py), in order
+    dims.clear();
+    std::string list = only;
+    for (char* tok = std::strtok(list.data(), ","); tok; tok = std::strtok(nullptr, ","))
+      dims.push_back(std::atoi(tok));
   }
   const int only_causal = std::getenv("SM80_CAUSAL") ? std::atoi(std::getenv("SM80_CAUSAL")) : -1;
   const bool table_only = std::getenv("SM80_TABLE_ONLY") != nullptr;
@@ -215,7 +217,8 @@ int main(int argc, char** argv) {
         p.k.batch_stride = p.v.batch_stride = std::int64_t(sk) * h * d;
         p.q.data = q, p.k.data = k, p.v.data = v, p.out.data = o_ref;
         const double flop = 4.0 * b * h * double(s) * sk * d / (causal ? 2 : 1);
-        const int variants = s == general_seqlen ? 4 : 1;
+        const bool general_here = general_seqlens.find("," + std::to_string(s) + ",") != std::string::npos;
+        const int variants = general_here ? 4 : 1;
         for (int variant = 0; variant < variants; ++variant) {
           set_variant(p, variant);
           ExecutionContext ctx;

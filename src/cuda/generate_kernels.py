@@ -15,12 +15,14 @@ tools/kernels/tune_forward.py. With --candidates FILE (a JSON list of shapes)
 it instead emits every candidate for every (bucket, dtype) as
 FLASHATTN_SM80_FOR_EACH_CANDIDATE, for the tuning bench.
 
-An entry with "max_seqlen_q": N applies only to problems whose seqlen_q (bound) is at most N
-(short sequences, where a different shape or tile order wins); it may name the tile order
-("order": "m_fastest" or "heads_fastest", else the backend's rule). Such entries become
-extra roles 3, 4, ... of their (bucket, dtype), listed with their limits in
-FLASHATTN_SM80_FOR_EACH_SHORT(X): X(bucket, element, role, causal, max_seqlen_q, order),
-order -1 = the backend's rule, 0 = m fastest, 1 = heads fastest.
+Conditional entries: one with "max_seqlen_q": N applies only to problems whose seqlen_q (bound)
+is at most N (short sequences, where a different shape or tile order wins); one with "general":
+true only to problems that run the kGeneral kernel (softcap, ALiBi, dropout, non-positive scale).
+Either may name the tile order ("order": "m_fastest" or "heads_fastest", else the backend's
+rule). They become extra roles 3, 4, ... of their (bucket, dtype), listed with their conditions
+in FLASHATTN_SM80_FOR_EACH_SHORT(X): X(bucket, element, role, causal, max_seqlen_q (-1: any),
+general (-1: any, 1: kGeneral only), order (-1: the backend's rule, 0: m fastest, 1: heads
+fastest)), in the order the dispatcher tries them (the first match wins).
 """
 import argparse
 import json
@@ -65,7 +67,7 @@ def shape_for(table: dict, head_dim: int, dtype: str, causal: bool) -> dict:
     for want_dtype in (dtype, None):
         for e in table.get("entries", []):
             if (e["head_dim"] == head_dim and e["causal"] == causal and want_dtype in (None, e["dtype"])
-                    and "max_seqlen_q" not in e):
+                    and not conditional(e)):
                 return normalized(e["shape"])
     for d in table["defaults"]:
         if head_dim <= d["max_head_dim"]:
@@ -76,14 +78,19 @@ def shape_for(table: dict, head_dim: int, dtype: str, causal: bool) -> dict:
 ORDERS = {None: -1, "m_fastest": 0, "heads_fastest": 1}
 
 
+def conditional(e: dict) -> bool:
+    return "max_seqlen_q" in e or "general" in e
+
+
 def short_entries(table: dict, head_dim: int, dtype: str) -> list:
-    """The short-sequence entries of (bucket, dtype) (else of the other dtype), sorted by
-    (causal, max_seqlen_q) so that the dispatcher's first match is the tightest limit."""
+    """The conditional entries of (bucket, dtype) (else of the other dtype), in the order the
+    dispatcher tries them: kGeneral-only rows first, then the tightest seqlen limit."""
     for want_dtype in (dtype, None):
-        found = [e for e in table.get("entries", []) if e["head_dim"] == head_dim and "max_seqlen_q" in e
+        found = [e for e in table.get("entries", []) if e["head_dim"] == head_dim and conditional(e)
                  and want_dtype in (None, e["dtype"])]
         if found:
-            return sorted(found, key=lambda e: (e["causal"], e["max_seqlen_q"]))
+            return sorted(found, key=lambda e: (e["causal"], not e.get("general", False),
+                                                e.get("max_seqlen_q", 1 << 62)))
     return []
 
 
@@ -131,7 +138,8 @@ def main() -> None:
     macro = " \\\n".join(f"  X({d}, {ELEMENT[t]}, {role}, {shape_args(chosen[(d, t)][role])})"
                           for d, t in entries for role in chosen[(d, t)])
     short_macro = "".join(f" \\\n  X({d}, {ELEMENT[t]}, {3 + i}, {'true' if e['causal'] else 'false'}, "
-                          f"{int(e['max_seqlen_q'])}, {ORDERS[e.get('order')]})"
+                          f"{int(e.get('max_seqlen_q', -1))}, {1 if e.get('general') else -1}, "
+                          f"{ORDERS[e.get('order')]})"
                           for d, t in entries for i, e in enumerate(shorts[(d, t)]))
     candidate_macro = ""
     if candidates is not None:
@@ -148,8 +156,9 @@ def main() -> None:
         + f"// tile shapes from {pathlib.Path(args.table).name}.\n"
         + "#pragma once\n\n"
         + "#define FLASHATTN_SM80_FOR_EACH_KERNEL(X)" + (" \\\n" + macro if entries else "") + "\n"
-        + "\n// Short-sequence roles: X(bucket, element, role, causal, max seqlen_q, tile order;\n"
-        + "// -1 = the backend's rule, 0 = m fastest, 1 = heads fastest), tightest limit first.\n"
+        + "\n// Conditional roles: X(bucket, element, role, causal, max seqlen_q (-1: any), general (-1: any,\n"
+        + "// 1: kGeneral only), tile order (-1: the backend's rule, 0: m fastest, 1: heads fastest)),\n"
+        + "// in the order the dispatcher tries them.\n"
         + "#define FLASHATTN_SM80_FOR_EACH_SHORT(X)" + short_macro + "\n"
         + candidate_macro,
     )

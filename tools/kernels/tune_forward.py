@@ -115,9 +115,9 @@ def main():
                 print(f"d{hdim} causal={causal}: no valid candidate; table unchanged")
                 continue
             mean, k = ranked[0]
-            # Short-sequence entries ("max_seqlen_q") are chosen by hand from the rows; they stay.
+            # Conditional entries ("max_seqlen_q", "general") are chosen by hand from the rows; they stay.
             entries = [e for e in entries if not (e["head_dim"] == hdim and e["causal"] == causal and e["dtype"] == "bf16"
-                                                  and "max_seqlen_q" not in e)]
+                                                  and "max_seqlen_q" not in e and "general" not in e)]
             entries.append({"head_dim": hdim, "dtype": "bf16", "causal": causal, "shape": json.loads(k[2]),
                             "geomean_tflops": round(mean, 1), "seqlens": args.seqlens})
     entries.sort(key=lambda e: (e["head_dim"], e["dtype"], e["causal"], e.get("max_seqlen_q", 1 << 62)))

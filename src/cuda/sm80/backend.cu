@@ -63,15 +63,24 @@ struct KernelChoice {
   int order = -1;  // a short row's tile order: -1 the rule of heads_fastest_order, 0 m fastest, 1 heads
 };
 
+// The kGeneral kernel (forward_kernel.h): per-element score modifiers or dropout (a dropout_p
+// below 2^-16 drops nothing and runs the plain kernel).
+bool needs_general(const AttentionParams& p) {
+  const bool dropout = p.dropout_p > 0.f && dropout_threshold(p.dropout_p) > 0;
+  return p.softcap > 0.f || p.alibi_slopes != nullptr || dropout || !(p.scale > 0.f);
+}
+
 KernelChoice choose_kernel(const AttentionParams& p) {
   const int bucket = bucket_of(p);
   const bool causal = p.mask.window_right >= 0;
+  const bool general = needs_general(p);
   int wanted = causal ? 1 : 0, order = -1;
   bool matched = false;
-#define FLASHATTN_SM80_SHORT(head_dim, element, role, is_causal, max_seqlen_q, tile_order)   \
-  if (!matched && bucket == head_dim && causal == is_causal && p.seqlen_q <= max_seqlen_q && \
-      p.dtype == (std::is_same_v<element, __half> ? DType::float16 : DType::bfloat16)) {     \
-    matched = true, wanted = role, order = tile_order;                                       \
+#define FLASHATTN_SM80_SHORT(head_dim, element, role, is_causal, max_seqlen_q, only_general, tile_order) \
+  if (!matched && bucket == head_dim && causal == is_causal &&                                           \
+      (max_seqlen_q < 0 || p.seqlen_q <= max_seqlen_q) && (only_general < 0 || general) &&               \
+      p.dtype == (std::is_same_v<element, __half> ? DType::float16 : DType::bfloat16)) {                 \
+    matched = true, wanted = role, order = tile_order;                                                   \
   }
   FLASHATTN_SM80_FOR_EACH_SHORT(FLASHATTN_SM80_SHORT)
 #undef FLASHATTN_SM80_SHORT
@@ -261,8 +270,7 @@ Status run(const AttentionParams& params, const ExecutionContext& ctx) noexcept 
   args.dropout_rescale = p.dropout_p > 0.f ? 1.f / (1.f - p.dropout_p) : 1.f;
   args.total_tiles = static_cast<std::int64_t>(args.m_blocks) * p.batch * p.heads * args.num_splits;
   args.heads_fastest = heads_fastest_order(p);
-  const bool general =
-      p.softcap > 0.f || p.alibi_slopes != nullptr || args.dropout_threshold > 0 || !(p.scale > 0.f);
+  const bool general = needs_general(p);
   if (cudaError_t e = dispatch_forward(args, general, stream); e != cudaSuccess) {
     return cuda_status(e, "forward kernel launch");
   }
