@@ -354,7 +354,8 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     base = os.path.join(args.out, f"compare-{args.tag}")
     with open(base + ".json", "w") as f:
-        json.dump({"environment": env, "grid": rows, "decode": decode,
+        json.dump({"environment": env, "dtype": "bf16" if args.dtype == torch.bfloat16 else "fp16", "grid": rows,
+                   "decode": decode,
                    "method": "median of triton.testing.do_bench (warmup 25 ms, rep 100 ms), bf16 unless noted, "
                              "same process for every backend"}, f, indent=1)
     if rows:

@@ -6,6 +6,7 @@
 # tuned table picks for (hdim, causal) in the backend's tile order (heads fastest when
 # causal), "other order" that shape in the other tile order; "table (sync)" the table
 # call timed the pre-v7 way (no L2 flush, host launch cost inside the interval).
+# FA2 fp16 ("fa2_fp16_fwd", sdpa_fa2_forward.py ... fp16) beside the fp16 table call when given.
 # "table/fa2" is the ratio of what the library runs (cuda_sm80::run) to FA2. A second table gives the
 # softcap / ALiBi / dropout kernels (variant rows) beside the plain one and FA2 with dropout.
 import argparse, json
@@ -27,7 +28,7 @@ if args.tune:
     winners = {}
     if args.table:
         for e in json.load(open(args.table)).get("entries", []):
-            if e["dtype"] == "bf16":
+            if e["dtype"] == "bf16" and "max_seqlen_q" not in e and "general" not in e:
                 winners[(e["head_dim"], e["causal"])] = json.dumps(e["shape"], sort_keys=True)
     for line in open(args.tune):
         if not line.startswith("{"):
@@ -48,8 +49,14 @@ if args.tune:
             else:
                 slot["other_order"] = round(r["tflops"])
 
-print("| hdim | causal | seqlen | other order | table (sync) | table | ours | fp16 table | fa2 | ours/fa2 | table/fa2 |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|")
+print("| hdim | causal | seqlen | other order | table (sync) | table | ours | fp16 table | fa2 | ours/fa2 | table/fa2 |"
+      " fa2 fp16 | fp16 table/fa2 fp16 |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+def fp16_ratio(r):
+    ours, peer = r.get("table_fp16"), r.get("fa2_fp16_fwd")
+    return f"{ours / peer:.2f}" if ours and peer else "-"
+
+
 for key in sorted(rows):
     r = rows[key]
     o, f = r.get("ours_fwd"), r.get("fa2_fwd")
@@ -57,7 +64,8 @@ for key in sorted(rows):
     tb = r.get("table_bf16")
     table_ratio = f"{tb / f:.2f}" if tb and f else "-"
     print(f"| {key[0]} | {key[1]} | {key[2]} | {r.get('other_order', '-')} | {r.get('table_sync', '-')} | {tb} | {o} | "
-          f"{r.get('table_fp16', '-')} | {f} | {ratio} | {table_ratio} |")
+          f"{r.get('table_fp16', '-')} | {f} | {ratio} | {table_ratio} | {r.get('fa2_fp16_fwd', '-')} | "
+          f"{fp16_ratio(r)} |")
 if variants:
     print("\nkGeneral kernels (TFLOP/s; table = cuda_sm80::run, winner = the tuned shape; plain = same problem without"
           " the modifier; fa2 dropout = SDPA FLASH_ATTENTION with dropout_p 0.1)\n")

@@ -21,6 +21,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend.h"
@@ -118,9 +119,9 @@ std::string shape_json(const TileShape& s) {
   std::snprintf(
       buffer, sizeof buffer,
       "{\"m_tiles_per_warp\": %d, \"warps\": %d, \"block_n\": %d, \"stages\": %d, \"q_in_registers\": %s, "
-      "\"min_blocks_per_sm\": %d}",
+      "\"min_blocks_per_sm\": %d, \"prefetch_next\": %s}",
       s.m_tiles_per_warp, s.warps, s.block_n, s.stages, s.q_in_registers ? "true" : "false",
-      s.min_blocks_per_sm);
+      s.min_blocks_per_sm, s.prefetch_next ? "true" : "false");
   return buffer;
 }
 
@@ -145,12 +146,15 @@ int main(int argc, char** argv) {
     for (char* tok = std::strtok(argv[1], ","); tok; tok = std::strtok(nullptr, ","))
       seqlens.push_back(std::atoi(tok));
   }
-  const int general_seqlen =
-      std::getenv("SM80_GENERAL_SEQLEN") ? std::atoi(std::getenv("SM80_GENERAL_SEQLEN")) : 2048;
+  // SM80_GENERAL_SEQLEN: the seqlens (a comma list) that also time the softcap/ALiBi/dropout kernels.
+  const std::string general_seqlens =
+      "," + std::string(std::getenv("SM80_GENERAL_SEQLEN") ? std::getenv("SM80_GENERAL_SEQLEN") : "2048") +
+      ",";
   const std::vector<Candidate> list = candidates();
   std::vector<int> dims;
   for (const Candidate& c : list)
     if (std::find(dims.begin(), dims.end(), c.head_dim) == dims.end()) dims.push_back(c.head_dim);
+  if (dims.empty()) dims = {64, 128, 256};  // a build without candidates: the table rows only
   float* slopes = nullptr;
   CHECK_CUDA(cudaMalloc(&slopes, 256 * sizeof(float)));
   {
@@ -167,53 +171,76 @@ int main(int argc, char** argv) {
     p.dropout_seed = 1234, p.dropout_offset = 0;
   };
   std::mt19937 rng(7);
+  // Diagnostics (environment): SM80_DIMS=128,256 and SM80_CAUSAL=0|1 restrict the grid; SM80_TABLE_ONLY=1
+  // times only the bf16 table call (no candidates, fp16 or sync rows: one kernel to profile);
+  // SM80_SEQLEN_K=n runs n keys (<= the seqlen) per query row, to see the per-tile fixed cost.
+  if (const char* only = std::getenv("SM80_DIMS")) {  // these dims (compiled by tune_forward.py), in order
+    dims.clear();
+    std::string list = only;
+    for (char* tok = std::strtok(list.data(), ","); tok; tok = std::strtok(nullptr, ","))
+      dims.push_back(std::atoi(tok));
+  }
+  const int only_causal = std::getenv("SM80_CAUSAL") ? std::atoi(std::getenv("SM80_CAUSAL")) : -1;
+  const bool table_only = std::getenv("SM80_TABLE_ONLY") != nullptr;
+  // SM80_NO_CANDIDATES=1: every table row (bf16, fp16, sync, softcap/ALiBi/dropout), no candidates.
+  const bool no_candidates = table_only || std::getenv("SM80_NO_CANDIDATES") != nullptr;
+  const int keys = std::getenv("SM80_SEQLEN_K") ? std::atoi(std::getenv("SM80_SEQLEN_K")) : 0;
   for (int d : dims)
     for (int causal = 0; causal < 2; ++causal)
       for (int s : seqlens) {
+        if (only_causal >= 0 && causal != only_causal) continue;
         const int b = 16384 / s, h = 2048 / d;
+        const int sk = keys > 0 && keys < s ? keys : s;
         const std::size_t n = std::size_t(b) * s * h * d;
         std::vector<std::uint16_t> init(n);
         std::uniform_real_distribution<float> u(-1.f, 1.f);
         for (auto& x : init) x = float_to_bf16(u(rng));
-        void *q, *k, *v, *o_ref, *o;
-        for (void** ptr : {&q, &k, &v, &o_ref, &o}) CHECK_CUDA(cudaMalloc(ptr, n * 2));
-        CHECK_CUDA(cudaMemcpy(q, init.data(), n * 2, cudaMemcpyHostToDevice));
-        std::shuffle(init.begin(), init.end(), rng);
-        CHECK_CUDA(cudaMemcpy(k, init.data(), n * 2, cudaMemcpyHostToDevice));
-        std::shuffle(init.begin(), init.end(), rng);
-        CHECK_CUDA(cudaMemcpy(v, init.data(), n * 2, cudaMemcpyHostToDevice));
+        void *q, *k, *v, *o_ref, *o, *q16, *k16, *v16;
+        for (void** ptr : {&q, &k, &v, &o_ref, &o, &q16, &k16, &v16}) CHECK_CUDA(cudaMalloc(ptr, n * 2));
+        // fp16 copies of the same values (exact: bf16 values in [-1, 1] fit fp16 but for a few
+        // subnormals), so the fp16 rows time the same problem as the bf16 ones.
+        std::vector<std::uint16_t> half(n);
+        for (auto [dst, dst16] : {std::pair{q, q16}, std::pair{k, k16}, std::pair{v, v16}}) {
+          if (dst != q) std::shuffle(init.begin(), init.end(), rng);
+          CHECK_CUDA(cudaMemcpy(dst, init.data(), n * 2, cudaMemcpyHostToDevice));
+          for (std::size_t i = 0; i < n; ++i) half[i] = float_to_fp16(bf16_to_float(init[i]));
+          CHECK_CUDA(cudaMemcpy(dst16, half.data(), n * 2, cudaMemcpyHostToDevice));
+        }
         AttentionParams p;
         p.dtype = DType::bfloat16, p.batch = b, p.heads = p.heads_kv = h, p.head_dim = p.head_dim_v = d;
-        p.seqlen_q = p.seqlen_k = s;
+        p.seqlen_q = s;
+        p.seqlen_k = sk;
         p.scale = 1.f / std::sqrt(float(d));
         p.mask.window_right = causal ? 0 : -1;
         const Operand op{nullptr, std::int64_t(s) * h * d, std::int64_t(h) * d, d};
         p.q = p.k = p.v = p.out = op;
+        p.k.batch_stride = p.v.batch_stride = std::int64_t(sk) * h * d;
         p.q.data = q, p.k.data = k, p.v.data = v, p.out.data = o_ref;
-        const double flop = 4.0 * b * h * double(s) * s * d / (causal ? 2 : 1);
-        const int variants = s == general_seqlen ? 4 : 1;
+        const double flop = 4.0 * b * h * double(s) * sk * d / (causal ? 2 : 1);
+        const bool general_here = general_seqlens.find("," + std::to_string(s) + ",") != std::string::npos;
+        const int variants = general_here ? 4 : 1;
         for (int variant = 0; variant < variants; ++variant) {
           set_variant(p, variant);
           ExecutionContext ctx;
           for (DType dtype : {DType::bfloat16, DType::float16}) {
-            if (dtype == DType::float16 && variant != kPlain) continue;
-            // The fp16 table kernel on the same bits (random bf16 values in [-1, 1] read as fp16
-            // are finite, mostly small numbers): only its time is used.
+            if (dtype == DType::float16 && (variant != kPlain || table_only)) continue;
+            // The fp16 table kernel on the same values in fp16: only its time is used.
             AttentionParams pt = p;
             pt.dtype = dtype;
-            if (dtype == DType::float16) pt.out.data = o;
+            if (dtype == DType::float16) pt.q.data = q16, pt.k.data = k16, pt.v.data = v16, pt.out.data = o;
             for (int synchronous = 0; synchronous < 2; ++synchronous) {
-              if (synchronous && (dtype != DType::bfloat16 || variant != kPlain)) continue;
+              if (synchronous && (dtype != DType::bfloat16 || variant != kPlain || table_only)) continue;
               const double table_ms = median_ms([&] { return cuda_sm80::run(pt, ctx).ok(); }, synchronous);
               CHECK_CUDA(cudaDeviceSynchronize());
               std::printf(
                   "{\"shape\": \"%s\", \"dtype\": \"%s\", \"variant\": \"%s\", \"hdim\": %d, "
-                  "\"causal\": %s, \"seqlen\": %d, \"tflops\": %.1f}\n",
+                  "\"causal\": %s, \"seqlen\": %d, \"seqlen_k\": %d, \"tflops\": %.1f, \"us\": %.1f}\n",
                   synchronous ? "table_sync" : "table", dtype == DType::float16 ? "fp16" : "bf16",
-                  variant_names[variant], d, causal ? "true" : "false", s,
-                  table_ms > 0 ? flop / table_ms / 1e9 : 0.0);
+                  variant_names[variant], d, causal ? "true" : "false", s, sk,
+                  table_ms > 0 ? flop / table_ms / 1e9 : 0.0, table_ms * 1e3);
             }
           }
+          if (no_candidates) continue;
           // The reference of this variant: the table kernel's output (bf16).
           CHECK_CUDA(cudaMemset(o_ref, 0xff, n * 2));
           if (!cuda_sm80::run(p, ExecutionContext{}).ok()) return 2;
@@ -249,7 +276,7 @@ int main(int argc, char** argv) {
             }
           }
         }
-        for (void* ptr : {q, k, v, o_ref, o}) cudaFree(ptr);
+        for (void* ptr : {q, k, v, o_ref, o, q16, k16, v16}) cudaFree(ptr);
       }
   cudaFree(slopes);
   return 0;

@@ -14,6 +14,15 @@ table src/cuda/sm80/forward_tuning.json (--table), written by
 tools/kernels/tune_forward.py. With --candidates FILE (a JSON list of shapes)
 it instead emits every candidate for every (bucket, dtype) as
 FLASHATTN_SM80_FOR_EACH_CANDIDATE, for the tuning bench.
+
+Conditional entries: one with "max_seqlen_q": N applies only to problems whose seqlen_q (bound)
+is at most N (short sequences, where a different shape or tile order wins); one with "general":
+true only to problems that run the kGeneral kernel (softcap, ALiBi, dropout, non-positive scale).
+Either may name the tile order ("order": "m_fastest" or "heads_fastest", else the backend's
+rule). They become extra roles 3, 4, ... of their (bucket, dtype), listed with their conditions
+in FLASHATTN_SM80_FOR_EACH_SHORT(X): X(bucket, element, role, causal, max_seqlen_q (-1: any),
+general (-1: any, 1: kGeneral only), order (-1: the backend's rule, 0: m fastest, 1: heads
+fastest)), in the order the dispatcher tries them (the first match wins).
 """
 import argparse
 import json
@@ -31,13 +40,25 @@ def write_if_changed(path: pathlib.Path, text: str) -> None:
         path.write_text(text)
 
 
-SHAPE_FIELDS = ("m_tiles_per_warp", "warps", "block_n", "stages", "q_in_registers", "min_blocks_per_sm")
+SHAPE_FIELDS = ("m_tiles_per_warp", "warps", "block_n", "stages", "q_in_registers", "min_blocks_per_sm",
+                "prefetch_next")
+# Fields added after tables were written: their value when a shape does not name them.
+SHAPE_FIELD_DEFAULTS = {"prefetch_next": False}
+BOOL_FIELDS = ("q_in_registers", "prefetch_next")
 DEFAULT_TABLE = pathlib.Path(__file__).resolve().parent / "sm80" / "forward_tuning.json"
+
+
+def normalized(shape: dict) -> dict:
+    """The TileShape fields of a table or candidate shape, later fields defaulted (so that equal
+    shapes compare equal and are instantiated once)."""
+    return {f: shape.get(f, SHAPE_FIELD_DEFAULTS[f]) if f in SHAPE_FIELD_DEFAULTS else shape[f]
+            for f in SHAPE_FIELDS}
 
 
 def shape_args(shape: dict) -> str:
     """The TileShape as X-macro arguments (the field order of forward_config.h)."""
-    return ", ".join(("true" if shape[f] else "false") if f == "q_in_registers" else str(int(shape[f]))
+    shape = normalized(shape)
+    return ", ".join(("true" if shape[f] else "false") if f in BOOL_FIELDS else str(int(shape[f]))
                      for f in SHAPE_FIELDS)
 
 
@@ -45,12 +66,32 @@ def shape_for(table: dict, head_dim: int, dtype: str, causal: bool) -> dict:
     """A tuned entry for (bucket, dtype, causal), else one of the other dtype, else the default."""
     for want_dtype in (dtype, None):
         for e in table.get("entries", []):
-            if e["head_dim"] == head_dim and e["causal"] == causal and want_dtype in (None, e["dtype"]):
-                return e["shape"]
+            if (e["head_dim"] == head_dim and e["causal"] == causal and want_dtype in (None, e["dtype"])
+                    and not conditional(e)):
+                return normalized(e["shape"])
     for d in table["defaults"]:
         if head_dim <= d["max_head_dim"]:
-            return d["shape"]
+            return normalized(d["shape"])
     raise SystemExit(f"forward_tuning.json: no default shape covers head dim {head_dim}")
+
+
+ORDERS = {None: -1, "m_fastest": 0, "heads_fastest": 1}
+
+
+def conditional(e: dict) -> bool:
+    return "max_seqlen_q" in e or "general" in e
+
+
+def short_entries(table: dict, head_dim: int, dtype: str) -> list:
+    """The conditional entries of (bucket, dtype) (else of the other dtype), in the order the
+    dispatcher tries them: kGeneral-only rows first, then the tightest seqlen limit."""
+    for want_dtype in (dtype, None):
+        found = [e for e in table.get("entries", []) if e["head_dim"] == head_dim and conditional(e)
+                 and want_dtype in (None, e["dtype"])]
+        if found:
+            return sorted(found, key=lambda e: (e["causal"], not e.get("general", False),
+                                                e.get("max_seqlen_q", 1 << 62)))
+    return []
 
 
 def main() -> None:
@@ -84,14 +125,22 @@ def main() -> None:
         some buckets with "head_dims" (e.g. shapes that spill kilobytes at d256)."""
         if candidates is None or t not in candidate_dtypes:
             return []
-        return [{f: c[f] for f in SHAPE_FIELDS} for c in candidates if d in c.get("head_dims", [d])]
+        return [normalized(c) for c in candidates if d in c.get("head_dims", [d])]
     # (bucket, dtype) -> {causal: shape}; the dispatcher picks by (bucket, dtype, causal).
     # Roles: 0 non-causal, 1 causal (tuned), 2 portable (the default shape, small enough for the
     # shared memory of every sm_80+ GPU; used where the device cannot hold a tuned shape).
     chosen = {(d, t): {0: shape_for(table, d, t, False), 1: shape_for(table, d, t, True),
                        2: shape_for({"defaults": table["defaults"]}, d, t, False)} for d, t in entries}
+    shorts = {(d, t): short_entries(table, d, t) for d, t in entries}
+    for key, found in shorts.items():
+        for i, e in enumerate(found):
+            chosen[key][3 + i] = normalized(e["shape"])
     macro = " \\\n".join(f"  X({d}, {ELEMENT[t]}, {role}, {shape_args(chosen[(d, t)][role])})"
-                          for d, t in entries for role in (0, 1, 2))
+                          for d, t in entries for role in chosen[(d, t)])
+    short_macro = "".join(f" \\\n  X({d}, {ELEMENT[t]}, {3 + i}, {'true' if e['causal'] else 'false'}, "
+                          f"{int(e.get('max_seqlen_q', -1))}, {1 if e.get('general') else -1}, "
+                          f"{ORDERS[e.get('order')]})"
+                          for d, t in entries for i, e in enumerate(shorts[(d, t)]))
     candidate_macro = ""
     if candidates is not None:
         candidate_macro = (
@@ -107,6 +156,10 @@ def main() -> None:
         + f"// tile shapes from {pathlib.Path(args.table).name}.\n"
         + "#pragma once\n\n"
         + "#define FLASHATTN_SM80_FOR_EACH_KERNEL(X)" + (" \\\n" + macro if entries else "") + "\n"
+        + "\n// Conditional roles: X(bucket, element, role, causal, max seqlen_q (-1: any), general (-1: any,\n"
+        + "// 1: kGeneral only), tile order (-1: the backend's rule, 0: m fastest, 1: heads fastest)),\n"
+        + "// in the order the dispatcher tries them.\n"
+        + "#define FLASHATTN_SM80_FOR_EACH_SHORT(X)" + short_macro + "\n"
         + candidate_macro,
     )
     def instantiations(d, t, shapes):

@@ -78,10 +78,14 @@ def main():
     ap.add_argument("--table", default=str(ROOT / "src/cuda/sm80/forward_tuning.json"))
     ap.add_argument("--build", default=str(ROOT / "build/tune"))
     ap.add_argument("--dry-run", action="store_true", help="print the winners, leave the table alone")
+    ap.add_argument("--build-only", action="store_true", help="build BUILD/sm80_tune and stop (diagnostic runs)")
     args = ap.parse_args()
 
     arch, gpu, driver = compute_capability()
     binary = build(args, arch)
+    if args.build_only:
+        print(binary)
+        return
     text = sh([str(binary), args.seqlens])
     pathlib.Path(args.build, "tune_rows.jsonl").write_text(text)
     rows = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
@@ -111,10 +115,12 @@ def main():
                 print(f"d{hdim} causal={causal}: no valid candidate; table unchanged")
                 continue
             mean, k = ranked[0]
-            entries = [e for e in entries if not (e["head_dim"] == hdim and e["causal"] == causal and e["dtype"] == "bf16")]
+            # Conditional entries ("max_seqlen_q", "general") are chosen by hand from the rows; they stay.
+            entries = [e for e in entries if not (e["head_dim"] == hdim and e["causal"] == causal and e["dtype"] == "bf16"
+                                                  and "max_seqlen_q" not in e and "general" not in e)]
             entries.append({"head_dim": hdim, "dtype": "bf16", "causal": causal, "shape": json.loads(k[2]),
                             "geomean_tflops": round(mean, 1), "seqlens": args.seqlens})
-    entries.sort(key=lambda e: (e["head_dim"], e["dtype"], e["causal"]))
+    entries.sort(key=lambda e: (e["head_dim"], e["dtype"], e["causal"], e.get("max_seqlen_q", 1 << 62)))
     table["entries"] = entries
     table["tuned_on"] = f"{gpu}, driver {driver}, {datetime.date.today().isoformat()}"
     for r in rows:

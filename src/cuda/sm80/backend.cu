@@ -54,24 +54,44 @@ int device_max_smem() {
 }
 
 // Which row of the tuning table (sm80_kernel_list.h) runs p: problems with a
-// right window (causal, local) take the causal row; a tuned shape that needs
+// right window (causal, local) take the causal row, or a short-sequence row of
+// the same kind when seqlen_q is within its limit; a tuned shape that needs
 // more shared memory than this GPU has falls back to the portable row.
 struct KernelChoice {
-  int role = 2;  // 0 non-causal, 1 causal, 2 portable
+  int role = 2;  // 0 non-causal, 1 causal, 2 portable, 3...: short-sequence rows
   TileShape shape;
+  int order = -1;  // a short row's tile order: -1 the rule of heads_fastest_order, 0 m fastest, 1 heads
 };
+
+// The kGeneral kernel (forward_kernel.h): per-element score modifiers or dropout (a dropout_p
+// below 2^-16 drops nothing and runs the plain kernel).
+bool needs_general(const AttentionParams& p) {
+  const bool dropout = p.dropout_p > 0.f && dropout_threshold(p.dropout_p) > 0;
+  return p.softcap > 0.f || p.alibi_slopes != nullptr || dropout || !(p.scale > 0.f);
+}
 
 KernelChoice choose_kernel(const AttentionParams& p) {
   const int bucket = bucket_of(p);
-  const int wanted = p.mask.window_right >= 0 ? 1 : 0;
+  const bool causal = p.mask.window_right >= 0;
+  const bool general = needs_general(p);
+  int wanted = causal ? 1 : 0, order = -1;
+  bool matched = false;
+#define FLASHATTN_SM80_SHORT(head_dim, element, role, is_causal, max_seqlen_q, only_general, tile_order) \
+  if (!matched && bucket == head_dim && causal == is_causal &&                                           \
+      (max_seqlen_q < 0 || p.seqlen_q <= max_seqlen_q) && (only_general < 0 || general) &&               \
+      p.dtype == (std::is_same_v<element, __half> ? DType::float16 : DType::bfloat16)) {                 \
+    matched = true, wanted = role, order = tile_order;                                                   \
+  }
+  FLASHATTN_SM80_FOR_EACH_SHORT(FLASHATTN_SM80_SHORT)
+#undef FLASHATTN_SM80_SHORT
   const int max_smem = device_max_smem();
   KernelChoice choice;
-#define FLASHATTN_SM80_CHOOSE(head_dim, element, role, ...)                                    \
-  if (bucket == head_dim &&                                                                    \
-      p.dtype == (std::is_same_v<element, __half> ? DType::float16 : DType::bfloat16)) {       \
-    using Cfg = ForwardConfig<head_dim, element, TileShape{__VA_ARGS__}>;                      \
-    if (role == wanted && Cfg::kSmemBytes <= max_smem) return KernelChoice{role, Cfg::kShape}; \
-    if (role == 2) choice = KernelChoice{role, Cfg::kShape};                                   \
+#define FLASHATTN_SM80_CHOOSE(head_dim, element, role, ...)                                           \
+  if (bucket == head_dim &&                                                                           \
+      p.dtype == (std::is_same_v<element, __half> ? DType::float16 : DType::bfloat16)) {              \
+    using Cfg = ForwardConfig<head_dim, element, TileShape{__VA_ARGS__}>;                             \
+    if (role == wanted && Cfg::kSmemBytes <= max_smem) return KernelChoice{role, Cfg::kShape, order}; \
+    if (role == 2) choice = KernelChoice{role, Cfg::kShape};                                          \
   }
   FLASHATTN_SM80_FOR_EACH_KERNEL(FLASHATTN_SM80_CHOOSE)
 #undef FLASHATTN_SM80_CHOOSE
@@ -85,7 +105,11 @@ int block_n(const AttentionParams& p) { return choose_kernel(p).shape.block_n; }
 // is a longest-first schedule whose last wave is short: measured 5-12% faster than keeping a
 // head's tiles together for causal s >= 1k on the H200 (docs/kernel-notes.md, v7). Otherwise tiles
 // cost the same, and keeping a head's tiles side by side shares its K/V in L2 (1-2% at s = 512).
+// A short-sequence row of the table may name its order instead (measured per shape: at d256 causal
+// s = 512 the 64-row tiles ran 8% faster with a head's tiles together).
 bool heads_fastest_order(const AttentionParams& p) {
+  const int order = choose_kernel(p).order;
+  if (order >= 0) return order == 1;
   return p.mask.window_right >= 0 && p.mask.window_left < 0;
 }
 
@@ -246,8 +270,7 @@ Status run(const AttentionParams& params, const ExecutionContext& ctx) noexcept 
   args.dropout_rescale = p.dropout_p > 0.f ? 1.f / (1.f - p.dropout_p) : 1.f;
   args.total_tiles = static_cast<std::int64_t>(args.m_blocks) * p.batch * p.heads * args.num_splits;
   args.heads_fastest = heads_fastest_order(p);
-  const bool general =
-      p.softcap > 0.f || p.alibi_slopes != nullptr || args.dropout_threshold > 0 || !(p.scale > 0.f);
+  const bool general = needs_general(p);
   if (cudaError_t e = dispatch_forward(args, general, stream); e != cudaSuccess) {
     return cuda_status(e, "forward kernel launch");
   }

@@ -11,6 +11,7 @@
 
 #include "common/params.h"
 #include "cuda/ptx/ptx.h"
+#include "cuda/sm80/dropout.h"  // quad_transpose
 #include "cuda/sm80/kernel_args.h"
 #include "cuda/sm80/warp_mma.h"
 
@@ -93,6 +94,45 @@ __device__ __forceinline__ void store_output(const float (&o)[Cfg::kMTiles][Cfg:
       const uint4 value = *reinterpret_cast<const uint4*>(o_smem + OTile::chunk_offset(row, chunk));
       *reinterpret_cast<uint4*>(out + query_offset(p.out, seq, batch, m0 + row, head) + chunk * Cfg::kChunk) =
           value;
+    }
+  }
+}
+
+// Final output straight from registers, shared memory untouched (prefetch_next: the next tile's Q
+// and K/V are being copied into it). A quad's four lanes hold a row's four 4-byte column pairs of
+// each 8-column d-tile; a 4 x 4 transpose across the quad over d-tiles 4k..4k+3 gives lane q all
+// of d-tile 4k + q, so each store is 16 bytes and a warp's store covers 64 contiguous bytes of
+// each of 8 rows (as the staged copy's 16-byte stores do), not 4-byte pieces.
+template <class Cfg>
+__device__ __forceinline__ void store_output_from_registers(
+    const float (&o)[Cfg::kMTiles][Cfg::kHeadDim / 8][4], const float (&lse)[Cfg::kMTiles][2],
+    const ForwardKernelArgs& args, const SequenceLengths& seq, std::int64_t batch, std::int64_t head, int m0,
+    int row0, int lane) {
+  using Element = typename Cfg::Element;
+  constexpr int kOTiles = Cfg::kHeadDim / 8;
+  static_assert(kOTiles % 4 == 0, "buckets are multiples of 32");
+  const AttentionParams& p = args.p;
+  auto* out = static_cast<Element*>(p.out.data);
+  const int quad = lane & 3;
+#pragma unroll
+  for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const std::int64_t i = m0 + row0 + 16 * mt + (lane >> 2) + 8 * r;
+      const bool row_valid = i < seq.q;
+      if (p.lse != nullptr && quad == 0 && row_valid) p.lse[lse_offset(p, seq, batch, i, head)] = lse[mt][r];
+      Element* row = out + (row_valid ? query_offset(p.out, seq, batch, i, head) : 0);
+#pragma unroll
+      for (int k = 0; k < kOTiles / 4; ++k) {
+        std::uint32_t words[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          words[j] = pack_float2<Element>(o[mt][4 * k + j][2 * r], o[mt][4 * k + j][2 * r + 1]);
+        quad_transpose(words, quad);
+        const int col = 8 * (4 * k + quad);
+        if (row_valid && col < p.head_dim_v)
+          *reinterpret_cast<uint4*>(row + col) = make_uint4(words[0], words[1], words[2], words[3]);
+      }
     }
   }
 }

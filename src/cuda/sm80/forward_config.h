@@ -30,6 +30,11 @@ struct TileShape {
   // shared memory per tile.
   bool q_in_registers = false;
   int min_blocks_per_sm = 1;  // __launch_bounds__ occupancy hint (caps registers per thread)
+  // Persistent grid (one CTA per resident slot, tiles dealt out in a snake order) in which a CTA
+  // issues the next tile's Q and first K/V tile during the current tile's last K/V iteration, and
+  // stores O from registers (shared memory stays free for those copies). Hides the per-tile
+  // prologue copy that short sequences pay once per few K/V tiles. Needs stages == 2.
+  bool prefetch_next = false;
 };
 
 template <int kHeadDim_, typename Element_, TileShape kShape_>
@@ -52,6 +57,8 @@ struct ForwardConfig {
   static constexpr int kStages = kShape.stages;
   static constexpr bool kQInRegisters = kShape.q_in_registers;
   static constexpr int kMinBlocksPerSm = kShape.min_blocks_per_sm;
+  static constexpr bool kPrefetchNext = kShape.prefetch_next;
+  static_assert(!kPrefetchNext || kShape.stages == 2, "prefetch_next runs on the two-stage ring");
   static constexpr int kThreads = kWarps * 32;
 
   static constexpr int kChunk = 8;  // elements per 16-byte cp.async / ldmatrix row

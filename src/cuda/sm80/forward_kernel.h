@@ -11,6 +11,11 @@
 // (single K and V buffers):
 //   wait K_n, barrier | issue V_n | S = Q K_n^T | softmax | wait V_n, barrier | issue K_{n-1} | O += P V_n
 //
+// With prefetch_next (TileShape) the grid is persistent: in the last iteration of a tile
+// every warp, after its S = Q K^T, issues the next tile's first K/V into the free ring stage and
+// its own rows of the next Q, and O is stored from registers, so the next tile starts with its
+// copies already in flight instead of one exposed Q + K + V copy.
+//
 // kGeneral adds the per-element score modifiers (softcap, ALiBi, a non-positive
 // scale) and dropout; without it the scale is folded into the exponent.
 #pragma once
@@ -66,6 +71,14 @@ __device__ __forceinline__ KeyTileRange key_tile_range(const AttentionParams& p,
   return KeyTileRange{static_cast<int>(begin), static_cast<int>(end)};
 }
 
+// Tile of round `round` of CTA `cta` among `ctas`: rounds alternate direction (a snake), so with a
+// persistent grid and tiles that get cheaper along the order (causal, heads fastest) every CTA
+// gets a heavy and a light one in turn. Round 0 is blockIdx.x, as in a one-tile-per-CTA grid.
+__device__ __forceinline__ std::int64_t tile_of_round(std::int64_t round, std::int64_t cta,
+                                                      std::int64_t ctas) {
+  return round * ctas + ((round & 1) != 0 ? ctas - 1 - cta : cta);
+}
+
 template <class Cfg, bool kGeneral>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     forward_kernel(const __grid_constant__ ForwardKernelArgs args) {
@@ -96,30 +109,74 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   const LaneOffsets<KVTile> k_offsets = k_lane_offsets<KVTile>(lane);
   const LaneOffsets<KVTile> v_offsets = v_lane_offsets<KVTile>(lane);
 
-  for (std::int64_t tile = blockIdx.x; tile < args.total_tiles; tile += gridDim.x) {
+  const auto* q_base = static_cast<const Element*>(p.q.data);
+  // K/V tile n_block of a sequence into a stage.
+  auto load_kv = [&](Element* smem, const KVRows<Element>& kv, const SequenceLengths& seq, int cols,
+                     int n_block) {
+    const int n0 = n_block * Cfg::kBlockN;
+    const int rows = static_cast<int>(seq.k - n0 < Cfg::kBlockN ? seq.k - n0 : Cfg::kBlockN);
+    if (kv.table == nullptr) {
+      load_strided_tile_async<Cfg, KVTile, Cfg::kBlockN>(smem, kv.row(n0), kv.row_stride, rows, cols, thread);
+    } else {
+      load_tile_async<Cfg, KVTile, Cfg::kBlockN>(
+          smem, [&](int row) { return kv.row(n0 + row); }, rows, cols, thread);
+    }
+  };
+  // prefetch_next: issues tile `tile`'s first K/V into `kv_stage` (kv_stage >= 0), or this warp's
+  // rows of its Q (kv_stage < 0); false (nothing issued) when there is no such tile or it has no key
+  // tile to visit. Two calls, so that neither the K/V copy (issued at the start of the last
+  // iteration, before S is live) nor the Q copy (after the last P V, when this warp is done with
+  // its Q rows) keeps the other's indices alive across the iteration.
+  // Index arithmetic in 32 bits only, and no split-KV: a 64-bit division is a runtime call, and a
+  // call in the K/V loop made ptxas spill 600 B of accumulators around it.
+  auto prefetch_tile = [&](std::int64_t tile, int kv_stage) {
+    if (tile >= args.total_tiles || args.num_splits != 1 || args.total_tiles > 0x7fffffff) return false;
+    const TileIndex index = decode_tile_as<std::uint32_t>(args, static_cast<std::uint32_t>(tile));
+    const SequenceLengths seq = clipped_sequence_lengths(p, index.batch);
+    const int m0 = index.m_block * Cfg::kBlockM;
+    if (m0 >= seq.q) return false;
+    const KeyTileRange range = key_tile_range<Cfg>(p, m0, seq.q, seq.k, 0, 1);
+    if (range.begin >= range.end) return false;
+    if (kv_stage >= 0) {
+      // kv_head_of in 32 bits (heads <= total_tiles < 2^31).
+      const int group = static_cast<int>(p.heads) / static_cast<int>(p.heads_kv);
+      const std::int64_t head_kv = static_cast<int>(index.head) / group;
+      // The generic (rolled) loader, for the same reason as load_warp_rows_async.
+      const int n0 = (range.end - 1) * Cfg::kBlockN;
+      const int rows = static_cast<int>(seq.k - n0 < Cfg::kBlockN ? seq.k - n0 : Cfg::kBlockN);
+      const KVRows<Element> k_next(p, p.k, seq, index.batch, head_kv);
+      const KVRows<Element> v_next(p, p.v, seq, index.batch, head_kv);
+      load_tile_async<Cfg, KVTile, Cfg::kBlockN>(
+          k_smem + kv_stage * Cfg::kSmemK, [&](int row) { return k_next.row(n0 + row); }, rows,
+          static_cast<int>(p.head_dim), thread);
+      load_tile_async<Cfg, KVTile, Cfg::kBlockN>(
+          v_smem + kv_stage * Cfg::kSmemV, [&](int row) { return v_next.row(n0 + row); }, rows,
+          static_cast<int>(p.head_dim_v), thread);
+    } else {
+      const Element* q_tile = q_base + query_offset(p.q, seq, index.batch, m0, index.head);
+      load_warp_rows_async<Cfg, QTile>(q_smem, q_tile, p.q.row_stride, static_cast<int>(seq.q - m0),
+                                       static_cast<int>(p.head_dim), row0, lane);
+    }
+    return true;
+  };
+
+  bool prefetched = false;  // prefetch_next: this tile's first copies were issued by the previous one
+  int stage = 0;            // ring stage of the tile being computed
+  for (std::int64_t round = 0;; ++round) {
+    const std::int64_t tile = tile_of_round(round, blockIdx.x, gridDim.x);
+    if (tile >= args.total_tiles) break;
     const TileIndex index = decode_tile(args, tile);
     const SequenceLengths seq = clipped_sequence_lengths(p, index.batch);
     const int m0 = index.m_block * Cfg::kBlockM;
-    if (m0 >= seq.q) continue;  // varlen: this sequence is shorter than the bound
+    if (m0 >= seq.q) continue;  // varlen: this sequence is shorter than the bound (never prefetched)
     const std::int64_t head_kv = kv_head_of(p, index.head);
     const KeyTileRange range = key_tile_range<Cfg>(p, m0, seq.q, seq.k, index.split, args.num_splits);
 
-    const auto* q_base = static_cast<const Element*>(p.q.data);
     const KVRows<Element> k_rows(p, p.k, seq, index.batch, head_kv);
     const KVRows<Element> v_rows(p, p.v, seq, index.batch, head_kv);
     const int q_rows = static_cast<int>(seq.q - m0 < Cfg::kBlockM ? seq.q - m0 : Cfg::kBlockM);
-
-    auto load_kv = [&](Element* smem, const KVRows<Element>& kv, int cols, int n_block) {
-      const int n0 = n_block * Cfg::kBlockN;
-      const int rows = static_cast<int>(seq.k - n0 < Cfg::kBlockN ? seq.k - n0 : Cfg::kBlockN);
-      if (kv.table == nullptr) {
-        load_strided_tile_async<Cfg, KVTile, Cfg::kBlockN>(smem, kv.row(n0), kv.row_stride, rows, cols,
-                                                           thread);
-      } else {
-        load_tile_async<Cfg, KVTile, Cfg::kBlockN>(
-            smem, [&](int row) { return kv.row(n0 + row); }, rows, cols, thread);
-      }
-    };
+    if constexpr (!Cfg::kPrefetchNext) stage = 0;
+    bool prefetched_next = false;
 
     float o[Cfg::kMTiles][kOTiles][4];
 #pragma unroll
@@ -143,27 +200,28 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       // (Waiting for the first tile's V separately in the ring too, so that the first S = Q K^T
       // starts earlier, cost d256 7% at every seqlen in v7b: the conditional barrier before P V
       // keeps the compiler from hoisting V's ldmatrix above the softmax.)
-      load_strided_tile_async<Cfg, QTile, Cfg::kBlockM>(
-          q_smem, q_base + query_offset(p.q, seq, index.batch, m0, index.head), p.q.row_stride, q_rows,
-          static_cast<int>(p.head_dim), thread);
-      load_kv(k_smem, k_rows, static_cast<int>(p.head_dim), range.end - 1);
-      if constexpr (!kSingleBuffer) {
-        load_kv(v_smem, v_rows, static_cast<int>(p.head_dim_v), range.end - 1);
+      if (!prefetched) {
+        load_strided_tile_async<Cfg, QTile, Cfg::kBlockM>(
+            q_smem, q_base + query_offset(p.q, seq, index.batch, m0, index.head), p.q.row_stride, q_rows,
+            static_cast<int>(p.head_dim), thread);
+        load_kv(k_smem + stage * Cfg::kSmemK, k_rows, seq, static_cast<int>(p.head_dim), range.end - 1);
+        if constexpr (!kSingleBuffer) {
+          load_kv(v_smem + stage * Cfg::kSmemV, v_rows, seq, static_cast<int>(p.head_dim_v), range.end - 1);
+        }
+        ptx::cp_async_commit_group();
       }
-      ptx::cp_async_commit_group();
-      if constexpr (!kSingleBuffer) {
+      if constexpr (!kSingleBuffer && !Cfg::kPrefetchNext) {
 #pragma unroll
-        for (int stage = 1; stage < Cfg::kStages - 1; ++stage) {
-          const int n_block = range.end - 1 - stage;
+        for (int ring = 1; ring < Cfg::kStages - 1; ++ring) {
+          const int n_block = range.end - 1 - ring;
           if (n_block >= range.begin) {
-            load_kv(k_smem + stage * Cfg::kSmemK, k_rows, static_cast<int>(p.head_dim), n_block);
-            load_kv(v_smem + stage * Cfg::kSmemV, v_rows, static_cast<int>(p.head_dim_v), n_block);
+            load_kv(k_smem + ring * Cfg::kSmemK, k_rows, seq, static_cast<int>(p.head_dim), n_block);
+            load_kv(v_smem + ring * Cfg::kSmemV, v_rows, seq, static_cast<int>(p.head_dim_v), n_block);
           }
           ptx::cp_async_commit_group();
         }
       }
 
-      int stage = 0;
       for (int n_block = range.end - 1; n_block >= range.begin; --n_block) {
         const int n0 = n_block * Cfg::kBlockN;
         // K/V of tile n (and Q) has landed for this thread (only K with a single buffer); the
@@ -174,7 +232,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         __syncthreads();
         if constexpr (kSingleBuffer) {
           // V of tile n lands while S = Q K_n^T and the softmax run.
-          load_kv(v_smem, v_rows, static_cast<int>(p.head_dim_v), n_block);
+          load_kv(v_smem, v_rows, seq, static_cast<int>(p.head_dim_v), n_block);
           ptx::cp_async_commit_group();
         } else {
           // Tile n - (kStages - 1) goes into the stage the previous iteration used; it has
@@ -182,8 +240,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           const int ahead = n_block - (Cfg::kStages - 1);
           const int ahead_stage = (stage + Cfg::kStages - 1) % Cfg::kStages;
           if (ahead >= range.begin) {
-            load_kv(k_smem + ahead_stage * Cfg::kSmemK, k_rows, static_cast<int>(p.head_dim), ahead);
-            load_kv(v_smem + ahead_stage * Cfg::kSmemV, v_rows, static_cast<int>(p.head_dim_v), ahead);
+            load_kv(k_smem + ahead_stage * Cfg::kSmemK, k_rows, seq, static_cast<int>(p.head_dim), ahead);
+            load_kv(v_smem + ahead_stage * Cfg::kSmemV, v_rows, seq, static_cast<int>(p.head_dim_v), ahead);
+          } else if constexpr (Cfg::kPrefetchNext) {
+            // The last iteration: the free stage takes the next tile's first K/V.
+            if (n_block == range.begin) {
+              prefetched_next = prefetch_tile(tile_of_round(round + 1, blockIdx.x, gridDim.x), ahead_stage);
+            }
           }
           ptx::cp_async_commit_group();
         }
@@ -224,14 +287,24 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           // while P V_n runs.
           ptx::cp_async_wait_group<0>();
           __syncthreads();
-          if (n_block - 1 >= range.begin) load_kv(k_smem, k_rows, static_cast<int>(p.head_dim), n_block - 1);
+          if (n_block - 1 >= range.begin) {
+            load_kv(k_smem, k_rows, seq, static_cast<int>(p.head_dim), n_block - 1);
+          }
           ptx::cp_async_commit_group();
         }
         gemm_pv<Cfg, KVTile>(o, s, v_tile, v_offsets);
         stage = (stage + 1) % Cfg::kStages;
       }
-      // Only empty groups can be pending here; waiting keeps the invariant simple for the next tile.
-      ptx::cp_async_wait_group<0>();
+      if (prefetched_next) {
+        // This warp is done with its Q rows (no other warp reads them): the next tile's go there now,
+        // once all of its lanes are past their last ldmatrix of them.
+        __syncwarp();
+        prefetch_tile(tile_of_round(round + 1, blockIdx.x, gridDim.x), -1);
+        ptx::cp_async_commit_group();
+      } else {
+        // Only empty groups can be pending here; waiting keeps the invariant simple for the next tile.
+        ptx::cp_async_wait_group<0>();
+      }
     }
 
     const bool has_sink = p.sink != nullptr && index.split == 0;
@@ -244,11 +317,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     }
     if (args.num_splits > 1) {
       store_partial<Cfg>(o, lse, args, seq, index.batch, index.head, index.split, m0, row0, lane);
+    } else if constexpr (Cfg::kPrefetchNext) {
+      store_output_from_registers<Cfg>(o, lse, args, seq, index.batch, index.head, m0, row0, lane);
     } else {
       store_output<Cfg, QTile>(o, lse, q_smem, args, seq, index.batch, index.head, m0, row0, lane, thread);
     }
-    // The next tile's loads overwrite shared memory that this tile's epilogue reads.
-    __syncthreads();
+    // The next tile's loads overwrite shared memory that this tile's epilogue (or, with
+    // prefetch_next, its last iteration) reads; a prefetched tile's copies were ordered by the last
+    // iteration's barrier and each warp's own progress instead.
+    if (!prefetched_next) __syncthreads();
+    prefetched = prefetched_next;
   }
 }
 

@@ -5,6 +5,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
+
 #include "cuda/sm80/forward_config.h"
 #include "cuda/sm80/forward_kernel.h"
 #include "cuda/sm80/grid_launch.h"
@@ -13,11 +15,42 @@
 
 namespace flashattn::detail::cuda_sm80 {
 
+// prefetch_next (forward_config.h): a persistent grid, one CTA per slot the SMs can hold at once
+// (the occupancy query is a host-side computation, no synchronisation), never more than the tiles.
+template <class Cfg, bool kGeneral>
+cudaError_t launch_persistent(const ForwardKernelArgs& args, cudaStream_t stream) {
+  auto* kernel = &forward_kernel<Cfg, kGeneral>;
+  cudaError_t error =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
+  if (error != cudaSuccess) return error;
+  int device = 0, sms = 0, per_sm = 0;
+  if ((error = cudaGetDevice(&device)) != cudaSuccess) return error;
+  if ((error = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)
+    return error;
+  error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Cfg::kThreads, Cfg::kSmemBytes);
+  if (error != cudaSuccess) return error;
+#ifdef FLASHATTN_SM80_PERSISTENT_CTAS
+  // Test builds only: a grid this small makes the suites' small problems run many tiles per CTA,
+  // i.e. through the prefetch path, which full-size grids reach only on large problems.
+  (void)sms;
+  const std::int64_t slots = FLASHATTN_SM80_PERSISTENT_CTAS;
+#else
+  const std::int64_t slots = static_cast<std::int64_t>(sms) * (per_sm > 0 ? per_sm : 1);
+#endif
+  const std::int64_t grid = args.total_tiles < slots ? args.total_tiles : slots;
+  kernel<<<static_cast<unsigned>(grid), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args);
+  return cudaGetLastError();
+}
+
 // general: the problem needs per-element score modifiers or dropout (see forward_kernel.h).
 template <class Cfg>
 cudaError_t launch_forward(const ForwardKernelArgs& args, bool general, cudaStream_t stream) {
   return FLASHATTN_BOOL_SWITCH(general, kGeneral, [&] {
-    return launch_tiles<Cfg>(&forward_kernel<Cfg, kGeneral>, args, args.total_tiles, stream);
+    if constexpr (Cfg::kPrefetchNext) {
+      return launch_persistent<Cfg, kGeneral>(args, stream);
+    } else {
+      return launch_tiles<Cfg>(&forward_kernel<Cfg, kGeneral>, args, args.total_tiles, stream);
+    }
   });
 }
 

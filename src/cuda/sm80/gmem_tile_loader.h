@@ -64,4 +64,27 @@ __device__ __forceinline__ void load_strided_tile_async(typename Cfg::Element* s
   }
 }
 
+// One warp's rows [row0, row0 + kRowsPerWarp) of a tile whose row 0 is `tile_row0` (rows at or past
+// valid_rows zero-filled), by that warp's 32 lanes: the rows only that warp reads, so a warp may
+// refill them as soon as it is done with them, without a block barrier (prefetch_next).
+template <class Cfg, class Tile>
+__device__ __forceinline__ void load_warp_rows_async(typename Cfg::Element* smem,
+                                                     const typename Cfg::Element* tile_row0,
+                                                     std::int64_t row_stride, int valid_rows, int valid_cols,
+                                                     int row0, int lane) {
+  constexpr int kChunks = Cfg::kRowsPerWarp * Cfg::kChunksPerRow;
+  static_assert(kChunks % 32 == 0, "a warp's rows are a whole number of 32-chunk steps");
+  // Not unrolled: it runs beside the live O accumulators, and an unrolled copy computes every
+  // address up front (ptxas spilled ~400 B at d128).
+#pragma unroll 1
+  for (int i = 0; i < kChunks / 32; ++i) {
+    const int c = 32 * i + lane;
+    const int row = row0 + c / Cfg::kChunksPerRow;
+    const int chunk = c % Cfg::kChunksPerRow;
+    const bool valid = row < valid_rows && chunk * Cfg::kChunk < valid_cols;
+    const auto* src = valid ? tile_row0 + row * row_stride + chunk * Cfg::kChunk : tile_row0;
+    ptx::cp_async_cg_16(ptx::cvta_to_shared(smem + Tile::chunk_offset(row, chunk)), src, valid);
+  }
+}
+
 }  // namespace flashattn::detail::cuda_sm80
