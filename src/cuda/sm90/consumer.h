@@ -185,14 +185,16 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         }
         ring.advance();
         prepare_scores<Config>(s, p, w, slope_s, n, row0);
-        softmax_update<Config::kBlockN>(s, rows, p.score_log2, correction);
+        const bool rescale = softmax_update<Config::kBlockN>(s, rows, p.score_log2, correction);
 
         ptx::wgmma_wait_group<0>();  // P V done: V stage free, O may be rescaled
         ptx::wgmma_fence_operand(o);
         if (warp_leader) ptx::mbarrier_arrive(pipe.v_empty(pv_ring.stage));
         pv_ring.advance();
+        if (rescale) {  // warp-uniform; rare once the rows' large scores were seen (softmax.h)
 #pragma unroll
-        for (int j = 0; j < kO; ++j) o[j] *= correction[(j / 2) % 2];
+          for (int j = 0; j < kO; ++j) o[j] *= correction[(j / 2) % 2];
+        }
         convert_p<Config>(s, pf);
       }
 

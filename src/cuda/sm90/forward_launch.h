@@ -25,6 +25,7 @@ struct PrepareParams {
   AttentionParams a;
   SequenceInfo* infos;
   SequenceMaps* maps;
+  int* tile_counter;  // zeroed here for the dynamic schedule (no memset launch)
 };
 
 // One thread per sequence: resolves its lengths (common/params.h's rules, with
@@ -36,6 +37,7 @@ struct PrepareParams {
 template <class Config>
 __global__ void prepare_sequences_kernel(const __grid_constant__ PrepareParams p) {
   const std::int64_t b = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (b == 0) *p.tile_counter = 0;
   if (b >= p.a.batch) return;
   const AttentionParams& a = p.a;
   const SequenceLengths s = cuda_sm80::clipped_sequence_lengths(a, b);
@@ -163,7 +165,12 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   // Equal tiles (no mask cutting key ranges, no per-sequence lengths): the static
   // schedule saves the atomic per tile (measured 2-7% at <= 4k, docs/kernel-notes-sm90.md).
   k.static_schedule = a.mask.window_left < 0 && a.mask.window_right < 0 && !uses_sequence_maps(a);
-  if (cudaError_t e = cudaMemsetAsync(tile_counter, 0, sizeof(int), stream); e != cudaSuccess) return e;
+  // The counter of the dynamic schedule starts at 0: zeroed by the prepare kernel
+  // when there is one, else by a memset (a launch of its own, ~2 us on the stream,
+  // which the static schedule does without).
+  if (!k.static_schedule && !uses_sequence_maps(a)) {
+    if (cudaError_t e = cudaMemsetAsync(tile_counter, 0, sizeof(int), stream); e != cudaSuccess) return e;
+  }
   if (uses_sequence_maps(a)) {
     auto* bytes = static_cast<unsigned char*>(workspace);
     PrepareParams prepare{};
@@ -172,6 +179,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     prepare.a = a;
     prepare.infos = reinterpret_cast<SequenceInfo*>(bytes + kCounterBytes);
     prepare.maps = reinterpret_cast<SequenceMaps*>(bytes + kCounterBytes + sequence_info_bytes(a));
+    prepare.tile_counter = tile_counter;
     constexpr int kPrepareThreads = 128;
     const auto blocks = static_cast<unsigned>((a.batch + kPrepareThreads - 1) / kPrepareThreads);
     prepare_sequences_kernel<Config><<<blocks, kPrepareThreads, 0, stream>>>(prepare);

@@ -13,7 +13,8 @@
 namespace flashattn::detail::cuda_sm90 {
 
 struct SoftmaxRows {
-  float max[2];  // running row max of s (raw, unscaled units); -inf: nothing seen
+  float max[2];  // reference max of s (raw units): the running max, or at most
+                 // kRescaleThreshold / score_log2 below it; -inf: nothing seen
   float sum[2];  // this thread's partial sum of 2^(s*score_log2 - max*score_log2)
 
   __device__ void reset() {
@@ -32,11 +33,29 @@ __device__ __forceinline__ float quad_sum(float x) {
   return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
 
+// How far (in log2 units of the probabilities) a row's true maximum may run
+// ahead of the reference maximum its probabilities are taken against before the
+// reference is moved: p = 2^(s - reference) then stays below 2^8, harmless in
+// fp32 sums and in the fp16/bf16 P fragment, and O (accumulated against the same
+// stale reference, like the sum) needs no rescaling for blocks that do not raise
+// a row's maximum by more than that. Once the first blocks have found the rows'
+// large scores, almost no later block moves the reference, which saves the 2 x
+// kHeadDimV / 4 multiplications per thread of rescaling O (FlashAttention 4's
+// conditional rescaling; exact, the final O / sum and LSE do not depend on the
+// reference).
+#ifdef FLASHATTN_SM90_RESCALE_THRESHOLD  // measurement builds only (-INFINITY: rescale every block)
+inline constexpr float kRescaleThreshold = FLASHATTN_SM90_RESCALE_THRESHOLD;
+#else
+inline constexpr float kRescaleThreshold = 8.f;
+#endif
+
 // Folds one block of scores into the running state: s becomes the
-// unnormalised probabilities; correction[r] is the factor the O rows
-// accumulated so far must be multiplied by (0 when nothing had been seen).
+// unnormalised probabilities (against the rows' reference maxima). Returns true
+// (the same in every lane of the warp) when the references moved, and then
+// correction[r] is the factor the O rows accumulated so far must be multiplied by
+// (0 when nothing had been seen); false: O stays as it is (correction 1).
 template <int kBlockN>
-__device__ __forceinline__ void softmax_update(float (&s)[kBlockN / 2], SoftmaxRows& rows, float score_log2,
+__device__ __forceinline__ bool softmax_update(float (&s)[kBlockN / 2], SoftmaxRows& rows, float score_log2,
                                                float (&correction)[2]) {
   float block_max[2] = {rows.max[0], rows.max[1]};
 #pragma unroll
@@ -44,16 +63,29 @@ __device__ __forceinline__ void softmax_update(float (&s)[kBlockN / 2], SoftmaxR
     block_max[0] = fmaxf(block_max[0], fmaxf(s[4 * i], s[4 * i + 1]));
     block_max[1] = fmaxf(block_max[1], fmaxf(s[4 * i + 2], s[4 * i + 3]));
   }
+  float new_max[2];
+  bool grows = false;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    new_max[r] = quad_max(block_max[r]);
+    // From -inf (nothing seen yet) to a finite maximum: +inf > threshold; -inf to -inf: NaN, false.
+    grows |= new_max[r] * score_log2 - rows.max[r] * score_log2 > kRescaleThreshold;
+  }
+  // One decision per warp: rescaling is a warp's work either way.
+  const bool rescale = __any_sync(0xffffffffu, grows);
   float max_scaled[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    const float new_max = quad_max(block_max[r]);
-    // A row with no visible key so far keeps max -inf; using 0 as its offset makes
-    // every p = 2^-inf = 0 instead of NaN from (-inf) - (-inf).
-    max_scaled[r] = new_max == -INFINITY ? 0.f : new_max * score_log2;
-    correction[r] =
-        new_max == -INFINITY ? 1.f : ptx::ex2_approx_ftz_f32(rows.max[r] * score_log2 - max_scaled[r]);
-    rows.max[r] = new_max;
+    correction[r] = 1.f;
+    if (rescale) {
+      // A row with no visible key so far keeps max -inf (correction 1, nothing to scale).
+      if (new_max[r] != -INFINITY) {
+        correction[r] = ptx::ex2_approx_ftz_f32(rows.max[r] * score_log2 - new_max[r] * score_log2);
+      }
+      rows.max[r] = new_max[r];
+    }
+    // Offset 0 for a row with no visible key: every p = 2^-inf = 0 instead of NaN from (-inf) - (-inf).
+    max_scaled[r] = rows.max[r] == -INFINITY ? 0.f : rows.max[r] * score_log2;
   }
   float block_sum[2] = {0.f, 0.f};
 #pragma unroll
@@ -67,6 +99,7 @@ __device__ __forceinline__ void softmax_update(float (&s)[kBlockN / 2], SoftmaxR
   }
 #pragma unroll
   for (int r = 0; r < 2; ++r) rows.sum[r] = rows.sum[r] * correction[r] + block_sum[r];
+  return rescale;
 }
 
 // Final normalisation: the factor O's rows are multiplied by and their LSE
