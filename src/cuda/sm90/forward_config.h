@@ -54,21 +54,27 @@ struct ForwardConfig {
       kLargeV ? 64 : (kConsumerWarpgroups == 3 ? 96 : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
   static constexpr int kStages = kLargeV ? 3 : (kHeadDim <= 64 ? 4 : 2);
 
-  // setmaxnreg split. The CTA is launched with kEntryRegisters per thread
-  // (__launch_bounds__(kThreads, 1): 168 with 384 threads, 128 with 512); what the
-  // producer gives back is all the consumers may take. Two consumers: 40 / 232
-  // (128 * 128 returned >= 256 * 64 taken); three (d = 64: S 64 + P 32 + O 32 per
-  // thread): 32 / 160 (128 * 96 = 384 * 32). The producer had 24 until 2026-11-22
-  // (sm90c): with the paged producer in the same kernel that spilled 36-72 B in
-  // every instantiation; 40 (32 with three consumers) spills nothing, and the
-  // consumers never used more than 232 (ptxas -v, nvcc 13.0: 0 spills at d 64, 128,
-  // 256 and (64, 256), bf16).
+  // setmaxnreg split: 128 * 24 + 256 * 240 = 64512 <= 65536 registers per SM
+  // with two consumers; 128 * 24 + 384 * 160 = 64512 with three (d = 64: S 64 +
+  // P 32 + O 32 registers per thread). The CTA is launched with kEntryRegisters per
+  // thread (__launch_bounds__(kThreads, 1): 168 with 384 threads, 128 with 512);
+  // what the producer gives back is all the consumers may take.
+  // (40 / 232 removed the producer's spills but cost 4-7% on an H200, 2026-11-22
+  // (sm90c): the consumers lose more at 232 than the producer's one reload per tile
+  // costs; the dense kernels no longer contain the paged producer, which is what
+  // made the producer spill: forward_kernel.h.)
   static constexpr int kEntryRegisters = (65536 / kThreads) / 8 * 8;
-  static constexpr int kProducerRegisters = kConsumerWarpgroups == 3 ? 32 : 40;
-  static constexpr int kConsumerRegisters = kConsumerWarpgroups == 3 ? 160 : 232;
+  static constexpr int kProducerRegisters = 24;
+  static constexpr int kConsumerRegisters = kConsumerWarpgroups == 3 ? 160 : 240;
   static_assert(128 * kConsumerWarpgroups * (kConsumerRegisters - kEntryRegisters) <=
                     128 * (kEntryRegisters - kProducerRegisters),
                 "the consumers may take only what the producer gives back");
+  // The paged producer (a gathering warp, producer.h) spills at 24 (44 B); paged K/V
+  // is memory-bound (decode), where the consumers' last 8 registers do not matter.
+  static constexpr int kPagedProducerRegisters = kConsumerWarpgroups == 3 ? 32 : 40;
+  static constexpr int kPagedConsumerRegisters = kConsumerWarpgroups == 3 ? 160 : 232;
+  static_assert(128 * kConsumerWarpgroups * (kPagedConsumerRegisters - kEntryRegisters) <=
+                128 * (kEntryRegisters - kPagedProducerRegisters));
   // Rebuild Q's wgmma descriptors for every key block instead of keeping all
   // kHeadDim/16 of them live (consumer.h gemm_qk): at d >= 192 and with three
   // consumers they cost the accumulators registers (spills: d256 120 B -> 0,

@@ -91,13 +91,13 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   const int pack = pack_factor<Config>(a);
   const bool q_maps_ok =
       pack > 1
-          ? encode_packed_map(&k.tma_q, a.dtype, a.q.data, a.head_dim, pack, a.seqlen_q, a.heads_kv, a.batch,
+          ? encode_packed_map(&k.maps.q, a.dtype, a.q.data, a.head_dim, pack, a.seqlen_q, a.heads_kv, a.batch,
                               a.q.row_stride, a.q.head_stride, a.q.batch_stride, Config::kBlockM / pack) &&
-                encode_packed_map(&k.tma_o, a.dtype, a.out.data, a.head_dim_v, pack, a.seqlen_q, a.heads_kv,
+                encode_packed_map(&k.maps.o, a.dtype, a.out.data, a.head_dim_v, pack, a.seqlen_q, a.heads_kv,
                                   a.batch, a.out.row_stride, a.out.head_stride, a.out.batch_stride, 64 / pack)
-          : encode_tile_map(&k.tma_q, a.dtype, a.q.data, a.head_dim, a.seqlen_q, a.heads, a.batch,
+          : encode_tile_map(&k.maps.q, a.dtype, a.q.data, a.head_dim, a.seqlen_q, a.heads, a.batch,
                             a.q.row_stride, a.q.head_stride, a.q.batch_stride, Config::kBlockM) &&
-                encode_tile_map(&k.tma_o, a.dtype, a.out.data, a.head_dim_v, a.seqlen_q, a.heads, a.batch,
+                encode_tile_map(&k.maps.o, a.dtype, a.out.data, a.head_dim_v, a.seqlen_q, a.heads, a.batch,
                                 a.out.row_stride, a.out.head_stride, a.out.batch_stride, 64);
   // Paged with pages of at least a key block: K/V maps over (d, page rows, kv heads, pages).
   const bool tma_pages = a.block_table != nullptr && a.page_size >= Config::kBlockN && a.kv_blocks > 0;
@@ -105,9 +105,9 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   const std::int64_t kv_batch = tma_pages ? a.kv_blocks : a.batch;
   const bool maps_ok =
       q_maps_ok &&
-      encode_tile_map(&k.tma_k, a.dtype, a.k.data, a.head_dim, kv_rows, a.heads_kv, kv_batch, a.k.row_stride,
+      encode_tile_map(&k.maps.k, a.dtype, a.k.data, a.head_dim, kv_rows, a.heads_kv, kv_batch, a.k.row_stride,
                       a.k.head_stride, a.k.batch_stride, Config::kBlockN) &&
-      encode_tile_map(&k.tma_v, a.dtype, a.v.data, a.head_dim_v, kv_rows, a.heads_kv, kv_batch,
+      encode_tile_map(&k.maps.v, a.dtype, a.v.data, a.head_dim_v, kv_rows, a.heads_kv, kv_batch,
                       a.v.row_stride, a.v.head_stride, a.v.batch_stride, Config::kBlockN);
   if (!maps_ok) return cudaErrorInvalidValue;
 
@@ -174,7 +174,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   if (uses_sequence_maps(a)) {
     auto* bytes = static_cast<unsigned char*>(workspace);
     PrepareParams prepare{};
-    prepare.templates = SequenceMaps{k.tma_q, k.tma_k, k.tma_v, k.tma_o};
+    prepare.templates = k.maps;
     prepare.pack = pack;
     prepare.a = a;
     prepare.infos = reinterpret_cast<SequenceInfo*>(bytes + kCounterBytes);
@@ -187,7 +187,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     k.sequences = prepare.infos;
     k.sequence_maps = prepare.maps;
   }
-  auto kernel = forward_kernel<Config>;
+  auto* kernel = a.block_table != nullptr ? forward_kernel<Config, true> : forward_kernel<Config, false>;
   if (cudaError_t e =
           cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Config::kSmemBytes);
       e != cudaSuccess) {
