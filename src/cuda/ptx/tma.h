@@ -48,15 +48,6 @@ __device__ __forceinline__ void tma_load_4d(std::uint32_t smem, const void* tens
       : "memory");
 }
 
-// L2 prefetch of a 4-D box (no shared memory, no barrier): the box is pulled into
-// L2 ahead of the tma_load_4d that will read it.
-__device__ __forceinline__ void tma_prefetch_4d(const void* tensor_map, int c0, int c1, int c2, int c3) {
-  asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];\n" ::"l"(
-                   reinterpret_cast<std::uint64_t>(tensor_map)),
-               "r"(c0), "r"(c1), "r"(c2), "r"(c3)
-               : "memory");
-}
-
 // 5-D: the packed-GQA query view (cols, heads in group, rows, kv heads, batch).
 __device__ __forceinline__ void tma_load_5d(std::uint32_t smem, const void* tensor_map, std::uint32_t bar,
                                             int c0, int c1, int c2, int c3, int c4) {

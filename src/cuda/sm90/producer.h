@@ -16,35 +16,6 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
-// Pulls the next tile's Q and its first key block's K and V into L2 while this
-// tile's blocks stream: Q is read once per tile, so without this its load (issued
-// only when the consumers release the current Q, near the end of the tile) came
-// from DRAM on the critical path of every tile start, as did the first K/V block
-// of a head not seen before; at short sequences, where a tile is a few key blocks,
-// that latency is a large part of the tile. Dense batched tiles only (the
-// per-sequence and packed maps would need their own fences and boxes).
-template <class Config>
-__device__ __forceinline__ void prefetch_tile_to_l2(const ForwardKernelParams& p, int tile) {
-  if (tile >= p.num_tiles || p.sequence_maps != nullptr || p.pack > 1) return;
-  const WorkTile w = tile_work(p, tile);
-  const KeyBlockRange range = key_block_range<Config>(p, w);
-#pragma unroll
-  for (int c = 0; c < Config::kChunks; ++c) {
-    ptx::tma_prefetch_4d(&p.maps.q, c * Config::kChunkCols, w.m_block * Config::kBlockM, w.head, w.batch);
-  }
-  if (range.end <= range.begin) return;
-  const int kv_head = w.head / p.heads_per_kv;
-  const int row = (range.end - 1) * Config::kBlockN;
-#pragma unroll
-  for (int c = 0; c < Config::kChunks; ++c) {
-    ptx::tma_prefetch_4d(&p.maps.k, c * Config::kChunkCols, row, kv_head, w.batch);
-  }
-#pragma unroll
-  for (int c = 0; c < Config::kChunksV; ++c) {
-    ptx::tma_prefetch_4d(&p.maps.v, c * Config::kChunkCols, row, kv_head, w.batch);
-  }
-}
-
 template <class Config>
 __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe) {
   ptx::prefetch_tensormap(&p.maps.q);
@@ -111,10 +82,6 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
                          c * Config::kChunkCols, n * Config::kBlockN, kv_head, w.map_batch);
       }
       ring.advance();
-      // After the first block's loads: by then the next tile's claim (an atomic) has returned.
-#ifndef FLASHATTN_SM90_NO_L2_PREFETCH  // measurement builds only
-      if (n == range.end - 1) prefetch_tile_to_l2<Config>(p, tile);
-#endif
     }
   }
 }
