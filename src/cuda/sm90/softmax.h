@@ -42,19 +42,18 @@ __device__ __forceinline__ float quad_sum(float x) {
 // large scores, almost no later block moves the reference, which saves the 2 x
 // kHeadDimV / 4 multiplications per thread of rescaling O (FlashAttention 4's
 // conditional rescaling; exact, the final O / sum and LSE do not depend on the
-// reference).
-#ifdef FLASHATTN_SM90_RESCALE_THRESHOLD  // measurement builds only (-INFINITY: rescale every block)
-inline constexpr float kRescaleThreshold = FLASHATTN_SM90_RESCALE_THRESHOLD;
-#else
+// reference). It costs a comparison and a warp vote per block, so it pays where O
+// is wide (forward_config.h kConditionalRescale: dv >= 128).
 inline constexpr float kRescaleThreshold = 8.f;
-#endif
 
 // Folds one block of scores into the running state: s becomes the
 // unnormalised probabilities (against the rows' reference maxima). Returns true
 // (the same in every lane of the warp) when the references moved, and then
 // correction[r] is the factor the O rows accumulated so far must be multiplied by
 // (0 when nothing had been seen); false: O stays as it is (correction 1).
-template <int kBlockN>
+// kConditional false: the references follow the running maxima exactly and the
+// result is always true (no vote).
+template <int kBlockN, bool kConditional>
 __device__ __forceinline__ bool softmax_update(float (&s)[kBlockN / 2], SoftmaxRows& rows, float score_log2,
                                                float (&correction)[2]) {
   float block_max[2] = {rows.max[0], rows.max[1]};
@@ -69,10 +68,12 @@ __device__ __forceinline__ bool softmax_update(float (&s)[kBlockN / 2], SoftmaxR
   for (int r = 0; r < 2; ++r) {
     new_max[r] = quad_max(block_max[r]);
     // From -inf (nothing seen yet) to a finite maximum: +inf > threshold; -inf to -inf: NaN, false.
-    grows |= new_max[r] * score_log2 - rows.max[r] * score_log2 > kRescaleThreshold;
+    if constexpr (kConditional)
+      grows |= new_max[r] * score_log2 - rows.max[r] * score_log2 > kRescaleThreshold;
   }
   // One decision per warp: rescaling is a warp's work either way.
-  const bool rescale = __any_sync(0xffffffffu, grows);
+  bool rescale = true;
+  if constexpr (kConditional) rescale = __any_sync(0xffffffffu, grows);
   float max_scaled[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
