@@ -8,6 +8,7 @@
 # flashattn_base is a copy of the package built from the base commit, its torch ops renamed
 # (sed 's/"flashattn::/"flashattn_base::/' _ops.py) so that both register; missing, the
 # base column is left out.
+# --passes 2 (default): each row timed twice, forward then reverse order, the mean of both.
 # --gap: the CLI-vs-compare.py question (docs/performance-sm90.md): one row timed four ways
 # (burst of 10 calls after an idle second as `flashattn bench` does; do_bench with the L2
 # flush; 300 ms back to back without flush; do_bench again), with the SM clock NVML reports.
@@ -77,6 +78,7 @@ def main():
     ap.add_argument("--hdims", default="64,128,256")
     ap.add_argument("--seqlens", default="512,1024,2048,4096,8192,16384")
     ap.add_argument("--gap", action="store_true")
+    ap.add_argument("--passes", type=int, default=2, choices=(1, 2))
     args = ap.parse_args()
     dev = torch.cuda.get_device_properties(0)
     print(json.dumps({"device": dev.name, "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
@@ -130,8 +132,14 @@ def main():
                     for name, fn in fns.items():
                         if name != "cudnn":
                             row[name + "_err"] = float((fn().float() - ref).abs().max())
-                    for name, fn in fns.items():
-                        row[name] = round(flop / do_bench(fn, warmup=25, rep=100, return_mode="median") / 1e9, 1)
+                    # Twice, the second time in reverse order, mean of the two: the card's clock
+                    # drifts within a row's measurements (docs/performance-sm90.md, sm90c).
+                    ms = {name: [] for name in fns}
+                    for order in (list(fns), list(fns)[::-1])[:args.passes]:
+                        for name in order:
+                            ms[name].append(do_bench(fns[name], warmup=25, rep=100, return_mode="median"))
+                    for name in fns:
+                        row[name] = round(flop / (sum(ms[name]) / len(ms[name])) / 1e9, 1)
                     row["new/cudnn"] = round(row["new"] / row["cudnn"], 3)
                     if "base" in row:
                         row["new/base"] = round(row["new"] / row["base"], 3)

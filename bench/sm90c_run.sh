@@ -97,7 +97,7 @@ done
 wait "$base_pid"
 [[ -n $var_pid ]] && wait "$var_pid"
 start=$(date +%s)
-PYTHONPATH=$here/build/pyroot PYTHONUNBUFFERED=1 timeout "${AB_TIMEOUT:-150}" python3 bench/sm90_ab.py "$@" \
+PYTHONPATH=$here/build/pyroot PYTHONUNBUFFERED=1 timeout "${AB_TIMEOUT:-200}" python3 bench/sm90_ab.py "$@" \
   2>&1 | grep -v Warning | tee "$out/ab.jsonl"
 log "ab rc=${PIPESTATUS[0]} in $(( $(date +%s) - start )) s"
 cat "$out/summary.txt"
