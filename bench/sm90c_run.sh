@@ -49,11 +49,12 @@ rm -rf build/pyroot && mkdir -p build/pyroot && cp -r python/flashattn build/pyr
   echo "base build rc=$?" >>"$out/summary.txt"
 ) &
 base_pid=$!
-# A variant of this tree (SM90C_VARIANT_FLAGS, e.g. -DFLASHATTN_SM90_RESCALE_THRESHOLD=-INFINITY), same way.
+# A variant: this tree with SM90C_VARIANT_FLAGS (e.g. -DFLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV=64),
+# or another tree (SM90C_VARIANT_SRC, e.g. an earlier commit carried beside this one), same way.
 var_pid=
-if [[ -n ${SM90C_VARIANT_FLAGS:-} ]]; then
+if [[ -n ${SM90C_VARIANT_FLAGS:-}${SM90C_VARIANT_SRC:-} ]]; then
   (
-    cmake -S . -B build/sm90c-var -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a \
+    cmake -S "${SM90C_VARIANT_SRC:-.}" -B build/sm90c-var -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a \
       -DFLASHATTN_HEAD_DIMS="64;128;256" -DFLASHATTN_DTYPES=bf16 -DFLASHATTN_BACKWARD=OFF \
       -DFLASHATTN_BUILD_TESTS=OFF -DFLASHATTN_BUILD_CLI=OFF -DFLASHATTN_BUILD_EXAMPLES=OFF \
       -DFLASHATTN_BUILD_PYTHON=ON -DPython_EXECUTABLE="$py" -DCMAKE_CUDA_FLAGS="$SM90C_VARIANT_FLAGS" \
@@ -62,7 +63,7 @@ if [[ -n ${SM90C_VARIANT_FLAGS:-} ]]; then
       mkdir -p build/pyroot/flashattn_var && cp -r python/flashattn/. build/pyroot/flashattn_var/ &&
       cp build/sm90c-var/python/_C*.so build/pyroot/flashattn_var/ &&
       sed -i 's/"flashattn::/"flashattn_var::/' build/pyroot/flashattn_var/_ops.py
-    echo "variant ($SM90C_VARIANT_FLAGS) build rc=$?" >>"$out/summary.txt"
+    echo "variant (${SM90C_VARIANT_SRC:-.} ${SM90C_VARIANT_FLAGS:-}) build rc=$?" >>"$out/summary.txt"
   ) &
   var_pid=$!
 fi
