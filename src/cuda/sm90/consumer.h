@@ -117,7 +117,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   for (;;) {
     const int tile = receive_tile(pipe.tile_handoff(), q_phase);  // one index per Q so far
     if (tile >= p.num_tiles) break;
-    ptx::mbarrier_wait_parity(pipe.q_full(consumer), q_phase);
+    ptx::mbarrier_wait_parity(pipe.q_full(), q_phase);
     q_phase ^= 1;
     const WorkTile w = tile_work(p, tile);
     const KeyBlockRange range = key_block_range<Config>(p, w);
@@ -142,7 +142,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       if (!Config::kSeparateO) {
         // nothing to release before the epilogue: it hands Q back itself
       } else if (warp_leader) {
-        ptx::mbarrier_arrive(pipe.q_empty(consumer));
+        ptx::mbarrier_arrive(pipe.q_empty());
       }
     } else {
       float s[kS];
@@ -162,7 +162,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::wgmma_fence_operand(s);
       if (warp_leader) {
         ptx::mbarrier_arrive(pipe.k_empty(ring.stage));
-        if (Config::kSeparateO && n_blocks == 1) ptx::mbarrier_arrive(pipe.q_empty(consumer));
+        if (Config::kSeparateO && n_blocks == 1) ptx::mbarrier_arrive(pipe.q_empty());
       }
       ring.advance();
       prepare_scores<Config>(s, p, w, slope_s, n, row0);
@@ -186,7 +186,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         ptx::wgmma_fence_operand(s);
         if (warp_leader) {
           ptx::mbarrier_arrive(pipe.k_empty(ring.stage));
-          if (Config::kSeparateO && i == n_blocks - 1) ptx::mbarrier_arrive(pipe.q_empty(consumer));
+          if (Config::kSeparateO && i == n_blocks - 1) ptx::mbarrier_arrive(pipe.q_empty());
         }
         ring.advance();
         prepare_scores<Config>(s, p, w, slope_s, n, row0);

@@ -114,8 +114,7 @@ struct ForwardConfig {
   static constexpr int kKOffset = kQOffset + kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKVBytes;
   static constexpr int kOEnd = kVOffset + kStages * kVBytes;
-  // q full/empty per consumer warpgroup, 4 per stage, tile full/empty, the tile-index slot.
-  static constexpr int kBarrierBytes = 8 * (2 * kConsumerWarpgroups + 4 * kStages + 2) + 8;
+  static constexpr int kBarrierBytes = 8 * (4 + 4 * kStages) + 8;  // + the tile-index slot
   static constexpr bool kSeparateO = kOEnd + kOBytes + kBarrierBytes + 1024 <= kSmemLimit;
   static constexpr int kOOffset = kSeparateO ? kOEnd : kQOffset;
   static constexpr int kBarrierOffset = kSeparateO ? kOEnd + kOBytes : kOEnd;

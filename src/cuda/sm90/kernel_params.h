@@ -48,9 +48,9 @@ struct SequenceMaps {
 
 struct ForwardKernelParams {
   // (d, seqlen, heads, batch) views, innermost first, 128B-swizzled boxes of 64 columns:
-  // q and o: box {64, 64}, one consumer warpgroup's rows; k, v: box {64, kBlockN}.
-  // One struct, so that a tile's four maps are one pointer (tile_maps), here or in
-  // sequence_maps: the producer lives on 24 registers.
+  // q: box {64, kBlockM}; k, v: box {64, kBlockN}; o: box {64, 64}, one consumer
+  // warpgroup's rows. One struct, so that a tile's four maps are one pointer
+  // (tile_maps), here or in sequence_maps: the producer lives on 24 registers.
   SequenceMaps maps;
 
   float* lse = nullptr;  // optional, fp32

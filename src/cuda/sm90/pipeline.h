@@ -3,13 +3,10 @@
 // hand them over, derived from the Config layout and one aligned base address.
 //
 // Barriers (each purpose, one barrier):
-//   q_full[g]     producer -> consumer warpgroup g: its 64 rows of the current
-//                 tile's Q have landed (TMA tx bytes).
-//   q_empty[g]    consumer warpgroup g -> producer: its four warps are done reading
-//                 its Q rows (its last S GEMM completed, or, when O reuses Q's
-//                 buffer, its O store has read them), so the next tile's rows may
-//                 overwrite them. One pair per warpgroup: a warpgroup's next Q does
-//                 not wait for the other warpgroups (producer.h load_q).
+//   q_full        producer -> consumers: Q of the current tile has landed (TMA tx bytes).
+//   q_empty       consumers -> producer: every consumer warp is done reading Q
+//                 (its last S GEMM completed, or, when O reuses Q's buffer, the
+//                 O store has read it), so the next tile's Q may overwrite it.
 //   k_full[s]     producer -> consumers: K stage s has landed.
 //   k_empty[s]    consumers -> producer: all consumer warps' S GEMMs on stage s completed.
 //   v_full[s], v_empty[s]: the same for V and the O += P V GEMMs.
@@ -42,23 +39,20 @@ struct SharedPipeline {
   }
 
   __device__ std::uint32_t barrier(int index) const { return base + Config::kBarrierOffset + 8 * index; }
-  static constexpr int kQ = 2 * Config::kConsumerWarpgroups;  // q_full, q_empty per consumer warpgroup
-  __device__ std::uint32_t q_full(int g) const { return barrier(g); }
-  __device__ std::uint32_t q_empty(int g) const { return barrier(Config::kConsumerWarpgroups + g); }
-  __device__ std::uint32_t k_full(int stage) const { return barrier(kQ + stage); }
-  __device__ std::uint32_t k_empty(int stage) const { return barrier(kQ + Config::kStages + stage); }
-  __device__ std::uint32_t v_full(int stage) const { return barrier(kQ + 2 * Config::kStages + stage); }
-  __device__ std::uint32_t v_empty(int stage) const { return barrier(kQ + 3 * Config::kStages + stage); }
-  __device__ std::uint32_t tile_full() const { return barrier(kQ + 4 * Config::kStages); }
-  __device__ std::uint32_t tile_empty() const { return barrier(kQ + 1 + 4 * Config::kStages); }
-  __device__ std::uint32_t tile_slot() const { return barrier(kQ + 2 + 4 * Config::kStages); }
+  __device__ std::uint32_t q_full() const { return barrier(0); }
+  __device__ std::uint32_t q_empty() const { return barrier(1); }
+  __device__ std::uint32_t k_full(int stage) const { return barrier(2 + stage); }
+  __device__ std::uint32_t k_empty(int stage) const { return barrier(2 + Config::kStages + stage); }
+  __device__ std::uint32_t v_full(int stage) const { return barrier(2 + 2 * Config::kStages + stage); }
+  __device__ std::uint32_t v_empty(int stage) const { return barrier(2 + 3 * Config::kStages + stage); }
+  __device__ std::uint32_t tile_full() const { return barrier(2 + 4 * Config::kStages); }
+  __device__ std::uint32_t tile_empty() const { return barrier(3 + 4 * Config::kStages); }
+  __device__ std::uint32_t tile_slot() const { return barrier(4 + 4 * Config::kStages); }
   __device__ TileSlot tile_handoff() const { return TileSlot{tile_slot(), tile_full(), tile_empty()}; }
 
   __device__ void init_barriers() const {
-    for (int g = 0; g < Config::kConsumerWarpgroups; ++g) {
-      ptx::mbarrier_init(q_full(g), 1);
-      ptx::mbarrier_init(q_empty(g), 4);  // the warpgroup's four warps
-    }
+    ptx::mbarrier_init(q_full(), 1);
+    ptx::mbarrier_init(q_empty(), Config::kConsumerWarps);
     for (int s = 0; s < Config::kStages; ++s) {
       ptx::mbarrier_init(k_full(s), 1);
       ptx::mbarrier_init(k_empty(s), Config::kConsumerWarps);

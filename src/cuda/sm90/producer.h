@@ -16,34 +16,6 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
-// Q of one tile, one consumer warpgroup's 64 rows at a time: each warpgroup's
-// rows have their own full/empty barriers, so a warpgroup's next Q lands as soon
-// as that warpgroup released its rows (after its last S GEMM, or, when O reuses
-// Q's buffer, after its O store read them), without waiting for the other's.
-// `parity`: the number of Q tiles loaded before this one, mod 2.
-template <class Config>
-__device__ __forceinline__ void load_q(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
-                                       const WorkTile& w, const CUtensorMap* tma_q, std::uint32_t parity) {
-#pragma unroll 1
-  for (int g = 0; g < Config::kConsumerWarpgroups; ++g) {
-    const std::uint32_t full = pipe.q_full(g);
-    const std::uint32_t rows = pipe.q() + g * 64 * Config::kRowBytes;
-    const int row = w.m_block * Config::kBlockM + g * 64;
-    ptx::mbarrier_wait_parity(pipe.q_empty(g), parity ^ 1);
-    ptx::mbarrier_arrive_expect_tx(full, Config::kQBytes / Config::kConsumerWarpgroups);
-#pragma unroll
-    for (int c = 0; c < Config::kChunks; ++c) {
-      if (p.pack > 1) {  // packed GQA: one {64, pack, 64 / pack} box of the 5-D view per chunk
-        ptx::tma_load_5d(rows + c * Config::kQChunkBytes, tma_q, full, c * Config::kChunkCols, 0,
-                         row >> p.pack_shift, w.head, w.map_batch);
-      } else {
-        ptx::tma_load_4d(rows + c * Config::kQChunkBytes, tma_q, full, c * Config::kChunkCols, row, w.head,
-                         w.map_batch);
-      }
-    }
-  }
-}
-
 template <class Config>
 __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe) {
   ptx::prefetch_tensormap(&p.maps.q);
@@ -64,6 +36,8 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     // free once every consumer warp released the previous Q.
     publish_tile(pipe.tile_handoff(), tile, q_phase);  // one index per Q so far: the same parity
     if (tile >= p.num_tiles) break;
+    ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
+    q_phase ^= 1;
     const int kv_head = w.head / p.heads_per_kv;
     const KeyBlockRange range = key_block_range<Config>(p, w);
     const SequenceMaps* maps = tile_maps(p, w);  // one pointer live, not three
@@ -77,8 +51,17 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::tensormap_acquire_fence(tma_v);
     }
 
-    load_q<Config>(p, pipe, w, tma_q, q_phase);
-    q_phase ^= 1;
+    ptx::mbarrier_arrive_expect_tx(pipe.q_full(), Config::kQBytes);
+#pragma unroll
+    for (int c = 0; c < Config::kChunks; ++c) {
+      if (p.pack > 1) {  // packed GQA: one {64, pack, kBlockM / pack} box of the 5-D view per chunk
+        ptx::tma_load_5d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols, 0,
+                         (w.m_block * Config::kBlockM) >> p.pack_shift, w.head, w.map_batch);
+      } else {
+        ptx::tma_load_4d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols,
+                         w.m_block * Config::kBlockM, w.head, w.map_batch);
+      }
+    }
     // Claimed now, used next iteration: the atomic's latency hides behind this tile's loads.
     tile = claim_next_tile(p, tile);
 
@@ -164,16 +147,26 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
     // The same handoff as producer_loop: the index (or the end marker) first, by the leader.
     if (leader) publish_tile(pipe.tile_handoff(), tile, q_phase);
     if (tile >= p.num_tiles) break;
+    ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
+    q_phase ^= 1;
     const int kv_head = w.head / p.heads_per_kv;
     const KeyBlockRange range = key_block_range<Config>(p, w);
     const int k_offset = p.sequences != nullptr ? p.sequences[w.batch].k_offset : 0;
     if (leader) {
       const CUtensorMap* tma_q = map_q(p, w);
       if (p.sequence_maps != nullptr) ptx::tensormap_acquire_fence(tma_q);
-      load_q<Config>(p, pipe, w, tma_q, q_phase);
+      ptx::mbarrier_arrive_expect_tx(pipe.q_full(), Config::kQBytes);
+#pragma unroll
+      for (int c = 0; c < Config::kChunks; ++c) {
+        if (p.pack > 1) {
+          ptx::tma_load_5d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols,
+                           0, (w.m_block * Config::kBlockM) >> p.pack_shift, w.head, w.map_batch);
+        } else {
+          ptx::tma_load_4d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols,
+                           w.m_block * Config::kBlockM, w.head, w.map_batch);
+        }
+      }
     }
-    q_phase ^= 1;
-    __syncwarp();
     tile = __shfl_sync(0xffffffffu, leader ? claim_next_tile(p, tile) : 0, 0);
 
     if (leader && p.paged.tma_pages) {
