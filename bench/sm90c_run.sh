@@ -57,7 +57,7 @@ if [[ -n ${SM90C_VARIANT_FLAGS:-}${SM90C_VARIANT_SRC:-} ]]; then
     cmake -S "${SM90C_VARIANT_SRC:-.}" -B build/sm90c-var -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a \
       -DFLASHATTN_HEAD_DIMS="64;128;256" -DFLASHATTN_DTYPES=bf16 -DFLASHATTN_BACKWARD=OFF \
       -DFLASHATTN_BUILD_TESTS=OFF -DFLASHATTN_BUILD_CLI=OFF -DFLASHATTN_BUILD_EXAMPLES=OFF \
-      -DFLASHATTN_BUILD_PYTHON=ON -DPython_EXECUTABLE="$py" -DCMAKE_CUDA_FLAGS="$SM90C_VARIANT_FLAGS" \
+      -DFLASHATTN_BUILD_PYTHON=ON -DPython_EXECUTABLE="$py" -DCMAKE_CUDA_FLAGS="${SM90C_VARIANT_FLAGS:-}" \
       >"$out/var_configure.log" 2>&1 &&
       timeout 200 cmake --build build/sm90c-var -j 8 --target _C >"$out/var_build.log" 2>&1 &&
       mkdir -p build/pyroot/flashattn_var && cp -r python/flashattn/. build/pyroot/flashattn_var/ &&
