@@ -65,10 +65,10 @@ struct ForwardConfig {
   // P 32 + O 32 registers per thread). The CTA is launched with kEntryRegisters per
   // thread (__launch_bounds__(kThreads, 1): 168 with 384 threads, 128 with 512);
   // what the producer gives back is all the consumers may take.
-  // (40 / 232 removed the producer's spills but cost 4-7% on an H200, 2026-11-22
-  // (sm90c): the consumers lose more at 232 than the producer's one reload per tile
-  // costs; the dense kernels no longer contain the paged producer, which is what
-  // made the producer spill: forward_kernel.h.)
+  // (40 / 232 removed the producer's last spills but cost 4-7% on an H200,
+  // 2026-11-22 (sm90c): the consumers lose more at 232 than the producer's one
+  // reload per tile costs. The dense kernels no longer contain the paged producer,
+  // which took the dense producer from 28 to 72 B of spills: forward_kernel.h.)
   static constexpr int kEntryRegisters = (65536 / kThreads) / 8 * 8;
   static constexpr int kProducerRegisters = 24;
   static constexpr int kConsumerRegisters = kConsumerWarpgroups == 3 ? 160 : 240;

@@ -41,12 +41,6 @@ __device__ __forceinline__ const SequenceMaps* tile_maps(const ForwardKernelPara
 __device__ __forceinline__ const CUtensorMap* map_q(const ForwardKernelParams& p, const WorkTile& w) {
   return p.sequence_maps != nullptr ? &p.sequence_maps[w.batch].q : &p.maps.q;
 }
-__device__ __forceinline__ const CUtensorMap* map_k(const ForwardKernelParams& p, const WorkTile& w) {
-  return p.sequence_maps != nullptr ? &p.sequence_maps[w.batch].k : &p.maps.k;
-}
-__device__ __forceinline__ const CUtensorMap* map_v(const ForwardKernelParams& p, const WorkTile& w) {
-  return p.sequence_maps != nullptr ? &p.sequence_maps[w.batch].v : &p.maps.v;
-}
 __device__ __forceinline__ const CUtensorMap* map_o(const ForwardKernelParams& p, const WorkTile& w) {
   return p.sequence_maps != nullptr ? &p.sequence_maps[w.batch].o : &p.maps.o;
 }
