@@ -133,7 +133,12 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     SoftmaxRows rows;
     rows.reset();
 
+    // The epilogue's normalisation factors and its O buffer are made ready while the
+    // last P V GEMM runs (they need only the final row state), not after it.
+    RowFinal final_rows;
     if (n_blocks == 0) {
+      final_rows = softmax_finalize(rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
+      claim_output_buffer<Config>(consumer);
       if (!Config::kSeparateO) {
         // nothing to release before the epilogue: it hands Q back itself
       } else if (warp_leader) {
@@ -161,7 +166,8 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       }
       ring.advance();
       prepare_scores<Config>(s, p, w, slope_s, n, row0);
-      softmax_update<Config::kBlockN>(s, rows, p.score_log2, correction);
+      softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kFmaExp2Every,
+                     Config::kFmaExp2Degree4>(s, rows, p.score_log2, correction);
       convert_p<Config>(s, pf);
 
       for (int i = 1; i < n_blocks; ++i) {
@@ -185,14 +191,18 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         }
         ring.advance();
         prepare_scores<Config>(s, p, w, slope_s, n, row0);
-        softmax_update<Config::kBlockN>(s, rows, p.score_log2, correction);
+        const bool rescale =
+            softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kFmaExp2Every,
+                           Config::kFmaExp2Degree4>(s, rows, p.score_log2, correction);
 
         ptx::wgmma_wait_group<0>();  // P V done: V stage free, O may be rescaled
         ptx::wgmma_fence_operand(o);
         if (warp_leader) ptx::mbarrier_arrive(pipe.v_empty(pv_ring.stage));
         pv_ring.advance();
+        if (rescale) {  // warp-uniform; rare once the rows' large scores were seen (softmax.h)
 #pragma unroll
-        for (int j = 0; j < kO; ++j) o[j] *= correction[(j / 2) % 2];
+          for (int j = 0; j < kO; ++j) o[j] *= correction[(j / 2) % 2];
+        }
         convert_p<Config>(s, pf);
       }
 
@@ -204,13 +214,12 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage));
       ptx::wgmma_commit_group();
       ptx::bar_arrive(next_turn, 256);
+      final_rows = softmax_finalize(rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
+      claim_output_buffer<Config>(consumer);
       ptx::wgmma_wait_group<0>();
       ptx::wgmma_fence_operand(o);
       if (warp_leader) ptx::mbarrier_arrive(pipe.v_empty(pv_ring.stage));
     }
-
-    const RowFinal final_rows =
-        softmax_finalize(rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
     store_output<Config>(p, pipe, w, consumer, o, final_rows);
   }
 

@@ -28,6 +28,18 @@ __device__ __forceinline__ std::uint32_t pack_pair(float lo, float hi) {
   }
 }
 
+// Before a warpgroup writes its O buffer: the previous tile's TMA store must have
+// finished reading it (its issuing thread waits, the warpgroup's barrier tells the
+// others). Called by the consumer while its last P V GEMM is still running.
+template <class Config>
+__device__ __forceinline__ void claim_output_buffer(int consumer) {
+  if constexpr (Config::kSeparateO) {
+    if (threadIdx.x % 128 == 0) ptx::cp_async_bulk_wait_group_read<0>();
+    ptx::bar_sync(kEpilogue + consumer, 128);
+  }
+}
+
+// The buffer was claimed (claim_output_buffer) before this is called.
 template <class Config>
 __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
                              const WorkTile& w, int consumer, float (&o)[Config::kHeadDimV / 2],
@@ -38,11 +50,6 @@ __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<
   const bool leader = thread == 0;
   const std::uint32_t o_base = pipe.o(consumer);
 
-  if constexpr (Config::kSeparateO) {
-    // The previous tile's store must have finished reading the buffer before we overwrite it.
-    if (leader) ptx::cp_async_bulk_wait_group_read<0>();
-    ptx::bar_sync(kEpilogue + consumer, 128);
-  }
 #pragma unroll
   for (int i = 0; i < Config::kHeadDimV / 8; ++i) {
     const int col = 8 * i + 2 * (lane % 4);

@@ -19,6 +19,17 @@
 
 #include "cuda/sm90/named_barriers.h"
 
+// Smallest dv whose kernels rescale O conditionally (kConditionalRescale below);
+// settable for measurement builds only.
+#ifndef FLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV
+#define FLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV 128
+#endif
+// Share of the d = 64 exponentials computed on the FMA pipe (kFmaExp2Every below):
+// off unless a measurement build sets it.
+#ifndef FLASHATTN_SM90_FMA_EXP2_EVERY
+#define FLASHATTN_SM90_FMA_EXP2_EVERY 0
+#endif
+
 namespace flashattn::detail::cuda_sm90 {
 
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
@@ -56,15 +67,40 @@ struct ForwardConfig {
 
   // setmaxnreg split: 128 * 24 + 256 * 240 = 64512 <= 65536 registers per SM
   // with two consumers; 128 * 24 + 384 * 160 = 64512 with three (d = 64: S 64 +
-  // P 32 + O 32 registers per thread).
+  // P 32 + O 32 registers per thread). The CTA is launched with kEntryRegisters per
+  // thread (__launch_bounds__(kThreads, 1): 168 with 384 threads, 128 with 512);
+  // what the producer gives back is all the consumers may take.
+  // (40 / 232 removed the producer's last spills but cost 4-7% on an H200,
+  // 2026-11-22 (sm90c): the consumers lose more at 232 than the producer's one
+  // reload per tile costs. The dense kernels no longer contain the paged producer,
+  // which took the dense producer from 28 to 72 B of spills: forward_kernel.h.)
+  static constexpr int kEntryRegisters = (65536 / kThreads) / 8 * 8;
   static constexpr int kProducerRegisters = 24;
   static constexpr int kConsumerRegisters = kConsumerWarpgroups == 3 ? 160 : 240;
-  static_assert(128 * kProducerRegisters + 128 * kConsumerWarpgroups * kConsumerRegisters <= 65536);
+  static_assert(128 * kConsumerWarpgroups * (kConsumerRegisters - kEntryRegisters) <=
+                    128 * (kEntryRegisters - kProducerRegisters),
+                "the consumers may take only what the producer gives back");
+  // The paged producer (a gathering warp, producer.h) spills at 24 (44 B); paged K/V
+  // is memory-bound (decode), where the consumers' last 8 registers do not matter.
+  static constexpr int kPagedProducerRegisters = kConsumerWarpgroups == 3 ? 32 : 40;
+  static constexpr int kPagedConsumerRegisters = kConsumerWarpgroups == 3 ? 160 : 232;
+  static_assert(128 * kConsumerWarpgroups * (kPagedConsumerRegisters - kEntryRegisters) <=
+                128 * (kEntryRegisters - kPagedProducerRegisters));
   // Rebuild Q's wgmma descriptors for every key block instead of keeping all
   // kHeadDim/16 of them live (consumer.h gemm_qk): at d >= 192 and with three
   // consumers they cost the accumulators registers (spills: d256 120 B -> 0,
   // +7-14% measured on an H200, 2026-11-22).
   static constexpr bool kRebuildQDescriptors = kHeadDim >= 192 || kConsumerWarpgroups == 3;
+  // Rescale O only when a row maximum grew by more than 2^8 (softmax.h): saves dv/2
+  // multiplications per thread and block for a vote and a comparison; measured on an
+  // H200 (2026-11-22, sm90c): +3-6% at d 256, within noise at d 128, -3.5% at d 64.
+  static constexpr bool kConditionalRescale = kHeadDimV >= FLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV;
+  // d = 64 is bound by the softmax's exponentials (softmax.h exp2_fma): every
+  // kFmaExp2Every-th group of four scores on the FMA pipe instead. 0 (off) by default:
+  // NOT YET MEASURED OR TESTED ON A GPU (sm90c, 2026-11-22); a measurement build sets
+  // FLASHATTN_SM90_FMA_EXP2_EVERY (4: a quarter of the exponentials).
+  static constexpr int kFmaExp2Every = kHeadDim == 64 ? FLASHATTN_SM90_FMA_EXP2_EVERY : 0;
+  static constexpr bool kFmaExp2Degree4 = std::is_same_v<Element, __half>;  // fp16 P needs the closer fit
 
   // Tiles are stored as kChunks column chunks of 64 elements (128 bytes, the
   // width of one 128B-swizzle row), each chunk a [rows][64] block: exactly what

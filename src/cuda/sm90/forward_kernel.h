@@ -16,7 +16,12 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
-template <class Config>
+// kPaged: K/V through a block table (producer_loop_paged). A template parameter
+// rather than a branch: with both producers in one kernel, the dense one spilled at
+// the producer's 24 registers (28-72 B of local memory in every instantiation; now
+// 8 B, one reload per tile outside the K/V loop). The paged kernels give their
+// producer 40 registers (forward_config.h).
+template <class Config, bool kPaged>
 __global__ void __launch_bounds__(Config::kThreads, 1)
     forward_kernel(const __grid_constant__ ForwardKernelParams p) {
   extern __shared__ unsigned char shared_buffer[];
@@ -28,16 +33,18 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
   // Every thread must see initialised barriers before its first wait or arrive.
   __syncthreads();
 
+  constexpr int kProducerRegisters = kPaged ? Config::kPagedProducerRegisters : Config::kProducerRegisters;
+  constexpr int kConsumerRegisters = kPaged ? Config::kPagedConsumerRegisters : Config::kConsumerRegisters;
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;
   if (warpgroup == 0) {
-    ptx::setmaxnreg_dec<Config::kProducerRegisters>();
-    if (p.paged.block_table != nullptr) {
+    ptx::setmaxnreg_dec<kProducerRegisters>();
+    if constexpr (kPaged) {
       if (threadIdx.x < 32) producer_loop_paged<Config>(p, pipe);  // paged K/V: a gathering warp
     } else if (threadIdx.x == 0) {
       producer_loop<Config>(p, pipe);
     }
   } else {
-    ptx::setmaxnreg_inc<Config::kConsumerRegisters>();
+    ptx::setmaxnreg_inc<kConsumerRegisters>();
     consumer_loop<Config>(p, pipe, warpgroup - 1);
   }
 }

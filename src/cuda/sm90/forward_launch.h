@@ -25,6 +25,7 @@ struct PrepareParams {
   AttentionParams a;
   SequenceInfo* infos;
   SequenceMaps* maps;
+  int* tile_counter;  // zeroed here for the dynamic schedule (no memset launch)
 };
 
 // One thread per sequence: resolves its lengths (common/params.h's rules, with
@@ -36,6 +37,7 @@ struct PrepareParams {
 template <class Config>
 __global__ void prepare_sequences_kernel(const __grid_constant__ PrepareParams p) {
   const std::int64_t b = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (b == 0) *p.tile_counter = 0;
   if (b >= p.a.batch) return;
   const AttentionParams& a = p.a;
   const SequenceLengths s = cuda_sm80::clipped_sequence_lengths(a, b);
@@ -89,13 +91,13 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   const int pack = pack_factor<Config>(a);
   const bool q_maps_ok =
       pack > 1
-          ? encode_packed_map(&k.tma_q, a.dtype, a.q.data, a.head_dim, pack, a.seqlen_q, a.heads_kv, a.batch,
+          ? encode_packed_map(&k.maps.q, a.dtype, a.q.data, a.head_dim, pack, a.seqlen_q, a.heads_kv, a.batch,
                               a.q.row_stride, a.q.head_stride, a.q.batch_stride, Config::kBlockM / pack) &&
-                encode_packed_map(&k.tma_o, a.dtype, a.out.data, a.head_dim_v, pack, a.seqlen_q, a.heads_kv,
+                encode_packed_map(&k.maps.o, a.dtype, a.out.data, a.head_dim_v, pack, a.seqlen_q, a.heads_kv,
                                   a.batch, a.out.row_stride, a.out.head_stride, a.out.batch_stride, 64 / pack)
-          : encode_tile_map(&k.tma_q, a.dtype, a.q.data, a.head_dim, a.seqlen_q, a.heads, a.batch,
+          : encode_tile_map(&k.maps.q, a.dtype, a.q.data, a.head_dim, a.seqlen_q, a.heads, a.batch,
                             a.q.row_stride, a.q.head_stride, a.q.batch_stride, Config::kBlockM) &&
-                encode_tile_map(&k.tma_o, a.dtype, a.out.data, a.head_dim_v, a.seqlen_q, a.heads, a.batch,
+                encode_tile_map(&k.maps.o, a.dtype, a.out.data, a.head_dim_v, a.seqlen_q, a.heads, a.batch,
                                 a.out.row_stride, a.out.head_stride, a.out.batch_stride, 64);
   // Paged with pages of at least a key block: K/V maps over (d, page rows, kv heads, pages).
   const bool tma_pages = a.block_table != nullptr && a.page_size >= Config::kBlockN && a.kv_blocks > 0;
@@ -103,9 +105,9 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   const std::int64_t kv_batch = tma_pages ? a.kv_blocks : a.batch;
   const bool maps_ok =
       q_maps_ok &&
-      encode_tile_map(&k.tma_k, a.dtype, a.k.data, a.head_dim, kv_rows, a.heads_kv, kv_batch, a.k.row_stride,
+      encode_tile_map(&k.maps.k, a.dtype, a.k.data, a.head_dim, kv_rows, a.heads_kv, kv_batch, a.k.row_stride,
                       a.k.head_stride, a.k.batch_stride, Config::kBlockN) &&
-      encode_tile_map(&k.tma_v, a.dtype, a.v.data, a.head_dim_v, kv_rows, a.heads_kv, kv_batch,
+      encode_tile_map(&k.maps.v, a.dtype, a.v.data, a.head_dim_v, kv_rows, a.heads_kv, kv_batch,
                       a.v.row_stride, a.v.head_stride, a.v.batch_stride, Config::kBlockN);
   if (!maps_ok) return cudaErrorInvalidValue;
 
@@ -163,15 +165,21 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   // Equal tiles (no mask cutting key ranges, no per-sequence lengths): the static
   // schedule saves the atomic per tile (measured 2-7% at <= 4k, docs/kernel-notes-sm90.md).
   k.static_schedule = a.mask.window_left < 0 && a.mask.window_right < 0 && !uses_sequence_maps(a);
-  if (cudaError_t e = cudaMemsetAsync(tile_counter, 0, sizeof(int), stream); e != cudaSuccess) return e;
+  // The counter of the dynamic schedule starts at 0: zeroed by the prepare kernel
+  // when there is one, else by a memset (a launch of its own, ~2 us on the stream,
+  // which the static schedule does without).
+  if (!k.static_schedule && !uses_sequence_maps(a)) {
+    if (cudaError_t e = cudaMemsetAsync(tile_counter, 0, sizeof(int), stream); e != cudaSuccess) return e;
+  }
   if (uses_sequence_maps(a)) {
     auto* bytes = static_cast<unsigned char*>(workspace);
     PrepareParams prepare{};
-    prepare.templates = SequenceMaps{k.tma_q, k.tma_k, k.tma_v, k.tma_o};
+    prepare.templates = k.maps;
     prepare.pack = pack;
     prepare.a = a;
     prepare.infos = reinterpret_cast<SequenceInfo*>(bytes + kCounterBytes);
     prepare.maps = reinterpret_cast<SequenceMaps*>(bytes + kCounterBytes + sequence_info_bytes(a));
+    prepare.tile_counter = tile_counter;
     constexpr int kPrepareThreads = 128;
     const auto blocks = static_cast<unsigned>((a.batch + kPrepareThreads - 1) / kPrepareThreads);
     prepare_sequences_kernel<Config><<<blocks, kPrepareThreads, 0, stream>>>(prepare);
@@ -179,7 +187,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     k.sequences = prepare.infos;
     k.sequence_maps = prepare.maps;
   }
-  auto kernel = forward_kernel<Config>;
+  auto* kernel = a.block_table != nullptr ? forward_kernel<Config, true> : forward_kernel<Config, false>;
   if (cudaError_t e =
           cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Config::kSmemBytes);
       e != cudaSuccess) {

@@ -20,7 +20,7 @@ struct SequenceInfo {
 
 // Paged K/V (block_table), any page size (producer_loop_paged in producer.h): a key
 // block whose rows all lie in one page and are all valid keys is one TMA box of
-// tma_k / tma_v, then the (d, page rows, kv heads, pages) views of the cache
+// maps.k / maps.v, then the (d, page rows, kv heads, pages) views of the cache
 // (tma_pages; page_size >= kBlockN); any other block is gathered by the producer
 // warp with cp.async. Element strides; page p of K starts at k + p * k_page_stride.
 struct PagedKV {
@@ -30,7 +30,7 @@ struct PagedKV {
   int table_cols = 0;          // entries per table row (0: unknown, no clamp)
   int kv_blocks = 0;           // pages in the cache (0: unknown, no clamp): table entries are clamped to it
   int k_cols = 0, v_cols = 0;  // d and dv of the operands (d = 96 runs the 128-column kernel: zero-filled)
-  bool tma_pages = false;      // tma_k / tma_v describe pages (page_size >= kBlockN)
+  bool tma_pages = false;      // maps.k / maps.v describe pages (page_size >= kBlockN)
   const void* k = nullptr;
   const void* v = nullptr;
   std::int64_t k_page_stride = 0, k_row_stride = 0, k_head_stride = 0;
@@ -48,16 +48,16 @@ struct SequenceMaps {
 
 struct ForwardKernelParams {
   // (d, seqlen, heads, batch) views, innermost first, 128B-swizzled boxes of 64 columns:
-  CUtensorMap tma_q;  // box {64, kBlockM}
-  CUtensorMap tma_k;  // box {64, kBlockN}
-  CUtensorMap tma_v;  // box {64, kBlockN}
-  CUtensorMap tma_o;  // box {64, 64}: one consumer warpgroup's rows
+  // q: box {64, kBlockM}; k, v: box {64, kBlockN}; o: box {64, 64}, one consumer
+  // warpgroup's rows. One struct, so that a tile's four maps are one pointer
+  // (tile_maps), here or in sequence_maps: the producer lives on 24 registers.
+  SequenceMaps maps;
 
   float* lse = nullptr;  // optional, fp32
   std::int64_t lse_batch_stride = 0, lse_head_stride = 0, lse_row_stride = 0;
 
   // Packed GQA (pack > 1): the `pack` query heads of one kv head share each tile, packed
-  // row r = query row * pack + head in group; tma_q / tma_o are then the 5-D views of
+  // row r = query row * pack + head in group; maps.q / maps.o are then the 5-D views of
   // encode_packed_map, `heads` counts kv heads and heads_per_kv is 1 (a tile's head is
   // its kv head). pack divides 64, a power of two: positions (masks, lengths) are
   // packed row >> pack_shift (a shift, not a division: the mask runs in the hot loop).

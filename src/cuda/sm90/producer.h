@@ -18,9 +18,9 @@ namespace flashattn::detail::cuda_sm90 {
 
 template <class Config>
 __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe) {
-  ptx::prefetch_tensormap(&p.tma_q);
-  ptx::prefetch_tensormap(&p.tma_k);
-  ptx::prefetch_tensormap(&p.tma_v);
+  ptx::prefetch_tensormap(&p.maps.q);
+  ptx::prefetch_tensormap(&p.maps.k);
+  ptx::prefetch_tensormap(&p.maps.v);
   RingPosition<Config::kStages> ring;
   std::uint32_t q_phase = 0;
   int tile = static_cast<int>(blockIdx.x);
@@ -40,9 +40,10 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     q_phase ^= 1;
     const int kv_head = w.head / p.heads_per_kv;
     const KeyBlockRange range = key_block_range<Config>(p, w);
-    const CUtensorMap* tma_q = map_q(p, w);
-    const CUtensorMap* tma_k = map_k(p, w);
-    const CUtensorMap* tma_v = map_v(p, w);
+    const SequenceMaps* maps = tile_maps(p, w);  // one pointer live, not three
+    const CUtensorMap* tma_q = &maps->q;
+    const CUtensorMap* tma_k = &maps->k;
+    const CUtensorMap* tma_v = &maps->v;
     if (p.sequence_maps != nullptr) {
       // Written by the prepare kernel through the generic proxy.
       ptx::tensormap_acquire_fence(tma_q);
@@ -64,6 +65,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     // Claimed now, used next iteration: the atomic's latency hides behind this tile's loads.
     tile = claim_next_tile(p, tile);
 
+#pragma unroll 1  // not unrolled: more live values in a thread of 24 registers
     for (int n = range.end - 1; n >= range.begin; --n) {
       ptx::mbarrier_wait_parity(pipe.k_empty(ring.stage), ring.phase ^ 1);
       ptx::mbarrier_arrive_expect_tx(pipe.k_full(ring.stage), Config::kKVBytes);
@@ -131,7 +133,7 @@ __device__ __forceinline__ void gather_paged_block(const ForwardKernelParams& p,
 template <class Config>
 __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe) {
   const bool leader = threadIdx.x % 32 == 0;
-  if (leader) ptx::prefetch_tensormap(&p.tma_q);
+  if (leader) ptx::prefetch_tensormap(&p.maps.q);
   RingPosition<Config::kStages> ring;
   std::uint32_t q_phase = 0;
   int tile = static_cast<int>(blockIdx.x);
@@ -168,8 +170,8 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
     tile = __shfl_sync(0xffffffffu, leader ? claim_next_tile(p, tile) : 0, 0);
 
     if (leader && p.paged.tma_pages) {
-      ptx::prefetch_tensormap(&p.tma_k);
-      ptx::prefetch_tensormap(&p.tma_v);
+      ptx::prefetch_tensormap(&p.maps.k);
+      ptx::prefetch_tensormap(&p.maps.v);
     }
     for (int n = range.end - 1; n >= range.begin; --n) {
       // A block of valid keys inside one page: TMA boxes of the page views, as the dense path.
@@ -186,14 +188,14 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
           ptx::mbarrier_arrive_expect_tx(pipe.k_full(ring.stage), Config::kKVBytes);
 #pragma unroll
           for (int c = 0; c < Config::kChunks; ++c) {
-            ptx::tma_load_4d(pipe.k(ring.stage) + c * Config::kKVChunkBytes, &p.tma_k,
+            ptx::tma_load_4d(pipe.k(ring.stage) + c * Config::kKVChunkBytes, &p.maps.k,
                              pipe.k_full(ring.stage), c * Config::kChunkCols, page_row, kv_head, page);
           }
           ptx::mbarrier_wait_parity(pipe.v_empty(ring.stage), ring.phase ^ 1);
           ptx::mbarrier_arrive_expect_tx(pipe.v_full(ring.stage), Config::kVBytes);
 #pragma unroll
           for (int c = 0; c < Config::kChunksV; ++c) {
-            ptx::tma_load_4d(pipe.v(ring.stage) + c * Config::kKVChunkBytes, &p.tma_v,
+            ptx::tma_load_4d(pipe.v(ring.stage) + c * Config::kKVChunkBytes, &p.maps.v,
                              pipe.v_full(ring.stage), c * Config::kChunkCols, page_row, kv_head, page);
           }
         }

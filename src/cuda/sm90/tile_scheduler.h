@@ -35,17 +35,14 @@ __device__ __forceinline__ bool tile_empty(const WorkTile& w) {
 }
 
 // The tensor maps a tile's loads and stores go through.
+__device__ __forceinline__ const SequenceMaps* tile_maps(const ForwardKernelParams& p, const WorkTile& w) {
+  return p.sequence_maps != nullptr ? &p.sequence_maps[w.batch] : &p.maps;
+}
 __device__ __forceinline__ const CUtensorMap* map_q(const ForwardKernelParams& p, const WorkTile& w) {
-  return p.sequence_maps != nullptr ? &p.sequence_maps[w.batch].q : &p.tma_q;
-}
-__device__ __forceinline__ const CUtensorMap* map_k(const ForwardKernelParams& p, const WorkTile& w) {
-  return p.sequence_maps != nullptr ? &p.sequence_maps[w.batch].k : &p.tma_k;
-}
-__device__ __forceinline__ const CUtensorMap* map_v(const ForwardKernelParams& p, const WorkTile& w) {
-  return p.sequence_maps != nullptr ? &p.sequence_maps[w.batch].v : &p.tma_v;
+  return p.sequence_maps != nullptr ? &p.sequence_maps[w.batch].q : &p.maps.q;
 }
 __device__ __forceinline__ const CUtensorMap* map_o(const ForwardKernelParams& p, const WorkTile& w) {
-  return p.sequence_maps != nullptr ? &p.sequence_maps[w.batch].o : &p.tma_o;
+  return p.sequence_maps != nullptr ? &p.sequence_maps[w.batch].o : &p.maps.o;
 }
 
 __device__ __forceinline__ WorkTile tile_work(const ForwardKernelParams& p, int tile) {
