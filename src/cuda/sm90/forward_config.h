@@ -24,11 +24,6 @@
 #ifndef FLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV
 #define FLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV 128
 #endif
-// Share of the d = 64 exponentials computed on the FMA pipe (kFmaExp2Every below):
-// off unless a measurement build sets it.
-#ifndef FLASHATTN_SM90_FMA_EXP2_EVERY
-#define FLASHATTN_SM90_FMA_EXP2_EVERY 0
-#endif
 
 namespace flashattn::detail::cuda_sm90 {
 
@@ -95,12 +90,6 @@ struct ForwardConfig {
   // multiplications per thread and block for a vote and a comparison; measured on an
   // H200 (2026-11-22, sm90c): +3-6% at d 256, within noise at d 128, -3.5% at d 64.
   static constexpr bool kConditionalRescale = kHeadDimV >= FLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV;
-  // d = 64 is bound by the softmax's exponentials (softmax.h exp2_fma): every
-  // kFmaExp2Every-th group of four scores on the FMA pipe instead. 0 (off) by default:
-  // NOT YET MEASURED OR TESTED ON A GPU (sm90c, 2026-11-22); a measurement build sets
-  // FLASHATTN_SM90_FMA_EXP2_EVERY (4: a quarter of the exponentials).
-  static constexpr int kFmaExp2Every = kHeadDim == 64 ? FLASHATTN_SM90_FMA_EXP2_EVERY : 0;
-  static constexpr bool kFmaExp2Degree4 = std::is_same_v<Element, __half>;  // fp16 P needs the closer fit
 
   // Tiles are stored as kChunks column chunks of 64 elements (128 bytes, the
   // width of one 128B-swizzle row), each chunk a [rows][64] block: exactly what

@@ -46,43 +46,14 @@ __device__ __forceinline__ float quad_sum(float x) {
 // is wide (forward_config.h kConditionalRescale: dv >= 128).
 inline constexpr float kRescaleThreshold = 8.f;
 
-// 2^x on the FMA pipe instead of the MUFU (FlashAttention 4's trick), for a share
-// of a block's exponentials where MUFU throughput is the limit (d = 64: one MUFU.EX2
-// per score, 16 per clock per SM, against 4 d = 256 tensor FLOPs per score at 4096 per
-// clock: forward_config.h kFmaExp2Every). x = j + f with j = round(x) (the 1.5 * 2^23
-// addition), 2^f by a polynomial on [-0.5, 0.5] (Chebyshev interpolation, relative
-// error 1.0e-4 at degree 3, 3.5e-6 at degree 4, against P's rounding of 3.9e-3 in
-// bf16 and 4.9e-4 in fp16), 2^j put into the exponent by integer arithmetic. Here
-// x <= kRescaleThreshold; x = -inf (a masked score) gives exactly 0 (j = -127: scale 0).
-// About 10 FMA/ALU instructions against one MUFU issue (8 cycles of the SMSP's MUFU).
-template <bool kDegree4>
-__device__ __forceinline__ float exp2_fma(float x) {
-  x = fmaxf(x, -127.f);
-  const float t = x + 12582912.f;  // t's last mantissa bits hold round(x)
-  const float j = t - 12582912.f;
-  const float f = x - j;
-  float p;
-  if constexpr (kDegree4) {
-    p = fmaf(fmaf(fmaf(fmaf(0.00966636836528778f, f, 0.055921975523233414f), f, 0.2402234971523285f), f,
-                  0.6931210160255432f),
-             f, 1.f);
-  } else {
-    p = fmaf(fmaf(fmaf(0.05583828315138817f, f, 0.2426394820213318f), f, 0.6931367516517639f), f,
-             0.9999245405197144f);
-  }
-  const float scale = __int_as_float((__float_as_int(t) - 0x4B400000 + 127) << 23);  // 2^j, 0 at j = -127
-  return p * scale;
-}
-
 // Folds one block of scores into the running state: s becomes the
 // unnormalised probabilities (against the rows' reference maxima). Returns true
 // (the same in every lane of the warp) when the references moved, and then
 // correction[r] is the factor the O rows accumulated so far must be multiplied by
 // (0 when nothing had been seen); false: O stays as it is (correction 1).
 // kConditional false: the references follow the running maxima exactly and the
-// result is always true (no vote). kFmaEvery > 0: every kFmaEvery-th group of four
-// scores is exponentiated by exp2_fma<kDegree4> (0: all on the MUFU).
-template <int kBlockN, bool kConditional, int kFmaEvery = 0, bool kDegree4 = false>
+// result is always true (no vote).
+template <int kBlockN, bool kConditional>
 __device__ __forceinline__ bool softmax_update(float (&s)[kBlockN / 2], SoftmaxRows& rows, float score_log2,
                                                float (&correction)[2]) {
   float block_max[2] = {rows.max[0], rows.max[1]};
@@ -123,12 +94,7 @@ __device__ __forceinline__ bool softmax_update(float (&s)[kBlockN / 2], SoftmaxR
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int r = e / 2;
-      const float x = fmaf(s[4 * i + e], score_log2, -max_scaled[r]);
-      if constexpr (kFmaEvery > 0) {
-        s[4 * i + e] = i % kFmaEvery == kFmaEvery - 1 ? exp2_fma<kDegree4>(x) : ptx::ex2_approx_ftz_f32(x);
-      } else {
-        s[4 * i + e] = ptx::ex2_approx_ftz_f32(x);
-      }
+      s[4 * i + e] = ptx::ex2_approx_ftz_f32(fmaf(s[4 * i + e], score_log2, -max_scaled[r]));
       block_sum[r] += s[4 * i + e];
     }
   }
