@@ -16,6 +16,16 @@ namespace flashattn::detail::cuda_sm80 {
 // >= every config's kBlockM, so a query tile never needs a bounds check there.
 constexpr int kBackwardRowPad = 64;
 
+// m-tiles of 16 keys per warp at d <= 128 (BackwardConfig::kKeyTiles); 1 or 2. A build-time knob for
+// measuring the two shapes side by side; the default is the faster one measured on an H200.
+#ifndef FLASHATTN_SM80_BWD_KEY_TILES
+#define FLASHATTN_SM80_BWD_KEY_TILES 2
+#endif
+// 1: above d = 64, two-m-tile warps form S^T / dP^T one m-tile at a time (BackwardConfig::kScoreTiles).
+#ifndef FLASHATTN_SM80_BWD_SCORES_ONE_TILE
+#define FLASHATTN_SM80_BWD_SCORES_ONE_TILE 0
+#endif
+
 template <int kHeadDim_, typename Element_>
 struct BackwardConfig {
   using Element = Element_;
@@ -31,10 +41,22 @@ struct BackwardConfig {
   // the queries [h M / kSplit, +M / kSplit) of its keys' rows, writes P~^T and dS^T
   // to shared memory, and after one barrier reads the full rows back as the A
   // operands of dV += P~^T dO and dK += dS^T Q (dS^T also feeds dQ = dS K).
-  static constexpr int kBlockN = 64;
-  static constexpr int kKeyGroups = kBlockN / 16;
+  //
+  // Each warp owns kKeyTiles m-tiles of 16 keys: with 2 (d <= 128), every B fragment read from shared
+  // memory feeds two MMAs, and the CTA's 128 keys halve the dQ reductions into global memory per FLOP
+  // (the fp32 adds into L2 limited version 2); above d = 128 the accumulators of two m-tiles do not fit.
+  static constexpr int kKeyTiles = kHeadDim <= 128 ? FLASHATTN_SM80_BWD_KEY_TILES : 1;
+  // m-tiles whose S^T and dP^T are live at once (one at a time: fewer live registers at d 96 / 128).
+  static constexpr int kScoreTiles =
+      kKeyTiles == 2 && kHeadDim > 64 && FLASHATTN_SM80_BWD_SCORES_ONE_TILE ? 1 : kKeyTiles;
+  static constexpr int kKeyGroups = 4;  // warps along the keys
+  static constexpr int kBlockN = kKeyGroups * 16 * kKeyTiles;
   // 4 column slices where a quarter of d is still a multiple of 16 (d 192, 256), else 2.
-  static constexpr int kSplit = kHeadDim > 128 && (kHeadDim / 4) % 16 == 0 ? 4 : 2;
+#ifndef FLASHATTN_SM80_BWD_SPLIT4
+#define FLASHATTN_SM80_BWD_SPLIT4 1
+#endif
+  static constexpr int kSplit = FLASHATTN_SM80_BWD_SPLIT4 && kHeadDim > 128 && (kHeadDim / 4) % 16 == 0 ? 4
+                                                                                                        : 2;
   static constexpr int kWarps = kKeyGroups * kSplit;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kBlockM = 64;
@@ -57,7 +79,7 @@ struct BackwardConfig {
       (2 * kSmemK + kStages * 2 * kSmemQ + 2 * kSmemDs) * static_cast<int>(sizeof(Element)) +
       kStages * 2 * kBlockM * static_cast<int>(sizeof(float));
   // Two CTAs per SM where the registers allow it (256 threads x 128 registers each).
-  static constexpr int kMinBlocksPerSm = kHeadDim <= 96 ? 2 : 1;
+  static constexpr int kMinBlocksPerSm = kHeadDim <= 96 && kKeyTiles == 1 ? 2 : 1;
   static_assert(kBlockM <= kBackwardRowPad && kBackwardRowPad % kBlockM == 0);
 };
 
@@ -70,8 +92,8 @@ struct BackwardKernelArgs {
   float* dq_accum = nullptr;  // (batch, heads, rows_padded, head_dim) fp32
   int* dq_semaphore = nullptr;   // deterministic: (batch, heads, m_blocks) counters
   int m_blocks = 0;              // rows_padded / kBlockM
-  int n_blocks = 0;              // key tiles per sequence (seqlen_k bound)
-  std::int64_t total_tiles = 0;  // n_blocks * batch * heads_kv
+  int n_blocks = 0;              // key tiles per sequence (seqlen_k bound); set by launch_backward
+  std::int64_t total_tiles = 0;  // n_blocks * batch * heads_kv; set by launch_backward
   float scale_log2 = 0.f;
   std::uint32_t dropout_threshold = 0;
   float dropout_rescale = 1.f;
