@@ -625,14 +625,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         }
         __syncthreads();
       }
-      // dQ (fp32 scratch) += dS K: one 16 x kDqCols task per warp, in chunks of at most 64 columns
-      // (the dS fragments are read again per chunk; 32 accumulator registers at most beside dK / dV).
+      // dQ (fp32 scratch) += dS K: one 16 x kDqCols task per warp, in chunks of 64 columns where 64 divides
+      // it (the dS fragments are read again per chunk; 32 accumulator registers at most beside dK / dV).
       if (dq_col0 < p.head_dim) {
         float* dq_lane = DqLaneAdder::lane_pointer(
             args.dq_accum + ((batch * p.heads + head) * args.rows_padded + m0 + dq_row0) * p.head_dim +
                 dq_col0,
             p.head_dim, lane);
-        constexpr int kChunkCols = Cfg::kDqCols < 64 ? Cfg::kDqCols : 64;
+        constexpr int kChunkCols = Cfg::kDqCols % 64 == 0 ? 64 : Cfg::kDqCols;
         static_assert(Cfg::kDqCols % kChunkCols == 0);
 #pragma unroll
         for (int c0 = 0; c0 < Cfg::kDqCols; c0 += kChunkCols) {
