@@ -21,9 +21,18 @@ constexpr int kBackwardRowPad = 64;
 #ifndef FLASHATTN_SM80_BWD_KEY_TILES
 #define FLASHATTN_SM80_BWD_KEY_TILES 2
 #endif
+// The same for d <= 64 alone (1: 64-key CTAs, 128 registers, two CTAs per SM).
+#ifndef FLASHATTN_SM80_BWD_D64_KEY_TILES
+#define FLASHATTN_SM80_BWD_D64_KEY_TILES FLASHATTN_SM80_BWD_KEY_TILES
+#endif
 // 1: above d = 64, two-m-tile warps form S^T / dP^T one m-tile at a time (BackwardConfig::kScoreTiles).
 #ifndef FLASHATTN_SM80_BWD_SCORES_ONE_TILE
 #define FLASHATTN_SM80_BWD_SCORES_ONE_TILE 0
+#endif
+// 1: d 192 / 256 split the dK / dV columns over 4 warps (16-warp CTAs of 128 registers); 0: over 2
+// (8-warp CTAs, up to 255 registers).
+#ifndef FLASHATTN_SM80_BWD_SPLIT4
+#define FLASHATTN_SM80_BWD_SPLIT4 1
 #endif
 
 template <int kHeadDim_, typename Element_>
@@ -45,16 +54,14 @@ struct BackwardConfig {
   // Each warp owns kKeyTiles m-tiles of 16 keys: with 2 (d <= 128), every B fragment read from shared
   // memory feeds two MMAs, and the CTA's 128 keys halve the dQ reductions into global memory per FLOP
   // (the fp32 adds into L2 limited version 2); above d = 128 the accumulators of two m-tiles do not fit.
-  static constexpr int kKeyTiles = kHeadDim <= 128 ? FLASHATTN_SM80_BWD_KEY_TILES : 1;
+  static constexpr int kKeyTiles = kHeadDim <= 64 ? FLASHATTN_SM80_BWD_D64_KEY_TILES
+                                                  : (kHeadDim <= 128 ? FLASHATTN_SM80_BWD_KEY_TILES : 1);
   // m-tiles whose S^T and dP^T are live at once (one at a time: fewer live registers at d 96 / 128).
   static constexpr int kScoreTiles =
       kKeyTiles == 2 && kHeadDim > 64 && FLASHATTN_SM80_BWD_SCORES_ONE_TILE ? 1 : kKeyTiles;
   static constexpr int kKeyGroups = 4;  // warps along the keys
   static constexpr int kBlockN = kKeyGroups * 16 * kKeyTiles;
-  // 4 column slices where a quarter of d is still a multiple of 16 (d 192, 256), else 2.
-#ifndef FLASHATTN_SM80_BWD_SPLIT4
-#define FLASHATTN_SM80_BWD_SPLIT4 1
-#endif
+  // 4 column slices where a quarter of d is still a multiple of 16 (d 192, 256) and SPLIT4, else 2.
   static constexpr int kSplit = FLASHATTN_SM80_BWD_SPLIT4 && kHeadDim > 128 && (kHeadDim / 4) % 16 == 0 ? 4
                                                                                                         : 2;
   static constexpr int kWarps = kKeyGroups * kSplit;
