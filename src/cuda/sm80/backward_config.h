@@ -14,7 +14,11 @@ namespace flashattn::detail::cuda_sm80 {
 // Rows of the fp32 scratch arrays (LSE in base 2, D = rowsum(dO * O), dQ
 // accumulator) are padded per (sequence, head) to a multiple of this, which is
 // >= every config's kBlockM, so a query tile never needs a bounds check there.
-constexpr int kBackwardRowPad = 64;
+// Query tile at d <= 64 (BackwardConfig::kBlockM; 64 elsewhere): 64 or 128, a build-time knob.
+#ifndef FLASHATTN_SM80_BWD_D64_BLOCK_M
+#define FLASHATTN_SM80_BWD_D64_BLOCK_M 64
+#endif
+constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 
 // m-tiles of 16 keys per warp at d <= 128 (BackwardConfig::kKeyTiles); 1 or 2. A build-time knob for
 // measuring the two shapes side by side; the default is the faster one measured on an H200.
@@ -32,10 +36,12 @@ constexpr int kBackwardRowPad = 64;
 // 1: d 192 / 256 split the dK / dV columns over 4 warps (16-warp CTAs of 128 registers); 0: over 2
 // (8-warp CTAs, up to 255 registers).
 #ifndef FLASHATTN_SM80_BWD_SPLIT4
-#define FLASHATTN_SM80_BWD_SPLIT4 1
+#define FLASHATTN_SM80_BWD_SPLIT4 0
 #endif
 
-template <int kHeadDim_, typename Element_>
+// kGeneral_: the variant for softcap / ALiBi / dropout, whose per-element state does not fit a
+// 128-row query tile at d <= 64 (it keeps the 64-row tile there).
+template <int kHeadDim_, typename Element_, bool kGeneral_ = false>
 struct BackwardConfig {
   using Element = Element_;
   static constexpr int kHeadDim = kHeadDim_;
@@ -66,7 +72,7 @@ struct BackwardConfig {
                                                                                                         : 2;
   static constexpr int kWarps = kKeyGroups * kSplit;
   static constexpr int kThreads = kWarps * 32;
-  static constexpr int kBlockM = 64;
+  static constexpr int kBlockM = kHeadDim <= 64 && !kGeneral_ ? FLASHATTN_SM80_BWD_D64_BLOCK_M : 64;
   static constexpr int kQueriesPerWarp = kBlockM / kSplit;  // S^T columns of one warp
   static constexpr int kColsPerWarp = kHeadDim / kSplit;    // dK / dV columns of one warp
   static_assert(kQueriesPerWarp % 16 == 0 && kColsPerWarp % 16 == 0);
