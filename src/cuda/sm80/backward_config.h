@@ -14,9 +14,10 @@ namespace flashattn::detail::cuda_sm80 {
 // Rows of the fp32 scratch arrays (LSE in base 2, D = rowsum(dO * O), dQ
 // accumulator) are padded per (sequence, head) to a multiple of this, which is
 // >= every config's kBlockM, so a query tile never needs a bounds check there.
-// Query tile at d <= 64 (BackwardConfig::kBlockM; 64 elsewhere): 64 or 128, a build-time knob.
+// Query tile at d <= 64 (BackwardConfig::kBlockM; 64 elsewhere): 64 or 128, a build-time knob
+// (128: +2..+7% over 64 on an H200, performance-backward.md version 4).
 #ifndef FLASHATTN_SM80_BWD_D64_BLOCK_M
-#define FLASHATTN_SM80_BWD_D64_BLOCK_M 64
+#define FLASHATTN_SM80_BWD_D64_BLOCK_M 128
 #endif
 constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 
@@ -34,7 +35,7 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 #define FLASHATTN_SM80_BWD_SCORES_ONE_TILE 0
 #endif
 // 1: d 192 / 256 split the dK / dV columns over 4 warps (16-warp CTAs of 128 registers); 0: over 2
-// (8-warp CTAs, up to 255 registers).
+// (8-warp CTAs, up to 255 registers; +33% at d 256 on an H200).
 #ifndef FLASHATTN_SM80_BWD_SPLIT4
 #define FLASHATTN_SM80_BWD_SPLIT4 0
 #endif
@@ -49,9 +50,10 @@ struct BackwardConfig {
 
   // A CTA owns one key tile of kBlockN keys and walks every query tile of kBlockM
   // queries that sees it. Its warps form kKeyGroups x kSplit: warp (g, h) owns keys
-  // [16g, 16g + 16) and the head-dim columns [h W, h W + W) of their dK and dV
-  // (W = kHeadDim / kSplit), so the fp32 accumulators of a key row are split over
-  // kSplit warps (d fp32 registers per lane for dK + dV without the split). The
+  // [16 T g, 16 T (g + 1)) (T = kKeyTiles m-tiles of 16) and the head-dim columns
+  // [h W, h W + W) of their dK and dV (W = kHeadDim / kSplit), so the fp32 accumulators
+  // of a key row are split over kSplit warps (d fp32 registers per lane for dK + dV
+  // without the split). The
   // scores are computed transposed (S^T = K Q^T, keys x queries); warp (g, h) forms
   // the queries [h M / kSplit, +M / kSplit) of its keys' rows, writes P~^T and dS^T
   // to shared memory, and after one barrier reads the full rows back as the A
@@ -59,7 +61,8 @@ struct BackwardConfig {
   //
   // Each warp owns kKeyTiles m-tiles of 16 keys: with 2 (d <= 128), every B fragment read from shared
   // memory feeds two MMAs, and the CTA's 128 keys halve the dQ reductions into global memory per FLOP
-  // (the fp32 adds into L2 limited version 2); above d = 128 the accumulators of two m-tiles do not fit.
+  // (version 3 measured this shape slower only because it spilled; version 4 fits it, see
+  // performance-backward.md); above d = 128 the accumulators of two m-tiles do not fit.
   static constexpr int kKeyTiles = kHeadDim <= 64 ? FLASHATTN_SM80_BWD_D64_KEY_TILES
                                                   : (kHeadDim <= 128 ? FLASHATTN_SM80_BWD_KEY_TILES : 1);
   // m-tiles whose S^T and dP^T are live at once (one at a time: fewer live registers at d 96 / 128).

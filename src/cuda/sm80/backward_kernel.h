@@ -7,10 +7,15 @@
 //   dV  += P~^T dO                  (P~ = P * dropout keep / (1 - p))
 //   dP^T = V dO^T,  dS^T = P^T o (dP~^T - D)   (softcap: * (1 - tanh^2))
 //   dK  += dS^T Q,  dQ (fp32 scratch) += dS K  (atomics; ordered per query tile when deterministic)
-// Working transposed keeps P^T and dS^T in the accumulator layout that is the A
-// operand of the next MMA, as the forward does with P; only dS^T goes through
-// shared memory, for dQ. Q, dO, LSE and D of the next query tile are copied
-// while the current one is computed.
+// The warps split each key row's dK / dV columns (BackwardConfig), so a warp forms
+// S^T / dP^T for part of the query tile only and the rows of P~^T and dS^T it needs
+// for dV, dK come from the other warps through shared memory (dS^T also feeds dQ).
+// At d <= 128 a warp owns two 16-key m-tiles (128-key CTAs), so every Q / dO / P~^T /
+// dS^T fragment read from shared memory feeds two MMAs. The kernel is written for
+// few live registers (version 4): the walk over query tiles is counted, not divided
+// out; every ldmatrix / store address is a per-lane register + an immediate; the
+// plain kernel keeps P as 16-bit pairs while dP^T is formed. Q, dO, LSE and D of the
+// next query tile are copied while the current one is computed.
 #pragma once
 
 #include <cmath>
