@@ -48,7 +48,9 @@ bool backward_compiled(int bucket, DType dtype) {
   return false;
 }
 
-// Query tile of every bucket (mirrors BackwardConfig::kBlockM; the key tile is sized by launch_backward).
+// The smallest query tile of any config (BackwardConfig::kBlockM is 64, or 128 at d <= 64 in the plain
+// kernel): the deterministic semaphores are counted per 64 rows, enough for either tile (128-row
+// tiles use the first half). The key tile is sized by launch_backward.
 constexpr int kBackwardBlockM = 64;
 
 bool aligned16(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; }

@@ -107,7 +107,7 @@ struct BackwardKernelArgs {
   float* delta = nullptr;     // (batch, heads, rows_padded): D = rowsum(dO * O)
   float* dq_accum = nullptr;  // (batch, heads, rows_padded, head_dim) fp32
   int* dq_semaphore = nullptr;   // deterministic: (batch, heads, m_blocks) counters
-  int m_blocks = 0;              // rows_padded / kBlockM
+  int m_blocks = 0;              // rows_padded / 64: deterministic semaphores per (b, h)
   int n_blocks = 0;              // key tiles per sequence (seqlen_k bound); set by launch_backward
   std::int64_t total_tiles = 0;  // n_blocks * batch * heads_kv; set by launch_backward
   float scale_log2 = 0.f;
