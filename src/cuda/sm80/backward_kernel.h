@@ -427,7 +427,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     if (iterations > 0) load_query_tile(head, m_block, 0);
     ptx::cp_async_commit_group();
     for (std::int64_t it = 0; it < iterations; ++it) {
-      const int stage = static_cast<int>(it & (Cfg::kStages - 1));
+      static_assert(Cfg::kStages == 2, "the ring alternates stage and stage ^ 1");
+      const int stage = static_cast<int>(it & 1);
       ptx::cp_async_wait_group<0>();
       // Copies of tile `it` visible to all; every warp is done with tile it - 1 (its stage, P~^T, dS^T).
       __syncthreads();
