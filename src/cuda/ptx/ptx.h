@@ -105,5 +105,11 @@ __device__ __forceinline__ float ex2_approx_ftz_f32(float x) {
 __device__ __forceinline__ void red_global_add_v2_f32(float* address, float x, float y) {
   asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(address), "f"(x), "f"(y) : "memory");
 }
+// The same for four adjacent, 16-byte aligned floats (sm_90).
+__device__ __forceinline__ void red_global_add_v4_f32(float* address, float x, float y, float z, float w) {
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(address), "f"(x), "f"(y), "f"(z),
+               "f"(w)
+               : "memory");
+}
 
 }  // namespace flashattn::ptx

@@ -48,9 +48,10 @@ bool backward_compiled(int bucket, DType dtype) {
   return false;
 }
 
-// Query tile and key tile of every bucket (mirror BackwardConfig::kBlockM and kBlockN).
+// The smallest query tile of any config (BackwardConfig::kBlockM is 64, or 128 at d <= 64 in the plain
+// kernel): the deterministic semaphores are counted per 64 rows, enough for either tile (128-row
+// tiles use the first half). The key tile is sized by launch_backward.
 constexpr int kBackwardBlockM = 64;
-constexpr int kBackwardBlockN = 64;
 
 bool aligned16(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; }
 bool rows_aligned(const Operand& op) {
@@ -155,8 +156,6 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
   args.dq_accum = reinterpret_cast<float*>(workspace + layout.dq_accum);
   args.dq_semaphore = p.deterministic ? reinterpret_cast<int*>(workspace + layout.semaphore) : nullptr;
   args.m_blocks = static_cast<int>(layout.rows_padded / kBackwardBlockM);
-  args.n_blocks = static_cast<int>((p.seqlen_k + kBackwardBlockN - 1) / kBackwardBlockN);
-  args.total_tiles = static_cast<std::int64_t>(args.n_blocks) * p.batch * p.heads_kv;
   args.scale_log2 = p.scale * 1.4426950408889634f;
   args.dropout_threshold = p.dropout_p > 0.f ? dropout_threshold(p.dropout_p) : 0u;
   args.dropout_rescale = p.dropout_p > 0.f ? 1.f / (1.f - p.dropout_p) : 1.f;
@@ -168,7 +167,7 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
     if (cudaError_t e = dispatch_aux(args, 1, stream); e != cudaSuccess)
       return cuda_status(e, "dsink launch");
   }
-  if (args.total_tiles > 0) {
+  if (p.seqlen_k > 0) {
     if (cudaError_t e = dispatch_backward(args, general, stream); e != cudaSuccess) {
       return cuda_status(e, "kernel launch");
     }

@@ -14,9 +14,35 @@ namespace flashattn::detail::cuda_sm80 {
 // Rows of the fp32 scratch arrays (LSE in base 2, D = rowsum(dO * O), dQ
 // accumulator) are padded per (sequence, head) to a multiple of this, which is
 // >= every config's kBlockM, so a query tile never needs a bounds check there.
-constexpr int kBackwardRowPad = 64;
+// Query tile at d <= 64 (BackwardConfig::kBlockM; 64 elsewhere): 64 or 128, a build-time knob
+// (128: +2..+7% over 64 on an H200, performance-backward.md version 4).
+#ifndef FLASHATTN_SM80_BWD_D64_BLOCK_M
+#define FLASHATTN_SM80_BWD_D64_BLOCK_M 128
+#endif
+constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 
-template <int kHeadDim_, typename Element_>
+// m-tiles of 16 keys per warp at d <= 128 (BackwardConfig::kKeyTiles); 1 or 2. A build-time knob for
+// measuring the two shapes side by side; the default is the faster one measured on an H200.
+#ifndef FLASHATTN_SM80_BWD_KEY_TILES
+#define FLASHATTN_SM80_BWD_KEY_TILES 2
+#endif
+// The same for d <= 64 alone (1: 64-key CTAs, 128 registers, two CTAs per SM).
+#ifndef FLASHATTN_SM80_BWD_D64_KEY_TILES
+#define FLASHATTN_SM80_BWD_D64_KEY_TILES FLASHATTN_SM80_BWD_KEY_TILES
+#endif
+// 1: above d = 64, two-m-tile warps form S^T / dP^T one m-tile at a time (BackwardConfig::kScoreTiles).
+#ifndef FLASHATTN_SM80_BWD_SCORES_ONE_TILE
+#define FLASHATTN_SM80_BWD_SCORES_ONE_TILE 0
+#endif
+// 1: d 192 / 256 split the dK / dV columns over 4 warps (16-warp CTAs of 128 registers); 0: over 2
+// (8-warp CTAs, up to 255 registers; +33% at d 256 on an H200).
+#ifndef FLASHATTN_SM80_BWD_SPLIT4
+#define FLASHATTN_SM80_BWD_SPLIT4 0
+#endif
+
+// kGeneral_: the variant for softcap / ALiBi / dropout, whose per-element state does not fit a
+// 128-row query tile at d <= 64 (it keeps the 64-row tile there).
+template <int kHeadDim_, typename Element_, bool kGeneral_ = false>
 struct BackwardConfig {
   using Element = Element_;
   static constexpr int kHeadDim = kHeadDim_;
@@ -24,20 +50,32 @@ struct BackwardConfig {
 
   // A CTA owns one key tile of kBlockN keys and walks every query tile of kBlockM
   // queries that sees it. Its warps form kKeyGroups x kSplit: warp (g, h) owns keys
-  // [16g, 16g + 16) and the head-dim columns [h W, h W + W) of their dK and dV
-  // (W = kHeadDim / kSplit), so the fp32 accumulators of a key row are split over
-  // kSplit warps (d fp32 registers per lane for dK + dV without the split). The
+  // [16 T g, 16 T (g + 1)) (T = kKeyTiles m-tiles of 16) and the head-dim columns
+  // [h W, h W + W) of their dK and dV (W = kHeadDim / kSplit), so the fp32 accumulators
+  // of a key row are split over kSplit warps (d fp32 registers per lane for dK + dV
+  // without the split). The
   // scores are computed transposed (S^T = K Q^T, keys x queries); warp (g, h) forms
   // the queries [h M / kSplit, +M / kSplit) of its keys' rows, writes P~^T and dS^T
   // to shared memory, and after one barrier reads the full rows back as the A
   // operands of dV += P~^T dO and dK += dS^T Q (dS^T also feeds dQ = dS K).
-  static constexpr int kBlockN = 64;
-  static constexpr int kKeyGroups = kBlockN / 16;
-  // 4 column slices where a quarter of d is still a multiple of 16 (d 192, 256), else 2.
-  static constexpr int kSplit = kHeadDim > 128 && (kHeadDim / 4) % 16 == 0 ? 4 : 2;
+  //
+  // Each warp owns kKeyTiles m-tiles of 16 keys: with 2 (d <= 128), every B fragment read from shared
+  // memory feeds two MMAs, and the CTA's 128 keys halve the dQ reductions into global memory per FLOP
+  // (version 3 measured this shape slower only because it spilled; version 4 fits it, see
+  // performance-backward.md); above d = 128 the accumulators of two m-tiles do not fit.
+  static constexpr int kKeyTiles = kHeadDim <= 64 ? FLASHATTN_SM80_BWD_D64_KEY_TILES
+                                                  : (kHeadDim <= 128 ? FLASHATTN_SM80_BWD_KEY_TILES : 1);
+  // m-tiles whose S^T and dP^T are live at once (one at a time: fewer live registers at d 96 / 128).
+  static constexpr int kScoreTiles =
+      kKeyTiles == 2 && kHeadDim > 64 && FLASHATTN_SM80_BWD_SCORES_ONE_TILE ? 1 : kKeyTiles;
+  static constexpr int kKeyGroups = 4;  // warps along the keys
+  static constexpr int kBlockN = kKeyGroups * 16 * kKeyTiles;
+  // 4 column slices where a quarter of d is still a multiple of 16 (d 192, 256) and SPLIT4, else 2.
+  static constexpr int kSplit = FLASHATTN_SM80_BWD_SPLIT4 && kHeadDim > 128 && (kHeadDim / 4) % 16 == 0 ? 4
+                                                                                                        : 2;
   static constexpr int kWarps = kKeyGroups * kSplit;
   static constexpr int kThreads = kWarps * 32;
-  static constexpr int kBlockM = 64;
+  static constexpr int kBlockM = kHeadDim <= 64 && !kGeneral_ ? FLASHATTN_SM80_BWD_D64_BLOCK_M : 64;
   static constexpr int kQueriesPerWarp = kBlockM / kSplit;  // S^T columns of one warp
   static constexpr int kColsPerWarp = kHeadDim / kSplit;    // dK / dV columns of one warp
   static_assert(kQueriesPerWarp % 16 == 0 && kColsPerWarp % 16 == 0);
@@ -57,7 +95,7 @@ struct BackwardConfig {
       (2 * kSmemK + kStages * 2 * kSmemQ + 2 * kSmemDs) * static_cast<int>(sizeof(Element)) +
       kStages * 2 * kBlockM * static_cast<int>(sizeof(float));
   // Two CTAs per SM where the registers allow it (256 threads x 128 registers each).
-  static constexpr int kMinBlocksPerSm = kHeadDim <= 96 ? 2 : 1;
+  static constexpr int kMinBlocksPerSm = kHeadDim <= 96 && kKeyTiles == 1 ? 2 : 1;
   static_assert(kBlockM <= kBackwardRowPad && kBackwardRowPad % kBlockM == 0);
 };
 
@@ -69,9 +107,9 @@ struct BackwardKernelArgs {
   float* delta = nullptr;     // (batch, heads, rows_padded): D = rowsum(dO * O)
   float* dq_accum = nullptr;  // (batch, heads, rows_padded, head_dim) fp32
   int* dq_semaphore = nullptr;   // deterministic: (batch, heads, m_blocks) counters
-  int m_blocks = 0;              // rows_padded / kBlockM
-  int n_blocks = 0;              // key tiles per sequence (seqlen_k bound)
-  std::int64_t total_tiles = 0;  // n_blocks * batch * heads_kv
+  int m_blocks = 0;              // rows_padded / 64: deterministic semaphores per (b, h)
+  int n_blocks = 0;              // key tiles per sequence (seqlen_k bound); set by launch_backward
+  std::int64_t total_tiles = 0;  // n_blocks * batch * heads_kv; set by launch_backward
   float scale_log2 = 0.f;
   std::uint32_t dropout_threshold = 0;
   float dropout_rescale = 1.f;

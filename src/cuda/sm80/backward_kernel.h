@@ -10,7 +10,12 @@
 // The warps split each key row's dK / dV columns (BackwardConfig), so a warp forms
 // S^T / dP^T for part of the query tile only and the rows of P~^T and dS^T it needs
 // for dV, dK come from the other warps through shared memory (dS^T also feeds dQ).
-// Q, dO, LSE and D of the next query tile are copied while the current one is computed.
+// At d <= 128 a warp owns two 16-key m-tiles (128-key CTAs), so every Q / dO / P~^T /
+// dS^T fragment read from shared memory feeds two MMAs. The kernel is written for
+// few live registers (version 4): the walk over query tiles is counted, not divided
+// out; every ldmatrix / store address is a per-lane register + an immediate; the
+// plain kernel keeps P as 16-bit pairs while dP^T is formed. Q, dO, LSE and D of the
+// next query tile are copied while the current one is computed.
 #pragma once
 
 #include <cmath>
@@ -20,6 +25,7 @@
 #include "common/params.h"
 #include "common/philox.h"
 #include "cuda/ptx/ptx.h"
+#include "cuda/ptx/shared_memory.h"
 #include "cuda/sm80/backward_config.h"
 #include "cuda/sm80/smem_layout.h"
 #include "cuda/sm80/warp_mma.h"
@@ -75,15 +81,49 @@ __device__ __forceinline__ void backward_load_tile(typename Cfg::Element* smem,
                                                    const typename Cfg::Element* row0, std::int64_t row_stride,
                                                    int valid_rows, int valid_cols, int thread) {
   constexpr int kChunks = kRows * Cfg::kChunksPerRow;
+  if constexpr (Cfg::kThreads % Cfg::kChunksPerRow == 0) {
+    // A thread copies the same chunk of rows kRowsPerStep apart: a multiple of the swizzle period, so
+    // every step's shared address is the first one + an immediate and its source one pointer step on
+    // (one address per thread and tile instead of one per step, which the compiler kept live
+    // across the whole kernel).
+    constexpr int kRowsPerStep = Cfg::kThreads / Cfg::kChunksPerRow;
+    static_assert(kRowsPerStep % Tile::kRowPeriod == 0);
+    const int row = thread / Cfg::kChunksPerRow;
+    const int chunk = thread % Cfg::kChunksPerRow;
+    const bool chunk_valid = chunk * Cfg::kChunk < valid_cols;
+    const std::uint32_t dst = ptx::cvta_to_shared(smem + Tile::chunk_offset(row, chunk));
+    const auto* src = row0 + row * row_stride + chunk * Cfg::kChunk;
 #pragma unroll
-  for (int step = 0; step < (kChunks + Cfg::kThreads - 1) / Cfg::kThreads; ++step) {
-    const int c = thread + step * Cfg::kThreads;
-    if (kChunks % Cfg::kThreads != 0 && c >= kChunks) break;
-    const int row = c / Cfg::kChunksPerRow;
-    const int chunk = c % Cfg::kChunksPerRow;
-    const bool valid = row < valid_rows && chunk * Cfg::kChunk < valid_cols;
-    const auto* src = valid ? row0 + row * row_stride + chunk * Cfg::kChunk : row0;
-    ptx::cp_async_cg_16(ptx::cvta_to_shared(smem + Tile::chunk_offset(row, chunk)), src, valid);
+    for (int step = 0; step < (kRows + kRowsPerStep - 1) / kRowsPerStep; ++step) {
+      if (kRows % kRowsPerStep != 0 && row + step * kRowsPerStep >= kRows) break;
+      const bool valid = chunk_valid && row + step * kRowsPerStep < valid_rows;
+      ptx::cp_async_cg_16(dst + step * kRowsPerStep * Tile::kPanelCols * 2, valid ? src : row0, valid);
+      src += kRowsPerStep * row_stride;
+    }
+  } else {
+#pragma unroll
+    for (int step = 0; step < (kChunks + Cfg::kThreads - 1) / Cfg::kThreads; ++step) {
+      const int c = thread + step * Cfg::kThreads;
+      if (kChunks % Cfg::kThreads != 0 && c >= kChunks) break;
+      const int row = c / Cfg::kChunksPerRow;
+      const int chunk = c % Cfg::kChunksPerRow;
+      const bool valid = row < valid_rows && chunk * Cfg::kChunk < valid_cols;
+      const auto* src = valid ? row0 + row * row_stride + chunk * Cfg::kChunk : row0;
+      ptx::cp_async_cg_16(ptx::cvta_to_shared(smem + Tile::chunk_offset(row, chunk)), src, valid);
+    }
+  }
+}
+
+// The two values of a 16-bit pair (pack_float2's inverse; exact).
+template <typename Element>
+__device__ __forceinline__ void unpack_float2(std::uint32_t pair, float& lo, float& hi) {
+  if constexpr (std::is_same_v<Element, __half>) {
+    const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&pair));
+    lo = f.x;
+    hi = f.y;
+  } else {
+    lo = __uint_as_float(pair << 16);
+    hi = __uint_as_float(pair & 0xffff0000u);
   }
 }
 
@@ -105,9 +145,11 @@ struct LanePhases {
   static constexpr int kPanelBytes = 2 * Tile::kPanelCols * TileRows<Tile>::value;
   std::uint32_t phase[kPhases];
 
-  __device__ __forceinline__ LanePhases(int lane_row, int half) {
+  // base: shared address of the tile (any run-time part of the address folded in once, so that
+  // every access is one of kPhases registers + an immediate).
+  __device__ __forceinline__ LanePhases(int lane_row, int half, std::uint32_t base) {
 #pragma unroll
-    for (int c = 0; c < kPhases; ++c) phase[c] = 2u * Tile::chunk_offset(lane_row, 2 * c + half);
+    for (int c = 0; c < kPhases; ++c) phase[c] = base + 2u * Tile::chunk_offset(lane_row, 2 * c + half);
   }
   // Bytes to (lane_row + row_offset, chunk 2 c + half); row_offset a multiple of 8, c compile-time.
   __device__ __forceinline__ std::uint32_t at(int row_offset, int c) const {
@@ -122,9 +164,11 @@ template <class Tile, int kPairs>
 struct SliceOffsets {
   std::uint32_t offset[kPairs];
 
-  __device__ __forceinline__ SliceOffsets(int lane_row, int half, int pair0) {
+  __device__ __forceinline__ SliceOffsets(int lane_row, int half, int pair0, std::uint32_t base) {
 #pragma unroll
-    for (int c = 0; c < kPairs; ++c) offset[c] = 2u * Tile::chunk_offset(lane_row, 2 * (pair0 + c) + half);
+    for (int c = 0; c < kPairs; ++c) {
+      offset[c] = base + 2u * Tile::chunk_offset(lane_row, 2 * (pair0 + c) + half);
+    }
   }
   // Bytes to (lane_row + row_offset, chunk 2 (pair0 + c) + half); row_offset a multiple of 8.
   __device__ __forceinline__ std::uint32_t at(int row_offset, int c) const {
@@ -140,67 +184,108 @@ __device__ __forceinline__ int lane_half_a(int lane) { return lane >> 4; }
 __device__ __forceinline__ int lane_row_b(int lane) { return (lane & 7) + (lane >> 4) * 8; }
 __device__ __forceinline__ int lane_half_b(int lane) { return (lane >> 3) & 1; }
 
+// row0: the warp's first row (a multiple of 8), base: the tile's shared address.
 template <class Tile>
-__device__ __forceinline__ LanePhases<Tile> phases_a(int lane) {
-  return LanePhases<Tile>(lane_row_a(lane), lane_half_a(lane));
+__device__ __forceinline__ LanePhases<Tile> phases_a(int lane, int row0, std::uint32_t base) {
+  return LanePhases<Tile>(row0 + lane_row_a(lane), lane_half_a(lane), base);
 }
 template <class Tile>
-__device__ __forceinline__ LanePhases<Tile> phases_b(int lane) {
-  return LanePhases<Tile>(lane_row_b(lane), lane_half_b(lane));
+__device__ __forceinline__ LanePhases<Tile> phases_b(int lane, int row0, std::uint32_t base) {
+  return LanePhases<Tile>(row0 + lane_row_b(lane), lane_half_b(lane), base);
 }
 
-// acc (16 x kN) += A B^T: A = 16 rows (from a_row0) of a swizzled tile, B = rows [b_row0, b_row0 + kN)
-// of another, both with the reduction dimension contiguous (S^T = K Q^T). Shared addresses in bytes.
-template <typename Element, class ATile, class BTile, int kKSteps, int kN>
-__device__ __forceinline__ void warp_gemm_nt(float (&acc)[kN / 8][4], std::uint32_t a_smem,
+// acc (16 kMT x kN) += A B^T: A = 16 kMT rows (from a_row0) of a swizzled tile, B = rows
+// [b_row0, b_row0 + kN) of another, both with the reduction dimension contiguous (S^T = K Q^T); each B
+// fragment feeds kMT m-tiles. Shared addresses in bytes.
+template <typename Element, class ATile, class BTile, int kKSteps, int kMT, int kN>
+__device__ __forceinline__ void warp_gemm_nt(float (&acc)[kMT][kN / 8][4], std::uint32_t a_smem,
                                              const LanePhases<ATile>& a_phases, int a_row0,
                                              std::uint32_t b_smem, const LanePhases<BTile>& b_phases,
                                              int b_row0) {
 #pragma unroll
   for (int k_step = 0; k_step < kKSteps; ++k_step) {
-    std::uint32_t a[4];
-    ptx::ldmatrix_x4(a, a_smem + a_phases.at(a_row0, k_step));
+    std::uint32_t a[kMT][4];
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt) ptx::ldmatrix_x4(a[mt], a_smem + a_phases.at(a_row0 + 16 * mt, k_step));
 #pragma unroll
     for (int n_pair = 0; n_pair < kN / 16; ++n_pair) {
       std::uint32_t b[4];
       ptx::ldmatrix_x4(b, b_smem + b_phases.at(b_row0 + 16 * n_pair, k_step));
-      mma_16816<Element>(acc[2 * n_pair], a, b[0], b[1]);
-      mma_16816<Element>(acc[2 * n_pair + 1], a, b[2], b[3]);
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt) {
+        mma_16816<Element>(acc[mt][2 * n_pair], a[mt], b[0], b[1]);
+        mma_16816<Element>(acc[mt][2 * n_pair + 1], a[mt], b[2], b[3]);
+      }
     }
   }
 }
 
-// acc (16 x kN) += A B: A = 16 rows (from a_row0) of a swizzled tile with the reduction dimension
+// acc (16 kMT x kN) += A B: A = 16 kMT rows (from a_row0) of a swizzled tile with the reduction dimension
 // contiguous (P~^T, dS^T: keys x queries), B = the rows [0, 16 kKSteps) of another, its columns the
 // warp's slice (dO, Q: queries x d; read transposed).
-template <typename Element, class ATile, class BTile, int kKSteps, int kN>
-__device__ __forceinline__ void warp_gemm_nn(float (&acc)[kN / 8][4], std::uint32_t a_smem,
+template <typename Element, class ATile, class BTile, int kKSteps, int kMT, int kN>
+__device__ __forceinline__ void warp_gemm_nn(float (&acc)[kMT][kN / 8][4], std::uint32_t a_smem,
                                              const LanePhases<ATile>& a_phases, int a_row0,
                                              std::uint32_t b_smem,
                                              const SliceOffsets<BTile, kN / 16>& b_slice) {
 #pragma unroll
   for (int k_step = 0; k_step < kKSteps; ++k_step) {
-    std::uint32_t a[4];
-    ptx::ldmatrix_x4(a, a_smem + a_phases.at(a_row0, k_step));
+    std::uint32_t a[kMT][4];
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt) ptx::ldmatrix_x4(a[mt], a_smem + a_phases.at(a_row0 + 16 * mt, k_step));
 #pragma unroll
     for (int n_pair = 0; n_pair < kN / 16; ++n_pair) {
       std::uint32_t b[4];
       ptx::ldmatrix_x4_trans(b, b_smem + b_slice.at(16 * k_step, n_pair));
-      mma_16816<Element>(acc[2 * n_pair], a, b[0], b[1]);
-      mma_16816<Element>(acc[2 * n_pair + 1], a, b[2], b[3]);
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt) {
+        mma_16816<Element>(acc[mt][2 * n_pair], a[mt], b[0], b[1]);
+        mma_16816<Element>(acc[mt][2 * n_pair + 1], a[mt], b[2], b[3]);
+      }
     }
   }
 }
 
-// One fp32 pair added to global memory (the dQ accumulator): one vector reduction on sm_90.
-__device__ __forceinline__ void add_float2(float* dst, float x, float y) {
+// dQ accumulator adds of m16n8 accumulator tiles (lane: rows lane / 4 and + 8, columns 2 (lane % 4)
+// and + 1) into an fp32 row-major array in global memory. On sm_90 lanes 2c and 2c + 1 swap halves so
+// that each holds four adjacent floats of one row (the even lane row lane / 4, the odd lane row
+// lane / 4 + 8): one 16-byte vector reduction per lane instead of four scalar atomics. The lane's
+// address is formed once per task (lane_pointer) and the n-tiles of the task are immediates off it.
+struct DqLaneAdder {
+  // tile: row 0, column 0 of the task; stride: floats per row, a multiple of 4.
+  static __device__ __forceinline__ float* lane_pointer(float* tile, std::int64_t stride, int lane) {
+    const int row = lane >> 2;
+    const int col = 2 * (lane & 3);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  ptx::red_global_add_v2_f32(dst, x, y);
+    const int odd = lane & 1;
+    // Odd lanes: row + 8, columns col - 2 .. col + 1 (the partner's pair first).
+    return tile + (row + 8 * odd) * stride + (col - 2 * odd);
 #else
-  atomicAdd(dst, x);
-  atomicAdd(dst + 1, y);
+    return tile + row * stride + col;
 #endif
-}
+  }
+  // Adds n-tile `acc` at lane_ptr (+ 8 t floats for n-tile t, done by the caller).
+  static __device__ __forceinline__ void add(float* lane_ptr, std::int64_t stride, const float (&acc)[4],
+                                             int lane) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    (void)stride;
+    const bool odd = (lane & 1) != 0;
+    // Even lanes send their row + 8 pair, odd lanes their row pair.
+    const float send0 = odd ? acc[0] : acc[2], send1 = odd ? acc[1] : acc[3];
+    const float got0 = __shfl_xor_sync(0xffffffffu, send0, 1);
+    const float got1 = __shfl_xor_sync(0xffffffffu, send1, 1);
+    const float x0 = odd ? got0 : acc[0], x1 = odd ? got1 : acc[1];
+    const float x2 = odd ? acc[2] : got0, x3 = odd ? acc[3] : got1;
+    ptx::red_global_add_v4_f32(lane_ptr, x0, x1, x2, x3);
+#else
+    (void)lane;
+    atomicAdd(lane_ptr, acc[0]);
+    atomicAdd(lane_ptr + 1, acc[1]);
+    atomicAdd(lane_ptr + 8 * stride, acc[2]);
+    atomicAdd(lane_ptr + 8 * stride + 1, acc[3]);
+#endif
+  }
+};
 
 template <class Cfg, bool kGeneral>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
@@ -209,6 +294,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   using QTile = SwizzledTile<Cfg::kBlockM, Cfg::kHeadDim>;
   using KTile = SwizzledTile<Cfg::kBlockN, Cfg::kHeadDim>;
   using DsTile = SwizzledTile<Cfg::kBlockN, Cfg::kBlockM>;  // P~^T and dS^T (keys x queries)
+  constexpr int kKT = Cfg::kKeyTiles;                       // m-tiles of 16 keys of the warp
+  constexpr int kST = Cfg::kScoreTiles;                     // of which S^T / dP^T are formed at once
   constexpr int kMTiles = Cfg::kQueriesPerWarp / 8;         // n-tiles of the warp's S^T (queries)
   constexpr int kDTiles = Cfg::kColsPerWarp / 8;            // n-tiles of the warp's dK / dV slice
   constexpr float kLog2e = 1.4426950408889634f;
@@ -227,26 +314,40 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   const int thread = threadIdx.x;
   const int warp = thread / 32;
   const int lane = thread % 32;
-  const int key_group = warp % Cfg::kKeyGroups;  // keys [16 key_group, +16)
-  const int slice = warp / Cfg::kKeyGroups;      // queries of S^T, columns of dK / dV
+  const int key_row0 = (warp % Cfg::kKeyGroups) * 16 * kKT;  // keys [key_row0, +16 kKT)
+  const int slice = warp / Cfg::kKeyGroups;                  // queries of S^T, columns of dK / dV
   const int q_base = slice * Cfg::kQueriesPerWarp;
   const int col_base = slice * Cfg::kColsPerWarp;
   const std::int64_t group = p.heads / p.heads_kv;
-  const std::uint32_t k_addr = ptx::cvta_to_shared(k_smem), v_addr = ptx::cvta_to_shared(v_smem);
-  const std::uint32_t q_addr0 = ptx::cvta_to_shared(q_smem), do_addr0 = ptx::cvta_to_shared(do_smem);
-  const std::uint32_t ds_addr = ptx::cvta_to_shared(ds_smem), p_addr = ptx::cvta_to_shared(p_smem);
-  const LanePhases<KTile> k_phases_a = phases_a<KTile>(lane);
-  const LanePhases<QTile> q_phases_b = phases_b<QTile>(lane);
-  const LanePhases<DsTile> ds_phases_a = phases_a<DsTile>(lane);
+  // Shared addresses: every ldmatrix address is a per-lane register (LanePhases / SliceOffsets, warp
+  // rows and tile base folded in once) + an immediate; these are the immediates between tiles.
+  constexpr std::uint32_t kQBytes = Cfg::kSmemQ * sizeof(Element);  // one stage
+  constexpr std::uint32_t kToV = Cfg::kSmemK * sizeof(Element);     // K -> V
+  constexpr std::uint32_t kToDo = Cfg::kStages * kQBytes;           // Q -> dO (same stage)
+  constexpr std::uint32_t kToP = Cfg::kSmemDs * sizeof(Element);    // dS^T -> P~^T
+  const std::uint32_t k_addr = ptx::cvta_to_shared(k_smem), q_addr0 = ptx::cvta_to_shared(q_smem);
+  const std::uint32_t ds_addr = ptx::cvta_to_shared(ds_smem);
+  const LanePhases<KTile> k_phases_a = phases_a<KTile>(lane, key_row0, k_addr);
+  const LanePhases<QTile> q_phases_b = phases_b<QTile>(lane, q_base, q_addr0);
+  const LanePhases<DsTile> ds_phases_a = phases_a<DsTile>(lane, key_row0, ds_addr);
+  // This lane's 32-bit stores of P~^T / dS^T: key rows key_row0 + lane / 4 (+ multiples of 8: the same
+  // swizzle), query chunk q_base / 8 + t, column pair lane % 4 (one register per chunk, not per store).
+  std::uint32_t ds_store[kMTiles];
+#pragma unroll
+  for (int t = 0; t < kMTiles; ++t) {
+    ds_store[t] = ds_addr + sizeof(Element) * (DsTile::chunk_offset(key_row0 + (lane >> 2), q_base / 8 + t) +
+                                               2 * (lane & 3));
+  }
   // B of dV / dK: rows of dO / Q, the warp's column slice, read transposed.
   const SliceOffsets<QTile, Cfg::kColsPerWarp / 16> q_slice(lane_row_a(lane), lane_half_a(lane),
-                                                            col_base / 16);
+                                                            col_base / 16, q_addr0);
   // dQ task of this warp: rows [dq_row0, +16) x columns [dq_col0, +kDqCols) of the query tile.
   const int dq_row0 = (warp % Cfg::kDqRowTiles) * 16;
   const int dq_col0 = (warp / Cfg::kDqRowTiles) * Cfg::kDqCols;
   // A of dQ: dS (queries x keys) is the transpose of the stored dS^T tile; B: K rows, the task's columns.
-  const SliceOffsets<DsTile, 1> ds_task(lane_row_b(lane), lane_half_b(lane), dq_row0 / 16);
-  const SliceOffsets<KTile, Cfg::kDqCols / 16> k_task(lane_row_a(lane), lane_half_a(lane), dq_col0 / 16);
+  const SliceOffsets<DsTile, 1> ds_task(lane_row_b(lane), lane_half_b(lane), dq_row0 / 16, ds_addr);
+  const SliceOffsets<KTile, Cfg::kDqCols / 16> k_task(lane_row_a(lane), lane_half_a(lane), dq_col0 / 16,
+                                                      k_addr);
 
   for (std::int64_t tile = blockIdx.x; tile < args.total_tiles; tile += gridDim.x) {
     const int n_block = static_cast<int>(tile % args.n_blocks);
@@ -262,6 +363,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     const int m_count = range.end - range.begin;
     const std::int64_t iterations = m_count * group;
     const std::int64_t shift = seq.k - seq.q;
+    // Per-element positions in 32 bits (a sequence's rows are int-indexed already: m0, n0): key j is
+    // visible from query i iff j < k_end and off_lo <= j - i - shift32 <= off_hi (windows clamped to int).
+    const int shift32 = static_cast<int>(shift);
+    const int k_end = static_cast<int>(seq.k);
+    auto clamp_int = [](std::int64_t x) {
+      return static_cast<int>(x < -0x7fffffffLL ? -0x7fffffffLL : (x > 0x7fffffffLL ? 0x7fffffffLL : x));
+    };
+    const int off_lo = p.mask.window_left < 0 ? -0x7fffffff : clamp_int(-p.mask.window_left);
+    const int off_hi = p.mask.window_right < 0 ? 0x7fffffff : clamp_int(p.mask.window_right);
 
     // K and V of the tile, with the first query tile's operands in the same copy group.
     const int k_rows =
@@ -275,11 +385,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           p.v.row_stride, k_rows, static_cast<int>(p.head_dim_v), thread);
     }
 
-    auto head_of = [&](std::int64_t it) { return head_kv * group + it / m_count; };
-    auto m_block_of = [&](std::int64_t it) { return range.begin + static_cast<int>(it % m_count); };
-    auto load_query_tile = [&](std::int64_t it, int stage) {
-      const std::int64_t head = head_of(it);
-      const int m0 = m_block_of(it) * Cfg::kBlockM;
+    // Query tile (head, m_block) of the walk: m_block fastest. Advanced by one compare per step
+    // rather than divided out of the step index (divisions and their operands were long-lived).
+    auto load_query_tile = [&](std::int64_t head, int m_block, int stage) {
+      const int m0 = m_block * Cfg::kBlockM;
       const int rows = static_cast<int>(seq.q - m0 < Cfg::kBlockM ? seq.q - m0 : Cfg::kBlockM);
       backward_load_tile<Cfg, QTile, Cfg::kBlockM>(
           q_smem + stage * Cfg::kSmemQ,
@@ -300,45 +409,39 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       }
     };
 
-    float dk[kDTiles][4], dv[kDTiles][4];
+    float dk[kKT][kDTiles][4], dv[kKT][kDTiles][4];
 #pragma unroll
-    for (int t = 0; t < kDTiles; ++t) {
+    for (int kt = 0; kt < kKT; ++kt) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) dk[t][e] = dv[t][e] = 0.f;
+      for (int t = 0; t < kDTiles; ++t) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) dk[kt][t][e] = dv[kt][t][e] = 0.f;
+      }
     }
 
     const float softcap_inverse = p.softcap > 0.f ? 1.f / p.softcap : 0.f;
-    const int key_local0 = key_group * 16 + (lane >> 2);  // this lane's keys: +0 and +8
+    const int key_local0 = key_row0 + (lane >> 2);  // this lane's keys: + 16 kt + 0 and + 8
 
-    if (iterations > 0) load_query_tile(0, 0);
+    std::int64_t head = head_kv * group;
+    int m_block = range.begin;
+    if (iterations > 0) load_query_tile(head, m_block, 0);
     ptx::cp_async_commit_group();
     for (std::int64_t it = 0; it < iterations; ++it) {
-      const int stage = static_cast<int>(it % Cfg::kStages);
+      static_assert(Cfg::kStages == 2, "the ring alternates stage and stage ^ 1");
+      const int stage = static_cast<int>(it & 1);
       ptx::cp_async_wait_group<0>();
       // Copies of tile `it` visible to all; every warp is done with tile it - 1 (its stage, P~^T, dS^T).
       __syncthreads();
-      if (it + 1 < iterations) load_query_tile(it + 1, (stage + 1) % Cfg::kStages);
+      if (it + 1 < iterations) {
+        const bool wrap = m_block + 1 == range.end;
+        load_query_tile(head + (wrap ? 1 : 0), wrap ? range.begin : m_block + 1, stage ^ 1);
+      }
       ptx::cp_async_commit_group();
 
-      const std::int64_t head = head_of(it);
-      const int m_block = m_block_of(it);
       const int m0 = m_block * Cfg::kBlockM;
-      const std::uint32_t q_tile = q_addr0 + stage * Cfg::kSmemQ * 2;
-      const std::uint32_t do_tile = do_addr0 + stage * Cfg::kSmemQ * 2;
+      const std::uint32_t q_stage = stage * kQBytes;  // added to the Q / dO lane registers
       const float* lse_tile = lse_smem + stage * Cfg::kBlockM;
       const float* delta_tile = delta_smem + stage * Cfg::kBlockM;
-
-      // S^T and dP^T of the warp's 16 keys x kQueriesPerWarp queries.
-      float st[kMTiles][4], dpt[kMTiles][4];
-#pragma unroll
-      for (int t = 0; t < kMTiles; ++t) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) st[t][e] = dpt[t][e] = 0.f;
-      }
-      warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, Cfg::kQueriesPerWarp>(
-          st, k_addr, k_phases_a, key_group * 16, q_tile, q_phases_b, q_base);
-      warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, Cfg::kQueriesPerWarp>(
-          dpt, v_addr, k_phases_a, key_group * 16, do_tile, q_phases_b, q_base);
 
       const bool needs_mask =
           n0 + Cfg::kBlockN > seq.k ||
@@ -347,73 +450,175 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       [[maybe_unused]] const float alibi_slope =
           kGeneral && p.alibi_slopes != nullptr ? p.alibi_slopes[batch * p.alibi_batch_stride + head] : 0.f;
 
+      if constexpr (!kGeneral) {
+        // Plain attention (no softcap, ALiBi, dropout): S^T first, P^T to shared memory and kept in
+        // registers as 16-bit pairs (the precision it feeds dV with; the reference's low-precision
+        // emulation rounds P the same way before dS), then dP^T: the fp32 S^T is dead before dP^T
+        // is formed, 16 registers less at the peak than holding both in fp32.
 #pragma unroll
-      for (int t = 0; t < kMTiles; ++t) {
+        for (int pass = 0; pass < kKT / kST; ++pass) {
+          std::uint32_t prob_pairs[kST][kMTiles][2];
+          {
+            float st[kST][kMTiles][4];
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int q_local = q_base + 8 * t + 2 * (lane & 3) + e;
-          const std::int64_t i = m0 + q_local;
-          const float lse2 = lse_tile[q_local];
-          const float delta = delta_tile[q_local];
+            for (int kt = 0; kt < kST; ++kt) {
 #pragma unroll
-          for (int r = 0; r < 2; ++r) {
-            const std::int64_t j = n0 + key_local0 + 8 * r;
-            float x = st[t][2 * r + e];
-            float prob, dtanh = 1.f;
-            if constexpr (kGeneral) {
-              x *= p.scale;
-              if (p.softcap > 0.f) {
-                const float th = tanhf(x * softcap_inverse);
-                x = p.softcap * th;
-                dtanh = 1.f - th * th;
-              }
-              if (alibi_slope != 0.f) {
-                const std::int64_t distance = i + shift - j;
-                x -= alibi_slope * static_cast<float>(distance < 0 ? -distance : distance);
-              }
-              prob = ptx::ex2_approx_ftz_f32(x * kLog2e - lse2);
-            } else {
-              prob = ptx::ex2_approx_ftz_f32(x * args.scale_log2 - lse2);
+              for (int t = 0; t < kMTiles; ++t)
+                st[kt][t][0] = st[kt][t][1] = st[kt][t][2] = st[kt][t][3] = 0.f;
             }
-            if (needs_mask) {
-              const std::int64_t offset = j - i - shift;
-              const bool visible = j < seq.k && (p.mask.window_left < 0 || offset >= -p.mask.window_left) &&
-                                   (p.mask.window_right < 0 || offset <= p.mask.window_right);
-              if (!visible) prob = 0.f;
-            }
-            float keep = 1.f;
-            if constexpr (kGeneral) {
-              if (args.dropout_threshold > 0) {
-                const Philox4 draws =
-                    dropout_draws(p.dropout_seed, p.dropout_offset, batch * p.heads + head, i, j);
-                keep = dropout_lane(draws, j) < args.dropout_threshold ? 0.f : args.dropout_rescale;
+            warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, kST, Cfg::kQueriesPerWarp>(
+                st, 0u, k_phases_a, 16 * kST * pass, q_stage, q_phases_b, 0);
+#pragma unroll
+            for (int t = 0; t < kMTiles; ++t) {
+              float lse2[2];
+#pragma unroll
+              for (int e = 0; e < 2; ++e) lse2[e] = lse_tile[q_base + 8 * t + 2 * (lane & 3) + e];
+#pragma unroll
+              for (int kt = 0; kt < kST; ++kt) {
+#pragma unroll
+                for (int r = 0; r < 2; ++r) {
+                  float prob[2];
+#pragma unroll
+                  for (int e = 0; e < 2; ++e) {
+                    prob[e] = ptx::ex2_approx_ftz_f32(st[kt][t][2 * r + e] * args.scale_log2 - lse2[e]);
+                    if (needs_mask) {
+                      const int i = m0 + q_base + 8 * t + 2 * (lane & 3) + e;
+                      const int j = n0 + key_local0 + 16 * (kST * pass + kt) + 8 * r;
+                      const int offset = j - i - shift32;
+                      if (!(j < k_end && offset >= off_lo && offset <= off_hi)) prob[e] = 0.f;
+                    }
+                  }
+                  prob_pairs[kt][t][r] = pack_float2<Element>(prob[0], prob[1]);
+                  ptx::st_shared_b32(
+                      ds_store[t] + kToP +
+                          (16 * (kST * pass + kt) + 8 * r) * DsTile::kPanelCols * sizeof(Element),
+                      prob_pairs[kt][t][r]);
+                }
               }
             }
-            st[t][2 * r + e] = prob * keep;                                         // P~
-            dpt[t][2 * r + e] = prob * (dpt[t][2 * r + e] * keep - delta) * dtanh;  // dS
+          }
+          float dpt[kST][kMTiles][4];
+#pragma unroll
+          for (int kt = 0; kt < kST; ++kt) {
+#pragma unroll
+            for (int t = 0; t < kMTiles; ++t)
+              dpt[kt][t][0] = dpt[kt][t][1] = dpt[kt][t][2] = dpt[kt][t][3] = 0.f;
+          }
+          warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, kST, Cfg::kQueriesPerWarp>(
+              dpt, kToV, k_phases_a, 16 * kST * pass, q_stage + kToDo, q_phases_b, 0);
+#pragma unroll
+          for (int t = 0; t < kMTiles; ++t) {
+            float delta[2];
+#pragma unroll
+            for (int e = 0; e < 2; ++e) delta[e] = delta_tile[q_base + 8 * t + 2 * (lane & 3) + e];
+#pragma unroll
+            for (int kt = 0; kt < kST; ++kt) {
+#pragma unroll
+              for (int r = 0; r < 2; ++r) {
+                float prob[2];
+                unpack_float2<Element>(prob_pairs[kt][t][r], prob[0], prob[1]);
+                ptx::st_shared_b32(
+                    ds_store[t] + (16 * (kST * pass + kt) + 8 * r) * DsTile::kPanelCols * sizeof(Element),
+                    pack_float2<Element>(prob[0] * (dpt[kt][t][2 * r] - delta[0]),
+                                         prob[1] * (dpt[kt][t][2 * r + 1] - delta[1])));
+              }
+            }
           }
         }
-      }
+      } else {
+        // kKT / kST passes over the warp's key m-tiles: fewer live score registers where the dK / dV
+        // accumulators of two m-tiles already take half the register file (d 128).
+#pragma unroll
+        for (int pass = 0; pass < kKT / kST; ++pass) {
+          // S^T and dP^T of the warp's 16 kST keys x kQueriesPerWarp queries per pass.
+          float st[kST][kMTiles][4], dpt[kST][kMTiles][4];
+#pragma unroll
+          for (int kt = 0; kt < kST; ++kt) {
+#pragma unroll
+            for (int t = 0; t < kMTiles; ++t) {
+#pragma unroll
+              for (int e = 0; e < 4; ++e) st[kt][t][e] = dpt[kt][t][e] = 0.f;
+            }
+          }
+          warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, kST, Cfg::kQueriesPerWarp>(
+              st, 0u, k_phases_a, 16 * kST * pass, q_stage, q_phases_b, 0);
+          warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, kST, Cfg::kQueriesPerWarp>(
+              dpt, kToV, k_phases_a, 16 * kST * pass, q_stage + kToDo, q_phases_b, 0);
 
-      // P~^T and dS^T into shared memory (row = key, column = query), 32-bit stores.
 #pragma unroll
-      for (int t = 0; t < kMTiles; ++t) {
+          for (int kt = 0; kt < kST; ++kt) {
 #pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          const int offset = DsTile::chunk_offset(key_local0 + 8 * r, q_base / 8 + t) + 2 * (lane & 3);
-          *reinterpret_cast<std::uint32_t*>(p_smem + offset) =
-              pack_float2<Element>(st[t][2 * r], st[t][2 * r + 1]);
-          *reinterpret_cast<std::uint32_t*>(ds_smem + offset) =
-              pack_float2<Element>(dpt[t][2 * r], dpt[t][2 * r + 1]);
+            for (int t = 0; t < kMTiles; ++t) {
+#pragma unroll
+              for (int e = 0; e < 2; ++e) {
+                const int q_local = q_base + 8 * t + 2 * (lane & 3) + e;
+                const int i = m0 + q_local;
+                const float lse2 = lse_tile[q_local];
+                const float delta = delta_tile[q_local];
+#pragma unroll
+                for (int r = 0; r < 2; ++r) {
+                  const int j = n0 + key_local0 + 16 * (kST * pass + kt) + 8 * r;
+                  float x = st[kt][t][2 * r + e];
+                  float prob, dtanh = 1.f;
+                  if constexpr (kGeneral) {
+                    x *= p.scale;
+                    if (p.softcap > 0.f) {
+                      const float th = tanhf(x * softcap_inverse);
+                      x = p.softcap * th;
+                      dtanh = 1.f - th * th;
+                    }
+                    if (alibi_slope != 0.f) {
+                      const int distance = i + shift32 - j;
+                      x -= alibi_slope * static_cast<float>(distance < 0 ? -distance : distance);
+                    }
+                    prob = ptx::ex2_approx_ftz_f32(x * kLog2e - lse2);
+                  } else {
+                    prob = ptx::ex2_approx_ftz_f32(x * args.scale_log2 - lse2);
+                  }
+                  if (needs_mask) {
+                    const int offset = j - i - shift32;
+                    const bool visible = j < k_end && offset >= off_lo && offset <= off_hi;
+                    if (!visible) prob = 0.f;
+                  }
+                  float keep = 1.f;
+                  if constexpr (kGeneral) {
+                    if (args.dropout_threshold > 0) {
+                      const Philox4 draws =
+                          dropout_draws(p.dropout_seed, p.dropout_offset, batch * p.heads + head, i, j);
+                      keep = dropout_lane(draws, j) < args.dropout_threshold ? 0.f : args.dropout_rescale;
+                    }
+                  }
+                  st[kt][t][2 * r + e] = prob * keep;                                             // P~
+                  dpt[kt][t][2 * r + e] = prob * (dpt[kt][t][2 * r + e] * keep - delta) * dtanh;  // dS
+                }
+              }
+            }
+          }
+
+          // P~^T and dS^T into shared memory (row = key, column = query), 32-bit stores.
+#pragma unroll
+          for (int kt = 0; kt < kST; ++kt) {
+#pragma unroll
+            for (int t = 0; t < kMTiles; ++t) {
+#pragma unroll
+              for (int r = 0; r < 2; ++r) {
+                const std::uint32_t address =
+                    ds_store[t] + (16 * (kST * pass + kt) + 8 * r) * DsTile::kPanelCols * sizeof(Element);
+                ptx::st_shared_b32(address + kToP,
+                                   pack_float2<Element>(st[kt][t][2 * r], st[kt][t][2 * r + 1]));
+                ptx::st_shared_b32(address, pack_float2<Element>(dpt[kt][t][2 * r], dpt[kt][t][2 * r + 1]));
+              }
+            }
+          }
         }
       }
       __syncthreads();  // P~^T and dS^T complete
 
       // dV += P~^T dO and dK += dS^T Q over the whole query tile, the warp's column slice.
-      warp_gemm_nn<Element, DsTile, QTile, Cfg::kBlockM / 16, Cfg::kColsPerWarp>(
-          dv, p_addr, ds_phases_a, key_group * 16, do_tile, q_slice);
-      warp_gemm_nn<Element, DsTile, QTile, Cfg::kBlockM / 16, Cfg::kColsPerWarp>(
-          dk, ds_addr, ds_phases_a, key_group * 16, q_tile, q_slice);
+      warp_gemm_nn<Element, DsTile, QTile, Cfg::kBlockM / 16, kKT, Cfg::kColsPerWarp>(
+          dv, kToP, ds_phases_a, 0, q_stage + kToDo, q_slice);
+      warp_gemm_nn<Element, DsTile, QTile, Cfg::kBlockM / 16, kKT, Cfg::kColsPerWarp>(dk, 0u, ds_phases_a, 0,
+                                                                                      q_stage, q_slice);
 
       int* semaphore = nullptr;
       if (args.dq_semaphore != nullptr) {
@@ -426,32 +631,39 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         }
         __syncthreads();
       }
-      // dQ (fp32 scratch) += dS K: one 16 x kDqCols task per warp.
+      // dQ (fp32 scratch) += dS K: one 16 x kDqCols task per warp, in chunks of 64 columns where 64 divides
+      // it (the dS fragments are read again per chunk; 32 accumulator registers at most beside dK / dV).
       if (dq_col0 < p.head_dim) {
-        float dq[Cfg::kDqCols / 8][4];
+        float* dq_lane = DqLaneAdder::lane_pointer(
+            args.dq_accum + ((batch * p.heads + head) * args.rows_padded + m0 + dq_row0) * p.head_dim +
+                dq_col0,
+            p.head_dim, lane);
+        constexpr int kChunkCols = Cfg::kDqCols % 64 == 0 ? 64 : Cfg::kDqCols;
+        static_assert(Cfg::kDqCols % kChunkCols == 0);
 #pragma unroll
-        for (int t = 0; t < Cfg::kDqCols / 8; ++t) dq[t][0] = dq[t][1] = dq[t][2] = dq[t][3] = 0.f;
+        for (int c0 = 0; c0 < Cfg::kDqCols; c0 += kChunkCols) {
+          if (c0 > 0 && dq_col0 + c0 >= p.head_dim) break;
+          float dq[kChunkCols / 8][4];
 #pragma unroll
-        for (int k_step = 0; k_step < Cfg::kBlockN / 16; ++k_step) {
-          std::uint32_t a[4];
-          ptx::ldmatrix_x4_trans(a, ds_addr + ds_task.at(16 * k_step, 0));
+          for (int t = 0; t < kChunkCols / 8; ++t) dq[t][0] = dq[t][1] = dq[t][2] = dq[t][3] = 0.f;
 #pragma unroll
-          for (int n_pair = 0; n_pair < Cfg::kDqCols / 16; ++n_pair) {
-            std::uint32_t b[4];
-            ptx::ldmatrix_x4_trans(b, k_addr + k_task.at(16 * k_step, n_pair));
-            mma_16816<Element>(dq[2 * n_pair], a, b[0], b[1]);
-            mma_16816<Element>(dq[2 * n_pair + 1], a, b[2], b[3]);
+          for (int k_step = 0; k_step < Cfg::kBlockN / 16; ++k_step) {
+            std::uint32_t a[4];
+            ptx::ldmatrix_x4_trans(a, ds_task.at(16 * k_step, 0));
+#pragma unroll
+            for (int n_pair = 0; n_pair < kChunkCols / 16; ++n_pair) {
+              std::uint32_t b[4];
+              ptx::ldmatrix_x4_trans(b, k_task.at(16 * k_step, c0 / 16 + n_pair));
+              mma_16816<Element>(dq[2 * n_pair], a, b[0], b[1]);
+              mma_16816<Element>(dq[2 * n_pair + 1], a, b[2], b[3]);
+            }
           }
-        }
-        float* dq_rows = args.dq_accum + ((batch * p.heads + head) * args.rows_padded + m0) * p.head_dim;
 #pragma unroll
-        for (int t = 0; t < Cfg::kDqCols / 8; ++t) {
-          const int col = dq_col0 + 8 * t + 2 * (lane & 3);
-          if (col >= p.head_dim) continue;
-#pragma unroll
-          for (int r = 0; r < 2; ++r) {
-            add_float2(dq_rows + static_cast<std::int64_t>(dq_row0 + (lane >> 2) + 8 * r) * p.head_dim + col,
-                       dq[t][2 * r], dq[t][2 * r + 1]);
+          for (int t = 0; t < kChunkCols / 8; ++t) {
+            // head_dim is a multiple of 8: an n-tile is wholly inside or outside (warp-uniform test).
+            if (dq_col0 + c0 + 8 * t < p.head_dim) {
+              DqLaneAdder::add(dq_lane + c0 + 8 * t, p.head_dim, dq[t], lane);
+            }
           }
         }
       }
@@ -459,6 +671,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         __threadfence();
         __syncthreads();
         if (thread == 0) atomicAdd(semaphore, 1);
+      }
+      if (++m_block == range.end) {
+        m_block = range.begin;
+        ++head;
       }
     }
     ptx::cp_async_wait_group<0>();
@@ -468,21 +684,24 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     auto* dk_out = static_cast<Element*>(p.dk.data);
     auto* dv_out = static_cast<Element*>(p.dv.data);
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const std::int64_t j = n0 + key_local0 + 8 * r;
-      if (j >= allocated_k) continue;
-      Element* dk_row = dk_out + key_offset(p, p.dk, seq, batch, j, head_kv);
-      Element* dv_row = dv_out + key_offset(p, p.dv, seq, batch, j, head_kv);
+    for (int kt = 0; kt < kKT; ++kt) {
 #pragma unroll
-      for (int t = 0; t < kDTiles; ++t) {
-        const int col = col_base + 8 * t + 2 * (lane & 3);
-        if (col < p.head_dim) {
-          *reinterpret_cast<std::uint32_t*>(dk_row + col) =
-              pack_float2<Element>(dk[t][2 * r] * p.scale, dk[t][2 * r + 1] * p.scale);
-        }
-        if (col < p.head_dim_v) {
-          *reinterpret_cast<std::uint32_t*>(dv_row + col) =
-              pack_float2<Element>(dv[t][2 * r], dv[t][2 * r + 1]);
+      for (int r = 0; r < 2; ++r) {
+        const std::int64_t j = n0 + key_local0 + 16 * kt + 8 * r;
+        if (j >= allocated_k) continue;
+        Element* dk_row = dk_out + key_offset(p, p.dk, seq, batch, j, head_kv);
+        Element* dv_row = dv_out + key_offset(p, p.dv, seq, batch, j, head_kv);
+#pragma unroll
+        for (int t = 0; t < kDTiles; ++t) {
+          const int col = col_base + 8 * t + 2 * (lane & 3);
+          if (col < p.head_dim) {
+            *reinterpret_cast<std::uint32_t*>(dk_row + col) =
+                pack_float2<Element>(dk[kt][t][2 * r] * p.scale, dk[kt][t][2 * r + 1] * p.scale);
+          }
+          if (col < p.head_dim_v) {
+            *reinterpret_cast<std::uint32_t*>(dv_row + col) =
+                pack_float2<Element>(dv[kt][t][2 * r], dv[kt][t][2 * r + 1]);
+          }
         }
       }
     }

@@ -12,11 +12,19 @@
 
 namespace flashattn::detail::cuda_sm80 {
 
-// general: softcap, ALiBi or dropout (per-element work in the inner loop).
+// general: softcap, ALiBi or dropout (per-element work in the inner loop), with its own config
+// (BackwardConfig's kGeneral_; the key tile is the same). The key tile is the config's, so the grid is
+// sized here.
 template <class Cfg>
-cudaError_t launch_backward(const BackwardKernelArgs& args, bool general, cudaStream_t stream) {
+cudaError_t launch_backward(const BackwardKernelArgs& args_in, bool general, cudaStream_t stream) {
+  BackwardKernelArgs args = args_in;
+  args.n_blocks = static_cast<int>((args.p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN);
+  args.total_tiles = static_cast<std::int64_t>(args.n_blocks) * args.p.batch * args.p.heads_kv;
+  if (args.total_tiles == 0) return cudaSuccess;
   return FLASHATTN_BOOL_SWITCH(general, kGeneral, [&] {
-    return launch_tiles<Cfg>(&backward_kernel<Cfg, kGeneral>, args, args.total_tiles, stream);
+    using Launched = BackwardConfig<Cfg::kHeadDim, typename Cfg::Element, kGeneral>;
+    static_assert(Launched::kBlockN == Cfg::kBlockN);
+    return launch_tiles<Launched>(&backward_kernel<Launched, kGeneral>, args, args.total_tiles, stream);
   });
 }
 
