@@ -14,10 +14,12 @@ the (seed, offset) pair it drew, as a CPU int64 tensor that backward reads witho
 
 from __future__ import annotations
 
+import inspect
 from typing import Optional, Sequence
 
 import torch
 from torch import Tensor
+from torch.utils._python_dispatch import _get_current_dispatch_mode
 
 from . import _runtime as rt
 
@@ -46,10 +48,59 @@ def _no_rng() -> Tensor:
 
 
 # ----------------------------------------------------------------------------------------
+# Eager calls that need nothing from the dispatcher.
+#
+# Going through a torch.library op costs tens of microseconds of Python per eager call (the
+# autograd wrapper, the dispatcher round trip, alias checks): more than a decode step's
+# kernel. When none of that machinery has work to do (no tracing by torch.compile, no
+# dispatch mode such as FakeTensorMode or FlopCounterMode, no tensor subclass, no functorch
+# transform, no gradient to record), `call` runs the op's implementation directly: the same
+# function the op runs, so the results are the same. Everything else goes through the op.
+
+_IMPLEMENTATIONS: dict = {}  # op -> (implementation, positions of the arguments it mutates)
+
+
+def _custom_op(name: str, mutates_args: tuple = ()):
+    """torch.library.custom_op, remembering the implementation for `call`."""
+
+    def register(fn):
+        op = torch.library.custom_op(name, fn, mutates_args=mutates_args)
+        names = list(inspect.signature(fn).parameters)
+        _IMPLEMENTATIONS[op] = (fn, tuple(names.index(m) for m in mutates_args))
+        return op
+
+    return register
+
+
+def _dispatcher_needed(args) -> bool:
+    if torch.compiler.is_compiling() or _get_current_dispatch_mode() is not None:
+        return True
+    if torch._C._are_functorch_transforms_active():
+        return True
+    grad = torch.is_grad_enabled()
+    for a in args:
+        if isinstance(a, Tensor) and (type(a) is not Tensor or (grad and a.requires_grad)):
+            return True
+    return False
+
+
+def call(op, *args):
+    """op(*args), straight into its implementation when the dispatcher has nothing to do."""
+    if _dispatcher_needed(args):
+        return op(*args)
+    fn, mutated = _IMPLEMENTATIONS[op]
+    result = fn(*args)
+    for i in mutated:
+        # What the dispatcher does for a declared mutation: autograd sees the in-place write.
+        torch.autograd.graph.increment_version(args[i])
+    return result
+
+
+# ----------------------------------------------------------------------------------------
 # Batched forward / backward.
 
 
-@torch.library.custom_op("flashattn::fwd", mutates_args=())
+@_custom_op("flashattn::fwd", mutates_args=())
 def fwd(q: Tensor, k: Tensor, v: Tensor, softmax_scale: Optional[float], causal: bool, window_left: int,
         window_right: int, softcap: float, alibi_slopes: Optional[Tensor], dropout_p: float,
         sink: Optional[Tensor], deterministic: bool) -> tuple[Tensor, Tensor, Tensor]:
@@ -74,7 +125,7 @@ def _(q, k, v, softmax_scale, causal, window_left, window_right, softcap, alibi_
     return out, lse, torch.empty(2, dtype=torch.int64)
 
 
-@torch.library.custom_op("flashattn::bwd", mutates_args=())
+@_custom_op("flashattn::bwd", mutates_args=())
 def bwd(dout: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor, softmax_scale: Optional[float],
         causal: bool, window_left: int, window_right: int, softcap: float, alibi_slopes: Optional[Tensor],
         dropout_p: float, rng_state: Tensor, sink: Optional[Tensor],
@@ -134,7 +185,7 @@ fwd.register_autograd(_fwd_backward, setup_context=_fwd_setup_context)
 # Variable-length forward / backward.
 
 
-@torch.library.custom_op("flashattn::varlen_fwd", mutates_args=())
+@_custom_op("flashattn::varlen_fwd", mutates_args=())
 def varlen_fwd(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Tensor, cu_seqlens_k: Tensor, max_seqlen_q: int,
                max_seqlen_k: int, seqused_q: Optional[Tensor], seqused_k: Optional[Tensor],
                block_table: Optional[Tensor], softmax_scale: Optional[float], causal: bool, window_left: int,
@@ -169,7 +220,7 @@ def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_q
     return out, lse, torch.empty(2, dtype=torch.int64)
 
 
-@torch.library.custom_op("flashattn::varlen_bwd", mutates_args=())
+@_custom_op("flashattn::varlen_bwd", mutates_args=())
 def varlen_bwd(dout: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor, cu_seqlens_q: Tensor,
                cu_seqlens_k: Tensor, max_seqlen_q: int, max_seqlen_k: int, seqused_q: Optional[Tensor],
                seqused_k: Optional[Tensor], softmax_scale: Optional[float], causal: bool, window_left: int,
@@ -271,7 +322,7 @@ def _kvcache_fake(q, k_cache, v_cache, *rest):
     return q.new_empty((b, sq, h, v_cache.shape[-1])), q.new_empty((b, h, sq), dtype=torch.float32)
 
 
-@torch.library.custom_op("flashattn::fwd_kvcache", mutates_args=())
+@_custom_op("flashattn::fwd_kvcache", mutates_args=())
 def fwd_kvcache(q: Tensor, k_cache: Tensor, v_cache: Tensor, rotary_cos: Optional[Tensor],
                 rotary_sin: Optional[Tensor], cache_seqlens: Optional[Tensor], cache_batch_idx: Optional[Tensor],
                 cache_leftpad: Optional[Tensor], block_table: Optional[Tensor], softmax_scale: Optional[float],
@@ -286,7 +337,7 @@ fwd_kvcache.register_fake(_kvcache_fake)
 
 
 # Writes k/v into the caches in place (declared, so functionalization and CUDA graphs see it).
-@torch.library.custom_op("flashattn::fwd_kvcache_append", mutates_args=("k_cache", "v_cache"))
+@_custom_op("flashattn::fwd_kvcache_append", mutates_args=("k_cache", "v_cache"))
 def fwd_kvcache_append(q: Tensor, k_cache: Tensor, v_cache: Tensor, k: Tensor, v: Tensor,
                        rotary_cos: Optional[Tensor], rotary_sin: Optional[Tensor], cache_seqlens: Tensor,
                        cache_batch_idx: Optional[Tensor], cache_leftpad: Optional[Tensor],
@@ -305,7 +356,7 @@ fwd_kvcache_append.register_fake(_kvcache_fake)
 # Combine.
 
 
-@torch.library.custom_op("flashattn::combine", mutates_args=())
+@_custom_op("flashattn::combine", mutates_args=())
 def combine(out_partial: Tensor, lse_partial: Tensor, out_dtype: torch.dtype) -> tuple[Tensor, Tensor]:
     _, b, s, h, dv = out_partial.shape
     out = torch.empty((b, s, h, dv), dtype=out_dtype, device=out_partial.device)

@@ -29,13 +29,13 @@ _WORKSPACE_ALIGN = 256
 _state = threading.local()
 
 
-def _default_backend() -> str:
-    return os.environ.get("FLASHATTN_BACKEND", "auto")
+# Read once, at import: os.environ costs microseconds per lookup, on every call.
+_DEFAULT_BACKEND = os.environ.get("FLASHATTN_BACKEND", "auto")
 
 
 def current_backend() -> str:
     """The backend flashattn calls use in this thread ("auto" unless overridden)."""
-    return getattr(_state, "backend", None) or _default_backend()
+    return getattr(_state, "backend", None) or _DEFAULT_BACKEND
 
 
 @contextlib.contextmanager
@@ -43,7 +43,7 @@ def use_backend(name: str):
     """Run the enclosed flashattn calls on a named backend.
 
     One of "auto", "cpu_reference", "cpu_tiled", "cuda_sm80", "cuda_sm90". The
-    FLASHATTN_BACKEND environment variable sets the default.
+    FLASHATTN_BACKEND environment variable, read when flashattn is imported, sets the default.
     """
     previous = getattr(_state, "backend", None)
     _state.backend = name
@@ -54,7 +54,12 @@ def use_backend(name: str):
 
 
 def describe(t: Optional[torch.Tensor], name: str):
-    """The extension's view of tensor `t` (None stays None)."""
+    """The extension's view of tensor `t` (None stays None).
+
+    Runs for every tensor of every call, so it reads only cheap attributes (`t.device`
+    builds an object; `is_cuda` / `get_device` do not) and hands torch.Size over as the
+    tuple it is.
+    """
     if t is None:
         return None
     if not isinstance(t, torch.Tensor):
@@ -63,21 +68,21 @@ def describe(t: Optional[torch.Tensor], name: str):
     if dtype is None:
         raise TypeError(f"{name}: dtype {t.dtype} is not supported by flashattn "
                         "(float16, bfloat16, float32; int32 for index tensors)")
-    device = t.device
-    if device.type == "cpu":
+    if t.is_cuda:
+        device_code, index = 1, t.get_device()
+    elif t.is_cpu:
         device_code, index = 0, 0
-    elif device.type == "cuda":
-        device_code, index = 1, device.index if device.index is not None else torch.cuda.current_device()
     else:
-        raise ValueError(f"{name}: device {device} is not supported (cpu or cuda)")
-    if t.dim() == 0:
+        raise ValueError(f"{name}: device {t.device} is not supported (cpu or cuda)")
+    shape = t.shape
+    if not shape:
         raise ValueError(f"{name}: expected at least one dimension, got a 0-d tensor")
-    strides = list(t.stride())
+    strides = t.stride()
     # A size-1 dimension's stride is meaningless (PyTorch reports anything there); the
     # library checks the last dimension's unit stride, so state it for size-1 last dims.
-    if t.shape[-1] == 1:
-        strides[-1] = 1
-    return (t.data_ptr(), dtype, tuple(t.shape), tuple(strides), device_code, index)
+    if shape[-1] == 1 and strides[-1] != 1:
+        strides = strides[:-1] + (1,)
+    return (t.data_ptr(), dtype, shape, strides, device_code, index)
 
 
 def check_last_dim_contiguous(t: Optional[torch.Tensor], name: str) -> None:

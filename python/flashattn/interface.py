@@ -118,9 +118,9 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     """
     _check_qkv(q, k, v, rank=4)
     left, right = _ops.window_pair(window_size)
-    out, lse, _ = _ops.fwd(q, k, v, softmax_scale, bool(causal), left, right, float(softcap),
-                           _alibi(alibi_slopes, q.device), float(dropout_p), _sink(learnable_sink, q.device),
-                           bool(deterministic))
+    out, lse, _ = _ops.call(_ops.fwd, q, k, v, softmax_scale, bool(causal), left, right, float(softcap),
+                            _alibi(alibi_slopes, q.device), float(dropout_p), _sink(learnable_sink, q.device),
+                            bool(deterministic))
     if return_attn_probs:
         return out, lse, None
     if return_lse:
@@ -206,11 +206,11 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
                          "run it under torch.no_grad() or without requires_grad")
     bound_k = block_table.shape[1] * k.shape[1] if block_table is not None else k.shape[0]
     left, right = _ops.window_pair(window_size)
-    out, lse, _ = _ops.varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, _seqlen_bound(max_seqlen_q, q.shape[0]),
-                                  _seqlen_bound(max_seqlen_k, bound_k), seqused_q, seqused_k, block_table,
-                                  softmax_scale, bool(causal), left, right, float(softcap),
-                                  _alibi(alibi_slopes, q.device), float(dropout_p), _sink(learnable_sink, q.device),
-                                  bool(deterministic))
+    out, lse, _ = _ops.call(_ops.varlen_fwd, q, k, v, cu_seqlens_q, cu_seqlens_k,
+                            _seqlen_bound(max_seqlen_q, q.shape[0]), _seqlen_bound(max_seqlen_k, bound_k), seqused_q,
+                            seqused_k, block_table, softmax_scale, bool(causal), left, right, float(softcap),
+                            _alibi(alibi_slopes, q.device), float(dropout_p), _sink(learnable_sink, q.device),
+                            bool(deterministic))
     if return_attn_probs:
         return out, lse, None
     if return_lse:
@@ -292,9 +292,9 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     if k is not None:
         if cache_seqlens is None:
             raise ValueError("cache_seqlens: required when new k/v are appended to the cache")
-        out, lse = _ops.fwd_kvcache_append(q, k_cache, v_cache, k, v, *common, cache_seqlens, *tail)
+        out, lse = _ops.call(_ops.fwd_kvcache_append, q, k_cache, v_cache, k, v, *common, cache_seqlens, *tail)
     else:
-        out, lse = _ops.fwd_kvcache(q, k_cache, v_cache, *common, cache_seqlens, *tail)
+        out, lse = _ops.call(_ops.fwd_kvcache, q, k_cache, v_cache, *common, cache_seqlens, *tail)
     return (out, lse) if return_softmax_lse else out
 
 
@@ -316,7 +316,7 @@ def flash_attn_combine(out_partial, lse_partial, out=None, out_dtype=None):
     rt.check_last_dim_contiguous(out_partial, "out_partial")
     if out_dtype is None:
         out_dtype = out.dtype if out is not None else out_partial.dtype
-    result, lse = _ops.combine(out_partial, lse_partial, out_dtype)
+    result, lse = _ops.call(_ops.combine, out_partial, lse_partial, out_dtype)
     if out is not None:
         out.copy_(result)
         result = out
