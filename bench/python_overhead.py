@@ -48,7 +48,7 @@ def main():
         "flash_attn_func (requires_grad: through the op)": lambda: flashattn.flash_attn_func(qg, k, v),
         "flash_attn_with_kvcache (append)": lambda: flashattn.flash_attn_with_kvcache(
             q, k_cache, v_cache, k_new, v_new, cache_seqlens=seqlens),
-        "sdpa (FLASH_ATTENTION)": lambda: F.scaled_dot_product_attention(qt, kt, vt),
+        "sdpa (default backend choice)": lambda: F.scaled_dot_product_attention(qt, kt, vt),
     }
     with torch.no_grad():
         for name, fn in cases.items():
