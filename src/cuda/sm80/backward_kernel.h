@@ -56,22 +56,32 @@ __device__ __forceinline__ QueryTileRange query_tile_range(const MaskParams& mas
   return QueryTileRange{static_cast<int>(lo / Cfg::kBlockM), static_cast<int>(hi / Cfg::kBlockM + 1)};
 }
 
-// Deterministic mode: the number of key tiles before n_block that add into query
-// tile m_block (they do so in key-tile order). The key tiles adding into a query
-// tile are contiguous, so this is n_block minus the first of them.
+// Deterministic mode: the number of key tiles that add into query tile m_block before
+// n_block does. They add in DESCENDING key-tile order: under a causal or windowed mask a
+// higher key tile starts its walk at a later query tile and has fewer tiles to walk, so it
+// reaches a query tile it shares with a lower one first, and the lower one rarely waits.
+// (Ascending order made key tile n wait for n - first earlier tiles at its very first query
+// tile: a wavefront that cost 55% of the causal backward.) The key tiles that touch a query
+// tile are contiguous (query_tile_range), so the count is the last of them minus n_block.
+// The last is the highest key tile below n_end (the sequence's key tiles) whose first query
+// tile is at most m_block; without a right window edge every key tile starts at query tile 0.
+// Closed form, not a search: the search's registers cost the default mode spills.
+// The launch numbers the tiles so that higher key tiles come first (backward_kernel), which
+// keeps every wait pointing at a CTA that started earlier.
 template <class Cfg>
-__device__ __forceinline__ int dq_turn(const MaskParams& mask, int m_block, int n_block, std::int64_t sq,
-                                       std::int64_t sk) {
-  int lo = 0, hi = n_block;
-  while (lo < hi) {
-    const int mid = (lo + hi) / 2;
-    if (query_tile_range<Cfg>(mask, static_cast<std::int64_t>(mid) * Cfg::kBlockN, sq, sk).end > m_block) {
-      hi = mid;
-    } else {
-      lo = mid + 1;
-    }
+__device__ __forceinline__ int dq_turn(const MaskParams& mask, int m_block, int n_block, int n_end,
+                                       int shift) {
+  std::int64_t last = n_end - 1;
+  if (mask.window_right >= 0) {
+    // Key tile n starts at query row max(0, n kBlockN - shift - right), which is in a query
+    // tile <= m_block iff n kBlockN <= (m_block + 1) kBlockM - 1 + shift + right. The right
+    // side is >= n_block's first key, as n_block touches m_block: no negative division.
+    const std::int64_t bound =
+        (static_cast<std::int64_t>(m_block) + 1) * Cfg::kBlockM - 1 + shift + mask.window_right;
+    const std::int64_t by_window = bound / Cfg::kBlockN;
+    if (by_window < last) last = by_window;
   }
-  return n_block - lo;
+  return static_cast<int>(last) - n_block;
 }
 
 // Global -> shared copy of a tile of rows a fixed stride apart (cp.async, 16 bytes per thread per
@@ -350,7 +360,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
                                                       k_addr);
 
   for (std::int64_t tile = blockIdx.x; tile < args.total_tiles; tile += gridDim.x) {
-    const int n_block = static_cast<int>(tile % args.n_blocks);
+    // Deterministic mode numbers a head's key tiles from the last (dq_turn: each waits only for
+    // higher key tiles, so for CTAs that started before it).
+    const int n_index = static_cast<int>(tile % args.n_blocks);
+    const int n_block = args.dq_semaphore != nullptr ? args.n_blocks - 1 - n_index : n_index;
     const std::int64_t rest = tile / args.n_blocks;
     const std::int64_t head_kv = rest % p.heads_kv;
     const std::int64_t batch = rest / p.heads_kv;
@@ -624,7 +637,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       if (args.dq_semaphore != nullptr) {
         semaphore = args.dq_semaphore + (batch * p.heads + head) * args.m_blocks + m_block;
         if (thread == 0) {
-          const int turn = dq_turn<Cfg>(p.mask, m_block, n_block, seq.q, seq.k);
+          const int n_end = (k_end + Cfg::kBlockN - 1) / Cfg::kBlockN;
+          const int turn = dq_turn<Cfg>(p.mask, m_block, n_block, n_end, shift32);
           while (*reinterpret_cast<volatile int*>(semaphore) != turn) {
           }
           __threadfence();
