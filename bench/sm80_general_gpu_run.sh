@@ -6,22 +6,11 @@
 #     shapes as candidates, with the softcap/ALiBi/dropout kernels at s = 512, 2048 and 16384
 #     (the table's kGeneral-only rows against the long rows' shape), and d64/d128 table rows;
 #  3. FA2 (SDPA FLASH_ATTENTION) bf16 with dropout at the same seqlens, and fp16, in the same run.
-set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-final="${OUT:-$PWD/sm80-gpu-out}"
 out=/tmp/sm80c-out3
-rm -rf "$out" && mkdir -p "$out" "$final"
-export PATH=$PATH:/usr/local/cuda/bin
-t0=$(date +%s)
-stamp() { echo "== [$(( $(date +%s) - t0 )) s] $*" | tee -a "$out/run.txt"; }
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader >>"$out/run.txt" 2>&1
-filter="*Forward*cuda_sm80*:*Varlen*cuda_sm80*:*KVCache*cuda_sm80*:*Combine*cuda_sm80*:*CudaRobustness*:*Determinism*cuda_sm80*"
-sanitize="Grid/*cuda_sm80*_113x203_*:Grid/*cuda_sm80*_128x217_*"
+source "$(dirname "${BASH_SOURCE[0]}")/sm80_device_common.sh"
 
 stamp "build"
-cmake -S . -B build/gpu -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90 -DFLASHATTN_BACKWARD=OFF \
-  -DFLASHATTN_BUILD_CLI=OFF -DFLASHATTN_BUILD_TESTS=ON -DFLASHATTN_BUILD_EXAMPLES=OFF >"$out/configure.log" 2>&1
-timeout 150 cmake --build build/gpu --target flashattn_tests -j 16 >"$out/build.log" 2>&1
+build_tests . build/gpu ""
 stamp "build rc=$?"; grep -m5 -A6 " error" "$out/build.log"
 cat >/tmp/d256_candidates.json <<'EOF'
 [
@@ -29,25 +18,12 @@ cat >/tmp/d256_candidates.json <<'EOF'
   {"m_tiles_per_warp": 1, "warps": 4, "block_n": 64, "stages": 1, "q_in_registers": false, "min_blocks_per_sm": 2, "head_dims": [256]}
 ]
 EOF
-(timeout 150 python3 tools/kernels/tune_forward.py --build-only --candidates /tmp/d256_candidates.json --build build/tune \
-  >"$out/tune_build.txt" 2>&1) &
-tune_build=$!
-
-tests=build/gpu/tests/flashattn_tests
-if [[ -x $tests ]]; then
-  timeout 90 "$tests" --gtest_filter="$filter" --gtest_brief=1 >"$out/tests.txt" 2>&1
-  stamp "tests rc=$? $(tail -3 "$out/tests.txt" | tr '\n' ' ')"
-  grep -E 'FAILED' "$out/tests.txt" | head -20
-  for tool in memcheck racecheck; do
-    timeout 90 compute-sanitizer --tool $tool --error-exitcode 3 "$tests" --gtest_filter="$sanitize" \
-      --gtest_brief=1 >"$out/$tool.txt" 2>&1
-    stamp "$tool rc=$? $(grep -m1 'SUMMARY' "$out/$tool.txt") $(tail -1 "$out/$tool.txt")"
-  done
-fi
+tune_build_background /tmp/d256_candidates.json
+run_suites build/gpu/tests/flashattn_tests "" memcheck racecheck
 wait $tune_build
 stamp "tune build rc=$?"
-bin=build/tune/sm80_tune
-cat build/tune/obj/*.ptxas.txt 2>/dev/null | grep -E "Compiling|registers|spill" | sed 's/.*ForwardConfigILi//' >"$out/ptxas.txt"
+bin=$tune_bin
+record_ptxas
 
 stamp "d256 rows"
 SM80_DIMS=256 SM80_GENERAL_SEQLEN=512,2048,16384 timeout 110 "$bin" 512,1024,2048,4096,8192,16384 \

@@ -8,27 +8,13 @@
 #     output compared with the table kernel's; the table kernels on bf16 and fp16);
 #  4. FA2 (SDPA FLASH_ATTENTION) on bf16 and fp16 in the same run.
 # Everything under a work folder; the few files worth reading go to $OUT, the rest as logs.tgz.
-set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-final="${OUT:-$PWD/sm80-gpu-out}"
 out=/tmp/sm80c-out
-rm -rf "$out" && mkdir -p "$out" "$final"
-export PATH=$PATH:/usr/local/cuda/bin
-t0=$(date +%s)
-stamp() { echo "== [$(( $(date +%s) - t0 )) s] $*" | tee -a "$out/run.txt"; }
-python3 -c "import torch; print('torch', torch.__version__)" >>"$out/run.txt" 2>&1
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader >>"$out/run.txt" 2>&1
-filter="${SM80_TEST_FILTER:-*Forward*cuda_sm80*:*Varlen*cuda_sm80*:*KVCache*cuda_sm80*:*Combine*cuda_sm80*:*CudaRobustness*:*Determinism*cuda_sm80*}"
-sanitize="Grid/*cuda_sm80*_113x203_*:Grid/*cuda_sm80*_128x217_*"
-cmake_common="-DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90 -DFLASHATTN_BACKWARD=OFF -DFLASHATTN_BUILD_CLI=OFF \
-  -DFLASHATTN_BUILD_TESTS=ON -DFLASHATTN_BUILD_PYTHON=OFF -DFLASHATTN_BUILD_EXAMPLES=OFF"
+source "$(dirname "${BASH_SOURCE[0]}")/sm80_device_common.sh"
 
 stamp "build (checked-in table)"
-cmake -S . -B build/gpu -G Ninja $cmake_common >"$out/configure.log" 2>&1
-timeout 150 cmake --build build/gpu --target flashattn_tests -j 16 >"$out/build.log" 2>&1
+build_tests . build/gpu ""
 stamp "build rc=$?"; grep -m5 -B2 -A6 "error" "$out/build.log"
 
-pf_ok=0
 if [[ -z "${SM80_SKIP_PREFETCH_CHECK:-}" ]]; then
   # The prefetch tree: this tree with every table shape (entries and defaults) switched to prefetch_next.
   rm -rf /tmp/pf && mkdir -p /tmp/pf && tar --exclude=./build --exclude=./.git -cf - . | tar -C /tmp/pf -xf -
@@ -41,36 +27,16 @@ for e in t["entries"] + t["defaults"]:
     e["shape"]["prefetch_next"] = True
 p.write_text(json.dumps(t, indent=2))
 EOF
-  (cmake -S /tmp/pf -B /tmp/pf/build -G Ninja $cmake_common -DCMAKE_CUDA_FLAGS="-DFLASHATTN_SM80_PERSISTENT_CTAS=3" \
-     >"$out/pf_configure.log" 2>&1 &&
-   timeout 200 cmake --build /tmp/pf/build --target flashattn_tests -j 16 >"$out/pf_build.log" 2>&1) &
+  build_tests /tmp/pf /tmp/pf/build pf_ -DCMAKE_CUDA_FLAGS="-DFLASHATTN_SM80_PERSISTENT_CTAS=3" &
   pf_build=$!
 fi
 
-tests=build/gpu/tests/flashattn_tests
-if [[ -x $tests ]]; then
-  timeout 120 "$tests" --gtest_filter="$filter" --gtest_brief=1 >"$out/tests.txt" 2>&1
-  stamp "tests rc=$? $(tail -3 "$out/tests.txt" | tr '\n' ' ')"
-  grep -E 'FAILED' "$out/tests.txt" | head -20
-  timeout 90 compute-sanitizer --tool memcheck --error-exitcode 3 "$tests" --gtest_filter="$sanitize" \
-    --gtest_brief=1 >"$out/memcheck.txt" 2>&1
-  stamp "memcheck rc=$? $(grep -m1 'ERROR SUMMARY' "$out/memcheck.txt") $(tail -1 "$out/memcheck.txt")"
-fi
+run_suites build/gpu/tests/flashattn_tests "" memcheck
 
 if [[ -z "${SM80_SKIP_PREFETCH_CHECK:-}" ]]; then
   wait $pf_build
   stamp "prefetch build rc=$?"; grep -m5 -B2 -A6 "error" "$out/pf_build.log"
-  pft=/tmp/pf/build/tests/flashattn_tests
-  if [[ -x $pft ]]; then
-    timeout 120 "$pft" --gtest_filter="$filter" --gtest_brief=1 >"$out/pf_tests.txt" 2>&1
-    stamp "prefetch tests rc=$? $(tail -3 "$out/pf_tests.txt" | tr '\n' ' ')"
-    grep -E 'FAILED' "$out/pf_tests.txt" | head -20
-    for tool in memcheck racecheck; do
-      timeout 90 compute-sanitizer --tool $tool --error-exitcode 3 "$pft" --gtest_filter="$sanitize" \
-        --gtest_brief=1 >"$out/pf_$tool.txt" 2>&1
-      stamp "prefetch $tool rc=$? $(grep -m1 'ERROR SUMMARY' "$out/pf_$tool.txt") $(tail -1 "$out/pf_$tool.txt")"
-    done
-  fi
+  run_suites /tmp/pf/build/tests/flashattn_tests pf_ memcheck racecheck
 fi
 
 stamp "tuning sweep"
@@ -80,7 +46,7 @@ timeout ${SM80_TUNE_TIMEOUT:-170} python3 tools/kernels/tune_forward.py --seqlen
 stamp "tune rc=$?"; grep -v '^{' "$out/tune.txt" | head -30
 cp src/cuda/sm80/forward_tuning.json "$out/forward_tuning.json"
 cp build/tune/tune_rows.jsonl "$out/" 2>/dev/null
-cat build/tune/obj/*.ptxas.txt 2>/dev/null | grep -E "Compiling|registers|spill" | sed 's/.*ForwardConfigILi//' >"$out/ptxas.txt"
+record_ptxas
 
 stamp "FA2 bf16, fp16"
 timeout 60 python3 bench/sdpa_fa2_forward.py 64,128,256 2048 bf16 >"$out/fa2.jsonl" 2>&1
