@@ -54,7 +54,7 @@ if [[ " $steps " == *" sanitize "* ]]; then
     timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 3 "$tests" \
       --gtest_filter="$sanitize_filter" \
       --gtest_brief=1 >"$out/sanitize_$tool.log" 2>&1
-    log "compute-sanitizer $tool rc=$? in $(( $(date +%s) - start )) s: $(grep -m1 'ERROR SUMMARY' "$out/sanitize_$tool.log")"
+    log "compute-sanitizer $tool rc=$? in $(( $(date +%s) - start )) s: $(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize_$tool.log")"
   done
 fi
 
