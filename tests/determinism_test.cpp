@@ -178,6 +178,17 @@ TEST_P(DeterminismTest, BackwardVarlenGqa) {
       {true, 4, 239, 217, 4, 2, 96, DType::float32, {MaskKind::none, 0.f, AlibiKind::per_head, 0.f, true}});
 }
 
+// The CUDA backends run fp16/bf16 only: a varlen case they run too (ragged lengths, causal:
+// the deterministic dQ order depends on each sequence's own key-tile count and shift).
+TEST_P(DeterminismTest, BackwardVarlenCausalBf16) {
+  const Backend backend = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  SCOPED_TRACE(seed_trace());
+  check_backward_deterministic(
+      backend,
+      {true, 4, 301, 433, 4, 2, 64, DType::bfloat16, {MaskKind::causal, 0.f, AlibiKind::none, 0.f, false}});
+}
+
 TEST_P(DeterminismTest, ForwardAndSplitKvRepeat) {
   const Backend backend = GetParam();
   FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
