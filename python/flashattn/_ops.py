@@ -72,10 +72,16 @@ def _custom_op(name: str, mutates_args: tuple = ()):
     return register
 
 
+# Private or recent PyTorch entry points: where one is missing, every call takes the op (correct, slower).
+_functorch_active = getattr(torch._C, "_are_functorch_transforms_active", None)
+_increment_version = getattr(torch.autograd.graph, "increment_version", None)
+_SHORTCUT_AVAILABLE = _functorch_active is not None and _increment_version is not None
+
+
 def _dispatcher_needed(args) -> bool:
-    if torch.compiler.is_compiling() or _get_current_dispatch_mode() is not None:
+    if not _SHORTCUT_AVAILABLE or torch.compiler.is_compiling() or _get_current_dispatch_mode() is not None:
         return True
-    if torch._C._are_functorch_transforms_active():
+    if _functorch_active():
         return True
     grad = torch.is_grad_enabled()
     for a in args:
@@ -92,7 +98,7 @@ def call(op, *args):
     result = fn(*args)
     for i in mutated:
         # What the dispatcher does for a declared mutation: autograd sees the in-place write.
-        torch.autograd.graph.increment_version(args[i])
+        _increment_version(args[i])
     return result
 
 
