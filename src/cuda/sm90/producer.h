@@ -16,6 +16,37 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
+// The first tile from `tile` on with query rows, its work in w; empty tiles are skipped, each
+// claimed past with claim(tile). p.num_tiles or more when no tile is left.
+template <class Config, class Claim>
+__device__ __forceinline__ int next_busy_tile(const ForwardKernelParams& p, int tile, WorkTile& w,
+                                              Claim claim) {
+  while (tile < p.num_tiles) {
+    w = tile_work(p, tile);
+    if (!tile_empty<Config::kBlockM>(p, w)) break;
+    tile = claim(tile);
+  }
+  return tile;
+}
+
+// Tile w's Q into Q's buffer through tma_q, completing on q_full: per 64-column chunk one
+// {64, kBlockM} box, or under packed GQA one {64, pack, kBlockM / pack} box of the 5-D view.
+template <class Config>
+__device__ __forceinline__ void load_q(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
+                                       const CUtensorMap* tma_q, const WorkTile& w) {
+  ptx::mbarrier_arrive_expect_tx(pipe.q_full(), Config::kQBytes);
+#pragma unroll
+  for (int c = 0; c < Config::kChunks; ++c) {
+    if (p.pack > 1) {
+      ptx::tma_load_5d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols, 0,
+                       (w.m_block * Config::kBlockM) >> p.pack_shift, w.head, w.map_batch);
+    } else {
+      ptx::tma_load_4d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols,
+                       w.m_block * Config::kBlockM, w.head, w.map_batch);
+    }
+  }
+}
+
 template <class Config>
 __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe) {
   ptx::prefetch_tensormap(&p.maps.q);
@@ -27,11 +58,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
   for (;;) {
     // Tiles of a short sequence past its last query row (variable length) carry no work.
     WorkTile w{};
-    while (tile < p.num_tiles) {
-      w = tile_work(p, tile);
-      if (w.m_block * Config::kBlockM < (w.seqlen_q << p.pack_shift)) break;  // packed rows
-      tile = claim_next_tile(p, tile);
-    }
+    tile = next_busy_tile<Config>(p, tile, w, [&](int t) { return claim_next_tile(p, t); });
     // The index (or the end marker) goes to the consumers first; Q's buffer is
     // free once every consumer warp released the previous Q.
     publish_tile(pipe.tile_handoff(), tile, q_phase);  // one index per Q so far: the same parity
@@ -51,17 +78,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::tensormap_acquire_fence(tma_v);
     }
 
-    ptx::mbarrier_arrive_expect_tx(pipe.q_full(), Config::kQBytes);
-#pragma unroll
-    for (int c = 0; c < Config::kChunks; ++c) {
-      if (p.pack > 1) {  // packed GQA: one {64, pack, kBlockM / pack} box of the 5-D view per chunk
-        ptx::tma_load_5d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols, 0,
-                         (w.m_block * Config::kBlockM) >> p.pack_shift, w.head, w.map_batch);
-      } else {
-        ptx::tma_load_4d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols,
-                         w.m_block * Config::kBlockM, w.head, w.map_batch);
-      }
-    }
+    load_q<Config>(p, pipe, tma_q, w);
     // Claimed now, used next iteration: the atomic's latency hides behind this tile's loads.
     tile = claim_next_tile(p, tile);
 
@@ -139,11 +156,8 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
   int tile = static_cast<int>(blockIdx.x);
   for (;;) {
     WorkTile w{};
-    while (tile < p.num_tiles) {
-      w = tile_work(p, tile);
-      if (w.m_block * Config::kBlockM < (w.seqlen_q << p.pack_shift)) break;
-      tile = __shfl_sync(0xffffffffu, leader ? claim_next_tile(p, tile) : 0, 0);
-    }
+    tile = next_busy_tile<Config>(
+        p, tile, w, [&](int t) { return __shfl_sync(0xffffffffu, leader ? claim_next_tile(p, t) : 0, 0); });
     // The same handoff as producer_loop: the index (or the end marker) first, by the leader.
     if (leader) publish_tile(pipe.tile_handoff(), tile, q_phase);
     if (tile >= p.num_tiles) break;
@@ -155,17 +169,7 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
     if (leader) {
       const CUtensorMap* tma_q = map_q(p, w);
       if (p.sequence_maps != nullptr) ptx::tensormap_acquire_fence(tma_q);
-      ptx::mbarrier_arrive_expect_tx(pipe.q_full(), Config::kQBytes);
-#pragma unroll
-      for (int c = 0; c < Config::kChunks; ++c) {
-        if (p.pack > 1) {
-          ptx::tma_load_5d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols,
-                           0, (w.m_block * Config::kBlockM) >> p.pack_shift, w.head, w.map_batch);
-        } else {
-          ptx::tma_load_4d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols,
-                           w.m_block * Config::kBlockM, w.head, w.map_batch);
-        }
-      }
+      load_q<Config>(p, pipe, tma_q, w);
     }
     tile = __shfl_sync(0xffffffffu, leader ? claim_next_tile(p, tile) : 0, 0);
 

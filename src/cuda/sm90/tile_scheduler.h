@@ -29,9 +29,10 @@ struct WorkTile {
 
 // True when the tile has no query rows (a short sequence of a variable-length
 // batch, whose tiles are enumerated up to the longest one): skipped by the producer.
+// Rows are packed rows (seqlen_q x pack) under packed GQA.
 template <int kBlockM>
-__device__ __forceinline__ bool tile_empty(const WorkTile& w) {
-  return w.m_block * kBlockM >= w.seqlen_q;
+__device__ __forceinline__ bool tile_empty(const ForwardKernelParams& p, const WorkTile& w) {
+  return w.m_block * kBlockM >= (w.seqlen_q << p.pack_shift);
 }
 
 // The tensor maps a tile's loads and stores go through.
