@@ -24,7 +24,10 @@ cudaError_t launch_backward(const BackwardKernelArgs& args_in, bool general, cud
   return FLASHATTN_BOOL_SWITCH(general, kGeneral, [&] {
     using Launched = BackwardConfig<Cfg::kHeadDim, typename Cfg::Element, kGeneral>;
     static_assert(Launched::kBlockN == Cfg::kBlockN);
-    return launch_tiles<Launched>(&backward_kernel<Launched, kGeneral>, args, args.total_tiles, stream);
+    // Deterministic mode: CTAs wait for each other's dQ adds (backward_kernel dq_turn), so the grid is
+    // persistent rather than relying on in-order CTA dispatch.
+    return launch_tiles<Launched>(&backward_kernel<Launched, kGeneral>, args, args.total_tiles, stream,
+                                  /*resident_only=*/args.dq_semaphore != nullptr);
   });
 }
 
