@@ -378,7 +378,10 @@ ErrorCheck compare(const std::string& name, const std::vector<unsigned char>& te
           const double err = std::fabs(actual - expected);
           // NaN (an unwritten, poisoned element or a real NaN) fails the check.
           max_error = std::isnan(err) ? std::numeric_limits<double>::infinity() : std::max(max_error, err);
-          lowp_error = std::max(lowp_error, std::fabs(static_cast<double>(lowp[r0 + e]) - expected));
+          const double lowp_err = std::fabs(static_cast<double>(lowp[r0 + e]) - expected);
+          // A NaN in the emulation would otherwise vanish in std::max and zero the tolerance.
+          if (std::isnan(lowp_err)) throw std::runtime_error(name + ": the precision emulation produced NaN");
+          lowp_error = std::max(lowp_error, lowp_err);
           magnitude = std::max(magnitude, std::fabs(expected));
         }
       }
@@ -538,10 +541,11 @@ RunResult run_problem(const HostProblem& p, const RunOptions& o) {
   check(ref_fwd.run(ref_ctx), "reference forward");
   if (s.backward) {
     check(ref_bwd.run(ref_ctx), "reference backward");
-    check(lowp_bwd.emulate(ref_ctx, s.dtype), "reference backward, precision emulation");
-  } else {
-    check(lowp_fwd.emulate(ref_ctx, s.dtype), "reference forward, precision emulation");
   }
+  // The emulated backward reads its own emulated forward's out and LSE (as the tested
+  // backward reads the tested forward's): without them it would read poisoned memory.
+  check(lowp_fwd.emulate(ref_ctx, s.dtype), "reference forward, precision emulation");
+  if (s.backward) check(lowp_bwd.emulate(ref_ctx, s.dtype), "reference backward, precision emulation");
 
   // Rows of each sequence that were checked, in the tested and the reference tensors.
   std::vector<RowMap> q_rows, k_rows;
