@@ -79,6 +79,7 @@ __global__ void __launch_bounds__(kAuxThreads)
          c += static_cast<std::int64_t>(gridDim.x) * kAuxThreads) {
       args.dq_semaphore[c] = 0;
     }
+    if (blockIdx.x == 0 && threadIdx.x == 0) *args.tile_counter = 0;
   }
 }
 

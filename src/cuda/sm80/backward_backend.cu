@@ -60,7 +60,7 @@ bool rows_aligned(const Operand& op) {
 
 struct BackwardLayout {
   std::int64_t rows_padded = 0;
-  std::size_t lse = 0, delta = 0, dq_accum = 0, semaphore = 0, total = 0;
+  std::size_t lse = 0, delta = 0, dq_accum = 0, semaphore = 0, tile_counter = 0, total = 0;
 };
 
 BackwardLayout backward_layout(const BackwardParams& p) {
@@ -78,6 +78,8 @@ BackwardLayout backward_layout(const BackwardParams& p) {
     w.semaphore = offset;
     offset += align_up(static_cast<std::size_t>(p.batch * p.heads) *
                        static_cast<std::size_t>(w.rows_padded / kBackwardBlockM) * sizeof(int));
+    w.tile_counter = offset;
+    offset += align_up(sizeof(unsigned long long));
   }
   w.total = offset;
   return w;
@@ -155,6 +157,8 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
   args.delta = reinterpret_cast<float*>(workspace + layout.delta);
   args.dq_accum = reinterpret_cast<float*>(workspace + layout.dq_accum);
   args.dq_semaphore = p.deterministic ? reinterpret_cast<int*>(workspace + layout.semaphore) : nullptr;
+  args.tile_counter =
+      p.deterministic ? reinterpret_cast<unsigned long long*>(workspace + layout.tile_counter) : nullptr;
   args.m_blocks = static_cast<int>(layout.rows_padded / kBackwardBlockM);
   args.scale_log2 = p.scale * 1.4426950408889634f;
   args.dropout_threshold = p.dropout_p > 0.f ? dropout_threshold(p.dropout_p) : 0u;

@@ -106,7 +106,9 @@ struct BackwardKernelArgs {
   float* lse_log2 = nullptr;  // (batch, heads, rows_padded): LSE * log2(e); +inf where P must be 0
   float* delta = nullptr;     // (batch, heads, rows_padded): D = rowsum(dO * O)
   float* dq_accum = nullptr;  // (batch, heads, rows_padded, head_dim) fp32
-  int* dq_semaphore = nullptr;   // deterministic: (batch, heads, m_blocks) counters
+  int* dq_semaphore = nullptr;  // deterministic: (batch, heads, m_blocks) counters
+  // Deterministic: CTAs claim tiles from this counter in increasing order (zeroed by the preprocess).
+  unsigned long long* tile_counter = nullptr;
   int m_blocks = 0;              // rows_padded / 64: deterministic semaphores per (b, h)
   int n_blocks = 0;              // key tiles per sequence (seqlen_k bound); set by launch_backward
   std::int64_t total_tiles = 0;  // n_blocks * batch * heads_kv; set by launch_backward

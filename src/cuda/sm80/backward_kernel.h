@@ -359,9 +359,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   const SliceOffsets<KTile, Cfg::kDqCols / 16> k_task(lane_row_a(lane), lane_half_a(lane), dq_col0 / 16,
                                                       k_addr);
 
-  for (std::int64_t tile = blockIdx.x; tile < args.total_tiles; tile += gridDim.x) {
+  // Deterministic mode: each CTA claims its tile from a counter (launch_backward makes the grid one CTA
+  // per tile), so tiles start in increasing order. A tile's dQ turn waits only for lower tiles (below),
+  // each claimed earlier by a CTA that was running when it claimed it, so the smallest unfinished tile
+  // always progresses: no deadlock whatever order the hardware starts CTAs in (blockIdx order would
+  // rely on in-order dispatch).
+  std::int64_t first_tile = blockIdx.x;
+  if (args.tile_counter != nullptr) {
+    __shared__ std::int64_t claimed_tile;
+    if (thread == 0) claimed_tile = static_cast<std::int64_t>(atomicAdd(args.tile_counter, 1ull));
+    __syncthreads();
+    first_tile = claimed_tile;
+  }
+  for (std::int64_t tile = first_tile; tile < args.total_tiles; tile += gridDim.x) {
     // Deterministic mode numbers a head's key tiles from the last (dq_turn: each waits only for
-    // higher key tiles, so for CTAs that started before it).
+    // higher key tiles, i.e. for lower tile indices).
     const int n_index = static_cast<int>(tile % args.n_blocks);
     const int n_block = args.dq_semaphore != nullptr ? args.n_blocks - 1 - n_index : n_index;
     const std::int64_t rest = tile / args.n_blocks;

@@ -5,6 +5,8 @@
 
 #include <cuda_runtime.h>
 
+#include <climits>
+
 #include "cuda/sm80/backward_config.h"
 #include "cuda/sm80/backward_kernel.h"
 #include "cuda/sm80/grid_launch.h"
@@ -21,13 +23,13 @@ cudaError_t launch_backward(const BackwardKernelArgs& args_in, bool general, cud
   args.n_blocks = static_cast<int>((args.p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN);
   args.total_tiles = static_cast<std::int64_t>(args.n_blocks) * args.p.batch * args.p.heads_kv;
   if (args.total_tiles == 0) return cudaSuccess;
+  // Deterministic mode needs one CTA per tile (backward_kernel claims each CTA's tile in order). More
+  // than 2^31 - 1 key tiles would need a K of terabytes: refused rather than looped.
+  if (args.tile_counter != nullptr && args.total_tiles > INT_MAX) return cudaErrorInvalidConfiguration;
   return FLASHATTN_BOOL_SWITCH(general, kGeneral, [&] {
     using Launched = BackwardConfig<Cfg::kHeadDim, typename Cfg::Element, kGeneral>;
     static_assert(Launched::kBlockN == Cfg::kBlockN);
-    // Deterministic mode: CTAs wait for each other's dQ adds (backward_kernel dq_turn), so the grid is
-    // persistent rather than relying on in-order CTA dispatch.
-    return launch_tiles<Launched>(&backward_kernel<Launched, kGeneral>, args, args.total_tiles, stream,
-                                  /*resident_only=*/args.dq_semaphore != nullptr);
+    return launch_tiles<Launched>(&backward_kernel<Launched, kGeneral>, args, args.total_tiles, stream);
   });
 }
 
