@@ -8,6 +8,7 @@ on the torch side, on the inputs' device and the current stream of that device.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 from typing import Optional
@@ -102,26 +103,35 @@ def _aligned_workspace(nbytes: int, device: torch.device):
     return buffer, aligned
 
 
+# The current CUDA stream as a raw handle, without building a torch.cuda.Stream object (a
+# private entry point that torch.compile's generated code uses too; the public call where absent).
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def _current_stream(index: int) -> int:
+    if _raw_stream is not None:
+        return _raw_stream(index)
+    return torch.cuda.current_stream(index).cuda_stream
+
+
 def run(op: str, args: dict, device: torch.device) -> None:
     """Runs one library operation on `device` and its current stream.
 
     The workspace is a torch allocation on the same stream, so the caching allocator
-    reuses it in stream order (safe under CUDA graph capture as well).
+    reuses it in stream order (safe under CUDA graph capture as well). One call into the
+    extension sizes it, requests it through the callback and launches.
     """
     backend = current_backend()
+    allocate = functools.partial(_aligned_workspace, device=device)
     if device.type == "cuda":
-        with torch.cuda.device(device):
-            stream = torch.cuda.current_stream(device).cuda_stream
-            nbytes = _C.workspace_size(op, args, backend)
-            buffer, address = _aligned_workspace(nbytes, device)
-            _C.run(op, args, backend, stream, address, nbytes)
-            del buffer
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        if index == torch.cuda.current_device():
+            _C.run_with_workspace(op, args, backend, _current_stream(index), allocate)
+        else:
+            with torch.cuda.device(index):
+                _C.run_with_workspace(op, args, backend, _current_stream(index), allocate)
     else:
-        threads = torch.get_num_threads()
-        nbytes = _C.workspace_size(op, args, backend, threads)
-        buffer, address = _aligned_workspace(nbytes, device)
-        _C.run(op, args, backend, 0, address, nbytes, threads)
-        del buffer
+        _C.run_with_workspace(op, args, backend, 0, allocate, torch.get_num_threads())
 
 
 def select_kernel(op: str, args: dict, backend: Optional[str] = None):

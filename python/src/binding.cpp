@@ -276,6 +276,29 @@ void run(const std::string& op, nb::dict args, const std::string& backend, std::
   if (!status.ok()) raise_status(status);
 }
 
+// run() with the workspace sized and requested in the same call: the arguments are parsed once and
+// Python is entered once per call instead of twice. `allocate(bytes)` returns (owner, address): a
+// buffer of at least `bytes` bytes at a 256-byte aligned address, kept alive until the launch is issued
+// (a stream-ordered allocator then reuses it only after the work on the stream).
+void run_with_workspace(const std::string& op, nb::dict args, const std::string& backend,
+                        std::uintptr_t stream, nb::callable allocate, int num_threads) {
+  ExecutionContext ctx = make_context(backend, stream, 0, 0, num_threads);
+  const Status status = with_parsed(op, Args{args}, [&](const auto& parsed) {
+    std::size_t bytes = 0;
+    if (Status sized = workspace_size(parsed, ctx, &bytes); !sized.ok()) return sized;
+    nb::object owner;
+    if (bytes > 0) {
+      const nb::tuple buffer = nb::cast<nb::tuple>(allocate(bytes));
+      owner = buffer[0];
+      ctx.workspace = reinterpret_cast<void*>(nb::cast<std::uintptr_t>(buffer[1]));
+      ctx.workspace_bytes = bytes;
+    }
+    nb::gil_scoped_release release;
+    return call_run(parsed, ctx);
+  });
+  if (!status.ok()) raise_status(status);
+}
+
 std::size_t query_workspace_size(const std::string& op, nb::dict args, const std::string& backend,
                                  int num_threads) {
   const ExecutionContext ctx = make_context(backend, 0, 0, 0, num_threads);
@@ -322,6 +345,8 @@ NB_MODULE(_C, m) {
   m.def("cuda_device_info", &device_info, nb::arg("index"));
   m.def("run", &run, nb::arg("op"), nb::arg("args"), nb::arg("backend") = "auto", nb::arg("stream") = 0,
         nb::arg("workspace") = 0, nb::arg("workspace_bytes") = 0, nb::arg("num_threads") = 0);
+  m.def("run_with_workspace", &run_with_workspace, nb::arg("op"), nb::arg("args"), nb::arg("backend"),
+        nb::arg("stream"), nb::arg("allocate"), nb::arg("num_threads") = 0);
   m.def("workspace_size", &query_workspace_size, nb::arg("op"), nb::arg("args"), nb::arg("backend") = "auto",
         nb::arg("num_threads") = 0);
   m.def("select_kernel", &query_select_kernel, nb::arg("op"), nb::arg("args"), nb::arg("backend") = "auto");
