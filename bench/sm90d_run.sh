@@ -21,7 +21,7 @@ trap finish EXIT
 log() { echo "== $*" | tee -a "$out/summary.txt"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv \
   | tee "$out/gpu.txt"
-git log -1 --oneline 2>/dev/null >"$out/commit.txt"
+cp COMMIT "$out/commit.txt" 2>/dev/null
 py=$(command -v python3)
 t0=$(date +%s)
 
@@ -51,10 +51,10 @@ build_py new "${NEW_FLAGS:-}" & pids+=($!)
 cmake -S . -B "$bld/gpu" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_BACKWARD=OFF \
   -DFLASHATTN_HEAD_DIMS="${TEST_DIMS:-96;128}" -DFLASHATTN_DTYPES="fp16;bf16" \
   -DFLASHATTN_BUILD_TESTS=ON -DFLASHATTN_BUILD_CLI=ON -DFLASHATTN_BUILD_EXAMPLES=OFF -DFLASHATTN_BUILD_PYTHON=OFF \
-  -DFLASHATTN_PTXAS_VERBOSE=ON -DCMAKE_CUDA_FLAGS="${TEST_FLAGS--DFLASHATTN_SM90_LONG_KEY_MIN_SEQLEN=0}" >"$out/configure.log" 2>&1
-timeout 220 cmake --build "$bld/gpu" -j 8 --target flashattn_tests flashattn_cli >"$out/build.log" 2>&1
+  -DFLASHATTN_PTXAS_VERBOSE=ON -DCMAKE_CUDA_FLAGS="${TEST_FLAGS--DFLASHATTN_SM90_LONG_KEY_MIN_SEQLEN=0 -DFLASHATTN_SM90_LONG_KEY_MIN_SEQLEN_MASKED=0}" >"$out/configure.log" 2>&1
+timeout 220 cmake --build "$bld/gpu" -j 12 --target flashattn_tests flashattn_cli >"$out/build.log" 2>&1
 rc=$?
-log "test build (${TEST_FLAGS--DFLASHATTN_SM90_LONG_KEY_MIN_SEQLEN=0}) rc=$rc at $(( $(date +%s) - t0 )) s"
+log "test build (${TEST_FLAGS--DFLASHATTN_SM90_LONG_KEY_MIN_SEQLEN=0 -DFLASHATTN_SM90_LONG_KEY_MIN_SEQLEN_MASKED=0}) rc=$rc at $(( $(date +%s) - t0 )) s"
 [[ $rc == 0 ]] || tail -30 "$out/build.log"
 grep -A2 "Compiling entry.*cuda_sm90.*forward_kernel" "$out/build.log" | grep -E "entry|spill" \
   | sed -E 's/.*ForwardConfigILi([0-9]+)ELi([0-9]+)E(13__nv_bfloat16|6__half)Li([0-9])ELi([0-9]+)EEELb([01]).*/kernel d\1 dv\2 \3 consumers \4 long_n \5 paged \6/' \
@@ -79,7 +79,7 @@ if [[ $rc == 0 ]]; then
     done >"$out/sass.txt" 2>&1
   fi
 
-  san=${SAN_FILTER:-'Grid/*cuda_sm90*_d128_*:Grid/KVCacheTest.*cuda_sm90_3?_*'}
+  san=${SAN_FILTER:-'Grid/*cuda_sm90*_d128_*:Grid/*cuda_sm90*_113x203_*:Grid/*cuda_sm90*_128x217_*:Grid/KVCacheTest.*cuda_sm90_3?_*'}
   for tool in racecheck synccheck; do
     start=$(date +%s)
     timeout 90 compute-sanitizer --tool "$tool" --error-exitcode 3 "$tests" --gtest_filter="$san" --gtest_brief=1 \

@@ -26,17 +26,17 @@
 #endif
 
 // d = 128 with long key sequences (use_long_key_blocks): the key block width (0 = never
-// wider than 128) and the shortest key length that gets it. Settable for measurement
-// builds only.
+// wider than 128) and the shortest key length that gets it, unmasked and masked (causal or
+// windowed). Settable for measurement builds only; the defaults are the H200 measurements'
+// (docs/performance-sm90.md, session 4).
 #ifndef FLASHATTN_SM90_LONG_KEY_BLOCK_N
 #define FLASHATTN_SM90_LONG_KEY_BLOCK_N 160
 #endif
 #ifndef FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN
-#define FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN 4096
+#define FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN 2048
 #endif
-// Masked (causal / windowed) calls too (0: only unmasked ones).
-#ifndef FLASHATTN_SM90_LONG_KEY_MASKED
-#define FLASHATTN_SM90_LONG_KEY_MASKED 1
+#ifndef FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN_MASKED
+#define FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN_MASKED 8192
 #endif
 // Key blocks wider than this rebuild Q's descriptors per block (kRebuildQDescriptors).
 #ifndef FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N
@@ -176,8 +176,10 @@ inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked) {
 // 3.2 blocks of 160) and was measured slower (176 at 512: -20%, kernel notes).
 // Host side; seqlen_k is the longest sequence's.
 inline bool use_long_key_blocks(int head_dim, int head_dim_v, long long seqlen_k, bool masked, bool paged) {
+  const long long min_seqlen =
+      masked ? FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN_MASKED : FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN;
   return FLASHATTN_SM90_LONG_KEY_BLOCK_N != 0 && head_dim == 128 && head_dim_v == 128 && !paged &&
-         (FLASHATTN_SM90_LONG_KEY_MASKED || !masked) && seqlen_k >= FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN;
+         seqlen_k >= min_seqlen;
 }
 
 }  // namespace flashattn::detail::cuda_sm90
