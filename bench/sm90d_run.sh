@@ -12,6 +12,14 @@
 # sequences; bench/sm90_ab.py (base, new, var, var2, cuDNN in one process).
 # Build dirs live in /tmp/sm90d-build (kept while the device machine stays warm);
 # everything returned lands in one tar under $OUT.
+# Session 4's run 2, in today's flag names (it used -DFLASHATTN_SM90_TREE_REDUCTIONS=1 and a
+# default FLASHATTN_SM90_LONG_KEY_BLOCK_N of 160; the PTX of both spellings is identical):
+#   PY_DIMS="64;128" NEW_FLAGS="-DFLASHATTN_SM90_LONG_KEY_BLOCK_N=160" \
+#   VAR_FLAGS="-DFLASHATTN_SM90_LONG_KEY_BLOCK_N=160 -DFLASHATTN_SM90_TREE_REDUCTIONS_MAX_D=256" \
+#   TEST_DIMS="64;96;128;192;256" TEST_FLAGS="-DFLASHATTN_SM90_LONG_KEY_BLOCK_N=160 $forced" \
+#   TEST2_DIMS="64;128" TEST2_FLAGS="-DFLASHATTN_SM90_LONG_KEY_BLOCK_N=160 $forced -DFLASHATTN_SM90_TREE_REDUCTIONS_MAX_D=256" \
+#   bash bench/sm90d_run.sh --hdims 64,128
+# ($forced: the two MIN_SEQLEN flags = 0, below.)
 set -uo pipefail
 here=$PWD
 out=/tmp/sm90d-out

@@ -26,17 +26,22 @@
 #endif
 
 // d = 128 with long key sequences (use_long_key_blocks): the key block width (0 = never
-// wider than 128) and the shortest key length that gets it, unmasked and masked (causal or
-// windowed). Settable for measurement builds only; the defaults are the H200 measurements'
-// (docs/performance-sm90.md, session 4).
+// wider than 128: the default, the wider block measured neutral within noise on an H200,
+// docs/performance-sm90.md session 4) and the shortest key length that gets it, unmasked
+// and masked (causal or windowed). Settable for measurement builds only.
 #ifndef FLASHATTN_SM90_LONG_KEY_BLOCK_N
-#define FLASHATTN_SM90_LONG_KEY_BLOCK_N 160
+#define FLASHATTN_SM90_LONG_KEY_BLOCK_N 0
 #endif
 #ifndef FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN
 #define FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN 2048
 #endif
 #ifndef FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN_MASKED
 #define FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN_MASKED 8192
+#endif
+// Kernels whose d and dv are both at most this fold the softmax's per-block row maxima
+// and sums as balanced trees (softmax.h softmax_update kTree); 0 = none, 256 = all.
+#ifndef FLASHATTN_SM90_TREE_REDUCTIONS_MAX_D
+#define FLASHATTN_SM90_TREE_REDUCTIONS_MAX_D 0
 #endif
 // Key blocks wider than this rebuild Q's descriptors per block (kRebuildQDescriptors).
 #ifndef FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N
@@ -120,6 +125,11 @@ struct ForwardConfig {
   // multiplications per thread and block for a vote and a comparison; measured on an
   // H200 (2026-11-22, sm90c): +3-6% at d 256, within noise at d 128, -3.5% at d 64.
   static constexpr bool kConditionalRescale = kHeadDimV >= FLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV;
+  // Row maxima / sums of a block as trees, not chains (softmax.h): measured on an H200
+  // (2026-11-22, sm90d, one same-process A/B): +1.9% at d 64 (10 of 12 rows), +1.7%
+  // on the d 128 rows it was isolated on; d > 128 not measured.
+  static constexpr bool kTreeReductions =
+      kHeadDim <= FLASHATTN_SM90_TREE_REDUCTIONS_MAX_D && kHeadDimV <= FLASHATTN_SM90_TREE_REDUCTIONS_MAX_D;
 
   // Tiles are stored as kChunks column chunks of 64 elements (128 bytes, the
   // width of one 128B-swizzle row), each chunk a [rows][64] block: exactly what
@@ -173,8 +183,10 @@ inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked) {
 // block's width (the turn barrier, the K/V full/empty waits and arrives, the wgmma
 // issue-to-wait latency, the row maxima's shuffles) is then spread over more tensor
 // work. At short lengths the wider block wastes more keys past the end (512 keys are
-// 3.2 blocks of 160) and was measured slower (176 at 512: -20%, kernel notes).
-// Host side; seqlen_k is the longest sequence's.
+// 3.2 blocks of 160). Measured on an H200 (2026-11-22, sm90d, two runs): 160 keys -13%
+// at 512, -3.5% .. +3% (noise) at 2k-16k; 176 and 192 slower than 160 on every row.
+// So off by default (FLASHATTN_SM90_LONG_KEY_BLOCK_N 0). Host side; seqlen_k is the
+// longest sequence's.
 inline bool use_long_key_blocks(int head_dim, int head_dim_v, long long seqlen_k, bool masked, bool paged) {
   const long long min_seqlen =
       masked ? FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN_MASKED : FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN;

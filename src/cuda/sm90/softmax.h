@@ -10,13 +10,6 @@
 
 #include "cuda/ptx/ptx.h"
 
-// 1: a thread's row maxima and row sums per block are folded as balanced trees
-// (depth log2(kBlockN / 4)) instead of one running chain of kBlockN / 4 dependent
-// FMNMX / FADD. Measurement switch (off by default); docs/performance-sm90.md, session 4.
-#ifndef FLASHATTN_SM90_TREE_REDUCTIONS
-#define FLASHATTN_SM90_TREE_REDUCTIONS 0
-#endif
-
 namespace flashattn::detail::cuda_sm90 {
 
 // v[0] = op(v[0], ..., v[kN - 1]) by pairwise folding (v is clobbered): the
@@ -72,11 +65,16 @@ inline constexpr float kRescaleThreshold = 8.f;
 // (0 when nothing had been seen); false: O stays as it is (correction 1).
 // kConditional false: the references follow the running maxima exactly and the
 // result is always true (no vote).
-template <int kBlockN, bool kConditional>
+// kTree: a thread's row maxima and row sums of the block are folded as balanced
+// trees (fold_tree: dependency depth log2(kBlockN / 8) + 1) instead of one running
+// chain of kBlockN / 4 - 1 dependent FMNMX / FADD per row (the SASS of the chain
+// form keeps it serial: ptxas does not reassociate). forward_config.h
+// kTreeReductions says where it is on.
+template <int kBlockN, bool kConditional, bool kTree = false>
 __device__ __forceinline__ bool softmax_update(float (&s)[kBlockN / 2], SoftmaxRows& rows, float score_log2,
                                                float (&correction)[2]) {
   float block_max[2] = {rows.max[0], rows.max[1]};
-  if constexpr (FLASHATTN_SM90_TREE_REDUCTIONS) {
+  if constexpr (kTree) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       float v[kBlockN / 8];
@@ -125,10 +123,10 @@ __device__ __forceinline__ bool softmax_update(float (&s)[kBlockN / 2], SoftmaxR
     for (int e = 0; e < 4; ++e) {
       const int r = e / 2;
       s[4 * i + e] = ptx::ex2_approx_ftz_f32(fmaf(s[4 * i + e], score_log2, -max_scaled[r]));
-      if constexpr (!FLASHATTN_SM90_TREE_REDUCTIONS) block_sum[r] += s[4 * i + e];
+      if constexpr (!kTree) block_sum[r] += s[4 * i + e];
     }
   }
-  if constexpr (FLASHATTN_SM90_TREE_REDUCTIONS) {
+  if constexpr (kTree) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       float v[kBlockN / 8];
