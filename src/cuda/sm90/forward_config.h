@@ -40,8 +40,10 @@
 #endif
 // Kernels whose d and dv are both at most this fold the softmax's per-block row maxima
 // and sums as balanced trees (softmax.h softmax_update kTree); 0 = none, 256 = all.
+// 128: d 64, 96 (the d 128 kernel) and 128, where it was measured and GPU-tested
+// (2026-11-22, sm90d); d >= 192 and the large-V kernels were not run with it.
 #ifndef FLASHATTN_SM90_TREE_REDUCTIONS_MAX_D
-#define FLASHATTN_SM90_TREE_REDUCTIONS_MAX_D 0
+#define FLASHATTN_SM90_TREE_REDUCTIONS_MAX_D 128
 #endif
 // Key blocks wider than this rebuild Q's descriptors per block (kRebuildQDescriptors).
 #ifndef FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N
