@@ -31,6 +31,10 @@ try:  # a variant build of the new tree (bench/sm90c_run.sh says which)
     import flashattn_var
 except ImportError:
     flashattn_var = None
+try:  # a second variant (bench/sm90d_run.sh)
+    import flashattn_var2
+except ImportError:
+    flashattn_var2 = None
 
 
 def sm_clock():
@@ -83,7 +87,7 @@ def main():
     dev = torch.cuda.get_device_properties(0)
     print(json.dumps({"device": dev.name, "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
                       "base": flashattn_base is not None,
-                      "var": flashattn_var is not None}), flush=True)
+                      "var": flashattn_var is not None, "var2": flashattn_var2 is not None}), flush=True)
     # Timing order base, new, var, cudnn, then reversed: new and var take the two middle
     # places (run 3 of 2026-11-22 measured identical code 1.5% lower at the ends than in the middle).
     impls = {}
@@ -92,6 +96,8 @@ def main():
     impls["new"] = flashattn.flash_attn_func
     if flashattn_var is not None:
         impls["var"] = flashattn_var.flash_attn_func
+    if flashattn_var2 is not None:
+        impls["var2"] = flashattn_var2.flash_attn_func
 
     def sdpa(q, k, v, causal):
         qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
@@ -148,6 +154,8 @@ def main():
                         row["new/base"] = round(row["new"] / row["base"], 3)
                     if "var" in row:
                         row["new/var"] = round(row["new"] / row["var"], 3)
+                    if "var2" in row:
+                        row["new/var2"] = round(row["new"] / row["var2"], 3)
                     print(json.dumps(row), flush=True)
 
 

@@ -25,10 +25,38 @@
 #define FLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV 128
 #endif
 
+// d = 128 with long key sequences (use_long_key_blocks): the key block width (0 = never
+// wider than 128: the default, the wider block measured neutral within noise on an H200,
+// docs/performance-sm90.md session 4) and the shortest key length that gets it, unmasked
+// and masked (causal or windowed). Settable for measurement builds only.
+#ifndef FLASHATTN_SM90_LONG_KEY_BLOCK_N
+#define FLASHATTN_SM90_LONG_KEY_BLOCK_N 0
+#endif
+#ifndef FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN
+#define FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN 2048
+#endif
+#ifndef FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN_MASKED
+#define FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN_MASKED 8192
+#endif
+// Kernels whose d and dv are both at most this fold the softmax's per-block row maxima
+// and sums as balanced trees (softmax.h softmax_update kTree); 0 = none, 256 = all.
+// 128: d 64, 96 (the d 128 kernel) and 128, where it was measured and GPU-tested
+// (2026-11-22, sm90d); d >= 192 and the large-V kernels were not run with it.
+#ifndef FLASHATTN_SM90_TREE_REDUCTIONS_MAX_D
+#define FLASHATTN_SM90_TREE_REDUCTIONS_MAX_D 128
+#endif
+// Key blocks wider than this rebuild Q's descriptors per block (kRebuildQDescriptors).
+#ifndef FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N
+#define FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N 160
+#endif
+
 namespace flashattn::detail::cuda_sm90 {
 
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
-template <int kHeadDim_, int kHeadDimV_, typename Element_, int kConsumerWarpgroups_ = 2>
+// kLongKeyBlockN_: 0, or the wider key block of the d = 128 kernel for long key
+// sequences (use_long_key_blocks below).
+template <int kHeadDim_, int kHeadDimV_, typename Element_, int kConsumerWarpgroups_ = 2,
+          int kLongKeyBlockN_ = 0>
 struct ForwardConfig {
   using Element = Element_;
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>);
@@ -56,9 +84,17 @@ struct ForwardConfig {
   // (64, 256): O alone takes 128 registers per thread, so 64 keys (S 32 + P 16) and
   // three stages of K (8 KB) + V (32 KB) beside Q (16 KB) and O (64 KB).
   // d=64 with three consumers (160 registers each): 96; 128 spilled in the main loop.
-  static constexpr int kBlockN =
+  // d=128, long key sequences: kLongKeyBlockN_ (use_long_key_blocks).
+  static_assert(kLongKeyBlockN_ == 0 || (kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2 &&
+                                         kLongKeyBlockN_ % 16 == 0 && kLongKeyBlockN_ <= 192),
+                "a long-key block only for the two-consumer d = 128 kernel");
+  static constexpr int kDefaultBlockN =
       kLargeV ? 64 : (kConsumerWarpgroups == 3 ? 96 : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
+  static constexpr int kBlockN = kLongKeyBlockN_ != 0 ? kLongKeyBlockN_ : kDefaultBlockN;
   static constexpr int kStages = kLargeV ? 3 : (kHeadDim <= 64 ? 4 : 2);
+  // The long-key kernels serve dense K/V only (paged K/V keeps 128-key blocks, which
+  // its page-size rules assume): no paged instantiation of them.
+  static constexpr bool kHasPagedKernel = kLongKeyBlockN_ == 0;
 
   // setmaxnreg split: 128 * 24 + 256 * 240 = 64512 <= 65536 registers per SM
   // with two consumers; 128 * 24 + 384 * 160 = 64512 with three (d = 64: S 64 +
@@ -85,11 +121,17 @@ struct ForwardConfig {
   // kHeadDim/16 of them live (consumer.h gemm_qk): at d >= 192 and with three
   // consumers they cost the accumulators registers (spills: d256 120 B -> 0,
   // +7-14% measured on an H200, 2026-11-22).
-  static constexpr bool kRebuildQDescriptors = kHeadDim >= 192 || kConsumerWarpgroups == 3;
+  static constexpr bool kRebuildQDescriptors =
+      kHeadDim >= 192 || kConsumerWarpgroups == 3 || kBlockN > FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N;
   // Rescale O only when a row maximum grew by more than 2^8 (softmax.h): saves dv/2
   // multiplications per thread and block for a vote and a comparison; measured on an
   // H200 (2026-11-22, sm90c): +3-6% at d 256, within noise at d 128, -3.5% at d 64.
   static constexpr bool kConditionalRescale = kHeadDimV >= FLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV;
+  // Row maxima / sums of a block as trees, not chains (softmax.h): measured on an H200
+  // (2026-11-22, sm90d, one same-process A/B): +1.9% at d 64 (10 of 12 rows), +1.7%
+  // on the d 128 rows it was isolated on; d > 128 not measured.
+  static constexpr bool kTreeReductions =
+      kHeadDim <= FLASHATTN_SM90_TREE_REDUCTIONS_MAX_D && kHeadDimV <= FLASHATTN_SM90_TREE_REDUCTIONS_MAX_D;
 
   // Tiles are stored as kChunks column chunks of 64 elements (128 bytes, the
   // width of one 128B-swizzle row), each chunk a [rows][64] block: exactly what
@@ -136,6 +178,22 @@ struct ForwardConfig {
 // even at 8k, +2% at 16k. Host side; seqlen_q is the longest sequence's.
 inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked) {
   return head_dim == 64 && seqlen_q >= (masked ? 16384 : 4096);
+}
+
+// d = 128 (dense K/V): a key block of FLASHATTN_SM90_LONG_KEY_BLOCK_N keys instead of
+// 128 when the key sequence is long. Every per-block cost that does not scale with the
+// block's width (the turn barrier, the K/V full/empty waits and arrives, the wgmma
+// issue-to-wait latency, the row maxima's shuffles) is then spread over more tensor
+// work. At short lengths the wider block wastes more keys past the end (512 keys are
+// 3.2 blocks of 160). Measured on an H200 (2026-11-22, sm90d, two runs): 160 keys -13%
+// at 512, -3.5% .. +3% (noise) at 2k-16k; 176 and 192 slower than 160 on every row.
+// So off by default (FLASHATTN_SM90_LONG_KEY_BLOCK_N 0). Host side; seqlen_k is the
+// longest sequence's.
+inline bool use_long_key_blocks(int head_dim, int head_dim_v, long long seqlen_k, bool masked, bool paged) {
+  const long long min_seqlen =
+      masked ? FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN_MASKED : FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN;
+  return FLASHATTN_SM90_LONG_KEY_BLOCK_N != 0 && head_dim == 128 && head_dim_v == 128 && !paged &&
+         seqlen_k >= min_seqlen;
 }
 
 }  // namespace flashattn::detail::cuda_sm90

@@ -187,7 +187,10 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     k.sequences = prepare.infos;
     k.sequence_maps = prepare.maps;
   }
-  auto* kernel = a.block_table != nullptr ? forward_kernel<Config, true> : forward_kernel<Config, false>;
+  auto* kernel = forward_kernel<Config, false>;
+  if constexpr (Config::kHasPagedKernel) {
+    if (a.block_table != nullptr) kernel = forward_kernel<Config, true>;
+  }
   if (cudaError_t e =
           cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Config::kSmemBytes);
       e != cudaSuccess) {
@@ -229,6 +232,16 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
         return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 3>>(a, workspace, stream);
       }
     }
+#if FLASHATTN_SM90_LONG_KEY_BLOCK_N != 0
+    if constexpr (kHeadDim == 128 && kHeadDimV == 128) {
+      const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
+      if (use_long_key_blocks(kHeadDim, kHeadDimV, a.seqlen_k, masked, a.block_table != nullptr)) {
+        constexpr int kLongBlockN = FLASHATTN_SM90_LONG_KEY_BLOCK_N;
+        return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 2, kLongBlockN>>(a, workspace,
+                                                                                           stream);
+      }
+    }
+#endif
     return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element>>(a, workspace, stream);
   }
 }

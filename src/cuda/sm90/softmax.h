@@ -12,6 +12,18 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
+// v[0] = op(v[0], ..., v[kN - 1]) by pairwise folding (v is clobbered): the
+// dependency depth is ceil(log2 kN) instead of kN - 1.
+template <int kN, class Op>
+__device__ __forceinline__ void fold_tree(float* v, Op op) {
+  if constexpr (kN > 1) {
+    constexpr int kHalf = (kN + 1) / 2;
+#pragma unroll
+    for (int i = 0; i < kN / 2; ++i) v[i] = op(v[i], v[i + kHalf]);
+    fold_tree<kHalf>(v, op);
+  }
+}
+
 struct SoftmaxRows {
   float max[2];  // reference max of s (raw units): the running max, or at most
                  // kRescaleThreshold / score_log2 below it; -inf: nothing seen
@@ -53,14 +65,30 @@ inline constexpr float kRescaleThreshold = 8.f;
 // (0 when nothing had been seen); false: O stays as it is (correction 1).
 // kConditional false: the references follow the running maxima exactly and the
 // result is always true (no vote).
-template <int kBlockN, bool kConditional>
+// kTree: a thread's row maxima and row sums of the block are folded as balanced
+// trees (fold_tree: dependency depth log2(kBlockN / 8) + 1) instead of one running
+// chain of kBlockN / 4 - 1 dependent FMNMX / FADD per row (the SASS of the chain
+// form keeps it serial: ptxas does not reassociate). forward_config.h
+// kTreeReductions says where it is on.
+template <int kBlockN, bool kConditional, bool kTree = false>
 __device__ __forceinline__ bool softmax_update(float (&s)[kBlockN / 2], SoftmaxRows& rows, float score_log2,
                                                float (&correction)[2]) {
   float block_max[2] = {rows.max[0], rows.max[1]};
+  if constexpr (kTree) {
 #pragma unroll
-  for (int i = 0; i < kBlockN / 8; ++i) {
-    block_max[0] = fmaxf(block_max[0], fmaxf(s[4 * i], s[4 * i + 1]));
-    block_max[1] = fmaxf(block_max[1], fmaxf(s[4 * i + 2], s[4 * i + 3]));
+    for (int r = 0; r < 2; ++r) {
+      float v[kBlockN / 8];
+#pragma unroll
+      for (int i = 0; i < kBlockN / 8; ++i) v[i] = fmaxf(s[4 * i + 2 * r], s[4 * i + 2 * r + 1]);
+      fold_tree<kBlockN / 8>(v, [](float a, float b) { return fmaxf(a, b); });
+      block_max[r] = fmaxf(block_max[r], v[0]);
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < kBlockN / 8; ++i) {
+      block_max[0] = fmaxf(block_max[0], fmaxf(s[4 * i], s[4 * i + 1]));
+      block_max[1] = fmaxf(block_max[1], fmaxf(s[4 * i + 2], s[4 * i + 3]));
+    }
   }
   float new_max[2];
   bool grows = false;
@@ -95,7 +123,17 @@ __device__ __forceinline__ bool softmax_update(float (&s)[kBlockN / 2], SoftmaxR
     for (int e = 0; e < 4; ++e) {
       const int r = e / 2;
       s[4 * i + e] = ptx::ex2_approx_ftz_f32(fmaf(s[4 * i + e], score_log2, -max_scaled[r]));
-      block_sum[r] += s[4 * i + e];
+      if constexpr (!kTree) block_sum[r] += s[4 * i + e];
+    }
+  }
+  if constexpr (kTree) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float v[kBlockN / 8];
+#pragma unroll
+      for (int i = 0; i < kBlockN / 8; ++i) v[i] = s[4 * i + 2 * r] + s[4 * i + 2 * r + 1];
+      fold_tree<kBlockN / 8>(v, [](float a, float b) { return a + b; });
+      block_sum[r] = v[0];
     }
   }
 #pragma unroll
