@@ -43,6 +43,9 @@ struct TileShape {
   // Final O stored straight from registers (16-byte stores after a quad transpose) instead of
   // staged through shared memory: one block barrier and a shared-memory round trip less per tile.
   bool o_from_registers = false;
+  // S = Q K^T and O += P V with each shared-memory fragment read one step ahead of its MMAs
+  // (warp_mma.h: gemm_qk_prefetched / gemm_pv_prefetched).
+  bool prefetch_fragments = false;
 };
 
 template <int kHeadDim_, typename Element_, TileShape kShape_>
@@ -69,6 +72,7 @@ struct ForwardConfig {
   static_assert(!kPrefetchNext || kShape.stages == 2, "prefetch_next runs on the two-stage ring");
   static constexpr bool kJointSoftmax = kShape.joint_softmax;
   static constexpr bool kOFromRegisters = kShape.o_from_registers;
+  static constexpr bool kPrefetchFragments = kShape.prefetch_fragments;
   static constexpr int kThreads = kWarps * 32;
 
   static constexpr int kChunk = 8;  // elements per 16-byte cp.async / ldmatrix row

@@ -265,7 +265,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         const std::uint32_t v_tile = v_smem_u32 + stage * Cfg::kSmemV * sizeof(Element);
 
         float s[Cfg::kMTiles][kNTiles][4];
-        gemm_qk<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
+        if constexpr (Cfg::kPrefetchFragments) {
+          gemm_qk_prefetched<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
+        } else {
+          gemm_qk<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
+        }
 
         const bool needs_mask = tile_needs_mask<Cfg>(p.mask, m0, n0, seq.q, seq.k);
         if constexpr (Cfg::kJointSoftmax) {
@@ -313,7 +317,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           }
           ptx::cp_async_commit_group();
         }
-        gemm_pv<Cfg, KVTile>(o, s, v_tile, v_offsets);
+        if constexpr (Cfg::kPrefetchFragments) {
+          gemm_pv_prefetched<Cfg, KVTile>(o, s, v_tile, v_offsets);
+        } else {
+          gemm_pv<Cfg, KVTile>(o, s, v_tile, v_offsets);
+        }
         stage = (stage + 1) % Cfg::kStages;
       }
       if (prefetched_next) {
