@@ -115,13 +115,15 @@ double median_ms(F&& launch, bool synchronous = false) {
 }
 
 std::string shape_json(const TileShape& s) {
-  char buffer[256];
+  char buffer[384];
   std::snprintf(
       buffer, sizeof buffer,
       "{\"m_tiles_per_warp\": %d, \"warps\": %d, \"block_n\": %d, \"stages\": %d, \"q_in_registers\": %s, "
-      "\"min_blocks_per_sm\": %d, \"prefetch_next\": %s}",
+      "\"min_blocks_per_sm\": %d, \"prefetch_next\": %s, \"joint_softmax\": %s, \"o_from_registers\": %s, "
+      "\"prefetch_fragments\": %s}",
       s.m_tiles_per_warp, s.warps, s.block_n, s.stages, s.q_in_registers ? "true" : "false",
-      s.min_blocks_per_sm, s.prefetch_next ? "true" : "false");
+      s.min_blocks_per_sm, s.prefetch_next ? "true" : "false", s.joint_softmax ? "true" : "false",
+      s.o_from_registers ? "true" : "false", s.prefetch_fragments ? "true" : "false");
   return buffer;
 }
 

@@ -35,6 +35,17 @@ struct TileShape {
   // stores O from registers (shared memory stays free for those copies). Hides the per-tile
   // prologue copy that short sequences pay once per few K/V tiles. Needs stages == 2.
   bool prefetch_next = false;
+  // Online softmax of all m-tiles in one pass (masks first, then every row's max reduction, then the
+  // exponentials) instead of mask + softmax per m-tile: the per-m-tile mask branch split the two
+  // m-tiles' dependent max/shuffle/exp chains into separate basic blocks, so neither could hide the
+  // other's latency (the top stall at s = 512 was "fixed latency execution dependency").
+  bool joint_softmax = false;
+  // Final O stored straight from registers (16-byte stores after a quad transpose) instead of
+  // staged through shared memory: one block barrier and a shared-memory round trip less per tile.
+  bool o_from_registers = false;
+  // S = Q K^T and O += P V with each shared-memory fragment read one step ahead of its MMAs
+  // (warp_mma.h: gemm_qk_prefetched / gemm_pv_prefetched).
+  bool prefetch_fragments = false;
 };
 
 template <int kHeadDim_, typename Element_, TileShape kShape_>
@@ -59,6 +70,9 @@ struct ForwardConfig {
   static constexpr int kMinBlocksPerSm = kShape.min_blocks_per_sm;
   static constexpr bool kPrefetchNext = kShape.prefetch_next;
   static_assert(!kPrefetchNext || kShape.stages == 2, "prefetch_next runs on the two-stage ring");
+  static constexpr bool kJointSoftmax = kShape.joint_softmax;
+  static constexpr bool kOFromRegisters = kShape.o_from_registers;
+  static constexpr bool kPrefetchFragments = kShape.prefetch_fragments;
   static constexpr int kThreads = kWarps * 32;
 
   static constexpr int kChunk = 8;  // elements per 16-byte cp.async / ldmatrix row

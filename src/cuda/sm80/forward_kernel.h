@@ -265,20 +265,45 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         const std::uint32_t v_tile = v_smem_u32 + stage * Cfg::kSmemV * sizeof(Element);
 
         float s[Cfg::kMTiles][kNTiles][4];
-        gemm_qk<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
+        if constexpr (Cfg::kPrefetchFragments) {
+          gemm_qk_prefetched<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
+        } else {
+          gemm_qk<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
+        }
 
         const bool needs_mask = tile_needs_mask<Cfg>(p.mask, m0, n0, seq.q, seq.k);
-#pragma unroll
-        for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+        if constexpr (Cfg::kJointSoftmax) {
+          // One branch around every m-tile's mask, then one straight-line softmax of all rows.
           if (kGeneral || needs_mask) {
-            score_tile<Cfg, kGeneral>(s[mt], modifiers, p.mask, needs_mask, i0 + 16 * mt, n0, seq.q, seq.k,
-                                      lane);
+#pragma unroll
+            for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+              score_tile<Cfg, kGeneral>(s[mt], modifiers, p.mask, needs_mask, i0 + 16 * mt, n0, seq.q, seq.k,
+                                        lane);
+            }
           }
-          softmax[mt].update(s[mt], o[mt], scale_log2);
+          update_all(softmax, s, o, scale_log2);
           if constexpr (kGeneral) {
             if (args.dropout_threshold > 0) {
-              apply_dropout<kNTiles>(s[mt], p.dropout_seed, p.dropout_offset, args.dropout_threshold,
-                                     index.batch * p.heads + index.head, i0 + 16 * mt, n0, lane);
+#pragma unroll
+              for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+                apply_dropout<kNTiles>(s[mt], p.dropout_seed, p.dropout_offset, args.dropout_threshold,
+                                       index.batch * p.heads + index.head, i0 + 16 * mt, n0, lane);
+              }
+            }
+          }
+        } else {
+#pragma unroll
+          for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+            if (kGeneral || needs_mask) {
+              score_tile<Cfg, kGeneral>(s[mt], modifiers, p.mask, needs_mask, i0 + 16 * mt, n0, seq.q, seq.k,
+                                        lane);
+            }
+            softmax[mt].update(s[mt], o[mt], scale_log2);
+            if constexpr (kGeneral) {
+              if (args.dropout_threshold > 0) {
+                apply_dropout<kNTiles>(s[mt], p.dropout_seed, p.dropout_offset, args.dropout_threshold,
+                                       index.batch * p.heads + index.head, i0 + 16 * mt, n0, lane);
+              }
             }
           }
         }
@@ -292,7 +317,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           }
           ptx::cp_async_commit_group();
         }
-        gemm_pv<Cfg, KVTile>(o, s, v_tile, v_offsets);
+        if constexpr (Cfg::kPrefetchFragments) {
+          gemm_pv_prefetched<Cfg, KVTile>(o, s, v_tile, v_offsets);
+        } else {
+          gemm_pv<Cfg, KVTile>(o, s, v_tile, v_offsets);
+        }
         stage = (stage + 1) % Cfg::kStages;
       }
       if (prefetched_next) {
@@ -317,7 +346,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     }
     if (args.num_splits > 1) {
       store_partial<Cfg>(o, lse, args, seq, index.batch, index.head, index.split, m0, row0, lane);
-    } else if constexpr (Cfg::kPrefetchNext) {
+    } else if constexpr (Cfg::kPrefetchNext || Cfg::kOFromRegisters) {
       store_output_from_registers<Cfg>(o, lse, args, seq, index.batch, index.head, m0, row0, lane);
     } else {
       store_output<Cfg, QTile>(o, lse, q_smem, args, seq, index.batch, index.head, m0, row0, lane, thread);

@@ -53,4 +53,60 @@ struct OnlineSoftmax {
   }
 };
 
+// OnlineSoftmax::update of all m-tiles of a warp in one pass (TileShape::joint_softmax): every
+// row's max reduction first, then the quad shuffles of all rows side by side, then the
+// exponentials. The per-m-tile updates are independent; written as one straight-line block the
+// 2 * kMTiles dependent fmax -> shuffle -> exp2 chains can hide each other's latency.
+template <int kMTiles, int kNTiles, int kOTiles>
+__device__ __forceinline__ void update_all(OnlineSoftmax<kNTiles, kOTiles> (&softmax)[kMTiles],
+                                           float (&s)[kMTiles][kNTiles][4], float (&o)[kMTiles][kOTiles][4],
+                                           float scale_log2) {
+  float tile_max[kMTiles][2];
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      // Four independent partial reductions per row (see OnlineSoftmax::update).
+      float partial[4] = {softmax[mt].row_max[r], -INFINITY, -INFINITY, -INFINITY};
+#pragma unroll
+      for (int n = 0; n < kNTiles; ++n)
+        partial[n % 4] = fmaxf(partial[n % 4], fmaxf(s[mt][n][2 * r], s[mt][n][2 * r + 1]));
+      tile_max[mt][r] = fmaxf(fmaxf(partial[0], partial[1]), fmaxf(partial[2], partial[3]));
+    }
+  }
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+      tile_max[mt][r] = fmaxf(tile_max[mt][r], __shfl_xor_sync(0xffffffffu, tile_max[mt][r], 1));
+  }
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+      tile_max[mt][r] = fmaxf(tile_max[mt][r], __shfl_xor_sync(0xffffffffu, tile_max[mt][r], 2));
+  }
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      // As in OnlineSoftmax::update: a row with only masked keys so far subtracts 0, not -inf.
+      const float max_scaled = tile_max[mt][r] == -INFINITY ? 0.f : tile_max[mt][r] * scale_log2;
+      const float correction = ptx::ex2_approx_ftz_f32(softmax[mt].row_max[r] * scale_log2 - max_scaled);
+      softmax[mt].row_max[r] = tile_max[mt][r];
+      softmax[mt].row_sum[r] *= correction;
+#pragma unroll
+      for (int d = 0; d < kOTiles; ++d) o[mt][d][2 * r] *= correction, o[mt][d][2 * r + 1] *= correction;
+      float sums[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+      for (int n = 0; n < kNTiles; ++n) {
+        s[mt][n][2 * r] = ptx::ex2_approx_ftz_f32(fmaf(s[mt][n][2 * r], scale_log2, -max_scaled));
+        s[mt][n][2 * r + 1] = ptx::ex2_approx_ftz_f32(fmaf(s[mt][n][2 * r + 1], scale_log2, -max_scaled));
+        sums[n % 4] += s[mt][n][2 * r] + s[mt][n][2 * r + 1];
+      }
+      softmax[mt].row_sum[r] += (sums[0] + sums[1]) + (sums[2] + sums[3]);
+    }
+  }
+}
+
 }  // namespace flashattn::detail::cuda_sm80

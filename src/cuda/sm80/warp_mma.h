@@ -131,4 +131,98 @@ __device__ __forceinline__ void gemm_pv(float (&o)[Cfg::kMTiles][Cfg::kHeadDim /
   }
 }
 
+// gemm_qk and gemm_pv with their shared-memory fragments read one step ahead (TileShape::
+// prefetch_fragments): the ldmatrix of the next K (V) fragment, and the next k-step's Q fragments
+// (P conversion), are issued before the MMAs of the current one, so an MMA does not wait on the
+// ldmatrix (or cvt) issued just before it. The asm statements keep their order, so the order here
+// is the order ptxas starts from. Costs 4-12 more live registers than gemm_qk / gemm_pv.
+template <class Cfg, class QTile, class KTile>
+__device__ __forceinline__ void gemm_qk_prefetched(float (&s)[Cfg::kMTiles][Cfg::kBlockN / 8][4],
+                                                   const QFragments<Cfg>& q_fragments, std::uint32_t q_smem,
+                                                   const LaneOffsets<QTile>& q_offsets, std::uint32_t k_smem,
+                                                   const LaneOffsets<KTile>& k_offsets) {
+  using Element = typename Cfg::Element;
+  constexpr int kSteps = Cfg::kHeadDim / 16;
+  constexpr int kPairs = Cfg::kBlockN / 16;
+#pragma unroll
+  for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+#pragma unroll
+    for (int n = 0; n < Cfg::kBlockN / 8; ++n) s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.f;
+  }
+  std::uint32_t a[2][Cfg::kMTiles][4];
+  std::uint32_t b[2][4];
+  auto load_a = [&](std::uint32_t(&dst)[Cfg::kMTiles][4], int k_step) {
+#pragma unroll
+    for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+      if constexpr (Cfg::kQInRegisters) {
+        dst[mt][0] = q_fragments[mt][k_step][0], dst[mt][1] = q_fragments[mt][k_step][1];
+        dst[mt][2] = q_fragments[mt][k_step][2], dst[mt][3] = q_fragments[mt][k_step][3];
+      } else {
+        load_q_fragment(dst[mt], q_smem, q_offsets, mt, k_step);
+      }
+    }
+  };
+  load_a(a[0], 0);
+  ptx::ldmatrix_x4(b[0], k_smem + k_offsets.at(0, 0));
+#pragma unroll
+  for (int k_step = 0; k_step < kSteps; ++k_step) {
+#pragma unroll
+    for (int n_pair = 0; n_pair < kPairs; ++n_pair) {
+      const int i = k_step * kPairs + n_pair;
+      if (n_pair == 0 && k_step + 1 < kSteps) load_a(a[(k_step + 1) & 1], k_step + 1);
+      if (n_pair + 1 < kPairs) {
+        ptx::ldmatrix_x4(b[(i + 1) & 1], k_smem + k_offsets.at(16 * (n_pair + 1), k_step));
+      } else if (k_step + 1 < kSteps) {
+        ptx::ldmatrix_x4(b[(i + 1) & 1], k_smem + k_offsets.at(0, k_step + 1));
+      }
+#pragma unroll
+      for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+        mma_16816<Element>(s[mt][2 * n_pair], a[k_step & 1][mt], b[i & 1][0], b[i & 1][1]);
+        mma_16816<Element>(s[mt][2 * n_pair + 1], a[k_step & 1][mt], b[i & 1][2], b[i & 1][3]);
+      }
+    }
+  }
+}
+
+template <class Cfg, class VTile>
+__device__ __forceinline__ void gemm_pv_prefetched(float (&o)[Cfg::kMTiles][Cfg::kHeadDim / 8][4],
+                                                   const float (&p)[Cfg::kMTiles][Cfg::kBlockN / 8][4],
+                                                   std::uint32_t v_smem,
+                                                   const LaneOffsets<VTile>& v_offsets) {
+  using Element = typename Cfg::Element;
+  constexpr int kSteps = Cfg::kBlockN / 16;
+  constexpr int kPairs = Cfg::kHeadDim / 16;
+  std::uint32_t a[2][Cfg::kMTiles][4];
+  std::uint32_t b[2][4];
+  auto pack_a = [&](std::uint32_t(&dst)[Cfg::kMTiles][4], int k_step) {
+#pragma unroll
+    for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+      dst[mt][0] = pack_float2<Element>(p[mt][2 * k_step][0], p[mt][2 * k_step][1]);
+      dst[mt][1] = pack_float2<Element>(p[mt][2 * k_step][2], p[mt][2 * k_step][3]);
+      dst[mt][2] = pack_float2<Element>(p[mt][2 * k_step + 1][0], p[mt][2 * k_step + 1][1]);
+      dst[mt][3] = pack_float2<Element>(p[mt][2 * k_step + 1][2], p[mt][2 * k_step + 1][3]);
+    }
+  };
+  pack_a(a[0], 0);
+  ptx::ldmatrix_x4_trans(b[0], v_smem + v_offsets.at(0, 0));
+#pragma unroll
+  for (int k_step = 0; k_step < kSteps; ++k_step) {
+#pragma unroll
+    for (int d_pair = 0; d_pair < kPairs; ++d_pair) {
+      const int i = k_step * kPairs + d_pair;
+      if (d_pair == 0 && k_step + 1 < kSteps) pack_a(a[(k_step + 1) & 1], k_step + 1);
+      if (d_pair + 1 < kPairs) {
+        ptx::ldmatrix_x4_trans(b[(i + 1) & 1], v_smem + v_offsets.at(16 * k_step, d_pair + 1));
+      } else if (k_step + 1 < kSteps) {
+        ptx::ldmatrix_x4_trans(b[(i + 1) & 1], v_smem + v_offsets.at(16 * (k_step + 1), 0));
+      }
+#pragma unroll
+      for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+        mma_16816<Element>(o[mt][2 * d_pair], a[k_step & 1][mt], b[i & 1][0], b[i & 1][1]);
+        mma_16816<Element>(o[mt][2 * d_pair + 1], a[k_step & 1][mt], b[i & 1][2], b[i & 1][3]);
+      }
+    }
+  }
+}
+
 }  // namespace flashattn::detail::cuda_sm80
