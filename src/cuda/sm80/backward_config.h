@@ -40,6 +40,30 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 #define FLASHATTN_SM80_BWD_SPLIT4 0
 #endif
 
+// Scheduling knobs of the main loop (version 5; each kept so the alternatives can be measured side by
+// side in one device call):
+// DQ_BEFORE_DK 1: the dQ product and its reductions run between dV and dK (FA2's order), so the
+// red.global adds drain while dK's MMAs issue; 0: after dK (version 4).
+#ifndef FLASHATTN_SM80_BWD_DQ_BEFORE_DK
+#define FLASHATTN_SM80_BWD_DQ_BEFORE_DK 0
+#endif
+// DQ_ROWS32 1: a warp's dQ task covers two 16-row m-tiles (32 query rows) and half the columns, so each
+// K fragment read from shared memory feeds two MMAs (4 ldmatrix per 8 MMAs instead of 5); 0: 16 rows.
+#ifndef FLASHATTN_SM80_BWD_DQ_ROWS32
+#define FLASHATTN_SM80_BWD_DQ_ROWS32 0
+#endif
+// FRAG_PIPELINE 1: the shared-memory GEMMs read the fragments of reduction step k + 1 before issuing
+// the MMAs of step k (register double buffering); 0: each step's fragments just before its MMAs.
+#ifndef FLASHATTN_SM80_BWD_FRAG_PIPELINE
+#define FLASHATTN_SM80_BWD_FRAG_PIPELINE 0
+#endif
+
+// MASK_BRANCH 1: the plain kernel forms P in two versions, with and without the per-element mask,
+// chosen per tile; 0: one version whose mask test is per element (version 4).
+#ifndef FLASHATTN_SM80_BWD_MASK_BRANCH
+#define FLASHATTN_SM80_BWD_MASK_BRANCH 0
+#endif
+
 // kGeneral_: the variant for softcap / ALiBi / dropout, whose per-element state does not fit a
 // 128-row query tile at d <= 64 (it keeps the 64-row tile there).
 template <int kHeadDim_, typename Element_, bool kGeneral_ = false>
@@ -87,6 +111,15 @@ struct BackwardConfig {
   static constexpr int kDqRowTiles = kBlockM / 16;
   static constexpr int kDqCols = kHeadDim * kDqRowTiles / kWarps;
   static_assert(kDqCols % 16 == 0 && kDqCols * kWarps == kHeadDim * kDqRowTiles);
+  // m-tiles of one dQ task (DQ_ROWS32: 2 where the row tiles pair up and half the columns are still a
+  // multiple of 16), its columns, and the task grid: kDqRowGroups along the rows x the rest along d.
+  static constexpr int kDqMTiles =
+      FLASHATTN_SM80_BWD_DQ_ROWS32 && kDqRowTiles % 2 == 0 && (kDqCols / 2) % 16 == 0 ? 2 : 1;
+  static constexpr int kDqTaskCols = kDqCols / kDqMTiles;
+  static constexpr int kDqRowGroups = kDqRowTiles / kDqMTiles;
+  // Columns per accumulator chunk: 64 fp32 per lane-row pair at most (32 registers).
+  static constexpr int kDqChunkCols = kDqTaskCols % (64 / kDqMTiles) == 0 ? 64 / kDqMTiles : kDqTaskCols;
+  static_assert(kDqTaskCols % kDqChunkCols == 0 && kDqChunkCols % 16 == 0);
 
   static constexpr int kSmemQ = kBlockM * kHeadDim;  // elements, one stage (dO alike)
   static constexpr int kSmemK = kBlockN * kHeadDim;  // K alike, V alike

@@ -212,6 +212,35 @@ __device__ __forceinline__ void warp_gemm_nt(float (&acc)[kMT][kN / 8][4], std::
                                              const LanePhases<ATile>& a_phases, int a_row0,
                                              std::uint32_t b_smem, const LanePhases<BTile>& b_phases,
                                              int b_row0) {
+#if FLASHATTN_SM80_BWD_FRAG_PIPELINE
+  // Fragments of step k + 1 are read before the MMAs of step k (two register buffers), so the
+  // ldmatrix latency hides behind a whole step of MMAs.
+  std::uint32_t a[2][kMT][4], b[2][kN / 16][4];
+  auto load = [&](int k_step, int buf) {
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt) {
+      ptx::ldmatrix_x4(a[buf][mt], a_smem + a_phases.at(a_row0 + 16 * mt, k_step));
+    }
+#pragma unroll
+    for (int n_pair = 0; n_pair < kN / 16; ++n_pair) {
+      ptx::ldmatrix_x4(b[buf][n_pair], b_smem + b_phases.at(b_row0 + 16 * n_pair, k_step));
+    }
+  };
+  load(0, 0);
+#pragma unroll
+  for (int k_step = 0; k_step < kKSteps; ++k_step) {
+    const int buf = k_step & 1;
+    if (k_step + 1 < kKSteps) load(k_step + 1, buf ^ 1);
+#pragma unroll
+    for (int n_pair = 0; n_pair < kN / 16; ++n_pair) {
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt) {
+        mma_16816<Element>(acc[mt][2 * n_pair], a[buf][mt], b[buf][n_pair][0], b[buf][n_pair][1]);
+        mma_16816<Element>(acc[mt][2 * n_pair + 1], a[buf][mt], b[buf][n_pair][2], b[buf][n_pair][3]);
+      }
+    }
+  }
+#else
 #pragma unroll
   for (int k_step = 0; k_step < kKSteps; ++k_step) {
     std::uint32_t a[kMT][4];
@@ -228,6 +257,7 @@ __device__ __forceinline__ void warp_gemm_nt(float (&acc)[kMT][kN / 8][4], std::
       }
     }
   }
+#endif
 }
 
 // acc (16 kMT x kN) += A B: A = 16 kMT rows (from a_row0) of a swizzled tile with the reduction dimension
@@ -238,6 +268,34 @@ __device__ __forceinline__ void warp_gemm_nn(float (&acc)[kMT][kN / 8][4], std::
                                              const LanePhases<ATile>& a_phases, int a_row0,
                                              std::uint32_t b_smem,
                                              const SliceOffsets<BTile, kN / 16>& b_slice) {
+#if FLASHATTN_SM80_BWD_FRAG_PIPELINE
+  // As warp_gemm_nt: step k + 1's fragments are read before step k's MMAs.
+  std::uint32_t a[2][kMT][4], b[2][kN / 16][4];
+  auto load = [&](int k_step, int buf) {
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt) {
+      ptx::ldmatrix_x4(a[buf][mt], a_smem + a_phases.at(a_row0 + 16 * mt, k_step));
+    }
+#pragma unroll
+    for (int n_pair = 0; n_pair < kN / 16; ++n_pair) {
+      ptx::ldmatrix_x4_trans(b[buf][n_pair], b_smem + b_slice.at(16 * k_step, n_pair));
+    }
+  };
+  load(0, 0);
+#pragma unroll
+  for (int k_step = 0; k_step < kKSteps; ++k_step) {
+    const int buf = k_step & 1;
+    if (k_step + 1 < kKSteps) load(k_step + 1, buf ^ 1);
+#pragma unroll
+    for (int n_pair = 0; n_pair < kN / 16; ++n_pair) {
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt) {
+        mma_16816<Element>(acc[mt][2 * n_pair], a[buf][mt], b[buf][n_pair][0], b[buf][n_pair][1]);
+        mma_16816<Element>(acc[mt][2 * n_pair + 1], a[buf][mt], b[buf][n_pair][2], b[buf][n_pair][3]);
+      }
+    }
+  }
+#else
 #pragma unroll
   for (int k_step = 0; k_step < kKSteps; ++k_step) {
     std::uint32_t a[kMT][4];
@@ -254,6 +312,7 @@ __device__ __forceinline__ void warp_gemm_nn(float (&acc)[kMT][kN / 8][4], std::
       }
     }
   }
+#endif
 }
 
 // dQ accumulator adds of m16n8 accumulator tiles (lane: rows lane / 4 and + 8, columns 2 (lane % 4)
@@ -309,6 +368,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   constexpr int kMTiles = Cfg::kQueriesPerWarp / 8;         // n-tiles of the warp's S^T (queries)
   constexpr int kDTiles = Cfg::kColsPerWarp / 8;            // n-tiles of the warp's dK / dV slice
   constexpr float kLog2e = 1.4426950408889634f;
+  constexpr bool kDqBeforeDk = FLASHATTN_SM80_BWD_DQ_BEFORE_DK != 0;
 
   extern __shared__ __align__(128) unsigned char smem_bytes[];
   Element* k_smem = reinterpret_cast<Element*>(smem_bytes);
@@ -351,13 +411,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   // B of dV / dK: rows of dO / Q, the warp's column slice, read transposed.
   const SliceOffsets<QTile, Cfg::kColsPerWarp / 16> q_slice(lane_row_a(lane), lane_half_a(lane),
                                                             col_base / 16, q_addr0);
-  // dQ task of this warp: rows [dq_row0, +16) x columns [dq_col0, +kDqCols) of the query tile.
-  const int dq_row0 = (warp % Cfg::kDqRowTiles) * 16;
-  const int dq_col0 = (warp / Cfg::kDqRowTiles) * Cfg::kDqCols;
-  // A of dQ: dS (queries x keys) is the transpose of the stored dS^T tile; B: K rows, the task's columns.
-  const SliceOffsets<DsTile, 1> ds_task(lane_row_b(lane), lane_half_b(lane), dq_row0 / 16, ds_addr);
-  const SliceOffsets<KTile, Cfg::kDqCols / 16> k_task(lane_row_a(lane), lane_half_a(lane), dq_col0 / 16,
-                                                      k_addr);
+  // dQ task of this warp: rows [dq_row0, +16 kDqMT) x columns [dq_col0, +kDqTaskCols) of the query tile.
+  constexpr int kDqMT = Cfg::kDqMTiles;
+  const int dq_row0 = (warp % Cfg::kDqRowGroups) * 16 * kDqMT;
+  const int dq_col0 = (warp / Cfg::kDqRowGroups) * Cfg::kDqTaskCols;
+  // A of dQ: dS (queries x keys) is the transpose of the stored dS^T tile (query chunk pair = m-tile);
+  // B: K rows, the task's columns.
+  const SliceOffsets<DsTile, kDqMT> ds_task(lane_row_b(lane), lane_half_b(lane), dq_row0 / 16, ds_addr);
+  const SliceOffsets<KTile, Cfg::kDqTaskCols / 16> k_task(lane_row_a(lane), lane_half_a(lane), dq_col0 / 16,
+                                                          k_addr);
 
   // Deterministic mode: each CTA claims its tile from a counter (launch_backward makes the grid one CTA
   // per tile), so tiles start in increasing order. A tile's dQ turn waits only for lower tiles (below),
@@ -493,34 +555,50 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
             }
             warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, kST, Cfg::kQueriesPerWarp>(
                 st, 0u, k_phases_a, 16 * kST * pass, q_stage, q_phases_b, 0);
+            // P = exp2(S^T scale_log2 - LSE2), masked per element where needs_mask; with
+            // std::false_type the loop has no mask compares and selects at all.
+            auto form_p = [&](auto may_mask) {
+              const bool masked = decltype(may_mask)::value && needs_mask;
 #pragma unroll
-            for (int t = 0; t < kMTiles; ++t) {
-              float lse2[2];
+              for (int t = 0; t < kMTiles; ++t) {
+                float lse2[2];
 #pragma unroll
-              for (int e = 0; e < 2; ++e) lse2[e] = lse_tile[q_base + 8 * t + 2 * (lane & 3) + e];
+                for (int e = 0; e < 2; ++e) lse2[e] = lse_tile[q_base + 8 * t + 2 * (lane & 3) + e];
 #pragma unroll
-              for (int kt = 0; kt < kST; ++kt) {
+                for (int kt = 0; kt < kST; ++kt) {
 #pragma unroll
-                for (int r = 0; r < 2; ++r) {
-                  float prob[2];
+                  for (int r = 0; r < 2; ++r) {
+                    float prob[2];
 #pragma unroll
-                  for (int e = 0; e < 2; ++e) {
-                    prob[e] = ptx::ex2_approx_ftz_f32(st[kt][t][2 * r + e] * args.scale_log2 - lse2[e]);
-                    if (needs_mask) {
-                      const int i = m0 + q_base + 8 * t + 2 * (lane & 3) + e;
-                      const int j = n0 + key_local0 + 16 * (kST * pass + kt) + 8 * r;
-                      const int offset = j - i - shift32;
-                      if (!(j < k_end && offset >= off_lo && offset <= off_hi)) prob[e] = 0.f;
+                    for (int e = 0; e < 2; ++e) {
+                      prob[e] = ptx::ex2_approx_ftz_f32(st[kt][t][2 * r + e] * args.scale_log2 - lse2[e]);
+                      if (masked) {
+                        const int i = m0 + q_base + 8 * t + 2 * (lane & 3) + e;
+                        const int j = n0 + key_local0 + 16 * (kST * pass + kt) + 8 * r;
+                        const int offset = j - i - shift32;
+                        if (!(j < k_end && offset >= off_lo && offset <= off_hi)) prob[e] = 0.f;
+                      }
                     }
+                    prob_pairs[kt][t][r] = pack_float2<Element>(prob[0], prob[1]);
+                    ptx::st_shared_b32(
+                        ds_store[t] + kToP +
+                            (16 * (kST * pass + kt) + 8 * r) * DsTile::kPanelCols * sizeof(Element),
+                        prob_pairs[kt][t][r]);
                   }
-                  prob_pairs[kt][t][r] = pack_float2<Element>(prob[0], prob[1]);
-                  ptx::st_shared_b32(
-                      ds_store[t] + kToP +
-                          (16 * (kST * pass + kt) + 8 * r) * DsTile::kPanelCols * sizeof(Element),
-                      prob_pairs[kt][t][r]);
                 }
               }
+            };
+#if FLASHATTN_SM80_BWD_MASK_BRANCH
+            // Most tiles need no mask: a branch per tile keeps the per-element compares (which the
+            // compiler otherwise if-converts and executes on every tile) out of them.
+            if (needs_mask) {
+              form_p(std::true_type{});
+            } else {
+              form_p(std::false_type{});
             }
+#else
+            form_p(std::true_type{});
+#endif
           }
           float dpt[kST][kMTiles][4];
 #pragma unroll
@@ -639,11 +717,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       }
       __syncthreads();  // P~^T and dS^T complete
 
-      // dV += P~^T dO and dK += dS^T Q over the whole query tile, the warp's column slice.
+      // dV += P~^T dO and dK += dS^T Q over the whole query tile, the warp's column slice; dQ between
+      // them (DQ_BEFORE_DK) or after.
       warp_gemm_nn<Element, DsTile, QTile, Cfg::kBlockM / 16, kKT, Cfg::kColsPerWarp>(
           dv, kToP, ds_phases_a, 0, q_stage + kToDo, q_slice);
-      warp_gemm_nn<Element, DsTile, QTile, Cfg::kBlockM / 16, kKT, Cfg::kColsPerWarp>(dk, 0u, ds_phases_a, 0,
-                                                                                      q_stage, q_slice);
+      if constexpr (!kDqBeforeDk) {
+        warp_gemm_nn<Element, DsTile, QTile, Cfg::kBlockM / 16, kKT, Cfg::kColsPerWarp>(dk, 0u, ds_phases_a,
+                                                                                        0, q_stage, q_slice);
+      }
 
       int* semaphore = nullptr;
       if (args.dq_semaphore != nullptr) {
@@ -657,38 +738,49 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         }
         __syncthreads();
       }
-      // dQ (fp32 scratch) += dS K: one 16 x kDqCols task per warp, in chunks of 64 columns where 64 divides
-      // it (the dS fragments are read again per chunk; 32 accumulator registers at most beside dK / dV).
+      // dQ (fp32 scratch) += dS K: one (16 kDqMT) x kDqTaskCols task per warp, in chunks of kDqChunkCols
+      // columns (the dS fragments are read again per chunk; 32 accumulator registers at most beside
+      // dK / dV). With two m-tiles every K fragment feeds two MMAs.
       if (dq_col0 < p.head_dim) {
         float* dq_lane = DqLaneAdder::lane_pointer(
             args.dq_accum + ((batch * p.heads + head) * args.rows_padded + m0 + dq_row0) * p.head_dim +
                 dq_col0,
             p.head_dim, lane);
-        constexpr int kChunkCols = Cfg::kDqCols % 64 == 0 ? 64 : Cfg::kDqCols;
-        static_assert(Cfg::kDqCols % kChunkCols == 0);
+        constexpr int kChunkCols = Cfg::kDqChunkCols;
 #pragma unroll
-        for (int c0 = 0; c0 < Cfg::kDqCols; c0 += kChunkCols) {
+        for (int c0 = 0; c0 < Cfg::kDqTaskCols; c0 += kChunkCols) {
           if (c0 > 0 && dq_col0 + c0 >= p.head_dim) break;
-          float dq[kChunkCols / 8][4];
+          float dq[kDqMT][kChunkCols / 8][4];
 #pragma unroll
-          for (int t = 0; t < kChunkCols / 8; ++t) dq[t][0] = dq[t][1] = dq[t][2] = dq[t][3] = 0.f;
+          for (int mt = 0; mt < kDqMT; ++mt) {
+#pragma unroll
+            for (int t = 0; t < kChunkCols / 8; ++t)
+              dq[mt][t][0] = dq[mt][t][1] = dq[mt][t][2] = dq[mt][t][3] = 0.f;
+          }
 #pragma unroll
           for (int k_step = 0; k_step < Cfg::kBlockN / 16; ++k_step) {
-            std::uint32_t a[4];
-            ptx::ldmatrix_x4_trans(a, ds_task.at(16 * k_step, 0));
+            std::uint32_t a[kDqMT][4];
+#pragma unroll
+            for (int mt = 0; mt < kDqMT; ++mt) ptx::ldmatrix_x4_trans(a[mt], ds_task.at(16 * k_step, mt));
 #pragma unroll
             for (int n_pair = 0; n_pair < kChunkCols / 16; ++n_pair) {
               std::uint32_t b[4];
               ptx::ldmatrix_x4_trans(b, k_task.at(16 * k_step, c0 / 16 + n_pair));
-              mma_16816<Element>(dq[2 * n_pair], a, b[0], b[1]);
-              mma_16816<Element>(dq[2 * n_pair + 1], a, b[2], b[3]);
+#pragma unroll
+              for (int mt = 0; mt < kDqMT; ++mt) {
+                mma_16816<Element>(dq[mt][2 * n_pair], a[mt], b[0], b[1]);
+                mma_16816<Element>(dq[mt][2 * n_pair + 1], a[mt], b[2], b[3]);
+              }
             }
           }
 #pragma unroll
-          for (int t = 0; t < kChunkCols / 8; ++t) {
-            // head_dim is a multiple of 8: an n-tile is wholly inside or outside (warp-uniform test).
-            if (dq_col0 + c0 + 8 * t < p.head_dim) {
-              DqLaneAdder::add(dq_lane + c0 + 8 * t, p.head_dim, dq[t], lane);
+          for (int mt = 0; mt < kDqMT; ++mt) {
+#pragma unroll
+            for (int t = 0; t < kChunkCols / 8; ++t) {
+              // head_dim is a multiple of 8: an n-tile is wholly inside or outside (warp-uniform test).
+              if (dq_col0 + c0 + 8 * t < p.head_dim) {
+                DqLaneAdder::add(dq_lane + 16 * mt * p.head_dim + c0 + 8 * t, p.head_dim, dq[mt][t], lane);
+              }
             }
           }
         }
@@ -697,6 +789,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         __threadfence();
         __syncthreads();
         if (thread == 0) atomicAdd(semaphore, 1);
+      }
+      if constexpr (kDqBeforeDk) {
+        warp_gemm_nn<Element, DsTile, QTile, Cfg::kBlockM / 16, kKT, Cfg::kColsPerWarp>(dk, 0u, ds_phases_a,
+                                                                                        0, q_stage, q_slice);
       }
       if (++m_block == range.end) {
         m_block = range.begin;
