@@ -43,7 +43,7 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 // Scheduling knobs of the main loop (version 5; each kept so the alternatives can be measured side by
 // side in one device call):
 // DQ_BEFORE_DK 1: the dQ product and its reductions run between dV and dK (FA2's order), so the
-// red.global adds drain while dK's MMAs issue; 0: after dK (version 4).
+// red.global adds drain while dK's MMAs issue; 2: before dV; 0: after dK (version 4).
 #ifndef FLASHATTN_SM80_BWD_DQ_BEFORE_DK
 #define FLASHATTN_SM80_BWD_DQ_BEFORE_DK 0
 #endif
@@ -58,6 +58,19 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 #define FLASHATTN_SM80_BWD_FRAG_PIPELINE 0
 #endif
 
+// DQ_RED_V2 1 (sm_90): each lane adds its accumulator pairs with 8-byte red.global.add.v2.f32, no lane
+// shuffles (the shuffles' results and the registers the reductions still read made the dQ adds ~19% of
+// the stall samples of version 4's d128 kernel); 0: one 16-byte v4 per lane after a lane-pair shuffle.
+#ifndef FLASHATTN_SM80_BWD_DQ_RED_V2
+#define FLASHATTN_SM80_BWD_DQ_RED_V2 0
+#endif
+// DQ_BULK 1 (sm_90, default mode): each warp stages its dQ task in shared memory and each lane hands one
+// row to the copy engine as an asynchronous bulk reduction (cp.reduce.async.bulk .add.f32), so no
+// register waits on the reductions; where a task is one accumulator chunk and the staging fits in
+// shared memory (BackwardConfig::kDqBulk). Deterministic mode keeps the reductions.
+#ifndef FLASHATTN_SM80_BWD_DQ_BULK
+#define FLASHATTN_SM80_BWD_DQ_BULK 0
+#endif
 // MASK_BRANCH 1: the plain kernel forms P in two versions, with and without the per-element mask,
 // chosen per tile; 0: one version whose mask test is per element (version 4).
 #ifndef FLASHATTN_SM80_BWD_MASK_BRANCH
@@ -128,6 +141,15 @@ struct BackwardConfig {
       (2 * kSmemK + kStages * 2 * kSmemQ + 2 * kSmemDs) * static_cast<int>(sizeof(Element)) +
       kStages * 2 * kBlockM * static_cast<int>(sizeof(float));
   // Two CTAs per SM where the registers allow it (256 threads x 128 registers each).
+  // DQ_BULK staging: per warp 16 kDqMTiles rows of kDqChunkCols floats, rows kDqStageStride floats apart
+  // (8 floats of padding: the accumulator stores of 8 rows x 4 lanes then take the minimum 2 wavefronts;
+  // rows stay 16-byte aligned for the bulk copy). Only when the device supports it (sm_90) and the
+  // launch is not deterministic does the launch add kDqStageBytes to the dynamic shared memory.
+  static constexpr int kDqStageStride = kDqChunkCols + 8;
+  static constexpr int kDqStageWarpBytes = 16 * kDqMTiles * kDqStageStride * 4;
+  static constexpr int kDqStageBytes = kWarps * kDqStageWarpBytes;
+  static constexpr bool kDqBulk =
+      FLASHATTN_SM80_BWD_DQ_BULK && kDqTaskCols == kDqChunkCols && kSmemBytes + kDqStageBytes <= 227 * 1024;
   static constexpr int kMinBlocksPerSm = kHeadDim <= 96 && kKeyTiles == 1 ? 2 : 1;
   static_assert(kBlockM <= kBackwardRowPad && kBackwardRowPad % kBlockM == 0);
 };
@@ -148,6 +170,8 @@ struct BackwardKernelArgs {
   float scale_log2 = 0.f;
   std::uint32_t dropout_threshold = 0;
   float dropout_rescale = 1.f;
+  // DQ_BULK: the launch gave the kernel the dQ staging area (sm_90 device, not deterministic).
+  bool dq_bulk = false;
 };
 
 }  // namespace flashattn::detail::cuda_sm80

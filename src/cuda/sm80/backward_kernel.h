@@ -26,6 +26,7 @@
 #include "common/philox.h"
 #include "cuda/ptx/ptx.h"
 #include "cuda/ptx/shared_memory.h"
+#include "cuda/ptx/tma.h"
 #include "cuda/sm80/backward_config.h"
 #include "cuda/sm80/smem_layout.h"
 #include "cuda/sm80/warp_mma.h"
@@ -325,7 +326,7 @@ struct DqLaneAdder {
   static __device__ __forceinline__ float* lane_pointer(float* tile, std::int64_t stride, int lane) {
     const int row = lane >> 2;
     const int col = 2 * (lane & 3);
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !FLASHATTN_SM80_BWD_DQ_RED_V2
     const int odd = lane & 1;
     // Odd lanes: row + 8, columns col - 2 .. col + 1 (the partner's pair first).
     return tile + (row + 8 * odd) * stride + (col - 2 * odd);
@@ -336,7 +337,11 @@ struct DqLaneAdder {
   // Adds n-tile `acc` at lane_ptr (+ 8 t floats for n-tile t, done by the caller).
   static __device__ __forceinline__ void add(float* lane_ptr, std::int64_t stride, const float (&acc)[4],
                                              int lane) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && FLASHATTN_SM80_BWD_DQ_RED_V2
+    (void)lane;
+    ptx::red_global_add_v2_f32(lane_ptr, acc[0], acc[1]);
+    ptx::red_global_add_v2_f32(lane_ptr + 8 * stride, acc[2], acc[3]);
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     (void)stride;
     const bool odd = (lane & 1) != 0;
     // Even lanes send their row + 8 pair, odd lanes their row pair.
@@ -418,6 +423,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   // A of dQ: dS (queries x keys) is the transpose of the stored dS^T tile (query chunk pair = m-tile);
   // B: K rows, the task's columns.
   const SliceOffsets<DsTile, kDqMT> ds_task(lane_row_b(lane), lane_half_b(lane), dq_row0 / 16, ds_addr);
+  // DQ_BULK: this warp's staging rows (after the LSE / D ring) and this lane's first store address.
+  [[maybe_unused]] const std::uint32_t dq_stage_warp =
+      ptx::cvta_to_shared(delta_smem + Cfg::kStages * Cfg::kBlockM) + warp * Cfg::kDqStageWarpBytes;
+  [[maybe_unused]] const std::uint32_t dq_stage_lane =
+      dq_stage_warp + 4 * ((lane >> 2) * Cfg::kDqStageStride + 2 * (lane & 3));
   const SliceOffsets<KTile, Cfg::kDqTaskCols / 16> k_task(lane_row_a(lane), lane_half_a(lane), dq_col0 / 16,
                                                           k_addr);
 
@@ -773,8 +783,52 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
               }
             }
           }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+          if constexpr (Cfg::kDqBulk) {
+            if (args.dq_bulk) {
+              // The staging rows of this warp are free once its previous bulk reductions read them.
+              ptx::cp_async_bulk_wait_group_read<0>();
+              __syncwarp();
+#pragma unroll
+              for (int mt = 0; mt < kDqMT; ++mt) {
+#pragma unroll
+                for (int t = 0; t < kChunkCols / 8; ++t) {
+#pragma unroll
+                  for (int h = 0; h < 2; ++h) {
+                    ptx::st_shared_v2_f32(
+                        dq_stage_lane + 4 * ((16 * mt + 8 * h) * Cfg::kDqStageStride + 8 * t),
+                        dq[mt][t][2 * h], dq[mt][t][2 * h + 1]);
+                  }
+                }
+              }
+              ptx::fence_proxy_async_shared_cta();  // the stores before the copy engine's reads
+              __syncwarp();
+              // Lane l: row l of the task (16 kDqMT rows), the columns inside head_dim.
+              if (lane < 16 * kDqMT) {
+                const int cols = p.head_dim - dq_col0 < kChunkCols ? p.head_dim - dq_col0 : kChunkCols;
+                ptx::cp_reduce_async_bulk_add_f32(
+                    args.dq_accum +
+                        ((batch * p.heads + head) * args.rows_padded + m0 + dq_row0 + lane) * p.head_dim +
+                        dq_col0,
+                    dq_stage_warp + 4 * lane * Cfg::kDqStageStride, 4 * cols);
+                ptx::cp_async_bulk_commit_group();
+              }
+              continue;
+            }
+          }
+#endif
 #pragma unroll
           for (int mt = 0; mt < kDqMT; ++mt) {
+#if FLASHATTN_SM80_BWD_DQ_RED_V2
+            if (dq_col0 + c0 + kChunkCols <= p.head_dim) {
+              // The whole chunk inside head_dim (every full-width bucket): no per-tile branch.
+#pragma unroll
+              for (int t = 0; t < kChunkCols / 8; ++t) {
+                DqLaneAdder::add(dq_lane + 16 * mt * p.head_dim + c0 + 8 * t, p.head_dim, dq[mt][t], lane);
+              }
+              continue;
+            }
+#endif
 #pragma unroll
             for (int t = 0; t < kChunkCols / 8; ++t) {
               // head_dim is a multiple of 8: an n-tile is wholly inside or outside (warp-uniform test).
@@ -830,6 +884,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     // The next tile's copies overwrite K/V that this tile's last dQ products read.
     __syncthreads();
   }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // DQ_BULK: the staging rows must stay valid until the copy engine has done its reductions.
+  if constexpr (Cfg::kDqBulk) {
+    if (args.dq_bulk) ptx::cp_async_bulk_wait_group<0>();
+  }
+#endif
 }
 
 }  // namespace flashattn::detail::cuda_sm80

@@ -29,6 +29,25 @@ cudaError_t launch_backward(const BackwardKernelArgs& args_in, bool general, cud
   return FLASHATTN_BOOL_SWITCH(general, kGeneral, [&] {
     using Launched = BackwardConfig<Cfg::kHeadDim, typename Cfg::Element, kGeneral>;
     static_assert(Launched::kBlockN == Cfg::kBlockN);
+    if constexpr (Launched::kDqBulk) {
+      // DQ_BULK: the dQ staging area, on an sm_90+ device outside deterministic mode (attribute
+      // queries only: no synchronisation).
+      int device = 0, major = 0;
+      cudaError_t error = cudaGetDevice(&device);
+      if (error == cudaSuccess)
+        error = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+      if (error != cudaSuccess) return error;
+      args.dq_bulk = major >= 9 && args.dq_semaphore == nullptr;
+      if (args.dq_bulk) {
+        constexpr int kBytes = Launched::kSmemBytes + Launched::kDqStageBytes;
+        auto* kernel = &backward_kernel<Launched, kGeneral>;
+        error = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes);
+        if (error != cudaSuccess) return error;
+        const std::int64_t grid = args.total_tiles < INT_MAX ? args.total_tiles : INT_MAX;
+        kernel<<<static_cast<unsigned>(grid), Launched::kThreads, kBytes, stream>>>(args);
+        return cudaGetLastError();
+      }
+    }
     return launch_tiles<Launched>(&backward_kernel<Launched, kGeneral>, args, args.total_tiles, stream);
   });
 }
