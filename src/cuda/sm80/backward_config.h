@@ -50,7 +50,7 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 // DQ_ROWS32 1: a warp's dQ task covers two 16-row m-tiles (32 query rows) and half the columns, so each
 // K fragment read from shared memory feeds two MMAs (4 ldmatrix per 8 MMAs instead of 5); 0: 16 rows.
 #ifndef FLASHATTN_SM80_BWD_DQ_ROWS32
-#define FLASHATTN_SM80_BWD_DQ_ROWS32 0
+#define FLASHATTN_SM80_BWD_DQ_ROWS32 1
 #endif
 // FRAG_PIPELINE 1: the shared-memory GEMMs read the fragments of reduction step k + 1 before issuing
 // the MMAs of step k (register double buffering); 0: each step's fragments just before its MMAs.
@@ -62,19 +62,23 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 // shuffles (the shuffles' results and the registers the reductions still read made the dQ adds ~19% of
 // the stall samples of version 4's d128 kernel); 0: one 16-byte v4 per lane after a lane-pair shuffle.
 #ifndef FLASHATTN_SM80_BWD_DQ_RED_V2
-#define FLASHATTN_SM80_BWD_DQ_RED_V2 0
+#define FLASHATTN_SM80_BWD_DQ_RED_V2 1
 #endif
-// DQ_BULK 1 (sm_90, default mode): each warp stages its dQ task in shared memory and each lane hands one
-// row to the copy engine as an asynchronous bulk reduction (cp.reduce.async.bulk .add.f32), so no
-// register waits on the reductions; where a task is one accumulator chunk and the staging fits in
-// shared memory (BackwardConfig::kDqBulk). Deterministic mode keeps the reductions.
+// DQ_BULK 1 (sm_90, default mode, head_dim == the bucket): the warps stage the whole dQ tile of a
+// query tile in shared memory (row-major, 16-byte units XOR-swizzled by row % 8 within each 32-float
+// group, so the accumulator stores are conflict-free) and one thread hands it to the copy engine as
+// ONE asynchronous bulk reduction (cp.reduce.async.bulk .add.f32) into the dQ accumulator, which then
+// holds the same swizzled layout (the postprocess undoes it; BackwardKernelArgs::dq_bulk). No
+// register or LSU waits on the reductions. Deterministic mode keeps the reductions. (A first version
+// with one bulk reduction per task row measured 6% slower than the reductions: the per-lane
+// addresses made the compiler issue them one lane at a time.)
 #ifndef FLASHATTN_SM80_BWD_DQ_BULK
-#define FLASHATTN_SM80_BWD_DQ_BULK 0
+#define FLASHATTN_SM80_BWD_DQ_BULK 1
 #endif
 // MASK_BRANCH 1: the plain kernel forms P in two versions, with and without the per-element mask,
 // chosen per tile; 0: one version whose mask test is per element (version 4).
 #ifndef FLASHATTN_SM80_BWD_MASK_BRANCH
-#define FLASHATTN_SM80_BWD_MASK_BRANCH 0
+#define FLASHATTN_SM80_BWD_MASK_BRANCH 1
 #endif
 
 // kGeneral_: the variant for softcap / ALiBi / dropout, whose per-element state does not fit a
@@ -141,15 +145,10 @@ struct BackwardConfig {
       (2 * kSmemK + kStages * 2 * kSmemQ + 2 * kSmemDs) * static_cast<int>(sizeof(Element)) +
       kStages * 2 * kBlockM * static_cast<int>(sizeof(float));
   // Two CTAs per SM where the registers allow it (256 threads x 128 registers each).
-  // DQ_BULK staging: per warp 16 kDqMTiles rows of kDqChunkCols floats, rows kDqStageStride floats apart
-  // (8 floats of padding: the accumulator stores of 8 rows x 4 lanes then take the minimum 2 wavefronts;
-  // rows stay 16-byte aligned for the bulk copy). Only when the device supports it (sm_90) and the
-  // launch is not deterministic does the launch add kDqStageBytes to the dynamic shared memory.
-  static constexpr int kDqStageStride = kDqChunkCols + 8;
-  static constexpr int kDqStageWarpBytes = 16 * kDqMTiles * kDqStageStride * 4;
-  static constexpr int kDqStageBytes = kWarps * kDqStageWarpBytes;
+  // DQ_BULK staging: the kBlockM x kHeadDim fp32 tile after the LSE / D ring, where it fits (227 KB).
+  static constexpr int kDqStageBytes = kBlockM * kHeadDim * 4;
   static constexpr bool kDqBulk =
-      FLASHATTN_SM80_BWD_DQ_BULK && kDqTaskCols == kDqChunkCols && kSmemBytes + kDqStageBytes <= 227 * 1024;
+      FLASHATTN_SM80_BWD_DQ_BULK && kHeadDim % 32 == 0 && kSmemBytes + kDqStageBytes <= 227 * 1024;
   static constexpr int kMinBlocksPerSm = kHeadDim <= 96 && kKeyTiles == 1 ? 2 : 1;
   static_assert(kBlockM <= kBackwardRowPad && kBackwardRowPad % kBlockM == 0);
 };
@@ -170,8 +169,16 @@ struct BackwardKernelArgs {
   float scale_log2 = 0.f;
   std::uint32_t dropout_threshold = 0;
   float dropout_rescale = 1.f;
-  // DQ_BULK: the launch gave the kernel the dQ staging area (sm_90 device, not deterministic).
+  // DQ_BULK in use for this call (set by run(): sm_90+ device, not deterministic, head_dim == the
+  // bucket, config kDqBulk): the kernel stages dQ and reduces it in bulk, and the dQ accumulator rows
+  // have their 16-byte units swizzled (dq_bulk_unit); the launch adds the staging shared memory.
   bool dq_bulk = false;
 };
+
+// Physical 16-byte unit of logical unit `unit` (4 floats) of dQ accumulator row `row` under DQ_BULK:
+// XOR with row % 8 inside each group of 8 units (the row length is a multiple of 32 floats there).
+__host__ __device__ __forceinline__ int dq_bulk_unit(int unit, int row) {
+  return (unit & ~7) | ((unit ^ row) & 7);
+}
 
 }  // namespace flashattn::detail::cuda_sm80

@@ -423,11 +423,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   // A of dQ: dS (queries x keys) is the transpose of the stored dS^T tile (query chunk pair = m-tile);
   // B: K rows, the task's columns.
   const SliceOffsets<DsTile, kDqMT> ds_task(lane_row_b(lane), lane_half_b(lane), dq_row0 / 16, ds_addr);
-  // DQ_BULK: this warp's staging rows (after the LSE / D ring) and this lane's first store address.
-  [[maybe_unused]] const std::uint32_t dq_stage_warp =
-      ptx::cvta_to_shared(delta_smem + Cfg::kStages * Cfg::kBlockM) + warp * Cfg::kDqStageWarpBytes;
-  [[maybe_unused]] const std::uint32_t dq_stage_lane =
-      dq_stage_warp + 4 * ((lane >> 2) * Cfg::kDqStageStride + 2 * (lane & 3));
+  // DQ_BULK: the staging tile (after the LSE / D ring). This lane's rows are dq_row0 + lane / 4 (+ 8,
+  // 16, 24), all with row % 8 == lane / 4: the swizzle of a unit is one XOR with that.
+  [[maybe_unused]] const std::uint32_t dq_stage =
+      ptx::cvta_to_shared(delta_smem + Cfg::kStages * Cfg::kBlockM);
+  [[maybe_unused]] const std::uint32_t dq_stage_row = dq_stage + 4 * (dq_row0 + (lane >> 2)) * Cfg::kHeadDim;
   const SliceOffsets<KTile, Cfg::kDqTaskCols / 16> k_task(lane_row_a(lane), lane_half_a(lane), dq_col0 / 16,
                                                           k_addr);
 
@@ -521,6 +521,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 
     std::int64_t head = head_kv * group;
     int m_block = range.begin;
+    [[maybe_unused]] float* dq_pending = nullptr;  // DQ_BULK: dQ tile staged, not yet reduced
     if (iterations > 0) load_query_tile(head, m_block, 0);
     ptx::cp_async_commit_group();
     for (std::int64_t it = 0; it < iterations; ++it) {
@@ -529,6 +530,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       ptx::cp_async_wait_group<0>();
       // Copies of tile `it` visible to all; every warp is done with tile it - 1 (its stage, P~^T, dS^T).
       __syncthreads();
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      if constexpr (Cfg::kDqBulk) {
+        // DQ_BULK: every warp staged (and fenced) tile it - 1's dQ: one bulk reduction of the tile.
+        if (args.dq_bulk && thread == 0 && dq_pending != nullptr) {
+          ptx::cp_reduce_async_bulk_add_f32(dq_pending, dq_stage, Cfg::kDqStageBytes);
+          ptx::cp_async_bulk_commit_group();
+        }
+      }
+#endif
       if (it + 1 < iterations) {
         const bool wrap = m_block + 1 == range.end;
         load_query_tile(head + (wrap ? 1 : 0), wrap ? range.begin : m_block + 1, stage ^ 1);
@@ -725,6 +735,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           }
         }
       }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      if constexpr (Cfg::kDqBulk) {
+        // DQ_BULK: the staging tile is rewritten after this barrier; the copy engine must have read it.
+        if (args.dq_bulk && thread == 0) ptx::cp_async_bulk_wait_group_read<0>();
+      }
+#endif
       __syncthreads();  // P~^T and dS^T complete
 
       // dV += P~^T dO and dK += dS^T Q over the whole query tile, the warp's column slice; dQ between
@@ -786,32 +802,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
           if constexpr (Cfg::kDqBulk) {
             if (args.dq_bulk) {
-              // The staging rows of this warp are free once its previous bulk reductions read them.
-              ptx::cp_async_bulk_wait_group_read<0>();
-              __syncwarp();
+              // Into the staging tile (its previous bulk reduction finished reading before the barrier
+              // above); thread 0 reduces the whole tile after the next barrier.
 #pragma unroll
-              for (int mt = 0; mt < kDqMT; ++mt) {
+              for (int t = 0; t < kChunkCols / 8; ++t) {
+                const int unit = (dq_col0 + c0 + 8 * t) / 4 + ((lane & 3) >> 1);
+                const std::uint32_t col_bytes = 16 * dq_bulk_unit(unit, lane >> 2) + 8 * (lane & 1);
 #pragma unroll
-                for (int t = 0; t < kChunkCols / 8; ++t) {
+                for (int mt = 0; mt < kDqMT; ++mt) {
 #pragma unroll
                   for (int h = 0; h < 2; ++h) {
-                    ptx::st_shared_v2_f32(
-                        dq_stage_lane + 4 * ((16 * mt + 8 * h) * Cfg::kDqStageStride + 8 * t),
-                        dq[mt][t][2 * h], dq[mt][t][2 * h + 1]);
+                    ptx::st_shared_v2_f32(dq_stage_row + (16 * mt + 8 * h) * Cfg::kHeadDim * 4 + col_bytes,
+                                          dq[mt][t][2 * h], dq[mt][t][2 * h + 1]);
                   }
                 }
-              }
-              ptx::fence_proxy_async_shared_cta();  // the stores before the copy engine's reads
-              __syncwarp();
-              // Lane l: row l of the task (16 kDqMT rows), the columns inside head_dim.
-              if (lane < 16 * kDqMT) {
-                const int cols = p.head_dim - dq_col0 < kChunkCols ? p.head_dim - dq_col0 : kChunkCols;
-                ptx::cp_reduce_async_bulk_add_f32(
-                    args.dq_accum +
-                        ((batch * p.heads + head) * args.rows_padded + m0 + dq_row0 + lane) * p.head_dim +
-                        dq_col0,
-                    dq_stage_warp + 4 * lane * Cfg::kDqStageStride, 4 * cols);
-                ptx::cp_async_bulk_commit_group();
               }
               continue;
             }
@@ -839,6 +843,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           }
         }
       }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      if constexpr (Cfg::kDqBulk) {
+        if (args.dq_bulk) {
+          ptx::fence_proxy_async_shared_cta();  // this thread's staging stores before the bulk read
+          dq_pending = args.dq_accum + ((batch * p.heads + head) * args.rows_padded + m0) * p.head_dim;
+        }
+      }
+#endif
       if (semaphore != nullptr) {
         __threadfence();
         __syncthreads();
@@ -854,6 +866,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       }
     }
     ptx::cp_async_wait_group<0>();
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if constexpr (Cfg::kDqBulk) {
+      // DQ_BULK: the last query tile's dQ, completed before the staging tile is reused or the CTA exits.
+      if (args.dq_bulk && dq_pending != nullptr) {
+        __syncthreads();
+        if (thread == 0) {
+          ptx::cp_reduce_async_bulk_add_f32(dq_pending, dq_stage, Cfg::kDqStageBytes);
+          ptx::cp_async_bulk_commit_group();
+          ptx::cp_async_bulk_wait_group<0>();
+        }
+      }
+    }
+#endif
 
     // dK (scaled) and dV of the warp's keys and column slice; keys past the used ones get zeros
     // (their P and dS are 0).

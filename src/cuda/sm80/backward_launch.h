@@ -30,18 +30,11 @@ cudaError_t launch_backward(const BackwardKernelArgs& args_in, bool general, cud
     using Launched = BackwardConfig<Cfg::kHeadDim, typename Cfg::Element, kGeneral>;
     static_assert(Launched::kBlockN == Cfg::kBlockN);
     if constexpr (Launched::kDqBulk) {
-      // DQ_BULK: the dQ staging area, on an sm_90+ device outside deterministic mode (attribute
-      // queries only: no synchronisation).
-      int device = 0, major = 0;
-      cudaError_t error = cudaGetDevice(&device);
-      if (error == cudaSuccess)
-        error = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-      if (error != cudaSuccess) return error;
-      args.dq_bulk = major >= 9 && args.dq_semaphore == nullptr;
-      if (args.dq_bulk) {
+      if (args.dq_bulk) {  // DQ_BULK (decided by run()): the dQ staging tile on top
         constexpr int kBytes = Launched::kSmemBytes + Launched::kDqStageBytes;
         auto* kernel = &backward_kernel<Launched, kGeneral>;
-        error = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes);
+        const cudaError_t error =
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes);
         if (error != cudaSuccess) return error;
         const std::int64_t grid = args.total_tiles < INT_MAX ? args.total_tiles : INT_MAX;
         kernel<<<static_cast<unsigned>(grid), Launched::kThreads, kBytes, stream>>>(args);
