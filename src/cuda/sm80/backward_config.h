@@ -52,11 +52,6 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 #ifndef FLASHATTN_SM80_BWD_DQ_ROWS32
 #define FLASHATTN_SM80_BWD_DQ_ROWS32 1
 #endif
-// FRAG_PIPELINE 1: the shared-memory GEMMs read the fragments of reduction step k + 1 before issuing
-// the MMAs of step k (register double buffering); 0: each step's fragments just before its MMAs.
-#ifndef FLASHATTN_SM80_BWD_FRAG_PIPELINE
-#define FLASHATTN_SM80_BWD_FRAG_PIPELINE 0
-#endif
 
 // DQ_RED_V2 1 (sm_90): each lane adds its accumulator pairs with 8-byte red.global.add.v2.f32, no lane
 // shuffles (the shuffles' results and the registers the reductions still read made the dQ adds ~19% of
@@ -175,10 +170,24 @@ struct BackwardKernelArgs {
   bool dq_bulk = false;
 };
 
+// DQ_SWIZZLE_HALF 1 (NOT RUN ON A GPU): dq_bulk_unit XORs with 2 (row % 4) instead of row % 8. ncu on
+// the measured layout (run 3) shows the staging stores at 2x their ideal wavefronts: an 8-byte store
+// is served per half-warp (rows r..r+3 of the lane pattern), and XOR with row % 8 sends the two unit
+// halves h of those 4 rows into the same 4 units; 2 (row % 4) spreads them over all 8.
+#ifndef FLASHATTN_SM80_BWD_DQ_SWIZZLE_HALF
+#define FLASHATTN_SM80_BWD_DQ_SWIZZLE_HALF 0
+#endif
+
 // Physical 16-byte unit of logical unit `unit` (4 floats) of dQ accumulator row `row` under DQ_BULK:
-// XOR with row % 8 inside each group of 8 units (the row length is a multiple of 32 floats there).
+// an XOR inside each group of 8 units (the row length is a multiple of 32 floats there), so that the
+// accumulator stores into the staging tile spread over the banks. The main kernel's stores and the
+// postprocess's loads both go through this function.
 __host__ __device__ __forceinline__ int dq_bulk_unit(int unit, int row) {
+#if FLASHATTN_SM80_BWD_DQ_SWIZZLE_HALF
+  return unit ^ ((row & 3) << 1);
+#else
   return (unit & ~7) | ((unit ^ row) & 7);
+#endif
 }
 
 }  // namespace flashattn::detail::cuda_sm80

@@ -213,35 +213,6 @@ __device__ __forceinline__ void warp_gemm_nt(float (&acc)[kMT][kN / 8][4], std::
                                              const LanePhases<ATile>& a_phases, int a_row0,
                                              std::uint32_t b_smem, const LanePhases<BTile>& b_phases,
                                              int b_row0) {
-#if FLASHATTN_SM80_BWD_FRAG_PIPELINE
-  // Fragments of step k + 1 are read before the MMAs of step k (two register buffers), so the
-  // ldmatrix latency hides behind a whole step of MMAs.
-  std::uint32_t a[2][kMT][4], b[2][kN / 16][4];
-  auto load = [&](int k_step, int buf) {
-#pragma unroll
-    for (int mt = 0; mt < kMT; ++mt) {
-      ptx::ldmatrix_x4(a[buf][mt], a_smem + a_phases.at(a_row0 + 16 * mt, k_step));
-    }
-#pragma unroll
-    for (int n_pair = 0; n_pair < kN / 16; ++n_pair) {
-      ptx::ldmatrix_x4(b[buf][n_pair], b_smem + b_phases.at(b_row0 + 16 * n_pair, k_step));
-    }
-  };
-  load(0, 0);
-#pragma unroll
-  for (int k_step = 0; k_step < kKSteps; ++k_step) {
-    const int buf = k_step & 1;
-    if (k_step + 1 < kKSteps) load(k_step + 1, buf ^ 1);
-#pragma unroll
-    for (int n_pair = 0; n_pair < kN / 16; ++n_pair) {
-#pragma unroll
-      for (int mt = 0; mt < kMT; ++mt) {
-        mma_16816<Element>(acc[mt][2 * n_pair], a[buf][mt], b[buf][n_pair][0], b[buf][n_pair][1]);
-        mma_16816<Element>(acc[mt][2 * n_pair + 1], a[buf][mt], b[buf][n_pair][2], b[buf][n_pair][3]);
-      }
-    }
-  }
-#else
 #pragma unroll
   for (int k_step = 0; k_step < kKSteps; ++k_step) {
     std::uint32_t a[kMT][4];
@@ -258,7 +229,6 @@ __device__ __forceinline__ void warp_gemm_nt(float (&acc)[kMT][kN / 8][4], std::
       }
     }
   }
-#endif
 }
 
 // acc (16 kMT x kN) += A B: A = 16 kMT rows (from a_row0) of a swizzled tile with the reduction dimension
@@ -269,34 +239,6 @@ __device__ __forceinline__ void warp_gemm_nn(float (&acc)[kMT][kN / 8][4], std::
                                              const LanePhases<ATile>& a_phases, int a_row0,
                                              std::uint32_t b_smem,
                                              const SliceOffsets<BTile, kN / 16>& b_slice) {
-#if FLASHATTN_SM80_BWD_FRAG_PIPELINE
-  // As warp_gemm_nt: step k + 1's fragments are read before step k's MMAs.
-  std::uint32_t a[2][kMT][4], b[2][kN / 16][4];
-  auto load = [&](int k_step, int buf) {
-#pragma unroll
-    for (int mt = 0; mt < kMT; ++mt) {
-      ptx::ldmatrix_x4(a[buf][mt], a_smem + a_phases.at(a_row0 + 16 * mt, k_step));
-    }
-#pragma unroll
-    for (int n_pair = 0; n_pair < kN / 16; ++n_pair) {
-      ptx::ldmatrix_x4_trans(b[buf][n_pair], b_smem + b_slice.at(16 * k_step, n_pair));
-    }
-  };
-  load(0, 0);
-#pragma unroll
-  for (int k_step = 0; k_step < kKSteps; ++k_step) {
-    const int buf = k_step & 1;
-    if (k_step + 1 < kKSteps) load(k_step + 1, buf ^ 1);
-#pragma unroll
-    for (int n_pair = 0; n_pair < kN / 16; ++n_pair) {
-#pragma unroll
-      for (int mt = 0; mt < kMT; ++mt) {
-        mma_16816<Element>(acc[mt][2 * n_pair], a[buf][mt], b[buf][n_pair][0], b[buf][n_pair][1]);
-        mma_16816<Element>(acc[mt][2 * n_pair + 1], a[buf][mt], b[buf][n_pair][2], b[buf][n_pair][3]);
-      }
-    }
-  }
-#else
 #pragma unroll
   for (int k_step = 0; k_step < kKSteps; ++k_step) {
     std::uint32_t a[kMT][4];
@@ -313,7 +255,6 @@ __device__ __forceinline__ void warp_gemm_nn(float (&acc)[kMT][kN / 8][4], std::
       }
     }
   }
-#endif
 }
 
 // dQ accumulator adds of m16n8 accumulator tiles (lane: rows lane / 4 and + 8, columns 2 (lane % 4)
