@@ -102,9 +102,25 @@ cudaError_t dispatch_backward(const BackwardKernelArgs& args, bool general, cuda
   return cudaErrorInvalidDeviceFunction;
 }
 
+// The bulk dQ reduction exists only in the kernels' sm_90 SASS (it is compiled under __CUDA_ARCH__ >=
+// 900). This file is compiled with the kernels' -gencode list, whose virtual archs nvcc lists in
+// __CUDA_ARCH_LIST__ (host pass included): 900 there means the sm_90 SASS was built. A 9.x device runs
+// that SASS; every other device JIT-compiles the compute_80 PTX (no bulk path), and so would a 9.x
+// device under CUDA_FORCE_PTX_JIT=1, which this cannot see (a debugging setting; dQ would be wrong).
+constexpr bool sm90_sass_compiled() {
+#ifdef __CUDA_ARCH_LIST__
+  constexpr int kArchs[] = {__CUDA_ARCH_LIST__};
+  for (int arch : kArchs) {
+    if (arch == 900) return true;
+  }
+#endif
+  return false;
+}
+
 // DQ_BULK (backward_config.h): whether this call stages dQ and reduces it in bulk. Decided here, once,
 // because the postprocess must read the dQ accumulator in the layout the main kernel wrote.
 bool use_dq_bulk(const BackwardParams& p, bool general) {
+  if (!sm90_sass_compiled()) return false;
   const int bucket = backward_bucket(p);
   if (p.deterministic || p.head_dim != bucket) return false;
   bool config = false;
@@ -122,7 +138,7 @@ bool use_dq_bulk(const BackwardParams& p, bool general) {
       cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
     return false;
   }
-  return major >= 9;  // the bulk reduction is sm_90
+  return major == 9;  // the device runs the sm_90 SASS
 }
 
 cudaError_t dispatch_aux(const BackwardKernelArgs& args, int which, cudaStream_t stream) {
