@@ -11,6 +11,11 @@ __device__ __forceinline__ void st_shared_b32(std::uint32_t addr, std::uint32_t 
   asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(value) : "memory");
 }
 
+// Two fp32 values to an 8-byte aligned shared address.
+__device__ __forceinline__ void st_shared_v2_f32(std::uint32_t addr, float x, float y) {
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(x), "f"(y) : "memory");
+}
+
 __device__ __forceinline__ std::uint32_t ld_shared_b32(std::uint32_t addr) {
   std::uint32_t value;
   asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(value) : "r"(addr) : "memory");

@@ -77,6 +77,15 @@ __device__ __forceinline__ void tma_store_5d(const void* tensor_map, std::uint32
       : "memory");
 }
 
+// Shared -> global element-wise fp32 add of `bytes` (a multiple of 16; both addresses 16-byte
+// aligned), done by the copy engine; tracked by the issuing thread's bulk async-groups (sm_90).
+__device__ __forceinline__ void cp_reduce_async_bulk_add_f32(float* global, std::uint32_t smem,
+                                                             std::uint32_t bytes) {
+  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(global),
+               "r"(smem), "r"(bytes)
+               : "memory");
+}
+
 __device__ __forceinline__ void cp_async_bulk_commit_group() {
   asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 }

@@ -145,8 +145,11 @@ __global__ void __launch_bounds__(kAuxThreads)
         p.cu_seqlens_q ? p.cu_seqlens_q[batch + 1] - p.cu_seqlens_q[batch] : p.seqlen_q;
     if (i >= allocated) continue;
     const SequenceLengths seq = sequence_lengths(p, batch);
-    const float4* src = reinterpret_cast<const float4*>(args.dq_accum + row * p.head_dim + chunk * 8);
-    float4 lo = src[0], hi = src[1];
+    const float4* src = reinterpret_cast<const float4*>(args.dq_accum + row * p.head_dim);
+    // DQ_BULK calls wrote the row's 16-byte units swizzled (dq_bulk_unit).
+    const int row8 = static_cast<int>(i & 7);
+    float4 lo = src[args.dq_bulk ? dq_bulk_unit(2 * chunk, row8) : 2 * chunk];
+    float4 hi = src[args.dq_bulk ? dq_bulk_unit(2 * chunk + 1, row8) : 2 * chunk + 1];
     if (i >= seq.q) lo = hi = make_float4(0.f, 0.f, 0.f, 0.f);
     const float s = p.scale;
     uint4 packed;

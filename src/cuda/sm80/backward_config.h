@@ -40,6 +40,42 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 #define FLASHATTN_SM80_BWD_SPLIT4 0
 #endif
 
+// Scheduling knobs of the main loop (version 5; each kept so the alternatives can be measured side by
+// side in one device call):
+// DQ_BEFORE_DK 1: the dQ product and its reductions run between dV and dK (FA2's order), so the
+// red.global adds drain while dK's MMAs issue; 2: before dV; 0: after dK (version 4).
+#ifndef FLASHATTN_SM80_BWD_DQ_BEFORE_DK
+#define FLASHATTN_SM80_BWD_DQ_BEFORE_DK 0
+#endif
+// DQ_ROWS32 1: a warp's dQ task covers two 16-row m-tiles (32 query rows) and half the columns, so each
+// K fragment read from shared memory feeds two MMAs (4 ldmatrix per 8 MMAs instead of 5); 0: 16 rows.
+#ifndef FLASHATTN_SM80_BWD_DQ_ROWS32
+#define FLASHATTN_SM80_BWD_DQ_ROWS32 1
+#endif
+
+// DQ_RED_V2 1 (sm_90): each lane adds its accumulator pairs with 8-byte red.global.add.v2.f32, no lane
+// shuffles (the shuffles' results and the registers the reductions still read made the dQ adds ~19% of
+// the stall samples of version 4's d128 kernel); 0: one 16-byte v4 per lane after a lane-pair shuffle.
+#ifndef FLASHATTN_SM80_BWD_DQ_RED_V2
+#define FLASHATTN_SM80_BWD_DQ_RED_V2 1
+#endif
+// DQ_BULK 1 (sm_90, default mode, head_dim == the bucket): the warps stage the whole dQ tile of a
+// query tile in shared memory (row-major, 16-byte units XOR-swizzled by row % 8 within each 32-float
+// group, so the accumulator stores are conflict-free) and one thread hands it to the copy engine as
+// ONE asynchronous bulk reduction (cp.reduce.async.bulk .add.f32) into the dQ accumulator, which then
+// holds the same swizzled layout (the postprocess undoes it; BackwardKernelArgs::dq_bulk). No
+// register or LSU waits on the reductions. Deterministic mode keeps the reductions. (A first version
+// with one bulk reduction per task row measured 6% slower than the reductions: the per-lane
+// addresses made the compiler issue them one lane at a time.)
+#ifndef FLASHATTN_SM80_BWD_DQ_BULK
+#define FLASHATTN_SM80_BWD_DQ_BULK 1
+#endif
+// MASK_BRANCH 1: the plain kernel forms P in two versions, with and without the per-element mask,
+// chosen per tile; 0: one version whose mask test is per element (version 4).
+#ifndef FLASHATTN_SM80_BWD_MASK_BRANCH
+#define FLASHATTN_SM80_BWD_MASK_BRANCH 1
+#endif
+
 // kGeneral_: the variant for softcap / ALiBi / dropout, whose per-element state does not fit a
 // 128-row query tile at d <= 64 (it keeps the 64-row tile there).
 template <int kHeadDim_, typename Element_, bool kGeneral_ = false>
@@ -87,6 +123,15 @@ struct BackwardConfig {
   static constexpr int kDqRowTiles = kBlockM / 16;
   static constexpr int kDqCols = kHeadDim * kDqRowTiles / kWarps;
   static_assert(kDqCols % 16 == 0 && kDqCols * kWarps == kHeadDim * kDqRowTiles);
+  // m-tiles of one dQ task (DQ_ROWS32: 2 where the row tiles pair up and half the columns are still a
+  // multiple of 16), its columns, and the task grid: kDqRowGroups along the rows x the rest along d.
+  static constexpr int kDqMTiles =
+      FLASHATTN_SM80_BWD_DQ_ROWS32 && kDqRowTiles % 2 == 0 && (kDqCols / 2) % 16 == 0 ? 2 : 1;
+  static constexpr int kDqTaskCols = kDqCols / kDqMTiles;
+  static constexpr int kDqRowGroups = kDqRowTiles / kDqMTiles;
+  // Columns per accumulator chunk: 64 fp32 per lane-row pair at most (32 registers).
+  static constexpr int kDqChunkCols = kDqTaskCols % (64 / kDqMTiles) == 0 ? 64 / kDqMTiles : kDqTaskCols;
+  static_assert(kDqTaskCols % kDqChunkCols == 0 && kDqChunkCols % 16 == 0);
 
   static constexpr int kSmemQ = kBlockM * kHeadDim;  // elements, one stage (dO alike)
   static constexpr int kSmemK = kBlockN * kHeadDim;  // K alike, V alike
@@ -95,6 +140,10 @@ struct BackwardConfig {
       (2 * kSmemK + kStages * 2 * kSmemQ + 2 * kSmemDs) * static_cast<int>(sizeof(Element)) +
       kStages * 2 * kBlockM * static_cast<int>(sizeof(float));
   // Two CTAs per SM where the registers allow it (256 threads x 128 registers each).
+  // DQ_BULK staging: the kBlockM x kHeadDim fp32 tile after the LSE / D ring, where it fits (227 KB).
+  static constexpr int kDqStageBytes = kBlockM * kHeadDim * 4;
+  static constexpr bool kDqBulk =
+      FLASHATTN_SM80_BWD_DQ_BULK && kHeadDim % 32 == 0 && kSmemBytes + kDqStageBytes <= 227 * 1024;
   static constexpr int kMinBlocksPerSm = kHeadDim <= 96 && kKeyTiles == 1 ? 2 : 1;
   static_assert(kBlockM <= kBackwardRowPad && kBackwardRowPad % kBlockM == 0);
 };
@@ -115,6 +164,30 @@ struct BackwardKernelArgs {
   float scale_log2 = 0.f;
   std::uint32_t dropout_threshold = 0;
   float dropout_rescale = 1.f;
+  // DQ_BULK in use for this call (set by run(): sm_90+ device, not deterministic, head_dim == the
+  // bucket, config kDqBulk): the kernel stages dQ and reduces it in bulk, and the dQ accumulator rows
+  // have their 16-byte units swizzled (dq_bulk_unit); the launch adds the staging shared memory.
+  bool dq_bulk = false;
 };
+
+// DQ_SWIZZLE_HALF 1 (NOT RUN ON A GPU): dq_bulk_unit XORs with 2 (row % 4) instead of row % 8. ncu on
+// the measured layout (run 3) shows the staging stores at 2x their ideal wavefronts: an 8-byte store
+// is served per half-warp (rows r..r+3 of the lane pattern), and XOR with row % 8 sends the two unit
+// halves h of those 4 rows into the same 4 units; 2 (row % 4) spreads them over all 8.
+#ifndef FLASHATTN_SM80_BWD_DQ_SWIZZLE_HALF
+#define FLASHATTN_SM80_BWD_DQ_SWIZZLE_HALF 0
+#endif
+
+// Physical 16-byte unit of logical unit `unit` (4 floats) of dQ accumulator row `row` under DQ_BULK:
+// an XOR inside each group of 8 units (the row length is a multiple of 32 floats there), so that the
+// accumulator stores into the staging tile spread over the banks. The main kernel's stores and the
+// postprocess's loads both go through this function.
+__host__ __device__ __forceinline__ int dq_bulk_unit(int unit, int row) {
+#if FLASHATTN_SM80_BWD_DQ_SWIZZLE_HALF
+  return unit ^ ((row & 3) << 1);
+#else
+  return (unit & ~7) | ((unit ^ row) & 7);
+#endif
+}
 
 }  // namespace flashattn::detail::cuda_sm80

@@ -26,6 +26,7 @@
 #include "common/philox.h"
 #include "cuda/ptx/ptx.h"
 #include "cuda/ptx/shared_memory.h"
+#include "cuda/ptx/tma.h"
 #include "cuda/sm80/backward_config.h"
 #include "cuda/sm80/smem_layout.h"
 #include "cuda/sm80/warp_mma.h"
@@ -266,7 +267,7 @@ struct DqLaneAdder {
   static __device__ __forceinline__ float* lane_pointer(float* tile, std::int64_t stride, int lane) {
     const int row = lane >> 2;
     const int col = 2 * (lane & 3);
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !FLASHATTN_SM80_BWD_DQ_RED_V2
     const int odd = lane & 1;
     // Odd lanes: row + 8, columns col - 2 .. col + 1 (the partner's pair first).
     return tile + (row + 8 * odd) * stride + (col - 2 * odd);
@@ -277,7 +278,11 @@ struct DqLaneAdder {
   // Adds n-tile `acc` at lane_ptr (+ 8 t floats for n-tile t, done by the caller).
   static __device__ __forceinline__ void add(float* lane_ptr, std::int64_t stride, const float (&acc)[4],
                                              int lane) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && FLASHATTN_SM80_BWD_DQ_RED_V2
+    (void)lane;
+    ptx::red_global_add_v2_f32(lane_ptr, acc[0], acc[1]);
+    ptx::red_global_add_v2_f32(lane_ptr + 8 * stride, acc[2], acc[3]);
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     (void)stride;
     const bool odd = (lane & 1) != 0;
     // Even lanes send their row + 8 pair, odd lanes their row pair.
@@ -309,6 +314,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   constexpr int kMTiles = Cfg::kQueriesPerWarp / 8;         // n-tiles of the warp's S^T (queries)
   constexpr int kDTiles = Cfg::kColsPerWarp / 8;            // n-tiles of the warp's dK / dV slice
   constexpr float kLog2e = 1.4426950408889634f;
+  constexpr bool kDqBeforeDk = FLASHATTN_SM80_BWD_DQ_BEFORE_DK != 0;
 
   extern __shared__ __align__(128) unsigned char smem_bytes[];
   Element* k_smem = reinterpret_cast<Element*>(smem_bytes);
@@ -351,13 +357,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   // B of dV / dK: rows of dO / Q, the warp's column slice, read transposed.
   const SliceOffsets<QTile, Cfg::kColsPerWarp / 16> q_slice(lane_row_a(lane), lane_half_a(lane),
                                                             col_base / 16, q_addr0);
-  // dQ task of this warp: rows [dq_row0, +16) x columns [dq_col0, +kDqCols) of the query tile.
-  const int dq_row0 = (warp % Cfg::kDqRowTiles) * 16;
-  const int dq_col0 = (warp / Cfg::kDqRowTiles) * Cfg::kDqCols;
-  // A of dQ: dS (queries x keys) is the transpose of the stored dS^T tile; B: K rows, the task's columns.
-  const SliceOffsets<DsTile, 1> ds_task(lane_row_b(lane), lane_half_b(lane), dq_row0 / 16, ds_addr);
-  const SliceOffsets<KTile, Cfg::kDqCols / 16> k_task(lane_row_a(lane), lane_half_a(lane), dq_col0 / 16,
-                                                      k_addr);
+  // dQ task of this warp: rows [dq_row0, +16 kDqMT) x columns [dq_col0, +kDqTaskCols) of the query tile.
+  constexpr int kDqMT = Cfg::kDqMTiles;
+  const int dq_row0 = (warp % Cfg::kDqRowGroups) * 16 * kDqMT;
+  const int dq_col0 = (warp / Cfg::kDqRowGroups) * Cfg::kDqTaskCols;
+  // A of dQ: dS (queries x keys) is the transpose of the stored dS^T tile (query chunk pair = m-tile);
+  // B: K rows, the task's columns.
+  const SliceOffsets<DsTile, kDqMT> ds_task(lane_row_b(lane), lane_half_b(lane), dq_row0 / 16, ds_addr);
+  // DQ_BULK: the staging tile (after the LSE / D ring). This lane's rows are dq_row0 + lane / 4 (+ 8,
+  // 16, 24), all with row % 8 == lane / 4: the swizzle of a unit is one XOR with that.
+  [[maybe_unused]] const std::uint32_t dq_stage =
+      ptx::cvta_to_shared(delta_smem + Cfg::kStages * Cfg::kBlockM);
+  [[maybe_unused]] const std::uint32_t dq_stage_row = dq_stage + 4 * (dq_row0 + (lane >> 2)) * Cfg::kHeadDim;
+  const SliceOffsets<KTile, Cfg::kDqTaskCols / 16> k_task(lane_row_a(lane), lane_half_a(lane), dq_col0 / 16,
+                                                          k_addr);
 
   // Deterministic mode: each CTA claims its tile from a counter (launch_backward makes the grid one CTA
   // per tile), so tiles start in increasing order. A tile's dQ turn waits only for lower tiles (below),
@@ -449,6 +462,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 
     std::int64_t head = head_kv * group;
     int m_block = range.begin;
+    [[maybe_unused]] float* dq_pending = nullptr;  // DQ_BULK: dQ tile staged, not yet reduced
     if (iterations > 0) load_query_tile(head, m_block, 0);
     ptx::cp_async_commit_group();
     for (std::int64_t it = 0; it < iterations; ++it) {
@@ -457,6 +471,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       ptx::cp_async_wait_group<0>();
       // Copies of tile `it` visible to all; every warp is done with tile it - 1 (its stage, P~^T, dS^T).
       __syncthreads();
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      if constexpr (Cfg::kDqBulk) {
+        // DQ_BULK: every warp staged (and fenced) tile it - 1's dQ: one bulk reduction of the tile.
+        if (args.dq_bulk && thread == 0 && dq_pending != nullptr) {
+          ptx::cp_reduce_async_bulk_add_f32(dq_pending, dq_stage, Cfg::kDqStageBytes);
+          ptx::cp_async_bulk_commit_group();
+        }
+      }
+#endif
       if (it + 1 < iterations) {
         const bool wrap = m_block + 1 == range.end;
         load_query_tile(head + (wrap ? 1 : 0), wrap ? range.begin : m_block + 1, stage ^ 1);
@@ -493,34 +516,50 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
             }
             warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, kST, Cfg::kQueriesPerWarp>(
                 st, 0u, k_phases_a, 16 * kST * pass, q_stage, q_phases_b, 0);
+            // P = exp2(S^T scale_log2 - LSE2), masked per element where needs_mask; with
+            // std::false_type the loop has no mask compares and selects at all.
+            auto form_p = [&](auto may_mask) {
+              const bool masked = decltype(may_mask)::value && needs_mask;
 #pragma unroll
-            for (int t = 0; t < kMTiles; ++t) {
-              float lse2[2];
+              for (int t = 0; t < kMTiles; ++t) {
+                float lse2[2];
 #pragma unroll
-              for (int e = 0; e < 2; ++e) lse2[e] = lse_tile[q_base + 8 * t + 2 * (lane & 3) + e];
+                for (int e = 0; e < 2; ++e) lse2[e] = lse_tile[q_base + 8 * t + 2 * (lane & 3) + e];
 #pragma unroll
-              for (int kt = 0; kt < kST; ++kt) {
+                for (int kt = 0; kt < kST; ++kt) {
 #pragma unroll
-                for (int r = 0; r < 2; ++r) {
-                  float prob[2];
+                  for (int r = 0; r < 2; ++r) {
+                    float prob[2];
 #pragma unroll
-                  for (int e = 0; e < 2; ++e) {
-                    prob[e] = ptx::ex2_approx_ftz_f32(st[kt][t][2 * r + e] * args.scale_log2 - lse2[e]);
-                    if (needs_mask) {
-                      const int i = m0 + q_base + 8 * t + 2 * (lane & 3) + e;
-                      const int j = n0 + key_local0 + 16 * (kST * pass + kt) + 8 * r;
-                      const int offset = j - i - shift32;
-                      if (!(j < k_end && offset >= off_lo && offset <= off_hi)) prob[e] = 0.f;
+                    for (int e = 0; e < 2; ++e) {
+                      prob[e] = ptx::ex2_approx_ftz_f32(st[kt][t][2 * r + e] * args.scale_log2 - lse2[e]);
+                      if (masked) {
+                        const int i = m0 + q_base + 8 * t + 2 * (lane & 3) + e;
+                        const int j = n0 + key_local0 + 16 * (kST * pass + kt) + 8 * r;
+                        const int offset = j - i - shift32;
+                        if (!(j < k_end && offset >= off_lo && offset <= off_hi)) prob[e] = 0.f;
+                      }
                     }
+                    prob_pairs[kt][t][r] = pack_float2<Element>(prob[0], prob[1]);
+                    ptx::st_shared_b32(
+                        ds_store[t] + kToP +
+                            (16 * (kST * pass + kt) + 8 * r) * DsTile::kPanelCols * sizeof(Element),
+                        prob_pairs[kt][t][r]);
                   }
-                  prob_pairs[kt][t][r] = pack_float2<Element>(prob[0], prob[1]);
-                  ptx::st_shared_b32(
-                      ds_store[t] + kToP +
-                          (16 * (kST * pass + kt) + 8 * r) * DsTile::kPanelCols * sizeof(Element),
-                      prob_pairs[kt][t][r]);
                 }
               }
+            };
+#if FLASHATTN_SM80_BWD_MASK_BRANCH
+            // Most tiles need no mask: a branch per tile keeps the per-element compares (which the
+            // compiler otherwise if-converts and executes on every tile) out of them.
+            if (needs_mask) {
+              form_p(std::true_type{});
+            } else {
+              form_p(std::false_type{});
             }
+#else
+            form_p(std::true_type{});
+#endif
           }
           float dpt[kST][kMTiles][4];
 #pragma unroll
@@ -637,13 +676,22 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           }
         }
       }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      if constexpr (Cfg::kDqBulk) {
+        // DQ_BULK: the staging tile is rewritten after this barrier; the copy engine must have read it.
+        if (args.dq_bulk && thread == 0) ptx::cp_async_bulk_wait_group_read<0>();
+      }
+#endif
       __syncthreads();  // P~^T and dS^T complete
 
-      // dV += P~^T dO and dK += dS^T Q over the whole query tile, the warp's column slice.
+      // dV += P~^T dO and dK += dS^T Q over the whole query tile, the warp's column slice; dQ between
+      // them (DQ_BEFORE_DK) or after.
       warp_gemm_nn<Element, DsTile, QTile, Cfg::kBlockM / 16, kKT, Cfg::kColsPerWarp>(
           dv, kToP, ds_phases_a, 0, q_stage + kToDo, q_slice);
-      warp_gemm_nn<Element, DsTile, QTile, Cfg::kBlockM / 16, kKT, Cfg::kColsPerWarp>(dk, 0u, ds_phases_a, 0,
-                                                                                      q_stage, q_slice);
+      if constexpr (!kDqBeforeDk) {
+        warp_gemm_nn<Element, DsTile, QTile, Cfg::kBlockM / 16, kKT, Cfg::kColsPerWarp>(dk, 0u, ds_phases_a,
+                                                                                        0, q_stage, q_slice);
+      }
 
       int* semaphore = nullptr;
       if (args.dq_semaphore != nullptr) {
@@ -657,46 +705,101 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         }
         __syncthreads();
       }
-      // dQ (fp32 scratch) += dS K: one 16 x kDqCols task per warp, in chunks of 64 columns where 64 divides
-      // it (the dS fragments are read again per chunk; 32 accumulator registers at most beside dK / dV).
+      // dQ (fp32 scratch) += dS K: one (16 kDqMT) x kDqTaskCols task per warp, in chunks of kDqChunkCols
+      // columns (the dS fragments are read again per chunk; 32 accumulator registers at most beside
+      // dK / dV). With two m-tiles every K fragment feeds two MMAs.
       if (dq_col0 < p.head_dim) {
         float* dq_lane = DqLaneAdder::lane_pointer(
             args.dq_accum + ((batch * p.heads + head) * args.rows_padded + m0 + dq_row0) * p.head_dim +
                 dq_col0,
             p.head_dim, lane);
-        constexpr int kChunkCols = Cfg::kDqCols % 64 == 0 ? 64 : Cfg::kDqCols;
-        static_assert(Cfg::kDqCols % kChunkCols == 0);
+        constexpr int kChunkCols = Cfg::kDqChunkCols;
 #pragma unroll
-        for (int c0 = 0; c0 < Cfg::kDqCols; c0 += kChunkCols) {
+        for (int c0 = 0; c0 < Cfg::kDqTaskCols; c0 += kChunkCols) {
           if (c0 > 0 && dq_col0 + c0 >= p.head_dim) break;
-          float dq[kChunkCols / 8][4];
+          float dq[kDqMT][kChunkCols / 8][4];
 #pragma unroll
-          for (int t = 0; t < kChunkCols / 8; ++t) dq[t][0] = dq[t][1] = dq[t][2] = dq[t][3] = 0.f;
+          for (int mt = 0; mt < kDqMT; ++mt) {
+#pragma unroll
+            for (int t = 0; t < kChunkCols / 8; ++t)
+              dq[mt][t][0] = dq[mt][t][1] = dq[mt][t][2] = dq[mt][t][3] = 0.f;
+          }
 #pragma unroll
           for (int k_step = 0; k_step < Cfg::kBlockN / 16; ++k_step) {
-            std::uint32_t a[4];
-            ptx::ldmatrix_x4_trans(a, ds_task.at(16 * k_step, 0));
+            std::uint32_t a[kDqMT][4];
+#pragma unroll
+            for (int mt = 0; mt < kDqMT; ++mt) ptx::ldmatrix_x4_trans(a[mt], ds_task.at(16 * k_step, mt));
 #pragma unroll
             for (int n_pair = 0; n_pair < kChunkCols / 16; ++n_pair) {
               std::uint32_t b[4];
               ptx::ldmatrix_x4_trans(b, k_task.at(16 * k_step, c0 / 16 + n_pair));
-              mma_16816<Element>(dq[2 * n_pair], a, b[0], b[1]);
-              mma_16816<Element>(dq[2 * n_pair + 1], a, b[2], b[3]);
+#pragma unroll
+              for (int mt = 0; mt < kDqMT; ++mt) {
+                mma_16816<Element>(dq[mt][2 * n_pair], a[mt], b[0], b[1]);
+                mma_16816<Element>(dq[mt][2 * n_pair + 1], a[mt], b[2], b[3]);
+              }
             }
           }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+          if constexpr (Cfg::kDqBulk) {
+            if (args.dq_bulk) {
+              // Into the staging tile (its previous bulk reduction finished reading before the barrier
+              // above); thread 0 reduces the whole tile after the next barrier.
 #pragma unroll
-          for (int t = 0; t < kChunkCols / 8; ++t) {
-            // head_dim is a multiple of 8: an n-tile is wholly inside or outside (warp-uniform test).
-            if (dq_col0 + c0 + 8 * t < p.head_dim) {
-              DqLaneAdder::add(dq_lane + c0 + 8 * t, p.head_dim, dq[t], lane);
+              for (int t = 0; t < kChunkCols / 8; ++t) {
+                const int unit = (dq_col0 + c0 + 8 * t) / 4 + ((lane & 3) >> 1);
+                const std::uint32_t col_bytes = 16 * dq_bulk_unit(unit, lane >> 2) + 8 * (lane & 1);
+#pragma unroll
+                for (int mt = 0; mt < kDqMT; ++mt) {
+#pragma unroll
+                  for (int h = 0; h < 2; ++h) {
+                    ptx::st_shared_v2_f32(dq_stage_row + (16 * mt + 8 * h) * Cfg::kHeadDim * 4 + col_bytes,
+                                          dq[mt][t][2 * h], dq[mt][t][2 * h + 1]);
+                  }
+                }
+              }
+              continue;
+            }
+          }
+#endif
+#pragma unroll
+          for (int mt = 0; mt < kDqMT; ++mt) {
+#if FLASHATTN_SM80_BWD_DQ_RED_V2
+            if (dq_col0 + c0 + kChunkCols <= p.head_dim) {
+              // The whole chunk inside head_dim (every full-width bucket): no per-tile branch.
+#pragma unroll
+              for (int t = 0; t < kChunkCols / 8; ++t) {
+                DqLaneAdder::add(dq_lane + 16 * mt * p.head_dim + c0 + 8 * t, p.head_dim, dq[mt][t], lane);
+              }
+              continue;
+            }
+#endif
+#pragma unroll
+            for (int t = 0; t < kChunkCols / 8; ++t) {
+              // head_dim is a multiple of 8: an n-tile is wholly inside or outside (warp-uniform test).
+              if (dq_col0 + c0 + 8 * t < p.head_dim) {
+                DqLaneAdder::add(dq_lane + 16 * mt * p.head_dim + c0 + 8 * t, p.head_dim, dq[mt][t], lane);
+              }
             }
           }
         }
       }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      if constexpr (Cfg::kDqBulk) {
+        if (args.dq_bulk) {
+          ptx::fence_proxy_async_shared_cta();  // this thread's staging stores before the bulk read
+          dq_pending = args.dq_accum + ((batch * p.heads + head) * args.rows_padded + m0) * p.head_dim;
+        }
+      }
+#endif
       if (semaphore != nullptr) {
         __threadfence();
         __syncthreads();
         if (thread == 0) atomicAdd(semaphore, 1);
+      }
+      if constexpr (kDqBeforeDk) {
+        warp_gemm_nn<Element, DsTile, QTile, Cfg::kBlockM / 16, kKT, Cfg::kColsPerWarp>(dk, 0u, ds_phases_a,
+                                                                                        0, q_stage, q_slice);
       }
       if (++m_block == range.end) {
         m_block = range.begin;
@@ -704,6 +807,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       }
     }
     ptx::cp_async_wait_group<0>();
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if constexpr (Cfg::kDqBulk) {
+      // DQ_BULK: the last query tile's dQ, completed before the staging tile is reused or the CTA exits.
+      if (args.dq_bulk && dq_pending != nullptr) {
+        __syncthreads();
+        if (thread == 0) {
+          ptx::cp_reduce_async_bulk_add_f32(dq_pending, dq_stage, Cfg::kDqStageBytes);
+          ptx::cp_async_bulk_commit_group();
+          ptx::cp_async_bulk_wait_group<0>();
+        }
+      }
+    }
+#endif
 
     // dK (scaled) and dV of the warp's keys and column slice; keys past the used ones get zeros
     // (their P and dS are 0).
@@ -734,6 +850,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     // The next tile's copies overwrite K/V that this tile's last dQ products read.
     __syncthreads();
   }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // DQ_BULK: the staging rows must stay valid until the copy engine has done its reductions.
+  if constexpr (Cfg::kDqBulk) {
+    if (args.dq_bulk) ptx::cp_async_bulk_wait_group<0>();
+  }
+#endif
 }
 
 }  // namespace flashattn::detail::cuda_sm80

@@ -29,6 +29,18 @@ cudaError_t launch_backward(const BackwardKernelArgs& args_in, bool general, cud
   return FLASHATTN_BOOL_SWITCH(general, kGeneral, [&] {
     using Launched = BackwardConfig<Cfg::kHeadDim, typename Cfg::Element, kGeneral>;
     static_assert(Launched::kBlockN == Cfg::kBlockN);
+    if constexpr (Launched::kDqBulk) {
+      if (args.dq_bulk) {  // DQ_BULK (decided by run()): the dQ staging tile on top
+        constexpr int kBytes = Launched::kSmemBytes + Launched::kDqStageBytes;
+        auto* kernel = &backward_kernel<Launched, kGeneral>;
+        const cudaError_t error =
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes);
+        if (error != cudaSuccess) return error;
+        const std::int64_t grid = args.total_tiles < INT_MAX ? args.total_tiles : INT_MAX;
+        kernel<<<static_cast<unsigned>(grid), Launched::kThreads, kBytes, stream>>>(args);
+        return cudaGetLastError();
+      }
+    }
     return launch_tiles<Launched>(&backward_kernel<Launched, kGeneral>, args, args.total_tiles, stream);
   });
 }
