@@ -116,6 +116,13 @@ std::vector<BackwardCase> backward_cases() {
                    false});
   cases.push_back(
       {false, 1, 2048, 2048, 1, 1, 256, 256, DType::bfloat16, {MaskKind::causal}, Layout::contiguous, false});
+  // Plain non-deterministic problems whose head dim is exactly its bucket's (32, 64): cuda_sm80 then adds
+  // dQ with one bulk shared-to-global reduction per query tile on sm_90, a path the cycled grid above
+  // (d 8/40/72 fall below their bucket, d64 cases are often deterministic or have features) may miss.
+  cases.push_back(
+      {false, 2, 300, 517, 4, 2, 64, 64, DType::bfloat16, {MaskKind::causal}, Layout::contiguous, false});
+  cases.push_back(
+      {true, 3, 257, 190, 2, 2, 32, 32, DType::float16, {MaskKind::none}, Layout::heads_major, false});
   return cases;
 }
 
