@@ -76,6 +76,23 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 #define FLASHATTN_SM80_BWD_MASK_BRANCH 1
 #endif
 
+// STEP_POINTERS 1 (version 6): the walk over (head, query tile) steps the Q / dO tile pointers, the
+// scratch row index and the LSE / D source by one tile (or by one head at a wrap) instead of forming
+// them again from the 64-bit parameters every iteration, and needs_mask is two int compares against
+// thresholds formed once per key tile (version 5's profile: ~20% of the stall samples at the loop top,
+// address set-up and parameter reloads); 0: version 5.
+#ifndef FLASHATTN_SM80_BWD_STEP_POINTERS
+#define FLASHATTN_SM80_BWD_STEP_POINTERS 0
+#endif
+
+// COPY_AFTER_ST 1 (version 6): the next query tile's copies are issued after this tile's first S^T
+// product instead of at the loop top, where the version 5 SASS issues them (9 cp.async and ~190
+// address instructions) right before the Q-phase reloads (LDL) and ldmatrix of the first product,
+// which then queue behind them (the loop top's long-scoreboard stalls); 0: at the loop top.
+#ifndef FLASHATTN_SM80_BWD_COPY_AFTER_ST
+#define FLASHATTN_SM80_BWD_COPY_AFTER_ST 0
+#endif
+
 // kGeneral_: the variant for softcap / ALiBi / dropout, whose per-element state does not fit a
 // 128-row query tile at d <= 64 (it keeps the 64-row tile there).
 template <int kHeadDim_, typename Element_, bool kGeneral_ = false>
