@@ -315,7 +315,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   constexpr int kDTiles = Cfg::kColsPerWarp / 8;            // n-tiles of the warp's dK / dV slice
   constexpr float kLog2e = 1.4426950408889634f;
   constexpr bool kDqBeforeDk = FLASHATTN_SM80_BWD_DQ_BEFORE_DK != 0;
-  constexpr bool kCopyAfterSt = FLASHATTN_SM80_BWD_COPY_AFTER_ST != 0;
+  constexpr bool kCopyAfterSt = Cfg::kCopyAfterSt;
 
   extern __shared__ __align__(128) unsigned char smem_bytes[];
   Element* k_smem = reinterpret_cast<Element*>(smem_bytes);
