@@ -81,7 +81,7 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 // again from the 64-bit parameters every iteration, and needs_mask is two int compares against
 // thresholds formed once per key tile (version 5's profile: ~20% of the stall samples at the loop top,
 // address set-up and parameter reloads); 0: version 5. Measured on an H200 (performance-backward.md
-// version 6): +1..+3% alone, +2..+6% on top of COPY_AFTER_ST at d <= 128, +0.5% at d 256.
+// version 6): +1..+4% alone, +1..+2% (d 64) / +3..+6% (d 128) on top of COPY_AFTER_ST, neutral at d 256.
 #ifndef FLASHATTN_SM80_BWD_STEP_POINTERS
 #define FLASHATTN_SM80_BWD_STEP_POINTERS 1
 #endif
@@ -90,7 +90,7 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 // them (9 cp.async and ~190 address instructions) at the loop top, right before the spilled Q-phase
 // reloads (LDL) and ldmatrix of the first S^T product, which then queue behind them (the loop top's
 // long-scoreboard stalls). 1: after this tile's first S^T product at every d; 2 (default): so at
-// d <= 128 only (H200: +4..+9% there; -1..-2% at d 256, which has one key m-tile per warp and a
+// d <= 128 only (H200: +3..+9% there; -1..-2% at d 256, which has one key m-tile per warp and a
 // shorter S^T product); 0: at the loop top (version 5).
 #ifndef FLASHATTN_SM80_BWD_COPY_AFTER_ST
 #define FLASHATTN_SM80_BWD_COPY_AFTER_ST 2
