@@ -76,6 +76,26 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 #define FLASHATTN_SM80_BWD_MASK_BRANCH 1
 #endif
 
+// STEP_POINTERS 1 (version 6, default): the walk over (head, query tile) steps the Q / dO tile
+// pointers and the scratch row index by one tile (or by one head at a wrap) instead of forming them
+// again from the 64-bit parameters every iteration, and needs_mask is two int compares against
+// thresholds formed once per key tile (version 5's profile: ~20% of the stall samples at the loop top,
+// address set-up and parameter reloads); 0: version 5. Measured on an H200 (performance-backward.md
+// version 6): +1..+4% alone, +1..+2% (d 64) / +3..+6% (d 128) on top of COPY_AFTER_ST, neutral at d 256.
+#ifndef FLASHATTN_SM80_BWD_STEP_POINTERS
+#define FLASHATTN_SM80_BWD_STEP_POINTERS 1
+#endif
+
+// COPY_AFTER_ST (version 6): where the next query tile's copies are issued. The version 5 SASS issues
+// them (9 cp.async and ~190 address instructions) at the loop top, right before the spilled Q-phase
+// reloads (LDL) and ldmatrix of the first S^T product, which then queue behind them (the loop top's
+// long-scoreboard stalls). 1: after this tile's first S^T product at every d; 2 (default): so at
+// d <= 128 only (H200: +3..+9% there; -1..-2% at d 256, which has one key m-tile per warp and a
+// shorter S^T product); 0: at the loop top (version 5).
+#ifndef FLASHATTN_SM80_BWD_COPY_AFTER_ST
+#define FLASHATTN_SM80_BWD_COPY_AFTER_ST 2
+#endif
+
 // kGeneral_: the variant for softcap / ALiBi / dropout, whose per-element state does not fit a
 // 128-row query tile at d <= 64 (it keeps the 64-row tile there).
 template <int kHeadDim_, typename Element_, bool kGeneral_ = false>
@@ -145,6 +165,9 @@ struct BackwardConfig {
   static constexpr bool kDqBulk =
       FLASHATTN_SM80_BWD_DQ_BULK && kHeadDim % 32 == 0 && kSmemBytes + kDqStageBytes <= 227 * 1024;
   static constexpr int kMinBlocksPerSm = kHeadDim <= 96 && kKeyTiles == 1 ? 2 : 1;
+  // COPY_AFTER_ST: the next query tile's copies after the first S^T product (else at the loop top).
+  static constexpr bool kCopyAfterSt =
+      FLASHATTN_SM80_BWD_COPY_AFTER_ST == 1 || (FLASHATTN_SM80_BWD_COPY_AFTER_ST == 2 && kHeadDim <= 128);
   static_assert(kBlockM <= kBackwardRowPad && kBackwardRowPad % kBlockM == 0);
 };
 
@@ -170,12 +193,13 @@ struct BackwardKernelArgs {
   bool dq_bulk = false;
 };
 
-// DQ_SWIZZLE_HALF 1 (NOT RUN ON A GPU): dq_bulk_unit XORs with 2 (row % 4) instead of row % 8. ncu on
-// the measured layout (run 3) shows the staging stores at 2x their ideal wavefronts: an 8-byte store
+// DQ_SWIZZLE_HALF 1 (version 6, default): dq_bulk_unit XORs with 2 (row % 4) instead of row % 8 (0,
+// version 5). ncu on version 5 shows the staging stores at 2x their ideal wavefronts: an 8-byte store
 // is served per half-warp (rows r..r+3 of the lane pattern), and XOR with row % 8 sends the two unit
-// halves h of those 4 rows into the same 4 units; 2 (row % 4) spreads them over all 8.
+// halves h of those 4 rows into the same 4 units; 2 (row % 4) spreads them over all 8. H200: +1..+3%
+// at d 64 / d 128 on top of COPY_AFTER_ST (d 256 has no bulk reduction).
 #ifndef FLASHATTN_SM80_BWD_DQ_SWIZZLE_HALF
-#define FLASHATTN_SM80_BWD_DQ_SWIZZLE_HALF 0
+#define FLASHATTN_SM80_BWD_DQ_SWIZZLE_HALF 1
 #endif
 
 // Physical 16-byte unit of logical unit `unit` (4 floats) of dQ accumulator row `row` under DQ_BULK:

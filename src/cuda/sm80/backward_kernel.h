@@ -315,6 +315,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   constexpr int kDTiles = Cfg::kColsPerWarp / 8;            // n-tiles of the warp's dK / dV slice
   constexpr float kLog2e = 1.4426950408889634f;
   constexpr bool kDqBeforeDk = FLASHATTN_SM80_BWD_DQ_BEFORE_DK != 0;
+  constexpr bool kCopyAfterSt = Cfg::kCopyAfterSt;
 
   extern __shared__ __align__(128) unsigned char smem_bytes[];
   Element* k_smem = reinterpret_cast<Element*>(smem_bytes);
@@ -425,6 +426,51 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 
     // Query tile (head, m_block) of the walk: m_block fastest. Advanced by one compare per step
     // rather than divided out of the step index (divisions and their operands were long-lived).
+#if FLASHATTN_SM80_BWD_STEP_POINTERS
+    // STEP_POINTERS: the walk's state as pointers / indices stepped per query tile (one add each, or
+    // one head step at a wrap) rather than formed again from the 64-bit parameters per iteration:
+    // q_next / do_next are row 0 of the next query tile to copy; rows_cur is the scratch row (LSE / D /
+    // dQ accumulator) of query row 0 of the tile being computed.
+    const std::int64_t first_head = head_kv * group;
+    const int first_m0 = range.begin * Cfg::kBlockM;
+    const Element* q_next =
+        static_cast<const Element*>(p.q.data) + query_offset(p.q, seq, batch, first_m0, first_head);
+    const Element* do_next =
+        static_cast<const Element*>(p.dout.data) + query_offset(p.dout, seq, batch, first_m0, first_head);
+    std::int64_t rows_cur = (batch * p.heads + first_head) * args.rows_padded + first_m0;
+    const int q_end = static_cast<int>(seq.q);
+    // From one query tile to the next: kBlockM rows on, or (wrap) back to range.begin of the next head.
+    const std::int64_t wrap_rows = static_cast<std::int64_t>(m_count - 1) * Cfg::kBlockM;
+    // needs_mask as two compares per query tile: a ragged key tile always; a right window edge cuts
+    // the tile iff m0 < mask_below, a left one iff m0 > mask_above.
+    int mask_below = -0x7fffffff, mask_above = 0x7fffffff;
+    if (n0 + Cfg::kBlockN > seq.k) {
+      mask_below = 0x7fffffff;
+    } else if (p.mask.window_right >= 0) {
+      mask_below = clamp_int(n0 + Cfg::kBlockN - 1 - shift - p.mask.window_right);
+    }
+    if (p.mask.window_left >= 0) mask_above = clamp_int(n0 - Cfg::kBlockM + 1 - shift + p.mask.window_left);
+    // Copies the next query tile (m0_next its first row, wrap: it starts the next head) and steps on.
+    auto load_query_tile_stepped = [&](int m0_next, std::int64_t rows_next, int stage) {
+      const int rows = q_end - m0_next < Cfg::kBlockM ? q_end - m0_next : Cfg::kBlockM;
+      backward_load_tile<Cfg, QTile, Cfg::kBlockM>(q_smem + stage * Cfg::kSmemQ, q_next, p.q.row_stride, rows,
+                                                   static_cast<int>(p.head_dim), thread);
+      backward_load_tile<Cfg, QTile, Cfg::kBlockM>(do_smem + stage * Cfg::kSmemQ, do_next, p.dout.row_stride,
+                                                   rows, static_cast<int>(p.head_dim_v), thread);
+      constexpr int kVectors = Cfg::kBlockM / 4;  // 16-byte vectors of one row array
+      if (thread < 2 * kVectors) {
+        const bool is_lse = thread < kVectors;
+        const int v = is_lse ? thread : thread - kVectors;
+        const float* src = (is_lse ? args.lse_log2 : args.delta) + rows_next + 4 * v;
+        float* dst = (is_lse ? lse_smem : delta_smem) + stage * Cfg::kBlockM + 4 * v;
+        ptx::cp_async_cg_16(ptx::cvta_to_shared(dst), src, true);
+      }
+    };
+    // Steps a Q-shaped tile pointer from one query tile to the next.
+    auto step_rows = [&](const Element* ptr, const Operand& op, bool wrap) {
+      return wrap ? ptr + (op.head_stride - wrap_rows * op.row_stride) : ptr + Cfg::kBlockM * op.row_stride;
+    };
+#endif
     auto load_query_tile = [&](std::int64_t head, int m_block, int stage) {
       const int m0 = m_block * Cfg::kBlockM;
       const int rows = static_cast<int>(seq.q - m0 < Cfg::kBlockM ? seq.q - m0 : Cfg::kBlockM);
@@ -463,7 +509,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     std::int64_t head = head_kv * group;
     int m_block = range.begin;
     [[maybe_unused]] float* dq_pending = nullptr;  // DQ_BULK: dQ tile staged, not yet reduced
+#if FLASHATTN_SM80_BWD_STEP_POINTERS
+    if (iterations > 0) load_query_tile_stepped(first_m0, rows_cur, 0);
+#else
     if (iterations > 0) load_query_tile(head, m_block, 0);
+#endif
     ptx::cp_async_commit_group();
     for (std::int64_t it = 0; it < iterations; ++it) {
       static_assert(Cfg::kStages == 2, "the ring alternates stage and stage ^ 1");
@@ -480,21 +530,37 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         }
       }
 #endif
-      if (it + 1 < iterations) {
-        const bool wrap = m_block + 1 == range.end;
-        load_query_tile(head + (wrap ? 1 : 0), wrap ? range.begin : m_block + 1, stage ^ 1);
-      }
-      ptx::cp_async_commit_group();
-
       const int m0 = m_block * Cfg::kBlockM;
+      // Copies of the next (head, query tile) into the other ring stage (free: every warp passed the
+      // barrier above), at the loop top or (COPY_AFTER_ST) after this tile's first S^T product.
+      auto issue_next_copy = [&] {
+        if (it + 1 < iterations) {
+          const bool wrap = m_block + 1 == range.end;
+#if FLASHATTN_SM80_BWD_STEP_POINTERS
+          q_next = step_rows(q_next, p.q, wrap);
+          do_next = step_rows(do_next, p.dout, wrap);
+          load_query_tile_stepped(wrap ? first_m0 : m0 + Cfg::kBlockM,
+                                  rows_cur + (wrap ? args.rows_padded - wrap_rows : Cfg::kBlockM), stage ^ 1);
+#else
+          load_query_tile(head + (wrap ? 1 : 0), wrap ? range.begin : m_block + 1, stage ^ 1);
+#endif
+        }
+        ptx::cp_async_commit_group();
+      };
+      if constexpr (!kCopyAfterSt) issue_next_copy();
+
       const std::uint32_t q_stage = stage * kQBytes;  // added to the Q / dO lane registers
       const float* lse_tile = lse_smem + stage * Cfg::kBlockM;
       const float* delta_tile = delta_smem + stage * Cfg::kBlockM;
 
+#if FLASHATTN_SM80_BWD_STEP_POINTERS
+      const bool needs_mask = m0 < mask_below || m0 > mask_above;
+#else
       const bool needs_mask =
           n0 + Cfg::kBlockN > seq.k ||
           (p.mask.window_right >= 0 && n0 + Cfg::kBlockN - 1 - m0 - shift > p.mask.window_right) ||
           (p.mask.window_left >= 0 && n0 - (m0 + Cfg::kBlockM - 1) - shift < -p.mask.window_left);
+#endif
       [[maybe_unused]] const float alibi_slope =
           kGeneral && p.alibi_slopes != nullptr ? p.alibi_slopes[batch * p.alibi_batch_stride + head] : 0.f;
 
@@ -516,6 +582,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
             }
             warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, kST, Cfg::kQueriesPerWarp>(
                 st, 0u, k_phases_a, 16 * kST * pass, q_stage, q_phases_b, 0);
+            if constexpr (kCopyAfterSt) {
+              if (pass == 0) issue_next_copy();
+            }
             // P = exp2(S^T scale_log2 - LSE2), masked per element where needs_mask; with
             // std::false_type the loop has no mask compares and selects at all.
             auto form_p = [&](auto may_mask) {
@@ -608,6 +677,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
               st, 0u, k_phases_a, 16 * kST * pass, q_stage, q_phases_b, 0);
           warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, kST, Cfg::kQueriesPerWarp>(
               dpt, kToV, k_phases_a, 16 * kST * pass, q_stage + kToDo, q_phases_b, 0);
+          if constexpr (kCopyAfterSt) {
+            if (pass == 0) issue_next_copy();
+          }
 
 #pragma unroll
           for (int kt = 0; kt < kST; ++kt) {
@@ -709,10 +781,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       // columns (the dS fragments are read again per chunk; 32 accumulator registers at most beside
       // dK / dV). With two m-tiles every K fragment feeds two MMAs.
       if (dq_col0 < p.head_dim) {
-        float* dq_lane = DqLaneAdder::lane_pointer(
-            args.dq_accum + ((batch * p.heads + head) * args.rows_padded + m0 + dq_row0) * p.head_dim +
-                dq_col0,
-            p.head_dim, lane);
+#if FLASHATTN_SM80_BWD_STEP_POINTERS
+        const std::int64_t dq_row = rows_cur + dq_row0;
+#else
+        const std::int64_t dq_row = (batch * p.heads + head) * args.rows_padded + m0 + dq_row0;
+#endif
+        float* dq_lane =
+            DqLaneAdder::lane_pointer(args.dq_accum + dq_row * p.head_dim + dq_col0, p.head_dim, lane);
         constexpr int kChunkCols = Cfg::kDqChunkCols;
 #pragma unroll
         for (int c0 = 0; c0 < Cfg::kDqTaskCols; c0 += kChunkCols) {
@@ -788,7 +863,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       if constexpr (Cfg::kDqBulk) {
         if (args.dq_bulk) {
           ptx::fence_proxy_async_shared_cta();  // this thread's staging stores before the bulk read
+#if FLASHATTN_SM80_BWD_STEP_POINTERS
+          dq_pending = args.dq_accum + rows_cur * p.head_dim;
+#else
           dq_pending = args.dq_accum + ((batch * p.heads + head) * args.rows_padded + m0) * p.head_dim;
+#endif
         }
       }
 #endif
@@ -801,6 +880,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         warp_gemm_nn<Element, DsTile, QTile, Cfg::kBlockM / 16, kKT, Cfg::kColsPerWarp>(dk, 0u, ds_phases_a,
                                                                                         0, q_stage, q_slice);
       }
+#if FLASHATTN_SM80_BWD_STEP_POINTERS
+      rows_cur += m_block + 1 == range.end ? args.rows_padded - wrap_rows : Cfg::kBlockM;
+#endif
       if (++m_block == range.end) {
         m_block = range.begin;
         ++head;
