@@ -114,13 +114,49 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
 
   RingPosition<Config::kStages> ring;
   std::uint32_t q_phase = 0;
-  for (;;) {
+  float s[kS];
+  WorkTile next_w{};
+  KeyBlockRange next_range{};
+  // Receives the next tile (false: no work left) and waits for its Q. With kEarlyNextS it
+  // also issues the tile's first S GEMM (the last key block in key order), which the tile's
+  // body waits for. That GEMM is issued on every path: an accumulator issued on one side of
+  // a branch and waited for after it makes ptxas serialise every wgmma of the kernel
+  // (C7518). With no key block (a tile that sees no key, or no tile left) it multiplies Q's
+  // buffer by itself outside the issue rotation, a result nobody reads: Q's rows are not
+  // rewritten before the wait (q_empty follows it) and past the last tile nothing writes
+  // shared memory.
+  auto begin_tile = [&]() -> bool {
     const int tile = receive_tile(pipe.tile_handoff(), q_phase);  // one index per Q so far
-    if (tile >= p.num_tiles) break;
-    ptx::mbarrier_wait_parity(pipe.q_full(), q_phase);
-    q_phase ^= 1;
-    const WorkTile w = tile_work(p, tile);
-    const KeyBlockRange range = key_block_range<Config>(p, w);
+    const bool more_tiles = tile < p.num_tiles;
+    bool keys = false;
+    if (more_tiles) {
+      ptx::mbarrier_wait_parity(pipe.q_full(), q_phase);
+      q_phase ^= 1;
+      next_w = tile_work(p, tile);
+      next_range = key_block_range<Config>(p, next_w);
+      keys = next_range.end > next_range.begin;
+    }
+    if constexpr (Config::kEarlyNextS) {
+      if (keys) {
+        ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
+        ptx::bar_sync(my_turn, 256);
+      }
+      ptx::wgmma_fence();
+      gemm_qk<Config>(s, q_rows, keys ? pipe.k(ring.stage) : pipe.q());
+      ptx::wgmma_commit_group();
+      if (keys) ptx::bar_arrive(next_turn, 256);
+    }
+    return more_tiles;
+  };
+
+  bool more = begin_tile();
+  while (more) {
+    const WorkTile w = next_w;
+    const KeyBlockRange range = next_range;
+    if constexpr (Config::kEarlyNextS) {
+      ptx::wgmma_wait_group<0>();  // the tile's first S GEMM (begin_tile), on every path
+      ptx::wgmma_fence_operand(s);
+    }
     const float slope_s = p.alibi_slopes != nullptr
                               ? p.alibi_slopes[w.batch * p.alibi_batch_stride + w.head] * p.alibi_to_s
                               : 0.f;
@@ -145,21 +181,23 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         ptx::mbarrier_arrive(pipe.q_empty());
       }
     } else {
-      float s[kS];
       std::uint32_t pf[Config::kBlockN / 16][4];
       float correction[2];
 
-      // First key block (the last one in key order): S only.
+      // First key block (the last one in key order): S only (issued by begin_tile with
+      // kEarlyNextS).
       int n = range.end - 1;
       RingPosition<Config::kStages> pv_ring = ring;  // stage whose V the next P V GEMM reads
-      ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
-      ptx::bar_sync(my_turn, 256);
-      ptx::wgmma_fence();
-      gemm_qk<Config>(s, q_rows, pipe.k(ring.stage));
-      ptx::wgmma_commit_group();
-      ptx::bar_arrive(next_turn, 256);
-      ptx::wgmma_wait_group<0>();
-      ptx::wgmma_fence_operand(s);
+      if constexpr (!Config::kEarlyNextS) {
+        ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
+        ptx::bar_sync(my_turn, 256);
+        ptx::wgmma_fence();
+        gemm_qk<Config>(s, q_rows, pipe.k(ring.stage));
+        ptx::wgmma_commit_group();
+        ptx::bar_arrive(next_turn, 256);
+        ptx::wgmma_wait_group<0>();
+        ptx::wgmma_fence_operand(s);
+      }
       if (warp_leader) {
         ptx::mbarrier_arrive(pipe.k_empty(ring.stage));
         if (Config::kSeparateO && n_blocks == 1) ptx::mbarrier_arrive(pipe.q_empty());
@@ -220,7 +258,15 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::wgmma_fence_operand(o);
       if (warp_leader) ptx::mbarrier_arrive(pipe.v_empty(pv_ring.stage));
     }
-    store_output<Config>(p, pipe, w, consumer, o, final_rows);
+    if constexpr (Config::kEarlyNextS) {
+      // The next tile's first S GEMM goes to the tensor cores before this tile's epilogue,
+      // which then runs beside it instead of in front of it.
+      more = begin_tile();
+      store_output<Config>(p, pipe, w, consumer, o, final_rows);
+    } else {
+      store_output<Config>(p, pipe, w, consumer, o, final_rows);
+      more = begin_tile();
+    }
   }
 
   // Balance the ping-pong: the last warpgroup's last arrive on the first's turn is consumed here.
