@@ -51,7 +51,18 @@ cmake -S . -B "$bld/gpu" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a
   -DFLASHATTN_HEAD_DIMS="${TEST_DIMS:-64;128;192;256}" -DFLASHATTN_DTYPES="fp16;bf16" \
   -DFLASHATTN_BUILD_TESTS=ON -DFLASHATTN_BUILD_CLI=ON -DFLASHATTN_BUILD_EXAMPLES=OFF -DFLASHATTN_BUILD_PYTHON=OFF \
   -DFLASHATTN_PTXAS_VERBOSE=ON -DCMAKE_CUDA_FLAGS="${TEST_FLAGS:-$NEW_FLAGS}" >"$out/gpu_configure.log" 2>&1
-timeout 220 cmake --build "$bld/gpu" -j 8 --target flashattn_tests flashattn_cli >"$out/gpu_build.log" 2>&1
+timeout 220 cmake --build "$bld/gpu" -j 8 --target flashattn_tests flashattn_cli >"$out/gpu_build.log" 2>&1 &
+tb=$!
+# Optional second test build (TEST2_FLAGS), e.g. the variant's flags.
+if [[ -n ${TEST2_FLAGS:-} ]]; then
+  cmake -S . -B "$bld/gpu2" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_BACKWARD=OFF \
+    -DFLASHATTN_HEAD_DIMS="${TEST_DIMS:-64;128;192;256}" -DFLASHATTN_DTYPES="fp16;bf16" \
+    -DFLASHATTN_BUILD_TESTS=ON -DFLASHATTN_BUILD_CLI=OFF -DFLASHATTN_BUILD_EXAMPLES=OFF -DFLASHATTN_BUILD_PYTHON=OFF \
+    -DFLASHATTN_PTXAS_VERBOSE=ON -DCMAKE_CUDA_FLAGS="$TEST2_FLAGS" >"$out/gpu2_configure.log" 2>&1
+  timeout 220 cmake --build "$bld/gpu2" -j 6 --target flashattn_tests >"$out/gpu2_build.log" 2>&1
+  log "test build 2 ($TEST2_FLAGS) rc=$?"
+fi
+wait $tb
 log "test build rc=$?"
 for pid in "${pids[@]}"; do wait "$pid"; done
 # ptxas: spills and wgmma serialisation (C7518) of every sm90 forward kernel of each build.
@@ -66,6 +77,12 @@ start=$(date +%s)
 timeout 120 "$tests" --gtest_filter='*cuda_sm90*' --gtest_brief=1 >"$out/tests.log" 2>&1
 log "sm90 suites rc=$? in $(( $(date +%s) - start )) s: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/tests.log" | tr '\n' ' ')"
 grep -E 'FAILED' "$out/tests.log" | head -20 | tee -a "$out/summary.txt"
+tests2=$bld/gpu2/tests/flashattn_tests
+if [[ -n ${TEST2_FLAGS:-} ]]; then
+  timeout 120 "$tests2" --gtest_filter='*cuda_sm90*' --gtest_brief=1 >"$out/tests2.log" 2>&1
+  log "sm90 suites (build 2) rc=$?: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/tests2.log" | tr '\n' ' ')"
+  grep -E 'FAILED' "$out/tests2.log" | head -20 | tee -a "$out/summary.txt"
+fi
 
 if [[ ${NCU:-1} == 1 ]]; then
   sections="--section WarpStateStats --section SourceCounters --section SchedulerStats --section SpeedOfLight"
@@ -91,6 +108,11 @@ if [[ ${SAN:-auto} == 1 || ( ${SAN:-auto} == auto && $(( $(date +%s) - t0 )) -lt
     timeout 40 compute-sanitizer --tool "$tool" --error-exitcode 3 "$tests" --gtest_filter="$san" --gtest_brief=1 \
       >"$out/sanitize_$tool.log" 2>&1
     log "$tool rc=$? in $(( $(date +%s) - start )) s: $(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize_$tool.log") $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/sanitize_$tool.log" | tr '\n' ' ')"
+    if [[ -x $tests2 ]]; then
+      timeout 40 compute-sanitizer --tool "$tool" --error-exitcode 3 "$tests2" --gtest_filter="$san" --gtest_brief=1 \
+        >"$out/sanitize2_$tool.log" 2>&1
+      log "$tool (build 2) rc=$?: $(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize2_$tool.log") $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/sanitize2_$tool.log" | tr '\n' ' ')"
+    fi
   done
 fi
 log "total"

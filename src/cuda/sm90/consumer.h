@@ -117,35 +117,41 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   float s[kS];
   WorkTile next_w{};
   KeyBlockRange next_range{};
-  // Receives the next tile (false: no work left) and waits for its Q. With kEarlyNextS it
-  // also issues the tile's first S GEMM (the last key block in key order), which the tile's
-  // body waits for. That GEMM is issued on every path: an accumulator issued on one side of
-  // a branch and waited for after it makes ptxas serialise every wgmma of the kernel
-  // (C7518). With no key block (a tile that sees no key, or no tile left) it multiplies Q's
-  // buffer by itself outside the issue rotation, a result nobody reads: Q's rows are not
-  // rewritten before the wait (q_empty follows it) and past the last tile nothing writes
-  // shared memory.
-  auto begin_tile = [&]() -> bool {
+  bool next_keys = false;
+  // Receives the next tile (false: no work left), waits for its Q and decodes it.
+  auto receive_next = [&]() -> bool {
     const int tile = receive_tile(pipe.tile_handoff(), q_phase);  // one index per Q so far
     const bool more_tiles = tile < p.num_tiles;
-    bool keys = false;
+    next_keys = false;
     if (more_tiles) {
       ptx::mbarrier_wait_parity(pipe.q_full(), q_phase);
       q_phase ^= 1;
       next_w = tile_work(p, tile);
       next_range = key_block_range<Config>(p, next_w);
-      keys = next_range.end > next_range.begin;
+      next_keys = next_range.end > next_range.begin;
     }
-    if constexpr (Config::kEarlyNextS) {
-      if (keys) {
-        ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
-        ptx::bar_sync(my_turn, 256);
-      }
-      ptx::wgmma_fence();
-      gemm_qk<Config>(s, q_rows, keys ? pipe.k(ring.stage) : pipe.q());
-      ptx::wgmma_commit_group();
-      if (keys) ptx::bar_arrive(next_turn, 256);
+    return more_tiles;
+  };
+  // kEarlyNextS: the received tile's first S GEMM (the last key block in key order), which
+  // the tile's body waits for. It is issued on every path: an accumulator issued on one
+  // side of a branch and waited for after it makes ptxas serialise every wgmma of the
+  // kernel (C7518). With no key block (a tile that sees no key, or no tile left) it
+  // multiplies Q's buffer by itself outside the issue rotation, a result nobody reads: Q's
+  // rows are not rewritten before the wait (q_empty follows it) and past the last tile
+  // nothing writes shared memory.
+  auto issue_first_s = [&]() {
+    if (next_keys) {
+      ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
+      ptx::bar_sync(my_turn, 256);
     }
+    ptx::wgmma_fence();
+    gemm_qk<Config>(s, q_rows, next_keys ? pipe.k(ring.stage) : pipe.q());
+    ptx::wgmma_commit_group();
+    if (next_keys) ptx::bar_arrive(next_turn, 256);
+  };
+  auto begin_tile = [&]() -> bool {
+    const bool more_tiles = receive_next();
+    if constexpr (Config::kEarlyNextS) issue_first_s();
     return more_tiles;
   };
 
@@ -180,6 +186,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       } else if (warp_leader) {
         ptx::mbarrier_arrive(pipe.q_empty());
       }
+      if constexpr (Config::kEarlyNextTile) more = receive_next();
     } else {
       std::uint32_t pf[Config::kBlockN / 16][4];
       float correction[2];
@@ -254,6 +261,8 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::bar_arrive(next_turn, 256);
       final_rows = softmax_finalize(rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
       claim_output_buffer<Config>(consumer);
+      // kEarlyNextTile: the next tile's index, Q and decoding while this P V runs too.
+      if constexpr (Config::kEarlyNextTile) more = receive_next();
       ptx::wgmma_wait_group<0>();
       ptx::wgmma_fence_operand(o);
       if (warp_leader) ptx::mbarrier_arrive(pipe.v_empty(pv_ring.stage));
@@ -261,7 +270,11 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     if constexpr (Config::kEarlyNextS) {
       // The next tile's first S GEMM goes to the tensor cores before this tile's epilogue,
       // which then runs beside it instead of in front of it.
-      more = begin_tile();
+      if constexpr (Config::kEarlyNextTile) {
+        issue_first_s();
+      } else {
+        more = begin_tile();
+      }
       store_output<Config>(p, pipe, w, consumer, o, final_rows);
     } else {
       store_output<Config>(p, pipe, w, consumer, o, final_rows);

@@ -46,9 +46,12 @@
 #define FLASHATTN_SM90_TREE_REDUCTIONS_MAX_D 128
 #endif
 // 1: a consumer issues the next tile's first S GEMM before it writes the current tile's
-// O (consumer.h kEarlyNextS); 0: after. Only where O has its own buffer.
+// O (consumer.h kEarlyNextS); 0: after. 2: as 1, and the next tile is received (index,
+// Q, decoding) while the current tile's last P V GEMM runs (kEarlyNextTile). Only where O
+// has its own buffer. Default 1: measured on an H200 (2026-11-22, sm90e run 1) 1.00-1.11x
+// of 0 on all 24 d 64 / d 128 rows of the standard grid; 2 is a measurement variant.
 #ifndef FLASHATTN_SM90_EARLY_NEXT_S
-#define FLASHATTN_SM90_EARLY_NEXT_S 0
+#define FLASHATTN_SM90_EARLY_NEXT_S 1
 #endif
 // Key blocks wider than this rebuild Q's descriptors per block (kRebuildQDescriptors).
 #ifndef FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N
@@ -170,6 +173,7 @@ struct ForwardConfig {
   // Q may land). kKVBytes <= kQBytes: a tile without key blocks multiplies Q's buffer by
   // itself in place of a K block (consumer.h begin_tile).
   static constexpr bool kEarlyNextS = FLASHATTN_SM90_EARLY_NEXT_S != 0 && kSeparateO && kKVBytes <= kQBytes;
+  static constexpr bool kEarlyNextTile = kEarlyNextS && FLASHATTN_SM90_EARLY_NEXT_S >= 2;
   static constexpr int kOOffset = kSeparateO ? kOEnd : kQOffset;
   static constexpr int kBarrierOffset = kSeparateO ? kOEnd + kOBytes : kOEnd;
   // +1024: the dynamic buffer is aligned up to a swizzle atom at run time.
