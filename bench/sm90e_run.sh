@@ -11,6 +11,10 @@
 # bench/sm90_ab.py (base, new, var, cuDNN in one process, AB_ARGS); racecheck + synccheck
 # on SAN_FILTER when the call has time left (SAN=1 forces, SAN=0 skips).
 # Everything returned lands in one tar under $OUT.
+# The two runs of 2026-11-22 (docs/performance-sm90.md, "Session 4b"):
+#   run 1: bash bench/sm90e_run.sh        (base 0, new 1, ncu, tests + sanitizers with 1)
+#   run 2: NCU=0 SAN=1 VAR_FLAGS=-DFLASHATTN_SM90_EARLY_NEXT_S=2 TEST2_FLAGS=-DFLASHATTN_SM90_EARLY_NEXT_S=2 \
+#          bash bench/sm90e_run.sh
 set -uo pipefail
 out=/tmp/sm90e-out
 bld=/tmp/sm90e-build

@@ -48,8 +48,9 @@
 // 1: a consumer issues the next tile's first S GEMM before it writes the current tile's
 // O (consumer.h kEarlyNextS); 0: after. 2: as 1, and the next tile is received (index,
 // Q, decoding) while the current tile's last P V GEMM runs (kEarlyNextTile). Only where O
-// has its own buffer. Default 1: measured on an H200 (2026-11-22, sm90e run 1) 1.00-1.11x
-// of 0 on all 24 d 64 / d 128 rows of the standard grid; 2 is a measurement variant.
+// has its own buffer. Default 1: measured on an H200 (2026-11-22, sm90e, two runs) 0.999-1.11x
+// of 0 on the 24 d 64 / d 128 rows of the standard grid (47 of 48 above 1). 2: -0.4 / -1.7%
+// against 1 at <= 1k keys, +2% at >= 2k (one run); a measurement variant.
 #ifndef FLASHATTN_SM90_EARLY_NEXT_S
 #define FLASHATTN_SM90_EARLY_NEXT_S 1
 #endif
