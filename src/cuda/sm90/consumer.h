@@ -282,6 +282,9 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     }
   }
 
+  // kEarlyNextS: the end marker's stand-in S GEMM (issue_first_s) is still in flight here;
+  // no warp leaves with an accumulator pending.
+  if constexpr (Config::kEarlyNextS) ptx::wgmma_wait_group<0>();
   // Balance the ping-pong: the last warpgroup's last arrive on the first's turn is consumed here.
   if (consumer == 0) ptx::bar_sync(kIssueTurn, 256);
   if (thread == 0) ptx::cp_async_bulk_wait_group<0>();
