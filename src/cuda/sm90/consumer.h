@@ -114,13 +114,55 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
 
   RingPosition<Config::kStages> ring;
   std::uint32_t q_phase = 0;
-  for (;;) {
+  float s[kS];
+  WorkTile next_w{};
+  KeyBlockRange next_range{};
+  bool next_keys = false;
+  // Receives the next tile (false: no work left), waits for its Q and decodes it.
+  auto receive_next = [&]() -> bool {
     const int tile = receive_tile(pipe.tile_handoff(), q_phase);  // one index per Q so far
-    if (tile >= p.num_tiles) break;
-    ptx::mbarrier_wait_parity(pipe.q_full(), q_phase);
-    q_phase ^= 1;
-    const WorkTile w = tile_work(p, tile);
-    const KeyBlockRange range = key_block_range<Config>(p, w);
+    const bool more_tiles = tile < p.num_tiles;
+    next_keys = false;
+    if (more_tiles) {
+      ptx::mbarrier_wait_parity(pipe.q_full(), q_phase);
+      q_phase ^= 1;
+      next_w = tile_work(p, tile);
+      next_range = key_block_range<Config>(p, next_w);
+      next_keys = next_range.end > next_range.begin;
+    }
+    return more_tiles;
+  };
+  // kEarlyNextS: the received tile's first S GEMM (the last key block in key order), which
+  // the tile's body waits for. It is issued on every path: an accumulator issued on one
+  // side of a branch and waited for after it makes ptxas serialise every wgmma of the
+  // kernel (C7518). With no key block (a tile that sees no key, or no tile left) it
+  // multiplies Q's buffer by itself outside the issue rotation, a result nobody reads: Q's
+  // rows are not rewritten before the wait (q_empty follows it) and past the last tile
+  // nothing writes shared memory.
+  auto issue_first_s = [&]() {
+    if (next_keys) {
+      ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
+      ptx::bar_sync(my_turn, 256);
+    }
+    ptx::wgmma_fence();
+    gemm_qk<Config>(s, q_rows, next_keys ? pipe.k(ring.stage) : pipe.q());
+    ptx::wgmma_commit_group();
+    if (next_keys) ptx::bar_arrive(next_turn, 256);
+  };
+  auto begin_tile = [&]() -> bool {
+    const bool more_tiles = receive_next();
+    if constexpr (Config::kEarlyNextS) issue_first_s();
+    return more_tiles;
+  };
+
+  bool more = begin_tile();
+  while (more) {
+    const WorkTile w = next_w;
+    const KeyBlockRange range = next_range;
+    if constexpr (Config::kEarlyNextS) {
+      ptx::wgmma_wait_group<0>();  // the tile's first S GEMM (begin_tile), on every path
+      ptx::wgmma_fence_operand(s);
+    }
     const float slope_s = p.alibi_slopes != nullptr
                               ? p.alibi_slopes[w.batch * p.alibi_batch_stride + w.head] * p.alibi_to_s
                               : 0.f;
@@ -144,22 +186,25 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       } else if (warp_leader) {
         ptx::mbarrier_arrive(pipe.q_empty());
       }
+      if constexpr (Config::kEarlyNextTile) more = receive_next();
     } else {
-      float s[kS];
       std::uint32_t pf[Config::kBlockN / 16][4];
       float correction[2];
 
-      // First key block (the last one in key order): S only.
+      // First key block (the last one in key order): S only (issued by begin_tile with
+      // kEarlyNextS).
       int n = range.end - 1;
       RingPosition<Config::kStages> pv_ring = ring;  // stage whose V the next P V GEMM reads
-      ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
-      ptx::bar_sync(my_turn, 256);
-      ptx::wgmma_fence();
-      gemm_qk<Config>(s, q_rows, pipe.k(ring.stage));
-      ptx::wgmma_commit_group();
-      ptx::bar_arrive(next_turn, 256);
-      ptx::wgmma_wait_group<0>();
-      ptx::wgmma_fence_operand(s);
+      if constexpr (!Config::kEarlyNextS) {
+        ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
+        ptx::bar_sync(my_turn, 256);
+        ptx::wgmma_fence();
+        gemm_qk<Config>(s, q_rows, pipe.k(ring.stage));
+        ptx::wgmma_commit_group();
+        ptx::bar_arrive(next_turn, 256);
+        ptx::wgmma_wait_group<0>();
+        ptx::wgmma_fence_operand(s);
+      }
       if (warp_leader) {
         ptx::mbarrier_arrive(pipe.k_empty(ring.stage));
         if (Config::kSeparateO && n_blocks == 1) ptx::mbarrier_arrive(pipe.q_empty());
@@ -216,13 +261,30 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::bar_arrive(next_turn, 256);
       final_rows = softmax_finalize(rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
       claim_output_buffer<Config>(consumer);
+      // kEarlyNextTile: the next tile's index, Q and decoding while this P V runs too.
+      if constexpr (Config::kEarlyNextTile) more = receive_next();
       ptx::wgmma_wait_group<0>();
       ptx::wgmma_fence_operand(o);
       if (warp_leader) ptx::mbarrier_arrive(pipe.v_empty(pv_ring.stage));
     }
-    store_output<Config>(p, pipe, w, consumer, o, final_rows);
+    if constexpr (Config::kEarlyNextS) {
+      // The next tile's first S GEMM goes to the tensor cores before this tile's epilogue,
+      // which then runs beside it instead of in front of it.
+      if constexpr (Config::kEarlyNextTile) {
+        issue_first_s();
+      } else {
+        more = begin_tile();
+      }
+      store_output<Config>(p, pipe, w, consumer, o, final_rows);
+    } else {
+      store_output<Config>(p, pipe, w, consumer, o, final_rows);
+      more = begin_tile();
+    }
   }
 
+  // kEarlyNextS: the end marker's stand-in S GEMM (issue_first_s) is still in flight here;
+  // no warp leaves with an accumulator pending.
+  if constexpr (Config::kEarlyNextS) ptx::wgmma_wait_group<0>();
   // Balance the ping-pong: the last warpgroup's last arrive on the first's turn is consumed here.
   if (consumer == 0) ptx::bar_sync(kIssueTurn, 256);
   if (thread == 0) ptx::cp_async_bulk_wait_group<0>();

@@ -45,6 +45,15 @@
 #ifndef FLASHATTN_SM90_TREE_REDUCTIONS_MAX_D
 #define FLASHATTN_SM90_TREE_REDUCTIONS_MAX_D 128
 #endif
+// 1: a consumer issues the next tile's first S GEMM before it writes the current tile's
+// O (consumer.h kEarlyNextS); 0: after. 2: as 1, and the next tile is received (index,
+// Q, decoding) while the current tile's last P V GEMM runs (kEarlyNextTile). Only where O
+// has its own buffer. Default 1: measured on an H200 (2026-11-22, sm90e, two runs) 0.999-1.11x
+// of 0 on the 24 d 64 / d 128 rows of the standard grid (47 of 48 above 1). 2: -0.4 / -1.7%
+// against 1 at <= 1k keys, +2% at >= 2k (one run); a measurement variant.
+#ifndef FLASHATTN_SM90_EARLY_NEXT_S
+#define FLASHATTN_SM90_EARLY_NEXT_S 1
+#endif
 // Key blocks wider than this rebuild Q's descriptors per block (kRebuildQDescriptors).
 #ifndef FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N
 #define FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N 160
@@ -158,6 +167,14 @@ struct ForwardConfig {
   static constexpr int kOEnd = kVOffset + kStages * kVBytes;
   static constexpr int kBarrierBytes = 8 * (4 + 4 * kStages) + 8;  // + the tile-index slot
   static constexpr bool kSeparateO = kOEnd + kOBytes + kBarrierBytes + 1024 <= kSmemLimit;
+  // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that
+  // the O normalisation, its shared-memory write and the TMA store run beside a GEMM
+  // rather than between two. Needs the next Q before this tile's O is stored, so only where
+  // O has its own buffer (when O reuses Q's rows the store must read them before the next
+  // Q may land). kKVBytes <= kQBytes: a tile without key blocks multiplies Q's buffer by
+  // itself in place of a K block (consumer.h begin_tile).
+  static constexpr bool kEarlyNextS = FLASHATTN_SM90_EARLY_NEXT_S != 0 && kSeparateO && kKVBytes <= kQBytes;
+  static constexpr bool kEarlyNextTile = kEarlyNextS && FLASHATTN_SM90_EARLY_NEXT_S >= 2;
   static constexpr int kOOffset = kSeparateO ? kOEnd : kQOffset;
   static constexpr int kBarrierOffset = kSeparateO ? kOEnd + kOBytes : kOEnd;
   // +1024: the dynamic buffer is aligned up to a swizzle atom at run time.
