@@ -424,6 +424,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           p.v.row_stride, k_rows, static_cast<int>(p.head_dim_v), thread);
     }
 
+    // LSE2 and D of a query tile (scratch row `row`, kBlockM entries each) into ring stage `stage`.
+    auto load_row_arrays = [&](std::int64_t row, int stage) {
+      constexpr int kVectors = Cfg::kBlockM / 4;  // 16-byte vectors of one row array
+      if (thread < 2 * kVectors) {
+        const bool is_lse = thread < kVectors;
+        const int v = is_lse ? thread : thread - kVectors;
+        const float* src = (is_lse ? args.lse_log2 : args.delta) + row + 4 * v;
+        float* dst = (is_lse ? lse_smem : delta_smem) + stage * Cfg::kBlockM + 4 * v;
+        ptx::cp_async_cg_16(ptx::cvta_to_shared(dst), src, true);
+      }
+    };
     // Query tile (head, m_block) of the walk: m_block fastest. Advanced by one compare per step
     // rather than divided out of the step index (divisions and their operands were long-lived).
 #if FLASHATTN_SM80_BWD_STEP_POINTERS
@@ -457,14 +468,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
                                                    static_cast<int>(p.head_dim), thread);
       backward_load_tile<Cfg, QTile, Cfg::kBlockM>(do_smem + stage * Cfg::kSmemQ, do_next, p.dout.row_stride,
                                                    rows, static_cast<int>(p.head_dim_v), thread);
-      constexpr int kVectors = Cfg::kBlockM / 4;  // 16-byte vectors of one row array
-      if (thread < 2 * kVectors) {
-        const bool is_lse = thread < kVectors;
-        const int v = is_lse ? thread : thread - kVectors;
-        const float* src = (is_lse ? args.lse_log2 : args.delta) + rows_next + 4 * v;
-        float* dst = (is_lse ? lse_smem : delta_smem) + stage * Cfg::kBlockM + 4 * v;
-        ptx::cp_async_cg_16(ptx::cvta_to_shared(dst), src, true);
-      }
+      load_row_arrays(rows_next, stage);
     };
     // Steps a Q-shaped tile pointer from one query tile to the next.
     auto step_rows = [&](const Element* ptr, const Operand& op, bool wrap) {
@@ -483,14 +487,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           static_cast<const Element*>(p.dout.data) + query_offset(p.dout, seq, batch, m0, head),
           p.dout.row_stride, rows, static_cast<int>(p.head_dim_v), thread);
       const std::int64_t slot = (batch * p.heads + head) * args.rows_padded + m0;
-      constexpr int kVectors = Cfg::kBlockM / 4;  // 16-byte vectors of one row array
-      if (thread < 2 * kVectors) {
-        const bool is_lse = thread < kVectors;
-        const int v = is_lse ? thread : thread - kVectors;
-        const float* src = (is_lse ? args.lse_log2 : args.delta) + slot + 4 * v;
-        float* dst = (is_lse ? lse_smem : delta_smem) + stage * Cfg::kBlockM + 4 * v;
-        ptx::cp_async_cg_16(ptx::cvta_to_shared(dst), src, true);
-      }
+      load_row_arrays(slot, stage);
     };
 
     float dk[kKT][kDTiles][4], dv[kKT][kDTiles][4];
