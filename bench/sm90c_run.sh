@@ -19,6 +19,8 @@ log() { echo "== $*" | tee -a "$out/summary.txt"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv \
   | tee "$out/gpu.txt"
 py=$(command -v python3)
+# shellcheck source=bench/sm90_device_common.sh
+source bench/sm90_device_common.sh
 
 start=$(date +%s)
 cmake -S . -B build/gpu -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS="80;90a" -DFLASHATTN_BACKWARD=OFF \
@@ -75,14 +77,7 @@ log "sm90 suites rc=$? in $(( $(date +%s) - start )) s: $(grep -E '^\[  (PASSED|
 grep -E 'FAILED' "$out/tests.log" | head -20 | tee -a "$out/summary.txt"
 
 if command -v cuobjdump >/dev/null; then
-  for o in build/gpu/src/CMakeFiles/flashattn.dir/cuda/sm90/forward_hdim*.cu.o; do
-    cuobjdump -sass "$o" | awk -v f="$(basename "$o")" '
-      /Function : .*forward_kernel/ {name = $3; next}
-      /Function :/ {name = ""}
-      name != "" && /HGMMA/ {h[name]++}
-      name != "" && /LDL|STL/ {l[name]++}
-      END {for (n in h) printf "%s %s HGMMA %d LDL/STL %d\n", f, substr(n, 1, 90), h[n], l[n] + 0}'
-  done >"$out/sass.txt" 2>&1
+  sm90_sass_counts build/gpu >"$out/sass.txt" 2>&1
   cuobjdump -sass build/gpu/src/CMakeFiles/flashattn.dir/cuda/sm90/forward_hdim128_bf16.cu.o >"$out/sass_d128_bf16.txt"
   log "sass: $(awk '{s += $NF} END {print s + 0}' "$out/sass.txt") LDL/STL in all sm90 forward kernels"
 fi

@@ -32,24 +32,12 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,po
   | tee "$out/gpu.txt"
 cp COMMIT "$out/commit.txt" 2>/dev/null
 py=$(command -v python3)
+# shellcheck source=bench/sm90_device_common.sh
+source bench/sm90_device_common.sh
 t0=$(date +%s)
 
-# name, flags: the Python extension of this tree with these CUDA flags, as package flashattn_<name>
-# ("new" as flashattn).
-build_py() {
-  local name=$1 flags=$2 pkg=flashattn_$1
-  [[ $name == new ]] && pkg=flashattn
-  cmake -S . -B "$bld/py-$name" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a \
-    -DFLASHATTN_HEAD_DIMS="${PY_DIMS:-128}" -DFLASHATTN_DTYPES=bf16 -DFLASHATTN_BACKWARD=OFF \
-    -DFLASHATTN_BUILD_TESTS=OFF -DFLASHATTN_BUILD_CLI=OFF -DFLASHATTN_BUILD_EXAMPLES=OFF \
-    -DFLASHATTN_BUILD_PYTHON=ON -DPython_EXECUTABLE="$py" -DCMAKE_CUDA_FLAGS="$flags" \
-    >"$out/py_${name}_configure.log" 2>&1 &&
-    timeout 220 cmake --build "$bld/py-$name" -j 6 --target _C >"$out/py_${name}_build.log" 2>&1 &&
-    rm -rf "$bld/pyroot/$pkg" && mkdir -p "$bld/pyroot/$pkg" && cp -r python/flashattn/. "$bld/pyroot/$pkg/" &&
-    cp "$bld/py-$name"/python/_C*.so "$bld/pyroot/$pkg/" &&
-    if [[ $pkg != flashattn ]]; then sed -i "s/\"flashattn::/\"$pkg::/" "$bld/pyroot/$pkg/_ops.py"; fi
-  echo "== py $name ($flags) build rc=$? at $(( $(date +%s) - t0 )) s" >>"$out/summary.txt"
-}
+# name, flags: the Python extension of this tree with these CUDA flags (sm90_device_common.sh).
+build_py() { sm90_build_py "$1" "$2" 6 220; }
 rm -rf "$bld/pyroot"
 pids=()
 build_py base "${BASE_FLAGS:--DFLASHATTN_SM90_LONG_KEY_BLOCK_N=0}" & pids+=($!)
@@ -82,16 +70,7 @@ check_tests() {
   timeout 120 "$tests" --gtest_filter='*cuda_sm90*' --gtest_brief=1 >"$out/${name}_tests.log" 2>&1
   log "$name sm90 suites rc=$? in $(( $(date +%s) - start )) s: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/${name}_tests.log" | tr '\n' ' ')"
   grep -E 'FAILED' "$out/${name}_tests.log" | head -20 | tee -a "$out/summary.txt"
-  if command -v cuobjdump >/dev/null; then
-    for o in "$bld/$name"/src/CMakeFiles/flashattn.dir/cuda/sm90/forward_hdim*.cu.o; do
-      cuobjdump -sass "$o" | awk -v f="$(basename "$o")" '
-        /Function : .*forward_kernel/ {name = $3; next}
-        /Function :/ {name = ""}
-        name != "" && /HGMMA/ {h[name]++}
-        name != "" && /LDL|STL/ {l[name]++}
-        END {for (n in h) printf "%s %s HGMMA %d LDL/STL %d\n", f, substr(n, 1, 100), h[n], l[n] + 0}'
-    done >"$out/${name}_sass.txt" 2>&1
-  fi
+  sm90_sass_counts "$bld/$name" >"$out/${name}_sass.txt" 2>&1
   local san=${SAN_FILTER:-'Grid/*cuda_sm90*_d128_*:Grid/*cuda_sm90*_113x203_*:Grid/*cuda_sm90*_128x217_*:Grid/KVCacheTest.*cuda_sm90_3?_*'}
   for tool in racecheck synccheck; do
     start=$(date +%s)

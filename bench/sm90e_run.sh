@@ -27,23 +27,12 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,po
   | tee "$out/gpu.txt"
 cp COMMIT "$out/commit.txt" 2>/dev/null
 py=$(command -v python3)
+# shellcheck source=bench/sm90_device_common.sh
+source bench/sm90_device_common.sh
 BASE_FLAGS=${BASE_FLAGS:--DFLASHATTN_SM90_EARLY_NEXT_S=0}
 NEW_FLAGS=${NEW_FLAGS:--DFLASHATTN_SM90_EARLY_NEXT_S=1}
 
-build_py() {
-  local name=$1 flags=$2 pkg=flashattn_$1
-  [[ $name == new ]] && pkg=flashattn
-  cmake -S . -B "$bld/py-$name" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a \
-    -DFLASHATTN_HEAD_DIMS="${PY_DIMS:-64;128}" -DFLASHATTN_DTYPES=bf16 -DFLASHATTN_BACKWARD=OFF \
-    -DFLASHATTN_BUILD_TESTS=OFF -DFLASHATTN_BUILD_CLI=OFF -DFLASHATTN_BUILD_EXAMPLES=OFF \
-    -DFLASHATTN_BUILD_PYTHON=ON -DPython_EXECUTABLE="$py" -DFLASHATTN_PTXAS_VERBOSE=ON \
-    -DCMAKE_CUDA_FLAGS="$flags" >"$out/py_${name}_configure.log" 2>&1 &&
-    timeout 200 cmake --build "$bld/py-$name" -j 5 --target _C >"$out/py_${name}_build.log" 2>&1 &&
-    rm -rf "$bld/pyroot/$pkg" && mkdir -p "$bld/pyroot/$pkg" && cp -r python/flashattn/. "$bld/pyroot/$pkg/" &&
-    cp "$bld/py-$name"/python/_C*.so "$bld/pyroot/$pkg/" &&
-    if [[ $pkg != flashattn ]]; then sed -i "s/\"flashattn::/\"$pkg::/" "$bld/pyroot/$pkg/_ops.py"; fi
-  log "py $name ($flags) build rc=$?"
-}
+build_py() { PY_DIMS=${PY_DIMS:-64;128} sm90_build_py "$1" "$2" 5 200 -DFLASHATTN_PTXAS_VERBOSE=ON; }
 rm -rf "$bld/pyroot"
 pids=()
 build_py base "$BASE_FLAGS" & pids+=($!)
