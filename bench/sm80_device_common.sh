@@ -55,3 +55,14 @@ record_ptxas() {
   cat build/tune/obj/*.ptxas.txt 2>/dev/null | grep -E "Compiling|registers|spill" | sed 's/.*ForwardConfigILi//' \
     >"$out/ptxas.txt"
 }
+
+# tune_rows BIN SEQLENS LIMIT: bench/sm80_tune's rows for d 128, 256 and 64 (each under LIMIT seconds;
+# softcap/ALiBi/dropout rows at s 512 and 2048) into $out/rows.jsonl.
+tune_rows() {
+  local bin=$1 seqlens=$2 limit=$3 d
+  for d in 128 256 64; do
+    SM80_DIMS=$d SM80_GENERAL_SEQLEN=512,2048 timeout "$limit" "$bin" "$seqlens" >"$out/rows_d$d.jsonl" 2>&1
+    stamp "rows d$d rc=$?"
+  done
+  cat "$out"/rows_d*.jsonl >"$out/rows.jsonl"
+}

@@ -35,11 +35,7 @@ record_ptxas
 run_suites build/gpu/tests/flashattn_tests "" memcheck racecheck
 
 bin=build/tune/sm80_tune
-for d in 128 256 64; do
-  SM80_DIMS=$d SM80_GENERAL_SEQLEN=512,2048 timeout 75 "$bin" "$seqlens" >"$out/rows_d$d.jsonl" 2>&1
-  stamp "rows d$d rc=$?"
-done
-cat "$out"/rows_d*.jsonl >"$out/rows.jsonl"
+tune_rows "$bin" "$seqlens" 75
 timeout 60 python3 bench/sdpa_fa2_forward.py 64,128,256 512,2048 bf16 >"$out/fa2.jsonl" 2>&1
 stamp "fa2 bf16 rc=$?"
 python3 bench/compare_fa2.py --tune "$out/rows.jsonl" --table /tmp/table_checked_in.json "$out/fa2.jsonl" \

@@ -37,11 +37,7 @@ wait $tune_build
 stamp "tune build rc=$?"; tail -3 "$out/tune_build.txt"
 record_ptxas
 bin=build/tune/sm80_tune
-for d in 128 256 64; do
-  SM80_DIMS=$d SM80_GENERAL_SEQLEN=512,2048 timeout 70 "$bin" "$seqlens" >"$out/rows_d$d.jsonl" 2>&1
-  stamp "rows d$d rc=$?"
-done
-cat "$out"/rows_d*.jsonl >"$out/rows.jsonl"
+tune_rows "$bin" "$seqlens" 70
 python3 bench/compare_fa2.py --tune "$out/rows.jsonl" --table src/cuda/sm80/forward_tuning.json "$out/fa2.jsonl" \
   >"$out/compare.md" 2>&1
 wait $pf_build
