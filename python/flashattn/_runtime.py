@@ -126,12 +126,12 @@ def run(op: str, args: dict, device: torch.device) -> None:
     if device.type == "cuda":
         index = device.index if device.index is not None else torch.cuda.current_device()
         if index == torch.cuda.current_device():
-            _C.run_with_workspace(op, args, backend, _current_stream(index), allocate)
+            _C.run(op, args, backend, _current_stream(index), allocate)
         else:
             with torch.cuda.device(index):
-                _C.run_with_workspace(op, args, backend, _current_stream(index), allocate)
+                _C.run(op, args, backend, _current_stream(index), allocate)
     else:
-        _C.run_with_workspace(op, args, backend, 0, allocate, torch.get_num_threads())
+        _C.run(op, args, backend, 0, allocate, torch.get_num_threads())
 
 
 def select_kernel(op: str, args: dict, backend: Optional[str] = None):

@@ -8,9 +8,9 @@
 // that is not given. Streams and workspaces cross as integers (addresses). The
 // framework layer (flashattn/interface.py) owns every allocation.
 //
-// Each operation is reached through three functions keyed by its name
-// ("forward", "forward_varlen", "forward_kvcache", "backward", "backward_varlen",
-// "combine"): run(), workspace_size() and select_kernel(). Arguments arrive as a
+// Each operation is reached through two functions keyed by its name ("forward",
+// "forward_varlen", "forward_kvcache", "backward", "backward_varlen", "combine"): run()
+// (which sizes and requests its own workspace) and select_kernel(). Arguments arrive as a
 // dict whose keys are the C++ field names, so adding a field needs no new signature.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
@@ -232,13 +232,11 @@ Backend parse_backend(const std::string& name) {
       ("backend: '" + name + "' is not one of auto, cpu_reference, cpu_tiled, cuda_sm80, cuda_sm90").c_str());
 }
 
-ExecutionContext make_context(const std::string& backend, std::uintptr_t stream, std::uintptr_t workspace,
-                              std::size_t workspace_bytes, int num_threads) {
+// The workspace is filled in by run() once its size is known.
+ExecutionContext make_context(const std::string& backend, std::uintptr_t stream, int num_threads) {
   ExecutionContext ctx;
   ctx.backend = parse_backend(backend);
   ctx.stream = reinterpret_cast<void*>(stream);
-  ctx.workspace = reinterpret_cast<void*>(workspace);
-  ctx.workspace_bytes = workspace_bytes;
   ctx.num_threads = num_threads;
   return ctx;
 }
@@ -265,24 +263,13 @@ Status call_run(const A& args, const ExecutionContext& ctx) {
   if constexpr (std::is_same_v<A, CombineArgs>) return combine(args, ctx);
 }
 
-void run(const std::string& op, nb::dict args, const std::string& backend, std::uintptr_t stream,
-         std::uintptr_t workspace, std::size_t workspace_bytes, int num_threads) {
-  const ExecutionContext ctx = make_context(backend, stream, workspace, workspace_bytes, num_threads);
-  const Status status = with_parsed(op, Args{args}, [&](const auto& parsed) {
-    // The computation never touches Python objects: let other Python threads run.
-    nb::gil_scoped_release release;
-    return call_run(parsed, ctx);
-  });
-  if (!status.ok()) raise_status(status);
-}
-
-// run() with the workspace sized and requested in the same call: the arguments are parsed once and
-// Python is entered once per call instead of twice. `allocate(bytes)` returns (owner, address): a
+// Runs one operation, its workspace sized and requested in the same call (the arguments are parsed
+// once, Python is entered once per call). `allocate(bytes)` returns (owner, address): a
 // buffer of at least `bytes` bytes at a 256-byte aligned address, kept alive until the launch is issued
 // (a stream-ordered allocator then reuses it only after the work on the stream).
-void run_with_workspace(const std::string& op, nb::dict args, const std::string& backend,
-                        std::uintptr_t stream, nb::callable allocate, int num_threads) {
-  ExecutionContext ctx = make_context(backend, stream, 0, 0, num_threads);
+void run(const std::string& op, nb::dict args, const std::string& backend, std::uintptr_t stream,
+         nb::callable allocate, int num_threads) {
+  ExecutionContext ctx = make_context(backend, stream, num_threads);
   const Status status = with_parsed(op, Args{args}, [&](const auto& parsed) {
     std::size_t bytes = 0;
     if (Status sized = workspace_size(parsed, ctx, &bytes); !sized.ok()) return sized;
@@ -299,19 +286,9 @@ void run_with_workspace(const std::string& op, nb::dict args, const std::string&
   if (!status.ok()) raise_status(status);
 }
 
-std::size_t query_workspace_size(const std::string& op, nb::dict args, const std::string& backend,
-                                 int num_threads) {
-  const ExecutionContext ctx = make_context(backend, 0, 0, 0, num_threads);
-  std::size_t bytes = 0;
-  const Status status =
-      with_parsed(op, Args{args}, [&](const auto& parsed) { return workspace_size(parsed, ctx, &bytes); });
-  if (!status.ok()) raise_status(status);
-  return bytes;
-}
-
 // (ok, backend, kernel, reason): never raises for "no backend can run this"; that is the answer.
 nb::tuple query_select_kernel(const std::string& op, nb::dict args, const std::string& backend) {
-  const ExecutionContext ctx = make_context(backend, 0, 0, 0, 0);
+  const ExecutionContext ctx = make_context(backend, 0, 0);
   KernelChoice choice;
   const Status status =
       with_parsed(op, Args{args}, [&](const auto& parsed) { return select_kernel(parsed, ctx, &choice); });
@@ -343,11 +320,7 @@ NB_MODULE(_C, m) {
   m.def("backend_compiled", [](const std::string& name) { return backend_compiled(parse_backend(name)); });
   m.def("cuda_device_count", [] { return cuda_device_count(); });
   m.def("cuda_device_info", &device_info, nb::arg("index"));
-  m.def("run", &run, nb::arg("op"), nb::arg("args"), nb::arg("backend") = "auto", nb::arg("stream") = 0,
-        nb::arg("workspace") = 0, nb::arg("workspace_bytes") = 0, nb::arg("num_threads") = 0);
-  m.def("run_with_workspace", &run_with_workspace, nb::arg("op"), nb::arg("args"), nb::arg("backend"),
-        nb::arg("stream"), nb::arg("allocate"), nb::arg("num_threads") = 0);
-  m.def("workspace_size", &query_workspace_size, nb::arg("op"), nb::arg("args"), nb::arg("backend") = "auto",
-        nb::arg("num_threads") = 0);
+  m.def("run", &run, nb::arg("op"), nb::arg("args"), nb::arg("backend"), nb::arg("stream"),
+        nb::arg("allocate"), nb::arg("num_threads") = 0);
   m.def("select_kernel", &query_select_kernel, nb::arg("op"), nb::arg("args"), nb::arg("backend") = "auto");
 }
