@@ -43,7 +43,8 @@ for hdim in dims:
             fa2_bhsd = compare._sdpa(SDPBackend.FLASH_ATTENTION)(*(t.transpose(1, 2) for t in (qh, kh, vh)), causal)
             row = {"hdim": hdim, "causal": causal, "seqlen": seqlen}
             with torch.no_grad():
-                diff = (ours().float() - fa2().float()).abs().max().item()
+                # SDPA returns (b, h, s, d); ours (b, s, h, d).
+                diff = (ours().float() - fa2().transpose(1, 2).float()).abs().max().item()
                 for name, fn in (("ours", ours), ("fa2", fa2), ("fa2_bhsd", fa2_bhsd), ("ours2", ours), ("fa2_2", fa2)):
                     fn()
                     torch.cuda.synchronize()
