@@ -64,6 +64,12 @@ __device__ __forceinline__ void load_strided_tile_async(typename Cfg::Element* s
   }
 }
 
+// Whether load_whole_strided_tile_async serves kRows-row tiles of Cfg: every thread keeps one column
+// chunk and copies the same number of rows (e.g. not bucket 96: 12 chunks per row, 128 threads).
+template <class Cfg, int kRows>
+inline constexpr bool kWholeTileLoadable = Cfg::kThreads % Cfg::kChunksPerRow == 0 &&
+                                           kRows % (Cfg::kThreads / Cfg::kChunksPerRow) == 0;
+
 // load_strided_tile_async of a tile known to be whole: every one of its kRows rows exists, the head
 // dim equals the bucket, and kRows rows span less than 2 GB. No per-copy bounds test or zero-fill
 // select (cp.async without a source size); each copy's source is the thread's first-row pointer plus
@@ -75,9 +81,8 @@ template <class Cfg, class Tile, int kRows>
 __device__ __forceinline__ void load_whole_strided_tile_async(typename Cfg::Element* smem,
                                                               const typename Cfg::Element* row0,
                                                               int row_stride_bytes, int thread) {
-  static_assert(Cfg::kThreads % Cfg::kChunksPerRow == 0, "each thread keeps one column chunk");
+  static_assert(kWholeTileLoadable<Cfg, kRows>);
   constexpr int kRowStep = Cfg::kThreads / Cfg::kChunksPerRow;
-  static_assert(kRows % kRowStep == 0, "every thread copies the same number of rows");
   constexpr int kIters = kRows / kRowStep;
   // Rows first_row + i * kRowStep with equal i mod kClasses have the same row mod kRowPeriod, hence the
   // same swizzled chunk: their shared addresses differ by whole rows only.
