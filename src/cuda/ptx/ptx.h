@@ -28,6 +28,12 @@ __device__ __forceinline__ void cp_async_cg_16(std::uint32_t smem_addr, const vo
                : "memory");
 }
 
+// cp_async_cg_16 of a chunk known to be in bounds: no source-size operand, so the caller needs no
+// per-copy select (the forward's whole-tile K/V loader).
+__device__ __forceinline__ void cp_async_cg_16_full(std::uint32_t smem_addr, const void* gmem) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr), "l"(gmem) : "memory");
+}
+
 __device__ __forceinline__ void cp_async_commit_group() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 }

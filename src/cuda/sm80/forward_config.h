@@ -46,6 +46,10 @@ struct TileShape {
   // S = Q K^T and O += P V with each shared-memory fragment read one step ahead of its MMAs
   // (warp_mma.h: gemm_qk_prefetched / gemm_pv_prefetched).
   bool prefetch_fragments = false;
+  // Dense K/V tiles that are whole (every row present, head dim == bucket) are copied without per-copy
+  // bounds tests or zero-fill selects (gmem_tile_loader.h: load_whole_strided_tile_async); the ragged
+  // last tile, paged K/V and narrower head dims keep the general loader.
+  bool whole_tile_loads = false;
 };
 
 template <int kHeadDim_, typename Element_, TileShape kShape_>
@@ -73,6 +77,7 @@ struct ForwardConfig {
   static constexpr bool kJointSoftmax = kShape.joint_softmax;
   static constexpr bool kOFromRegisters = kShape.o_from_registers;
   static constexpr bool kPrefetchFragments = kShape.prefetch_fragments;
+  static constexpr bool kWholeTileLoads = kShape.whole_tile_loads;
   static constexpr int kThreads = kWarps * 32;
 
   static constexpr int kChunk = 8;  // elements per 16-byte cp.async / ldmatrix row

@@ -64,6 +64,52 @@ __device__ __forceinline__ void load_strided_tile_async(typename Cfg::Element* s
   }
 }
 
+// Whether load_whole_strided_tile_async serves kRows-row tiles of Cfg: every thread keeps one column
+// chunk and copies the same number of rows (e.g. not bucket 96: 12 chunks per row, 128 threads).
+template <class Cfg, int kRows>
+inline constexpr bool kWholeTileLoadable = Cfg::kThreads % Cfg::kChunksPerRow == 0 &&
+                                           kRows % (Cfg::kThreads / Cfg::kChunksPerRow) == 0;
+
+// load_strided_tile_async of a tile known to be whole: every one of its kRows rows exists, the head
+// dim equals the bucket, and kRows rows span less than 2 GB. No per-copy bounds test or zero-fill
+// select (cp.async without a source size); each copy's source is the thread's first-row pointer plus
+// a 32-bit byte offset, and its shared address one of kClasses per-thread bases plus an immediate.
+// The general loader spends ~6 integer instructions per 16-byte copy (bounds test, three selects,
+// 64-bit pointer step): at d256 with 4 warps x 64 keys that was 190 of a warp's ~1050 instructions per
+// K/V tile, where FlashAttention 2 spends almost none (ncu, session 5, docs/kernel-notes.md v10).
+template <class Cfg, class Tile, int kRows>
+__device__ __forceinline__ void load_whole_strided_tile_async(typename Cfg::Element* smem,
+                                                              const typename Cfg::Element* row0,
+                                                              int row_stride_bytes, int thread) {
+  static_assert(kWholeTileLoadable<Cfg, kRows>);
+  constexpr int kRowStep = Cfg::kThreads / Cfg::kChunksPerRow;
+  constexpr int kIters = kRows / kRowStep;
+  // Rows first_row + i * kRowStep with equal i mod kClasses have the same row mod kRowPeriod, hence the
+  // same swizzled chunk: their shared addresses differ by whole rows only.
+  constexpr int kPeriodClasses =
+      kRowStep % 8 == 0 ? 1 : (kRowStep % 4 == 0 ? 2 : (kRowStep % 2 == 0 ? 4 : 8));
+  static_assert(Tile::kRowPeriod == 8, "kPeriodClasses assumes a swizzle period of 8 rows");
+  constexpr int kClasses = kPeriodClasses < kIters ? kPeriodClasses : kIters;
+  const int chunk = thread % Cfg::kChunksPerRow;
+  const int first_row = thread / Cfg::kChunksPerRow;
+  const char* src = reinterpret_cast<const char*>(row0) + first_row * row_stride_bytes +
+                    chunk * Cfg::kChunk * static_cast<int>(sizeof(typename Cfg::Element));
+  const int step_bytes = kRowStep * row_stride_bytes;
+  std::uint32_t dst[kClasses];
+#pragma unroll
+  for (int c = 0; c < kClasses; ++c) {
+    dst[c] = ptx::cvta_to_shared(smem + Tile::chunk_offset(first_row + c * kRowStep, chunk));
+  }
+  // Rows per round of classes (a multiple of the swizzle period wherever i / kClasses > 0).
+  constexpr int kRowsPerRound = kClasses * kRowStep;
+#pragma unroll
+  for (int i = 0; i < kIters; ++i) {
+    const std::uint32_t round_offset =
+        2u * static_cast<std::uint32_t>((i / kClasses) * kRowsPerRound * Tile::kPanelCols);
+    ptx::cp_async_cg_16_full(dst[i % kClasses] + round_offset, src + i * step_bytes);
+  }
+}
+
 // One warp's rows [row0, row0 + kRowsPerWarp) of a tile whose row 0 is `tile_row0` (rows at or past
 // valid_rows zero-filled), by that warp's 32 lanes: the rows only that warp reads, so a warp may
 // refill them as soon as it is done with them, without a block barrier (prefetch_next).
