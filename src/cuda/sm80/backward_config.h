@@ -39,6 +39,14 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 #ifndef FLASHATTN_SM80_BWD_SPLIT4
 #define FLASHATTN_SM80_BWD_SPLIT4 0
 #endif
+// D256_KEY_GROUPS (bwd7): warps along the keys at d 256 (8-warp CTAs of 64 keys either way). 4 (version
+// 6): warp = one 16-key m-tile x 128 dK / dV columns; 2: two 16-key m-tiles x 64 columns (4 column
+// slices). Same 128 accumulator registers and the same S^T / dP^T ldmatrix count (K rows for two m-tiles,
+// Q / dO rows for 16 queries: 3 per 4 MMAs), but every dO / Q B fragment of dV / dK feeds two MMAs: 6
+// ldmatrix per 16 MMAs instead of 9, i.e. 176 instead of 200 ldmatrix.x4 per warp per query tile.
+#ifndef FLASHATTN_SM80_BWD_D256_KEY_GROUPS
+#define FLASHATTN_SM80_BWD_D256_KEY_GROUPS 2
+#endif
 
 // Scheduling knobs of the main loop (version 5; each kept so the alternatives can be measured side by
 // side in one device call):
@@ -69,6 +77,11 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 // addresses made the compiler issue them one lane at a time.)
 #ifndef FLASHATTN_SM80_BWD_DQ_BULK
 #define FLASHATTN_SM80_BWD_DQ_BULK 1
+#endif
+// DQ_CHUNK_REGS (bwd7): accumulator registers of one dQ chunk (32: version 5; 64: a d 256 task of 32
+// rows x 64 columns in one chunk, so its dS fragments are read once instead of twice).
+#ifndef FLASHATTN_SM80_BWD_DQ_CHUNK_REGS
+#define FLASHATTN_SM80_BWD_DQ_CHUNK_REGS 32
 #endif
 // MASK_BRANCH 1: the plain kernel forms P in two versions, with and without the per-element mask,
 // chosen per tile; 0: one version whose mask test is per element (version 4).
@@ -118,17 +131,23 @@ struct BackwardConfig {
   // Each warp owns kKeyTiles m-tiles of 16 keys: with 2 (d <= 128), every B fragment read from shared
   // memory feeds two MMAs, and the CTA's 128 keys halve the dQ reductions into global memory per FLOP
   // (version 3 measured this shape slower only because it spilled; version 4 fits it, see
-  // performance-backward.md); above d = 128 the accumulators of two m-tiles do not fit.
-  static constexpr int kKeyTiles = kHeadDim <= 64 ? FLASHATTN_SM80_BWD_D64_KEY_TILES
-                                                  : (kHeadDim <= 128 ? FLASHATTN_SM80_BWD_KEY_TILES : 1);
+  // performance-backward.md); above d = 128 the accumulators of two m-tiles of the full column
+  // half do not fit (d 256 halves the columns instead: D256_KEY_GROUPS).
+  // d 256 with D256_KEY_GROUPS 2: two m-tiles of 64 columns each (same accumulators as one of 128).
+  static constexpr bool kD256TwoGroups =
+      kHeadDim == 256 && FLASHATTN_SM80_BWD_D256_KEY_GROUPS == 2 && !FLASHATTN_SM80_BWD_SPLIT4;
+  static constexpr int kKeyTiles = kHeadDim <= 64    ? FLASHATTN_SM80_BWD_D64_KEY_TILES
+                                   : kHeadDim <= 128 ? FLASHATTN_SM80_BWD_KEY_TILES
+                                   : kD256TwoGroups  ? 2
+                                                     : 1;
   // m-tiles whose S^T and dP^T are live at once (one at a time: fewer live registers at d 96 / 128).
   static constexpr int kScoreTiles =
       kKeyTiles == 2 && kHeadDim > 64 && FLASHATTN_SM80_BWD_SCORES_ONE_TILE ? 1 : kKeyTiles;
-  static constexpr int kKeyGroups = 4;  // warps along the keys
+  static constexpr int kKeyGroups = kD256TwoGroups ? 2 : 4;  // warps along the keys
   static constexpr int kBlockN = kKeyGroups * 16 * kKeyTiles;
   // 4 column slices where a quarter of d is still a multiple of 16 (d 192, 256) and SPLIT4, else 2.
-  static constexpr int kSplit = FLASHATTN_SM80_BWD_SPLIT4 && kHeadDim > 128 && (kHeadDim / 4) % 16 == 0 ? 4
-                                                                                                        : 2;
+  static constexpr int kSplit =
+      kD256TwoGroups || (FLASHATTN_SM80_BWD_SPLIT4 && kHeadDim > 128 && (kHeadDim / 4) % 16 == 0) ? 4 : 2;
   static constexpr int kWarps = kKeyGroups * kSplit;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kBlockM = kHeadDim <= 64 && !kGeneral_ ? FLASHATTN_SM80_BWD_D64_BLOCK_M : 64;
@@ -149,8 +168,9 @@ struct BackwardConfig {
       FLASHATTN_SM80_BWD_DQ_ROWS32 && kDqRowTiles % 2 == 0 && (kDqCols / 2) % 16 == 0 ? 2 : 1;
   static constexpr int kDqTaskCols = kDqCols / kDqMTiles;
   static constexpr int kDqRowGroups = kDqRowTiles / kDqMTiles;
-  // Columns per accumulator chunk: 64 fp32 per lane-row pair at most (32 registers).
-  static constexpr int kDqChunkCols = kDqTaskCols % (64 / kDqMTiles) == 0 ? 64 / kDqMTiles : kDqTaskCols;
+  // Columns per accumulator chunk: 64 fp32 per lane-row pair at most (32 registers; DQ_CHUNK_REGS).
+  static constexpr int kDqChunkLimit = 2 * FLASHATTN_SM80_BWD_DQ_CHUNK_REGS / kDqMTiles;
+  static constexpr int kDqChunkCols = kDqTaskCols % kDqChunkLimit == 0 ? kDqChunkLimit : kDqTaskCols;
   static_assert(kDqTaskCols % kDqChunkCols == 0 && kDqChunkCols % 16 == 0);
 
   static constexpr int kSmemQ = kBlockM * kHeadDim;  // elements, one stage (dO alike)
