@@ -83,6 +83,15 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 #ifndef FLASHATTN_SM80_BWD_DQ_CHUNK_REGS
 #define FLASHATTN_SM80_BWD_DQ_CHUNK_REGS 32
 #endif
+// DQ_BULK_IN_OPERANDS 1 (bwd7; sm_90, where the DQ_BULK staging tile does not fit beside the operands,
+// i.e. d 256): the dQ tile is staged in the Q and dO tiles of the query tile just used, after a third
+// barrier per query tile (every warp done with dV and dK), and reduced in bulk as two halves; the next
+// query tile's copies, which overwrite that ring stage, are issued after the mid barrier, once thread 0
+// has seen the bulk reads finish. Replaces d 256's 64 red.global.add.v2 per lane and query tile (10% of
+// the stall samples, plus LG-throttle stalls, in ncu of the d 256 kernel). 0: reductions at d 256.
+#ifndef FLASHATTN_SM80_BWD_DQ_BULK_IN_OPERANDS
+#define FLASHATTN_SM80_BWD_DQ_BULK_IN_OPERANDS 1
+#endif
 // MASK_BRANCH 1: the plain kernel forms P in two versions, with and without the per-element mask,
 // chosen per tile; 0: one version whose mask test is per element (version 4).
 #ifndef FLASHATTN_SM80_BWD_MASK_BRANCH
@@ -182,8 +191,17 @@ struct BackwardConfig {
   // Two CTAs per SM where the registers allow it (256 threads x 128 registers each).
   // DQ_BULK staging: the kBlockM x kHeadDim fp32 tile after the LSE / D ring, where it fits (227 KB).
   static constexpr int kDqStageBytes = kBlockM * kHeadDim * 4;
+  static constexpr bool kDqStageFits = kSmemBytes + kDqStageBytes <= 227 * 1024;
+  // DQ_BULK_IN_OPERANDS: where the staging tile does not fit (d 256), it goes into the Q and dO tiles of
+  // the query tile just used (kBlockM x d fp32 = exactly the two 16-bit tiles of one ring stage: rows
+  // [0, kBlockM / 2) over Q, the rest over dO), free once every warp is done with dV and dK.
+  static constexpr bool kDqStageInOperands = FLASHATTN_SM80_BWD_DQ_BULK_IN_OPERANDS && !kDqStageFits &&
+                                             sizeof(Element) == 2 && (kBlockM / 2) % (16 * kDqMTiles) == 0 &&
+                                             !FLASHATTN_SM80_BWD_DQ_BEFORE_DK;
   static constexpr bool kDqBulk =
-      FLASHATTN_SM80_BWD_DQ_BULK && kHeadDim % 32 == 0 && kSmemBytes + kDqStageBytes <= 227 * 1024;
+      FLASHATTN_SM80_BWD_DQ_BULK && kHeadDim % 32 == 0 && (kDqStageFits || kDqStageInOperands);
+  // Dynamic shared memory the bulk path adds to kSmemBytes (none when staged in the operand tiles).
+  static constexpr int kDqStageExtraBytes = kDqBulk && !kDqStageInOperands ? kDqStageBytes : 0;
   static constexpr int kMinBlocksPerSm = kHeadDim <= 96 && kKeyTiles == 1 ? 2 : 1;
   // COPY_AFTER_ST: the next query tile's copies after the first S^T product (else at the loop top).
   static constexpr bool kCopyAfterSt =
