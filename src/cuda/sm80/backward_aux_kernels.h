@@ -38,7 +38,8 @@ inline std::int64_t allocated_rows_q(const BackwardParams& p, std::int64_t b) {
 // the power of two >= head_dim_v / 8; lane c of a group reads columns [8c, 8c + 8) of dO and O). 0: one
 // warp per row (version 6), which left 16 of 32 lanes idle at d 128 and 24 at d 64 and did each row's
 // index arithmetic serially: its preprocess took 115 us per call at d 128 (16k tokens x 16 heads) where
-// FA2's takes 68 us (torch.profiler, H200), a fixed cost that is 5% of the 512-token rows.
+// FA2's takes 68 us (torch.profiler, H200), a fixed cost that is 5% of the 512-token rows. Packed: 73-76
+// us at d 64 / 128 / 256; +16..+20% at d 64 and +4..+6% at d 128 on the 512-token rows (version 7).
 #ifndef FLASHATTN_SM80_BWD_PREPROCESS_PACKED
 #define FLASHATTN_SM80_BWD_PREPROCESS_PACKED 1
 #endif

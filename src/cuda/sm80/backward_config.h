@@ -44,6 +44,7 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 // slices). Same 128 accumulator registers and the same S^T / dP^T ldmatrix count (K rows for two m-tiles,
 // Q / dO rows for 16 queries: 3 per 4 MMAs), but every dO / Q B fragment of dV / dK feeds two MMAs: 6
 // ldmatrix per 16 MMAs instead of 9, i.e. 176 instead of 200 ldmatrix.x4 per warp per query tile.
+// H200: +5..+8% at d 256 over 4 (performance-backward.md version 7).
 #ifndef FLASHATTN_SM80_BWD_D256_KEY_GROUPS
 #define FLASHATTN_SM80_BWD_D256_KEY_GROUPS 2
 #endif
@@ -79,7 +80,8 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 #define FLASHATTN_SM80_BWD_DQ_BULK 1
 #endif
 // DQ_CHUNK_REGS (bwd7): accumulator registers of one dQ chunk (32: version 5; 64: a d 256 task of 32
-// rows x 64 columns in one chunk, so its dS fragments are read once instead of twice).
+// rows x 64 columns in one chunk, so its dS fragments are read once instead of twice; 200 B of stack,
+// -8..-12% at d 256 on an H200).
 #ifndef FLASHATTN_SM80_BWD_DQ_CHUNK_REGS
 #define FLASHATTN_SM80_BWD_DQ_CHUNK_REGS 32
 #endif
@@ -89,6 +91,8 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 // query tile's copies, which overwrite that ring stage, are issued after the mid barrier, once thread 0
 // has seen the bulk reads finish. Replaces d 256's 64 red.global.add.v2 per lane and query tile (10% of
 // the stall samples, plus LG-throttle stalls, in ncu of the d 256 kernel). 0: reductions at d 256.
+// H200: +10..+24% at d 256 (version 7); deterministic mode, which keeps the reductions, loses 3-4% there
+// to the later copy issue.
 #ifndef FLASHATTN_SM80_BWD_DQ_BULK_IN_OPERANDS
 #define FLASHATTN_SM80_BWD_DQ_BULK_IN_OPERANDS 1
 #endif
@@ -195,6 +199,8 @@ struct BackwardConfig {
   // DQ_BULK_IN_OPERANDS: where the staging tile does not fit (d 256), it goes into the Q and dO tiles of
   // the query tile just used (kBlockM x d fp32 = exactly the two 16-bit tiles of one ring stage: rows
   // [0, kBlockM / 2) over Q, the rest over dO), free once every warp is done with dV and dK.
+  // (16-bit elements only: the fp32 tile is then exactly twice one 16-bit tile; DQ_BEFORE_DK would
+  // read Q after the dQ stores.)
   static constexpr bool kDqStageInOperands = FLASHATTN_SM80_BWD_DQ_BULK_IN_OPERANDS && !kDqStageFits &&
                                              sizeof(Element) == 2 && (kBlockM / 2) % (16 * kDqMTiles) == 0 &&
                                              !FLASHATTN_SM80_BWD_DQ_BEFORE_DK;
@@ -235,7 +241,7 @@ struct BackwardKernelArgs {
 // version 5). ncu on version 5 shows the staging stores at 2x their ideal wavefronts: an 8-byte store
 // is served per half-warp (rows r..r+3 of the lane pattern), and XOR with row % 8 sends the two unit
 // halves h of those 4 rows into the same 4 units; 2 (row % 4) spreads them over all 8. H200: +1..+3%
-// at d 64 / d 128 on top of COPY_AFTER_ST (d 256 has no bulk reduction).
+// at d 64 / d 128 on top of COPY_AFTER_ST (d 256: measured with its version 7 bulk path only).
 #ifndef FLASHATTN_SM80_BWD_DQ_SWIZZLE_HALF
 #define FLASHATTN_SM80_BWD_DQ_SWIZZLE_HALF 1
 #endif
