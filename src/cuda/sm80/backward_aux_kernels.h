@@ -44,10 +44,12 @@ inline std::int64_t allocated_rows_q(const BackwardParams& p, std::int64_t b) {
 #define FLASHATTN_SM80_BWD_PREPROCESS_PACKED 1
 #endif
 
-// Lanes per scratch row in the preprocess (1 << log2): the power of two >= head_dim_v / 8, at most 32.
+// Lanes per scratch row in the preprocess (1 << log2): the power of two >= head_dim_v / 8, at least 8
+// (the group sizes the GPU tests ran: 8, 16, 32; head_dim_v <= 32 leaves lanes of the 8 idle) and at most
+// 32.
 __host__ __device__ inline int preprocess_lanes_log2(std::int64_t head_dim_v) {
 #if FLASHATTN_SM80_BWD_PREPROCESS_PACKED
-  int log2 = 0;
+  int log2 = 3;
   while (log2 < 5 && (std::int64_t{8} << log2) < head_dim_v) ++log2;
   return log2;
 #else
