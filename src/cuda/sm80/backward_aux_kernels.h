@@ -34,34 +34,69 @@ inline std::int64_t allocated_rows_q(const BackwardParams& p, std::int64_t b) {
   return p.cu_seqlens_q ? p.cu_seqlens_q[b + 1] - p.cu_seqlens_q[b] : p.seqlen_q;
 }
 
-// One warp per scratch row: lane c reads 8 columns [8c, 8c + 8) of dO and O (head_dim_v <= 256).
+// PREPROCESS_PACKED (bwd7, default 1): a warp covers 32 / G scratch rows at once, G lanes per row (G =
+// the power of two >= head_dim_v / 8; lane c of a group reads columns [8c, 8c + 8) of dO and O). 0: one
+// warp per row (version 6), which left 16 of 32 lanes idle at d 128 and 24 at d 64 and did each row's
+// index arithmetic serially: its preprocess took 115 us per call at d 128 (16k tokens x 16 heads) where
+// FA2's takes 68 us (torch.profiler, H200), a fixed cost that is 5% of the 512-token rows. Packed: 73-76
+// us at d 64 / 128 / 256; +16..+20% at d 64 and +4..+6% at d 128 on the 512-token rows (version 7).
+#ifndef FLASHATTN_SM80_BWD_PREPROCESS_PACKED
+#define FLASHATTN_SM80_BWD_PREPROCESS_PACKED 1
+#endif
+
+// Lanes per scratch row in the preprocess (1 << log2): the power of two >= head_dim_v / 8, at least 8
+// (the group sizes the GPU tests ran: 8, 16, 32; head_dim_v <= 32 leaves lanes of the 8 idle) and at most
+// 32.
+__host__ __device__ inline int preprocess_lanes_log2(std::int64_t head_dim_v) {
+#if FLASHATTN_SM80_BWD_PREPROCESS_PACKED
+  int log2 = 3;
+  while (log2 < 5 && (std::int64_t{8} << log2) < head_dim_v) ++log2;
+  return log2;
+#else
+  (void)head_dim_v;
+  return 5;
+#endif
+}
+
+// G = 1 << preprocess_lanes_log2 lanes per scratch row, 32 / G rows per warp and step.
 template <typename Element>
 __global__ void __launch_bounds__(kAuxThreads)
     backward_preprocess_kernel(const __grid_constant__ BackwardKernelArgs args) {
   constexpr float kLog2e = 1.4426950408889634f;
   const BackwardParams& p = args.p;
   const int lane = threadIdx.x % 32;
+  const int lanes_log2 = preprocess_lanes_log2(p.head_dim_v);
+  const int group_lanes = 1 << lanes_log2;
+  const int column = 8 * (lane & (group_lanes - 1));  // first of this lane's 8 columns
   const std::int64_t rows = p.batch * p.heads * args.rows_padded;
-  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (kAuxThreads / 32);
-  for (std::int64_t row = blockIdx.x * (kAuxThreads / 32) + threadIdx.x / 32; row < rows; row += warps) {
+  const std::int64_t rows_per_step = static_cast<std::int64_t>(gridDim.x) * kAuxThreads >> lanes_log2;
+  // Warp-uniform loop (every lane takes part in the group shuffles); row = this lane's group's row.
+  for (std::int64_t warp_row0 = ((blockIdx.x * static_cast<std::int64_t>(kAuxThreads) + threadIdx.x) >> 5)
+                                << (5 - lanes_log2);
+       warp_row0 < rows; warp_row0 += rows_per_step) {
+    const std::int64_t row = warp_row0 + (lane >> lanes_log2);
+    const bool live = row < rows;
     const std::int64_t i = row % args.rows_padded;
     const std::int64_t head = (row / args.rows_padded) % p.heads;
     const std::int64_t batch = row / args.rows_padded / p.heads;
-    const SequenceLengths seq = sequence_lengths(p, batch);
+    SequenceLengths seq{};
+    if (live) seq = sequence_lengths(p, batch);
     float sum = 0.f;
-    if (i < seq.q && lane * 8 < p.head_dim_v) {
+    if (live && i < seq.q && column < p.head_dim_v) {
       const auto* dout = static_cast<const Element*>(p.dout.data) + query_offset(p.dout, seq, batch, i, head);
       const auto* out = static_cast<const Element*>(p.out.data) + query_offset(p.out, seq, batch, i, head);
-      const uint4 dv = *reinterpret_cast<const uint4*>(dout + lane * 8);
-      const uint4 ov = *reinterpret_cast<const uint4*>(out + lane * 8);
+      const uint4 dv = *reinterpret_cast<const uint4*>(dout + column);
+      const uint4 ov = *reinterpret_cast<const uint4*>(out + column);
       const Element* d8 = reinterpret_cast<const Element*>(&dv);
       const Element* o8 = reinterpret_cast<const Element*>(&ov);
 #pragma unroll
       for (int c = 0; c < 8; ++c) sum += element_to_float(d8[c]) * element_to_float(o8[c]);
     }
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-    if (lane == 0) {
+    // Sum over the row's group (XOR offsets below the group size stay inside it).
+    for (int offset = group_lanes / 2; offset > 0; offset /= 2)
+      sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    if (!live) continue;
+    if (column == 0) {
       args.delta[row] = sum;
       float lse2 = INFINITY;
       if (i < seq.q) {
@@ -71,7 +106,7 @@ __global__ void __launch_bounds__(kAuxThreads)
       args.lse_log2[row] = lse2;
     }
     float4* accum = reinterpret_cast<float4*>(args.dq_accum + row * p.head_dim);
-    for (int c = lane; c < p.head_dim / 4; c += 32) accum[c] = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int c = column / 8; c < p.head_dim / 4; c += group_lanes) accum[c] = make_float4(0.f, 0.f, 0.f, 0.f);
   }
   if (args.dq_semaphore != nullptr) {
     const std::int64_t count = p.batch * p.heads * args.m_blocks;
@@ -172,7 +207,9 @@ cudaError_t launch_backward_aux(const BackwardKernelArgs& args, int which, cudaS
   const BackwardParams& p = args.p;
   const std::int64_t rows = p.batch * p.heads * args.rows_padded;
   if (which == 0) {
-    backward_preprocess_kernel<Element><<<aux_grid(kAuxThreads / 32, rows), kAuxThreads, 0, stream>>>(args);
+    // 32 / G rows per warp (preprocess_lanes_log2).
+    const int rows_per_block = (kAuxThreads / 32) << (5 - preprocess_lanes_log2(p.head_dim_v));
+    backward_preprocess_kernel<Element><<<aux_grid(rows_per_block, rows), kAuxThreads, 0, stream>>>(args);
   } else if (which == 1) {
     const std::int64_t heads = p.heads < 65536 ? p.heads : 65536;
     backward_dsink_kernel<Element><<<static_cast<unsigned>(heads), kAuxThreads, 0, stream>>>(args);

@@ -39,6 +39,15 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 #ifndef FLASHATTN_SM80_BWD_SPLIT4
 #define FLASHATTN_SM80_BWD_SPLIT4 0
 #endif
+// D256_KEY_GROUPS (bwd7): warps along the keys at d 256 (8-warp CTAs of 64 keys either way). 4 (version
+// 6): warp = one 16-key m-tile x 128 dK / dV columns; 2: two 16-key m-tiles x 64 columns (4 column
+// slices). Same 128 accumulator registers and the same S^T / dP^T ldmatrix count (K rows for two m-tiles,
+// Q / dO rows for 16 queries: 3 per 4 MMAs), but every dO / Q B fragment of dV / dK feeds two MMAs: 6
+// ldmatrix per 16 MMAs instead of 9, i.e. 176 instead of 200 ldmatrix.x4 per warp per query tile.
+// H200: +5..+8% at d 256 over 4 (performance-backward.md version 7).
+#ifndef FLASHATTN_SM80_BWD_D256_KEY_GROUPS
+#define FLASHATTN_SM80_BWD_D256_KEY_GROUPS 2
+#endif
 
 // Scheduling knobs of the main loop (version 5; each kept so the alternatives can be measured side by
 // side in one device call):
@@ -69,6 +78,23 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 // addresses made the compiler issue them one lane at a time.)
 #ifndef FLASHATTN_SM80_BWD_DQ_BULK
 #define FLASHATTN_SM80_BWD_DQ_BULK 1
+#endif
+// DQ_CHUNK_REGS (bwd7): accumulator registers of one dQ chunk (32: version 5; 64: a d 256 task of 32
+// rows x 64 columns in one chunk, so its dS fragments are read once instead of twice; 200 B of stack,
+// -8..-12% at d 256 on an H200).
+#ifndef FLASHATTN_SM80_BWD_DQ_CHUNK_REGS
+#define FLASHATTN_SM80_BWD_DQ_CHUNK_REGS 32
+#endif
+// DQ_BULK_IN_OPERANDS 1 (bwd7; sm_90, where the DQ_BULK staging tile does not fit beside the operands,
+// i.e. d 256): the dQ tile is staged in the Q and dO tiles of the query tile just used, after a third
+// barrier per query tile (every warp done with dV and dK), and reduced in bulk as two halves; the next
+// query tile's copies, which overwrite that ring stage, are issued after the mid barrier, once thread 0
+// has seen the bulk reads finish. Replaces d 256's 64 red.global.add.v2 per lane and query tile (10% of
+// the stall samples, plus LG-throttle stalls, in ncu of the d 256 kernel). 0: reductions at d 256.
+// H200: +10..+24% at d 256 (version 7); deterministic mode, which keeps the reductions, loses 3-4% there
+// to the later copy issue.
+#ifndef FLASHATTN_SM80_BWD_DQ_BULK_IN_OPERANDS
+#define FLASHATTN_SM80_BWD_DQ_BULK_IN_OPERANDS 1
 #endif
 // MASK_BRANCH 1: the plain kernel forms P in two versions, with and without the per-element mask,
 // chosen per tile; 0: one version whose mask test is per element (version 4).
@@ -118,17 +144,23 @@ struct BackwardConfig {
   // Each warp owns kKeyTiles m-tiles of 16 keys: with 2 (d <= 128), every B fragment read from shared
   // memory feeds two MMAs, and the CTA's 128 keys halve the dQ reductions into global memory per FLOP
   // (version 3 measured this shape slower only because it spilled; version 4 fits it, see
-  // performance-backward.md); above d = 128 the accumulators of two m-tiles do not fit.
-  static constexpr int kKeyTiles = kHeadDim <= 64 ? FLASHATTN_SM80_BWD_D64_KEY_TILES
-                                                  : (kHeadDim <= 128 ? FLASHATTN_SM80_BWD_KEY_TILES : 1);
+  // performance-backward.md); above d = 128 the accumulators of two m-tiles of the full column
+  // half do not fit (d 256 halves the columns instead: D256_KEY_GROUPS).
+  // d 256 with D256_KEY_GROUPS 2: two m-tiles of 64 columns each (same accumulators as one of 128).
+  static constexpr bool kD256TwoGroups =
+      kHeadDim == 256 && FLASHATTN_SM80_BWD_D256_KEY_GROUPS == 2 && !FLASHATTN_SM80_BWD_SPLIT4;
+  static constexpr int kKeyTiles = kHeadDim <= 64    ? FLASHATTN_SM80_BWD_D64_KEY_TILES
+                                   : kHeadDim <= 128 ? FLASHATTN_SM80_BWD_KEY_TILES
+                                   : kD256TwoGroups  ? 2
+                                                     : 1;
   // m-tiles whose S^T and dP^T are live at once (one at a time: fewer live registers at d 96 / 128).
   static constexpr int kScoreTiles =
       kKeyTiles == 2 && kHeadDim > 64 && FLASHATTN_SM80_BWD_SCORES_ONE_TILE ? 1 : kKeyTiles;
-  static constexpr int kKeyGroups = 4;  // warps along the keys
+  static constexpr int kKeyGroups = kD256TwoGroups ? 2 : 4;  // warps along the keys
   static constexpr int kBlockN = kKeyGroups * 16 * kKeyTiles;
   // 4 column slices where a quarter of d is still a multiple of 16 (d 192, 256) and SPLIT4, else 2.
-  static constexpr int kSplit = FLASHATTN_SM80_BWD_SPLIT4 && kHeadDim > 128 && (kHeadDim / 4) % 16 == 0 ? 4
-                                                                                                        : 2;
+  static constexpr int kSplit =
+      kD256TwoGroups || (FLASHATTN_SM80_BWD_SPLIT4 && kHeadDim > 128 && (kHeadDim / 4) % 16 == 0) ? 4 : 2;
   static constexpr int kWarps = kKeyGroups * kSplit;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kBlockM = kHeadDim <= 64 && !kGeneral_ ? FLASHATTN_SM80_BWD_D64_BLOCK_M : 64;
@@ -149,8 +181,9 @@ struct BackwardConfig {
       FLASHATTN_SM80_BWD_DQ_ROWS32 && kDqRowTiles % 2 == 0 && (kDqCols / 2) % 16 == 0 ? 2 : 1;
   static constexpr int kDqTaskCols = kDqCols / kDqMTiles;
   static constexpr int kDqRowGroups = kDqRowTiles / kDqMTiles;
-  // Columns per accumulator chunk: 64 fp32 per lane-row pair at most (32 registers).
-  static constexpr int kDqChunkCols = kDqTaskCols % (64 / kDqMTiles) == 0 ? 64 / kDqMTiles : kDqTaskCols;
+  // Columns per accumulator chunk: 64 fp32 per lane-row pair at most (32 registers; DQ_CHUNK_REGS).
+  static constexpr int kDqChunkLimit = 2 * FLASHATTN_SM80_BWD_DQ_CHUNK_REGS / kDqMTiles;
+  static constexpr int kDqChunkCols = kDqTaskCols % kDqChunkLimit == 0 ? kDqChunkLimit : kDqTaskCols;
   static_assert(kDqTaskCols % kDqChunkCols == 0 && kDqChunkCols % 16 == 0);
 
   static constexpr int kSmemQ = kBlockM * kHeadDim;  // elements, one stage (dO alike)
@@ -162,8 +195,21 @@ struct BackwardConfig {
   // Two CTAs per SM where the registers allow it (256 threads x 128 registers each).
   // DQ_BULK staging: the kBlockM x kHeadDim fp32 tile after the LSE / D ring, where it fits (227 KB).
   static constexpr int kDqStageBytes = kBlockM * kHeadDim * 4;
+  static constexpr bool kDqStageFits = kSmemBytes + kDqStageBytes <= 227 * 1024;
+  // DQ_BULK_IN_OPERANDS: where the staging tile does not fit (d 256), it goes into the Q and dO tiles of
+  // the query tile just used (kBlockM x d fp32 = exactly the two 16-bit tiles of one ring stage: rows
+  // [0, kBlockM / 2) over Q, the rest over dO), free once every warp is done with dV and dK.
+  // (16-bit elements only: the fp32 tile is then exactly twice one 16-bit tile; DQ_BEFORE_DK would
+  // read Q after the dQ stores.)
+  // Only d 256 for now: d 224 qualifies too (its staging tile does not fit either) but was neither tested
+  // nor timed with it, so it keeps the reductions.
+  static constexpr bool kDqStageInOperands =
+      FLASHATTN_SM80_BWD_DQ_BULK_IN_OPERANDS && kHeadDim == 256 && !kDqStageFits && sizeof(Element) == 2 &&
+      (kBlockM / 2) % (16 * kDqMTiles) == 0 && !FLASHATTN_SM80_BWD_DQ_BEFORE_DK;
   static constexpr bool kDqBulk =
-      FLASHATTN_SM80_BWD_DQ_BULK && kHeadDim % 32 == 0 && kSmemBytes + kDqStageBytes <= 227 * 1024;
+      FLASHATTN_SM80_BWD_DQ_BULK && kHeadDim % 32 == 0 && (kDqStageFits || kDqStageInOperands);
+  // Dynamic shared memory the bulk path adds to kSmemBytes (none when staged in the operand tiles).
+  static constexpr int kDqStageExtraBytes = kDqBulk && !kDqStageInOperands ? kDqStageBytes : 0;
   static constexpr int kMinBlocksPerSm = kHeadDim <= 96 && kKeyTiles == 1 ? 2 : 1;
   // COPY_AFTER_ST: the next query tile's copies after the first S^T product (else at the loop top).
   static constexpr bool kCopyAfterSt =
@@ -197,7 +243,7 @@ struct BackwardKernelArgs {
 // version 5). ncu on version 5 shows the staging stores at 2x their ideal wavefronts: an 8-byte store
 // is served per half-warp (rows r..r+3 of the lane pattern), and XOR with row % 8 sends the two unit
 // halves h of those 4 rows into the same 4 units; 2 (row % 4) spreads them over all 8. H200: +1..+3%
-// at d 64 / d 128 on top of COPY_AFTER_ST (d 256 has no bulk reduction).
+// at d 64 / d 128 on top of COPY_AFTER_ST (d 256: measured with its version 7 bulk path only).
 #ifndef FLASHATTN_SM80_BWD_DQ_SWIZZLE_HALF
 #define FLASHATTN_SM80_BWD_DQ_SWIZZLE_HALF 1
 #endif

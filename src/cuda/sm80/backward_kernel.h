@@ -315,7 +315,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   constexpr int kDTiles = Cfg::kColsPerWarp / 8;            // n-tiles of the warp's dK / dV slice
   constexpr float kLog2e = 1.4426950408889634f;
   constexpr bool kDqBeforeDk = FLASHATTN_SM80_BWD_DQ_BEFORE_DK != 0;
-  constexpr bool kCopyAfterSt = Cfg::kCopyAfterSt;
+  // DQ_BULK_IN_OPERANDS: dQ staged over the Q / dO tiles of the ring stage just used; the next copies
+  // into the other stage wait for the previous tile's bulk reads (issued after the mid barrier).
+  constexpr bool kStageInOps = Cfg::kDqStageInOperands;
+  constexpr bool kCopyAfterSt = Cfg::kCopyAfterSt && !kStageInOps;
 
   extern __shared__ __align__(128) unsigned char smem_bytes[];
   Element* k_smem = reinterpret_cast<Element*>(smem_bytes);
@@ -367,9 +370,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   const SliceOffsets<DsTile, kDqMT> ds_task(lane_row_b(lane), lane_half_b(lane), dq_row0 / 16, ds_addr);
   // DQ_BULK: the staging tile (after the LSE / D ring). This lane's rows are dq_row0 + lane / 4 (+ 8,
   // 16, 24), all with row % 8 == lane / 4: the swizzle of a unit is one XOR with that.
+  // DQ_BULK_IN_OPERANDS: rows [0, kBlockM / 2) over stage 0's Q tile, the rest over its dO tile (a
+  // task's rows stay in one half); the ring stage's offset is added per query tile.
+  constexpr int kStageHalfRows = Cfg::kBlockM / 2;
   [[maybe_unused]] const std::uint32_t dq_stage =
-      ptx::cvta_to_shared(delta_smem + Cfg::kStages * Cfg::kBlockM);
-  [[maybe_unused]] const std::uint32_t dq_stage_row = dq_stage + 4 * (dq_row0 + (lane >> 2)) * Cfg::kHeadDim;
+      kStageInOps ? q_addr0 + (dq_row0 >= kStageHalfRows ? kToDo : 0u)
+                  : ptx::cvta_to_shared(delta_smem + Cfg::kStages * Cfg::kBlockM);
+  [[maybe_unused]] const std::uint32_t dq_stage_row =
+      dq_stage + 4 * ((kStageInOps ? dq_row0 % kStageHalfRows : dq_row0) + (lane >> 2)) * Cfg::kHeadDim;
   const SliceOffsets<KTile, Cfg::kDqTaskCols / 16> k_task(lane_row_a(lane), lane_half_a(lane), dq_col0 / 16,
                                                           k_addr);
 
@@ -520,9 +528,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       __syncthreads();
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
       if constexpr (Cfg::kDqBulk) {
-        // DQ_BULK: every warp staged (and fenced) tile it - 1's dQ: one bulk reduction of the tile.
+        // DQ_BULK: every warp staged (and fenced) tile it - 1's dQ: one bulk reduction of the tile
+        // (two halves from the other ring stage's Q and dO tiles with DQ_BULK_IN_OPERANDS).
         if (args.dq_bulk && thread == 0 && dq_pending != nullptr) {
-          ptx::cp_reduce_async_bulk_add_f32(dq_pending, dq_stage, Cfg::kDqStageBytes);
+          if constexpr (kStageInOps) {
+            const std::uint32_t source = q_addr0 + (stage ^ 1) * kQBytes;
+            ptx::cp_reduce_async_bulk_add_f32(dq_pending, source, Cfg::kDqStageBytes / 2);
+            ptx::cp_reduce_async_bulk_add_f32(dq_pending + kStageHalfRows * Cfg::kHeadDim, source + kToDo,
+                                              Cfg::kDqStageBytes / 2);
+          } else {
+            ptx::cp_reduce_async_bulk_add_f32(dq_pending, dq_stage, Cfg::kDqStageBytes);
+          }
           ptx::cp_async_bulk_commit_group();
         }
       }
@@ -544,7 +560,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         }
         ptx::cp_async_commit_group();
       };
-      if constexpr (!kCopyAfterSt) issue_next_copy();
+      if constexpr (!kCopyAfterSt && !kStageInOps) issue_next_copy();
 
       const std::uint32_t q_stage = stage * kQBytes;  // added to the Q / dO lane registers
       const float* lse_tile = lse_smem + stage * Cfg::kBlockM;
@@ -752,6 +768,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       }
 #endif
       __syncthreads();  // P~^T and dS^T complete
+      // DQ_BULK_IN_OPERANDS: the other stage is free now (thread 0 saw tile it - 1's bulk reads end).
+      if constexpr (kStageInOps) issue_next_copy();
 
       // dV += P~^T dO and dK += dS^T Q over the whole query tile, the warp's column slice; dQ between
       // them (DQ_BEFORE_DK) or after.
@@ -762,6 +780,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
                                                                                         0, q_stage, q_slice);
       }
 
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      if constexpr (kStageInOps) {
+        // DQ_BULK_IN_OPERANDS: every warp done with dV and dK before this stage's Q / dO take the dQ tile.
+        if (args.dq_bulk) __syncthreads();
+      }
+#endif
       int* semaphore = nullptr;
       if (args.dq_semaphore != nullptr) {
         semaphore = args.dq_semaphore + (batch * p.heads + head) * args.m_blocks + m_block;
@@ -817,6 +841,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
             if (args.dq_bulk) {
               // Into the staging tile (its previous bulk reduction finished reading before the barrier
               // above); thread 0 reduces the whole tile after the next barrier.
+              const std::uint32_t stage_row = kStageInOps ? dq_stage_row + q_stage : dq_stage_row;
 #pragma unroll
               for (int t = 0; t < kChunkCols / 8; ++t) {
                 const int unit = (dq_col0 + c0 + 8 * t) / 4 + ((lane & 3) >> 1);
@@ -825,7 +850,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
                 for (int mt = 0; mt < kDqMT; ++mt) {
 #pragma unroll
                   for (int h = 0; h < 2; ++h) {
-                    ptx::st_shared_v2_f32(dq_stage_row + (16 * mt + 8 * h) * Cfg::kHeadDim * 4 + col_bytes,
+                    ptx::st_shared_v2_f32(stage_row + (16 * mt + 8 * h) * Cfg::kHeadDim * 4 + col_bytes,
                                           dq[mt][t][2 * h], dq[mt][t][2 * h + 1]);
                   }
                 }
@@ -892,7 +917,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       if (args.dq_bulk && dq_pending != nullptr) {
         __syncthreads();
         if (thread == 0) {
-          ptx::cp_reduce_async_bulk_add_f32(dq_pending, dq_stage, Cfg::kDqStageBytes);
+          if constexpr (kStageInOps) {
+            const std::uint32_t source = q_addr0 + static_cast<std::uint32_t>((iterations - 1) & 1) * kQBytes;
+            ptx::cp_reduce_async_bulk_add_f32(dq_pending, source, Cfg::kDqStageBytes / 2);
+            ptx::cp_reduce_async_bulk_add_f32(dq_pending + kStageHalfRows * Cfg::kHeadDim, source + kToDo,
+                                              Cfg::kDqStageBytes / 2);
+          } else {
+            ptx::cp_reduce_async_bulk_add_f32(dq_pending, dq_stage, Cfg::kDqStageBytes);
+          }
           ptx::cp_async_bulk_commit_group();
           ptx::cp_async_bulk_wait_group<0>();
         }

@@ -29,9 +29,9 @@ cudaError_t launch_backward(const BackwardKernelArgs& args_in, bool general, cud
   return FLASHATTN_BOOL_SWITCH(general, kGeneral, [&] {
     using Launched = BackwardConfig<Cfg::kHeadDim, typename Cfg::Element, kGeneral>;
     static_assert(Launched::kBlockN == Cfg::kBlockN);
-    if constexpr (Launched::kDqBulk) {
+    if constexpr (Launched::kDqStageExtraBytes > 0) {
       if (args.dq_bulk) {  // DQ_BULK (decided by run()): the dQ staging tile on top
-        constexpr int kBytes = Launched::kSmemBytes + Launched::kDqStageBytes;
+        constexpr int kBytes = Launched::kSmemBytes + Launched::kDqStageExtraBytes;
         auto* kernel = &backward_kernel<Launched, kGeneral>;
         const cudaError_t error =
             cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes);
