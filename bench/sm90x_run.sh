@@ -9,8 +9,16 @@
 # test/CLI build (TEST_DIMS, fp16 + bf16, TEST_FLAGS, ptxas -v).
 # Steps, each under its own timeout: the sm90 suites and the Exp2Poly host test; SASS counts
 # per forward kernel (MUFU.EX2, FFMA, FADD, HGMMA, LDL/STL) of the test build and of each
-# Python build; racecheck + synccheck on SAN_FILTER (SAN=0 skips); CLI sampled float64 checks
-# at long sequences; bench/sm90_ab.py (base, new, var, var2, cuDNN in one process).
+# Python build; CLI sampled float64 checks at long sequences; ncu of base and new at d 64
+# (NCU=0 skips); bench/sm90_ab.py (base, new, var, var2, cuDNN in one process); last,
+# racecheck + synccheck of the test build on SAN_FILTER with the time left (SAN=0 skips).
+# The two runs of 2026-11-22 (docs/performance-sm90.md, "Session 5, helper sm90x"):
+#   run 1: VAR_FLAGS="$(poly 2 2 4)" VAR2_FLAGS="$(poly 6 6 0)" SAN=0 NCU=0 bash bench/sm90x_run.sh --hdims 64,128
+#          (base poly 0 0 0, new poly 4 4 2, tests with poly 16 16 16)
+#   run 2: PY_DIMS=64 NEW_FLAGS="$(poly 2 2 2)" VAR_FLAGS="$(poly 0 0 0)" TEST_FLAGS="$(poly 4 4 4)" \
+#          bash bench/sm90x_run.sh --hdims 64
+# (poly A B C = -DFLASHATTN_SM90_EXP2_POLY_D64=A -DFLASHATTN_SM90_EXP2_POLY_D64_THREE=B
+#  -DFLASHATTN_SM90_EXP2_POLY_D128=C, spelled out on the command line.)
 # Everything returned lands in one tar under $OUT.
 set -uo pipefail
 out=/tmp/sm90x-out
@@ -71,6 +79,24 @@ build_tests() {
   return $rc
 }
 
+# racecheck + synccheck of build NAME on SAN_FILTER, each within what is left of SAN_BUDGET
+# seconds after the start (default 280), skipped when under 30 s are left.
+sanitize() {
+  local name=$1 tests=$bld/$1/tests/flashattn_tests start tool left
+  local san=${SAN_FILTER:-'Grid/*cuda_sm90*_d64_*:Grid/*cuda_sm90*_113x203_*'}
+  for tool in racecheck synccheck; do
+    left=$((${SAN_BUDGET:-280} - ($(date +%s) - t0)))
+    if ((left < 30)); then
+      log "$name $tool skipped: $left s left"
+      continue
+    fi
+    start=$(date +%s)
+    timeout $((left < 90 ? left : 90)) compute-sanitizer --tool "$tool" --error-exitcode 3 "$tests" \
+      --gtest_filter="$san" --gtest_brief=1 >"$out/${name}_sanitize_$tool.log" 2>&1
+    log "$name $tool rc=$? in $(($(date +%s) - start)) s: $(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/${name}_sanitize_$tool.log") $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/${name}_sanitize_$tool.log" | tr '\n' ' ')"
+  done
+}
+
 check_tests() {
   local name=$1 tests=$bld/$1/tests/flashattn_tests start tool
   local cli=$bld/$1/tools/cli/flashattn
@@ -79,15 +105,6 @@ check_tests() {
   log "$name sm90 suites + Exp2Poly rc=$? in $(($(date +%s) - start)) s: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/${name}_tests.log" | tr '\n' ' ')"
   grep -E 'FAILED|exp2_poly degree' "$out/${name}_tests.log" | head -20 | tee -a "$out/summary.txt"
   sass_counts "$bld/$name"/src/CMakeFiles/flashattn.dir/cuda/sm90/forward_hdim*.cu.o >"$out/${name}_sass.txt" 2>&1
-  if [[ ${SAN:-1} != 0 ]]; then
-    local san=${SAN_FILTER:-'Grid/*cuda_sm90*_d64_*:Grid/*cuda_sm90*_113x203_*:Grid/KVCacheTest.*cuda_sm90_3?_*'}
-    for tool in racecheck synccheck; do
-      start=$(date +%s)
-      timeout 80 compute-sanitizer --tool "$tool" --error-exitcode 3 "$tests" --gtest_filter="$san" --gtest_brief=1 \
-        >"$out/${name}_sanitize_$tool.log" 2>&1
-      log "$name $tool rc=$? in $(($(date +%s) - start)) s: $(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/${name}_sanitize_$tool.log") $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/${name}_sanitize_$tool.log" | tr '\n' ' ')"
-    done
-  fi
   # Long sequences through the CLI, each row checked on sampled rows against float64.
   if [[ -x $cli ]]; then
     timeout 60 "$cli" bench --backend cuda_sm90 --head-dims 64,128 --seqlens 4096,16384 --mask both \
@@ -105,6 +122,7 @@ check_tests() {
 }
 
 build_tests gpu "${TEST_DIMS:-64;128}" "${TEST_FLAGS:-$(poly 16 16 16)}" 6 && check_tests gpu
+test_ok=$?
 
 for pid in "${pids[@]}"; do wait "$pid"; done
 for name in base new var var2; do
@@ -114,8 +132,19 @@ for name in base new var var2; do
     grep -E "entry|spill" | sed -E 's/.*ForwardConfigILi([0-9]+)ELi([0-9]+)E(13__nv_bfloat16|6__half)Li([0-9])ELi([0-9]+)EEELb([01]).*/kernel d\1 dv\2 \3 consumers \4 long_n \5 paged \6/' |
     paste - - >"$out/py_${name}_ptxas.txt"
 done
+# ncu of bench/sm90x_ncu_target.py's kernels (base and new, d 64, 2048 and 8192 keys): pipe
+# utilisation (XU = MUFU, FMA, ALU), issue slots, warp stall reasons (NCU=0 skips).
+if [[ ${NCU:-1} != 0 ]] && command -v ncu >/dev/null; then
+  sections="--section SpeedOfLight --section ComputeWorkloadAnalysis --section SchedulerStats --section WarpStateStats --section InstructionStats"
+  # shellcheck disable=SC2086  # sections is a word list
+  PYTHONPATH=$bld/pyroot timeout 90 ncu $sections -k regex:forward_kernel --launch-count 4 -o "$out/ncu_d64" \
+    python3 bench/sm90x_ncu_target.py >"$out/ncu.log" 2>&1
+  log "ncu rc=$?"
+  [[ -f $out/ncu_d64.ncu-rep ]] && timeout 30 ncu -i "$out/ncu_d64.ncu-rep" --page details >"$out/ncu_d64.txt" 2>&1
+fi
 start=$(date +%s)
 PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout "${AB_TIMEOUT:-110}" python3 bench/sm90_ab.py "$@" \
   2>&1 | grep -v Warning | tee "$out/ab.jsonl"
 log "ab rc=${PIPESTATUS[0]} in $(($(date +%s) - start)) s"
+[[ ${SAN:-1} != 0 && $test_ok == 0 ]] && sanitize gpu
 cat "$out/summary.txt"
