@@ -3,8 +3,10 @@
 // Why: at head dim 64 the forward kernel needs one exponential per score, and MUFU.EX2
 // runs 16 per clock per SM, which takes exactly as long per key block as the two GEMMs
 // on the tensor cores (docs/kernel-notes-sm90.md, "Where the time goes"). Computing a
-// fraction of the exponentials here, on pipes the softmax leaves partly idle, moves
-// that wall (FlashAttention 4's idea; this is our own derivation).
+// fraction of the exponentials here, on pipes the softmax leaves partly idle, would move
+// that wall if the MUFU were the bound (FlashAttention 4's idea; this is our own
+// derivation). On an H200 it is not: every fraction measured slower (forward_config.h
+// FLASHATTN_SM90_EXP2_POLY_*, off by default; docs/performance-sm90.md, session 5).
 //
 // How: 2^x = 2^j * 2^f with j = floor(x) and f = x - j in [0, 1).
 //   - j comes from one rounded-down addition of 1.5 * 2^23: the sum's unit in the last

@@ -64,7 +64,10 @@
 // on the FMA/integer pipes instead of MUFU.EX2, per kernel family: d = dv = 64 with two
 // consumers, with three consumers, and d, dv <= 128 otherwise (the d 96 and d 128
 // kernels). 0 = all on the MUFU; 16 = all on the FMA pipe (a test setting). Larger head
-// dims: always 0.
+// dims: always 0. Default 0: measured on an H200 (2026-11-22, sm90x, two runs, cuDNN beside)
+// every k lost, linearly in k (d64: k 2 -2..-4%, 4 -5%, 6 -8%, 16 ~-25%; d128: 2 -3%, 4 -10%);
+// ncu: the d64 kernel is not MUFU-bound (MUFU 43-48% busy), its consumer warps are bound by
+// their instruction count and dependency chains, which the polynomial lengthens.
 #ifndef FLASHATTN_SM90_EXP2_POLY_D64
 #define FLASHATTN_SM90_EXP2_POLY_D64 0
 #endif
