@@ -211,8 +211,8 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       }
       ring.advance();
       prepare_scores<Config>(s, p, w, slope_s, n, row0);
-      softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions>(
-          s, rows, p.score_log2, correction);
+      softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions,
+                     Config::kExp2PolyPer16, Config::kExp2PolyDegree>(s, rows, p.score_log2, correction);
       convert_p<Config>(s, pf);
 
       for (int i = 1; i < n_blocks; ++i) {
@@ -237,8 +237,9 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         ring.advance();
         prepare_scores<Config>(s, p, w, slope_s, n, row0);
         const bool rescale =
-            softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions>(
-                s, rows, p.score_log2, correction);
+            softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions,
+                           Config::kExp2PolyPer16, Config::kExp2PolyDegree>(s, rows, p.score_log2,
+                                                                            correction);
 
         ptx::wgmma_wait_group<0>();  // P V done: V stage free, O may be rescaled
         ptx::wgmma_fence_operand(o);
