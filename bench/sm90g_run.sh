@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call of the sm90g work (session 5: per-tile fixed cost at short sequences).
-# Run from this tree's root, carried inside the main checkout:
 # The switches it builds exist only on branch sm90g (not merged on main: both measured slower).
+# Run from this tree's root, carried inside the main checkout:
 #   cd .device-carry/sm90g && bash bench/sm90g_run.sh
 # Builds from THIS tree, differing only by compile flags (FLASHATTN_SM90_Q_BUFFERS: 2 = the
 # next tile's first S joins the last P V's batch; FLASHATTN_SM90_DECODED_HANDOFF: 1 = the
