@@ -78,6 +78,15 @@
 #define FLASHATTN_SM90_EXP2_POLY_D128 0
 #endif
 
+// 1: the kernels with dv = 64 compute the softmax row sums on the tensor cores (helper sm90h,
+// session 5): the P V GEMM is m64n72k16, its last 8 columns multiply P by a constant block of
+// ones in shared memory, so l = P 1 comes out of the accumulator (rescaled with O, and from the
+// same rounded P as the numerator) and the per-score FADD tree of softmax.h disappears.
+// 0 (default): the sums are folded in registers.
+#ifndef FLASHATTN_SM90_ROW_SUM_MMA
+#define FLASHATTN_SM90_ROW_SUM_MMA 0
+#endif
+
 namespace flashattn::detail::cuda_sm90 {
 
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
@@ -169,6 +178,13 @@ struct ForwardConfig {
           : (kHeadDim <= 128 && kHeadDimV <= 128 ? FLASHATTN_SM90_EXP2_POLY_D128 : 0);
   static_assert(kExp2PolyPer16 >= 0 && kExp2PolyPer16 <= 16);
   static constexpr int kExp2PolyDegree = std::is_same_v<Element, __half> ? 4 : 3;
+  // Row sums on the tensor cores (FLASHATTN_SM90_ROW_SUM_MMA above): the P V GEMM's N is dv + 8
+  // and the accumulator's last 8 columns hold each row's sum; kOnesBytes of shared memory hold
+  // two swizzle atoms of ones (8 key rows x 64 columns each), the 16 key rows one k16 step of
+  // the P V GEMM reads as its second 64-column chunk (consumer.h gemm_pv).
+  static constexpr bool kRowSumMma = FLASHATTN_SM90_ROW_SUM_MMA != 0 && kHeadDimV == 64 && !kLargeV;
+  static constexpr int kPVN = kRowSumMma ? kHeadDimV + 8 : kHeadDimV;
+  static constexpr int kOnesBytes = kRowSumMma ? 2048 : 0;
 
   // Tiles are stored as kChunks column chunks of 64 elements (128 bytes, the
   // width of one 128B-swizzle row), each chunk a [rows][64] block: exactly what
@@ -194,7 +210,7 @@ struct ForwardConfig {
   static constexpr int kVOffset = kKOffset + kStages * kKVBytes;
   static constexpr int kOEnd = kVOffset + kStages * kVBytes;
   static constexpr int kBarrierBytes = 8 * (4 + 4 * kStages) + 8;  // + the tile-index slot
-  static constexpr bool kSeparateO = kOEnd + kOBytes + kBarrierBytes + 1024 <= kSmemLimit;
+  static constexpr bool kSeparateO = kOEnd + kOBytes + kOnesBytes + kBarrierBytes + 1024 <= kSmemLimit;
   // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that
   // the O normalisation, its shared-memory write and the TMA store run beside a GEMM
   // rather than between two. Needs the next Q before this tile's O is stored, so only where
@@ -204,10 +220,15 @@ struct ForwardConfig {
   static constexpr bool kEarlyNextS = FLASHATTN_SM90_EARLY_NEXT_S != 0 && kSeparateO && kKVBytes <= kQBytes;
   static constexpr bool kEarlyNextTile = kEarlyNextS && FLASHATTN_SM90_EARLY_NEXT_S >= 2;
   static constexpr int kOOffset = kSeparateO ? kOEnd : kQOffset;
-  static constexpr int kBarrierOffset = kSeparateO ? kOEnd + kOBytes : kOEnd;
+  // The ones block (kRowSumMma) follows O, 1024-byte aligned like every buffer before it,
+  // after every V stage: a V descriptor reaches it with a positive leading offset.
+  static constexpr int kOnesOffset = kSeparateO ? kOEnd + kOBytes : kOEnd;
+  static constexpr int kBarrierOffset = kOnesOffset + kOnesBytes;
   // +1024: the dynamic buffer is aligned up to a swizzle atom at run time.
   static constexpr int kSmemBytes = kBarrierOffset + kBarrierBytes + 1024;
   static_assert(kSmemBytes <= kSmemLimit, "shared-memory layout exceeds the sm_90 limit");
+  static_assert(kOnesOffset % 1024 == 0 && kOnesOffset - kVOffset < (1 << 18),
+                "the ones block must be a swizzle atom within a descriptor's offset field of V");
   static_assert(kSeparateO || kOBytes <= kQBytes, "O reuses Q's buffer only when it fits there");
   // O layout per consumer warpgroup: separate buffer [warpgroup][chunk][64 rows];
   // reusing Q: Q's [chunk][kBlockM rows] with the warpgroup's 64 rows inside.
