@@ -4,9 +4,14 @@
 #   cd .device-carry/sm90h && bash bench/sm90h_run.sh [sm90_ab.py args, default --hdims 64]
 # Every build comes from THIS tree and differs only by compile flags: Python extensions (90a,
 # bf16, d PY_DIMS, default 64) base (BASE_FLAGS, default none = the default kernels), new
-# (NEW_FLAGS, default -DFLASHATTN_SM90_ROW_SUM_MMA=1: row sums on the tensor cores) and var
-# (VAR_FLAGS, default = BASE_FLAGS: an identical-kernel noise control timed in the middle);
-# beside them one test/CLI build (TEST_DIMS, fp16 + bf16, TEST_FLAGS = NEW_FLAGS, ptxas -v).
+# (NEW_FLAGS, default both switches below), var (VAR_FLAGS, default the tile mask range only)
+# and var2 (VAR2_FLAGS, default the row sums only; "none" skips it); beside them one test/CLI
+# build (TEST_DIMS, fp16 + bf16, TEST_FLAGS = NEW_FLAGS, ptxas -v). The switches:
+#   -DFLASHATTN_SM90_ROW_SUM_MMA=1     row sums on the tensor cores (dv = 64 kernels)
+#   -DFLASHATTN_SM90_TILE_MASK_RANGE=1 the mask decision once per tile (every kernel)
+# The two runs of 2026-11-22 (docs/performance-sm90.md, "Session 5, helper sm90h"):
+#   run 1: NEW_FLAGS=-DFLASHATTN_SM90_ROW_SUM_MMA=1 VAR_FLAGS="" VAR2_FLAGS=none bash bench/sm90h_run.sh --hdims 64
+#   run 2: PY_DIMS="64;128" bash bench/sm90h_run.sh --hdims 64,128
 # Steps, each under its own timeout: the sm90 suites; CLI sampled float64 checks at long d 64
 # sequences (the three-consumer kernel); SASS of the d 64 objects of base and new (cuobjdump,
 # kept whole) and per-kernel opcode counts; ncu of base and new at d 64, 2048 and 8192 keys
@@ -29,14 +34,19 @@ py=$(command -v python3)
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
 
-NEW_FLAGS=${NEW_FLAGS:--DFLASHATTN_SM90_ROW_SUM_MMA=1}
+rowsum=-DFLASHATTN_SM90_ROW_SUM_MMA=1
+maskrange=-DFLASHATTN_SM90_TILE_MASK_RANGE=1
+NEW_FLAGS=${NEW_FLAGS-$rowsum $maskrange}
 BASE_FLAGS=${BASE_FLAGS:-}
+VAR_FLAGS=${VAR_FLAGS-$maskrange}
+VAR2_FLAGS=${VAR2_FLAGS-$rowsum}
 build_py() { PY_DIMS=${PY_DIMS:-64} sm90_build_py "$1" "$2" 4 200 -DFLASHATTN_PTXAS_VERBOSE=ON; }
 rm -rf "$bld/pyroot"
 pids=()
 build_py base "$BASE_FLAGS" & pids+=($!)
 build_py new "$NEW_FLAGS" & pids+=($!)
-build_py var "${VAR_FLAGS:-$BASE_FLAGS}" & pids+=($!)
+build_py var "$VAR_FLAGS" & pids+=($!)
+[[ $VAR2_FLAGS != none ]] && { build_py var2 "$VAR2_FLAGS" & pids+=($!); }
 
 ptxas_table() {  # build log -> one line per sm90 forward kernel: registers and spills
   grep -A2 "Compiling entry.*cuda_sm90.*forward_kernel" "$1" | grep -E "entry|spill" |
@@ -118,11 +128,11 @@ build_tests gpu "${TEST_DIMS:-64;128}" "${TEST_FLAGS:-$NEW_FLAGS}" 6 && check_te
 test_ok=$?
 
 for pid in "${pids[@]}"; do wait "$pid"; done
-for name in base new var; do
+for name in base new var var2; do
   [[ -f $out/py_${name}_build.log ]] && ptxas_table "$out/py_${name}_build.log" >"$out/py_${name}_ptxas.txt"
 done
 if command -v cuobjdump >/dev/null; then
-  for name in base new; do
+  for name in base new var var2; do
     o=$bld/py-$name/src/CMakeFiles/flashattn.dir/cuda/sm90/forward_hdim64_bf16.cu.o
     [[ -f $o ]] || continue
     cuobjdump -sass "$o" >"$out/sass_${name}_d64.txt" 2>&1
@@ -146,7 +156,7 @@ fi
 start=$(date +%s)
 args=("$@")
 ((${#args[@]})) || args=(--hdims 64)
-PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout "${AB_TIMEOUT:-100}" python3 bench/sm90_ab.py "${args[@]}" \
+PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout "${AB_TIMEOUT:-110}" python3 bench/sm90_ab.py "${args[@]}" \
   2>&1 | grep -v Warning | tee "$out/ab.jsonl"
 log "ab rc=${PIPESTATUS[0]} in $(($(date +%s) - start)) s"
 [[ ${SAN:-1} != 0 && $test_ok == 0 ]] && sanitize gpu

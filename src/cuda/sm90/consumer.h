@@ -97,16 +97,23 @@ __device__ __forceinline__ void convert_p(const float (&s)[Config::kBlockN / 2],
 }
 
 // Turns raw scores into what the softmax consumes: softcap, ALiBi (slope_s != 0),
-// then the mask.
+// then the mask. clean: the tile's blocks that need no mask (kTileMaskRange), else unused.
 template <class Config>
 __device__ __forceinline__ void prepare_scores(float (&s)[Config::kBlockN / 2], const ForwardKernelParams& p,
-                                               const WorkTile& w, float slope_s, int n_block, int row0) {
+                                               const WorkTile& w, float slope_s, int n_block, int row0,
+                                               const UnmaskedBlocks& clean) {
   if (p.softcap_in != 0.f) {
 #pragma unroll
     for (int i = 0; i < Config::kBlockN / 2; ++i) s[i] = ptx::tanh_approx_f32(s[i] * p.softcap_in);
   }
   if (slope_s != 0.f) apply_alibi<Config::kBlockN>(s, w, slope_s, row0, n_block * Config::kBlockN);
-  if (block_needs_mask<Config>(p, w, n_block)) {
+  bool masked;
+  if constexpr (Config::kTileMaskRange) {
+    masked = n_block < clean.lo || n_block >= clean.hi;
+  } else {
+    masked = block_needs_mask<Config>(p, w, n_block);
+  }
+  if (masked) {
     apply_score_mask<Config::kBlockN>(s, p, w, row0, n_block * Config::kBlockN);
   }
 }
@@ -182,6 +189,8 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
                               ? p.alibi_slopes[w.batch * p.alibi_batch_stride + w.head] * p.alibi_to_s
                               : 0.f;
     const int n_blocks = range.end - range.begin;
+    UnmaskedBlocks clean{};
+    if constexpr (Config::kTileMaskRange) clean = unmasked_blocks<Config>(p, w);
     const int row0 = w.m_block * Config::kBlockM + consumer * 64 + (thread / 32) * 16 + lane / 4;
 
     float o[kO];
@@ -227,7 +236,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         if (Config::kSeparateO && n_blocks == 1) ptx::mbarrier_arrive(pipe.q_empty());
       }
       ring.advance();
-      prepare_scores<Config>(s, p, w, slope_s, n, row0);
+      prepare_scores<Config>(s, p, w, slope_s, n, row0, clean);
       softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions,
                      Config::kExp2PolyPer16, Config::kExp2PolyDegree, !Config::kRowSumMma>(
           s, rows, p.score_log2, correction);
@@ -253,7 +262,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           if (Config::kSeparateO && i == n_blocks - 1) ptx::mbarrier_arrive(pipe.q_empty());
         }
         ring.advance();
-        prepare_scores<Config>(s, p, w, slope_s, n, row0);
+        prepare_scores<Config>(s, p, w, slope_s, n, row0, clean);
         const bool rescale =
             softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions,
                            Config::kExp2PolyPer16, Config::kExp2PolyDegree, !Config::kRowSumMma>(

@@ -87,6 +87,14 @@
 #define FLASHATTN_SM90_ROW_SUM_MMA 0
 #endif
 
+// 1: which key blocks of a tile need the score mask is decided once per tile (score_mask.h
+// unmasked_blocks; helper sm90h, session 5) instead of per block (block_needs_mask), whose
+// chain of dependent integer operations sat between each block's S and its softmax (ncu
+// source counters: ~14% of a d 64 consumer warp's stall samples). 0 (default): per block.
+#ifndef FLASHATTN_SM90_TILE_MASK_RANGE
+#define FLASHATTN_SM90_TILE_MASK_RANGE 0
+#endif
+
 namespace flashattn::detail::cuda_sm90 {
 
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
@@ -185,6 +193,8 @@ struct ForwardConfig {
   static constexpr bool kRowSumMma = FLASHATTN_SM90_ROW_SUM_MMA != 0 && kHeadDimV == 64 && !kLargeV;
   static constexpr int kPVN = kRowSumMma ? kHeadDimV + 8 : kHeadDimV;
   static constexpr int kOnesBytes = kRowSumMma ? 2048 : 0;
+  // Mask decisions per tile (FLASHATTN_SM90_TILE_MASK_RANGE above), every kernel.
+  static constexpr bool kTileMaskRange = FLASHATTN_SM90_TILE_MASK_RANGE != 0;
 
   // Tiles are stored as kChunks column chunks of 64 elements (128 bytes, the
   // width of one 128B-swizzle row), each chunk a [rows][64] block: exactly what
