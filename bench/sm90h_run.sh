@@ -3,20 +3,24 @@
 # Run from this tree's root, carried inside the main checkout:
 #   cd .device-carry/sm90h && bash bench/sm90h_run.sh [sm90_ab.py args, default --hdims 64]
 # Every build comes from THIS tree and differs only by compile flags: Python extensions (90a,
-# bf16, d PY_DIMS, default 64) base (BASE_FLAGS, default none = the default kernels), new
+# bf16, d PY_DIMS, default 64) base (BASE_FLAGS, default $off: both switches off everywhere,
+# the kernels before this work; today's default has them on in the three-consumer kernel), new
 # (NEW_FLAGS, default both switches below), var (VAR_FLAGS, default the tile mask range only)
 # and var2 (VAR2_FLAGS, default the row sums only; "none" skips it); beside them one test/CLI
-# build (TEST_DIMS, fp16 + bf16, TEST_FLAGS = NEW_FLAGS, ptxas -v). The switches:
-#   -DFLASHATTN_SM90_ROW_SUM_MMA=1     row sums on the tensor cores (dv = 64 kernels)
-#   -DFLASHATTN_SM90_TILE_MASK_RANGE=1 the mask decision once per tile (every kernel)
-# The two runs of 2026-11-22 (docs/performance-sm90.md, "Session 5, helper sm90h"):
-#   run 1: NEW_FLAGS=-DFLASHATTN_SM90_ROW_SUM_MMA=1 VAR_FLAGS="" VAR2_FLAGS=none bash bench/sm90h_run.sh --hdims 64
+# build (TEST_DIMS, fp16 + bf16, TEST_FLAGS = NEW_FLAGS, ptxas -v). The switches
+# (forward_config.h), each for the two-consumer kernels and (_THREE) the three-consumer ones:
+#   FLASHATTN_SM90_ROW_SUM_MMA{,_THREE}      row sums on the tensor cores (dv = 64 kernels)
+#   FLASHATTN_SM90_TILE_MASK_RANGE{,_THREE}  the mask decision once per tile
+# The flag sets below spell all four out. The two runs of 2026-11-22 (docs/performance-sm90.md,
+# "Session 5, helper sm90h") ran before the _THREE switches existed, with "=1" meaning every
+# kernel and no flag meaning off everywhere (their base), i.e. today's $rowsum, $both, $off:
+#   run 1: NEW_FLAGS="$rowsum" VAR_FLAGS="$off" VAR2_FLAGS=none bash bench/sm90h_run.sh --hdims 64
 #   run 2: PY_DIMS="64;128" bash bench/sm90h_run.sh --hdims 64,128
 # Steps, each under its own timeout: the sm90 suites; CLI sampled float64 checks at long d 64
 # sequences (the three-consumer kernel); SASS of the d 64 objects of base and new (cuobjdump,
 # kept whole) and per-kernel opcode counts; ncu of base and new at d 64, 2048 and 8192 keys
 # (SourceCounters, WarpStateStats, InstructionStats, SchedulerStats; the source page with SASS
-# exported as CSV; NCU=0 skips); bench/sm90_ab.py (base, new, var, cuDNN in one process);
+# exported as CSV; NCU=0 skips); bench/sm90_ab.py (base, new, var, var2, cuDNN in one process);
 # racecheck + synccheck of the test build on SAN_FILTER with the time left (SAN=0 skips).
 # Everything returned lands in one tar under $OUT.
 set -uo pipefail
@@ -34,10 +38,16 @@ py=$(command -v python3)
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
 
-rowsum=-DFLASHATTN_SM90_ROW_SUM_MMA=1
-maskrange=-DFLASHATTN_SM90_TILE_MASK_RANGE=1
-NEW_FLAGS=${NEW_FLAGS-$rowsum $maskrange}
-BASE_FLAGS=${BASE_FLAGS:-}
+flags() {  # row sums (two, three consumers), mask range (two, three)
+  echo "-DFLASHATTN_SM90_ROW_SUM_MMA=$1 -DFLASHATTN_SM90_ROW_SUM_MMA_THREE=$2" \
+    "-DFLASHATTN_SM90_TILE_MASK_RANGE=$3 -DFLASHATTN_SM90_TILE_MASK_RANGE_THREE=$4"
+}
+off=$(flags 0 0 0 0)
+rowsum=$(flags 1 1 0 0)
+maskrange=$(flags 0 0 1 1)
+both=$(flags 1 1 1 1)
+NEW_FLAGS=${NEW_FLAGS-$both}
+BASE_FLAGS=${BASE_FLAGS-$off}
 VAR_FLAGS=${VAR_FLAGS-$maskrange}
 VAR2_FLAGS=${VAR2_FLAGS-$rowsum}
 build_py() { PY_DIMS=${PY_DIMS:-64} sm90_build_py "$1" "$2" 4 200 -DFLASHATTN_PTXAS_VERBOSE=ON; }

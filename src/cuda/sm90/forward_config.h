@@ -78,21 +78,32 @@
 #define FLASHATTN_SM90_EXP2_POLY_D128 0
 #endif
 
-// 1: the kernels with dv = 64 compute the softmax row sums on the tensor cores (helper sm90h,
-// session 5): the P V GEMM is m64n72k16, its last 8 columns multiply P by a constant block of
-// ones in shared memory, so l = P 1 comes out of the accumulator (rescaled with O, and from the
-// same rounded P as the numerator) and the per-score FADD tree of softmax.h disappears.
-// 0 (default): the sums are folded in registers.
+// Two shortenings of a d = 64 consumer warp's path from a key block's S to its P (helper
+// sm90h, session 5; docs/performance-sm90.md), each a switch per kernel family: the
+// two-consumer kernels (FLASHATTN_SM90_..., every head dim for the mask range) and the
+// three-consumer d 64 kernels (FLASHATTN_SM90_..._THREE).
+//  - ROW_SUM_MMA (kernels with dv = 64): the softmax row sums on the tensor cores. The P V GEMM
+//    is m64n72k16, its last 8 columns multiply P by a constant block of ones in shared memory,
+//    so l = P 1 comes out of the accumulator (rescaled with O, and from the same rounded P as
+//    the numerator) and the per-score FADD tree of softmax.h disappears.
+//  - TILE_MASK_RANGE: which key blocks need the score mask is decided once per tile
+//    (score_mask.h unmasked_blocks) instead of per block (block_needs_mask), whose chain of
+//    dependent integer operations sat between each block's S and its softmax.
+// Measured on an H200 (2026-11-22, two runs, cuDNN beside): both on, the three-consumer kernel
+// +5.7..7.1% on its four rows of the standard grid (ncu at 8192 keys: -9.6% kernel time, 16%
+// fewer instructions), so on there by default; the two-consumer d 64 kernel -3% (ncu +4.6%:
+// fewer instructions, each warp waits longer) and d 128 (mask range) neutral, so off there.
 #ifndef FLASHATTN_SM90_ROW_SUM_MMA
 #define FLASHATTN_SM90_ROW_SUM_MMA 0
 #endif
-
-// 1: which key blocks of a tile need the score mask is decided once per tile (score_mask.h
-// unmasked_blocks; helper sm90h, session 5) instead of per block (block_needs_mask), whose
-// chain of dependent integer operations sat between each block's S and its softmax (ncu
-// source counters: ~14% of a d 64 consumer warp's stall samples). 0 (default): per block.
+#ifndef FLASHATTN_SM90_ROW_SUM_MMA_THREE
+#define FLASHATTN_SM90_ROW_SUM_MMA_THREE 1
+#endif
 #ifndef FLASHATTN_SM90_TILE_MASK_RANGE
 #define FLASHATTN_SM90_TILE_MASK_RANGE 0
+#endif
+#ifndef FLASHATTN_SM90_TILE_MASK_RANGE_THREE
+#define FLASHATTN_SM90_TILE_MASK_RANGE_THREE 1
 #endif
 
 namespace flashattn::detail::cuda_sm90 {
@@ -190,11 +201,14 @@ struct ForwardConfig {
   // and the accumulator's last 8 columns hold each row's sum; kOnesBytes of shared memory hold
   // two swizzle atoms of ones (8 key rows x 64 columns each), the 16 key rows one k16 step of
   // the P V GEMM reads as its second 64-column chunk (consumer.h gemm_pv).
-  static constexpr bool kRowSumMma = FLASHATTN_SM90_ROW_SUM_MMA != 0 && kHeadDimV == 64 && !kLargeV;
+  static constexpr bool kRowSumMma =
+      kHeadDimV == 64 && !kLargeV &&
+      (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE : FLASHATTN_SM90_ROW_SUM_MMA) != 0;
   static constexpr int kPVN = kRowSumMma ? kHeadDimV + 8 : kHeadDimV;
   static constexpr int kOnesBytes = kRowSumMma ? 2048 : 0;
-  // Mask decisions per tile (FLASHATTN_SM90_TILE_MASK_RANGE above), every kernel.
-  static constexpr bool kTileMaskRange = FLASHATTN_SM90_TILE_MASK_RANGE != 0;
+  // Mask decisions per tile (FLASHATTN_SM90_TILE_MASK_RANGE{,_THREE} above).
+  static constexpr bool kTileMaskRange =
+      (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_TILE_MASK_RANGE_THREE : FLASHATTN_SM90_TILE_MASK_RANGE) != 0;
 
   // Tiles are stored as kChunks column chunks of 64 elements (128 bytes, the
   // width of one 128B-swizzle row), each chunk a [rows][64] block: exactly what
