@@ -75,4 +75,13 @@ __device__ __forceinline__ std::uint64_t make_smem_desc_sw128(std::uint32_t smem
   return desc;
 }
 
+// desc (from make_smem_desc_sw128) with its start address moved by start_bytes and its leading
+// byte offset by lbo_bytes (multiples of 16): one add on the low word for constant moves. Both
+// fields must stay inside their 14 bits (no borrow or carry between them); the caller knows.
+__device__ __forceinline__ std::uint64_t smem_desc_moved(std::uint64_t desc, int start_bytes, int lbo_bytes) {
+  const std::uint32_t lo = static_cast<std::uint32_t>(desc) + static_cast<std::uint32_t>(start_bytes / 16) +
+                           (static_cast<std::uint32_t>(lbo_bytes / 16) << 16);
+  return (desc & 0xFFFFFFFF00000000ull) | lo;
+}
+
 }  // namespace flashattn::ptx

@@ -55,14 +55,29 @@ __device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::ui
 
 // O += P V: P from registers (the A fragment of 16 keys is four packed pairs),
 // V N-major in shared memory (rows are keys, 64 head-dim columns per chunk).
+// kRowSumMma: N = dv + 8, and the B operand's second 64-column chunk, of which the GEMM
+// reads 8 columns, is the block of ones: the leading byte offset (the distance from one
+// 64-column chunk to the next) of step kk points from V's rows 16kk.. to it, so every step
+// reads the same 2 KB (two 8-row swizzle atoms) and o[kHeadDimV / 2 ..] accumulates P 1.
 template <class Config>
-__device__ __forceinline__ void gemm_pv(float (&o)[Config::kHeadDimV / 2],
-                                        const std::uint32_t (&p)[Config::kBlockN / 16][4], std::uint32_t v) {
+__device__ __forceinline__ void gemm_pv(float (&o)[Config::kPVN / 2],
+                                        const std::uint32_t (&p)[Config::kBlockN / 16][4], std::uint32_t v,
+                                        std::uint32_t ones) {
+  if constexpr (Config::kRowSumMma) {
+    const std::uint64_t desc0 = ptx::make_smem_desc_sw128(v, ones - v, 1024);
 #pragma unroll
-  for (int kk = 0; kk < Config::kBlockN / 16; ++kk) {
-    const std::uint64_t desc_b =
-        ptx::make_smem_desc_sw128(v + kk * 16 * Config::kRowBytes, Config::kKVChunkBytes, 1024);
-    ptx::wgmma_m64k16_rs_tb<Config::kHeadDimV, typename Config::Element>(o, p[kk], desc_b, 1);
+    for (int kk = 0; kk < Config::kBlockN / 16; ++kk) {
+      const int step = kk * 16 * Config::kRowBytes;
+      ptx::wgmma_m64k16_rs_tb<Config::kPVN, typename Config::Element>(
+          o, p[kk], ptx::smem_desc_moved(desc0, step, -step), 1);
+    }
+  } else {
+#pragma unroll
+    for (int kk = 0; kk < Config::kBlockN / 16; ++kk) {
+      const std::uint64_t desc_b =
+          ptx::make_smem_desc_sw128(v + kk * 16 * Config::kRowBytes, Config::kKVChunkBytes, 1024);
+      ptx::wgmma_m64k16_rs_tb<Config::kHeadDimV, typename Config::Element>(o, p[kk], desc_b, 1);
+    }
   }
 }
 
@@ -82,16 +97,23 @@ __device__ __forceinline__ void convert_p(const float (&s)[Config::kBlockN / 2],
 }
 
 // Turns raw scores into what the softmax consumes: softcap, ALiBi (slope_s != 0),
-// then the mask.
+// then the mask. clean: the tile's blocks that need no mask (kTileMaskRange), else unused.
 template <class Config>
 __device__ __forceinline__ void prepare_scores(float (&s)[Config::kBlockN / 2], const ForwardKernelParams& p,
-                                               const WorkTile& w, float slope_s, int n_block, int row0) {
+                                               const WorkTile& w, float slope_s, int n_block, int row0,
+                                               const UnmaskedBlocks& clean) {
   if (p.softcap_in != 0.f) {
 #pragma unroll
     for (int i = 0; i < Config::kBlockN / 2; ++i) s[i] = ptx::tanh_approx_f32(s[i] * p.softcap_in);
   }
   if (slope_s != 0.f) apply_alibi<Config::kBlockN>(s, w, slope_s, row0, n_block * Config::kBlockN);
-  if (block_needs_mask<Config>(p, w, n_block)) {
+  bool masked;
+  if constexpr (Config::kTileMaskRange) {
+    masked = n_block < clean.lo || n_block >= clean.hi;
+  } else {
+    masked = block_needs_mask<Config>(p, w, n_block);
+  }
+  if (masked) {
     apply_score_mask<Config::kBlockN>(s, p, w, row0, n_block * Config::kBlockN);
   }
 }
@@ -99,7 +121,7 @@ __device__ __forceinline__ void prepare_scores(float (&s)[Config::kBlockN / 2], 
 template <class Config>
 __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
                               int consumer) {
-  constexpr int kO = Config::kHeadDimV / 2;
+  constexpr int kO = Config::kPVN / 2;  // O's accumulators (kRowSumMma: then the row sums)
   constexpr int kS = Config::kBlockN / 2;
   const int thread = threadIdx.x % 128;
   const int lane = thread % 32;
@@ -167,6 +189,8 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
                               ? p.alibi_slopes[w.batch * p.alibi_batch_stride + w.head] * p.alibi_to_s
                               : 0.f;
     const int n_blocks = range.end - range.begin;
+    UnmaskedBlocks clean{};
+    if constexpr (Config::kTileMaskRange) clean = unmasked_blocks<Config>(p, w);
     const int row0 = w.m_block * Config::kBlockM + consumer * 64 + (thread / 32) * 16 + lane / 4;
 
     float o[kO];
@@ -176,10 +200,12 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     rows.reset();
 
     // The epilogue's normalisation factors and its O buffer are made ready while the
-    // last P V GEMM runs (they need only the final row state), not after it.
+    // last P V GEMM runs (they need only the final row state), not after it
+    // (kRowSumMma: after it, which yields the row sums).
     RowFinal final_rows;
     if (n_blocks == 0) {
-      final_rows = softmax_finalize(rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
+      final_rows = softmax_finalize<!Config::kRowSumMma>(rows, p.score_log2,
+                                                         p.sink != nullptr ? p.sink + w.head : nullptr);
       claim_output_buffer<Config>(consumer);
       if (!Config::kSeparateO) {
         // nothing to release before the epilogue: it hands Q back itself
@@ -210,9 +236,10 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         if (Config::kSeparateO && n_blocks == 1) ptx::mbarrier_arrive(pipe.q_empty());
       }
       ring.advance();
-      prepare_scores<Config>(s, p, w, slope_s, n, row0);
+      prepare_scores<Config>(s, p, w, slope_s, n, row0, clean);
       softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions,
-                     Config::kExp2PolyPer16, Config::kExp2PolyDegree>(s, rows, p.score_log2, correction);
+                     Config::kExp2PolyPer16, Config::kExp2PolyDegree, !Config::kRowSumMma>(
+          s, rows, p.score_log2, correction);
       convert_p<Config>(s, pf);
 
       for (int i = 1; i < n_blocks; ++i) {
@@ -224,7 +251,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         ptx::wgmma_fence();
         gemm_qk<Config>(s, q_rows, pipe.k(ring.stage));
         ptx::wgmma_commit_group();
-        gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage));
+        gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage), pipe.ones());
         ptx::wgmma_commit_group();
         ptx::bar_arrive(next_turn, 256);
 
@@ -235,11 +262,11 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           if (Config::kSeparateO && i == n_blocks - 1) ptx::mbarrier_arrive(pipe.q_empty());
         }
         ring.advance();
-        prepare_scores<Config>(s, p, w, slope_s, n, row0);
+        prepare_scores<Config>(s, p, w, slope_s, n, row0, clean);
         const bool rescale =
             softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions,
-                           Config::kExp2PolyPer16, Config::kExp2PolyDegree>(s, rows, p.score_log2,
-                                                                            correction);
+                           Config::kExp2PolyPer16, Config::kExp2PolyDegree, !Config::kRowSumMma>(
+                s, rows, p.score_log2, correction);
 
         ptx::wgmma_wait_group<0>();  // P V done: V stage free, O may be rescaled
         ptx::wgmma_fence_operand(o);
@@ -257,16 +284,25 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::bar_sync(my_turn, 256);
       ptx::wgmma_fence_operand(o);
       ptx::wgmma_fence();
-      gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage));
+      gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage), pipe.ones());
       ptx::wgmma_commit_group();
       ptx::bar_arrive(next_turn, 256);
-      final_rows = softmax_finalize(rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
+      if constexpr (!Config::kRowSumMma) {
+        final_rows = softmax_finalize(rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
+      }
       claim_output_buffer<Config>(consumer);
       // kEarlyNextTile: the next tile's index, Q and decoding while this P V runs too.
       if constexpr (Config::kEarlyNextTile) more = receive_next();
       ptx::wgmma_wait_group<0>();
       ptx::wgmma_fence_operand(o);
       if (warp_leader) ptx::mbarrier_arrive(pipe.v_empty(pv_ring.stage));
+      if constexpr (Config::kRowSumMma) {
+        // The whole rows' sums, from the last P V GEMM (any of the 8 ones columns).
+        rows.sum[0] = o[Config::kHeadDimV / 2];
+        rows.sum[1] = o[Config::kHeadDimV / 2 + 2];
+        final_rows =
+            softmax_finalize<false>(rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
+      }
     }
     if constexpr (Config::kEarlyNextS) {
       // The next tile's first S GEMM goes to the tensor cores before this tile's epilogue,

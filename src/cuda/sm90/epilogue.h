@@ -39,10 +39,11 @@ __device__ __forceinline__ void claim_output_buffer(int consumer) {
   }
 }
 
-// The buffer was claimed (claim_output_buffer) before this is called.
+// The buffer was claimed (claim_output_buffer) before this is called. o is the P V
+// accumulator: its first kHeadDimV / 2 values are O's (kRowSumMma: the row sums follow).
 template <class Config>
 __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
-                             const WorkTile& w, int consumer, float (&o)[Config::kHeadDimV / 2],
+                             const WorkTile& w, int consumer, const float (&o)[Config::kPVN / 2],
                              const RowFinal& final_rows) {
   const int thread = threadIdx.x % 128;
   const int lane = thread % 32;

@@ -78,6 +78,34 @@
 #define FLASHATTN_SM90_EXP2_POLY_D128 0
 #endif
 
+// Two shortenings of a d = 64 consumer warp's path from a key block's S to its P (helper
+// sm90h, session 5; docs/performance-sm90.md), each a switch per kernel family: the
+// two-consumer kernels (FLASHATTN_SM90_..., every head dim for the mask range) and the
+// three-consumer d 64 kernels (FLASHATTN_SM90_..._THREE).
+//  - ROW_SUM_MMA (kernels with dv = 64): the softmax row sums on the tensor cores. The P V GEMM
+//    is m64n72k16, its last 8 columns multiply P by a constant block of ones in shared memory,
+//    so l = P 1 comes out of the accumulator (rescaled with O, and from the same rounded P as
+//    the numerator) and the per-score FADD tree of softmax.h disappears.
+//  - TILE_MASK_RANGE: which key blocks need the score mask is decided once per tile
+//    (score_mask.h unmasked_blocks) instead of per block (block_needs_mask), whose chain of
+//    dependent integer operations sat between each block's S and its softmax.
+// Measured on an H200 (2026-11-22, two runs, cuDNN beside): both on, the three-consumer kernel
+// +5.7..7.1% on its four rows of the standard grid (ncu at 8192 keys: -9.6% kernel time, 16%
+// fewer instructions), so on there by default; the two-consumer d 64 kernel -3% (ncu +4.6%:
+// fewer instructions, each warp waits longer) and d 128 (mask range) neutral, so off there.
+#ifndef FLASHATTN_SM90_ROW_SUM_MMA
+#define FLASHATTN_SM90_ROW_SUM_MMA 0
+#endif
+#ifndef FLASHATTN_SM90_ROW_SUM_MMA_THREE
+#define FLASHATTN_SM90_ROW_SUM_MMA_THREE 1
+#endif
+#ifndef FLASHATTN_SM90_TILE_MASK_RANGE
+#define FLASHATTN_SM90_TILE_MASK_RANGE 0
+#endif
+#ifndef FLASHATTN_SM90_TILE_MASK_RANGE_THREE
+#define FLASHATTN_SM90_TILE_MASK_RANGE_THREE 1
+#endif
+
 namespace flashattn::detail::cuda_sm90 {
 
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
@@ -169,6 +197,18 @@ struct ForwardConfig {
           : (kHeadDim <= 128 && kHeadDimV <= 128 ? FLASHATTN_SM90_EXP2_POLY_D128 : 0);
   static_assert(kExp2PolyPer16 >= 0 && kExp2PolyPer16 <= 16);
   static constexpr int kExp2PolyDegree = std::is_same_v<Element, __half> ? 4 : 3;
+  // Row sums on the tensor cores (FLASHATTN_SM90_ROW_SUM_MMA above): the P V GEMM's N is dv + 8
+  // and the accumulator's last 8 columns hold each row's sum; kOnesBytes of shared memory hold
+  // two swizzle atoms of ones (8 key rows x 64 columns each), the 16 key rows one k16 step of
+  // the P V GEMM reads as its second 64-column chunk (consumer.h gemm_pv).
+  static constexpr bool kRowSumMma =
+      kHeadDimV == 64 && !kLargeV &&
+      (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE : FLASHATTN_SM90_ROW_SUM_MMA) != 0;
+  static constexpr int kPVN = kRowSumMma ? kHeadDimV + 8 : kHeadDimV;
+  static constexpr int kOnesBytes = kRowSumMma ? 2048 : 0;
+  // Mask decisions per tile (FLASHATTN_SM90_TILE_MASK_RANGE{,_THREE} above).
+  static constexpr bool kTileMaskRange =
+      (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_TILE_MASK_RANGE_THREE : FLASHATTN_SM90_TILE_MASK_RANGE) != 0;
 
   // Tiles are stored as kChunks column chunks of 64 elements (128 bytes, the
   // width of one 128B-swizzle row), each chunk a [rows][64] block: exactly what
@@ -194,7 +234,7 @@ struct ForwardConfig {
   static constexpr int kVOffset = kKOffset + kStages * kKVBytes;
   static constexpr int kOEnd = kVOffset + kStages * kVBytes;
   static constexpr int kBarrierBytes = 8 * (4 + 4 * kStages) + 8;  // + the tile-index slot
-  static constexpr bool kSeparateO = kOEnd + kOBytes + kBarrierBytes + 1024 <= kSmemLimit;
+  static constexpr bool kSeparateO = kOEnd + kOBytes + kOnesBytes + kBarrierBytes + 1024 <= kSmemLimit;
   // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that
   // the O normalisation, its shared-memory write and the TMA store run beside a GEMM
   // rather than between two. Needs the next Q before this tile's O is stored, so only where
@@ -204,10 +244,15 @@ struct ForwardConfig {
   static constexpr bool kEarlyNextS = FLASHATTN_SM90_EARLY_NEXT_S != 0 && kSeparateO && kKVBytes <= kQBytes;
   static constexpr bool kEarlyNextTile = kEarlyNextS && FLASHATTN_SM90_EARLY_NEXT_S >= 2;
   static constexpr int kOOffset = kSeparateO ? kOEnd : kQOffset;
-  static constexpr int kBarrierOffset = kSeparateO ? kOEnd + kOBytes : kOEnd;
+  // The ones block (kRowSumMma) follows O, 1024-byte aligned like every buffer before it,
+  // after every V stage: a V descriptor reaches it with a positive leading offset.
+  static constexpr int kOnesOffset = kSeparateO ? kOEnd + kOBytes : kOEnd;
+  static constexpr int kBarrierOffset = kOnesOffset + kOnesBytes;
   // +1024: the dynamic buffer is aligned up to a swizzle atom at run time.
   static constexpr int kSmemBytes = kBarrierOffset + kBarrierBytes + 1024;
   static_assert(kSmemBytes <= kSmemLimit, "shared-memory layout exceeds the sm_90 limit");
+  static_assert(kOnesOffset % 1024 == 0 && kOnesOffset - kVOffset < (1 << 18),
+                "the ones block must be a swizzle atom within a descriptor's offset field of V");
   static_assert(kSeparateO || kOBytes <= kQBytes, "O reuses Q's buffer only when it fits there");
   // O layout per consumer warpgroup: separate buffer [warpgroup][chunk][64 rows];
   // reusing Q: Q's [chunk][kBlockM rows] with the warpgroup's 64 rows inside.

@@ -6,8 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda/ptx/ptx.h"
+#include "cuda/ptx/shared_memory.h"
+#include "cuda/ptx/tma.h"
 #include "cuda/ptx/warpgroup.h"
 #include "cuda/sm90/consumer.h"
 #include "cuda/sm90/kernel_params.h"
@@ -30,7 +33,18 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
   const SharedPipeline<Config> pipe{(raw + 1023u) & ~1023u};
 
   if (threadIdx.x == 0) pipe.init_barriers();
-  // Every thread must see initialised barriers before its first wait or arrive.
+  if constexpr (Config::kRowSumMma) {
+    // The constant operand of the row sums (consumer.h gemm_pv), written once per CTA through
+    // the generic proxy and fenced before the barrier, so that the tensor cores (async proxy)
+    // read it after it.
+    const std::uint32_t one_pair =
+        std::is_same_v<typename Config::Element, __half> ? 0x3C003C00u : 0x3F803F80u;
+    for (int i = static_cast<int>(threadIdx.x); i < Config::kOnesBytes / 4; i += Config::kThreads) {
+      ptx::st_shared_b32(pipe.ones() + 4 * i, one_pair);
+    }
+    ptx::fence_proxy_async_shared_cta();
+  }
+  // Every thread must see initialised barriers (and the ones block) before its first use.
   __syncthreads();
 
   constexpr int kProducerRegisters = kPaged ? Config::kPagedProducerRegisters : Config::kProducerRegisters;

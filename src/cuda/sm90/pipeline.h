@@ -37,6 +37,8 @@ struct SharedPipeline {
   __device__ std::uint32_t o(int warpgroup) const {
     return base + Config::kOOffset + warpgroup * Config::kOWarpgroupStride;
   }
+  // Config::kRowSumMma: kOnesBytes of the element type's 1.0 (fill_ones), read by the P V GEMM.
+  __device__ std::uint32_t ones() const { return base + Config::kOnesOffset; }
 
   __device__ std::uint32_t barrier(int index) const { return base + Config::kBarrierOffset + 8 * index; }
   __device__ std::uint32_t q_full() const { return barrier(0); }

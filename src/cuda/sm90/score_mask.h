@@ -53,6 +53,33 @@ __device__ __forceinline__ bool block_needs_mask(const ForwardKernelParams& p, c
   return false;
 }
 
+// The key blocks of a tile that need no mask, [lo, hi): block_needs_mask(n) is exactly
+// n < lo || n >= hi. Computed once per tile (forward_config.h kTileMaskRange), so that the
+// per-block test is two comparisons instead of block_needs_mask's dependent chain of loads,
+// shifts and comparisons on the path from a block's S to its softmax.
+struct UnmaskedBlocks {
+  int lo, hi;
+};
+
+// floor(a / b) and ceil(a / b) for b > 0 and any sign of a.
+__device__ __forceinline__ int floor_div(int a, int b) { return a >= 0 ? a / b : -((b - 1 - a) / b); }
+__device__ __forceinline__ int ceil_div_signed(int a, int b) { return -floor_div(-a, b); }
+
+template <class Config>
+__device__ __forceinline__ UnmaskedBlocks unmasked_blocks(const ForwardKernelParams& p, const WorkTile& w) {
+  const int row_first = (w.m_block * Config::kBlockM) >> p.pack_shift;
+  const int row_last = (w.m_block * Config::kBlockM + Config::kBlockM - 1) >> p.pack_shift;
+  const int offset = w.seqlen_k - w.seqlen_q;
+  // Right edge: block n is clean when its last key n kBlockN + kBlockN - 1 is at most `last`
+  // (block_needs_mask's first two tests), i.e. n < floor((last + 1) / kBlockN).
+  int last = w.seqlen_k - 1;
+  if (p.window_right >= 0) last = min(last, row_first + offset + p.window_right);
+  // Left edge: block n is clean when its first key n kBlockN is at least row_last + offset -
+  // window_left (the third test), i.e. n >= ceil(that / kBlockN); no left window: every n >= 0.
+  const int lo = p.window_left >= 0 ? ceil_div_signed(row_last + offset - p.window_left, Config::kBlockN) : 0;
+  return {lo, floor_div(last + 1, Config::kBlockN)};
+}
+
 // Sets invisible scores of this thread's accumulator fragment (rows row0 and
 // row0 + 8, columns key0 + 8i + 2(lane%4) + {0,1}) to -inf.
 template <int kBlockN>

@@ -82,7 +82,10 @@ inline constexpr float kRescaleThreshold = 8.f;
 // kPolyPer16 of every 16 exponentials of a thread's block are computed by exp2_poly
 // (degree kPolyDegree: FMA and integer pipes) instead of MUFU.EX2 (exp2_on_fma_pipe
 // says which); 0: all on the MUFU. forward_config.h kExp2PolyPer16 says where.
-template <int kBlockN, bool kConditional, bool kTree = false, int kPolyPer16 = 0, int kPolyDegree = 3>
+// kSums false: rows.sum is left alone, the caller gets the row sums elsewhere (forward_config.h
+// kRowSumMma: from the P V GEMM's extra columns; rows.sum is then set before softmax_finalize).
+template <int kBlockN, bool kConditional, bool kTree = false, int kPolyPer16 = 0, int kPolyDegree = 3,
+          bool kSums = true>
 __device__ __forceinline__ bool softmax_update(float (&s)[kBlockN / 2], SoftmaxRows& rows, float score_log2,
                                                float (&correction)[2]) {
   float block_max[2] = {rows.max[0], rows.max[1]};
@@ -140,10 +143,10 @@ __device__ __forceinline__ bool softmax_update(float (&s)[kBlockN / 2], SoftmaxR
       } else {
         s[4 * i + e] = ptx::ex2_approx_ftz_f32(x);
       }
-      if constexpr (!kTree) block_sum[r] += s[4 * i + e];
+      if constexpr (kSums && !kTree) block_sum[r] += s[4 * i + e];
     }
   }
-  if constexpr (kTree) {
+  if constexpr (kSums && kTree) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       float v[kBlockN / 8];
@@ -153,8 +156,10 @@ __device__ __forceinline__ bool softmax_update(float (&s)[kBlockN / 2], SoftmaxR
       block_sum[r] = v[0];
     }
   }
+  if constexpr (kSums) {
 #pragma unroll
-  for (int r = 0; r < 2; ++r) rows.sum[r] = rows.sum[r] * correction[r] + block_sum[r];
+    for (int r = 0; r < 2; ++r) rows.sum[r] = rows.sum[r] * correction[r] + block_sum[r];
+  }
   return rescale;
 }
 
@@ -162,11 +167,14 @@ __device__ __forceinline__ bool softmax_update(float (&s)[kBlockN / 2], SoftmaxR
 // (natural log). With a sink logit (natural-log units) the denominator gains
 // e^sink; the maximum is re-based onto max(row max, sink) so neither term overflows.
 // A row with no visible key and no sink gets factor 0 and LSE -inf.
+// kPartialSums: rows.sum holds this thread's share of its quad's sum (softmax_update);
+// false: the whole row's sum (forward_config.h kRowSumMma).
 struct RowFinal {
   float scale[2];
   float lse[2];
 };
 
+template <bool kPartialSums = true>
 __device__ __forceinline__ RowFinal softmax_finalize(const SoftmaxRows& rows, float score_log2,
                                                      const float* sink) {
   constexpr float kLog2e = 1.4426950408889634f;
@@ -174,7 +182,7 @@ __device__ __forceinline__ RowFinal softmax_finalize(const SoftmaxRows& rows, fl
   RowFinal f;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    float sum = quad_sum(rows.sum[r]);
+    float sum = kPartialSums ? quad_sum(rows.sum[r]) : rows.sum[r];
     float max_scaled = rows.max[r] == -INFINITY ? -INFINITY : rows.max[r] * score_log2;
     float rebase = 1.f;  // 2^(max_scaled - reference)
     if (sink != nullptr) {
