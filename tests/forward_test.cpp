@@ -123,6 +123,20 @@ std::vector<ForwardCase> forward_cases() {
                    {MaskKind::causal, 0.f, AlibiKind::none, 0.f, false, true},
                    Layout::padded,
                    false});
+  // Long enough (sq >= 4096, no causal/window mask) for cuda_sm90's three-consumer d64 kernel, whose
+  // row sums come from the tensor cores (P V against a block of ones): ragged tails against its
+  // 192-row / 96-key tiles, GQA with a sink joining that sum, and softcap in fp16.
+  cases.push_back({1,
+                   4100,
+                   4100,
+                   2,
+                   1,
+                   64,
+                   64,
+                   DType::bfloat16,
+                   {MaskKind::none, 0.f, AlibiKind::none, 0.f, true},
+                   Layout::padded});
+  cases.push_back({1, 4097, 4099, 1, 1, 64, 64, DType::float16, {MaskKind::none, 30.f}, Layout::heads_major});
   return cases;
 }
 
