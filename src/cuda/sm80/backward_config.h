@@ -96,24 +96,27 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 #ifndef FLASHATTN_SM80_BWD_DQ_BULK_IN_OPERANDS
 #define FLASHATTN_SM80_BWD_DQ_BULK_IN_OPERANDS 1
 #endif
-// Per-CTA fixed costs (bwd8; the short rows, where a CTA walks few query tiles):
-// DKV_VIA_SMEM 1: the dK / dV epilogue stages the 16-bit tiles in the (then dead) K / V tiles and
-// stores whole rows with 16-byte stores; 0: each lane stores its accumulator pairs (4 bytes) straight
-// to global memory.
+// Per-CTA fixed costs (bwd8; they decide the short rows, where a CTA walks few query tiles). H200, all
+// three together: +5..+12% at 512 tokens, +1% at 16k (performance-backward.md version 8).
+// DKV_VIA_SMEM 1: the dK / dV epilogue stages the 16-bit tiles in shared memory (rows padded by 16
+// bytes) and stores whole rows with 16-byte stores; 0: each lane stores its accumulator pairs (4 bytes)
+// straight to global memory, with 64-bit row offsets that cost the d 128 kernel 80 B of stack.
+// Alone: +3..+10% at 512 tokens.
 #ifndef FLASHATTN_SM80_BWD_DKV_VIA_SMEM
-#define FLASHATTN_SM80_BWD_DKV_VIA_SMEM 0
+#define FLASHATTN_SM80_BWD_DKV_VIA_SMEM 1
 #endif
 // PROLOGUE_SPLIT 1 (plain kernel): a key tile's first copies form two groups, K + Q + LSE2 and
 // V + dO + D; the first query tile's S^T and P wait for the first only, dP^T (after one more barrier)
-// for the second; 0: one group, everything landed before the first S^T.
+// for the second; 0: one group, everything landed before the first S^T. Alone: d 64 +1..+2.5%, d 128
+// -1.5..-3% (16 B more stack); with DKV_VIA_SMEM it is part of the fastest combination at both.
 #ifndef FLASHATTN_SM80_BWD_PROLOGUE_SPLIT
-#define FLASHATTN_SM80_BWD_PROLOGUE_SPLIT 0
+#define FLASHATTN_SM80_BWD_PROLOGUE_SPLIT 1
 #endif
 // LAST_BULK_WAIT_READ 1: after a key tile's last bulk dQ reduction (DQ_BULK) thread 0 waits only until
 // the copy engine has read the staging tile, not until the global adds are done (the postprocess, a
-// later kernel, is what reads them); 0: waits for completion.
+// later kernel, is what reads them); 0: waits for completion. Alone: within +-0.5%.
 #ifndef FLASHATTN_SM80_BWD_LAST_BULK_WAIT_READ
-#define FLASHATTN_SM80_BWD_LAST_BULK_WAIT_READ 0
+#define FLASHATTN_SM80_BWD_LAST_BULK_WAIT_READ 1
 #endif
 // MASK_BRANCH 1: the plain kernel forms P in two versions, with and without the per-element mask,
 // chosen per tile; 0: one version whose mask test is per element (version 4).
