@@ -320,7 +320,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   constexpr bool kStageInOps = Cfg::kDqStageInOperands;
   constexpr bool kCopyAfterSt = Cfg::kCopyAfterSt && !kStageInOps;
   // PROLOGUE_SPLIT (plain kernel): the first query tile's S^T and P start once K, Q and LSE2 landed.
-  constexpr bool kPrologueSplit = FLASHATTN_SM80_BWD_PROLOGUE_SPLIT && !kGeneral;
+  // (Needs STEP_POINTERS' stepped query-tile copies.)
+  constexpr bool kPrologueSplit =
+      !kGeneral && FLASHATTN_SM80_BWD_STEP_POINTERS &&
+      (FLASHATTN_SM80_BWD_PROLOGUE_SPLIT == 1 ||
+       (FLASHATTN_SM80_BWD_PROLOGUE_SPLIT == 2 && (Cfg::kHeadDim <= 64 || Cfg::kHeadDim > 128)));
 
   extern __shared__ __align__(128) unsigned char smem_bytes[];
   Element* k_smem = reinterpret_cast<Element*>(smem_bytes);
@@ -540,7 +544,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       if (iterations > 0) load_query_tile_stepped(first_m0, rows_cur, 0);
     }
 #else
-    static_assert(!kPrologueSplit, "PROLOGUE_SPLIT needs STEP_POINTERS");
     if (iterations > 0) load_query_tile(head, m_block, 0);
 #endif
     ptx::cp_async_commit_group();
