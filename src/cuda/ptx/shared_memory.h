@@ -3,6 +3,8 @@
 // generic pointer alongside.
 #pragma once
 
+#include <vector_types.h>
+
 #include <cstdint>
 
 namespace flashattn::ptx {
@@ -19,6 +21,16 @@ __device__ __forceinline__ void st_shared_v2_f32(std::uint32_t addr, float x, fl
 __device__ __forceinline__ std::uint32_t ld_shared_b32(std::uint32_t addr) {
   std::uint32_t value;
   asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(value) : "r"(addr) : "memory");
+  return value;
+}
+
+// 16 bytes from a 16-byte aligned shared address.
+__device__ __forceinline__ uint4 ld_shared_v4_b32(std::uint32_t addr) {
+  uint4 value;
+  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
+               : "r"(addr)
+               : "memory");
   return value;
 }
 

@@ -96,6 +96,30 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 #ifndef FLASHATTN_SM80_BWD_DQ_BULK_IN_OPERANDS
 #define FLASHATTN_SM80_BWD_DQ_BULK_IN_OPERANDS 1
 #endif
+// Per-CTA fixed costs (bwd8; they decide the short rows, where a CTA walks few query tiles). H200, all
+// three on: +5..+12% at 512 tokens, +1% at 16k (performance-backward.md version 8).
+// DKV_VIA_SMEM 1: the dK / dV epilogue stages the 16-bit tiles in shared memory (rows padded by 16
+// bytes) and stores whole rows with 16-byte stores; 0: each lane stores its accumulator pairs (4 bytes)
+// straight to global memory, with 64-bit row offsets that cost the d 128 kernel 80 B of stack.
+// Alone: +3..+10% at 512 tokens (most of version 8's gain).
+#ifndef FLASHATTN_SM80_BWD_DKV_VIA_SMEM
+#define FLASHATTN_SM80_BWD_DKV_VIA_SMEM 1
+#endif
+// PROLOGUE_SPLIT 1 (plain kernel): a key tile's first copies form two groups, K + Q + LSE2 and
+// V + dO + D; the first query tile's S^T and P wait for the first only, dP^T (after one more barrier)
+// for the second; 0: one group, everything landed before the first S^T; 2 (default): 1 except at the
+// d 96 / 128 buckets (two-m-tile warps of d > 64). H200 with DKV_VIA_SMEM and LAST_BULK_WAIT_READ on
+// (run 2): d 64 +1.6..+2.3% at 512 tokens, +0.6..+1.5% at 2k; d 256 +1% at 512, 0 at 2k; d 128 0 at
+// 512, -0.7..-1.2% at 2k (16 B more stack there).
+#ifndef FLASHATTN_SM80_BWD_PROLOGUE_SPLIT
+#define FLASHATTN_SM80_BWD_PROLOGUE_SPLIT 2
+#endif
+// LAST_BULK_WAIT_READ 1: after a key tile's last bulk dQ reduction (DQ_BULK) thread 0 waits only until
+// the copy engine has read the staging tile, not until the global adds are done (the postprocess, a
+// later kernel, is what reads them); 0: waits for completion. Alone: within +-0.5%.
+#ifndef FLASHATTN_SM80_BWD_LAST_BULK_WAIT_READ
+#define FLASHATTN_SM80_BWD_LAST_BULK_WAIT_READ 1
+#endif
 // MASK_BRANCH 1: the plain kernel forms P in two versions, with and without the per-element mask,
 // chosen per tile; 0: one version whose mask test is per element (version 4).
 #ifndef FLASHATTN_SM80_BWD_MASK_BRANCH

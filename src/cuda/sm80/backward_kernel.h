@@ -319,6 +319,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   // into the other stage wait for the previous tile's bulk reads (issued after the mid barrier).
   constexpr bool kStageInOps = Cfg::kDqStageInOperands;
   constexpr bool kCopyAfterSt = Cfg::kCopyAfterSt && !kStageInOps;
+  // PROLOGUE_SPLIT (plain kernel): the first query tile's S^T and P start once K, Q and LSE2 landed.
+  // (Needs STEP_POINTERS' stepped query-tile copies.)
+  constexpr bool kPrologueSplit =
+      !kGeneral && FLASHATTN_SM80_BWD_STEP_POINTERS &&
+      (FLASHATTN_SM80_BWD_PROLOGUE_SPLIT == 1 ||
+       (FLASHATTN_SM80_BWD_PROLOGUE_SPLIT == 2 && (Cfg::kHeadDim <= 64 || Cfg::kHeadDim > 128)));
 
   extern __shared__ __align__(128) unsigned char smem_bytes[];
   Element* k_smem = reinterpret_cast<Element*>(smem_bytes);
@@ -427,15 +433,22 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       backward_load_tile<Cfg, KTile, Cfg::kBlockN>(
           k_smem, static_cast<const Element*>(p.k.data) + key_offset(p, p.k, seq, batch, n0, head_kv),
           p.k.row_stride, k_rows, static_cast<int>(p.head_dim), thread);
-      backward_load_tile<Cfg, KTile, Cfg::kBlockN>(
-          v_smem, static_cast<const Element*>(p.v.data) + key_offset(p, p.v, seq, batch, n0, head_kv),
-          p.v.row_stride, k_rows, static_cast<int>(p.head_dim_v), thread);
     }
+    // PROLOGUE_SPLIT: V (with the first dO and D, below) in a second copy group.
+    auto load_v_tile = [&] {
+      if (k_rows > 0) {
+        backward_load_tile<Cfg, KTile, Cfg::kBlockN>(
+            v_smem, static_cast<const Element*>(p.v.data) + key_offset(p, p.v, seq, batch, n0, head_kv),
+            p.v.row_stride, k_rows, static_cast<int>(p.head_dim_v), thread);
+      }
+    };
+    if constexpr (!kPrologueSplit) load_v_tile();
 
     // LSE2 and D of a query tile (scratch row `row`, kBlockM entries each) into ring stage `stage`.
-    auto load_row_arrays = [&](std::int64_t row, int stage) {
+    // part: 0 both arrays, 1 LSE2 only, 2 D only (PROLOGUE_SPLIT's two groups).
+    auto load_row_arrays = [&](std::int64_t row, int stage, int part = 0) {
       constexpr int kVectors = Cfg::kBlockM / 4;  // 16-byte vectors of one row array
-      if (thread < 2 * kVectors) {
+      if (thread < 2 * kVectors && (part == 0 || (part == 1) == (thread < kVectors))) {
         const bool is_lse = thread < kVectors;
         const int v = is_lse ? thread : thread - kVectors;
         const float* src = (is_lse ? args.lse_log2 : args.delta) + row + 4 * v;
@@ -470,13 +483,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     }
     if (p.mask.window_left >= 0) mask_above = clamp_int(n0 - Cfg::kBlockM + 1 - shift + p.mask.window_left);
     // Copies the next query tile (m0_next its first row, wrap: it starts the next head) and steps on.
-    auto load_query_tile_stepped = [&](int m0_next, std::int64_t rows_next, int stage) {
+    // part: 0 the whole query tile, 1 Q and LSE2, 2 dO and D.
+    auto load_query_tile_stepped = [&](int m0_next, std::int64_t rows_next, int stage, int part = 0) {
       const int rows = q_end - m0_next < Cfg::kBlockM ? q_end - m0_next : Cfg::kBlockM;
-      backward_load_tile<Cfg, QTile, Cfg::kBlockM>(q_smem + stage * Cfg::kSmemQ, q_next, p.q.row_stride, rows,
-                                                   static_cast<int>(p.head_dim), thread);
-      backward_load_tile<Cfg, QTile, Cfg::kBlockM>(do_smem + stage * Cfg::kSmemQ, do_next, p.dout.row_stride,
-                                                   rows, static_cast<int>(p.head_dim_v), thread);
-      load_row_arrays(rows_next, stage);
+      if (part != 2) {
+        backward_load_tile<Cfg, QTile, Cfg::kBlockM>(q_smem + stage * Cfg::kSmemQ, q_next, p.q.row_stride,
+                                                     rows, static_cast<int>(p.head_dim), thread);
+      }
+      if (part != 1) {
+        backward_load_tile<Cfg, QTile, Cfg::kBlockM>(do_smem + stage * Cfg::kSmemQ, do_next,
+                                                     p.dout.row_stride, rows, static_cast<int>(p.head_dim_v),
+                                                     thread);
+      }
+      load_row_arrays(rows_next, stage, part);
     };
     // Steps a Q-shaped tile pointer from one query tile to the next.
     auto step_rows = [&](const Element* ptr, const Operand& op, bool wrap) {
@@ -515,7 +534,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     int m_block = range.begin;
     [[maybe_unused]] float* dq_pending = nullptr;  // DQ_BULK: dQ tile staged, not yet reduced
 #if FLASHATTN_SM80_BWD_STEP_POINTERS
-    if (iterations > 0) load_query_tile_stepped(first_m0, rows_cur, 0);
+    if constexpr (kPrologueSplit) {
+      // PROLOGUE_SPLIT: group 1 = K, Q, LSE2 (S^T and P); group 2 = V, dO, D (dP^T, dS).
+      if (iterations > 0) load_query_tile_stepped(first_m0, rows_cur, 0, 1);
+      ptx::cp_async_commit_group();
+      load_v_tile();
+      if (iterations > 0) load_query_tile_stepped(first_m0, rows_cur, 0, 2);
+    } else {
+      if (iterations > 0) load_query_tile_stepped(first_m0, rows_cur, 0);
+    }
 #else
     if (iterations > 0) load_query_tile(head, m_block, 0);
 #endif
@@ -523,7 +550,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     for (std::int64_t it = 0; it < iterations; ++it) {
       static_assert(Cfg::kStages == 2, "the ring alternates stage and stage ^ 1");
       const int stage = static_cast<int>(it & 1);
-      ptx::cp_async_wait_group<0>();
+      if (kPrologueSplit && it == 0) {
+        ptx::cp_async_wait_group<1>();  // group 1 only; group 2 before the first dP^T
+      } else {
+        ptx::cp_async_wait_group<0>();
+      }
       // Copies of tile `it` visible to all; every warp is done with tile it - 1 (its stage, P~^T, dS^T).
       __syncthreads();
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -642,6 +673,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 #else
             form_p(std::true_type{});
 #endif
+          }
+          if constexpr (kPrologueSplit) {
+            if (it == 0 && pass == 0) {
+              // Group 2 (V, dO, D) of the first query tile; the next tile's copies (committed after
+              // this one, at the loop top or after S^T) may stay in flight.
+              if constexpr (kCopyAfterSt || !kStageInOps) {
+                ptx::cp_async_wait_group<1>();
+              } else {
+                ptx::cp_async_wait_group<0>();
+              }
+              __syncthreads();
+            }
           }
           float dpt[kST][kMTiles][4];
 #pragma unroll
@@ -926,7 +969,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
             ptx::cp_reduce_async_bulk_add_f32(dq_pending, dq_stage, Cfg::kDqStageBytes);
           }
           ptx::cp_async_bulk_commit_group();
+#if FLASHATTN_SM80_BWD_LAST_BULK_WAIT_READ
+          // Only the staging tile's reuse needs waiting for: the reductions' global writes complete
+          // before the postprocess (a later kernel) reads the accumulator.
+          ptx::cp_async_bulk_wait_group_read<0>();
+#else
           ptx::cp_async_bulk_wait_group<0>();
+#endif
         }
       }
     }
@@ -936,6 +985,76 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     // (their P and dS are 0).
     auto* dk_out = static_cast<Element*>(p.dk.data);
     auto* dv_out = static_cast<Element*>(p.dv.data);
+#if FLASHATTN_SM80_BWD_DKV_VIA_SMEM
+    // DKV_VIA_SMEM: the 16-bit dK / dV tiles go through shared memory (from the K tile on: everything
+    // is dead once every warp is past its last dQ product and the last bulk read, the barrier below),
+    // so each row leaves as 16-byte stores of consecutive chunks (full 32-byte sectors) instead of
+    // 4-byte stores that cover 16 bytes of 8 rows each. Rows are padded by one 16-byte chunk: the 8
+    // rows of a fragment store then start in 8 different 16-byte bank groups (row pitch = 16 or 80
+    // bytes mod 128 for every bucket), and every store address is one register + an immediate (a
+    // swizzle would need one register per chunk, which the compiler hoisted out of the walk: 350 B
+    // more stack at d 128).
+    {
+      constexpr int kPitch = Cfg::kHeadDim + Cfg::kChunk;  // elements per staged row
+      constexpr std::uint32_t kToDv = Cfg::kBlockN * kPitch * sizeof(Element);
+      static_assert(2 * kToDv <= Cfg::kSmemBytes, "the staged dK / dV tiles fit the kernel's shared memory");
+      __syncthreads();
+      const std::uint32_t stage_lane =
+          k_addr + sizeof(Element) * (key_local0 * kPitch + col_base) + 4 * (lane & 3);
+#pragma unroll
+      for (int kt = 0; kt < kKT; ++kt) {
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+#pragma unroll
+          for (int t = 0; t < kDTiles; ++t) {
+            const std::uint32_t offset = sizeof(Element) * ((16 * kt + 8 * r) * kPitch + 8 * t);
+            ptx::st_shared_b32(stage_lane + offset, pack_float2<Element>(dk[kt][t][2 * r] * p.scale,
+                                                                         dk[kt][t][2 * r + 1] * p.scale));
+            ptx::st_shared_b32(stage_lane + kToDv + offset,
+                               pack_float2<Element>(dv[kt][t][2 * r], dv[kt][t][2 * r + 1]));
+          }
+        }
+      }
+      __syncthreads();
+      const int rows_left =
+          static_cast<int>(allocated_k - n0 < Cfg::kBlockN ? allocated_k - n0 : Cfg::kBlockN);
+      auto copy_out = [&](Element* dst, std::int64_t row_stride, std::uint32_t from, int cols) {
+        if constexpr (Cfg::kThreads % Cfg::kChunksPerRow == 0) {
+          // Thread `thread` copies chunk thread % kChunksPerRow of rows thread / kChunksPerRow +
+          // multiples of kRowsPerStep: one shared address and one global pointer, stepped.
+          constexpr int kRowsPerStep = Cfg::kThreads / Cfg::kChunksPerRow;
+          const int row = thread / Cfg::kChunksPerRow;
+          const int chunk = thread % Cfg::kChunksPerRow;
+          if (chunk * Cfg::kChunk >= cols) return;
+          from += sizeof(Element) * (row * kPitch + chunk * Cfg::kChunk);
+          dst += row * row_stride + chunk * Cfg::kChunk;
+#pragma unroll
+          for (int step = 0; step < (Cfg::kBlockN + kRowsPerStep - 1) / kRowsPerStep; ++step) {
+            if (row + step * kRowsPerStep < rows_left) {
+              *reinterpret_cast<uint4*>(dst) =
+                  ptx::ld_shared_v4_b32(from + step * kRowsPerStep * kPitch * sizeof(Element));
+            }
+            dst += kRowsPerStep * row_stride;
+          }
+        } else {
+          // Buckets whose rows are not a divisor of the block's chunks (d 96, 160, 224).
+          constexpr int kChunks = Cfg::kBlockN * Cfg::kChunksPerRow;
+          for (int c = thread; c < kChunks; c += Cfg::kThreads) {
+            const int row = c / Cfg::kChunksPerRow;
+            const int chunk = c % Cfg::kChunksPerRow;
+            if (row < rows_left && chunk * Cfg::kChunk < cols) {
+              *reinterpret_cast<uint4*>(dst + row * row_stride + chunk * Cfg::kChunk) =
+                  ptx::ld_shared_v4_b32(from + sizeof(Element) * (row * kPitch + chunk * Cfg::kChunk));
+            }
+          }
+        }
+      };
+      copy_out(dk_out + key_offset(p, p.dk, seq, batch, n0, head_kv), p.dk.row_stride, k_addr,
+               static_cast<int>(p.head_dim));
+      copy_out(dv_out + key_offset(p, p.dv, seq, batch, n0, head_kv), p.dv.row_stride, k_addr + kToDv,
+               static_cast<int>(p.head_dim_v));
+    }
+#else
 #pragma unroll
     for (int kt = 0; kt < kKT; ++kt) {
 #pragma unroll
@@ -958,13 +1077,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         }
       }
     }
+#endif
     // The next tile's copies overwrite K/V that this tile's last dQ products read.
     __syncthreads();
   }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  // DQ_BULK: the staging rows must stay valid until the copy engine has done its reductions.
+  // DQ_BULK: the staging rows must stay valid until the copy engine has read them (LAST_BULK_WAIT_READ)
+  // or done its reductions.
   if constexpr (Cfg::kDqBulk) {
+#if FLASHATTN_SM80_BWD_LAST_BULK_WAIT_READ
+    if (args.dq_bulk) ptx::cp_async_bulk_wait_group_read<0>();
+#else
     if (args.dq_bulk) ptx::cp_async_bulk_wait_group<0>();
+#endif
   }
 #endif
 }
