@@ -265,9 +265,17 @@ struct ForwardConfig {
 // fifth of their work on rows and keys past the end (512 = 2.67 x 192 = 5.33 x 96)
 // and leave fewer tiles to balance. Measured on an H200 (docs/performance-sm90.md,
 // 2026-11-22): three +3% at 4k, +7% at 8k-16k non-causal; -15% at 512; causal
-// even at 8k, +2% at 16k. Host side; seqlen_q is the longest sequence's.
+// even at 8k, +2% at 16k. Host side; seqlen_q is the longest sequence's. The two
+// thresholds are macros so that an A/B build can move them.
+#ifndef FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ
+#define FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ 4096
+#endif
+#ifndef FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ_MASKED
+#define FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ_MASKED 16384
+#endif
 inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked) {
-  return head_dim == 64 && seqlen_q >= (masked ? 16384 : 4096);
+  return head_dim == 64 && seqlen_q >= (masked ? FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ_MASKED
+                                               : FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ);
 }
 
 // d = 128 (dense K/V): a key block of FLASHATTN_SM90_LONG_KEY_BLOCK_N keys instead of
