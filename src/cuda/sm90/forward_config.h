@@ -264,14 +264,17 @@ struct ForwardConfig {
 // sequences, two (128 x 128) for short ones, where 192 x 96 tiles waste up to a
 // fifth of their work on rows and keys past the end (512 = 2.67 x 192 = 5.33 x 96)
 // and leave fewer tiles to balance. Measured on an H200 (docs/performance-sm90.md,
-// 2026-11-22): three +3% at 4k, +7% at 8k-16k non-causal; -15% at 512; causal
-// even at 8k, +2% at 16k. Host side; seqlen_q is the longest sequence's. The two
-// thresholds are macros so that an A/B build can move them.
+// 2026-11-22, session 3): three +3% at 4k, +7% at 8k-16k non-causal; -15% at 512;
+// causal even at 8k, +2% at 16k. Since the three-consumer kernel's row sums moved to
+// the tensor cores (session 5, +6-7%), it also wins at 2k non-causal (+5%, three
+// passes) and 8k causal (+4%), not at 1k non-causal (-7%) or 4k causal (+1%): the
+// thresholds 2048 / 8192. Host side; seqlen_q is the longest sequence's. Macros so
+// that an A/B build can move them (bench/sm90_three_consumer_threshold.sh).
 #ifndef FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ
-#define FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ 4096
+#define FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ 2048
 #endif
 #ifndef FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ_MASKED
-#define FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ_MASKED 16384
+#define FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ_MASKED 8192
 #endif
 inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked) {
   return head_dim == 64 && seqlen_q >= (masked ? FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ_MASKED
