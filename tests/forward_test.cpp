@@ -137,6 +137,9 @@ std::vector<ForwardCase> forward_cases() {
                    {MaskKind::none, 0.f, AlibiKind::none, 0.f, true},
                    Layout::padded});
   cases.push_back({1, 4097, 4099, 1, 1, 64, 64, DType::float16, {MaskKind::none, 30.f}, Layout::heads_major});
+  // Past 2048 queries, so cuda_sm80's d256 non-causal table entry for long sequences (whole-tile K/V copies
+  // without per-copy bounds tests, forward_tuning.json) runs, with a ragged tail against its 64-row tiles.
+  cases.push_back({1, 2113, 2100, 1, 1, 256, 256, DType::float16, plain, Layout::contiguous});
   return cases;
 }
 
