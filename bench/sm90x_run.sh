@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Needs branch sm90x's tree: the FLASHATTN_SM90_EXP2_POLY_* switches it builds were removed from main (slower).
 # One device call of the sm90x work (session 5: exponentials on the FMA pipe, issue 6).
 # Run from this tree's root, carried inside the main checkout:
 #   cd .device-carry/sm90x && bash bench/sm90x_run.sh [sm90_ab.py args]

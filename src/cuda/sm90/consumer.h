@@ -238,8 +238,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       ring.advance();
       prepare_scores<Config>(s, p, w, slope_s, n, row0, clean);
       softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions,
-                     Config::kExp2PolyPer16, Config::kExp2PolyDegree, !Config::kRowSumMma>(
-          s, rows, p.score_log2, correction);
+                     !Config::kRowSumMma>(s, rows, p.score_log2, correction);
       convert_p<Config>(s, pf);
 
       for (int i = 1; i < n_blocks; ++i) {
@@ -265,8 +264,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         prepare_scores<Config>(s, p, w, slope_s, n, row0, clean);
         const bool rescale =
             softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions,
-                           Config::kExp2PolyPer16, Config::kExp2PolyDegree, !Config::kRowSumMma>(
-                s, rows, p.score_log2, correction);
+                           !Config::kRowSumMma>(s, rows, p.score_log2, correction);
 
         ptx::wgmma_wait_group<0>();  // P V done: V stage free, O may be rescaled
         ptx::wgmma_fence_operand(o);

@@ -59,25 +59,6 @@
 #define FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N 160
 #endif
 
-// Exponentials on the FMA pipe (softmax.h, exp2_poly.h; helper sm90x, session 5): how many
-// of every 16 exponentials of a consumer thread's key block are computed by a polynomial
-// on the FMA/integer pipes instead of MUFU.EX2, per kernel family: d = dv = 64 with two
-// consumers, with three consumers, and d, dv <= 128 otherwise (the d 96 and d 128
-// kernels). 0 = all on the MUFU; 16 = all on the FMA pipe (a test setting). Larger head
-// dims: always 0. Default 0: measured on an H200 (2026-11-22, sm90x, two runs, cuDNN beside)
-// every k lost, linearly in k (d64: k 2 -2..-4%, 4 -5%, 6 -8%, 16 ~-25%; d128: 2 -3%, 4 -10%);
-// ncu: the d64 kernel is not MUFU-bound (MUFU 43-48% busy), its consumer warps are bound by
-// their instruction count and dependency chains, which the polynomial lengthens.
-#ifndef FLASHATTN_SM90_EXP2_POLY_D64
-#define FLASHATTN_SM90_EXP2_POLY_D64 0
-#endif
-#ifndef FLASHATTN_SM90_EXP2_POLY_D64_THREE
-#define FLASHATTN_SM90_EXP2_POLY_D64_THREE FLASHATTN_SM90_EXP2_POLY_D64
-#endif
-#ifndef FLASHATTN_SM90_EXP2_POLY_D128
-#define FLASHATTN_SM90_EXP2_POLY_D128 0
-#endif
-
 // Two shortenings of a d = 64 consumer warp's path from a key block's S to its P (helper
 // sm90h, session 5; docs/performance-sm90.md), each a switch per kernel family: the
 // two-consumer kernels (FLASHATTN_SM90_..., every head dim for the mask range) and the
@@ -188,15 +169,6 @@ struct ForwardConfig {
   // on the d 128 rows it was isolated on; d > 128 not measured.
   static constexpr bool kTreeReductions =
       kHeadDim <= FLASHATTN_SM90_TREE_REDUCTIONS_MAX_D && kHeadDimV <= FLASHATTN_SM90_TREE_REDUCTIONS_MAX_D;
-  // Exponentials on the FMA pipe (FLASHATTN_SM90_EXP2_POLY_* above): of every 16, how many;
-  // the polynomial's degree per element type (exp2_poly.h: 3 keeps bf16's P within 1/23 of
-  // its half ulp, fp16 needs 4 for 1/80).
-  static constexpr int kExp2PolyPer16 =
-      kHeadDim <= 64 && kHeadDimV <= 64
-          ? (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_EXP2_POLY_D64_THREE : FLASHATTN_SM90_EXP2_POLY_D64)
-          : (kHeadDim <= 128 && kHeadDimV <= 128 ? FLASHATTN_SM90_EXP2_POLY_D128 : 0);
-  static_assert(kExp2PolyPer16 >= 0 && kExp2PolyPer16 <= 16);
-  static constexpr int kExp2PolyDegree = std::is_same_v<Element, __half> ? 4 : 3;
   // Row sums on the tensor cores (FLASHATTN_SM90_ROW_SUM_MMA above): the P V GEMM's N is dv + 8
   // and the accumulator's last 8 columns hold each row's sum; kOnesBytes of shared memory hold
   // two swizzle atoms of ones (8 key rows x 64 columns each), the 16 key rows one k16 step of

@@ -9,7 +9,6 @@
 #include <cmath>
 
 #include "cuda/ptx/ptx.h"
-#include "cuda/sm90/exp2_poly.h"
 
 namespace flashattn::detail::cuda_sm90 {
 
@@ -23,14 +22,6 @@ __device__ __forceinline__ void fold_tree(float* v, Op op) {
     for (int i = 0; i < kN / 2; ++i) v[i] = op(v[i], v[i + kHalf]);
     fold_tree<kHalf>(v, op);
   }
-}
-
-// Whether exponential `index` of a thread's block goes to exp2_poly when kPolyPer16 of
-// every 16 do: index * k mod 16 < k holds for exactly k of any 16 consecutive indices,
-// spread evenly (k = 4: 0, 4, 8, 12), so the two kinds interleave in the instruction
-// stream and the MUFU and the FMA pipe work side by side.
-__host__ __device__ constexpr bool exp2_on_fma_pipe(int index, int poly_per_16) {
-  return (index * poly_per_16) % 16 < poly_per_16;
 }
 
 struct SoftmaxRows {
@@ -79,13 +70,9 @@ inline constexpr float kRescaleThreshold = 8.f;
 // chain of kBlockN / 4 - 1 dependent FMNMX / FADD per row (the SASS of the chain
 // form keeps it serial: ptxas does not reassociate). forward_config.h
 // kTreeReductions says where it is on.
-// kPolyPer16 of every 16 exponentials of a thread's block are computed by exp2_poly
-// (degree kPolyDegree: FMA and integer pipes) instead of MUFU.EX2 (exp2_on_fma_pipe
-// says which); 0: all on the MUFU. forward_config.h kExp2PolyPer16 says where.
 // kSums false: rows.sum is left alone, the caller gets the row sums elsewhere (forward_config.h
 // kRowSumMma: from the P V GEMM's extra columns; rows.sum is then set before softmax_finalize).
-template <int kBlockN, bool kConditional, bool kTree = false, int kPolyPer16 = 0, int kPolyDegree = 3,
-          bool kSums = true>
+template <int kBlockN, bool kConditional, bool kTree = false, bool kSums = true>
 __device__ __forceinline__ bool softmax_update(float (&s)[kBlockN / 2], SoftmaxRows& rows, float score_log2,
                                                float (&correction)[2]) {
   float block_max[2] = {rows.max[0], rows.max[1]};
@@ -137,12 +124,7 @@ __device__ __forceinline__ bool softmax_update(float (&s)[kBlockN / 2], SoftmaxR
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int r = e / 2;
-      const float x = fmaf(s[4 * i + e], score_log2, -max_scaled[r]);
-      if (exp2_on_fma_pipe(4 * i + e, kPolyPer16)) {  // resolved at compile time (unrolled)
-        s[4 * i + e] = exp2_poly<kPolyDegree>(x);
-      } else {
-        s[4 * i + e] = ptx::ex2_approx_ftz_f32(x);
-      }
+      s[4 * i + e] = ptx::ex2_approx_ftz_f32(fmaf(s[4 * i + e], score_log2, -max_scaled[r]));
       if constexpr (kSums && !kTree) block_sum[r] += s[4 * i + e];
     }
   }
