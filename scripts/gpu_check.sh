@@ -5,13 +5,13 @@
 # bench/compare.py (flashattn beside SDPA's FA2/cuDNN). Everything lands under $OUT (or
 # ./gpu-check-out). Each step has its own time limit so a slow step cannot swallow the
 # others' results.
-#   FLASHATTN_GPU_STEPS="build tests sanitize bench python compare"  (default: all)
+#   FLASHATTN_GPU_STEPS="build tests sanitize ptxjit bench python compare"  (default: all)
 #   FLASHATTN_COMPARE_ARGS  extra bench/compare.py arguments (e.g. "--modes fwd --hdims 128")
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out="${OUT:-$PWD/gpu-check-out}"
 mkdir -p "$out"
-steps="${FLASHATTN_GPU_STEPS:-build tests sanitize bench python compare}"
+steps="${FLASHATTN_GPU_STEPS:-build tests sanitize ptxjit bench python compare}"
 build=build/gpu
 log() { echo "== $*" | tee -a "$out/summary.txt"; }
 
@@ -57,6 +57,17 @@ if [[ " $steps " == *" sanitize "* ]]; then
       --gtest_brief=1 >"$out/sanitize_$tool.log" 2>&1
     log "compute-sanitizer $tool rc=$? in $(( $(date +%s) - start )) s: $(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize_$tool.log")"
   done
+fi
+
+if [[ " $steps " == *" ptxjit "* ]]; then
+  # The sm80 backward kernels JIT-compiled from their compute_80 PTX on this device (what a 9.x GPU runs
+  # when a build has no sm_90 SASS): that code has no bulk dQ path, so the host must not choose it
+  # (decide_dq_bulk). Backward cases only: the sm90 kernels have no PTX to JIT and would fail to load.
+  start=$(date +%s)
+  CUDA_FORCE_PTX_JIT=1 timeout 300 "$tests" --gtest_brief=1 \
+    --gtest_filter='Grid/BackwardTest.*cuda_sm80_*_2048x2048_*:Grid/BackwardTest.*cuda_sm80_*_300x517_*:Grid/BackwardTest.*cuda_sm80_*_1023x1024_*' \
+    >"$out/ptxjit.log" 2>&1
+  log "backward under CUDA_FORCE_PTX_JIT=1 rc=$? in $(( $(date +%s) - start )) s: $(grep -E '^\[  (PASSED|FAILED)' "$out/ptxjit.log" | tr '\n' ' ')"
 fi
 
 if [[ " $steps " == *" bench "* ]]; then

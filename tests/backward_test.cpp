@@ -295,7 +295,14 @@ TEST_P(BackwardTest, MatchesReference) {
   // The rule for gradients: 2x, with 3x allowed for d >= 192 or softcap, where the
   // fp32 accumulation of dP - D over long head dims (and the tanh derivative) costs more bits.
   const double factor = (std::max(c.d, c.dv) >= 192 || c.features.softcap > 0.f) ? 3.0 : 2.0;
-  const Tolerance tol{factor, kGradientAtol};
+  // Half an output ulp at the largest gradient: dq/dk/dv are rounded to the input dtype, and where the
+  // kernel's fp32 value and ref_lowp's fall on the two sides of a rounding boundary they differ by one
+  // ulp, which 2 * max|ref_lowp - ref| (often below half an ulp at the largest magnitude) does not
+  // always cover. Seen once on an H200 (session 6): d40 fp16 deterministic varlen, seed
+  // 7263048688950941859, one dq element of 364800 one fp16 ulp off (0.00195 against a bound of
+  // 0.00194). FlashAttention 3's gradient atol, 2 * max|(ref + 0.3 - 0.3) - ref| in the output dtype,
+  // allows about one ulp for the same effect.
+  const Tolerance tol{factor, kGradientAtol, 0.5};
   EXPECT_TRUE(expect_close("dq", device.fetch(dq), dq, ref.result(dq), lowp.result(dq), tol));
   EXPECT_TRUE(expect_close("dk", device.fetch(dk), dk, ref.result(dk), lowp.result(dk), tol));
   EXPECT_TRUE(expect_close("dv", device.fetch(dv), dv, ref.result(dv), lowp.result(dv), tol));

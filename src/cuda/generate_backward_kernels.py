@@ -64,6 +64,7 @@ def main() -> None:
             + "namespace flashattn::detail::cuda_sm80 {\n"
             + f"template cudaError_t launch_backward<BackwardConfig<{d}, {ELEMENT[t]}>>(const BackwardKernelArgs&,\n"
             + "                                                                      bool, cudaStream_t);\n"
+            + f"template cudaError_t backward_kernel_ptx_version<BackwardConfig<{d}, {ELEMENT[t]}>>(bool, int*);\n"
             + "}  // namespace flashattn::detail::cuda_sm80\n",
         )
         print(path)

@@ -254,6 +254,8 @@ using ElementFilter = std::function<bool(const std::int64_t* index)>;
 struct Tolerance {
   double factor = 2.0;  // on max|ref_lowp - ref|
   double atol = 0.0;
+  // Units in the last place of the output's dtype at max|ref| added to the bound (see expect_close).
+  double output_ulps = 0.0;
 };
 
 // Per-dtype absolute tolerances on top of the 2x rule, in units of the
@@ -263,9 +265,10 @@ double output_atol(DType dtype);
 // LSE is fp32 on every path; absolute on the log scale.
 inline constexpr double kLseAtol = 1e-4;
 
-// max|actual - ref| <= factor * max|ref_lowp - ref| + atol * max(1, max|ref|) over written
-// elements; infinities must match exactly; no NaN; unwritten elements, padding and guards
-// bitwise equal to `before` (the poisoned tensor as it was before the call).
+// max|actual - ref| <= factor * max|ref_lowp - ref| + atol * max(1, max|ref|)
+// + output_ulps * ulp(actual's dtype at max|ref|) over written elements; infinities must match exactly; no
+// NaN; unwritten elements, padding and guards bitwise equal to `before` (the poisoned tensor as it was before
+// the call).
 ::testing::AssertionResult expect_close(const std::string& what, const HostTensor& actual,
                                         const HostTensor& before, const HostTensor& ref,
                                         const HostTensor& ref_lowp, Tolerance tol,

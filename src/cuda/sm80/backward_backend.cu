@@ -102,43 +102,30 @@ cudaError_t dispatch_backward(const BackwardKernelArgs& args, bool general, cuda
   return cudaErrorInvalidDeviceFunction;
 }
 
-// The bulk dQ reduction exists only in the kernels' sm_90 SASS (it is compiled under __CUDA_ARCH__ >=
-// 900). This file is compiled with the kernels' -gencode list, whose virtual archs nvcc lists in
-// __CUDA_ARCH_LIST__ (host pass included): 900 there means the sm_90 SASS was built. A 9.x device runs
-// that SASS; every other device JIT-compiles the compute_80 PTX (no bulk path), and so would a 9.x
-// device under CUDA_FORCE_PTX_JIT=1, which this cannot see (a debugging setting; dQ would be wrong).
-constexpr bool sm90_sass_compiled() {
-#ifdef __CUDA_ARCH_LIST__
-  constexpr int kArchs[] = {__CUDA_ARCH_LIST__};
-  for (int arch : kArchs) {
-    if (arch == 900) return true;
-  }
-#endif
-  return false;
-}
-
 // DQ_BULK (backward_config.h): whether this call stages dQ and reduces it in bulk. Decided here, once,
-// because the postprocess must read the dQ accumulator in the layout the main kernel wrote.
-bool use_dq_bulk(const BackwardParams& p, bool general) {
-  if (!sm90_sass_compiled()) return false;
+// because the postprocess must read the dQ accumulator in the layout the main kernel wrote. The bulk path
+// is compiled only under __CUDA_ARCH__ >= 900, so the question is which code the driver runs for the main
+// kernel (backward_kernel_ptx_version), not what the device is: a 9.x device JIT-compiles the compute_80
+// PTX instead of running the sm_90 SASS when the build has none, or under CUDA_FORCE_PTX_JIT=1.
+cudaError_t decide_dq_bulk(const BackwardParams& p, bool general, bool* bulk) {
+  *bulk = false;
   const int bucket = backward_bucket(p);
-  if (p.deterministic || p.head_dim != bucket) return false;
+  if (p.deterministic || p.head_dim != bucket) return cudaSuccess;
   bool config = false;
-#define FLASHATTN_SM80_BULK(head_dim, element)                                           \
-  if (bucket == head_dim &&                                                              \
-      p.dtype == (std::is_same_v<element, __half> ? DType::float16 : DType::bfloat16)) { \
-    config = general ? BackwardConfig<head_dim, element, true>::kDqBulk                  \
-                     : BackwardConfig<head_dim, element, false>::kDqBulk;                \
+  int ptx_version = 0;
+  cudaError_t error = cudaSuccess;
+#define FLASHATTN_SM80_BULK(head_dim, element)                                                       \
+  if (bucket == head_dim &&                                                                          \
+      p.dtype == (std::is_same_v<element, __half> ? DType::float16 : DType::bfloat16)) {             \
+    config = general ? BackwardConfig<head_dim, element, true>::kDqBulk                              \
+                     : BackwardConfig<head_dim, element, false>::kDqBulk;                            \
+    if (config)                                                                                      \
+      error = backward_kernel_ptx_version<BackwardConfig<head_dim, element>>(general, &ptx_version); \
   }
   FLASHATTN_SM80_FOR_EACH_BACKWARD_KERNEL(FLASHATTN_SM80_BULK)
 #undef FLASHATTN_SM80_BULK
-  if (!config) return false;
-  int device = 0, major = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
-    return false;
-  }
-  return major == 9;  // the device runs the sm_90 SASS
+  *bulk = config && ptx_version >= 90;
+  return error;
 }
 
 cudaError_t dispatch_aux(const BackwardKernelArgs& args, int which, cudaStream_t stream) {
@@ -203,7 +190,8 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
   args.dropout_threshold = p.dropout_p > 0.f ? dropout_threshold(p.dropout_p) : 0u;
   args.dropout_rescale = p.dropout_p > 0.f ? 1.f / (1.f - p.dropout_p) : 1.f;
   const bool general = p.softcap > 0.f || p.alibi_slopes != nullptr || args.dropout_threshold > 0;
-  args.dq_bulk = use_dq_bulk(p, general);
+  if (cudaError_t e = decide_dq_bulk(p, general, &args.dq_bulk); e != cudaSuccess)
+    return cuda_status(e, "kernel attribute query");
 
   if (cudaError_t e = dispatch_aux(args, 0, stream); e != cudaSuccess)
     return cuda_status(e, "preprocess launch");

@@ -45,12 +45,28 @@ cudaError_t launch_backward(const BackwardKernelArgs& args_in, bool general, cud
   });
 }
 
+// The PTX virtual architecture (major * 10 + minor) of the main kernel this call would launch, as the
+// driver loaded it: 90 for the sm_90a SASS, 80 where the device JIT-compiles the compute_80 PTX (any
+// non-9.x device, or a 9.x device under CUDA_FORCE_PTX_JIT=1). The DQ_BULK path exists only in code
+// compiled for __CUDA_ARCH__ >= 900, so this, not the device's compute capability, decides it.
+template <class Cfg>
+cudaError_t backward_kernel_ptx_version(bool general, int* version) {
+  return FLASHATTN_BOOL_SWITCH(general, kGeneral, [&] {
+    using Launched = BackwardConfig<Cfg::kHeadDim, typename Cfg::Element, kGeneral>;
+    cudaFuncAttributes attributes{};
+    const cudaError_t error = cudaFuncGetAttributes(&attributes, &backward_kernel<Launched, kGeneral>);
+    *version = error == cudaSuccess ? attributes.ptxVersion : 0;
+    return error;
+  });
+}
+
 // which: 0 preprocess, 1 dsink, 2 postprocess (backward_aux_kernels.h).
 template <typename Element>
 cudaError_t launch_backward_aux(const BackwardKernelArgs& args, int which, cudaStream_t stream);
 
 #define FLASHATTN_SM80_DECLARE_BACKWARD(head_dim, element)                                                  \
   extern template cudaError_t launch_backward<BackwardConfig<head_dim, element>>(const BackwardKernelArgs&, \
-                                                                                 bool, cudaStream_t);
+                                                                                 bool, cudaStream_t);       \
+  extern template cudaError_t backward_kernel_ptx_version<BackwardConfig<head_dim, element>>(bool, int*);
 
 }  // namespace flashattn::detail::cuda_sm80
