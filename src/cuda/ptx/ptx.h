@@ -34,20 +34,6 @@ __device__ __forceinline__ void cp_async_cg_16_full(std::uint32_t smem_addr, con
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr), "l"(gmem) : "memory");
 }
 
-// cp_async_cg_16_full under a predicate: nothing is copied (and the addresses are not used) when
-// `pred` is false. A predicated instruction rather than a branch, so that copies handed out between
-// the MMAs of a GEMM (the forward's spread_copies) leave that code one basic block.
-__device__ __forceinline__ void cp_async_cg_16_full_if(std::uint32_t smem_addr, const void* gmem, bool pred) {
-  asm volatile(
-      "{\n"
-      "  .reg .pred p;\n"
-      "  setp.ne.b32 p, %2, 0;\n"
-      "  @p cp.async.cg.shared.global [%0], [%1], 16;\n"
-      "}\n" ::"r"(smem_addr),
-      "l"(gmem), "r"(static_cast<int>(pred))
-      : "memory");
-}
-
 __device__ __forceinline__ void cp_async_commit_group() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 }

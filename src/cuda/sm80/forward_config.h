@@ -50,12 +50,10 @@ struct TileShape {
   // bounds tests or zero-fill selects (gmem_tile_loader.h: load_whole_strided_tile_async); the ragged
   // last tile, paged K/V and narrower head dims keep the general loader.
   bool whole_tile_loads = false;
-  // Whole dense K/V tiles copied by unchecked cp.async handed out a few at a time between the MMAs
-  // of a GEMM (forward_spread_copies.h) instead of in one burst before it: 0 off; k > 0 spreads a
-  // tile's copies over the first 1/k of the GEMM's steps. The ring spreads K and V of the tile ahead
-  // over S = Q K^T; a single buffer spreads V_n over S = Q K_n^T and K_{n-1} over O += P V_n. The
-  // ragged last tile, paged K/V and narrower head dims keep the checked loader, issued up front.
-  int spread_copies = 0;
+  // Ring only: the copy of the tile ahead is issued after S = Q K^T (before the mask and softmax)
+  // instead of right after the loop-head barrier, so the GEMM's first ldmatrix do not queue behind
+  // the copies, and the copies overlap the softmax, which reads no shared memory.
+  bool late_copies = false;
 };
 
 template <int kHeadDim_, typename Element_, TileShape kShape_>
@@ -84,9 +82,8 @@ struct ForwardConfig {
   static constexpr bool kOFromRegisters = kShape.o_from_registers;
   static constexpr bool kPrefetchFragments = kShape.prefetch_fragments;
   static constexpr bool kWholeTileLoads = kShape.whole_tile_loads;
-  static constexpr int kSpreadCopies = kShape.spread_copies;
-  static_assert(kSpreadCopies >= 0 && !(kSpreadCopies > 0 && kPrefetchNext),
-                "spread_copies runs on the one-tile-per-CTA grid");
+  static constexpr bool kLateCopies = kShape.late_copies;
+  static_assert(!kLateCopies || (kStages >= 2 && !kPrefetchNext), "late_copies moves the ring's copy");
   static constexpr int kThreads = kWarps * 32;
 
   static constexpr int kChunk = 8;  // elements per 16-byte cp.async / ldmatrix row

@@ -21,7 +21,6 @@
 #pragma once
 
 #include <cstdint>
-#include <type_traits>
 
 #include "common/params.h"
 #include "cuda/ptx/ptx.h"
@@ -29,7 +28,6 @@
 #include "cuda/sm80/dropout.h"
 #include "cuda/sm80/epilogue.h"
 #include "cuda/sm80/forward_config.h"
-#include "cuda/sm80/forward_spread_copies.h"
 #include "cuda/sm80/gmem_tile_loader.h"
 #include "cuda/sm80/kernel_args.h"
 #include "cuda/sm80/online_softmax.h"
@@ -147,26 +145,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           smem, [&](int row) { return kv.row(n0 + row); }, rows, cols, thread);
     }
   };
-  // spread_copies: whole dense K/V tiles go through SpreadTileCopy, issued between the MMAs of a GEMM.
-  constexpr bool kSpread = Cfg::kSpreadCopies > 0 && kWholeTileLoadable<Cfg, Cfg::kBlockN>;
-  using KVCopy = std::conditional_t<kSpread, SpreadTileCopy<Cfg, KVTile, Cfg::kBlockN>, NoSpreadCopy>;
-  constexpr int kGemmSteps = Cfg::kHeadDim / 16 * (Cfg::kBlockN / 16);  // inner steps of either GEMM
-  // K/V tile n_block into smem: prepared in `copy` for spreading when the tile is whole (`spreadable`:
-  // dense rows, head dim == bucket, a tile < 2 GB, uniform per query tile), else copied now by the
-  // checked loader with `copy` switched off.
-  [[maybe_unused]] auto prepare_or_load_kv = [&](KVCopy& copy, Element* smem, const KVRows<Element>& kv,
-                                                 const SequenceLengths& seq, int cols, int n_block,
-                                                 bool spreadable) {
-    if constexpr (kSpread) {
-      if (spreadable && (n_block + 1) * static_cast<std::int64_t>(Cfg::kBlockN) <= seq.k) {
-        copy.prepare(ptx::cvta_to_shared(smem), kv.row(n_block * Cfg::kBlockN),
-                     static_cast<int>(kv.row_stride * static_cast<std::int64_t>(sizeof(Element))), thread);
-        return;
-      }
-      copy.on = false;
-    }
-    load_kv(smem, kv, seq, cols, n_block);
-  };
   // prefetch_next: issues tile `tile`'s first K/V into `kv_stage` (kv_stage >= 0), or this warp's
   // rows of its Q (kv_stage < 0); false (nothing issued) when there is no such tile or it has no key
   // tile to visit. Two calls, so that neither the K/V copy (issued at the start of the last
@@ -220,10 +198,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     const KVRows<Element> k_rows(p, p.k, seq, index.batch, head_kv);
     const KVRows<Element> v_rows(p, p.v, seq, index.batch, head_kv);
     const int q_rows = static_cast<int>(seq.q - m0 < Cfg::kBlockM ? seq.q - m0 : Cfg::kBlockM);
-    [[maybe_unused]] const bool kv_spreadable =
-        kSpread && k_rows.table == nullptr && p.head_dim == Cfg::kHeadDim && p.head_dim_v == Cfg::kHeadDim &&
-        static_cast<std::uint64_t>(k_rows.row_stride) <= kMaxWholeTileStride &&
-        static_cast<std::uint64_t>(v_rows.row_stride) <= kMaxWholeTileStride;
     if constexpr (!Cfg::kPrefetchNext) stage = 0;
     bool prefetched_next = false;
 
@@ -291,33 +265,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         // barrier per tile in the ring (v7), two with a single buffer (FlashAttention 2's schedule).
         ptx::cp_async_wait_group<kSingleBuffer ? 0 : Cfg::kStages - 2>();
         __syncthreads();
-        // spread_copies: the copies this iteration issues inside its GEMMs (committed after them).
-        [[maybe_unused]] KVCopy k_copy, v_copy;
-        if constexpr (kSpread) {
-          if constexpr (kSingleBuffer) {
-            // V of tile n, spread over S = Q K_n^T.
-            prepare_or_load_kv(v_copy, v_smem, v_rows, seq, static_cast<int>(p.head_dim_v), n_block,
-                               kv_spreadable);
-          } else {
-            // Tile n - (kStages - 1) into the stage the previous iteration used, spread over S = Q K_n^T.
-            const int ahead = n_block - (Cfg::kStages - 1);
-            const int ahead_stage = (stage + Cfg::kStages - 1) % Cfg::kStages;
-            if (ahead >= range.begin) {
-              prepare_or_load_kv(k_copy, k_smem + ahead_stage * Cfg::kSmemK, k_rows, seq,
-                                 static_cast<int>(p.head_dim), ahead, kv_spreadable);
-              prepare_or_load_kv(v_copy, v_smem + ahead_stage * Cfg::kSmemV, v_rows, seq,
-                                 static_cast<int>(p.head_dim_v), ahead, kv_spreadable);
-            } else {
-              k_copy.on = v_copy.on = false;
-            }
-          }
-        } else if constexpr (kSingleBuffer) {
+        if constexpr (kSingleBuffer) {
           // V of tile n lands while S = Q K_n^T and the softmax run.
           load_kv(v_smem, v_rows, seq, static_cast<int>(p.head_dim_v), n_block);
           ptx::cp_async_commit_group();
-        } else {
-          // Tile n - (kStages - 1) goes into the stage the previous iteration used; it has
-          // kStages - 1 iterations of math to land.
+        }
+        // Ring: tile n - (kStages - 1) goes into the stage the previous iteration used; it has
+        // kStages - 1 iterations of math to land. Issued here, or after S = Q K^T with late_copies.
+        [[maybe_unused]] auto copy_ahead = [&] {
           const int ahead = n_block - (Cfg::kStages - 1);
           const int ahead_stage = (stage + Cfg::kStages - 1) % Cfg::kStages;
           if (ahead >= range.begin) {
@@ -330,7 +285,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
             }
           }
           ptx::cp_async_commit_group();
-        }
+        };
+        if constexpr (!kSingleBuffer && !Cfg::kLateCopies) copy_ahead();
         if constexpr (Cfg::kQInRegisters) {
           if (n_block == range.end - 1) {
 #pragma unroll
@@ -346,22 +302,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         const std::uint32_t v_tile = v_smem_u32 + stage * Cfg::kSmemV * sizeof(Element);
 
         float s[Cfg::kMTiles][kNTiles][4];
-        if constexpr (kSpread) {
-          // Single buffer: V_n; ring: K then V of the tile ahead.
-          gemm_qk_hooked<Cfg, QTile, KVTile>(
-              s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets, [&](int i) {
-                if constexpr (kSingleBuffer) {
-                  issue_spread<kGemmSteps, Cfg::kSpreadCopies>(i, v_copy, NoSpreadCopy{});
-                } else {
-                  issue_spread<kGemmSteps, Cfg::kSpreadCopies>(i, k_copy, v_copy);
-                }
-              });
-          ptx::cp_async_commit_group();
-        } else if constexpr (Cfg::kPrefetchFragments) {
+        if constexpr (Cfg::kPrefetchFragments) {
           gemm_qk_prefetched<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
         } else {
           gemm_qk<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
         }
+        if constexpr (Cfg::kLateCopies) copy_ahead();
 
         const bool needs_mask = tile_needs_mask<Cfg>(p.mask, m0, n0, seq.q, seq.k);
         if constexpr (Cfg::kJointSoftmax) {
@@ -404,29 +350,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           // while P V_n runs.
           ptx::cp_async_wait_group<0>();
           __syncthreads();
-          if constexpr (kSpread) {
-            // K of tile n - 1, spread over O += P V_n (committed after it).
-            if (n_block - 1 >= range.begin) {
-              prepare_or_load_kv(k_copy, k_smem, k_rows, seq, static_cast<int>(p.head_dim), n_block - 1,
-                                 kv_spreadable);
-            } else {
-              k_copy.on = false;
-            }
-          } else {
-            if (n_block - 1 >= range.begin) {
-              load_kv(k_smem, k_rows, seq, static_cast<int>(p.head_dim), n_block - 1);
-            }
-            ptx::cp_async_commit_group();
+          if (n_block - 1 >= range.begin) {
+            load_kv(k_smem, k_rows, seq, static_cast<int>(p.head_dim), n_block - 1);
           }
-        }
-        if constexpr (kSpread && kSingleBuffer) {
-          gemm_pv_hooked<Cfg, KVTile>(o, s, v_tile, v_offsets, [&](int i) {
-            issue_spread<kGemmSteps, Cfg::kSpreadCopies>(i, k_copy, NoSpreadCopy{});
-          });
           ptx::cp_async_commit_group();
-        } else if constexpr (kSpread) {
-          gemm_pv_hooked<Cfg, KVTile>(o, s, v_tile, v_offsets, [](int) {});
-        } else if constexpr (Cfg::kPrefetchFragments) {
+        }
+        if constexpr (Cfg::kPrefetchFragments) {
           gemm_pv_prefetched<Cfg, KVTile>(o, s, v_tile, v_offsets);
         } else {
           gemm_pv<Cfg, KVTile>(o, s, v_tile, v_offsets);
