@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Session 6 (issue 4, helper sm80u), device call 1 of 2: spread_copies A/B against the table kernels,
 # and why the C++ harness timed the sm80 forward above compare.py (sustained clocks?).
+# A record of the call on tree 77b32dd: spread_copies was removed in 26b0968, and on later trees the generator
+# drops the field, so tools/kernels/sm80u_candidates1.json would time duplicates of the table shapes.
 #  1. the tuning harness (d64/128/256 bf16, sm_90; tools/kernels/sm80u_candidates1.json: every table shape of
 #     the losing rows, as a control, beside the same shape with spread_copies 1 and 2);
 #  2. the harness rows (N(0, 1) inputs, the backend's order, no fp16/sync/kGeneral rows): per row "table"
