@@ -50,6 +50,10 @@ struct TileShape {
   // bounds tests or zero-fill selects (gmem_tile_loader.h: load_whole_strided_tile_async); the ragged
   // last tile, paged K/V and narrower head dims keep the general loader.
   bool whole_tile_loads = false;
+  // Ring only: the copy of the tile ahead is issued after S = Q K^T (before the mask and softmax)
+  // instead of right after the loop-head barrier, so the GEMM's first ldmatrix do not queue behind
+  // the copies, and the copies overlap the softmax, which reads no shared memory.
+  bool late_copies = false;
 };
 
 template <int kHeadDim_, typename Element_, TileShape kShape_>
@@ -78,6 +82,8 @@ struct ForwardConfig {
   static constexpr bool kOFromRegisters = kShape.o_from_registers;
   static constexpr bool kPrefetchFragments = kShape.prefetch_fragments;
   static constexpr bool kWholeTileLoads = kShape.whole_tile_loads;
+  static constexpr bool kLateCopies = kShape.late_copies;
+  static_assert(!kLateCopies || (kStages >= 2 && !kPrefetchNext), "late_copies moves the ring's copy");
   static constexpr int kThreads = kWarps * 32;
 
   static constexpr int kChunk = 8;  // elements per 16-byte cp.async / ldmatrix row

@@ -269,9 +269,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           // V of tile n lands while S = Q K_n^T and the softmax run.
           load_kv(v_smem, v_rows, seq, static_cast<int>(p.head_dim_v), n_block);
           ptx::cp_async_commit_group();
-        } else {
-          // Tile n - (kStages - 1) goes into the stage the previous iteration used; it has
-          // kStages - 1 iterations of math to land.
+        }
+        // Ring: tile n - (kStages - 1) goes into the stage the previous iteration used; it has
+        // kStages - 1 iterations of math to land. Issued here, or after S = Q K^T with late_copies.
+        [[maybe_unused]] auto copy_ahead = [&] {
           const int ahead = n_block - (Cfg::kStages - 1);
           const int ahead_stage = (stage + Cfg::kStages - 1) % Cfg::kStages;
           if (ahead >= range.begin) {
@@ -284,7 +285,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
             }
           }
           ptx::cp_async_commit_group();
-        }
+        };
+        if constexpr (!kSingleBuffer && !Cfg::kLateCopies) copy_ahead();
         if constexpr (Cfg::kQInRegisters) {
           if (n_block == range.end - 1) {
 #pragma unroll
@@ -305,6 +307,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         } else {
           gemm_qk<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
         }
+        if constexpr (Cfg::kLateCopies) copy_ahead();
 
         const bool needs_mask = tile_needs_mask<Cfg>(p.mask, m0, n0, seq.q, seq.k);
         if constexpr (Cfg::kJointSoftmax) {
