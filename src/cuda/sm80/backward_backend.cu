@@ -85,12 +85,12 @@ BackwardLayout backward_layout(const BackwardParams& p) {
   return w;
 }
 
+#if FLASHATTN_SM80_BACKWARD
 Status cuda_status(cudaError_t error, const char* what) {
   return Status::error(ErrorCode::cuda_error, "cuda_sm80: backward %s failed: %s", what,
                        cudaGetErrorString(error));
 }
 
-#if FLASHATTN_SM80_BACKWARD
 cudaError_t dispatch_backward(const BackwardKernelArgs& args, bool general, cudaStream_t stream) {
   const int bucket = backward_bucket(args.p);
 #define FLASHATTN_SM80_LAUNCH(head_dim, element)                                            \
