@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# One device call of helper sm90s (session 6, issue 6: the sm90 forward at short sequences, the
+# per-tile work). Run from this tree's root, carried inside the main checkout:
+#   cd .device-carry/sm90s && bash bench/sm90s_run.sh
+# Builds from THIS tree, differing only by compile flags, in parallel (90a, forward only):
+#   Python extensions (bf16, d $PY_DIMS) base / new / var / var2 with BASE_FLAGS / NEW_FLAGS /
+#   VAR_FLAGS / VAR2_FLAGS ("-" leaves one out), and base's extension installed a second time as
+#   "ctrl" (identical kernels: the noise floor of the A/B);
+#   one test build with TEST_FLAGS (default NEW_FLAGS), d 64;128;192;256 fp16 + bf16.
+# Then, each step under a timeout: ncu (NCU=1) of base and new at d128 s512 (source counters,
+# warp states) and of cuDNN's kernels at s 512 (launch shape, instructions); bench/sm90s_ab.py
+# (all builds + cuDNN in one process); the sm90 suites; racecheck + synccheck on SAN_FILTER when
+# time is left (SAN=1 forces, SAN=0 skips). Everything returned is one tar under $OUT.
+set -uo pipefail
+out=/tmp/sm90s-out
+bld=/tmp/sm90s-build
+rm -rf "$out" && mkdir -p "$out" "$bld"
+finish() { tar -C /tmp -czf "${OUT:-/tmp}/sm90s-out.tgz" sm90s-out; }
+trap finish EXIT
+t0=$(date +%s)
+log() { echo "== $(($(date +%s) - t0))s $*" | tee -a "$out/summary.txt"; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv >"$out/gpu.txt" 2>&1
+cp COMMIT "$out/commit.txt" 2>/dev/null
+py=$(command -v python3)
+# shellcheck source=bench/sm90_device_common.sh
+source bench/sm90_device_common.sh
+
+all1="-DFLASHATTN_SM90_EARLY_DECODE=1 -DFLASHATTN_SM90_FAST_DIVISION=1 -DFLASHATTN_SM90_STMATRIX_O=1 -DFLASHATTN_SM90_FAST_FINALIZE=1"
+all0="-DFLASHATTN_SM90_EARLY_DECODE=0 -DFLASHATTN_SM90_FAST_DIVISION=0 -DFLASHATTN_SM90_STMATRIX_O=0 -DFLASHATTN_SM90_FAST_FINALIZE=0"
+BASE_FLAGS=${BASE_FLAGS:-$all0}
+NEW_FLAGS=${NEW_FLAGS:-$all1}
+VAR_FLAGS=${VAR_FLAGS:--DFLASHATTN_SM90_EARLY_DECODE=1 -DFLASHATTN_SM90_FAST_DIVISION=1}
+VAR2_FLAGS=${VAR2_FLAGS:--DFLASHATTN_SM90_STMATRIX_O=1 -DFLASHATTN_SM90_FAST_FINALIZE=1}
+TEST_FLAGS=${TEST_FLAGS:-$NEW_FLAGS}
+
+build_py() { PY_DIMS=${PY_DIMS:-64;128;256} sm90_build_py "$1" "$2" "${PY_JOBS:-3}" 170 -DFLASHATTN_PTXAS_VERBOSE=ON; }
+pids=()
+builds=base
+build_py base "$BASE_FLAGS" & pids+=($!)
+build_py new "$NEW_FLAGS" & pids+=($!)
+builds+=,new
+[[ $VAR_FLAGS != - ]] && { build_py var "$VAR_FLAGS" & pids+=($!); builds+=,var; }
+[[ $VAR2_FLAGS != - ]] && { build_py var2 "$VAR2_FLAGS" & pids+=($!); builds+=,var2; }
+
+tests=$bld/gpu/tests/flashattn_tests
+(cmake -S . -B "$bld/gpu" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_BACKWARD=OFF \
+  -DFLASHATTN_HEAD_DIMS="${TEST_DIMS:-64;128;192;256}" -DFLASHATTN_DTYPES="fp16;bf16" \
+  -DFLASHATTN_BUILD_TESTS=ON -DFLASHATTN_BUILD_CLI=OFF -DFLASHATTN_BUILD_EXAMPLES=OFF -DFLASHATTN_BUILD_PYTHON=OFF \
+  -DFLASHATTN_PTXAS_VERBOSE=ON -DCMAKE_CUDA_FLAGS="$TEST_FLAGS" >"$out/gpu_configure.log" 2>&1 &&
+  nice -n 10 timeout 200 cmake --build "$bld/gpu" -j "${TEST_JOBS:-5}" --target flashattn_tests >"$out/gpu_build.log" 2>&1
+  echo "rc=$?" >>"$out/gpu_build.log") &
+tb=$!
+for pid in "${pids[@]}"; do wait "$pid"; done
+# The control: base's extension a second time, under its own package and op namespace.
+if [[ -d $bld/pyroot/flashattn_base ]]; then
+  rm -rf "$bld/pyroot/flashattn_ctrl" && cp -r "$bld/pyroot/flashattn_base" "$bld/pyroot/flashattn_ctrl" &&
+    sed -i 's/"flashattn_base::/"flashattn_ctrl::/' "$bld/pyroot/flashattn_ctrl/_ops.py" && builds+=,ctrl
+fi
+log "py builds done: $builds"
+# ptxas: spills and wgmma serialisation (C7518) of every sm90 forward kernel of each build.
+for f in "$out"/py_*_build.log; do
+  echo "-- $(basename "$f"): C7518 lines $(grep -c C7518 "$f")"
+  grep -A2 "Compiling entry.*cuda_sm90.*forward_kernel" "$f" | grep -E "entry|spill" |
+    sed -E 's/.*ForwardConfigILi([0-9]+)ELi([0-9]+)E(13__nv_bfloat16|6__half)Li([0-9])ELi([0-9]+)EEELb([01]).*/kernel d\1 dv\2 \3 c\4 long\5 paged\6/'
+done >"$out/ptxas.txt" 2>&1
+# The d 64 / 128 / 256 objects of every build, for SASS comparisons off the device.
+mkdir -p "$out/obj"
+for b in ${builds//,/ }; do
+  for o in "$bld/py-$b"/src/CMakeFiles/flashattn.dir/cuda/sm90/forward_hdim*_bf16.cu.o; do
+    [[ -f $o ]] && cp "$o" "$out/obj/${b}_$(basename "$o")"
+  done
+done
+
+if [[ ${NCU:-1} == 1 ]] && command -v ncu >/dev/null; then
+  start=$(date +%s)
+  PYTHONPATH=$bld/pyroot timeout 70 ncu --profile-from-start off --section LaunchStats --section SpeedOfLight \
+    --section WarpStateStats --section SourceCounters --section SchedulerStats --section Occupancy \
+    -o "$out/ncu_ours" python3 bench/sm90s_ncu_target.py ours base new >"$out/ncu_ours.log" 2>&1
+  log "ncu ours rc=$? in $(($(date +%s) - start)) s"
+  start=$(date +%s)
+  timeout 40 ncu --profile-from-start off --section LaunchStats --section SpeedOfLight --section Occupancy \
+    --metrics smsp__inst_executed.sum,sm__cycles_active.avg,smsp__warps_launched.sum,sm__ctas_launched.sum \
+    -o "$out/ncu_cudnn" python3 bench/sm90s_ncu_target.py cudnn >"$out/ncu_cudnn.log" 2>&1
+  log "ncu cudnn rc=$? in $(($(date +%s) - start)) s"
+  for r in ours cudnn; do
+    [[ -f $out/ncu_$r.ncu-rep ]] && timeout 20 ncu -i "$out/ncu_$r.ncu-rep" --page details >"$out/ncu_$r.txt" 2>&1
+  done
+  [[ -f $out/ncu_ours.ncu-rep ]] &&
+    timeout 30 ncu -i "$out/ncu_ours.ncu-rep" --page source --csv --print-source sass 2>/dev/null | gzip >"$out/ncu_ours_sass.csv.gz"
+  grep -E "forward_kernel|cudnn|sdpa|fmha|Grid Size|Block Size|Registers Per|Dynamic Shared|Duration|Waves Per SM|inst_executed|cycles_active|ctas_launched|Executed Ipc A|Compute \(SM\)" \
+    "$out"/ncu_*.txt 2>/dev/null | head -150 >"$out/ncu_summary.txt"
+  log "ncu export done"
+fi
+
+start=$(date +%s)
+PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout "${AB_TIMEOUT:-90}" python3 bench/sm90s_ab.py --builds "$builds" \
+  ${AB_ARGS:-} 2>&1 | grep -v Warning | tee "$out/ab.jsonl"
+log "ab rc=${PIPESTATUS[0]} in $(($(date +%s) - start)) s"
+
+wait $tb
+log "test build: $(tail -1 "$out/gpu_build.log")"
+grep -A2 "Compiling entry.*cuda_sm90.*forward_kernel" "$out/gpu_build.log" | grep -E "spill" | sort | uniq -c >"$out/ptxas_tests.txt"
+echo "C7518 $(grep -c C7518 "$out/gpu_build.log")" >>"$out/ptxas_tests.txt"
+start=$(date +%s)
+timeout 70 "$tests" --gtest_filter='*cuda_sm90*' --gtest_brief=1 >"$out/tests.log" 2>&1
+log "sm90 suites rc=$? in $(($(date +%s) - start)) s: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/tests.log" | tr '\n' ' ')"
+grep -E 'FAILED' "$out/tests.log" | head -20 | tee -a "$out/summary.txt"
+
+san=${SAN_FILTER:-'Grid/*cuda_sm90*_d128_*:Grid/*cuda_sm90*_113x203_*:Grid/*cuda_sm90*_128x217_*:Grid/*cuda_sm90*_98_239x1*:Grid/KVCacheTest.*cuda_sm90_3?_*'}
+if [[ ${SAN:-auto} == 1 || (${SAN:-auto} == auto && $(($(date +%s) - t0)) -lt 215) ]]; then
+  for tool in racecheck synccheck; do
+    start=$(date +%s)
+    timeout 35 compute-sanitizer --tool "$tool" --error-exitcode 3 "$tests" --gtest_filter="$san" --gtest_brief=1 \
+      >"$out/sanitize_$tool.log" 2>&1
+    log "$tool rc=$? in $(($(date +%s) - start)) s: $(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize_$tool.log") $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/sanitize_$tool.log" | tr '\n' ' ')"
+  done
+fi
+log "total"
+cat "$out/summary.txt"
