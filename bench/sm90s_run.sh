@@ -6,7 +6,7 @@
 #   Python extensions (bf16, d $PY_DIMS) base / new / var / var2 with BASE_FLAGS / NEW_FLAGS /
 #   VAR_FLAGS / VAR2_FLAGS ("-" leaves one out), and base's extension installed a second time as
 #   "ctrl" (identical kernels: the noise floor of the A/B);
-#   one test build with TEST_FLAGS (default NEW_FLAGS), d 64;128;192;256 fp16 + bf16.
+#   one test build with TEST_FLAGS (default VAR_FLAGS: every new code path), d 64;128;192;256 fp16 + bf16.
 # Then, each step under a timeout: ncu (NCU=1) of base and new at d128 s512 (source counters,
 # warp states) and of cuDNN's kernels at s 512 (launch shape, instructions); bench/sm90s_ab.py
 # (all builds + cuDNN in one process); the sm90 suites; racecheck + synccheck on SAN_FILTER when
@@ -29,9 +29,9 @@ all1="-DFLASHATTN_SM90_EARLY_DECODE=1 -DFLASHATTN_SM90_FAST_DIVISION=1 -DFLASHAT
 all0="-DFLASHATTN_SM90_EARLY_DECODE=0 -DFLASHATTN_SM90_FAST_DIVISION=0 -DFLASHATTN_SM90_STMATRIX_O=0 -DFLASHATTN_SM90_FAST_FINALIZE=0"
 BASE_FLAGS=${BASE_FLAGS:-$all0}
 NEW_FLAGS=${NEW_FLAGS:-$all1}
-VAR_FLAGS=${VAR_FLAGS:--DFLASHATTN_SM90_EARLY_DECODE=1 -DFLASHATTN_SM90_FAST_DIVISION=1}
-VAR2_FLAGS=${VAR2_FLAGS:--DFLASHATTN_SM90_STMATRIX_O=1 -DFLASHATTN_SM90_FAST_FINALIZE=1}
-TEST_FLAGS=${TEST_FLAGS:-$NEW_FLAGS}
+VAR_FLAGS=${VAR_FLAGS:-$all1 -DFLASHATTN_SM90_EARLY_NEXT_S=3}
+VAR2_FLAGS=${VAR2_FLAGS:-$all0 -DFLASHATTN_SM90_EARLY_NEXT_S=3}
+TEST_FLAGS=${TEST_FLAGS:-$VAR_FLAGS}
 
 build_py() { PY_DIMS=${PY_DIMS:-64;128;256} sm90_build_py "$1" "$2" "${PY_JOBS:-3}" 170 -DFLASHATTN_PTXAS_VERBOSE=ON; }
 pids=()
@@ -56,10 +56,10 @@ if [[ -d $bld/pyroot/flashattn_base ]]; then
   rm -rf "$bld/pyroot/flashattn_ctrl" && cp -r "$bld/pyroot/flashattn_base" "$bld/pyroot/flashattn_ctrl" &&
     sed -i 's/"flashattn_base::/"flashattn_ctrl::/' "$bld/pyroot/flashattn_ctrl/_ops.py" && builds+=,ctrl
 fi
-log "py builds done: $builds"
+log "py builds done: $builds; wgmma serialisation lines: $(grep -c -E 'C751[458]' "$out"/py_*_build.log | tr '\n' ' ')"
 # ptxas: spills and wgmma serialisation (C7518) of every sm90 forward kernel of each build.
 for f in "$out"/py_*_build.log; do
-  echo "-- $(basename "$f"): C7518 lines $(grep -c C7518 "$f")"
+  echo "-- $(basename "$f"): wgmma serialisation (C7514/C7515/C7518) lines $(grep -c -E 'C751[458]' "$f")"
   grep -A2 "Compiling entry.*cuda_sm90.*forward_kernel" "$f" | grep -E "entry|spill" |
     sed -E 's/.*ForwardConfigILi([0-9]+)ELi([0-9]+)E(13__nv_bfloat16|6__half)Li([0-9])ELi([0-9]+)EEELb([01]).*/kernel d\1 dv\2 \3 c\4 long\5 paged\6/'
 done >"$out/ptxas.txt" 2>&1
@@ -100,7 +100,7 @@ log "ab rc=${PIPESTATUS[0]} in $(($(date +%s) - start)) s"
 wait $tb
 log "test build: $(tail -1 "$out/gpu_build.log")"
 grep -A2 "Compiling entry.*cuda_sm90.*forward_kernel" "$out/gpu_build.log" | grep -E "spill" | sort | uniq -c >"$out/ptxas_tests.txt"
-echo "C7518 $(grep -c C7518 "$out/gpu_build.log")" >>"$out/ptxas_tests.txt"
+echo "C7514/C7515/C7518 $(grep -c -E 'C751[458]' "$out/gpu_build.log")" >>"$out/ptxas_tests.txt"
 start=$(date +%s)
 timeout 70 "$tests" --gtest_filter='*cuda_sm90*' --gtest_brief=1 >"$out/tests.log" 2>&1
 log "sm90 suites rc=$? in $(($(date +%s) - start)) s: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/tests.log" | tr '\n' ' ')"

@@ -48,9 +48,10 @@
 // 1: a consumer issues the next tile's first S GEMM before it writes the current tile's
 // O (consumer.h kEarlyNextS); 0: after. 2: as 1, and the next tile is received (index,
 // Q, decoding) while the current tile's last P V GEMM runs (kEarlyNextTile). Only where O
-// has its own buffer. Default 1: measured on an H200 (2026-11-22, sm90e, two runs) 0.999-1.11x
-// of 0 on the 24 d 64 / d 128 rows of the standard grid (47 of 48 above 1). 2: -0.4 / -1.7%
-// against 1 at <= 1k keys, +2% at >= 2k (one run); a measurement variant.
+// has its own buffer. 3: as 2, and the next tile's first S is issued before the wait for the
+// current tile's last P V (kNextSBeforeLastPVWait; helper sm90s, session 6). Default 1: measured on an H200
+// (2026-11-22, sm90e, two runs) 0.999-1.11x of 0 on the 24 d 64 / d 128 rows of the standard grid (47 of 48
+// above 1). 2: -0.4 / -1.7% against 1 at <= 1k keys, +2% at >= 2k (one run); a measurement variant.
 #ifndef FLASHATTN_SM90_EARLY_NEXT_S
 #define FLASHATTN_SM90_EARLY_NEXT_S 1
 #endif
@@ -239,6 +240,9 @@ struct ForwardConfig {
   // itself in place of a K block (consumer.h begin_tile).
   static constexpr bool kEarlyNextS = FLASHATTN_SM90_EARLY_NEXT_S != 0 && kSeparateO && kKVBytes <= kQBytes;
   static constexpr bool kEarlyNextTile = kEarlyNextS && FLASHATTN_SM90_EARLY_NEXT_S >= 2;
+  // FLASHATTN_SM90_EARLY_NEXT_S 3: the turn that issues the next tile's first S no longer
+  // waits for this tile's last P V to complete (consumer.h): that wait moves behind the issue.
+  static constexpr bool kNextSBeforeLastPVWait = kEarlyNextTile && FLASHATTN_SM90_EARLY_NEXT_S >= 3;
   static constexpr int kOOffset = kSeparateO ? kOEnd : kQOffset;
   // The ones block (kRowSumMma) follows O, 1024-byte aligned like every buffer before it,
   // after every V stage: a V descriptor reaches it with a positive leading offset.
