@@ -18,7 +18,10 @@ rm -rf "$out" && mkdir -p "$out" "$bld"
 finish() { tar -C /tmp -czf "${OUT:-/tmp}/sm90s-out.tgz" sm90s-out; }
 trap finish EXIT
 t0=$(date +%s)
-log() { echo "== $(($(date +%s) - t0))s $*" | tee -a "$out/summary.txt"; }
+log() { echo "== $(($(date +%s) - t0))s $*" | tee -a "$out/summary.txt"; finish; }
+# Seconds left before DEADLINE (default 268 s after the start): later steps shrink or are skipped.
+left() { echo $((${DEADLINE:-268} - ($(date +%s) - t0))); }
+cap() { local l; l=$(left); echo $(($1 < l ? $1 : (l > 1 ? l : 1))); }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv >"$out/gpu.txt" 2>&1
 cp COMMIT "$out/commit.txt" 2>/dev/null
 py=$(command -v python3)
@@ -65,20 +68,20 @@ for f in "$out"/py_*_build.log; do
 done >"$out/ptxas.txt" 2>&1
 # The d 64 / 128 / 256 objects of every build, for SASS comparisons off the device.
 mkdir -p "$out/obj"
-for b in ${builds//,/ }; do
-  for o in "$bld/py-$b"/src/CMakeFiles/flashattn.dir/cuda/sm90/forward_hdim*_bf16.cu.o; do
+for b in base new var var2; do
+  for o in "$bld/py-$b"/src/CMakeFiles/flashattn.dir/cuda/sm90/forward_hdim{64,128}_bf16.cu.o; do
     [[ -f $o ]] && cp "$o" "$out/obj/${b}_$(basename "$o")"
   done
 done
 
-if [[ ${NCU:-1} == 1 ]] && command -v ncu >/dev/null; then
+if [[ ${NCU:-1} == 1 ]] && command -v ncu >/dev/null && (($(left) > 150)); then
   start=$(date +%s)
-  PYTHONPATH=$bld/pyroot timeout 70 ncu --profile-from-start off --section LaunchStats --section SpeedOfLight \
-    --section WarpStateStats --section SourceCounters --section SchedulerStats --section Occupancy \
+  PYTHONPATH=$bld/pyroot timeout "$(cap 60)" ncu --profile-from-start off --section LaunchStats --section SpeedOfLight \
+    --section WarpStateStats --section SourceCounters \
     -o "$out/ncu_ours" python3 bench/sm90s_ncu_target.py ours base new >"$out/ncu_ours.log" 2>&1
   log "ncu ours rc=$? in $(($(date +%s) - start)) s"
   start=$(date +%s)
-  timeout 40 ncu --profile-from-start off --section LaunchStats --section SpeedOfLight --section Occupancy \
+  timeout "$(cap 30)" ncu --profile-from-start off --section LaunchStats --section SpeedOfLight --section Occupancy \
     --metrics smsp__inst_executed.sum,sm__cycles_active.avg,smsp__warps_launched.sum,sm__ctas_launched.sum \
     -o "$out/ncu_cudnn" python3 bench/sm90s_ncu_target.py cudnn >"$out/ncu_cudnn.log" 2>&1
   log "ncu cudnn rc=$? in $(($(date +%s) - start)) s"
@@ -89,11 +92,12 @@ if [[ ${NCU:-1} == 1 ]] && command -v ncu >/dev/null; then
     timeout 30 ncu -i "$out/ncu_ours.ncu-rep" --page source --csv --print-source sass 2>/dev/null | gzip >"$out/ncu_ours_sass.csv.gz"
   grep -E "forward_kernel|cudnn|sdpa|fmha|Grid Size|Block Size|Registers Per|Dynamic Shared|Duration|Waves Per SM|inst_executed|cycles_active|ctas_launched|Executed Ipc A|Compute \(SM\)" \
     "$out"/ncu_*.txt 2>/dev/null | head -150 >"$out/ncu_summary.txt"
+  rm -f "$out"/ncu_*.ncu-rep  # too large to return; the exports above hold what is used
   log "ncu export done"
 fi
 
 start=$(date +%s)
-PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout "${AB_TIMEOUT:-90}" python3 bench/sm90s_ab.py --builds "$builds" \
+PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout "$(cap "${AB_TIMEOUT:-90}")" python3 bench/sm90s_ab.py --builds "$builds" \
   ${AB_ARGS:-} 2>&1 | grep -v Warning | tee "$out/ab.jsonl"
 log "ab rc=${PIPESTATUS[0]} in $(($(date +%s) - start)) s"
 
@@ -102,15 +106,15 @@ log "test build: $(tail -1 "$out/gpu_build.log")"
 grep -A2 "Compiling entry.*cuda_sm90.*forward_kernel" "$out/gpu_build.log" | grep -E "spill" | sort | uniq -c >"$out/ptxas_tests.txt"
 echo "C7514/C7515/C7518 $(grep -c -E 'C751[458]' "$out/gpu_build.log")" >>"$out/ptxas_tests.txt"
 start=$(date +%s)
-timeout 70 "$tests" --gtest_filter='*cuda_sm90*' --gtest_brief=1 >"$out/tests.log" 2>&1
+timeout "$(cap 70)" "$tests" --gtest_filter='*cuda_sm90*' --gtest_brief=1 >"$out/tests.log" 2>&1
 log "sm90 suites rc=$? in $(($(date +%s) - start)) s: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/tests.log" | tr '\n' ' ')"
 grep -E 'FAILED' "$out/tests.log" | head -20 | tee -a "$out/summary.txt"
 
 san=${SAN_FILTER:-'Grid/*cuda_sm90*_d128_*:Grid/*cuda_sm90*_113x203_*:Grid/*cuda_sm90*_128x217_*:Grid/*cuda_sm90*_98_239x1*:Grid/KVCacheTest.*cuda_sm90_3?_*'}
-if [[ ${SAN:-auto} == 1 || (${SAN:-auto} == auto && $(($(date +%s) - t0)) -lt 215) ]]; then
+if [[ ${SAN:-auto} == 1 || (${SAN:-auto} == auto && $(left) -gt 60) ]]; then
   for tool in racecheck synccheck; do
     start=$(date +%s)
-    timeout 35 compute-sanitizer --tool "$tool" --error-exitcode 3 "$tests" --gtest_filter="$san" --gtest_brief=1 \
+    timeout "$(cap 35)" compute-sanitizer --tool "$tool" --error-exitcode 3 "$tests" --gtest_filter="$san" --gtest_brief=1 \
       >"$out/sanitize_$tool.log" 2>&1
     log "$tool rc=$? in $(($(date +%s) - start)) s: $(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize_$tool.log") $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/sanitize_$tool.log" | tr '\n' ' ')"
   done
