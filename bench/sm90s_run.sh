@@ -11,6 +11,11 @@
 # warp states) and of cuDNN's kernels at s 512 (launch shape, instructions); bench/sm90s_ab.py
 # (all builds + cuDNN in one process); the sm90 suites; racecheck + synccheck on SAN_FILTER when
 # time is left (SAN=1 forces, SAN=0 skips). Everything returned is one tar under $OUT.
+# The two calls of 2026-11-22 (docs/performance-sm90.md, "Session 6, helper sm90s"):
+#   run 1 (b446722): timeout 290 bash bench/sm90s_run.sh
+#   run 2: NEWC=1 NCU_CUDNN=0 NCU_BUILDS="new var" PY_JOBS=4 TEST_JOBS=4 VAR2_FLAGS=- \
+#     VAR_FLAGS="<the four switches> -DFLASHATTN_SM90_DEFERRED_O_STORE=1" TEST_FLAGS="$VAR_FLAGS" \
+#     TEST2_FLAGS="<the four switches>" timeout 290 bash bench/sm90s_run.sh
 set -uo pipefail
 out=/tmp/sm90s-out
 bld=/tmp/sm90s-build
@@ -53,11 +58,28 @@ tests=$bld/gpu/tests/flashattn_tests
   nice -n 10 timeout 200 cmake --build "$bld/gpu" -j "${TEST_JOBS:-5}" --target flashattn_tests >"$out/gpu_build.log" 2>&1
   echo "rc=$?" >>"$out/gpu_build.log") &
 tb=$!
+# Optional second test build (TEST2_FLAGS; TEST2_DIMS, default 64;128;256).
+tests2=$bld/gpu2/tests/flashattn_tests
+tb2=
+if [[ -n ${TEST2_FLAGS:-} ]]; then
+  (cmake -S . -B "$bld/gpu2" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_BACKWARD=OFF \
+    -DFLASHATTN_HEAD_DIMS="${TEST2_DIMS:-64;128;256}" -DFLASHATTN_DTYPES="fp16;bf16" \
+    -DFLASHATTN_BUILD_TESTS=ON -DFLASHATTN_BUILD_CLI=OFF -DFLASHATTN_BUILD_EXAMPLES=OFF -DFLASHATTN_BUILD_PYTHON=OFF \
+    -DFLASHATTN_PTXAS_VERBOSE=ON -DCMAKE_CUDA_FLAGS="$TEST2_FLAGS" >"$out/gpu2_configure.log" 2>&1 &&
+    nice -n 10 timeout 200 cmake --build "$bld/gpu2" -j "${TEST_JOBS:-5}" --target flashattn_tests >"$out/gpu2_build.log" 2>&1
+    echo "rc=$?" >>"$out/gpu2_build.log") &
+  tb2=$!
+fi
 for pid in "${pids[@]}"; do wait "$pid"; done
-# The control: base's extension a second time, under its own package and op namespace.
+# The controls: base's extension a second time ("ctrl"), and with NEWC=1 new's ("newc"), each
+# under its own package and op namespace.
 if [[ -d $bld/pyroot/flashattn_base ]]; then
   rm -rf "$bld/pyroot/flashattn_ctrl" && cp -r "$bld/pyroot/flashattn_base" "$bld/pyroot/flashattn_ctrl" &&
     sed -i 's/"flashattn_base::/"flashattn_ctrl::/' "$bld/pyroot/flashattn_ctrl/_ops.py" && builds+=,ctrl
+fi
+if [[ ${NEWC:-0} == 1 && -d $bld/pyroot/flashattn ]]; then
+  rm -rf "$bld/pyroot/flashattn_newc" && cp -r "$bld/pyroot/flashattn" "$bld/pyroot/flashattn_newc" &&
+    sed -i 's/"flashattn::/"flashattn_newc::/' "$bld/pyroot/flashattn_newc/_ops.py" && builds+=,newc
 fi
 log "py builds done: $builds; wgmma serialisation lines: $(grep -c -E 'C751[458]' "$out"/py_*_build.log | tr '\n' ' ')"
 # ptxas: spills and wgmma serialisation (C7518) of every sm90 forward kernel of each build.
@@ -78,10 +100,10 @@ if [[ ${NCU:-1} == 1 ]] && command -v ncu >/dev/null && (($(left) > 150)); then
   start=$(date +%s)
   PYTHONPATH=$bld/pyroot timeout "$(cap 60)" ncu --profile-from-start off --section LaunchStats --section SpeedOfLight \
     --section WarpStateStats --section SourceCounters \
-    -o "$out/ncu_ours" python3 bench/sm90s_ncu_target.py ours base new >"$out/ncu_ours.log" 2>&1
+    -o "$out/ncu_ours" python3 bench/sm90s_ncu_target.py ours ${NCU_BUILDS:-base new} >"$out/ncu_ours.log" 2>&1
   log "ncu ours rc=$? in $(($(date +%s) - start)) s"
   start=$(date +%s)
-  timeout "$(cap 30)" ncu --profile-from-start off --section LaunchStats --section SpeedOfLight --section Occupancy \
+  [[ ${NCU_CUDNN:-1} == 1 ]] && timeout "$(cap 30)" ncu --profile-from-start off --section LaunchStats --section SpeedOfLight --section Occupancy \
     --metrics smsp__inst_executed.sum,sm__cycles_active.avg,smsp__warps_launched.sum,sm__ctas_launched.sum \
     -o "$out/ncu_cudnn" python3 bench/sm90s_ncu_target.py cudnn >"$out/ncu_cudnn.log" 2>&1
   log "ncu cudnn rc=$? in $(($(date +%s) - start)) s"
@@ -109,6 +131,13 @@ start=$(date +%s)
 timeout "$(cap 70)" "$tests" --gtest_filter='*cuda_sm90*' --gtest_brief=1 >"$out/tests.log" 2>&1
 log "sm90 suites rc=$? in $(($(date +%s) - start)) s: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/tests.log" | tr '\n' ' ')"
 grep -E 'FAILED' "$out/tests.log" | head -20 | tee -a "$out/summary.txt"
+if [[ -n $tb2 ]]; then
+  wait "$tb2"
+  log "test build 2: $(tail -1 "$out/gpu2_build.log"); wgmma serialisation lines $(grep -c -E 'C751[458]' "$out/gpu2_build.log")"
+  timeout "$(cap 60)" "$tests2" --gtest_filter='*cuda_sm90*' --gtest_brief=1 >"$out/tests2.log" 2>&1
+  log "sm90 suites (build 2) rc=$?: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/tests2.log" | tr '\n' ' ')"
+  grep -E 'FAILED' "$out/tests2.log" | head -20 | tee -a "$out/summary.txt"
+fi
 
 san=${SAN_FILTER:-'Grid/*cuda_sm90*_d128_*:Grid/*cuda_sm90*_113x203_*:Grid/*cuda_sm90*_128x217_*:Grid/*cuda_sm90*_98_239x1*:Grid/KVCacheTest.*cuda_sm90_3?_*'}
 if [[ ${SAN:-auto} == 1 || (${SAN:-auto} == auto && $(left) -gt 60) ]]; then
@@ -117,6 +146,11 @@ if [[ ${SAN:-auto} == 1 || (${SAN:-auto} == auto && $(left) -gt 60) ]]; then
     timeout "$(cap 35)" compute-sanitizer --tool "$tool" --error-exitcode 3 "$tests" --gtest_filter="$san" --gtest_brief=1 \
       >"$out/sanitize_$tool.log" 2>&1
     log "$tool rc=$? in $(($(date +%s) - start)) s: $(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize_$tool.log") $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/sanitize_$tool.log" | tr '\n' ' ')"
+    if [[ -x $tests2 ]]; then
+      timeout "$(cap 35)" compute-sanitizer --tool "$tool" --error-exitcode 3 "$tests2" --gtest_filter="$san" --gtest_brief=1 \
+        >"$out/sanitize2_$tool.log" 2>&1
+      log "$tool (build 2) rc=$?: $(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize2_$tool.log") $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/sanitize2_$tool.log" | tr '\n' ' ')"
+    fi
   done
 fi
 log "total"

@@ -186,6 +186,17 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     return more_tiles;
   };
 
+  // kDeferredOStore: the tile whose O rows sit written in shared memory, their TMA store not yet
+  // issued (flush_output issues it; every consumer thread holds the same pending flag).
+  WorkTile stored_w{};
+  bool store_pending = false;
+  auto flush_output = [&]() {
+    if constexpr (Config::kDeferredOStore) {
+      if (store_pending) issue_output_store<Config>(p, pipe, stored_w, consumer);
+      store_pending = false;
+    }
+  };
+
   bool more = begin_tile();
   while (more) {
     const WorkTile w = next_w;
@@ -220,6 +231,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     if (n_blocks == 0) {
       final_rows = softmax_finalize<!Config::kRowSumMma, Config::kFastFinalize>(
           rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
+      flush_output();
       claim_output_buffer<Config>(consumer);
       if (!Config::kSeparateO) {
         // nothing to release before the epilogue: it hands Q back itself
@@ -258,6 +270,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions,
                      !Config::kRowSumMma>(s, rows, p.score_log2, correction);
       convert_p<Config>(s, pf);
+      flush_output();  // kDeferredOStore: the previous tile's O store
 
       for (int i = 1; i < n_blocks; ++i) {
         n = range.end - 1 - i;
@@ -355,7 +368,12 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       store_output<Config>(p, pipe, w, consumer, o, final_rows);
       more = begin_tile();
     }
+    if constexpr (Config::kDeferredOStore) {
+      stored_w = w;
+      store_pending = true;
+    }
   }
+  flush_output();  // kDeferredOStore: the last tile's O store
 
   // kEarlyNextS: the end marker's stand-in S GEMM (issue_first_s) is still in flight here;
   // no warp leaves with an accumulator pending.

@@ -88,7 +88,7 @@
 #define FLASHATTN_SM90_TILE_MASK_RANGE_THREE 1
 #endif
 
-// The tile boundary (helper sm90s, session 6: short sequences, docs/performance-sm90.md), four
+// The tile boundary (helper sm90s, session 6: short sequences, docs/performance-sm90.md), five
 // switches, each 0 (the session-5 code) or 1:
 //  - EARLY_DECODE: a consumer decodes the next tile (tile_work, key_block_range) as soon as it has
 //    its index and only then waits for its Q, so the decode runs while Q lands instead of after.
@@ -110,6 +110,13 @@
 #endif
 #ifndef FLASHATTN_SM90_FAST_FINALIZE
 #define FLASHATTN_SM90_FAST_FINALIZE 0
+#endif
+//  - DEFERRED_O_STORE (where O has its own buffer): the epilogue writes O to shared memory and
+//    the LSE; the fence, the warpgroup barrier and the TMA store of those rows follow in the next
+//    tile, after its first block's softmax (or at the end of work), when the writes have long
+//    completed: the fence no longer waits for them on the path between two tiles.
+#ifndef FLASHATTN_SM90_DEFERRED_O_STORE
+#define FLASHATTN_SM90_DEFERRED_O_STORE 0
 #endif
 
 namespace flashattn::detail::cuda_sm90 {
@@ -259,10 +266,11 @@ struct ForwardConfig {
   static constexpr int kOWarpgroupStride = kSeparateO ? kChunksV * 64 * kRowBytes : 64 * kRowBytes;
   static constexpr int kOChunkStride = kSeparateO ? 64 * kRowBytes : kQChunkBytes;
 
-  // The tile boundary (FLASHATTN_SM90_EARLY_DECODE, _STMATRIX_O, _FAST_FINALIZE above).
+  // The tile boundary (FLASHATTN_SM90_EARLY_DECODE, _STMATRIX_O, _FAST_FINALIZE, _DEFERRED_O_STORE above).
   static constexpr bool kEarlyDecode = FLASHATTN_SM90_EARLY_DECODE != 0;
   static constexpr bool kStmatrixO = FLASHATTN_SM90_STMATRIX_O != 0;
   static constexpr bool kFastFinalize = FLASHATTN_SM90_FAST_FINALIZE != 0;
+  static constexpr bool kDeferredOStore = FLASHATTN_SM90_DEFERRED_O_STORE != 0 && kSeparateO;
 };
 
 // d = 64: three consumer warpgroups (kBlockM 192, kBlockN 96) for long query
