@@ -3,8 +3,8 @@
 # per-tile work). Run from this tree's root, carried inside the main checkout:
 #   cd .device-carry/sm90s && bash bench/sm90s_run.sh
 # Builds from THIS tree, differing only by compile flags, in parallel (90a, forward only):
-#   Python extensions (bf16, d $PY_DIMS) base / new / var / var2 with BASE_FLAGS / NEW_FLAGS /
-#   VAR_FLAGS / VAR2_FLAGS ("-" leaves one out), and base's extension installed a second time as
+#   Python extensions (bf16, d $PY_DIMS) base / new / var / var2 / var3 with BASE_FLAGS / NEW_FLAGS /
+#   VAR_FLAGS / VAR2_FLAGS / VAR3_FLAGS ("-" leaves one out; var3 is out unless set), and base's extension installed a second time as
 #   "ctrl" (identical kernels: the noise floor of the A/B);
 #   one test build with TEST_FLAGS (default VAR_FLAGS: every new code path), d 64;128;192;256 fp16 + bf16.
 # Then, each step under a timeout: ncu (NCU=1) of base and new at d128 s512 (source counters,
@@ -13,9 +13,7 @@
 # time is left (SAN=1 forces, SAN=0 skips). Everything returned is one tar under $OUT.
 # The two calls of 2026-11-22 (docs/performance-sm90.md, "Session 6, helper sm90s"):
 #   run 1 (b446722): timeout 290 bash bench/sm90s_run.sh
-#   run 2: NEWC=1 NCU_CUDNN=0 NCU_BUILDS="new var" PY_JOBS=4 TEST_JOBS=4 VAR2_FLAGS=- \
-#     VAR_FLAGS="<the four switches> -DFLASHATTN_SM90_DEFERRED_O_STORE=1" TEST_FLAGS="$VAR_FLAGS" \
-#     TEST2_FLAGS="<the four switches>" timeout 290 bash bench/sm90s_run.sh
+#   run 2: bash bench/sm90s_run2.sh (the flags of each build written out there)
 set -uo pipefail
 out=/tmp/sm90s-out
 bld=/tmp/sm90s-build
@@ -49,6 +47,7 @@ build_py new "$NEW_FLAGS" & pids+=($!)
 builds+=,new
 [[ $VAR_FLAGS != - ]] && { build_py var "$VAR_FLAGS" & pids+=($!); builds+=,var; }
 [[ $VAR2_FLAGS != - ]] && { build_py var2 "$VAR2_FLAGS" & pids+=($!); builds+=,var2; }
+[[ ${VAR3_FLAGS:--} != - ]] && { build_py var3 "$VAR3_FLAGS" & pids+=($!); builds+=,var3; }
 
 tests=$bld/gpu/tests/flashattn_tests
 (cmake -S . -B "$bld/gpu" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_BACKWARD=OFF \
@@ -90,7 +89,7 @@ for f in "$out"/py_*_build.log; do
 done >"$out/ptxas.txt" 2>&1
 # The d 64 / 128 / 256 objects of every build, for SASS comparisons off the device.
 mkdir -p "$out/obj"
-for b in base new var var2; do
+for b in base new var var2 var3; do
   for o in "$bld/py-$b"/src/CMakeFiles/flashattn.dir/cuda/sm90/forward_hdim{64,128}_bf16.cu.o; do
     [[ -f $o ]] && cp "$o" "$out/obj/${b}_$(basename "$o")"
   done

@@ -88,7 +88,7 @@
 #define FLASHATTN_SM90_TILE_MASK_RANGE_THREE 1
 #endif
 
-// The tile boundary (helper sm90s, session 6: short sequences, docs/performance-sm90.md), five
+// The tile boundary (helper sm90s, session 6: short sequences, docs/performance-sm90.md), six
 // switches, each 0 (the session-5 code) or 1:
 //  - EARLY_DECODE: a consumer decodes the next tile (tile_work, key_block_range) as soon as it has
 //    its index and only then waits for its Q, so the decode runs while Q lands instead of after.
@@ -117,6 +117,11 @@
 //    completed: the fence no longer waits for them on the path between two tiles.
 #ifndef FLASHATTN_SM90_DEFERRED_O_STORE
 #define FLASHATTN_SM90_DEFERRED_O_STORE 0
+#endif
+//  - FIRST_K_BEFORE_Q: the (dense) producer loads a tile's first K block before its Q instead of
+//    after it (producer.h), so that K no longer arrives behind Q at the tile's first S.
+#ifndef FLASHATTN_SM90_FIRST_K_BEFORE_Q
+#define FLASHATTN_SM90_FIRST_K_BEFORE_Q 0
 #endif
 
 namespace flashattn::detail::cuda_sm90 {
@@ -271,6 +276,7 @@ struct ForwardConfig {
   static constexpr bool kStmatrixO = FLASHATTN_SM90_STMATRIX_O != 0;
   static constexpr bool kFastFinalize = FLASHATTN_SM90_FAST_FINALIZE != 0;
   static constexpr bool kDeferredOStore = FLASHATTN_SM90_DEFERRED_O_STORE != 0 && kSeparateO;
+  static constexpr bool kFirstKBeforeQ = FLASHATTN_SM90_FIRST_K_BEFORE_Q != 0;
 };
 
 // d = 64: three consumer warpgroups (kBlockM 192, kBlockN 96) for long query
