@@ -11,9 +11,13 @@
 # warp states) and of cuDNN's kernels at s 512 (launch shape, instructions); bench/sm90s_ab.py
 # (all builds + cuDNN in one process); the sm90 suites; racecheck + synccheck on SAN_FILTER when
 # time is left (SAN=1 forces, SAN=0 skips). Everything returned is one tar under $OUT.
-# The two calls of 2026-11-22 (docs/performance-sm90.md, "Session 6, helper sm90s"):
-#   run 1 (b446722): timeout 290 bash bench/sm90s_run.sh
-#   run 2: bash bench/sm90s_run2.sh (the flags of each build written out there)
+# The two calls of 2026-11-22 (docs/performance-sm90.md, "Session 6, helper sm90s"), verbatim:
+#   run 1 (tree of commit b446722): timeout 290 bash bench/sm90s_run.sh
+#   run 2 (tree of commit 76eb84a): timeout 290 bash bench/sm90s_run2.sh
+# The default flags below are run 1's. Two switches they and run 2 build (EARLY_NEXT_S=3 and
+# DEFERRED_O_STORE) measured no gain and exist only in those commits' trees: at a later tree their
+# -D flags are silently ignored, so rerun them from commit 76eb84a. The five winning switches
+# default to 1 since then, so "base" needs them set to 0 explicitly (run 2's script does).
 set -uo pipefail
 out=/tmp/sm90s-out
 bld=/tmp/sm90s-build

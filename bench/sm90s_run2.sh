@@ -6,6 +6,7 @@
 # Tests: var3's flags (every new code path; d 64/128/192/256, fp16 + bf16) and new's (d 64/128/256);
 # racecheck + synccheck on both. ncu: new and var3 at d128 s 512. The A/B covers s 512 .. 16k.
 #   cd .device-carry/sm90s && timeout 290 bash bench/sm90s_run2.sh
+# Ran on the tree of commit 76eb84a; DEFERRED_O_STORE exists only there (measured no gain, removed).
 s="-DFLASHATTN_SM90_EARLY_DECODE=1 -DFLASHATTN_SM90_FAST_DIVISION=1 -DFLASHATTN_SM90_STMATRIX_O=1 -DFLASHATTN_SM90_FAST_FINALIZE=1"
 z="-DFLASHATTN_SM90_EARLY_DECODE=0 -DFLASHATTN_SM90_FAST_DIVISION=0 -DFLASHATTN_SM90_STMATRIX_O=0 -DFLASHATTN_SM90_FAST_FINALIZE=0"
 z="$z -DFLASHATTN_SM90_DEFERRED_O_STORE=0 -DFLASHATTN_SM90_FIRST_K_BEFORE_Q=0"

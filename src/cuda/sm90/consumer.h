@@ -186,17 +186,6 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     return more_tiles;
   };
 
-  // kDeferredOStore: the tile whose O rows sit written in shared memory, their TMA store not yet
-  // issued (flush_output issues it; every consumer thread holds the same pending flag).
-  WorkTile stored_w{};
-  bool store_pending = false;
-  auto flush_output = [&]() {
-    if constexpr (Config::kDeferredOStore) {
-      if (store_pending) issue_output_store<Config>(p, pipe, stored_w, consumer);
-      store_pending = false;
-    }
-  };
-
   bool more = begin_tile();
   while (more) {
     const WorkTile w = next_w;
@@ -216,10 +205,6 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     float o[kO];
 #pragma unroll
     for (int i = 0; i < kO; ++i) o[i] = 0.f;
-    // kNextSBeforeLastPVWait: the zeros are written here, before any group of the tile is
-    // open (left to itself the compiler sinks them behind the empty group below, or moves O
-    // between registers at the join after it, while a group is open: C7515, wgmmas serialised).
-    if constexpr (Config::kNextSBeforeLastPVWait) ptx::wgmma_fence_operand(o);
     SoftmaxRows rows;
     rows.reset();
 
@@ -227,11 +212,9 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     // last P V GEMM runs (they need only the final row state), not after it
     // (kRowSumMma: after it, which yields the row sums).
     RowFinal final_rows;
-    int last_v_stage = 0;  // kNextSBeforeLastPVWait: the stage of the last P V's V
     if (n_blocks == 0) {
       final_rows = softmax_finalize<!Config::kRowSumMma, Config::kFastFinalize>(
           rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
-      flush_output();
       claim_output_buffer<Config>(consumer);
       if (!Config::kSeparateO) {
         // nothing to release before the epilogue: it hands Q back itself
@@ -239,10 +222,6 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         ptx::mbarrier_arrive(pipe.q_empty());
       }
       if constexpr (Config::kEarlyNextTile) more = receive_next();
-      // kNextSBeforeLastPVWait: an empty group in place of the last P V's, so that every path
-      // reaches the wait behind the next first S with the same groups pending (ptxas otherwise
-      // serialises the wgmmas, C7514).
-      if constexpr (Config::kNextSBeforeLastPVWait) ptx::wgmma_commit_group();
     } else {
       std::uint32_t pf[Config::kBlockN / 16][4];
       float correction[2];
@@ -270,7 +249,6 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions,
                      !Config::kRowSumMma>(s, rows, p.score_log2, correction);
       convert_p<Config>(s, pf);
-      flush_output();  // kDeferredOStore: the previous tile's O store
 
       for (int i = 1; i < n_blocks; ++i) {
         n = range.end - 1 - i;
@@ -323,19 +301,15 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       claim_output_buffer<Config>(consumer);
       // kEarlyNextTile: the next tile's index, Q and decoding while this P V runs too.
       if constexpr (Config::kEarlyNextTile) more = receive_next();
-      if constexpr (Config::kNextSBeforeLastPVWait) {
-        last_v_stage = pv_ring.stage;  // waited for and released after the next tile's first S
-      } else {
-        ptx::wgmma_wait_group<0>();
-        ptx::wgmma_fence_operand(o);
-        if (warp_leader) ptx::mbarrier_arrive(pipe.v_empty(pv_ring.stage));
-        if constexpr (Config::kRowSumMma) {
-          // The whole rows' sums, from the last P V GEMM (any of the 8 ones columns).
-          rows.sum[0] = o[Config::kHeadDimV / 2];
-          rows.sum[1] = o[Config::kHeadDimV / 2 + 2];
-          final_rows = softmax_finalize<false, Config::kFastFinalize>(
-              rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
-        }
+      ptx::wgmma_wait_group<0>();
+      ptx::wgmma_fence_operand(o);
+      if (warp_leader) ptx::mbarrier_arrive(pipe.v_empty(pv_ring.stage));
+      if constexpr (Config::kRowSumMma) {
+        // The whole rows' sums, from the last P V GEMM (any of the 8 ones columns).
+        rows.sum[0] = o[Config::kHeadDimV / 2];
+        rows.sum[1] = o[Config::kHeadDimV / 2 + 2];
+        final_rows = softmax_finalize<false, Config::kFastFinalize>(
+            rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
       }
     }
     if constexpr (Config::kEarlyNextS) {
@@ -346,34 +320,12 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       } else {
         more = begin_tile();
       }
-      if constexpr (Config::kNextSBeforeLastPVWait) {
-        // The next tile's first S was queued behind this tile's last P V, whose completion
-        // (the older of the two groups) the epilogue waits for here. Outside the branch
-        // above: both GEMMs are issued and waited for on every path (C7518); with no key
-        // block nothing but the S is pending and the wait returns at once.
-        ptx::wgmma_wait_group<1>();
-        ptx::wgmma_fence_operand(o);
-        if (n_blocks > 0) {
-          if (warp_leader) ptx::mbarrier_arrive(pipe.v_empty(last_v_stage));
-          if constexpr (Config::kRowSumMma) {
-            rows.sum[0] = o[Config::kHeadDimV / 2];
-            rows.sum[1] = o[Config::kHeadDimV / 2 + 2];
-            final_rows = softmax_finalize<false, Config::kFastFinalize>(
-                rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
-          }
-        }
-      }
       store_output<Config>(p, pipe, w, consumer, o, final_rows);
     } else {
       store_output<Config>(p, pipe, w, consumer, o, final_rows);
       more = begin_tile();
     }
-    if constexpr (Config::kDeferredOStore) {
-      stored_w = w;
-      store_pending = true;
-    }
   }
-  flush_output();  // kDeferredOStore: the last tile's O store
 
   // kEarlyNextS: the end marker's stand-in S GEMM (issue_first_s) is still in flight here;
   // no warp leaves with an accumulator pending.

@@ -39,44 +39,8 @@ __device__ __forceinline__ void claim_output_buffer(int consumer) {
   }
 }
 
-// The TMA store of a warpgroup's O rows written to shared memory (store_output): each writer
-// orders its writes before the copy engine's reads, then the barrier tells the storing thread
-// that all 128 writers are done. Config::kDeferredOStore: called by the consumer later than
-// store_output, once the writes have long completed (consumer.h), so the fence costs nothing.
-template <class Config>
-__device__ __forceinline__ void issue_output_store(const ForwardKernelParams& p,
-                                                   const SharedPipeline<Config>& pipe, const WorkTile& w,
-                                                   int consumer) {
-  const std::uint32_t o_base = pipe.o(consumer);
-  ptx::fence_proxy_async_shared_cta();
-  ptx::bar_sync(kEpilogue + consumer, 128);
-  if (threadIdx.x % 128 == 0) {
-    const CUtensorMap* tma_o = map_o(p, w);
-    if (p.sequence_maps != nullptr) ptx::tensormap_acquire_fence(tma_o);
-    const int first_row = w.m_block * Config::kBlockM + consumer * 64;
-#pragma unroll
-    for (int c = 0; c < Config::kChunksV; ++c) {
-      if (p.pack > 1) {  // packed GQA: {64, pack, 64 / pack} boxes of the 5-D view
-        ptx::tma_store_5d(tma_o, o_base + c * Config::kOChunkStride, c * Config::kChunkCols, 0,
-                          first_row >> p.pack_shift, w.head, w.map_batch);
-      } else {
-        ptx::tma_store_4d(tma_o, o_base + c * Config::kOChunkStride, c * Config::kChunkCols, first_row,
-                          w.head, w.map_batch);
-      }
-    }
-    ptx::cp_async_bulk_commit_group();
-    if constexpr (!Config::kSeparateO) {
-      // O sat in Q's buffer: only once the store has read it may the next Q land there.
-      ptx::cp_async_bulk_wait_group_read<0>();
-      ptx::mbarrier_arrive_count(pipe.q_empty(), 4);
-    }
-  }
-}
-
 // The buffer was claimed (claim_output_buffer) before this is called. o is the P V
 // accumulator: its first kHeadDimV / 2 values are O's (kRowSumMma: the row sums follow).
-// Config::kDeferredOStore: writes O to shared memory and the LSE only; the caller issues the
-// store (issue_output_store) later.
 template <class Config>
 __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
                              const WorkTile& w, int consumer, const float (&o)[Config::kPVN / 2],
@@ -84,6 +48,7 @@ __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<
   const int thread = threadIdx.x % 128;
   const int lane = thread % 32;
   const int row0 = (thread / 32) * 16 + lane / 4;  // within the warpgroup's 64 rows
+  const bool leader = thread == 0;
   const std::uint32_t o_base = pipe.o(consumer);
 
   if constexpr (Config::kStmatrixO) {
@@ -123,7 +88,31 @@ __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<
       }
     }
   }
-  if constexpr (!Config::kDeferredOStore) issue_output_store<Config>(p, pipe, w, consumer);
+  // Each writer orders its st.shared before the copy engine's reads, then the
+  // barrier tells the storing thread that all 128 writers are done.
+  ptx::fence_proxy_async_shared_cta();
+  ptx::bar_sync(kEpilogue + consumer, 128);
+  if (leader) {
+    const CUtensorMap* tma_o = map_o(p, w);
+    if (p.sequence_maps != nullptr) ptx::tensormap_acquire_fence(tma_o);
+    const int first_row = w.m_block * Config::kBlockM + consumer * 64;
+#pragma unroll
+    for (int c = 0; c < Config::kChunksV; ++c) {
+      if (p.pack > 1) {  // packed GQA: {64, pack, 64 / pack} boxes of the 5-D view
+        ptx::tma_store_5d(tma_o, o_base + c * Config::kOChunkStride, c * Config::kChunkCols, 0,
+                          first_row >> p.pack_shift, w.head, w.map_batch);
+      } else {
+        ptx::tma_store_4d(tma_o, o_base + c * Config::kOChunkStride, c * Config::kChunkCols, first_row,
+                          w.head, w.map_batch);
+      }
+    }
+    ptx::cp_async_bulk_commit_group();
+    if constexpr (!Config::kSeparateO) {
+      // O sat in Q's buffer: only once the store has read it may the next Q land there.
+      ptx::cp_async_bulk_wait_group_read<0>();
+      ptx::mbarrier_arrive_count(pipe.q_empty(), 4);
+    }
+  }
   if (p.lse != nullptr && lane % 4 == 0) {
 #pragma unroll
     for (int half = 0; half < 2; ++half) {

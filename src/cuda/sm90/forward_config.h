@@ -48,10 +48,9 @@
 // 1: a consumer issues the next tile's first S GEMM before it writes the current tile's
 // O (consumer.h kEarlyNextS); 0: after. 2: as 1, and the next tile is received (index,
 // Q, decoding) while the current tile's last P V GEMM runs (kEarlyNextTile). Only where O
-// has its own buffer. 3: as 2, and the next tile's first S is issued before the wait for the
-// current tile's last P V (kNextSBeforeLastPVWait; helper sm90s, session 6). Default 1: measured on an H200
-// (2026-11-22, sm90e, two runs) 0.999-1.11x of 0 on the 24 d 64 / d 128 rows of the standard grid (47 of 48
-// above 1). 2: -0.4 / -1.7% against 1 at <= 1k keys, +2% at >= 2k (one run); a measurement variant.
+// has its own buffer. Default 1: measured on an H200 (2026-11-22, sm90e, two runs) 0.999-1.11x
+// of 0 on the 24 d 64 / d 128 rows of the standard grid (47 of 48 above 1). 2: -0.4 / -1.7%
+// against 1 at <= 1k keys, +2% at >= 2k (one run); a measurement variant.
 #ifndef FLASHATTN_SM90_EARLY_NEXT_S
 #define FLASHATTN_SM90_EARLY_NEXT_S 1
 #endif
@@ -88,8 +87,8 @@
 #define FLASHATTN_SM90_TILE_MASK_RANGE_THREE 1
 #endif
 
-// The tile boundary (helper sm90s, session 6: short sequences, docs/performance-sm90.md), six
-// switches, each 0 (the session-5 code) or 1:
+// The tile boundary (helper sm90s, session 6: short sequences; docs/performance-sm90.md,
+// "Session 6, helper sm90s"). Five switches, each 0 (the session-5 code) or 1:
 //  - EARLY_DECODE: a consumer decodes the next tile (tile_work, key_block_range) as soon as it has
 //    its index and only then waits for its Q, so the decode runs while Q lands instead of after.
 //  - FAST_DIVISION: tile_work's four integer divisions (consumers and producer, once per tile) as
@@ -99,29 +98,26 @@
 //    swizzled address per 16 columns instead of per 8 columns and row).
 //  - FAST_FINALIZE: the final normalisation's 1 / sum and log2(sum) with rcp.approx / lg2.approx
 //    (relative error ~2^-23, below fp32 accumulation noise) instead of IEEE division and logf.
-#ifndef FLASHATTN_SM90_EARLY_DECODE
-#define FLASHATTN_SM90_EARLY_DECODE 0
-#endif
-#ifndef FLASHATTN_SM90_FAST_DIVISION
-#define FLASHATTN_SM90_FAST_DIVISION 0
-#endif
-#ifndef FLASHATTN_SM90_STMATRIX_O
-#define FLASHATTN_SM90_STMATRIX_O 0
-#endif
-#ifndef FLASHATTN_SM90_FAST_FINALIZE
-#define FLASHATTN_SM90_FAST_FINALIZE 0
-#endif
-//  - DEFERRED_O_STORE (where O has its own buffer): the epilogue writes O to shared memory and
-//    the LSE; the fence, the warpgroup barrier and the TMA store of those rows follow in the next
-//    tile, after its first block's softmax (or at the end of work), when the writes have long
-//    completed: the fence no longer waits for them on the path between two tiles.
-#ifndef FLASHATTN_SM90_DEFERRED_O_STORE
-#define FLASHATTN_SM90_DEFERRED_O_STORE 0
-#endif
 //  - FIRST_K_BEFORE_Q: the (dense) producer loads a tile's first K block before its Q instead of
 //    after it (producer.h), so that K no longer arrives behind Q at the tile's first S.
+// Measured on an H200 (2026-11-22, two runs, cuDNN and a control build in the same process): the
+// first four together 1.02-1.04x at <= 1k keys (d 64, d 128), 1.00 at >= 2k; with FIRST_K_BEFORE_Q
+// 1.03-1.12x on the six s = 512 rows (d 64 / 128 / 256, causal or not), 1.00 at >= 2k; executed
+// instructions at d128 s512 -14%. All on by default.
+#ifndef FLASHATTN_SM90_EARLY_DECODE
+#define FLASHATTN_SM90_EARLY_DECODE 1
+#endif
+#ifndef FLASHATTN_SM90_FAST_DIVISION
+#define FLASHATTN_SM90_FAST_DIVISION 1
+#endif
+#ifndef FLASHATTN_SM90_STMATRIX_O
+#define FLASHATTN_SM90_STMATRIX_O 1
+#endif
+#ifndef FLASHATTN_SM90_FAST_FINALIZE
+#define FLASHATTN_SM90_FAST_FINALIZE 1
+#endif
 #ifndef FLASHATTN_SM90_FIRST_K_BEFORE_Q
-#define FLASHATTN_SM90_FIRST_K_BEFORE_Q 0
+#define FLASHATTN_SM90_FIRST_K_BEFORE_Q 1
 #endif
 
 namespace flashattn::detail::cuda_sm90 {
@@ -252,9 +248,6 @@ struct ForwardConfig {
   // itself in place of a K block (consumer.h begin_tile).
   static constexpr bool kEarlyNextS = FLASHATTN_SM90_EARLY_NEXT_S != 0 && kSeparateO && kKVBytes <= kQBytes;
   static constexpr bool kEarlyNextTile = kEarlyNextS && FLASHATTN_SM90_EARLY_NEXT_S >= 2;
-  // FLASHATTN_SM90_EARLY_NEXT_S 3: the turn that issues the next tile's first S no longer
-  // waits for this tile's last P V to complete (consumer.h): that wait moves behind the issue.
-  static constexpr bool kNextSBeforeLastPVWait = kEarlyNextTile && FLASHATTN_SM90_EARLY_NEXT_S >= 3;
   static constexpr int kOOffset = kSeparateO ? kOEnd : kQOffset;
   // The ones block (kRowSumMma) follows O, 1024-byte aligned like every buffer before it,
   // after every V stage: a V descriptor reaches it with a positive leading offset.
@@ -271,11 +264,11 @@ struct ForwardConfig {
   static constexpr int kOWarpgroupStride = kSeparateO ? kChunksV * 64 * kRowBytes : 64 * kRowBytes;
   static constexpr int kOChunkStride = kSeparateO ? 64 * kRowBytes : kQChunkBytes;
 
-  // The tile boundary (FLASHATTN_SM90_EARLY_DECODE, _STMATRIX_O, _FAST_FINALIZE, _DEFERRED_O_STORE above).
+  // The tile boundary (FLASHATTN_SM90_EARLY_DECODE, _STMATRIX_O, _FAST_FINALIZE, _FIRST_K_BEFORE_Q
+  // above; FAST_DIVISION is read by tile_scheduler.h).
   static constexpr bool kEarlyDecode = FLASHATTN_SM90_EARLY_DECODE != 0;
   static constexpr bool kStmatrixO = FLASHATTN_SM90_STMATRIX_O != 0;
   static constexpr bool kFastFinalize = FLASHATTN_SM90_FAST_FINALIZE != 0;
-  static constexpr bool kDeferredOStore = FLASHATTN_SM90_DEFERRED_O_STORE != 0 && kSeparateO;
   static constexpr bool kFirstKBeforeQ = FLASHATTN_SM90_FIRST_K_BEFORE_Q != 0;
 };
 
