@@ -44,4 +44,15 @@ __device__ __forceinline__ void st_async_b32(std::uint32_t addr, std::uint32_t v
                : "memory");
 }
 
+// Four 8x8 matrices of 16-bit elements to shared memory (sm_90): register r[j] of lane l is
+// row l / 4, elements 2 (l % 4) and 2 (l % 4) + 1 of matrix j; lanes 8j .. 8j + 7 give the
+// 16-byte aligned addresses of matrix j's rows 0 .. 7 (the wgmma/mma accumulator layout
+// packed to pairs, written without per-lane 4-byte stores).
+__device__ __forceinline__ void stmatrix_x4(std::uint32_t addr, std::uint32_t r0, std::uint32_t r1,
+                                            std::uint32_t r2, std::uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0),
+               "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+}
+
 }  // namespace flashattn::ptx

@@ -146,11 +146,20 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     const bool more_tiles = tile < p.num_tiles;
     next_keys = false;
     if (more_tiles) {
-      ptx::mbarrier_wait_parity(pipe.q_full(), q_phase);
-      q_phase ^= 1;
-      next_w = tile_work(p, tile);
-      next_range = key_block_range<Config>(p, next_w);
-      next_keys = next_range.end > next_range.begin;
+      if constexpr (Config::kEarlyDecode) {
+        // The producer publishes the index before it loads Q: decode while Q lands.
+        next_w = tile_work(p, tile);
+        next_range = key_block_range<Config>(p, next_w);
+        next_keys = next_range.end > next_range.begin;
+        ptx::mbarrier_wait_parity(pipe.q_full(), q_phase);
+        q_phase ^= 1;
+      } else {
+        ptx::mbarrier_wait_parity(pipe.q_full(), q_phase);
+        q_phase ^= 1;
+        next_w = tile_work(p, tile);
+        next_range = key_block_range<Config>(p, next_w);
+        next_keys = next_range.end > next_range.begin;
+      }
     }
     return more_tiles;
   };
@@ -204,8 +213,8 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     // (kRowSumMma: after it, which yields the row sums).
     RowFinal final_rows;
     if (n_blocks == 0) {
-      final_rows = softmax_finalize<!Config::kRowSumMma>(rows, p.score_log2,
-                                                         p.sink != nullptr ? p.sink + w.head : nullptr);
+      final_rows = softmax_finalize<!Config::kRowSumMma, Config::kFastFinalize>(
+          rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
       claim_output_buffer<Config>(consumer);
       if (!Config::kSeparateO) {
         // nothing to release before the epilogue: it hands Q back itself
@@ -286,7 +295,8 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::wgmma_commit_group();
       ptx::bar_arrive(next_turn, 256);
       if constexpr (!Config::kRowSumMma) {
-        final_rows = softmax_finalize(rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
+        final_rows = softmax_finalize<true, Config::kFastFinalize>(
+            rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
       }
       claim_output_buffer<Config>(consumer);
       // kEarlyNextTile: the next tile's index, Q and decoding while this P V runs too.
@@ -298,8 +308,8 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         // The whole rows' sums, from the last P V GEMM (any of the 8 ones columns).
         rows.sum[0] = o[Config::kHeadDimV / 2];
         rows.sum[1] = o[Config::kHeadDimV / 2 + 2];
-        final_rows =
-            softmax_finalize<false>(rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
+        final_rows = softmax_finalize<false, Config::kFastFinalize>(
+            rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
       }
     }
     if constexpr (Config::kEarlyNextS) {

@@ -51,19 +51,41 @@ __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<
   const bool leader = thread == 0;
   const std::uint32_t o_base = pipe.o(consumer);
 
+  if constexpr (Config::kStmatrixO) {
+    // One stmatrix per 16 columns: matrices 0 / 1 are rows +0 / +8 of columns 16 i2 .. + 7,
+    // 2 / 3 the same rows of columns + 8 .. + 15 (the accumulator's o[8 i2 ..] in that order).
+    // Lane l addresses row (l / 8 % 2) 8 + l % 8 of its warp's 16, 16-byte unit
+    // 2 (i2 % 4) + l / 16 of the 64-column chunk, swizzled by the row: unit ^ (l % 8), and
+    // (2 k + u) ^ r = 2 k ^ (u ^ r), so one per-lane term and an immediate per i2.
+    const int row = (thread / 32) * 16 + ((lane / 8) % 2) * 8 + lane % 8;
+    const std::uint32_t row_addr = o_base + row * Config::kRowBytes;
+    const int unit_xor = (lane / 16) ^ (lane % 8);
 #pragma unroll
-  for (int i = 0; i < Config::kHeadDimV / 8; ++i) {
-    const int col = 8 * i + 2 * (lane % 4);
-    const int chunk = col / Config::kChunkCols;
-    const int chunk_col = col % Config::kChunkCols;
+    for (int i2 = 0; i2 < Config::kHeadDimV / 16; ++i2) {
+      const float* v = o + 8 * i2;
+      const float s0 = final_rows.scale[0], s1 = final_rows.scale[1];
+      const std::uint32_t addr =
+          row_addr + (i2 / 4) * Config::kOChunkStride + ((unit_xor ^ (2 * (i2 % 4))) * 16);
+      ptx::stmatrix_x4(addr, pack_pair<typename Config::Element>(v[0] * s0, v[1] * s0),
+                       pack_pair<typename Config::Element>(v[2] * s1, v[3] * s1),
+                       pack_pair<typename Config::Element>(v[4] * s0, v[5] * s0),
+                       pack_pair<typename Config::Element>(v[6] * s1, v[7] * s1));
+    }
+  } else {
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int row = row0 + 8 * half;
-      const std::uint32_t packed = pack_pair<typename Config::Element>(
-          o[4 * i + 2 * half] * final_rows.scale[half], o[4 * i + 2 * half + 1] * final_rows.scale[half]);
-      const std::uint32_t addr = o_base + chunk * Config::kOChunkStride + row * Config::kRowBytes +
-                                 (((chunk_col / 8) ^ (row % 8)) * 16) + (chunk_col % 8) * 2;
-      ptx::st_shared_b32(addr, packed);
+    for (int i = 0; i < Config::kHeadDimV / 8; ++i) {
+      const int col = 8 * i + 2 * (lane % 4);
+      const int chunk = col / Config::kChunkCols;
+      const int chunk_col = col % Config::kChunkCols;
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int row = row0 + 8 * half;
+        const std::uint32_t packed = pack_pair<typename Config::Element>(
+            o[4 * i + 2 * half] * final_rows.scale[half], o[4 * i + 2 * half + 1] * final_rows.scale[half]);
+        const std::uint32_t addr = o_base + chunk * Config::kOChunkStride + row * Config::kRowBytes +
+                                   (((chunk_col / 8) ^ (row % 8)) * 16) + (chunk_col % 8) * 2;
+        ptx::st_shared_b32(addr, packed);
+      }
     }
   }
   // Each writer orders its st.shared before the copy engine's reads, then the

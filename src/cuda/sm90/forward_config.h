@@ -87,6 +87,39 @@
 #define FLASHATTN_SM90_TILE_MASK_RANGE_THREE 1
 #endif
 
+// The tile boundary (helper sm90s, session 6: short sequences; docs/performance-sm90.md,
+// "Session 6, helper sm90s"). Five switches, each 0 (the session-5 code) or 1:
+//  - EARLY_DECODE: a consumer decodes the next tile (tile_work, key_block_range) as soon as it has
+//    its index and only then waits for its Q, so the decode runs while Q lands instead of after.
+//  - FAST_DIVISION: tile_work's four integer divisions (consumers and producer, once per tile) as
+//    multiply-high + shift by constants the host computes (fast_division.h).
+//  - STMATRIX_O: the epilogue writes O to shared memory with stmatrix (four 8x8 matrices per
+//    instruction: kHeadDimV / 16 per thread instead of kHeadDimV / 4 st.shared.b32, and one
+//    swizzled address per 16 columns instead of per 8 columns and row).
+//  - FAST_FINALIZE: the final normalisation's 1 / sum and log2(sum) with rcp.approx / lg2.approx
+//    (relative error ~2^-23, below fp32 accumulation noise) instead of IEEE division and logf.
+//  - FIRST_K_BEFORE_Q: the (dense) producer loads a tile's first K block before its Q instead of
+//    after it (producer.h), so that K no longer arrives behind Q at the tile's first S.
+// Measured on an H200 (2026-11-22, two runs, cuDNN and a control build in the same process): the
+// first four together 1.02-1.04x at <= 1k keys (d 64, d 128), 1.00 at >= 2k; with FIRST_K_BEFORE_Q
+// 1.03-1.12x on the six s = 512 rows (d 64 / 128 / 256, causal or not), 1.00 at >= 2k; executed
+// instructions at d128 s512 -14%. All on by default.
+#ifndef FLASHATTN_SM90_EARLY_DECODE
+#define FLASHATTN_SM90_EARLY_DECODE 1
+#endif
+#ifndef FLASHATTN_SM90_FAST_DIVISION
+#define FLASHATTN_SM90_FAST_DIVISION 1
+#endif
+#ifndef FLASHATTN_SM90_STMATRIX_O
+#define FLASHATTN_SM90_STMATRIX_O 1
+#endif
+#ifndef FLASHATTN_SM90_FAST_FINALIZE
+#define FLASHATTN_SM90_FAST_FINALIZE 1
+#endif
+#ifndef FLASHATTN_SM90_FIRST_K_BEFORE_Q
+#define FLASHATTN_SM90_FIRST_K_BEFORE_Q 1
+#endif
+
 namespace flashattn::detail::cuda_sm90 {
 
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
@@ -230,6 +263,13 @@ struct ForwardConfig {
   // reusing Q: Q's [chunk][kBlockM rows] with the warpgroup's 64 rows inside.
   static constexpr int kOWarpgroupStride = kSeparateO ? kChunksV * 64 * kRowBytes : 64 * kRowBytes;
   static constexpr int kOChunkStride = kSeparateO ? 64 * kRowBytes : kQChunkBytes;
+
+  // The tile boundary (FLASHATTN_SM90_EARLY_DECODE, _STMATRIX_O, _FAST_FINALIZE, _FIRST_K_BEFORE_Q
+  // above; FAST_DIVISION is read by tile_scheduler.h).
+  static constexpr bool kEarlyDecode = FLASHATTN_SM90_EARLY_DECODE != 0;
+  static constexpr bool kStmatrixO = FLASHATTN_SM90_STMATRIX_O != 0;
+  static constexpr bool kFastFinalize = FLASHATTN_SM90_FAST_FINALIZE != 0;
+  static constexpr bool kFirstKBeforeQ = FLASHATTN_SM90_FIRST_K_BEFORE_Q != 0;
 };
 
 // d = 64: three consumer warpgroups (kBlockM 192, kBlockN 96) for long query

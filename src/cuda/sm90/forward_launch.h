@@ -161,6 +161,17 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   const std::int64_t kv_heads_per_section = std::max<std::int64_t>(1, (l2_bytes / 2) / kv_head_bytes);
   k.sec_heads = static_cast<int>(
       std::min<std::int64_t>(kv_heads_per_section * k.heads_per_kv, std::int64_t{k.batch} * k.heads));
+  {
+    // tile_work's divisors (fast_division.h). The backend never launches an empty grid, so every
+    // divisor is at least 1; the clamps only keep a divisor of 0 out of the host arithmetic.
+    const int sec_heads = std::max(1, k.sec_heads);
+    const int pairs = k.batch * k.heads;
+    const int sections = std::max(1, (pairs + sec_heads - 1) / sec_heads);
+    k.section_tiles_div = make_fast_divisor(std::max(1, sec_heads * k.m_blocks));
+    k.sec_heads_div = make_fast_divisor(sec_heads);
+    k.last_section_div = make_fast_divisor(std::max(1, pairs - (sections - 1) * sec_heads));
+    k.heads_div = make_fast_divisor(std::max(1, k.heads));
+  }
   k.tile_counter = tile_counter;
   // Equal tiles (no mask cutting key ranges, no per-sequence lengths): the static
   // schedule saves the atomic per tile (measured 2-7% at <= 4k, docs/kernel-notes-sm90.md).

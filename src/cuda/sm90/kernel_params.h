@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "cuda/sm90/fast_division.h"
+
 namespace flashattn::detail::cuda_sm90 {
 
 // One sequence of a variable-length (cu_seqlens) or seqused batch, resolved by
@@ -69,6 +71,9 @@ struct ForwardKernelParams {
   int* tile_counter = nullptr;   // workspace int, zero at launch: tiles claimed beyond the first wave
   bool static_schedule = false;  // every tile equally long: stride by the grid, no atomic
   int window_left = -1, window_right = -1;  // mask.h semantics, bottom-right aligned
+  // tile_work's divisors as multiply-high constants (fast_division.h; FLASHATTN_SM90_FAST_DIVISION):
+  // sec_heads * m_blocks (tiles per section), sec_heads, the last section's (bh pairs) size, heads.
+  FastDivisor section_tiles_div, sec_heads_div, last_section_div, heads_div;
 
   // Softmax in base 2: p = 2^(s * score_log2 - rowmax * score_log2). Without
   // softcap s is q.k and score_log2 = scale * log2(e); with softcap s is

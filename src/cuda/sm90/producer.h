@@ -63,8 +63,10 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     // free once every consumer warp released the previous Q.
     publish_tile(pipe.tile_handoff(), tile, q_phase);  // one index per Q so far: the same parity
     if (tile >= p.num_tiles) break;
-    ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
-    q_phase ^= 1;
+    if constexpr (!Config::kFirstKBeforeQ) {
+      ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
+      q_phase ^= 1;
+    }
     const int kv_head = w.head / p.heads_per_kv;
     const KeyBlockRange range = key_block_range<Config>(p, w);
     const SequenceMaps* maps = tile_maps(p, w);  // one pointer live, not three
@@ -78,12 +80,8 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::tensormap_acquire_fence(tma_v);
     }
 
-    load_q<Config>(p, pipe, tma_q, w);
-    // Claimed now, used next iteration: the atomic's latency hides behind this tile's loads.
-    tile = claim_next_tile(p, tile);
-
-#pragma unroll 1  // not unrolled: more live values in a thread of 24 registers
-    for (int n = range.end - 1; n >= range.begin; --n) {
+    // Block n's K into the current ring stage, once the stage's previous K was released.
+    auto load_k = [&](int n) {
       ptx::mbarrier_wait_parity(pipe.k_empty(ring.stage), ring.phase ^ 1);
       ptx::mbarrier_arrive_expect_tx(pipe.k_full(ring.stage), Config::kKVBytes);
 #pragma unroll
@@ -91,6 +89,23 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
         ptx::tma_load_4d(pipe.k(ring.stage) + c * Config::kKVChunkBytes, tma_k, pipe.k_full(ring.stage),
                          c * Config::kChunkCols, n * Config::kBlockN, kv_head, w.map_batch);
       }
+    };
+    // Config::kFirstKBeforeQ: the tile's first K block goes out before its Q. Its stage was
+    // released by an S GEMM older than the previous tile's last one, whose completion Q's
+    // buffer waits for, so this load never waits longer than Q's would, and the first S of the
+    // tile (which needs both) no longer waits for a K issued behind Q.
+    if constexpr (Config::kFirstKBeforeQ) {
+      if (range.end > range.begin) load_k(range.end - 1);
+      ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
+      q_phase ^= 1;
+    }
+    load_q<Config>(p, pipe, tma_q, w);
+    // Claimed now, used next iteration: the atomic's latency hides behind this tile's loads.
+    tile = claim_next_tile(p, tile);
+
+#pragma unroll 1  // not unrolled: more live values in a thread of 24 registers
+    for (int n = range.end - 1; n >= range.begin; --n) {
+      if (!Config::kFirstKBeforeQ || n != range.end - 1) load_k(n);
       ptx::mbarrier_wait_parity(pipe.v_empty(ring.stage), ring.phase ^ 1);
       ptx::mbarrier_arrive_expect_tx(pipe.v_full(ring.stage), Config::kVBytes);
 #pragma unroll

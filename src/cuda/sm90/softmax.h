@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "cuda/ptx/approx_math.h"
 #include "cuda/ptx/ptx.h"
 
 namespace flashattn::detail::cuda_sm90 {
@@ -156,7 +157,8 @@ struct RowFinal {
   float lse[2];
 };
 
-template <bool kPartialSums = true>
+// kFast: 1 / sum and log2(sum) from rcp.approx / lg2.approx (forward_config.h kFastFinalize).
+template <bool kPartialSums = true, bool kFast = false>
 __device__ __forceinline__ RowFinal softmax_finalize(const SoftmaxRows& rows, float score_log2,
                                                      const float* sink) {
   constexpr float kLog2e = 1.4426950408889634f;
@@ -175,8 +177,13 @@ __device__ __forceinline__ RowFinal softmax_finalize(const SoftmaxRows& rows, fl
       max_scaled = reference;
     }
     const bool empty = !(sum > 0.f);
-    f.scale[r] = empty ? 0.f : rebase / sum;
-    f.lse[r] = empty ? -INFINITY : max_scaled * kLn2 + logf(sum);
+    if constexpr (kFast) {
+      f.scale[r] = empty ? 0.f : rebase * ptx::rcp_approx_ftz_f32(sum);
+      f.lse[r] = empty ? -INFINITY : (max_scaled + ptx::lg2_approx_ftz_f32(sum)) * kLn2;
+    } else {
+      f.scale[r] = empty ? 0.f : rebase / sum;
+      f.lse[r] = empty ? -INFINITY : max_scaled * kLn2 + logf(sum);
+    }
   }
   return f;
 }

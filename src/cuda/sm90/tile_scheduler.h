@@ -16,6 +16,8 @@
 
 #include "cuda/ptx/mbarrier.h"
 #include "cuda/ptx/shared_memory.h"
+#include "cuda/sm90/fast_division.h"
+#include "cuda/sm90/forward_config.h"  // FLASHATTN_SM90_FAST_DIVISION
 #include "cuda/sm90/kernel_params.h"
 
 namespace flashattn::detail::cuda_sm90 {
@@ -48,16 +50,29 @@ __device__ __forceinline__ const CUtensorMap* map_o(const ForwardKernelParams& p
 
 __device__ __forceinline__ WorkTile tile_work(const ForwardKernelParams& p, int tile) {
   const int per_section = p.sec_heads * p.m_blocks;
+  WorkTile w;
+#if FLASHATTN_SM90_FAST_DIVISION
+  // The same quotients by multiply-high (fast_division.h): 0 <= tile < num_tiles < 2^31.
+  const int section = fast_divide(tile, p.section_tiles_div);
+  const int index = tile - section * per_section;
+  const int first_bh = section * p.sec_heads;
+  const int size = min(p.sec_heads, p.batch * p.heads - first_bh);
+  const int m_rank = fast_divide(index, size == p.sec_heads ? p.sec_heads_div : p.last_section_div);
+  const int bh = first_bh + (index - m_rank * size);
+  w.m_block = p.m_blocks - 1 - m_rank;
+  w.batch = fast_divide(bh, p.heads_div);
+  w.head = bh - w.batch * p.heads;
+#else
   const int section = tile / per_section;
   const int index = tile - section * per_section;
   const int first_bh = section * p.sec_heads;
   const int size = min(p.sec_heads, p.batch * p.heads - first_bh);
   const int m_rank = index / size;
   const int bh = first_bh + (index - m_rank * size);
-  WorkTile w;
   w.m_block = p.m_blocks - 1 - m_rank;
   w.head = bh % p.heads;
   w.batch = bh / p.heads;
+#endif
   if (p.sequences != nullptr) {
     const SequenceInfo s = p.sequences[w.batch];
     w.seqlen_q = s.seqlen_q, w.seqlen_k = s.seqlen_k, w.q_offset = s.q_offset, w.map_batch = 0;
