@@ -302,7 +302,9 @@ struct DqLaneAdder {
   }
 };
 
-template <class Cfg, bool kGeneral>
+// kStaticBulk (D64_STATIC_BULK): the launch guarantees args.dq_bulk, no deterministic semaphores and
+// head_dim == the bucket, so those run-time tests (and their branches in the walk) are compiled out.
+template <class Cfg, bool kGeneral, bool kStaticBulk = false>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     backward_kernel(const __grid_constant__ BackwardKernelArgs args) {
   using Element = typename Cfg::Element;
@@ -325,6 +327,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       !kGeneral && FLASHATTN_SM80_BWD_STEP_POINTERS &&
       (FLASHATTN_SM80_BWD_PROLOGUE_SPLIT == 1 ||
        (FLASHATTN_SM80_BWD_PROLOGUE_SPLIT == 2 && (Cfg::kHeadDim <= 64 || Cfg::kHeadDim > 128)));
+
+  // D64_LSE_REGS (plain kernel, d <= 64): LSE2 and D of the lane's queries are read from global memory
+  // into registers per query tile instead of copied into the ring and read back from shared memory.
+  constexpr bool kLseRegs = !kGeneral && Cfg::kLseRegs;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr bool kBulkOnly = kStaticBulk;  // every dQ tile goes through the bulk staging
+#else
+  constexpr bool kBulkOnly = false;  // (the launch never picks the kStaticBulk instance below sm_90)
+#endif
 
   extern __shared__ __align__(128) unsigned char smem_bytes[];
   Element* k_smem = reinterpret_cast<Element*>(smem_bytes);
@@ -393,7 +404,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   // always progresses: no deadlock whatever order the hardware starts CTAs in (blockIdx order would
   // rely on in-order dispatch).
   std::int64_t first_tile = blockIdx.x;
-  if (args.tile_counter != nullptr) {
+  if (!kStaticBulk && args.tile_counter != nullptr) {
     __shared__ std::int64_t claimed_tile;
     if (thread == 0) claimed_tile = static_cast<std::int64_t>(atomicAdd(args.tile_counter, 1ull));
     __syncthreads();
@@ -402,9 +413,22 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   for (std::int64_t tile = first_tile; tile < args.total_tiles; tile += gridDim.x) {
     // Deterministic mode numbers a head's key tiles from the last (dq_turn: each waits only for
     // higher key tiles, i.e. for lower tile indices).
-    const int n_index = static_cast<int>(tile % args.n_blocks);
-    const int n_block = args.dq_semaphore != nullptr ? args.n_blocks - 1 - n_index : n_index;
-    const std::int64_t rest = tile / args.n_blocks;
+    int n_index = static_cast<int>(tile % args.n_blocks);
+    std::int64_t rest = tile / args.n_blocks;
+    if constexpr (Cfg::kLpt) {
+      // LPT_MAX_D: groups of lpt_pairs (batch, kv head) pairs (the last one may be smaller), key tile
+      // slowest inside a group: every pair's key tile 0 (the longest causal walk) first.
+      if (args.lpt_pairs > 0) {
+        const std::int64_t pair0 =
+            tile / (static_cast<std::int64_t>(args.lpt_pairs) * args.n_blocks) * args.lpt_pairs;
+        const std::int64_t within = tile - pair0 * args.n_blocks;
+        const std::int64_t pairs_left = args.total_tiles / args.n_blocks - pair0;
+        const std::int64_t pairs = pairs_left < args.lpt_pairs ? pairs_left : args.lpt_pairs;
+        n_index = static_cast<int>(within / pairs);
+        rest = pair0 + within % pairs;
+      }
+    }
+    const int n_block = !kStaticBulk && args.dq_semaphore != nullptr ? args.n_blocks - 1 - n_index : n_index;
     const std::int64_t head_kv = rest % p.heads_kv;
     const std::int64_t batch = rest / p.heads_kv;
     const SequenceLengths seq = sequence_lengths(p, batch);
@@ -447,6 +471,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     // LSE2 and D of a query tile (scratch row `row`, kBlockM entries each) into ring stage `stage`.
     // part: 0 both arrays, 1 LSE2 only, 2 D only (PROLOGUE_SPLIT's two groups).
     auto load_row_arrays = [&](std::int64_t row, int stage, int part = 0) {
+      if constexpr (kLseRegs) return;
       constexpr int kVectors = Cfg::kBlockM / 4;  // 16-byte vectors of one row array
       if (thread < 2 * kVectors && (part == 0 || (part == 1) == (thread < kVectors))) {
         const bool is_lse = thread < kVectors;
@@ -561,7 +586,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       if constexpr (Cfg::kDqBulk) {
         // DQ_BULK: every warp staged (and fenced) tile it - 1's dQ: one bulk reduction of the tile
         // (two halves from the other ring stage's Q and dO tiles with DQ_BULK_IN_OPERANDS).
-        if (args.dq_bulk && thread == 0 && dq_pending != nullptr) {
+        if ((kStaticBulk || args.dq_bulk) && thread == 0 && dq_pending != nullptr) {
           if constexpr (kStageInOps) {
             const std::uint32_t source = q_addr0 + (stage ^ 1) * kQBytes;
             ptx::cp_reduce_async_bulk_add_f32(dq_pending, source, Cfg::kDqStageBytes / 2);
@@ -594,8 +619,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       if constexpr (!kCopyAfterSt && !kStageInOps) issue_next_copy();
 
       const std::uint32_t q_stage = stage * kQBytes;  // added to the Q / dO lane registers
-      const float* lse_tile = lse_smem + stage * Cfg::kBlockM;
-      const float* delta_tile = delta_smem + stage * Cfg::kBlockM;
+      [[maybe_unused]] const float* lse_tile = lse_smem + stage * Cfg::kBlockM;
+      [[maybe_unused]] const float* delta_tile = delta_smem + stage * Cfg::kBlockM;
 
 #if FLASHATTN_SM80_BWD_STEP_POINTERS
       const bool needs_mask = m0 < mask_below || m0 > mask_above;
@@ -609,6 +634,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           kGeneral && p.alibi_slopes != nullptr ? p.alibi_slopes[batch * p.alibi_batch_stride + head] : 0.f;
 
       if constexpr (!kGeneral) {
+        // D64_LSE_REGS: this lane's LSE2 / D pairs (queries q_base + 8 t + 2 (lane % 4) + 0, 1) of the
+        // tile, straight from the scratch rows (written by the preprocess kernel; read-only here).
+        [[maybe_unused]] std::int64_t lane_row = 0;  // scratch row of the lane's first query
+        [[maybe_unused]] float2 lse_r[kMTiles];
+        if constexpr (kLseRegs) {
+#if FLASHATTN_SM80_BWD_STEP_POINTERS
+          const std::int64_t scratch_row = rows_cur;
+#else
+          const std::int64_t scratch_row = (batch * p.heads + head) * args.rows_padded + m0;
+#endif
+          lane_row = scratch_row + q_base + 2 * (lane & 3);
+          const auto* lse_lane = reinterpret_cast<const float2*>(args.lse_log2 + lane_row);
+#pragma unroll
+          for (int t = 0; t < kMTiles; ++t) lse_r[t] = __ldg(lse_lane + 4 * t);
+        }
         // Plain attention (no softcap, ALiBi, dropout): S^T first, P^T to shared memory and kept in
         // registers as 16-bit pairs (the precision it feeds dV with; the reference's low-precision
         // emulation rounds P the same way before dS), then dP^T: the fp32 S^T is dead before dP^T
@@ -636,8 +676,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 #pragma unroll
               for (int t = 0; t < kMTiles; ++t) {
                 float lse2[2];
+                if constexpr (kLseRegs) {
+                  lse2[0] = lse_r[t].x;
+                  lse2[1] = lse_r[t].y;
+                } else {
 #pragma unroll
-                for (int e = 0; e < 2; ++e) lse2[e] = lse_tile[q_base + 8 * t + 2 * (lane & 3) + e];
+                  for (int e = 0; e < 2; ++e) lse2[e] = lse_tile[q_base + 8 * t + 2 * (lane & 3) + e];
+                }
 #pragma unroll
                 for (int kt = 0; kt < kST; ++kt) {
 #pragma unroll
@@ -686,6 +731,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
               __syncthreads();
             }
           }
+          [[maybe_unused]] float2 delta_r[kMTiles];
+          if constexpr (kLseRegs) {
+            const auto* delta_lane = reinterpret_cast<const float2*>(args.delta + lane_row);
+#pragma unroll
+            for (int t = 0; t < kMTiles; ++t) delta_r[t] = __ldg(delta_lane + 4 * t);
+          }
           float dpt[kST][kMTiles][4];
 #pragma unroll
           for (int kt = 0; kt < kST; ++kt) {
@@ -698,8 +749,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 #pragma unroll
           for (int t = 0; t < kMTiles; ++t) {
             float delta[2];
+            if constexpr (kLseRegs) {
+              delta[0] = delta_r[t].x;
+              delta[1] = delta_r[t].y;
+            } else {
 #pragma unroll
-            for (int e = 0; e < 2; ++e) delta[e] = delta_tile[q_base + 8 * t + 2 * (lane & 3) + e];
+              for (int e = 0; e < 2; ++e) delta[e] = delta_tile[q_base + 8 * t + 2 * (lane & 3) + e];
+            }
 #pragma unroll
             for (int kt = 0; kt < kST; ++kt) {
 #pragma unroll
@@ -807,7 +863,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
       if constexpr (Cfg::kDqBulk) {
         // DQ_BULK: the staging tile is rewritten after this barrier; the copy engine must have read it.
-        if (args.dq_bulk && thread == 0) ptx::cp_async_bulk_wait_group_read<0>();
+        if ((kStaticBulk || args.dq_bulk) && thread == 0) ptx::cp_async_bulk_wait_group_read<0>();
       }
 #endif
       __syncthreads();  // P~^T and dS^T complete
@@ -826,11 +882,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
       if constexpr (kStageInOps) {
         // DQ_BULK_IN_OPERANDS: every warp done with dV and dK before this stage's Q / dO take the dQ tile.
-        if (args.dq_bulk) __syncthreads();
+        if (kStaticBulk || args.dq_bulk) __syncthreads();
       }
 #endif
       int* semaphore = nullptr;
-      if (args.dq_semaphore != nullptr) {
+      if (!kStaticBulk && args.dq_semaphore != nullptr) {
         semaphore = args.dq_semaphore + (batch * p.heads + head) * args.m_blocks + m_block;
         if (thread == 0) {
           const int n_end = (k_end + Cfg::kBlockN - 1) / Cfg::kBlockN;
@@ -844,18 +900,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       // dQ (fp32 scratch) += dS K: one (16 kDqMT) x kDqTaskCols task per warp, in chunks of kDqChunkCols
       // columns (the dS fragments are read again per chunk; 32 accumulator registers at most beside
       // dK / dV). With two m-tiles every K fragment feeds two MMAs.
-      if (dq_col0 < p.head_dim) {
+      if (kStaticBulk || dq_col0 < p.head_dim) {
 #if FLASHATTN_SM80_BWD_STEP_POINTERS
         const std::int64_t dq_row = rows_cur + dq_row0;
 #else
         const std::int64_t dq_row = (batch * p.heads + head) * args.rows_padded + m0 + dq_row0;
 #endif
-        float* dq_lane =
+        [[maybe_unused]] float* dq_lane =
             DqLaneAdder::lane_pointer(args.dq_accum + dq_row * p.head_dim + dq_col0, p.head_dim, lane);
         constexpr int kChunkCols = Cfg::kDqChunkCols;
 #pragma unroll
         for (int c0 = 0; c0 < Cfg::kDqTaskCols; c0 += kChunkCols) {
-          if (c0 > 0 && dq_col0 + c0 >= p.head_dim) break;
+          if (!kStaticBulk && c0 > 0 && dq_col0 + c0 >= p.head_dim) break;
           float dq[kDqMT][kChunkCols / 8][4];
 #pragma unroll
           for (int mt = 0; mt < kDqMT; ++mt) {
@@ -881,7 +937,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
           if constexpr (Cfg::kDqBulk) {
-            if (args.dq_bulk) {
+            if (kStaticBulk || args.dq_bulk) {
               // Into the staging tile (its previous bulk reduction finished reading before the barrier
               // above); thread 0 reduces the whole tile after the next barrier.
               const std::uint32_t stage_row = kStageInOps ? dq_stage_row + q_stage : dq_stage_row;
@@ -902,23 +958,26 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
             }
           }
 #endif
+          // Reductions from the registers (never reached in the kStaticBulk instance on sm_90).
+          if constexpr (!kBulkOnly) {
 #pragma unroll
-          for (int mt = 0; mt < kDqMT; ++mt) {
+            for (int mt = 0; mt < kDqMT; ++mt) {
 #if FLASHATTN_SM80_BWD_DQ_RED_V2
-            if (dq_col0 + c0 + kChunkCols <= p.head_dim) {
-              // The whole chunk inside head_dim (every full-width bucket): no per-tile branch.
+              if (dq_col0 + c0 + kChunkCols <= p.head_dim) {
+                // The whole chunk inside head_dim (every full-width bucket): no per-tile branch.
 #pragma unroll
-              for (int t = 0; t < kChunkCols / 8; ++t) {
-                DqLaneAdder::add(dq_lane + 16 * mt * p.head_dim + c0 + 8 * t, p.head_dim, dq[mt][t], lane);
+                for (int t = 0; t < kChunkCols / 8; ++t) {
+                  DqLaneAdder::add(dq_lane + 16 * mt * p.head_dim + c0 + 8 * t, p.head_dim, dq[mt][t], lane);
+                }
+                continue;
               }
-              continue;
-            }
 #endif
 #pragma unroll
-            for (int t = 0; t < kChunkCols / 8; ++t) {
-              // head_dim is a multiple of 8: an n-tile is wholly inside or outside (warp-uniform test).
-              if (dq_col0 + c0 + 8 * t < p.head_dim) {
-                DqLaneAdder::add(dq_lane + 16 * mt * p.head_dim + c0 + 8 * t, p.head_dim, dq[mt][t], lane);
+              for (int t = 0; t < kChunkCols / 8; ++t) {
+                // head_dim is a multiple of 8: an n-tile is wholly inside or outside (warp-uniform test).
+                if (dq_col0 + c0 + 8 * t < p.head_dim) {
+                  DqLaneAdder::add(dq_lane + 16 * mt * p.head_dim + c0 + 8 * t, p.head_dim, dq[mt][t], lane);
+                }
               }
             }
           }
@@ -926,7 +985,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
       if constexpr (Cfg::kDqBulk) {
-        if (args.dq_bulk) {
+        if (kStaticBulk || args.dq_bulk) {
           ptx::fence_proxy_async_shared_cta();  // this thread's staging stores before the bulk read
 #if FLASHATTN_SM80_BWD_STEP_POINTERS
           dq_pending = args.dq_accum + rows_cur * p.head_dim;
@@ -957,7 +1016,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if constexpr (Cfg::kDqBulk) {
       // DQ_BULK: the last query tile's dQ, completed before the staging tile is reused or the CTA exits.
-      if (args.dq_bulk && dq_pending != nullptr) {
+      if ((kStaticBulk || args.dq_bulk) && dq_pending != nullptr) {
         __syncthreads();
         if (thread == 0) {
           if constexpr (kStageInOps) {
@@ -1086,9 +1145,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   // or done its reductions.
   if constexpr (Cfg::kDqBulk) {
 #if FLASHATTN_SM80_BWD_LAST_BULK_WAIT_READ
-    if (args.dq_bulk) ptx::cp_async_bulk_wait_group_read<0>();
+    if (kStaticBulk || args.dq_bulk) ptx::cp_async_bulk_wait_group_read<0>();
 #else
-    if (args.dq_bulk) ptx::cp_async_bulk_wait_group<0>();
+    if (kStaticBulk || args.dq_bulk) ptx::cp_async_bulk_wait_group<0>();
 #endif
   }
 #endif
