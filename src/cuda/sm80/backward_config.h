@@ -146,26 +146,20 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 #define FLASHATTN_SM80_BWD_COPY_AFTER_ST 2
 #endif
 
-// Version 10 knobs (bwd10, d <= 64 plain kernel unless stated; see performance-backward.md):
-// D64_LSE_REGS 1: LSE2 and D of a lane's 16 queries are read per query tile from the scratch rows in
-// global memory (ld.global.nc, 8-byte pairs) into registers, as FA2 does, instead of copied into the
-// ring by cp.async and read back with 16 LDS per warp and tile (8.65M LDS and ~17M shared-memory
-// wavefronts per d 64 s 2k launch that FA2 does not have; the MIO queue is where d 64 stalls more).
-#ifndef FLASHATTN_SM80_BWD_D64_LSE_REGS
-#define FLASHATTN_SM80_BWD_D64_LSE_REGS 0
+// Version 10 (bwd10; performance-backward.md). STATIC_BULK_MAX_D: at buckets <= this head dim (0 = none),
+// calls with the bulk dQ reduction (args.dq_bulk: sm_90+, not deterministic, head_dim == the bucket)
+// launch a second instance of the plain kernel that knows this at compile time: the walk's run-time tests
+// of dq_bulk, the deterministic semaphores and head_dim (and the register reductions they guard) are
+// compiled out. ncu of version 9 put 1.5% of the d 64 stall samples on branch resolution (FA2: 0); the d 64
+// instance also drops its 24 B of stack. H200: +1..+3% at d 64 (every row of the standard grid).
+#ifndef FLASHATTN_SM80_BWD_STATIC_BULK_MAX_D
+#define FLASHATTN_SM80_BWD_STATIC_BULK_MAX_D 64
 #endif
-// D64_STATIC_BULK 1: calls with the bulk dQ reduction (args.dq_bulk: not deterministic, head_dim == the
-// bucket) launch an instance of the kernel that knows it at compile time, so the walk's run-time tests of
-// dq_bulk, the semaphores and head_dim (ncu: 1.5% of the d 64 stall samples in branch resolution, FA2 0)
-// are compiled out.
-#ifndef FLASHATTN_SM80_BWD_D64_STATIC_BULK
-#define FLASHATTN_SM80_BWD_D64_STATIC_BULK 0
-#endif
-// LPT_MAX_D (0 = off): at buckets <= this head dim, causal / right-windowed calls outside deterministic
-// mode order the key tiles longest walk first inside groups of (batch, kv head) pairs (about one wave of
-// CTAs per group), so the grid's last CTAs are its shortest: less tail idling at short causal rows.
-#ifndef FLASHATTN_SM80_BWD_LPT_MAX_D
-#define FLASHATTN_SM80_BWD_LPT_MAX_D 0
+// STATIC_NOMASK 1: with the static-bulk instance, calls whose tiles never need the per-element mask (no
+// causal / window, fixed-length keys that fill every key tile) launch a third instance without the masked
+// version of the P loop and without the per-tile mask test.
+#ifndef FLASHATTN_SM80_BWD_STATIC_NOMASK
+#define FLASHATTN_SM80_BWD_STATIC_NOMASK 0
 #endif
 
 // kGeneral_: the variant for softcap / ALiBi / dropout, whose per-element state does not fit a
@@ -261,11 +255,10 @@ struct BackwardConfig {
   static constexpr bool kCopyAfterSt =
       FLASHATTN_SM80_BWD_COPY_AFTER_ST == 1 || (FLASHATTN_SM80_BWD_COPY_AFTER_ST == 2 && kHeadDim <= 128);
   static_assert(kBlockM <= kBackwardRowPad && kBackwardRowPad % kBlockM == 0);
-  // Version 10 knobs (above).
-  static constexpr bool kLseRegs = FLASHATTN_SM80_BWD_D64_LSE_REGS && kHeadDim <= 64 && !kGeneral_;
+  // STATIC_BULK_MAX_D / STATIC_NOMASK (above): the launch may pick these instances of the plain kernel.
   static constexpr bool kStaticBulk =
-      FLASHATTN_SM80_BWD_D64_STATIC_BULK && kHeadDim <= 64 && !kGeneral_ && kDqBulk && !kDqStageInOperands;
-  static constexpr bool kLpt = kHeadDim <= FLASHATTN_SM80_BWD_LPT_MAX_D;
+      kHeadDim <= FLASHATTN_SM80_BWD_STATIC_BULK_MAX_D && !kGeneral_ && kDqBulk;
+  static constexpr bool kStaticNoMask = kStaticBulk && FLASHATTN_SM80_BWD_STATIC_NOMASK;
 };
 
 struct BackwardKernelArgs {
@@ -288,10 +281,6 @@ struct BackwardKernelArgs {
   // bucket, config kDqBulk): the kernel stages dQ and reduces it in bulk, and the dQ accumulator rows
   // have their 16-byte units swizzled (dq_bulk_unit); the launch adds the staging shared memory.
   bool dq_bulk = false;
-  // LPT_MAX_D: > 0: key tiles ordered longest walk first inside groups of this many (batch, kv head)
-  // pairs (set by launch_backward; 0: tile = (batch, kv head) major, key tile fastest). 16 bits: it fits
-  // the padding after dq_bulk, so the struct (and the other buckets' PTX) keeps its size.
-  std::uint16_t lpt_pairs = 0;
 };
 
 // DQ_SWIZZLE_HALF 1 (version 6, default): dq_bulk_unit XORs with 2 (row % 4) instead of row % 8 (0,

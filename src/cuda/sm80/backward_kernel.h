@@ -302,9 +302,11 @@ struct DqLaneAdder {
   }
 };
 
-// kStaticBulk (D64_STATIC_BULK): the launch guarantees args.dq_bulk, no deterministic semaphores and
+// kStaticBulk (STATIC_BULK_MAX_D): the launch guarantees args.dq_bulk, no deterministic semaphores and
 // head_dim == the bucket, so those run-time tests (and their branches in the walk) are compiled out.
-template <class Cfg, bool kGeneral, bool kStaticBulk = false>
+// kNoMask (STATIC_NOMASK, with kStaticBulk): the launch guarantees that no tile needs the per-element
+// mask (no window, every key tile full), so the masked version of the P loop is not compiled.
+template <class Cfg, bool kGeneral, bool kStaticBulk = false, bool kNoMask = false>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     backward_kernel(const __grid_constant__ BackwardKernelArgs args) {
   using Element = typename Cfg::Element;
@@ -328,9 +330,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       (FLASHATTN_SM80_BWD_PROLOGUE_SPLIT == 1 ||
        (FLASHATTN_SM80_BWD_PROLOGUE_SPLIT == 2 && (Cfg::kHeadDim <= 64 || Cfg::kHeadDim > 128)));
 
-  // D64_LSE_REGS (plain kernel, d <= 64): LSE2 and D of the lane's queries are read from global memory
-  // into registers per query tile instead of copied into the ring and read back from shared memory.
-  constexpr bool kLseRegs = !kGeneral && Cfg::kLseRegs;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr bool kBulkOnly = kStaticBulk;  // every dQ tile goes through the bulk staging
 #else
@@ -413,22 +412,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   for (std::int64_t tile = first_tile; tile < args.total_tiles; tile += gridDim.x) {
     // Deterministic mode numbers a head's key tiles from the last (dq_turn: each waits only for
     // higher key tiles, i.e. for lower tile indices).
-    int n_index = static_cast<int>(tile % args.n_blocks);
-    std::int64_t rest = tile / args.n_blocks;
-    if constexpr (Cfg::kLpt) {
-      // LPT_MAX_D: groups of lpt_pairs (batch, kv head) pairs (the last one may be smaller), key tile
-      // slowest inside a group: every pair's key tile 0 (the longest causal walk) first.
-      if (args.lpt_pairs > 0) {
-        const std::int64_t pair0 =
-            tile / (static_cast<std::int64_t>(args.lpt_pairs) * args.n_blocks) * args.lpt_pairs;
-        const std::int64_t within = tile - pair0 * args.n_blocks;
-        const std::int64_t pairs_left = args.total_tiles / args.n_blocks - pair0;
-        const std::int64_t pairs = pairs_left < args.lpt_pairs ? pairs_left : args.lpt_pairs;
-        n_index = static_cast<int>(within / pairs);
-        rest = pair0 + within % pairs;
-      }
-    }
+    const int n_index = static_cast<int>(tile % args.n_blocks);
     const int n_block = !kStaticBulk && args.dq_semaphore != nullptr ? args.n_blocks - 1 - n_index : n_index;
+    const std::int64_t rest = tile / args.n_blocks;
     const std::int64_t head_kv = rest % p.heads_kv;
     const std::int64_t batch = rest / p.heads_kv;
     const SequenceLengths seq = sequence_lengths(p, batch);
@@ -471,7 +457,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     // LSE2 and D of a query tile (scratch row `row`, kBlockM entries each) into ring stage `stage`.
     // part: 0 both arrays, 1 LSE2 only, 2 D only (PROLOGUE_SPLIT's two groups).
     auto load_row_arrays = [&](std::int64_t row, int stage, int part = 0) {
-      if constexpr (kLseRegs) return;
       constexpr int kVectors = Cfg::kBlockM / 4;  // 16-byte vectors of one row array
       if (thread < 2 * kVectors && (part == 0 || (part == 1) == (thread < kVectors))) {
         const bool is_lse = thread < kVectors;
@@ -619,36 +604,22 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       if constexpr (!kCopyAfterSt && !kStageInOps) issue_next_copy();
 
       const std::uint32_t q_stage = stage * kQBytes;  // added to the Q / dO lane registers
-      [[maybe_unused]] const float* lse_tile = lse_smem + stage * Cfg::kBlockM;
-      [[maybe_unused]] const float* delta_tile = delta_smem + stage * Cfg::kBlockM;
+      const float* lse_tile = lse_smem + stage * Cfg::kBlockM;
+      const float* delta_tile = delta_smem + stage * Cfg::kBlockM;
 
 #if FLASHATTN_SM80_BWD_STEP_POINTERS
-      const bool needs_mask = m0 < mask_below || m0 > mask_above;
+      const bool needs_mask = !kNoMask && (m0 < mask_below || m0 > mask_above);
 #else
       const bool needs_mask =
-          n0 + Cfg::kBlockN > seq.k ||
-          (p.mask.window_right >= 0 && n0 + Cfg::kBlockN - 1 - m0 - shift > p.mask.window_right) ||
-          (p.mask.window_left >= 0 && n0 - (m0 + Cfg::kBlockM - 1) - shift < -p.mask.window_left);
+          !kNoMask &&
+          (n0 + Cfg::kBlockN > seq.k ||
+           (p.mask.window_right >= 0 && n0 + Cfg::kBlockN - 1 - m0 - shift > p.mask.window_right) ||
+           (p.mask.window_left >= 0 && n0 - (m0 + Cfg::kBlockM - 1) - shift < -p.mask.window_left));
 #endif
       [[maybe_unused]] const float alibi_slope =
           kGeneral && p.alibi_slopes != nullptr ? p.alibi_slopes[batch * p.alibi_batch_stride + head] : 0.f;
 
       if constexpr (!kGeneral) {
-        // D64_LSE_REGS: this lane's LSE2 / D pairs (queries q_base + 8 t + 2 (lane % 4) + 0, 1) of the
-        // tile, straight from the scratch rows (written by the preprocess kernel; read-only here).
-        [[maybe_unused]] std::int64_t lane_row = 0;  // scratch row of the lane's first query
-        [[maybe_unused]] float2 lse_r[kMTiles];
-        if constexpr (kLseRegs) {
-#if FLASHATTN_SM80_BWD_STEP_POINTERS
-          const std::int64_t scratch_row = rows_cur;
-#else
-          const std::int64_t scratch_row = (batch * p.heads + head) * args.rows_padded + m0;
-#endif
-          lane_row = scratch_row + q_base + 2 * (lane & 3);
-          const auto* lse_lane = reinterpret_cast<const float2*>(args.lse_log2 + lane_row);
-#pragma unroll
-          for (int t = 0; t < kMTiles; ++t) lse_r[t] = __ldg(lse_lane + 4 * t);
-        }
         // Plain attention (no softcap, ALiBi, dropout): S^T first, P^T to shared memory and kept in
         // registers as 16-bit pairs (the precision it feeds dV with; the reference's low-precision
         // emulation rounds P the same way before dS), then dP^T: the fp32 S^T is dead before dP^T
@@ -676,13 +647,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 #pragma unroll
               for (int t = 0; t < kMTiles; ++t) {
                 float lse2[2];
-                if constexpr (kLseRegs) {
-                  lse2[0] = lse_r[t].x;
-                  lse2[1] = lse_r[t].y;
-                } else {
 #pragma unroll
-                  for (int e = 0; e < 2; ++e) lse2[e] = lse_tile[q_base + 8 * t + 2 * (lane & 3) + e];
-                }
+                for (int e = 0; e < 2; ++e) lse2[e] = lse_tile[q_base + 8 * t + 2 * (lane & 3) + e];
 #pragma unroll
                 for (int kt = 0; kt < kST; ++kt) {
 #pragma unroll
@@ -731,12 +697,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
               __syncthreads();
             }
           }
-          [[maybe_unused]] float2 delta_r[kMTiles];
-          if constexpr (kLseRegs) {
-            const auto* delta_lane = reinterpret_cast<const float2*>(args.delta + lane_row);
-#pragma unroll
-            for (int t = 0; t < kMTiles; ++t) delta_r[t] = __ldg(delta_lane + 4 * t);
-          }
           float dpt[kST][kMTiles][4];
 #pragma unroll
           for (int kt = 0; kt < kST; ++kt) {
@@ -749,13 +709,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 #pragma unroll
           for (int t = 0; t < kMTiles; ++t) {
             float delta[2];
-            if constexpr (kLseRegs) {
-              delta[0] = delta_r[t].x;
-              delta[1] = delta_r[t].y;
-            } else {
 #pragma unroll
-              for (int e = 0; e < 2; ++e) delta[e] = delta_tile[q_base + 8 * t + 2 * (lane & 3) + e];
-            }
+            for (int e = 0; e < 2; ++e) delta[e] = delta_tile[q_base + 8 * t + 2 * (lane & 3) + e];
 #pragma unroll
             for (int kt = 0; kt < kST; ++kt) {
 #pragma unroll

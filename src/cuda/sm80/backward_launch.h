@@ -26,21 +26,6 @@ cudaError_t launch_backward(const BackwardKernelArgs& args_in, bool general, cud
   // Deterministic mode needs one CTA per tile (backward_kernel claims each CTA's tile in order). More
   // than 2^31 - 1 key tiles would need a K of terabytes: refused rather than looped.
   if (args.tile_counter != nullptr && args.total_tiles > INT_MAX) return cudaErrorInvalidConfiguration;
-  if constexpr (Cfg::kLpt) {
-    // LPT_MAX_D: causal / right-windowed walks (a lower key tile walks more query tiles), not in
-    // deterministic mode (its claim order is the dQ order): groups of about one wave of CTAs.
-    const auto& mask = args.p.mask;
-    if (args.tile_counter == nullptr && mask.window_right >= 0 && mask.window_left < 0 && args.n_blocks > 1) {
-      int device = 0, sms = 0;
-      cudaError_t error = cudaGetDevice(&device);
-      if (error == cudaSuccess) error = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-      if (error != cudaSuccess) return error;
-      const std::int64_t pairs = args.total_tiles / args.n_blocks;
-      std::int64_t group = (sms + args.n_blocks - 1) / args.n_blocks;
-      if (group > pairs) group = pairs;
-      args.lpt_pairs = static_cast<std::uint16_t>(group < 0xffff ? group : 0xffff);
-    }
-  }
   return FLASHATTN_BOOL_SWITCH(general, kGeneral, [&] {
     using Launched = BackwardConfig<Cfg::kHeadDim, typename Cfg::Element, kGeneral>;
     static_assert(Launched::kBlockN == Cfg::kBlockN);
@@ -48,12 +33,19 @@ cudaError_t launch_backward(const BackwardKernelArgs& args_in, bool general, cud
       if (args.dq_bulk) {  // DQ_BULK (decided by run()): the dQ staging tile on top
         constexpr int kBytes = Launched::kSmemBytes + Launched::kDqStageExtraBytes;
         auto* kernel = &backward_kernel<Launched, kGeneral>;
-        // D64_STATIC_BULK: dq_bulk implies no semaphores and head_dim == the bucket (use_dq_bulk);
+        // STATIC_BULK_MAX_D: dq_bulk implies no semaphores and head_dim == the bucket (use_dq_bulk);
         // checked here again, as the instance relies on it.
         if constexpr (Launched::kStaticBulk) {
-          if (args.dq_semaphore == nullptr && args.tile_counter == nullptr &&
-              args.p.head_dim == Cfg::kHeadDim) {
+          const BackwardParams& p = args.p;
+          if (args.dq_semaphore == nullptr && args.tile_counter == nullptr && p.head_dim == Cfg::kHeadDim) {
             kernel = &backward_kernel<Launched, kGeneral, true>;
+            // STATIC_NOMASK: no window and every key tile full in every sequence.
+            if constexpr (Launched::kStaticNoMask) {
+              if (p.mask.window_left < 0 && p.mask.window_right < 0 && !p.is_kvcache &&
+                  p.cu_seqlens_k == nullptr && p.seqused_k == nullptr && p.seqlen_k % Cfg::kBlockN == 0) {
+                kernel = &backward_kernel<Launched, kGeneral, true, true>;
+              }
+            }
           }
         }
         const cudaError_t error =
