@@ -161,6 +161,12 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 #ifndef FLASHATTN_SM80_BWD_STATIC_NOMASK
 #define FLASHATTN_SM80_BWD_STATIC_NOMASK 0
 #endif
+// DEFER_BULK_WAIT_MAX_D: at buckets <= this head dim (0 = none) whose dQ staging tile has its own shared
+// memory, a key tile's last bulk dQ reduction is not waited for before the dK / dV epilogue (the next
+// key tile's first mid barrier and the kernel's end wait for it): a per-CTA fixed cost off the epilogue.
+#ifndef FLASHATTN_SM80_BWD_DEFER_BULK_WAIT_MAX_D
+#define FLASHATTN_SM80_BWD_DEFER_BULK_WAIT_MAX_D 0
+#endif
 
 // kGeneral_: the variant for softcap / ALiBi / dropout, whose per-element state does not fit a
 // 128-row query tile at d <= 64 (it keeps the 64-row tile there).
@@ -259,6 +265,9 @@ struct BackwardConfig {
   static constexpr bool kStaticBulk =
       kHeadDim <= FLASHATTN_SM80_BWD_STATIC_BULK_MAX_D && !kGeneral_ && kDqBulk;
   static constexpr bool kStaticNoMask = kStaticBulk && FLASHATTN_SM80_BWD_STATIC_NOMASK;
+  // DEFER_BULK_WAIT_MAX_D (above).
+  static constexpr bool kDeferBulkWait =
+      kHeadDim <= FLASHATTN_SM80_BWD_DEFER_BULK_WAIT_MAX_D && kDqBulk && !kDqStageInOperands;
 };
 
 struct BackwardKernelArgs {

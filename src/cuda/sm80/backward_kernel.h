@@ -983,13 +983,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
             ptx::cp_reduce_async_bulk_add_f32(dq_pending, dq_stage, Cfg::kDqStageBytes);
           }
           ptx::cp_async_bulk_commit_group();
+          // DEFER_BULK_WAIT_MAX_D: the staging tile is not rewritten before the next key tile's first mid
+          // barrier, where thread 0 waits for every outstanding bulk read, and the kernel's end waits too;
+          // so the dK / dV epilogue need not wait here (the operand-ring staging is reused at once).
+          if constexpr (!Cfg::kDeferBulkWait) {
 #if FLASHATTN_SM80_BWD_LAST_BULK_WAIT_READ
-          // Only the staging tile's reuse needs waiting for: the reductions' global writes complete
-          // before the postprocess (a later kernel) reads the accumulator.
-          ptx::cp_async_bulk_wait_group_read<0>();
+            // Only the staging tile's reuse needs waiting for: the reductions' global writes complete
+            // before the postprocess (a later kernel) reads the accumulator.
+            ptx::cp_async_bulk_wait_group_read<0>();
 #else
-          ptx::cp_async_bulk_wait_group<0>();
+            ptx::cp_async_bulk_wait_group<0>();
 #endif
+          }
         }
       }
     }
