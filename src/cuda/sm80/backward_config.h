@@ -155,9 +155,10 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 #ifndef FLASHATTN_SM80_BWD_STATIC_BULK_MAX_D
 #define FLASHATTN_SM80_BWD_STATIC_BULK_MAX_D 64
 #endif
-// STATIC_NOMASK 1: with the static-bulk instance, calls whose tiles never need the per-element mask (no
-// causal / window, fixed-length keys that fill every key tile) launch a third instance without the masked
-// version of the P loop and without the per-tile mask test.
+// STATIC_NOMASK 1: with the static-bulk instance, calls whose tiles never need the per-element mask and
+// are all full (no causal / window, no varlen / seqused, sequence lengths multiples of the tiles,
+// head_dim_v == head_dim) launch a third instance without the masked version of the P loop, the per-tile
+// mask test and the copies' bounds.
 #ifndef FLASHATTN_SM80_BWD_STATIC_NOMASK
 #define FLASHATTN_SM80_BWD_STATIC_NOMASK 0
 #endif

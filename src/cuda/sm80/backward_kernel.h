@@ -305,7 +305,8 @@ struct DqLaneAdder {
 // kStaticBulk (STATIC_BULK_MAX_D): the launch guarantees args.dq_bulk, no deterministic semaphores and
 // head_dim == the bucket, so those run-time tests (and their branches in the walk) are compiled out.
 // kNoMask (STATIC_NOMASK, with kStaticBulk): the launch guarantees that no tile needs the per-element
-// mask (no window, every key tile full), so the masked version of the P loop is not compiled.
+// mask and every tile is full (no window, no varlen / seqused, sequence lengths multiples of the tiles,
+// head_dim_v == head_dim), so the masked version of the P loop and the copies' bounds are not compiled.
 template <class Cfg, bool kGeneral, bool kStaticBulk = false, bool kNoMask = false>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     backward_kernel(const __grid_constant__ BackwardKernelArgs args) {
@@ -437,19 +438,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     const int off_hi = p.mask.window_right < 0 ? 0x7fffffff : clamp_int(p.mask.window_right);
 
     // K and V of the tile, with the first query tile's operands in the same copy group.
+    // kNoMask: every tile full and head_dim == head_dim_v == the bucket (the launch checks), so the copies
+    // and the dK / dV stores take compile-time bounds.
     const int k_rows =
-        static_cast<int>(seq.k - n0 < Cfg::kBlockN ? (seq.k - n0 > 0 ? seq.k - n0 : 0) : Cfg::kBlockN);
+        kNoMask
+            ? Cfg::kBlockN
+            : static_cast<int>(seq.k - n0 < Cfg::kBlockN ? (seq.k - n0 > 0 ? seq.k - n0 : 0) : Cfg::kBlockN);
     if (k_rows > 0) {
       backward_load_tile<Cfg, KTile, Cfg::kBlockN>(
           k_smem, static_cast<const Element*>(p.k.data) + key_offset(p, p.k, seq, batch, n0, head_kv),
-          p.k.row_stride, k_rows, static_cast<int>(p.head_dim), thread);
+          p.k.row_stride, k_rows, kNoMask ? Cfg::kHeadDim : static_cast<int>(p.head_dim), thread);
     }
     // PROLOGUE_SPLIT: V (with the first dO and D, below) in a second copy group.
     auto load_v_tile = [&] {
       if (k_rows > 0) {
         backward_load_tile<Cfg, KTile, Cfg::kBlockN>(
             v_smem, static_cast<const Element*>(p.v.data) + key_offset(p, p.v, seq, batch, n0, head_kv),
-            p.v.row_stride, k_rows, static_cast<int>(p.head_dim_v), thread);
+            p.v.row_stride, k_rows, kNoMask ? Cfg::kHeadDim : static_cast<int>(p.head_dim_v), thread);
       }
     };
     if constexpr (!kPrologueSplit) load_v_tile();
@@ -495,15 +500,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     // Copies the next query tile (m0_next its first row, wrap: it starts the next head) and steps on.
     // part: 0 the whole query tile, 1 Q and LSE2, 2 dO and D.
     auto load_query_tile_stepped = [&](int m0_next, std::int64_t rows_next, int stage, int part = 0) {
-      const int rows = q_end - m0_next < Cfg::kBlockM ? q_end - m0_next : Cfg::kBlockM;
+      const int rows = kNoMask                          ? Cfg::kBlockM
+                       : q_end - m0_next < Cfg::kBlockM ? q_end - m0_next
+                                                        : Cfg::kBlockM;
       if (part != 2) {
-        backward_load_tile<Cfg, QTile, Cfg::kBlockM>(q_smem + stage * Cfg::kSmemQ, q_next, p.q.row_stride,
-                                                     rows, static_cast<int>(p.head_dim), thread);
+        backward_load_tile<Cfg, QTile, Cfg::kBlockM>(
+            q_smem + stage * Cfg::kSmemQ, q_next, p.q.row_stride, rows,
+            kNoMask ? Cfg::kHeadDim : static_cast<int>(p.head_dim), thread);
       }
       if (part != 1) {
-        backward_load_tile<Cfg, QTile, Cfg::kBlockM>(do_smem + stage * Cfg::kSmemQ, do_next,
-                                                     p.dout.row_stride, rows, static_cast<int>(p.head_dim_v),
-                                                     thread);
+        backward_load_tile<Cfg, QTile, Cfg::kBlockM>(
+            do_smem + stage * Cfg::kSmemQ, do_next, p.dout.row_stride, rows,
+            kNoMask ? Cfg::kHeadDim : static_cast<int>(p.head_dim_v), thread);
       }
       load_row_arrays(rows_next, stage, part);
     };
@@ -1036,7 +1044,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       }
       __syncthreads();
       const int rows_left =
-          static_cast<int>(allocated_k - n0 < Cfg::kBlockN ? allocated_k - n0 : Cfg::kBlockN);
+          kNoMask ? Cfg::kBlockN
+                  : static_cast<int>(allocated_k - n0 < Cfg::kBlockN ? allocated_k - n0 : Cfg::kBlockN);
       auto copy_out = [&](Element* dst, std::int64_t row_stride, std::uint32_t from, int cols) {
         if constexpr (Cfg::kThreads % Cfg::kChunksPerRow == 0) {
           // Thread `thread` copies chunk thread % kChunksPerRow of rows thread / kChunksPerRow +
@@ -1069,9 +1078,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         }
       };
       copy_out(dk_out + key_offset(p, p.dk, seq, batch, n0, head_kv), p.dk.row_stride, k_addr,
-               static_cast<int>(p.head_dim));
+               kNoMask ? Cfg::kHeadDim : static_cast<int>(p.head_dim));
       copy_out(dv_out + key_offset(p, p.dv, seq, batch, n0, head_kv), p.dv.row_stride, k_addr + kToDv,
-               static_cast<int>(p.head_dim_v));
+               kNoMask ? Cfg::kHeadDim : static_cast<int>(p.head_dim_v));
     }
 #else
 #pragma unroll

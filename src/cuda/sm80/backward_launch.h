@@ -39,10 +39,12 @@ cudaError_t launch_backward(const BackwardKernelArgs& args_in, bool general, cud
           const BackwardParams& p = args.p;
           if (args.dq_semaphore == nullptr && args.tile_counter == nullptr && p.head_dim == Cfg::kHeadDim) {
             kernel = &backward_kernel<Launched, kGeneral, true>;
-            // STATIC_NOMASK: no window and every key tile full in every sequence.
+            // STATIC_NOMASK: no window, every key and query tile full in every sequence, dV as wide as dK.
             if constexpr (Launched::kStaticNoMask) {
               if (p.mask.window_left < 0 && p.mask.window_right < 0 && !p.is_kvcache &&
-                  p.cu_seqlens_k == nullptr && p.seqused_k == nullptr && p.seqlen_k % Cfg::kBlockN == 0) {
+                  p.cu_seqlens_k == nullptr && p.seqused_k == nullptr && p.cu_seqlens_q == nullptr &&
+                  p.seqused_q == nullptr && p.seqlen_k % Cfg::kBlockN == 0 &&
+                  p.seqlen_q % Launched::kBlockM == 0 && p.head_dim_v == Cfg::kHeadDim) {
                 kernel = &backward_kernel<Launched, kGeneral, true, true>;
               }
             }
