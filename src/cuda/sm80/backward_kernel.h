@@ -302,9 +302,9 @@ struct DqLaneAdder {
   }
 };
 
-// kStaticBulk (STATIC_BULK_MAX_D): the launch guarantees args.dq_bulk, no deterministic semaphores and
+// kStaticBulk (STATIC_BULK_BUCKETS): the launch guarantees args.dq_bulk, no deterministic semaphores and
 // head_dim == the bucket, so those run-time tests (and their branches in the walk) are compiled out.
-// kNoMask (STATIC_NOMASK, with kStaticBulk): the launch guarantees that no tile needs the per-element
+// kNoMask (STATIC_NOMASK_BUCKETS, with kStaticBulk): the launch guarantees that no tile needs the per-element
 // mask and every tile is full (no window, no varlen / seqused, sequence lengths multiples of the tiles,
 // head_dim_v == head_dim), so the masked version of the P loop and the copies' bounds are not compiled.
 template <class Cfg, bool kGeneral, bool kStaticBulk = false, bool kNoMask = false>
@@ -991,7 +991,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
             ptx::cp_reduce_async_bulk_add_f32(dq_pending, dq_stage, Cfg::kDqStageBytes);
           }
           ptx::cp_async_bulk_commit_group();
-          // DEFER_BULK_WAIT_MAX_D: the staging tile is not rewritten before the next key tile's first mid
+          // DEFER_BULK_WAIT_BUCKETS: the staging tile is not rewritten before the next key tile's first mid
           // barrier, where thread 0 waits for every outstanding bulk read, and the kernel's end waits too;
           // so the dK / dV epilogue need not wait here (the operand-ring staging is reused at once).
           if constexpr (!Cfg::kDeferBulkWait) {
