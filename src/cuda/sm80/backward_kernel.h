@@ -331,10 +331,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       (FLASHATTN_SM80_BWD_PROLOGUE_SPLIT == 1 ||
        (FLASHATTN_SM80_BWD_PROLOGUE_SPLIT == 2 && (Cfg::kHeadDim <= 64 || Cfg::kHeadDim > 128)));
 
+  // Every dQ tile of the kStaticBulk instance goes through the bulk staging, which exists in sm_90 code only;
+  // compiled for sm_80 (e.g. its PTX JIT-compiled on a newer GPU) the instance keeps the reductions.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  constexpr bool kBulkOnly = kStaticBulk;  // every dQ tile goes through the bulk staging
+  constexpr bool kBulkOnly = kStaticBulk;
 #else
-  constexpr bool kBulkOnly = false;  // (the launch never picks the kStaticBulk instance below sm_90)
+  constexpr bool kBulkOnly = false;
 #endif
 
   extern __shared__ __align__(128) unsigned char smem_bytes[];
