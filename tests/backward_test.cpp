@@ -123,6 +123,15 @@ std::vector<BackwardCase> backward_cases() {
       {false, 2, 300, 517, 4, 2, 64, 64, DType::bfloat16, {MaskKind::causal}, Layout::contiguous, false});
   cases.push_back(
       {true, 3, 257, 190, 2, 2, 32, 32, DType::float16, {MaskKind::none}, Layout::heads_major, false});
+  // Version 10's compile-time instances of cuda_sm80 (sm_90, non-deterministic, head dim == bucket): d 128
+  // takes the static-bulk kernel; full 128-row query and key tiles without a mask (d 64, dv == d) take the
+  // no-mask kernel, which has no bounds on its copies.
+  cases.push_back(
+      {false, 2, 300, 517, 4, 2, 128, 128, DType::bfloat16, {MaskKind::causal}, Layout::contiguous, false});
+  cases.push_back(
+      {false, 2, 256, 384, 4, 4, 64, 64, DType::bfloat16, {MaskKind::none}, Layout::padded, false});
+  cases.push_back(
+      {false, 1, 256, 256, 6, 2, 64, 64, DType::float16, {MaskKind::none}, Layout::contiguous, false});
   return cases;
 }
 

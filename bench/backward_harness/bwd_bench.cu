@@ -3,12 +3,16 @@
 // + postprocess) on cuda_sm80 with CUDA events, median of `reps` calls after warm-up.
 // usage: bwd_bench <dims e.g. 64,128> <seqlens e.g. 1024,4096> [reps] [deterministic 0/1] [tag] [causal list
 // 0,1]
+// BWD_BENCH_HASH=1 (bwd10): after timing, each row also prints an FNV-1a hash of dK and dV (deterministic in
+// every mode: summed in registers per CTA) and the sum of dQ in double (its bulk / atomic adds are not
+// ordered), so two builds of the kernel can be checked for identical results on the benchmark shapes.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -34,6 +38,15 @@ __global__ void fill(__nv_bfloat16* x, size_t n, unsigned seed) {
     float u = ((h & 0xffffff) / 16777216.0f) * 2.f - 1.f;  // uniform [-1, 1): ~unit-scale scores
     x[i] = __float2bfloat16(u * 1.7f);
   }
+}
+
+static unsigned long long fnv1a(const std::vector<unsigned short>& x) {
+  unsigned long long h = 1469598103934665603ull;
+  for (unsigned short v : x) {
+    h = (h ^ (v & 0xff)) * 1099511628211ull;
+    h = (h ^ (v >> 8)) * 1099511628211ull;
+  }
+  return h;
 }
 
 static std::vector<int> parse(const char* s) {
@@ -143,6 +156,25 @@ int main(int argc, char** argv) {
         const double flop = 4.0 * b * h * (double)s * s * d / (causal ? 2 : 1);
         std::printf("%s bwd d=%d causal=%d s=%d ms=%.3f TFLOPs=%.1f%s\n", tag, d, causal, s, med,
                     2.5 * flop / med / 1e9, det ? " det" : "");
+        const char* hash = std::getenv("BWD_BENCH_HASH");
+        if (hash != nullptr && hash[0] == '1') {
+          std::vector<unsigned short> host(n);
+          CK(cudaMemcpy(host.data(), dk, n * 2, cudaMemcpyDeviceToHost));
+          const unsigned long long hk = fnv1a(host);
+          CK(cudaMemcpy(host.data(), dv, n * 2, cudaMemcpyDeviceToHost));
+          const unsigned long long hv = fnv1a(host);
+          CK(cudaMemcpy(host.data(), dq, n * 2, cudaMemcpyDeviceToHost));
+          double sum_dq = 0.0;
+          for (unsigned short v : host) {
+            const unsigned int bits = static_cast<unsigned int>(v) << 16;
+            float f;
+            std::memcpy(&f, &bits, 4);
+            sum_dq += f;
+          }
+          std::printf("%s hash d=%d causal=%d s=%d dk=%016llx dv=%016llx dq_sum=%.9e\n", tag, d, causal, s,
+                      hk, hv, sum_dq);
+          std::fflush(stdout);
+        }
         std::fflush(stdout);
         cudaFree(q);
         cudaFree(k);

@@ -146,6 +146,34 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 #define FLASHATTN_SM80_BWD_COPY_AFTER_ST 2
 #endif
 
+// Version 10 (bwd10; performance-backward.md, "Version 10"). Per-bucket switches as bit masks over
+// head-dim buckets: bit d / 32 for bucket d (so 1 << 2 = d 64, 1 << 4 = d 128); the defaults are the
+// buckets measured on an H200 and tested. (The device runs named them STATIC_BULK_MAX_D / STATIC_NOMASK /
+// DEFER_BULK_WAIT_MAX_D; same code.)
+// STATIC_BULK_BUCKETS: calls with the bulk dQ reduction (args.dq_bulk: sm_90+, not deterministic,
+// head_dim == the bucket) launch a second instance of the plain kernel that knows this at compile time:
+// the walk's run-time tests of dq_bulk, the deterministic semaphores and head_dim, and the register
+// reductions and address arithmetic they guard, are compiled out (ncu, d 64 s 2k: executed instructions
+// -6%, branch instructions -47%, no stack; version 9's profile had 1.5% of the samples in branch
+// resolution, FA2 0). H200: d 64 +1..+3%, d 128 +0..+2%.
+#ifndef FLASHATTN_SM80_BWD_STATIC_BULK_BUCKETS
+#define FLASHATTN_SM80_BWD_STATIC_BULK_BUCKETS ((1 << (64 / 32)) | (1 << (128 / 32)))
+#endif
+// STATIC_NOMASK_BUCKETS: with the static-bulk instance, calls whose tiles never need the per-element
+// mask and are all full (no causal / window, no varlen / seqused, sequence lengths multiples of the
+// tiles, head_dim_v == head_dim) launch a third instance without the masked version of the P loop, the
+// per-tile mask test and the copies' bounds. H200: d 64 non-causal +1.7..+1.9% on top of the static bulk.
+#ifndef FLASHATTN_SM80_BWD_STATIC_NOMASK_BUCKETS
+#define FLASHATTN_SM80_BWD_STATIC_NOMASK_BUCKETS (1 << (64 / 32))
+#endif
+// DEFER_BULK_WAIT_BUCKETS: where the dQ staging tile has its own shared memory, a key tile's last bulk
+// dQ reduction is not waited for before the dK / dV epilogue (the next key tile's first mid barrier and
+// the kernel's end wait for it): a per-CTA fixed cost off the critical path. H200: +1..+2% at 512-1k
+// tokens (d 64, d 128 causal), neutral at long rows.
+#ifndef FLASHATTN_SM80_BWD_DEFER_BULK_WAIT_BUCKETS
+#define FLASHATTN_SM80_BWD_DEFER_BULK_WAIT_BUCKETS ((1 << (64 / 32)) | (1 << (128 / 32)))
+#endif
+
 // kGeneral_: the variant for softcap / ALiBi / dropout, whose per-element state does not fit a
 // 128-row query tile at d <= 64 (it keeps the 64-row tile there).
 template <int kHeadDim_, typename Element_, bool kGeneral_ = false>
@@ -239,6 +267,14 @@ struct BackwardConfig {
   static constexpr bool kCopyAfterSt =
       FLASHATTN_SM80_BWD_COPY_AFTER_ST == 1 || (FLASHATTN_SM80_BWD_COPY_AFTER_ST == 2 && kHeadDim <= 128);
   static_assert(kBlockM <= kBackwardRowPad && kBackwardRowPad % kBlockM == 0);
+  // Version 10's per-bucket switches (above).
+  static constexpr bool kStaticBulk =
+      ((FLASHATTN_SM80_BWD_STATIC_BULK_BUCKETS >> (kHeadDim / 32)) & 1) != 0 && !kGeneral_ && kDqBulk;
+  static constexpr bool kStaticNoMask =
+      kStaticBulk && ((FLASHATTN_SM80_BWD_STATIC_NOMASK_BUCKETS >> (kHeadDim / 32)) & 1) != 0;
+  static constexpr bool kDeferBulkWait =
+      ((FLASHATTN_SM80_BWD_DEFER_BULK_WAIT_BUCKETS >> (kHeadDim / 32)) & 1) != 0 && kDqBulk &&
+      !kDqStageInOperands;
 };
 
 struct BackwardKernelArgs {

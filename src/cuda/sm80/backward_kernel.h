@@ -302,7 +302,12 @@ struct DqLaneAdder {
   }
 };
 
-template <class Cfg, bool kGeneral>
+// kStaticBulk (STATIC_BULK_BUCKETS): the launch guarantees args.dq_bulk, no deterministic semaphores and
+// head_dim == the bucket, so those run-time tests (and their branches in the walk) are compiled out.
+// kNoMask (STATIC_NOMASK_BUCKETS, with kStaticBulk): the launch guarantees that no tile needs the per-element
+// mask and every tile is full (no window, no varlen / seqused, sequence lengths multiples of the tiles,
+// head_dim_v == head_dim), so the masked version of the P loop and the copies' bounds are not compiled.
+template <class Cfg, bool kGeneral, bool kStaticBulk = false, bool kNoMask = false>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     backward_kernel(const __grid_constant__ BackwardKernelArgs args) {
   using Element = typename Cfg::Element;
@@ -325,6 +330,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       !kGeneral && FLASHATTN_SM80_BWD_STEP_POINTERS &&
       (FLASHATTN_SM80_BWD_PROLOGUE_SPLIT == 1 ||
        (FLASHATTN_SM80_BWD_PROLOGUE_SPLIT == 2 && (Cfg::kHeadDim <= 64 || Cfg::kHeadDim > 128)));
+
+  // Every dQ tile of the kStaticBulk instance goes through the bulk staging, which exists in sm_90 code only;
+  // compiled for sm_80 (e.g. its PTX JIT-compiled on a newer GPU) the instance keeps the reductions.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr bool kBulkOnly = kStaticBulk;
+#else
+  constexpr bool kBulkOnly = false;
+#endif
 
   extern __shared__ __align__(128) unsigned char smem_bytes[];
   Element* k_smem = reinterpret_cast<Element*>(smem_bytes);
@@ -393,7 +406,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   // always progresses: no deadlock whatever order the hardware starts CTAs in (blockIdx order would
   // rely on in-order dispatch).
   std::int64_t first_tile = blockIdx.x;
-  if (args.tile_counter != nullptr) {
+  if (!kStaticBulk && args.tile_counter != nullptr) {
     __shared__ std::int64_t claimed_tile;
     if (thread == 0) claimed_tile = static_cast<std::int64_t>(atomicAdd(args.tile_counter, 1ull));
     __syncthreads();
@@ -403,7 +416,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     // Deterministic mode numbers a head's key tiles from the last (dq_turn: each waits only for
     // higher key tiles, i.e. for lower tile indices).
     const int n_index = static_cast<int>(tile % args.n_blocks);
-    const int n_block = args.dq_semaphore != nullptr ? args.n_blocks - 1 - n_index : n_index;
+    const int n_block = !kStaticBulk && args.dq_semaphore != nullptr ? args.n_blocks - 1 - n_index : n_index;
     const std::int64_t rest = tile / args.n_blocks;
     const std::int64_t head_kv = rest % p.heads_kv;
     const std::int64_t batch = rest / p.heads_kv;
@@ -427,19 +440,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     const int off_hi = p.mask.window_right < 0 ? 0x7fffffff : clamp_int(p.mask.window_right);
 
     // K and V of the tile, with the first query tile's operands in the same copy group.
+    // kNoMask: every tile full and head_dim == head_dim_v == the bucket (the launch checks), so the copies
+    // and the dK / dV stores take compile-time bounds.
     const int k_rows =
-        static_cast<int>(seq.k - n0 < Cfg::kBlockN ? (seq.k - n0 > 0 ? seq.k - n0 : 0) : Cfg::kBlockN);
+        kNoMask
+            ? Cfg::kBlockN
+            : static_cast<int>(seq.k - n0 < Cfg::kBlockN ? (seq.k - n0 > 0 ? seq.k - n0 : 0) : Cfg::kBlockN);
     if (k_rows > 0) {
       backward_load_tile<Cfg, KTile, Cfg::kBlockN>(
           k_smem, static_cast<const Element*>(p.k.data) + key_offset(p, p.k, seq, batch, n0, head_kv),
-          p.k.row_stride, k_rows, static_cast<int>(p.head_dim), thread);
+          p.k.row_stride, k_rows, kNoMask ? Cfg::kHeadDim : static_cast<int>(p.head_dim), thread);
     }
     // PROLOGUE_SPLIT: V (with the first dO and D, below) in a second copy group.
     auto load_v_tile = [&] {
       if (k_rows > 0) {
         backward_load_tile<Cfg, KTile, Cfg::kBlockN>(
             v_smem, static_cast<const Element*>(p.v.data) + key_offset(p, p.v, seq, batch, n0, head_kv),
-            p.v.row_stride, k_rows, static_cast<int>(p.head_dim_v), thread);
+            p.v.row_stride, k_rows, kNoMask ? Cfg::kHeadDim : static_cast<int>(p.head_dim_v), thread);
       }
     };
     if constexpr (!kPrologueSplit) load_v_tile();
@@ -485,15 +502,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     // Copies the next query tile (m0_next its first row, wrap: it starts the next head) and steps on.
     // part: 0 the whole query tile, 1 Q and LSE2, 2 dO and D.
     auto load_query_tile_stepped = [&](int m0_next, std::int64_t rows_next, int stage, int part = 0) {
-      const int rows = q_end - m0_next < Cfg::kBlockM ? q_end - m0_next : Cfg::kBlockM;
+      const int rows = kNoMask                          ? Cfg::kBlockM
+                       : q_end - m0_next < Cfg::kBlockM ? q_end - m0_next
+                                                        : Cfg::kBlockM;
       if (part != 2) {
-        backward_load_tile<Cfg, QTile, Cfg::kBlockM>(q_smem + stage * Cfg::kSmemQ, q_next, p.q.row_stride,
-                                                     rows, static_cast<int>(p.head_dim), thread);
+        backward_load_tile<Cfg, QTile, Cfg::kBlockM>(
+            q_smem + stage * Cfg::kSmemQ, q_next, p.q.row_stride, rows,
+            kNoMask ? Cfg::kHeadDim : static_cast<int>(p.head_dim), thread);
       }
       if (part != 1) {
-        backward_load_tile<Cfg, QTile, Cfg::kBlockM>(do_smem + stage * Cfg::kSmemQ, do_next,
-                                                     p.dout.row_stride, rows, static_cast<int>(p.head_dim_v),
-                                                     thread);
+        backward_load_tile<Cfg, QTile, Cfg::kBlockM>(
+            do_smem + stage * Cfg::kSmemQ, do_next, p.dout.row_stride, rows,
+            kNoMask ? Cfg::kHeadDim : static_cast<int>(p.head_dim_v), thread);
       }
       load_row_arrays(rows_next, stage, part);
     };
@@ -561,7 +581,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       if constexpr (Cfg::kDqBulk) {
         // DQ_BULK: every warp staged (and fenced) tile it - 1's dQ: one bulk reduction of the tile
         // (two halves from the other ring stage's Q and dO tiles with DQ_BULK_IN_OPERANDS).
-        if (args.dq_bulk && thread == 0 && dq_pending != nullptr) {
+        if ((kStaticBulk || args.dq_bulk) && thread == 0 && dq_pending != nullptr) {
           if constexpr (kStageInOps) {
             const std::uint32_t source = q_addr0 + (stage ^ 1) * kQBytes;
             ptx::cp_reduce_async_bulk_add_f32(dq_pending, source, Cfg::kDqStageBytes / 2);
@@ -598,12 +618,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       const float* delta_tile = delta_smem + stage * Cfg::kBlockM;
 
 #if FLASHATTN_SM80_BWD_STEP_POINTERS
-      const bool needs_mask = m0 < mask_below || m0 > mask_above;
+      const bool needs_mask = !kNoMask && (m0 < mask_below || m0 > mask_above);
 #else
       const bool needs_mask =
-          n0 + Cfg::kBlockN > seq.k ||
-          (p.mask.window_right >= 0 && n0 + Cfg::kBlockN - 1 - m0 - shift > p.mask.window_right) ||
-          (p.mask.window_left >= 0 && n0 - (m0 + Cfg::kBlockM - 1) - shift < -p.mask.window_left);
+          !kNoMask &&
+          (n0 + Cfg::kBlockN > seq.k ||
+           (p.mask.window_right >= 0 && n0 + Cfg::kBlockN - 1 - m0 - shift > p.mask.window_right) ||
+           (p.mask.window_left >= 0 && n0 - (m0 + Cfg::kBlockM - 1) - shift < -p.mask.window_left));
 #endif
       [[maybe_unused]] const float alibi_slope =
           kGeneral && p.alibi_slopes != nullptr ? p.alibi_slopes[batch * p.alibi_batch_stride + head] : 0.f;
@@ -807,7 +828,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
       if constexpr (Cfg::kDqBulk) {
         // DQ_BULK: the staging tile is rewritten after this barrier; the copy engine must have read it.
-        if (args.dq_bulk && thread == 0) ptx::cp_async_bulk_wait_group_read<0>();
+        if ((kStaticBulk || args.dq_bulk) && thread == 0) ptx::cp_async_bulk_wait_group_read<0>();
       }
 #endif
       __syncthreads();  // P~^T and dS^T complete
@@ -826,11 +847,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
       if constexpr (kStageInOps) {
         // DQ_BULK_IN_OPERANDS: every warp done with dV and dK before this stage's Q / dO take the dQ tile.
-        if (args.dq_bulk) __syncthreads();
+        if (kStaticBulk || args.dq_bulk) __syncthreads();
       }
 #endif
       int* semaphore = nullptr;
-      if (args.dq_semaphore != nullptr) {
+      if (!kStaticBulk && args.dq_semaphore != nullptr) {
         semaphore = args.dq_semaphore + (batch * p.heads + head) * args.m_blocks + m_block;
         if (thread == 0) {
           const int n_end = (k_end + Cfg::kBlockN - 1) / Cfg::kBlockN;
@@ -844,18 +865,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       // dQ (fp32 scratch) += dS K: one (16 kDqMT) x kDqTaskCols task per warp, in chunks of kDqChunkCols
       // columns (the dS fragments are read again per chunk; 32 accumulator registers at most beside
       // dK / dV). With two m-tiles every K fragment feeds two MMAs.
-      if (dq_col0 < p.head_dim) {
+      if (kStaticBulk || dq_col0 < p.head_dim) {
 #if FLASHATTN_SM80_BWD_STEP_POINTERS
         const std::int64_t dq_row = rows_cur + dq_row0;
 #else
         const std::int64_t dq_row = (batch * p.heads + head) * args.rows_padded + m0 + dq_row0;
 #endif
-        float* dq_lane =
+        [[maybe_unused]] float* dq_lane =
             DqLaneAdder::lane_pointer(args.dq_accum + dq_row * p.head_dim + dq_col0, p.head_dim, lane);
         constexpr int kChunkCols = Cfg::kDqChunkCols;
 #pragma unroll
         for (int c0 = 0; c0 < Cfg::kDqTaskCols; c0 += kChunkCols) {
-          if (c0 > 0 && dq_col0 + c0 >= p.head_dim) break;
+          if (!kStaticBulk && c0 > 0 && dq_col0 + c0 >= p.head_dim) break;
           float dq[kDqMT][kChunkCols / 8][4];
 #pragma unroll
           for (int mt = 0; mt < kDqMT; ++mt) {
@@ -881,7 +902,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
           if constexpr (Cfg::kDqBulk) {
-            if (args.dq_bulk) {
+            if (kStaticBulk || args.dq_bulk) {
               // Into the staging tile (its previous bulk reduction finished reading before the barrier
               // above); thread 0 reduces the whole tile after the next barrier.
               const std::uint32_t stage_row = kStageInOps ? dq_stage_row + q_stage : dq_stage_row;
@@ -902,23 +923,26 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
             }
           }
 #endif
+          // Reductions from the registers (never reached in the kStaticBulk instance on sm_90).
+          if constexpr (!kBulkOnly) {
 #pragma unroll
-          for (int mt = 0; mt < kDqMT; ++mt) {
+            for (int mt = 0; mt < kDqMT; ++mt) {
 #if FLASHATTN_SM80_BWD_DQ_RED_V2
-            if (dq_col0 + c0 + kChunkCols <= p.head_dim) {
-              // The whole chunk inside head_dim (every full-width bucket): no per-tile branch.
+              if (dq_col0 + c0 + kChunkCols <= p.head_dim) {
+                // The whole chunk inside head_dim (every full-width bucket): no per-tile branch.
 #pragma unroll
-              for (int t = 0; t < kChunkCols / 8; ++t) {
-                DqLaneAdder::add(dq_lane + 16 * mt * p.head_dim + c0 + 8 * t, p.head_dim, dq[mt][t], lane);
+                for (int t = 0; t < kChunkCols / 8; ++t) {
+                  DqLaneAdder::add(dq_lane + 16 * mt * p.head_dim + c0 + 8 * t, p.head_dim, dq[mt][t], lane);
+                }
+                continue;
               }
-              continue;
-            }
 #endif
 #pragma unroll
-            for (int t = 0; t < kChunkCols / 8; ++t) {
-              // head_dim is a multiple of 8: an n-tile is wholly inside or outside (warp-uniform test).
-              if (dq_col0 + c0 + 8 * t < p.head_dim) {
-                DqLaneAdder::add(dq_lane + 16 * mt * p.head_dim + c0 + 8 * t, p.head_dim, dq[mt][t], lane);
+              for (int t = 0; t < kChunkCols / 8; ++t) {
+                // head_dim is a multiple of 8: an n-tile is wholly inside or outside (warp-uniform test).
+                if (dq_col0 + c0 + 8 * t < p.head_dim) {
+                  DqLaneAdder::add(dq_lane + 16 * mt * p.head_dim + c0 + 8 * t, p.head_dim, dq[mt][t], lane);
+                }
               }
             }
           }
@@ -926,7 +950,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
       if constexpr (Cfg::kDqBulk) {
-        if (args.dq_bulk) {
+        if (kStaticBulk || args.dq_bulk) {
           ptx::fence_proxy_async_shared_cta();  // this thread's staging stores before the bulk read
 #if FLASHATTN_SM80_BWD_STEP_POINTERS
           dq_pending = args.dq_accum + rows_cur * p.head_dim;
@@ -957,7 +981,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if constexpr (Cfg::kDqBulk) {
       // DQ_BULK: the last query tile's dQ, completed before the staging tile is reused or the CTA exits.
-      if (args.dq_bulk && dq_pending != nullptr) {
+      if ((kStaticBulk || args.dq_bulk) && dq_pending != nullptr) {
         __syncthreads();
         if (thread == 0) {
           if constexpr (kStageInOps) {
@@ -969,13 +993,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
             ptx::cp_reduce_async_bulk_add_f32(dq_pending, dq_stage, Cfg::kDqStageBytes);
           }
           ptx::cp_async_bulk_commit_group();
+          // DEFER_BULK_WAIT_BUCKETS: the staging tile is not rewritten before the next key tile's first mid
+          // barrier, where thread 0 waits for every outstanding bulk read, and the kernel's end waits too;
+          // so the dK / dV epilogue need not wait here (the operand-ring staging is reused at once).
+          if constexpr (!Cfg::kDeferBulkWait) {
 #if FLASHATTN_SM80_BWD_LAST_BULK_WAIT_READ
-          // Only the staging tile's reuse needs waiting for: the reductions' global writes complete
-          // before the postprocess (a later kernel) reads the accumulator.
-          ptx::cp_async_bulk_wait_group_read<0>();
+            // Only the staging tile's reuse needs waiting for: the reductions' global writes complete
+            // before the postprocess (a later kernel) reads the accumulator.
+            ptx::cp_async_bulk_wait_group_read<0>();
 #else
-          ptx::cp_async_bulk_wait_group<0>();
+            ptx::cp_async_bulk_wait_group<0>();
 #endif
+          }
         }
       }
     }
@@ -1017,7 +1046,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       }
       __syncthreads();
       const int rows_left =
-          static_cast<int>(allocated_k - n0 < Cfg::kBlockN ? allocated_k - n0 : Cfg::kBlockN);
+          kNoMask ? Cfg::kBlockN
+                  : static_cast<int>(allocated_k - n0 < Cfg::kBlockN ? allocated_k - n0 : Cfg::kBlockN);
       auto copy_out = [&](Element* dst, std::int64_t row_stride, std::uint32_t from, int cols) {
         if constexpr (Cfg::kThreads % Cfg::kChunksPerRow == 0) {
           // Thread `thread` copies chunk thread % kChunksPerRow of rows thread / kChunksPerRow +
@@ -1050,9 +1080,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         }
       };
       copy_out(dk_out + key_offset(p, p.dk, seq, batch, n0, head_kv), p.dk.row_stride, k_addr,
-               static_cast<int>(p.head_dim));
+               kNoMask ? Cfg::kHeadDim : static_cast<int>(p.head_dim));
       copy_out(dv_out + key_offset(p, p.dv, seq, batch, n0, head_kv), p.dv.row_stride, k_addr + kToDv,
-               static_cast<int>(p.head_dim_v));
+               kNoMask ? Cfg::kHeadDim : static_cast<int>(p.head_dim_v));
     }
 #else
 #pragma unroll
@@ -1086,9 +1116,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   // or done its reductions.
   if constexpr (Cfg::kDqBulk) {
 #if FLASHATTN_SM80_BWD_LAST_BULK_WAIT_READ
-    if (args.dq_bulk) ptx::cp_async_bulk_wait_group_read<0>();
+    if (kStaticBulk || args.dq_bulk) ptx::cp_async_bulk_wait_group_read<0>();
 #else
-    if (args.dq_bulk) ptx::cp_async_bulk_wait_group<0>();
+    if (kStaticBulk || args.dq_bulk) ptx::cp_async_bulk_wait_group<0>();
 #endif
   }
 #endif

@@ -33,6 +33,24 @@ cudaError_t launch_backward(const BackwardKernelArgs& args_in, bool general, cud
       if (args.dq_bulk) {  // DQ_BULK (decided by run()): the dQ staging tile on top
         constexpr int kBytes = Launched::kSmemBytes + Launched::kDqStageExtraBytes;
         auto* kernel = &backward_kernel<Launched, kGeneral>;
+        // STATIC_BULK_BUCKETS: dq_bulk implies no semaphores and head_dim == the bucket (use_dq_bulk);
+        // checked here again, as the instance relies on it.
+        if constexpr (Launched::kStaticBulk) {
+          const BackwardParams& p = args.p;
+          if (args.dq_semaphore == nullptr && args.tile_counter == nullptr && p.head_dim == Cfg::kHeadDim) {
+            kernel = &backward_kernel<Launched, kGeneral, true>;
+            // STATIC_NOMASK_BUCKETS: no window, every key and query tile full in every sequence, dV as wide
+            // as dK.
+            if constexpr (Launched::kStaticNoMask) {
+              if (p.mask.window_left < 0 && p.mask.window_right < 0 && !p.is_kvcache &&
+                  p.cu_seqlens_k == nullptr && p.seqused_k == nullptr && p.cu_seqlens_q == nullptr &&
+                  p.seqused_q == nullptr && p.seqlen_k % Cfg::kBlockN == 0 &&
+                  p.seqlen_q % Launched::kBlockM == 0 && p.head_dim_v == Cfg::kHeadDim) {
+                kernel = &backward_kernel<Launched, kGeneral, true, true>;
+              }
+            }
+          }
+        }
         const cudaError_t error =
             cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes);
         if (error != cudaSuccess) return error;
