@@ -33,7 +33,7 @@ cudaError_t launch_backward(const BackwardKernelArgs& args_in, bool general, cud
       if (args.dq_bulk) {  // DQ_BULK (decided by run()): the dQ staging tile on top
         constexpr int kBytes = Launched::kSmemBytes + Launched::kDqStageExtraBytes;
         auto* kernel = &backward_kernel<Launched, kGeneral>;
-        // STATIC_BULK_BUCKETS: dq_bulk implies no semaphores and head_dim == the bucket (use_dq_bulk);
+        // STATIC_BULK_BUCKETS: dq_bulk implies no semaphores and head_dim == the bucket (decide_dq_bulk);
         // checked here again, as the instance relies on it.
         if constexpr (Launched::kStaticBulk) {
           const BackwardParams& p = args.p;
