@@ -42,14 +42,27 @@ __device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::ui
   // barrier and the issue.
   const std::uint32_t q_rows =
       Config::kRebuildQDescriptors ? ptx::opaque_u32(q_rows_invariant) : q_rows_invariant;
+  if constexpr (Config::kDescriptorAdds) {
+    // One descriptor per operand, each k-step's a constant add to its start address field.
+    const std::uint64_t desc_a0 = ptx::make_smem_desc_sw128(q_rows, 16, 1024);
+    const std::uint64_t desc_b0 = ptx::make_smem_desc_sw128(k, 16, 1024);
 #pragma unroll
-  for (int kk = 0; kk < Config::kHeadDim / 16; ++kk) {
-    const std::uint32_t offset = (kk % 4) * 32;  // 16 elements = 32 bytes along the swizzled row
-    const std::uint64_t desc_a =
-        ptx::make_smem_desc_sw128(q_rows + (kk / 4) * Config::kQChunkBytes + offset, 16, 1024);
-    const std::uint64_t desc_b =
-        ptx::make_smem_desc_sw128(k + (kk / 4) * Config::kKVChunkBytes + offset, 16, 1024);
-    ptx::wgmma_m64k16_ss<Config::kBlockN, typename Config::Element>(s, desc_a, desc_b, kk > 0 ? 1 : 0);
+    for (int kk = 0; kk < Config::kHeadDim / 16; ++kk) {
+      const int offset = (kk % 4) * 32;  // 16 elements = 32 bytes along the swizzled row
+      ptx::wgmma_m64k16_ss<Config::kBlockN, typename Config::Element>(
+          s, ptx::smem_desc_moved(desc_a0, (kk / 4) * Config::kQChunkBytes + offset, 0),
+          ptx::smem_desc_moved(desc_b0, (kk / 4) * Config::kKVChunkBytes + offset, 0), kk > 0 ? 1 : 0);
+    }
+  } else {
+#pragma unroll
+    for (int kk = 0; kk < Config::kHeadDim / 16; ++kk) {
+      const std::uint32_t offset = (kk % 4) * 32;  // 16 elements = 32 bytes along the swizzled row
+      const std::uint64_t desc_a =
+          ptx::make_smem_desc_sw128(q_rows + (kk / 4) * Config::kQChunkBytes + offset, 16, 1024);
+      const std::uint64_t desc_b =
+          ptx::make_smem_desc_sw128(k + (kk / 4) * Config::kKVChunkBytes + offset, 16, 1024);
+      ptx::wgmma_m64k16_ss<Config::kBlockN, typename Config::Element>(s, desc_a, desc_b, kk > 0 ? 1 : 0);
+    }
   }
 }
 
@@ -70,6 +83,13 @@ __device__ __forceinline__ void gemm_pv(float (&o)[Config::kPVN / 2],
       const int step = kk * 16 * Config::kRowBytes;
       ptx::wgmma_m64k16_rs_tb<Config::kPVN, typename Config::Element>(
           o, p[kk], ptx::smem_desc_moved(desc0, step, -step), 1);
+    }
+  } else if constexpr (Config::kDescriptorAdds) {
+    const std::uint64_t desc0 = ptx::make_smem_desc_sw128(v, Config::kKVChunkBytes, 1024);
+#pragma unroll
+    for (int kk = 0; kk < Config::kBlockN / 16; ++kk) {
+      ptx::wgmma_m64k16_rs_tb<Config::kHeadDimV, typename Config::Element>(
+          o, p[kk], ptx::smem_desc_moved(desc0, kk * 16 * Config::kRowBytes, 0), 1);
     }
   } else {
 #pragma unroll
@@ -148,7 +168,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     if (more_tiles) {
       ptx::mbarrier_wait_parity(pipe.q_full(), q_phase);
       q_phase ^= 1;
-      next_w = tile_work(p, tile);
+      next_w = tile_work<Config::kClusterM>(p, tile);
       next_range = key_block_range<Config>(p, next_w);
       next_keys = next_range.end > next_range.begin;
     }
@@ -232,7 +252,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         ptx::wgmma_fence_operand(s);
       }
       if (warp_leader) {
-        ptx::mbarrier_arrive(pipe.k_empty(ring.stage));
+        pipe.release_kv(pipe.k_empty(ring.stage));
         if (Config::kSeparateO && n_blocks == 1) ptx::mbarrier_arrive(pipe.q_empty());
       }
       ring.advance();
@@ -257,7 +277,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         ptx::wgmma_wait_group<1>();  // S(n) done; P V still running
         ptx::wgmma_fence_operand(s);
         if (warp_leader) {
-          ptx::mbarrier_arrive(pipe.k_empty(ring.stage));
+          pipe.release_kv(pipe.k_empty(ring.stage));
           if (Config::kSeparateO && i == n_blocks - 1) ptx::mbarrier_arrive(pipe.q_empty());
         }
         ring.advance();
@@ -268,7 +288,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
 
         ptx::wgmma_wait_group<0>();  // P V done: V stage free, O may be rescaled
         ptx::wgmma_fence_operand(o);
-        if (warp_leader) ptx::mbarrier_arrive(pipe.v_empty(pv_ring.stage));
+        if (warp_leader) pipe.release_kv(pipe.v_empty(pv_ring.stage));
         pv_ring.advance();
         if (rescale) {  // warp-uniform; rare once the rows' large scores were seen (softmax.h)
 #pragma unroll
@@ -293,7 +313,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       if constexpr (Config::kEarlyNextTile) more = receive_next();
       ptx::wgmma_wait_group<0>();
       ptx::wgmma_fence_operand(o);
-      if (warp_leader) ptx::mbarrier_arrive(pipe.v_empty(pv_ring.stage));
+      if (warp_leader) pipe.release_kv(pipe.v_empty(pv_ring.stage));
       if constexpr (Config::kRowSumMma) {
         // The whole rows' sums, from the last P V GEMM (any of the 8 ones columns).
         rows.sum[0] = o[Config::kHeadDimV / 2];

@@ -87,13 +87,23 @@
 #define FLASHATTN_SM90_TILE_MASK_RANGE_THREE 1
 #endif
 
+// 1: the wgmma descriptors of a GEMM's k-steps are one descriptor per operand plus a constant
+// add to its start-address field (ptx::smem_desc_moved), instead of each built from its
+// address (mask, shift, or). Exact: shared addresses stay below 2^18, so the 14-bit field
+// never carries. Helper sm90L, session 6: a measurement switch (docs/performance-sm90.md).
+#ifndef FLASHATTN_SM90_DESCRIPTOR_ADDS
+#define FLASHATTN_SM90_DESCRIPTOR_ADDS 0
+#endif
+
 namespace flashattn::detail::cuda_sm90 {
 
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
 // kLongKeyBlockN_: 0, or the wider key block of the d = 128 kernel for long key
 // sequences (use_long_key_blocks below).
+// kClusterM_: 1, or 2 for the d = 128 kernel launched as clusters of two CTAs that share
+// each K/V block through TMA multicast (use_kv_multicast below).
 template <int kHeadDim_, int kHeadDimV_, typename Element_, int kConsumerWarpgroups_ = 2,
-          int kLongKeyBlockN_ = 0>
+          int kLongKeyBlockN_ = 0, int kClusterM_ = 1>
 struct ForwardConfig {
   using Element = Element_;
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>);
@@ -131,7 +141,17 @@ struct ForwardConfig {
   static constexpr int kStages = kLargeV ? 3 : (kHeadDim <= 64 ? 4 : 2);
   // The long-key kernels serve dense K/V only (paged K/V keeps 128-key blocks, which
   // its page-size rules assume): no paged instantiation of them.
-  static constexpr bool kHasPagedKernel = kLongKeyBlockN_ == 0;
+  static constexpr bool kHasPagedKernel = kLongKeyBlockN_ == 0 && kClusterM_ == 1;
+  // Cluster of kClusterM CTAs on adjacent query blocks of one head (tile_scheduler.h
+  // tile_work): each CTA's producer loads 1/kClusterM of every K and V block (kBlockN /
+  // kClusterM rows) and multicasts it to all of them, so each block crosses from L2 once
+  // per cluster instead of once per CTA. Every consumer warp releases a stage on the empty
+  // barrier of every CTA of the cluster (a peer's producer overwrites its rows there).
+  // Dense, unmasked, equal-length problems only (forward_launch.h run_forward).
+  static constexpr int kClusterM = kClusterM_;
+  static_assert(kClusterM == 1 || (kClusterM == 2 && kHeadDim == 128 && kHeadDimV == 128 &&
+                                   kLongKeyBlockN_ == 0 && kConsumerWarpgroups == 2),
+                "K/V multicast only for the d = 128 kernel");
 
   // setmaxnreg split: 128 * 24 + 256 * 240 = 64512 <= 65536 registers per SM
   // with two consumers; 128 * 24 + 384 * 160 = 64512 with three (d = 64: S 64 +
@@ -178,6 +198,8 @@ struct ForwardConfig {
       (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE : FLASHATTN_SM90_ROW_SUM_MMA) != 0;
   static constexpr int kPVN = kRowSumMma ? kHeadDimV + 8 : kHeadDimV;
   static constexpr int kOnesBytes = kRowSumMma ? 2048 : 0;
+  // wgmma descriptors by adds (FLASHATTN_SM90_DESCRIPTOR_ADDS above).
+  static constexpr bool kDescriptorAdds = FLASHATTN_SM90_DESCRIPTOR_ADDS != 0;
   // Mask decisions per tile (FLASHATTN_SM90_TILE_MASK_RANGE{,_THREE} above).
   static constexpr bool kTileMaskRange =
       (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_TILE_MASK_RANGE_THREE : FLASHATTN_SM90_TILE_MASK_RANGE) != 0;
@@ -196,6 +218,10 @@ struct ForwardConfig {
   static constexpr int kQChunkBytes = kBlockM * kRowBytes;
   static constexpr int kKVChunkBytes = kBlockN * kRowBytes;  // K and V chunks alike
   static_assert(kKVChunkBytes % 1024 == 0, "swizzle atoms must stay 1024-byte aligned");
+  // One CTA's share of a K/V chunk under multicast: rows [rank * kBlockN / kClusterM, ...).
+  static constexpr int kKVSliceRows = kBlockN / kClusterM;
+  static constexpr int kKVSliceBytes = kKVSliceRows * kRowBytes;
+  static_assert(kKVSliceBytes % 1024 == 0, "a multicast slice must start on a swizzle atom");
 
   // Shared memory: [Q][K stages][V stages][O][barriers]. O gets its own buffer
   // when it fits (its TMA store then overlaps the next tile's Q load); at d=256 it
@@ -251,6 +277,19 @@ struct ForwardConfig {
 inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked) {
   return head_dim == 64 && seqlen_q >= (masked ? FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ_MASKED
                                                : FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ);
+}
+
+// d = 128, unmasked, dense, equal lengths: clusters of two CTAs with K/V multicast
+// (ForwardConfig kClusterM) when the key sequence has at least
+// FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN keys (0: never) and the query blocks pair up
+// (an even number per head). Host side.
+#ifndef FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN
+#define FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN 0
+#endif
+inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked, bool paged,
+                             bool sequence_maps) {
+  return FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN != 0 && seqlen_k >= FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN &&
+         m_blocks % 2 == 0 && !masked && !paged && !sequence_maps;
 }
 
 // d = 128 (dense K/V): a key block of FLASHATTN_SM90_LONG_KEY_BLOCK_N keys instead of

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# One device call of helper sm90L (session 6, issue 6: d128 non-causal long rows). Run from this tree's
+# root, carried inside the main checkout:
+#   cd .device-carry/sm90L && bash bench/sm90L_run.sh
+# Builds from THIS tree, differing only by compile flags, in parallel: Python extensions (90a, bf16,
+# d PY_DIMS, default 128) base (today's defaults), new (NEW_FLAGS, default K/V multicast in clusters of
+# two CTAs for every eligible d128 call), var (VAR_FLAGS, "none" skips; default: conditional O rescale
+# off at d128); base is also installed a second time as flashattn_ctl (the same .so: noise control);
+# one test build (TEST_DIMS, fp16 + bf16, TEST_FLAGS, ptxas -v). Steps, each under a timeout:
+# bench/sm90L_ab.py (every build + cuDNN in one process); ncu of base, new and cuDNN's kernel at d128
+# s 8192 non-causal (NCU=0 skips; sections below; the source page with SASS as CSV; the raw page);
+# the sm90 suites of the test build; SASS of the d128 objects (cuobjdump); racecheck + synccheck on
+# SAN_FILTER with the time left. Whole call ends by DEADLINE s; everything returned is one tar under $OUT.
+set -uo pipefail
+out=/tmp/sm90L-out
+bld=/tmp/sm90L-build
+rm -rf "$out" && mkdir -p "$out" "$bld"
+finish() { tar -C /tmp -czf "${OUT:-/tmp}/sm90L-out.tgz" sm90L-out; }
+trap finish EXIT
+t0=$(date +%s)
+log() { echo "== $(($(date +%s) - t0))s $*" | tee -a "$out/summary.txt"; }
+left() { echo $((${DEADLINE:-270} - ($(date +%s) - t0))); }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv >"$out/gpu.txt" 2>&1
+cp COMMIT "$out/commit.txt" 2>/dev/null
+py=$(command -v python3)
+# shellcheck source=bench/sm90_device_common.sh
+source bench/sm90_device_common.sh
+
+NEW_FLAGS=${NEW_FLAGS--DFLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN=1}
+BASE_FLAGS=${BASE_FLAGS-}
+VAR_FLAGS=${VAR_FLAGS--DFLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV=512}
+VAR2_FLAGS=${VAR2_FLAGS-none}
+TEST_FLAGS=${TEST_FLAGS-$NEW_FLAGS}
+TEST_DIMS=${TEST_DIMS-96;128}
+SAN_FILTER=${SAN_FILTER-Grid/*cuda_sm90*_500x777_*:Grid/*cuda_sm90*_2048x2048_*_d128_*:Grid/*cuda_sm90*_239x1_*}
+build_py() { PY_DIMS=${PY_DIMS:-128} sm90_build_py "$1" "$2" 4 "${PY_LIMIT:-200}" -DFLASHATTN_PTXAS_VERBOSE=ON; }
+build_tests() {  # NAME FLAGS DIMS
+  cmake -S . -B "$bld/$1" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_BACKWARD=OFF \
+    -DFLASHATTN_HEAD_DIMS="$3" -DFLASHATTN_DTYPES="fp16;bf16" -DFLASHATTN_BUILD_TESTS=ON \
+    -DFLASHATTN_BUILD_CLI=OFF -DFLASHATTN_BUILD_EXAMPLES=OFF -DFLASHATTN_BUILD_PYTHON=OFF \
+    -DFLASHATTN_PTXAS_VERBOSE=ON -DCMAKE_CUDA_FLAGS="$2" >"$out/${1}_configure.log" 2>&1 &&
+    timeout "${TEST_LIMIT:-200}" cmake --build "$bld/$1" -j 4 --target flashattn_tests >"$out/${1}_build.log" 2>&1
+  log "test build $1 (d $3; $2) rc=$?"
+}
+ptxas_table() {  # build log -> sm90 forward kernels: registers and spills
+  grep -A2 "Compiling entry.*cuda_sm90.*forward_kernel" "$1" | grep -E "entry|spill|registers" |
+    sed -E 's/.*ForwardConfigILi([0-9]+)ELi([0-9]+)E(13__nv_bfloat16|6__half)Li([0-9])ELi([0-9]+)E(Li([0-9])E)?EELb([01]).*/kernel d\1 dv\2 \3 consumers \4 long_n \5 cluster \7 paged \8/' |
+    paste - - -
+}
+
+rm -rf "$bld/pyroot"
+pids=()
+build_py base "$BASE_FLAGS" & pids+=($!)
+build_py new "$NEW_FLAGS" & pids+=($!)
+[[ $VAR_FLAGS != none ]] && { build_py var "$VAR_FLAGS" & pids+=($!); }
+[[ $VAR2_FLAGS != none ]] && { build_py var2 "$VAR2_FLAGS" & pids+=($!); }
+build_tests tests "$TEST_FLAGS" "$TEST_DIMS" & pids+=($!)
+for pid in "${pids[@]}"; do wait "$pid"; done
+if [[ -d $bld/pyroot/flashattn_base ]]; then
+  cp -r "$bld/pyroot/flashattn_base" "$bld/pyroot/flashattn_ctl" &&
+    sed -i 's/"flashattn_base::/"flashattn_ctl::/' "$bld/pyroot/flashattn_ctl/_ops.py"
+fi
+for name in base new var var2; do
+  [[ -f $out/py_${name}_build.log ]] && ptxas_table "$out/py_${name}_build.log" >"$out/py_${name}_ptxas.txt"
+done
+ptxas_table "$out/tests_build.log" >"$out/tests_ptxas.txt" 2>/dev/null
+grep -h "C75" "$out"/*_build.log | sort | uniq -c | head >"$out/c75xx.txt"
+
+t=$(left); ((t > 75)) && t=75
+if ((t > 20)); then
+  start=$(date +%s)
+  PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout "$t" python3 bench/sm90L_ab.py ${AB_ARGS:-} 2>&1 |
+    grep -v Warning | tee "$out/ab.jsonl"
+  log "ab rc=${PIPESTATUS[0]} in $(($(date +%s) - start)) s"
+fi
+
+suite() {  # NAME
+  local tests=$bld/$1/tests/flashattn_tests start=$(date +%s) t
+  [[ -x $tests ]] || { log "$1: no test binary"; return 1; }
+  t=$(left); ((t > 45)) && t=45
+  timeout "$t" "$tests" --gtest_filter='*cuda_sm90*' --gtest_brief=1 >"$out/${1}_tests.log" 2>&1
+  local rc=$?
+  log "$1 sm90 suites rc=$rc in $(($(date +%s) - start)) s: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/${1}_tests.log" | tr '\n' ' ')"
+  grep -E '^\[  FAILED' "$out/${1}_tests.log" | head -10 | tee -a "$out/summary.txt"
+  return $rc
+}
+suite tests; ok=$?
+
+if [[ ${NCU:-1} != 0 ]] && command -v ncu >/dev/null && (($(left) > 40)); then
+  sections="--section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis
+    --section WarpStateStats --section SchedulerStats --section InstructionStats --section LaunchStats
+    --section Occupancy --section SourceCounters"
+  t=$(left); ((t > 90)) && t=90
+  PYTHONPATH=$bld/pyroot timeout $((t - 15)) ncu $sections --import-source no --profile-from-start off \
+    --launch-count 6 -o "$out/ncu_d128" python3 bench/sm90L_ncu_target.py >"$out/ncu.log" 2>&1
+  log "ncu rc=$?"
+  if [[ -f $out/ncu_d128.ncu-rep ]]; then
+    timeout 20 ncu -i "$out/ncu_d128.ncu-rep" --page details >"$out/ncu_d128.txt" 2>&1
+    timeout 20 ncu -i "$out/ncu_d128.ncu-rep" --page raw --csv 2>&1 | gzip >"$out/ncu_raw.csv.gz"
+    timeout 30 ncu -i "$out/ncu_d128.ncu-rep" --page source --csv --print-source sass 2>&1 |
+      gzip >"$out/ncu_sass.csv.gz"
+    log "ncu export done"
+  fi
+fi
+
+if command -v cuobjdump >/dev/null; then
+  for name in base new; do
+    o=$bld/py-$name/src/CMakeFiles/flashattn.dir/cuda/sm90/forward_hdim128_bf16.cu.o
+    [[ -f $o ]] && cuobjdump -sass "$o" | gzip >"$out/sass_${name}_d128.txt.gz"
+  done
+fi
+
+san() {  # NAME TOOL
+  local t
+  t=$(left)
+  ((t < 15)) && { log "$1 $2 skipped: $t s left"; return; }
+  ((t > 40)) && t=40
+  timeout "$t" compute-sanitizer --tool "$2" --error-exitcode 3 "$bld/$1/tests/flashattn_tests" \
+    --gtest_filter="$SAN_FILTER" --gtest_brief=1 >"$out/${1}_sanitize_$2.log" 2>&1
+  log "$1 $2 rc=$?: $(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/${1}_sanitize_$2.log") $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/${1}_sanitize_$2.log" | tr '\n' ' ')"
+}
+if [[ ${SAN:-1} != 0 && $ok == 0 ]]; then
+  san tests racecheck
+  san tests synccheck
+fi
+cat "$out/summary.txt"
