@@ -4,9 +4,9 @@
 #   cd .device-carry/sm90L && bash bench/sm90L_run.sh
 # Builds from THIS tree, differing only by compile flags, in parallel: Python extensions (90a, bf16,
 # d PY_DIMS, default 128) base (today's defaults), new (NEW_FLAGS, default K/V multicast in clusters of
-# two CTAs for every eligible d128 call), var (VAR_FLAGS, "none" skips; default: conditional O rescale
-# off at d128); base is also installed a second time as flashattn_ctl (the same .so: noise control);
-# one test build (TEST_DIMS, fp16 + bf16, TEST_FLAGS, ptxas -v). Steps, each under a timeout:
+# two CTAs for every eligible d128 call), var (VAR_FLAGS, "none" skips; default: wgmma descriptors by
+# adds), var2 (VAR2_FLAGS, "none" skips; default: conditional O rescale off at d128); base is also
+# installed a second time as flashattn_ctl (the same .so: noise control); one test build (TEST_DIMS, fp16 + bf16, TEST_FLAGS, ptxas -v). Steps, each under a timeout:
 # bench/sm90L_ab.py (every build + cuDNN in one process); ncu of base, new and cuDNN's kernel at d128
 # s 8192 non-causal (NCU=0 skips; sections below; the source page with SASS as CSV; the raw page);
 # the sm90 suites of the test build; SASS of the d128 objects (cuobjdump); racecheck + synccheck on
@@ -28,9 +28,9 @@ source bench/sm90_device_common.sh
 
 NEW_FLAGS=${NEW_FLAGS--DFLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN=1}
 BASE_FLAGS=${BASE_FLAGS-}
-VAR_FLAGS=${VAR_FLAGS--DFLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV=512}
-VAR2_FLAGS=${VAR2_FLAGS-none}
-TEST_FLAGS=${TEST_FLAGS-$NEW_FLAGS}
+VAR_FLAGS=${VAR_FLAGS--DFLASHATTN_SM90_DESCRIPTOR_ADDS=1}
+VAR2_FLAGS=${VAR2_FLAGS--DFLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV=512}
+TEST_FLAGS=${TEST_FLAGS-$NEW_FLAGS $VAR_FLAGS}
 TEST_DIMS=${TEST_DIMS-96;128}
 SAN_FILTER=${SAN_FILTER-Grid/*cuda_sm90*_500x777_*:Grid/*cuda_sm90*_2048x2048_*_d128_*:Grid/*cuda_sm90*_239x1_*}
 build_py() { PY_DIMS=${PY_DIMS:-128} sm90_build_py "$1" "$2" 4 "${PY_LIMIT:-200}" -DFLASHATTN_PTXAS_VERBOSE=ON; }
