@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
-# One device call of helper sm90L (session 6, issue 6: d128 non-causal long rows). Run from this tree's
+# The device calls of helper sm90L (session 6, issue 6: d128 non-causal long rows). Run from this tree's
 # root, carried inside the main checkout:
 #   cd .device-carry/sm90L && bash bench/sm90L_run.sh
 # Builds from THIS tree, differing only by compile flags, in parallel: Python extensions (90a, bf16,
-# d PY_DIMS, default 128) base (today's defaults), new (NEW_FLAGS, default K/V multicast in clusters of
-# two CTAs for every eligible d128 call), var (VAR_FLAGS, "none" skips; default: wgmma descriptors by
-# adds), var2 (VAR2_FLAGS, "none" skips; default: conditional O rescale off at d128); base is also
-# installed a second time as flashattn_ctl (the same .so: noise control); one test build (TEST_DIMS, fp16 + bf16, TEST_FLAGS, ptxas -v). Steps, each under a timeout:
-# bench/sm90L_ab.py (every build + cuDNN in one process); ncu of base, new and cuDNN's kernel at d128
-# s 8192 non-causal (NCU=0 skips; sections below; the source page with SASS as CSV; the raw page);
-# the sm90 suites of the test build; SASS of the d128 objects (cuobjdump); racecheck + synccheck on
-# SAN_FILTER with the time left. Whole call ends by DEADLINE s; everything returned is one tar under $OUT.
+# head dims PY_DIMS) base (BASE_FLAGS, default today's defaults), new (NEW_FLAGS), var (VAR_FLAGS), var2
+# (VAR2_FLAGS; "none" skips a variant); base is also installed a second time as flashattn_ctl (the same
+# .so: the noise control); one test build (TEST_DIMS, fp16 + bf16, TEST_FLAGS, ptxas -v). Steps, each
+# under a timeout: bench/sm90L_ab.py (every build + cuDNN in one process, AB_ARGS); the sm90 suites of
+# the test build; ncu of base, new and cuDNN's kernel at d128 s 8192 non-causal (NCU=0 skips; the
+# source page with SASS as CSV; the raw page); SASS of the d128 objects (cuobjdump); racecheck +
+# synccheck on SAN_FILTER with the time left. The call ends by DEADLINE s; one tar under $OUT.
+# The switches (forward_config.h):
+#   KV_MULTICAST_MIN_SEQLEN=1  d128 in clusters of two CTAs sharing K/V by TMA multicast ("mc")
+#   DESCRIPTOR_ADDS=1          wgmma descriptors by adds ("da")
+#   EARLY_BLOCK_FLAGS=1        per-block decisions while S runs, predicated releases ("ef")
+#   SOFTMAX_AHEAD=1            exponentials before the row maxima, d96/128 ("sa")
+# Run 1 (2026-11-22 ~08:06 UTC): NEW=mc VAR=da VAR2="-DFLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV=512"
+#   PY_DIMS=128 TEST_DIMS="96;128" TEST_FLAGS="mc da" AB_ARGS="" (sm90L_ab.py's default rows), NCU=1.
+# Run 2: the defaults below.
 set -uo pipefail
 out=/tmp/sm90L-out
 bld=/tmp/sm90L-build
@@ -19,27 +26,32 @@ finish() { tar -C /tmp -czf "${OUT:-/tmp}/sm90L-out.tgz" sm90L-out; }
 trap finish EXIT
 t0=$(date +%s)
 log() { echo "== $(($(date +%s) - t0))s $*" | tee -a "$out/summary.txt"; }
-left() { echo $((${DEADLINE:-270} - ($(date +%s) - t0))); }
+left() { echo $((${DEADLINE:-275} - ($(date +%s) - t0))); }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv >"$out/gpu.txt" 2>&1
 cp COMMIT "$out/commit.txt" 2>/dev/null
 py=$(command -v python3)
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
 
-NEW_FLAGS=${NEW_FLAGS--DFLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN=1}
+mc=-DFLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN=1
+ef=-DFLASHATTN_SM90_EARLY_BLOCK_FLAGS=1
+sa=-DFLASHATTN_SM90_SOFTMAX_AHEAD=1
+NEW_FLAGS=${NEW_FLAGS-$ef $sa}
 BASE_FLAGS=${BASE_FLAGS-}
-VAR_FLAGS=${VAR_FLAGS--DFLASHATTN_SM90_DESCRIPTOR_ADDS=1}
-VAR2_FLAGS=${VAR2_FLAGS--DFLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV=512}
-TEST_FLAGS=${TEST_FLAGS-$NEW_FLAGS $VAR_FLAGS}
-TEST_DIMS=${TEST_DIMS-96;128}
-SAN_FILTER=${SAN_FILTER-Grid/*cuda_sm90*_500x777_*:Grid/*cuda_sm90*_2048x2048_*_d128_*:Grid/*cuda_sm90*_239x1_*}
-build_py() { PY_DIMS=${PY_DIMS:-128} sm90_build_py "$1" "$2" 4 "${PY_LIMIT:-200}" -DFLASHATTN_PTXAS_VERBOSE=ON; }
+VAR_FLAGS=${VAR_FLAGS-$ef}
+VAR2_FLAGS=${VAR2_FLAGS-$ef $sa $mc}
+TEST_FLAGS=${TEST_FLAGS-$ef $sa $mc}
+PY_DIMS=${PY_DIMS-64;128;256}
+TEST_DIMS=${TEST_DIMS-64;128;192;256}
+AB_ARGS=${AB_ARGS---passes 3 --rep 60 --rows 128:0:1024,128:0:2048,128:0:4096,128:0:8192,128:0:16384,128:1:2048,128:1:4096,128:1:8192,128:1:16384,64:0:2048,64:0:4096,64:0:8192,64:0:16384,64:1:2048,64:1:8192,64:1:16384,256:0:4096,256:0:16384,256:1:16384,128:0:4096:1,128:1:4096:1,64:0:2048:1}
+SAN_FILTER=${SAN_FILTER-Grid/*cuda_sm90*_500x777_*:Grid/*cuda_sm90*_2048x2048_*:Grid/*cuda_sm90*_113x203_*:Grid/*cuda_sm90*_128x217_*}
+build_py() { PY_DIMS=$PY_DIMS sm90_build_py "$1" "$2" "${PY_JOBS:-3}" "${PY_LIMIT:-200}" -DFLASHATTN_PTXAS_VERBOSE=ON; }
 build_tests() {  # NAME FLAGS DIMS
   cmake -S . -B "$bld/$1" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_BACKWARD=OFF \
     -DFLASHATTN_HEAD_DIMS="$3" -DFLASHATTN_DTYPES="fp16;bf16" -DFLASHATTN_BUILD_TESTS=ON \
     -DFLASHATTN_BUILD_CLI=OFF -DFLASHATTN_BUILD_EXAMPLES=OFF -DFLASHATTN_BUILD_PYTHON=OFF \
     -DFLASHATTN_PTXAS_VERBOSE=ON -DCMAKE_CUDA_FLAGS="$2" >"$out/${1}_configure.log" 2>&1 &&
-    timeout "${TEST_LIMIT:-200}" cmake --build "$bld/$1" -j 4 --target flashattn_tests >"$out/${1}_build.log" 2>&1
+    timeout "${TEST_LIMIT:-200}" cmake --build "$bld/$1" -j "${TEST_JOBS:-6}" --target flashattn_tests >"$out/${1}_build.log" 2>&1
   log "test build $1 (d $3; $2) rc=$?"
 }
 ptxas_table() {  # build log -> sm90 forward kernels: registers and spills
@@ -66,14 +78,6 @@ done
 ptxas_table "$out/tests_build.log" >"$out/tests_ptxas.txt" 2>/dev/null
 grep -h "C75" "$out"/*_build.log | sort | uniq -c | head >"$out/c75xx.txt"
 
-t=$(left); ((t > 75)) && t=75
-if ((t > 20)); then
-  start=$(date +%s)
-  PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout "$t" python3 bench/sm90L_ab.py ${AB_ARGS:-} 2>&1 |
-    grep -v Warning | tee "$out/ab.jsonl"
-  log "ab rc=${PIPESTATUS[0]} in $(($(date +%s) - start)) s"
-fi
-
 suite() {  # NAME
   local tests=$bld/$1/tests/flashattn_tests start=$(date +%s) t
   [[ -x $tests ]] || { log "$1: no test binary"; return 1; }
@@ -86,29 +90,14 @@ suite() {  # NAME
 }
 suite tests; ok=$?
 
-if [[ ${NCU:-1} != 0 ]] && command -v ncu >/dev/null && (($(left) > 40)); then
-  sections="--section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis
-    --section WarpStateStats --section SchedulerStats --section InstructionStats --section LaunchStats
-    --section Occupancy --section SourceCounters"
-  t=$(left); ((t > 90)) && t=90
-  PYTHONPATH=$bld/pyroot timeout $((t - 15)) ncu $sections --import-source no --profile-from-start off \
-    --launch-count 6 -o "$out/ncu_d128" python3 bench/sm90L_ncu_target.py >"$out/ncu.log" 2>&1
-  log "ncu rc=$?"
-  if [[ -f $out/ncu_d128.ncu-rep ]]; then
-    timeout 20 ncu -i "$out/ncu_d128.ncu-rep" --page details >"$out/ncu_d128.txt" 2>&1
-    timeout 20 ncu -i "$out/ncu_d128.ncu-rep" --page raw --csv 2>&1 | gzip >"$out/ncu_raw.csv.gz"
-    timeout 30 ncu -i "$out/ncu_d128.ncu-rep" --page source --csv --print-source sass 2>&1 |
-      gzip >"$out/ncu_sass.csv.gz"
-    log "ncu export done"
-  fi
+t=$(left); ((t > ${AB_LIMIT:-95})) && t=${AB_LIMIT:-95}
+if ((t > 20)); then
+  start=$(date +%s)
+  PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout "$t" python3 bench/sm90L_ab.py ${AB_ARGS:-} 2>&1 |
+    grep -v Warning | tee "$out/ab.jsonl"
+  log "ab rc=${PIPESTATUS[0]} in $(($(date +%s) - start)) s"
 fi
 
-if command -v cuobjdump >/dev/null; then
-  for name in base new; do
-    o=$bld/py-$name/src/CMakeFiles/flashattn.dir/cuda/sm90/forward_hdim128_bf16.cu.o
-    [[ -f $o ]] && cuobjdump -sass "$o" | gzip >"$out/sass_${name}_d128.txt.gz"
-  done
-fi
 
 san() {  # NAME TOOL
   local t
@@ -123,4 +112,30 @@ if [[ ${SAN:-1} != 0 && $ok == 0 ]]; then
   san tests racecheck
   san tests synccheck
 fi
+
+if [[ ${NCU:-1} != 0 ]] && command -v ncu >/dev/null && (($(left) > 40)); then
+  sections="--section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis
+    --section WarpStateStats --section SchedulerStats --section InstructionStats --section LaunchStats
+    --section Occupancy --section SourceCounters"
+  t=$(left); ((t > 90)) && t=90
+  PYTHONPATH=$bld/pyroot timeout $((t - 15)) ncu $sections --import-source no --profile-from-start off \
+    --launch-count 8 -o "$out/ncu_d128" python3 bench/sm90L_ncu_target.py >"$out/ncu.log" 2>&1
+  log "ncu rc=$?"
+  if [[ -f $out/ncu_d128.ncu-rep ]]; then
+    timeout 20 ncu -i "$out/ncu_d128.ncu-rep" --page details >"$out/ncu_d128.txt" 2>&1
+    timeout 20 ncu -i "$out/ncu_d128.ncu-rep" --page raw --csv 2>&1 | gzip >"$out/ncu_raw.csv.gz"
+    timeout 30 ncu -i "$out/ncu_d128.ncu-rep" --page source --csv --print-source sass 2>&1 |
+      gzip >"$out/ncu_sass.csv.gz"
+    rm -f "$out/ncu_d128.ncu-rep"
+    log "ncu export done"
+  fi
+fi
+
+if command -v cuobjdump >/dev/null; then
+  for name in base new; do
+    o=$bld/py-$name/src/CMakeFiles/flashattn.dir/cuda/sm90/forward_hdim128_bf16.cu.o
+    [[ -f $o ]] && cuobjdump -sass "$o" | gzip >"$out/sass_${name}_d128.txt.gz"
+  done
+fi
+
 cat "$out/summary.txt"

@@ -46,4 +46,13 @@ __device__ __forceinline__ void mbarrier_arrive_cluster(std::uint32_t remote_bar
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote_bar) : "memory");
 }
 
+// mbarrier_arrive_cluster where `pred` holds, as one predicated instruction (no branch).
+__device__ __forceinline__ void mbarrier_arrive_cluster_if(std::uint32_t remote_bar, bool pred) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %1, 0;\n@p mbarrier.arrive.shared::cluster.b64 _, [%0];\n}\n" ::"r"(
+          remote_bar),
+      "r"(static_cast<std::uint32_t>(pred))
+      : "memory");
+}
+
 }  // namespace flashattn::ptx

@@ -95,6 +95,22 @@
 #define FLASHATTN_SM90_DESCRIPTOR_ADDS 0
 #endif
 
+// 1: in the key-block loop, a block's mask decision, ring advance and releases are made while
+// its S GEMM runs, the releases as predicated arrives (no warp-leader branch), and the score
+// preparation (softcap, ALiBi, mask) sits behind one branch (consumer.h kEarlyBlockFlags).
+// Helper sm90L, session 6: a measurement switch (docs/performance-sm90.md).
+#ifndef FLASHATTN_SM90_EARLY_BLOCK_FLAGS
+#define FLASHATTN_SM90_EARLY_BLOCK_FLAGS 0
+#endif
+
+// 1: kernels with conditional rescaling, tree reductions and dv <= 128 (the d 96 / 128 kernel)
+// take a key block's exponentials against the rows' current references before its row maxima
+// are known, and redo them only when a maximum moved a reference (softmax.h
+// softmax_update_ahead; bitwise the same results). Helper sm90L, session 6: a measurement switch.
+#ifndef FLASHATTN_SM90_SOFTMAX_AHEAD
+#define FLASHATTN_SM90_SOFTMAX_AHEAD 0
+#endif
+
 namespace flashattn::detail::cuda_sm90 {
 
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
@@ -198,6 +214,11 @@ struct ForwardConfig {
       (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE : FLASHATTN_SM90_ROW_SUM_MMA) != 0;
   static constexpr int kPVN = kRowSumMma ? kHeadDimV + 8 : kHeadDimV;
   static constexpr int kOnesBytes = kRowSumMma ? 2048 : 0;
+  // Exponentials before the row maxima (FLASHATTN_SM90_SOFTMAX_AHEAD above).
+  static constexpr bool kSoftmaxAhead = FLASHATTN_SM90_SOFTMAX_AHEAD != 0 && kConditionalRescale &&
+                                        kTreeReductions && !kRowSumMma && kHeadDimV <= 128;
+  // Per-block decisions made while S runs (FLASHATTN_SM90_EARLY_BLOCK_FLAGS above).
+  static constexpr bool kEarlyBlockFlags = FLASHATTN_SM90_EARLY_BLOCK_FLAGS != 0;
   // wgmma descriptors by adds (FLASHATTN_SM90_DESCRIPTOR_ADDS above).
   static constexpr bool kDescriptorAdds = FLASHATTN_SM90_DESCRIPTOR_ADDS != 0;
   // Mask decisions per tile (FLASHATTN_SM90_TILE_MASK_RANGE{,_THREE} above).

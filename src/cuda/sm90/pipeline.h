@@ -84,6 +84,17 @@ struct SharedPipeline {
       }
     }
   }
+  // The same, made only where `pred` holds (the warp's leader lane), without a branch.
+  __device__ void release_kv_if(std::uint32_t empty_bar, bool pred) const {
+    if constexpr (Config::kClusterM == 1) {
+      ptx::mbarrier_arrive_if(empty_bar, pred);
+    } else {
+#pragma unroll
+      for (int rank = 0; rank < Config::kClusterM; ++rank) {
+        ptx::mbarrier_arrive_cluster_if(ptx::mapa_shared(empty_bar, rank), pred);
+      }
+    }
+  }
 };
 
 // Position in the K/V ring: stage index and the parity of its current phase.
