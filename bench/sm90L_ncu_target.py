@@ -1,6 +1,6 @@
 # ncu target of bench/sm90L_run.sh: d 128, bf16, non-causal, s 8192 (b 2, h 16: the standard grid's row),
-# one call each of flashattn_base (today's kernel), flashattn_var (if built), flashattn (new build) and
-# SDPA's cuDNN backend, inside
+# one call each of flashattn_base (today's kernel), flashattn (new build), flashattn_var and
+# flashattn_var2 (if built) and SDPA's cuDNN backend, inside
 # cudaProfilerStart/Stop after two warm-up calls each, so that `ncu --profile-from-start off` sees exactly
 # those kernels (cuDNN's plan building and any first-call work happen before the range).
 import importlib
@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 mods = []
-for name in ("flashattn_base", "flashattn_var", "flashattn"):
+for name in ("flashattn_base", "flashattn", "flashattn_var", "flashattn_var2"):
     try:
         mods.append(importlib.import_module(name))
     except ImportError:
