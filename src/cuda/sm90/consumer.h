@@ -42,27 +42,14 @@ __device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::ui
   // barrier and the issue.
   const std::uint32_t q_rows =
       Config::kRebuildQDescriptors ? ptx::opaque_u32(q_rows_invariant) : q_rows_invariant;
-  if constexpr (Config::kDescriptorAdds) {
-    // One descriptor per operand, each k-step's a constant add to its start address field.
-    const std::uint64_t desc_a0 = ptx::make_smem_desc_sw128(q_rows, 16, 1024);
-    const std::uint64_t desc_b0 = ptx::make_smem_desc_sw128(k, 16, 1024);
 #pragma unroll
-    for (int kk = 0; kk < Config::kHeadDim / 16; ++kk) {
-      const int offset = (kk % 4) * 32;  // 16 elements = 32 bytes along the swizzled row
-      ptx::wgmma_m64k16_ss<Config::kBlockN, typename Config::Element>(
-          s, ptx::smem_desc_moved(desc_a0, (kk / 4) * Config::kQChunkBytes + offset, 0),
-          ptx::smem_desc_moved(desc_b0, (kk / 4) * Config::kKVChunkBytes + offset, 0), kk > 0 ? 1 : 0);
-    }
-  } else {
-#pragma unroll
-    for (int kk = 0; kk < Config::kHeadDim / 16; ++kk) {
-      const std::uint32_t offset = (kk % 4) * 32;  // 16 elements = 32 bytes along the swizzled row
-      const std::uint64_t desc_a =
-          ptx::make_smem_desc_sw128(q_rows + (kk / 4) * Config::kQChunkBytes + offset, 16, 1024);
-      const std::uint64_t desc_b =
-          ptx::make_smem_desc_sw128(k + (kk / 4) * Config::kKVChunkBytes + offset, 16, 1024);
-      ptx::wgmma_m64k16_ss<Config::kBlockN, typename Config::Element>(s, desc_a, desc_b, kk > 0 ? 1 : 0);
-    }
+  for (int kk = 0; kk < Config::kHeadDim / 16; ++kk) {
+    const std::uint32_t offset = (kk % 4) * 32;  // 16 elements = 32 bytes along the swizzled row
+    const std::uint64_t desc_a =
+        ptx::make_smem_desc_sw128(q_rows + (kk / 4) * Config::kQChunkBytes + offset, 16, 1024);
+    const std::uint64_t desc_b =
+        ptx::make_smem_desc_sw128(k + (kk / 4) * Config::kKVChunkBytes + offset, 16, 1024);
+    ptx::wgmma_m64k16_ss<Config::kBlockN, typename Config::Element>(s, desc_a, desc_b, kk > 0 ? 1 : 0);
   }
 }
 
@@ -83,13 +70,6 @@ __device__ __forceinline__ void gemm_pv(float (&o)[Config::kPVN / 2],
       const int step = kk * 16 * Config::kRowBytes;
       ptx::wgmma_m64k16_rs_tb<Config::kPVN, typename Config::Element>(
           o, p[kk], ptx::smem_desc_moved(desc0, step, -step), 1);
-    }
-  } else if constexpr (Config::kDescriptorAdds) {
-    const std::uint64_t desc0 = ptx::make_smem_desc_sw128(v, Config::kKVChunkBytes, 1024);
-#pragma unroll
-    for (int kk = 0; kk < Config::kBlockN / 16; ++kk) {
-      ptx::wgmma_m64k16_rs_tb<Config::kHeadDimV, typename Config::Element>(
-          o, p[kk], ptx::smem_desc_moved(desc0, kk * 16 * Config::kRowBytes, 0), 1);
     }
   } else {
 #pragma unroll
@@ -288,11 +268,6 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
 
       // kEarlyBlockFlags: softcap or ALiBi in this tile (then every block is transformed).
       const bool transforms = p.softcap_in != 0.f || slope_s != 0.f;
-      // kSoftmaxAhead: every row of the warp has a finite reference maximum (warp-uniform;
-      // once true it stays true: references only grow).
-      bool references = false;
-      std::uint32_t opaque_zero = 0;  // kSoftmaxAhead: a zero ptxas cannot see (the pf copy below)
-      if constexpr (Config::kSoftmaxAhead) opaque_zero = ptx::opaque_u32(0u);
       for (int i = 1; i < n_blocks; ++i) {
         n = range.end - 1 - i;
         ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
@@ -310,8 +285,8 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           // Everything between S's completion and the softmax that does not need S is decided
           // here, while S runs, and the stage releases are predicated arrives rather than a
           // warp leader's branch: the path from the S wait to the first row maximum is then
-          // the release, one branch on `special` and nothing else (helper sm90L's profile:
-          // ~10% of a d128 consumer warp's samples sat on that chain).
+          // ~14 mostly independent instructions instead of ~45 dependent ones with three
+          // branches (d128 SASS; ~10% of the consumer warps' stall samples sat on that chain).
           const bool masked = block_masked<Config>(p, w, n, clean);
           const bool special = masked || transforms;
           const bool last_s = Config::kSeparateO && i == n_blocks - 1;
@@ -332,23 +307,9 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           ring.advance();
           prepare_scores<Config>(s, p, w, slope_s, n, row0, clean);
         }
-        bool rescale;
-        // kSoftmaxAhead: the next P's fragments, written while P V still reads pf.
-        std::uint32_t pf_next[Config::kSoftmaxAhead ? Config::kBlockN / 16 : 1][4];
-        if constexpr (Config::kSoftmaxAhead) {
-          references = references || rows_have_references(rows);
-          if (references) {
-            rescale = softmax_update_ahead<Config::kBlockN>(
-                s, rows, p.score_log2, correction, pf_next,
-                [](float a, float b) { return pack_pair<typename Config::Element>(a, b); });
-          } else {
-            rescale = softmax_update<Config::kBlockN, true, true, true>(s, rows, p.score_log2, correction);
-            convert_p<Config>(s, pf_next);
-          }
-        } else {
-          rescale = softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions,
-                                   !Config::kRowSumMma>(s, rows, p.score_log2, correction);
-        }
+        const bool rescale =
+            softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions,
+                           !Config::kRowSumMma>(s, rows, p.score_log2, correction);
 
         ptx::wgmma_wait_group<0>();  // P V done: V stage free, O may be rescaled
         ptx::wgmma_fence_operand(o);
@@ -362,18 +323,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
 #pragma unroll
           for (int j = 0; j < kO; ++j) o[j] *= correction[(j / 2) % 2];
         }
-        if constexpr (Config::kSoftmaxAhead) {
-          // A copy ptxas can see through would let it give pf_next pf's registers (and then
-          // serialise the wgmmas, C7513); an exclusive or with a zero it cannot see keeps them
-          // apart (one LOP3 per register, as many instructions as the copy).
-#pragma unroll
-          for (int kk = 0; kk < Config::kBlockN / 16; ++kk) {
-#pragma unroll
-            for (int r = 0; r < 4; ++r) pf[kk][r] = pf_next[kk][r] ^ opaque_zero;
-          }
-        } else {
-          convert_p<Config>(s, pf);
-        }
+        convert_p<Config>(s, pf);
       }
 
       // Last P V.

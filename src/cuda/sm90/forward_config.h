@@ -87,28 +87,16 @@
 #define FLASHATTN_SM90_TILE_MASK_RANGE_THREE 1
 #endif
 
-// 1: the wgmma descriptors of a GEMM's k-steps are one descriptor per operand plus a constant
-// add to its start-address field (ptx::smem_desc_moved), instead of each built from its
-// address (mask, shift, or). Exact: shared addresses stay below 2^18, so the 14-bit field
-// never carries. Helper sm90L, session 6: a measurement switch (docs/performance-sm90.md).
-#ifndef FLASHATTN_SM90_DESCRIPTOR_ADDS
-#define FLASHATTN_SM90_DESCRIPTOR_ADDS 0
-#endif
-
 // 1: in the key-block loop, a block's mask decision, ring advance and releases are made while
 // its S GEMM runs, the releases as predicated arrives (no warp-leader branch), and the score
-// preparation (softcap, ALiBi, mask) sits behind one branch (consumer.h kEarlyBlockFlags).
-// Helper sm90L, session 6: a measurement switch (docs/performance-sm90.md).
+// preparation (softcap, ALiBi, mask) sits behind one branch (consumer.h kEarlyBlockFlags);
+// 0: the former order (a measurement variant). Measured on an H200 (2026-11-22, helper sm90L,
+// docs/performance-sm90.md): d128 8k under ncu (locked clocks) -1.8% kernel time (2.017 ->
+// 1.981 ms, tensor pipe 76.9 -> 78.3% active); same-process A/B at free clocks d128
+// non-causal +1.3%, d64 +0.7%, d128 causal +0.2%, d256 -2.5% against base (+1.1 / +1.8 /
+// +3.9 / +0.2% against the base's second copy), outputs bitwise equal on every row.
 #ifndef FLASHATTN_SM90_EARLY_BLOCK_FLAGS
-#define FLASHATTN_SM90_EARLY_BLOCK_FLAGS 0
-#endif
-
-// 1: kernels with conditional rescaling, tree reductions and dv <= 128 (the d 96 / 128 kernel)
-// take a key block's exponentials against the rows' current references before its row maxima
-// are known, and redo them only when a maximum moved a reference (softmax.h
-// softmax_update_ahead; bitwise the same results). Helper sm90L, session 6: a measurement switch.
-#ifndef FLASHATTN_SM90_SOFTMAX_AHEAD
-#define FLASHATTN_SM90_SOFTMAX_AHEAD 0
+#define FLASHATTN_SM90_EARLY_BLOCK_FLAGS 1
 #endif
 
 namespace flashattn::detail::cuda_sm90 {
@@ -198,7 +186,9 @@ struct ForwardConfig {
       kHeadDim >= 192 || kConsumerWarpgroups == 3 || kBlockN > FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N;
   // Rescale O only when a row maximum grew by more than 2^8 (softmax.h): saves dv/2
   // multiplications per thread and block for a vote and a comparison; measured on an
-  // H200 (2026-11-22, sm90c): +3-6% at d 256, within noise at d 128, -3.5% at d 64.
+  // H200 (2026-11-22, sm90c): +3-6% at d 256, within noise at d 128, -3.5% at d 64; again
+  // at d 128 (session 6, sm90L, same-process A/B): off is 5% slower (0.95 non-causal,
+  // 0.945 causal, 8 of 8 rows below the noise control).
   static constexpr bool kConditionalRescale = kHeadDimV >= FLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV;
   // Row maxima / sums of a block as trees, not chains (softmax.h): measured on an H200
   // (2026-11-22, sm90d, one same-process A/B): +1.9% at d 64 (10 of 12 rows), +1.7%
@@ -214,13 +204,8 @@ struct ForwardConfig {
       (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE : FLASHATTN_SM90_ROW_SUM_MMA) != 0;
   static constexpr int kPVN = kRowSumMma ? kHeadDimV + 8 : kHeadDimV;
   static constexpr int kOnesBytes = kRowSumMma ? 2048 : 0;
-  // Exponentials before the row maxima (FLASHATTN_SM90_SOFTMAX_AHEAD above).
-  static constexpr bool kSoftmaxAhead = FLASHATTN_SM90_SOFTMAX_AHEAD != 0 && kConditionalRescale &&
-                                        kTreeReductions && !kRowSumMma && kHeadDimV <= 128;
   // Per-block decisions made while S runs (FLASHATTN_SM90_EARLY_BLOCK_FLAGS above).
   static constexpr bool kEarlyBlockFlags = FLASHATTN_SM90_EARLY_BLOCK_FLAGS != 0;
-  // wgmma descriptors by adds (FLASHATTN_SM90_DESCRIPTOR_ADDS above).
-  static constexpr bool kDescriptorAdds = FLASHATTN_SM90_DESCRIPTOR_ADDS != 0;
   // Mask decisions per tile (FLASHATTN_SM90_TILE_MASK_RANGE{,_THREE} above).
   static constexpr bool kTileMaskRange =
       (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_TILE_MASK_RANGE_THREE : FLASHATTN_SM90_TILE_MASK_RANGE) != 0;
@@ -303,9 +288,16 @@ inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked) {
 // d = 128, unmasked, dense, equal lengths: clusters of two CTAs with K/V multicast
 // (ForwardConfig kClusterM) when the key sequence has at least
 // FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN keys (0: never) and the query blocks pair up
-// (an even number per head). Host side.
+// (an even number per head). Host side. Measured on an H200 (2026-11-22, helper sm90L, two
+// runs, docs/performance-sm90.md): L2 throughput halves (40 -> 21% of peak) and at free
+// clocks the d128 non-causal rows gain +1..3% (1k-16k, both runs, against the noise
+// control), but under ncu's locked clocks the kernel is 1.8-2.4% slower (the two CTAs wait
+// on each other's releases: barrier stalls 9 -> 31% of samples). The gain is read as the
+// power limiter's (less L2 traffic, higher SM clock: NVML read 55 MHz more on those rows,
+// 27 MHz more where both columns ran the same kernel), so
+// it is a default for long keys only, where it was measured; set 0 to turn it off.
 #ifndef FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN
-#define FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN 0
+#define FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN 2048
 #endif
 inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked, bool paged,
                              bool sequence_maps) {

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <cmath>
-#include <cstdint>
 
 #include "cuda/ptx/ptx.h"
 
@@ -143,82 +142,6 @@ __device__ __forceinline__ bool softmax_update(float (&s)[kBlockN / 2], SoftmaxR
 #pragma unroll
     for (int r = 0; r < 2; ++r) rows.sum[r] = rows.sum[r] * correction[r] + block_sum[r];
   }
-  return rescale;
-}
-
-// softmax_update<kBlockN, true, kTree, true> for the rows' next block, computed in a
-// different order (forward_config.h kSoftmaxAhead): the exponentials are taken against the
-// rows' current references straight away, packed into p_next (the A fragments of the next
-// P V GEMM, register for register as in convert_p: p_next[kk][r] holds columns 8kk + 2r,
-// 8kk + 2r + 1 of s) and summed, while the block's row maxima are folded from s, which is
-// left intact. Only if a maximum then moved its reference (the vote of softmax_update, rare
-// once the rows' large scores were seen) are the exponentials taken again, from s, against
-// the new references. Either way the results are bitwise those of softmax_update followed
-// by convert_p: the same operations on the same operands, only the row maxima no longer
-// stand between S and the exponentials. Needs every row of the warp to have a finite
-// reference (a row that has seen no key has none to be optimistic about): the caller checks
-// (rows_have_references) and otherwise runs softmax_update.
-__device__ __forceinline__ bool rows_have_references(const SoftmaxRows& rows) {
-  return __all_sync(0xffffffffu, rows.max[0] != -INFINITY && rows.max[1] != -INFINITY);
-}
-
-// (The tree reductions of softmax_update<..., kTree = true>: the kernels that use this have them.)
-template <int kBlockN, class Pack>
-__device__ __forceinline__ bool softmax_update_ahead(const float (&s)[kBlockN / 2], SoftmaxRows& rows,
-                                                     float score_log2, float (&correction)[2],
-                                                     std::uint32_t (&p_next)[kBlockN / 16][4], Pack pack) {
-  // The exponentials against references max_scaled, packed, and their row sums.
-  auto exponentials = [&](const float(&max_scaled)[2], float(&block_sum)[2]) {
-    float pair_sum[kBlockN / 4];
-#pragma unroll
-    for (int q = 0; q < kBlockN / 4; ++q) {  // pair q: s[2q], s[2q + 1], row q % 2
-      const float a = ptx::ex2_approx_ftz_f32(fmaf(s[2 * q], score_log2, -max_scaled[q % 2]));
-      const float b = ptx::ex2_approx_ftz_f32(fmaf(s[2 * q + 1], score_log2, -max_scaled[q % 2]));
-      p_next[q / 4][q % 4] = pack(a, b);
-      pair_sum[q] = a + b;
-    }
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float v[kBlockN / 8];
-#pragma unroll
-      for (int i = 0; i < kBlockN / 8; ++i) v[i] = pair_sum[2 * i + r];
-      fold_tree<kBlockN / 8>(v, [](float x, float y) { return x + y; });
-      block_sum[r] = v[0];
-    }
-  };
-  float max_scaled[2] = {rows.max[0] * score_log2, rows.max[1] * score_log2};
-  float block_sum[2];
-  exponentials(max_scaled, block_sum);
-
-  float block_max[2] = {rows.max[0], rows.max[1]};
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    float v[kBlockN / 8];
-#pragma unroll
-    for (int i = 0; i < kBlockN / 8; ++i) v[i] = fmaxf(s[4 * i + 2 * r], s[4 * i + 2 * r + 1]);
-    fold_tree<kBlockN / 8>(v, [](float x, float y) { return fmaxf(x, y); });
-    block_max[r] = fmaxf(block_max[r], v[0]);
-  }
-  float new_max[2];
-  bool grows = false;
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    new_max[r] = quad_max(block_max[r]);
-    grows |= new_max[r] * score_log2 - rows.max[r] * score_log2 > kRescaleThreshold;
-  }
-  const bool rescale = __any_sync(0xffffffffu, grows);
-  correction[0] = correction[1] = 1.f;
-  if (rescale) {
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      correction[r] = ptx::ex2_approx_ftz_f32(rows.max[r] * score_log2 - new_max[r] * score_log2);
-      rows.max[r] = new_max[r];
-      max_scaled[r] = rows.max[r] * score_log2;
-    }
-    exponentials(max_scaled, block_sum);
-  }
-#pragma unroll
-  for (int r = 0; r < 2; ++r) rows.sum[r] = rows.sum[r] * correction[r] + block_sum[r];
   return rescale;
 }
 
