@@ -15,6 +15,10 @@
 #   DESCRIPTOR_ADDS=1          wgmma descriptors by adds ("da")
 #   EARLY_BLOCK_FLAGS=1        per-block decisions while S runs, predicated releases ("ef")
 #   SOFTMAX_AHEAD=1            exponentials before the row maxima, d96/128 ("sa")
+# (da and sa measured no gain and were taken out of the tree again: running the two runs' flag sets
+# as they were needs commit d77d708's tree; on later commits those flags are ignored. Since c177e41,
+# ef is on and mc's threshold is 2048 by default: pass -DFLASHATTN_SM90_EARLY_BLOCK_FLAGS=0
+# -DFLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN=0 as BASE_FLAGS for the runs' base.)
 # Run 1 (2026-11-22 ~08:06 UTC): NEW=mc VAR=da VAR2="-DFLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV=512"
 #   PY_DIMS=128 TEST_DIMS="96;128" TEST_FLAGS="mc da" AB_ARGS="" (sm90L_ab.py's default rows), NCU=1.
 # Run 2: the defaults below.

@@ -101,9 +101,9 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
                                 a.out.row_stride, a.out.head_stride, a.out.batch_stride, 64);
   // Paged with pages of at least a key block: K/V maps over (d, page rows, kv heads, pages).
   const bool tma_pages = a.block_table != nullptr && a.page_size >= Config::kBlockN && a.kv_blocks > 0;
-  // K/V multicast: each CTA of a cluster loads its slice of a block's rows (forward_config.h).
   const std::int64_t kv_rows = tma_pages ? a.page_size : a.seqlen_k;
   const std::int64_t kv_batch = tma_pages ? a.kv_blocks : a.batch;
+  // K/V boxes of kKVSliceRows: a key block, or under K/V multicast one CTA's slice of it.
   const bool maps_ok =
       q_maps_ok &&
       encode_tile_map(&k.maps.k, a.dtype, a.k.data, a.head_dim, kv_rows, a.heads_kv, kv_batch, a.k.row_stride,
