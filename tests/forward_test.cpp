@@ -137,6 +137,20 @@ std::vector<ForwardCase> forward_cases() {
                    {MaskKind::none, 0.f, AlibiKind::none, 0.f, true},
                    Layout::padded});
   cases.push_back({1, 4097, 4099, 1, 1, 64, 64, DType::float16, {MaskKind::none, 30.f}, Layout::heads_major});
+  // An even number of 128-row query blocks per head, unmasked, dense: cuda_sm90's d128 kernel launched as
+  // clusters of two CTAs sharing each K/V block by TMA multicast (when built with
+  // FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN <= 777): ragged keys (the last block's second half past the end),
+  // GQA, ALiBi and a sink.
+  cases.push_back({2,
+                   500,
+                   777,
+                   4,
+                   2,
+                   128,
+                   128,
+                   DType::bfloat16,
+                   {MaskKind::none, 0.f, AlibiKind::per_head, 0.f, true},
+                   Layout::padded});
   // Past 2048 queries, so cuda_sm80's d256 non-causal table entry for long sequences (whole-tile K/V copies
   // without per-copy bounds tests, forward_tuning.json) runs, with a ragged tail against its 64-row tiles.
   cases.push_back({1, 2113, 2100, 1, 1, 256, 256, DType::float16, plain, Layout::contiguous});

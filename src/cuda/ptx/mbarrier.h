@@ -25,6 +25,16 @@ __device__ __forceinline__ void mbarrier_arrive(std::uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
 
+// An arrival made only where `pred` holds, as one predicated instruction: no branch, so the
+// compiler keeps the surrounding code in one basic block (a warp leader's `if (lane == 0)
+// arrive` splits it, and ptxas then cannot schedule the following work across it).
+__device__ __forceinline__ void mbarrier_arrive_if(std::uint32_t bar, bool pred) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %1, 0;\n@p mbarrier.arrive.shared::cta.b64 _, [%0];\n}\n" ::"r"(bar),
+      "r"(static_cast<std::uint32_t>(pred))
+      : "memory");
+}
+
 // One thread standing for `count` arrivals.
 __device__ __forceinline__ void mbarrier_arrive_count(std::uint32_t bar, std::uint32_t count) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");

@@ -48,6 +48,20 @@ __device__ __forceinline__ void tma_load_4d(std::uint32_t smem, const void* tens
       : "memory");
 }
 
+// The same box written to the same shared offset of every CTA of the cluster in
+// cta_mask (bit r: cluster rank r), each completing `bytes` of the box on the mbarrier
+// at offset `bar` of that CTA (TMA multicast, sm_90). One CTA's L2 read feeds several.
+__device__ __forceinline__ void tma_load_4d_multicast(std::uint32_t smem, const void* tensor_map,
+                                                      std::uint32_t bar, int c0, int c1, int c2, int c3,
+                                                      std::uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%3, %4, %5, %6}], [%2], %7;\n" ::"r"(smem),
+      "l"(reinterpret_cast<std::uint64_t>(tensor_map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
+      "h"(cta_mask)
+      : "memory");
+}
+
 // 5-D: the packed-GQA query view (cols, heads in group, rows, kv heads, batch).
 __device__ __forceinline__ void tma_load_5d(std::uint32_t smem, const void* tensor_map, std::uint32_t bar,
                                             int c0, int c1, int c2, int c3, int c4) {

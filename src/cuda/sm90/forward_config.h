@@ -120,13 +120,27 @@
 #define FLASHATTN_SM90_FIRST_K_BEFORE_Q 1
 #endif
 
+// 1: in the key-block loop, a block's mask decision, ring advance and releases are made while
+// its S GEMM runs, the releases as predicated arrives (no warp-leader branch), and the score
+// preparation (softcap, ALiBi, mask) sits behind one branch (consumer.h kEarlyBlockFlags);
+// 0: the former order (a measurement variant). Measured on an H200 (2026-11-22, helper sm90L,
+// docs/performance-sm90.md): d128 8k under ncu (locked clocks) -1.8% kernel time (2.017 ->
+// 1.981 ms, tensor pipe 76.9 -> 78.3% active); same-process A/B at free clocks d128
+// non-causal +1.3%, d64 +0.7%, d128 causal +0.2%, d256 -2.5% against base (+1.1 / +1.8 /
+// +3.9 / +0.2% against the base's second copy), outputs bitwise equal on every row.
+#ifndef FLASHATTN_SM90_EARLY_BLOCK_FLAGS
+#define FLASHATTN_SM90_EARLY_BLOCK_FLAGS 1
+#endif
+
 namespace flashattn::detail::cuda_sm90 {
 
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
 // kLongKeyBlockN_: 0, or the wider key block of the d = 128 kernel for long key
 // sequences (use_long_key_blocks below).
+// kClusterM_: 1, or 2 for the d = 128 kernel launched as clusters of two CTAs that share
+// each K/V block through TMA multicast (use_kv_multicast below).
 template <int kHeadDim_, int kHeadDimV_, typename Element_, int kConsumerWarpgroups_ = 2,
-          int kLongKeyBlockN_ = 0>
+          int kLongKeyBlockN_ = 0, int kClusterM_ = 1>
 struct ForwardConfig {
   using Element = Element_;
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>);
@@ -164,7 +178,17 @@ struct ForwardConfig {
   static constexpr int kStages = kLargeV ? 3 : (kHeadDim <= 64 ? 4 : 2);
   // The long-key kernels serve dense K/V only (paged K/V keeps 128-key blocks, which
   // its page-size rules assume): no paged instantiation of them.
-  static constexpr bool kHasPagedKernel = kLongKeyBlockN_ == 0;
+  static constexpr bool kHasPagedKernel = kLongKeyBlockN_ == 0 && kClusterM_ == 1;
+  // Cluster of kClusterM CTAs on adjacent query blocks of one head (tile_scheduler.h
+  // tile_work): each CTA's producer loads 1/kClusterM of every K and V block (kBlockN /
+  // kClusterM rows) and multicasts it to all of them, so each block crosses from L2 once
+  // per cluster instead of once per CTA. Every consumer warp releases a stage on the empty
+  // barrier of every CTA of the cluster (a peer's producer overwrites its rows there).
+  // Dense, unmasked, equal-length problems only (forward_launch.h run_forward).
+  static constexpr int kClusterM = kClusterM_;
+  static_assert(kClusterM == 1 || (kClusterM == 2 && kHeadDim == 128 && kHeadDimV == 128 &&
+                                   kLongKeyBlockN_ == 0 && kConsumerWarpgroups == 2),
+                "K/V multicast only for the d = 128 kernel");
 
   // setmaxnreg split: 128 * 24 + 256 * 240 = 64512 <= 65536 registers per SM
   // with two consumers; 128 * 24 + 384 * 160 = 64512 with three (d = 64: S 64 +
@@ -195,7 +219,9 @@ struct ForwardConfig {
       kHeadDim >= 192 || kConsumerWarpgroups == 3 || kBlockN > FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N;
   // Rescale O only when a row maximum grew by more than 2^8 (softmax.h): saves dv/2
   // multiplications per thread and block for a vote and a comparison; measured on an
-  // H200 (2026-11-22, sm90c): +3-6% at d 256, within noise at d 128, -3.5% at d 64.
+  // H200 (2026-11-22, sm90c): +3-6% at d 256, within noise at d 128, -3.5% at d 64; again
+  // at d 128 (session 6, sm90L, same-process A/B): off is 5% slower (0.95 non-causal,
+  // 0.945 causal, 8 of 8 rows below the noise control).
   static constexpr bool kConditionalRescale = kHeadDimV >= FLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV;
   // Row maxima / sums of a block as trees, not chains (softmax.h): measured on an H200
   // (2026-11-22, sm90d, one same-process A/B): +1.9% at d 64 (10 of 12 rows), +1.7%
@@ -211,6 +237,8 @@ struct ForwardConfig {
       (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE : FLASHATTN_SM90_ROW_SUM_MMA) != 0;
   static constexpr int kPVN = kRowSumMma ? kHeadDimV + 8 : kHeadDimV;
   static constexpr int kOnesBytes = kRowSumMma ? 2048 : 0;
+  // Per-block decisions made while S runs (FLASHATTN_SM90_EARLY_BLOCK_FLAGS above).
+  static constexpr bool kEarlyBlockFlags = FLASHATTN_SM90_EARLY_BLOCK_FLAGS != 0;
   // Mask decisions per tile (FLASHATTN_SM90_TILE_MASK_RANGE{,_THREE} above).
   static constexpr bool kTileMaskRange =
       (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_TILE_MASK_RANGE_THREE : FLASHATTN_SM90_TILE_MASK_RANGE) != 0;
@@ -229,6 +257,10 @@ struct ForwardConfig {
   static constexpr int kQChunkBytes = kBlockM * kRowBytes;
   static constexpr int kKVChunkBytes = kBlockN * kRowBytes;  // K and V chunks alike
   static_assert(kKVChunkBytes % 1024 == 0, "swizzle atoms must stay 1024-byte aligned");
+  // One CTA's share of a K/V chunk under multicast: rows [rank * kBlockN / kClusterM, ...).
+  static constexpr int kKVSliceRows = kBlockN / kClusterM;
+  static constexpr int kKVSliceBytes = kKVSliceRows * kRowBytes;
+  static_assert(kKVSliceBytes % 1024 == 0, "a multicast slice must start on a swizzle atom");
 
   // Shared memory: [Q][K stages][V stages][O][barriers]. O gets its own buffer
   // when it fits (its TMA store then overlaps the next tile's Q load); at d=256 it
@@ -269,7 +301,9 @@ struct ForwardConfig {
   static constexpr bool kEarlyDecode = FLASHATTN_SM90_EARLY_DECODE != 0;
   static constexpr bool kStmatrixO = FLASHATTN_SM90_STMATRIX_O != 0;
   static constexpr bool kFastFinalize = FLASHATTN_SM90_FAST_FINALIZE != 0;
-  static constexpr bool kFirstKBeforeQ = FLASHATTN_SM90_FIRST_K_BEFORE_Q != 0;
+  // Not with K/V multicast (kClusterM 2, long rows only): there a K block's stage must be free in
+  // both CTAs of the cluster, an ordering this switch was not measured or verified with.
+  static constexpr bool kFirstKBeforeQ = FLASHATTN_SM90_FIRST_K_BEFORE_Q != 0 && kClusterM == 1;
 };
 
 // d = 64: three consumer warpgroups (kBlockM 192, kBlockN 96) for long query
@@ -291,6 +325,26 @@ struct ForwardConfig {
 inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked) {
   return head_dim == 64 && seqlen_q >= (masked ? FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ_MASKED
                                                : FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ);
+}
+
+// d = 128, unmasked, dense, equal lengths: clusters of two CTAs with K/V multicast
+// (ForwardConfig kClusterM) when the key sequence has at least
+// FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN keys (0: never) and the query blocks pair up
+// (an even number per head). Host side. Measured on an H200 (2026-11-22, helper sm90L, two
+// runs, docs/performance-sm90.md): L2 throughput halves (40 -> 21% of peak) and at free
+// clocks the d128 non-causal rows gain +1..3% (1k-16k, both runs, against the noise
+// control), but under ncu's locked clocks the kernel is 1.8-2.4% slower (the two CTAs wait
+// on each other's releases: barrier stalls 9 -> 31% of samples). The gain is read as the
+// power limiter's (less L2 traffic, higher SM clock: NVML read 55 MHz more on those rows,
+// 27 MHz more where both columns ran the same kernel), so
+// it is a default for long keys only, where it was measured; set 0 to turn it off.
+#ifndef FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN
+#define FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN 2048
+#endif
+inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked, bool paged,
+                             bool sequence_maps) {
+  return FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN != 0 && seqlen_k >= FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN &&
+         m_blocks % 2 == 0 && !masked && !paged && !sequence_maps;
 }
 
 // d = 128 (dense K/V): a key block of FLASHATTN_SM90_LONG_KEY_BLOCK_N keys instead of

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "cuda/ptx/cluster.h"
 #include "cuda/ptx/ptx.h"
 #include "cuda/ptx/shared_memory.h"
 #include "cuda/ptx/tma.h"
@@ -44,8 +45,15 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
     }
     ptx::fence_proxy_async_shared_cta();
   }
-  // Every thread must see initialised barriers (and the ones block) before its first use.
-  __syncthreads();
+  // Every thread must see initialised barriers (and the ones block) before its first use;
+  // under K/V multicast every thread of the cluster, whose producers complete bytes on
+  // and whose consumers arrive at this CTA's barriers.
+  if constexpr (Config::kClusterM > 1) {
+    ptx::barrier_cluster_arrive();
+    ptx::barrier_cluster_wait();
+  } else {
+    __syncthreads();
+  }
 
   constexpr int kProducerRegisters = kPaged ? Config::kPagedProducerRegisters : Config::kProducerRegisters;
   constexpr int kConsumerRegisters = kPaged ? Config::kPagedConsumerRegisters : Config::kConsumerRegisters;
@@ -60,6 +68,12 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
   } else {
     ptx::setmaxnreg_inc<kConsumerRegisters>();
     consumer_loop<Config>(p, pipe, warpgroup - 1);
+  }
+  // K/V multicast: no CTA leaves while a peer may still arrive on its empty barriers
+  // (its consumers' last releases) or write into its stages.
+  if constexpr (Config::kClusterM > 1) {
+    ptx::barrier_cluster_arrive();
+    ptx::barrier_cluster_wait();
   }
 }
 

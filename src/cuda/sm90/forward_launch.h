@@ -103,12 +103,13 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   const bool tma_pages = a.block_table != nullptr && a.page_size >= Config::kBlockN && a.kv_blocks > 0;
   const std::int64_t kv_rows = tma_pages ? a.page_size : a.seqlen_k;
   const std::int64_t kv_batch = tma_pages ? a.kv_blocks : a.batch;
+  // K/V boxes of kKVSliceRows: a key block, or under K/V multicast one CTA's slice of it.
   const bool maps_ok =
       q_maps_ok &&
       encode_tile_map(&k.maps.k, a.dtype, a.k.data, a.head_dim, kv_rows, a.heads_kv, kv_batch, a.k.row_stride,
-                      a.k.head_stride, a.k.batch_stride, Config::kBlockN) &&
+                      a.k.head_stride, a.k.batch_stride, Config::kKVSliceRows) &&
       encode_tile_map(&k.maps.v, a.dtype, a.v.data, a.head_dim_v, kv_rows, a.heads_kv, kv_batch,
-                      a.v.row_stride, a.v.head_stride, a.v.batch_stride, Config::kBlockN);
+                      a.v.row_stride, a.v.head_stride, a.v.batch_stride, Config::kKVSliceRows);
   if (!maps_ok) return cudaErrorInvalidValue;
 
   k.lse = a.lse;
@@ -207,9 +208,32 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
       e != cudaSuccess) {
     return e;
   }
-  const int grid = std::max(1, std::min(sms, k.num_tiles));
-  kernel<<<grid, Config::kThreads, Config::kSmemBytes, stream>>>(k);
-  return cudaGetLastError();
+  if constexpr (Config::kClusterM > 1) {
+    // Clusters of kClusterM CTAs on pairs of query blocks (run_forward checked that the
+    // schedule is static and m_blocks even), as many as fit on the GPU at once.
+    static_assert(Config::kClusterM == 2);
+    if (!k.static_schedule || k.m_blocks % 2 != 0) return cudaErrorInvalidValue;
+    cudaLaunchConfig_t config{};
+    cudaLaunchAttribute cluster{};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = Config::kClusterM, cluster.val.clusterDim.y = 1, cluster.val.clusterDim.z = 1;
+    config.blockDim = dim3(Config::kThreads);
+    config.dynamicSmemBytes = Config::kSmemBytes;
+    config.stream = stream;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    config.gridDim = dim3(static_cast<unsigned>(sms / Config::kClusterM * Config::kClusterM));
+    int clusters = 0;
+    if (cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config); e != cudaSuccess)
+      return e;
+    const int grid = std::min(std::max(1, clusters) * Config::kClusterM, k.num_tiles);
+    config.gridDim = dim3(static_cast<unsigned>(grid));
+    return cudaLaunchKernelEx(&config, kernel, k);
+  } else {
+    const int grid = std::max(1, std::min(sms, k.num_tiles));
+    kernel<<<grid, Config::kThreads, Config::kSmemBytes, stream>>>(k);
+    return cudaGetLastError();
+  }
 }
 
 template <int kHeadDim, int kHeadDimV, typename Element>
@@ -243,6 +267,17 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
         return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 3>>(a, workspace, stream);
       }
     }
+#if FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN != 0
+    if constexpr (kHeadDim == 128 && kHeadDimV == 128) {
+      using Clustered = ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 0, 2>;
+      const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
+      const long long m_blocks = (a.seqlen_q + Clustered::kBlockM - 1) / Clustered::kBlockM;
+      if (pack_factor<Clustered>(a) == 1 &&
+          use_kv_multicast(a.seqlen_k, m_blocks, masked, a.block_table != nullptr, uses_sequence_maps(a))) {
+        return launch_forward<Clustered>(a, workspace, stream);
+      }
+    }
+#endif
 #if FLASHATTN_SM90_LONG_KEY_BLOCK_N != 0
     if constexpr (kHeadDim == 128 && kHeadDimV == 128) {
       const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;

@@ -17,10 +17,16 @@
 // Empty barriers count one arrival per consumer warp (lane 0, after that warp's
 // wgmma.wait_group): completion is tracked per thread, so every warp vouches
 // for itself. Full barriers count the producer's one arrive_expect_tx.
+// K/V multicast (Config::kClusterM > 1): a K/V stage is written by every producer of
+// the cluster (each its slice, forward_config.h), so k_empty / v_empty count the
+// consumer warps of all the cluster's CTAs, each of which arrives on the stage's empty
+// barrier in every CTA (release_kv); a full barrier's bytes come from every producer,
+// its one arrival (with the whole stage's bytes expected) from the CTA's own.
 #pragma once
 
 #include <cstdint>
 
+#include "cuda/ptx/cluster.h"
 #include "cuda/ptx/mbarrier.h"
 #include "cuda/ptx/ptx.h"
 #include "cuda/sm90/tile_scheduler.h"
@@ -57,13 +63,37 @@ struct SharedPipeline {
     ptx::mbarrier_init(q_empty(), Config::kConsumerWarps);
     for (int s = 0; s < Config::kStages; ++s) {
       ptx::mbarrier_init(k_full(s), 1);
-      ptx::mbarrier_init(k_empty(s), Config::kConsumerWarps);
+      ptx::mbarrier_init(k_empty(s), Config::kConsumerWarps * Config::kClusterM);
       ptx::mbarrier_init(v_full(s), 1);
-      ptx::mbarrier_init(v_empty(s), Config::kConsumerWarps);
+      ptx::mbarrier_init(v_empty(s), Config::kConsumerWarps * Config::kClusterM);
     }
     ptx::mbarrier_init(tile_full(), 1);
     ptx::mbarrier_init(tile_empty(), 128 * Config::kConsumerWarpgroups);
     ptx::fence_mbarrier_init();
+  }
+
+  // A consumer warp's release of a K or V stage (k_empty / v_empty): in every CTA of
+  // the cluster under K/V multicast, else in its own.
+  __device__ void release_kv(std::uint32_t empty_bar) const {
+    if constexpr (Config::kClusterM == 1) {
+      ptx::mbarrier_arrive(empty_bar);
+    } else {
+#pragma unroll
+      for (int rank = 0; rank < Config::kClusterM; ++rank) {
+        ptx::mbarrier_arrive_cluster(ptx::mapa_shared(empty_bar, rank));
+      }
+    }
+  }
+  // The same, made only where `pred` holds (the warp's leader lane), without a branch.
+  __device__ void release_kv_if(std::uint32_t empty_bar, bool pred) const {
+    if constexpr (Config::kClusterM == 1) {
+      ptx::mbarrier_arrive_if(empty_bar, pred);
+    } else {
+#pragma unroll
+      for (int rank = 0; rank < Config::kClusterM; ++rank) {
+        ptx::mbarrier_arrive_cluster_if(ptx::mapa_shared(empty_bar, rank), pred);
+      }
+    }
   }
 };
 

@@ -5,6 +5,7 @@
 // waits for parity 1, which a freshly initialised barrier reports as complete.
 #pragma once
 
+#include "cuda/ptx/cluster.h"
 #include "cuda/ptx/mbarrier.h"
 #include "cuda/ptx/ptx.h"
 #include "cuda/ptx/shared_memory.h"
@@ -22,7 +23,7 @@ template <class Config, class Claim>
 __device__ __forceinline__ int next_busy_tile(const ForwardKernelParams& p, int tile, WorkTile& w,
                                               Claim claim) {
   while (tile < p.num_tiles) {
-    w = tile_work(p, tile);
+    w = tile_work<Config::kClusterM>(p, tile);
     if (!tile_empty<Config::kBlockM>(p, w)) break;
     tile = claim(tile);
   }
@@ -43,6 +44,27 @@ __device__ __forceinline__ void load_q(const ForwardKernelParams& p, const Share
     } else {
       ptx::tma_load_4d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols,
                        w.m_block * Config::kBlockM, w.head, w.map_batch);
+    }
+  }
+}
+
+// Key block n of K or V (kChunks column chunks) into the stage at `stage_smem`, completing
+// on `full`. K/V multicast (Config::kClusterM > 1): this CTA's slice of the block's rows,
+// written to the same place in every CTA of the cluster.
+template <class Config, int kChunks>
+__device__ __forceinline__ void load_kv_block(std::uint32_t stage_smem, const CUtensorMap* map,
+                                              std::uint32_t full, int n, int kv_head, int batch) {
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) {
+    if constexpr (Config::kClusterM == 1) {
+      ptx::tma_load_4d(stage_smem + c * Config::kKVChunkBytes, map, full, c * Config::kChunkCols,
+                       n * Config::kBlockN, kv_head, batch);
+    } else {
+      const int rank = static_cast<int>(ptx::cluster_ctarank());
+      ptx::tma_load_4d_multicast(stage_smem + c * Config::kKVChunkBytes + rank * Config::kKVSliceBytes, map,
+                                 full, c * Config::kChunkCols,
+                                 n * Config::kBlockN + rank * Config::kKVSliceRows, kv_head, batch,
+                                 static_cast<std::uint16_t>((1u << Config::kClusterM) - 1));
     }
   }
 }
@@ -84,11 +106,8 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     auto load_k = [&](int n) {
       ptx::mbarrier_wait_parity(pipe.k_empty(ring.stage), ring.phase ^ 1);
       ptx::mbarrier_arrive_expect_tx(pipe.k_full(ring.stage), Config::kKVBytes);
-#pragma unroll
-      for (int c = 0; c < Config::kChunks; ++c) {
-        ptx::tma_load_4d(pipe.k(ring.stage) + c * Config::kKVChunkBytes, tma_k, pipe.k_full(ring.stage),
-                         c * Config::kChunkCols, n * Config::kBlockN, kv_head, w.map_batch);
-      }
+      load_kv_block<Config, Config::kChunks>(pipe.k(ring.stage), tma_k, pipe.k_full(ring.stage), n, kv_head,
+                                             w.map_batch);
     };
     // Config::kFirstKBeforeQ: the tile's first K block goes out before its Q. Its stage was
     // released by an S GEMM older than the previous tile's last one, whose completion Q's
@@ -108,11 +127,8 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
       if (!Config::kFirstKBeforeQ || n != range.end - 1) load_k(n);
       ptx::mbarrier_wait_parity(pipe.v_empty(ring.stage), ring.phase ^ 1);
       ptx::mbarrier_arrive_expect_tx(pipe.v_full(ring.stage), Config::kVBytes);
-#pragma unroll
-      for (int c = 0; c < Config::kChunksV; ++c) {
-        ptx::tma_load_4d(pipe.v(ring.stage) + c * Config::kKVChunkBytes, tma_v, pipe.v_full(ring.stage),
-                         c * Config::kChunkCols, n * Config::kBlockN, kv_head, w.map_batch);
-      }
+      load_kv_block<Config, Config::kChunksV>(pipe.v(ring.stage), tma_v, pipe.v_full(ring.stage), n, kv_head,
+                                              w.map_batch);
       ring.advance();
     }
   }

@@ -48,31 +48,45 @@ __device__ __forceinline__ const CUtensorMap* map_o(const ForwardKernelParams& p
   return p.sequence_maps != nullptr ? &p.sequence_maps[w.batch].o : &p.maps.o;
 }
 
+// kClusterM = 2 (K/V multicast, forward_config.h): tiles 2c and 2c + 1 are the two
+// adjacent query blocks of one head that cluster c's CTAs (ranks 0 and 1) work on
+// together: the same order over pairs of query blocks (m_blocks is even there). CTA b
+// starts on tile b and strides by the (even) grid, so it keeps its rank's half.
+template <int kClusterM = 1>
 __device__ __forceinline__ WorkTile tile_work(const ForwardKernelParams& p, int tile) {
-  const int per_section = p.sec_heads * p.m_blocks;
+  static_assert(kClusterM == 1 || kClusterM == 2);
   WorkTile w;
 #if FLASHATTN_SM90_FAST_DIVISION
-  // The same quotients by multiply-high (fast_division.h): 0 <= tile < num_tiles < 2^31.
-  const int section = fast_divide(tile, p.section_tiles_div);
-  const int index = tile - section * per_section;
-  const int first_bh = section * p.sec_heads;
-  const int size = min(p.sec_heads, p.batch * p.heads - first_bh);
-  const int m_rank = fast_divide(index, size == p.sec_heads ? p.sec_heads_div : p.last_section_div);
-  const int bh = first_bh + (index - m_rank * size);
-  w.m_block = p.m_blocks - 1 - m_rank;
-  w.batch = fast_divide(bh, p.heads_div);
-  w.head = bh - w.batch * p.heads;
-#else
-  const int section = tile / per_section;
-  const int index = tile - section * per_section;
-  const int first_bh = section * p.sec_heads;
-  const int size = min(p.sec_heads, p.batch * p.heads - first_bh);
-  const int m_rank = index / size;
-  const int bh = first_bh + (index - m_rank * size);
-  w.m_block = p.m_blocks - 1 - m_rank;
-  w.head = bh % p.heads;
-  w.batch = bh / p.heads;
+  if constexpr (kClusterM == 1) {
+    // The same quotients by multiply-high (fast_division.h): 0 <= tile < num_tiles < 2^31. The
+    // host's constants are for single query blocks; the cluster order (long rows only, where a
+    // tile's decode is negligible) divides below.
+    const int per_section = p.sec_heads * p.m_blocks;
+    const int section = fast_divide(tile, p.section_tiles_div);
+    const int index = tile - section * per_section;
+    const int first_bh = section * p.sec_heads;
+    const int size = min(p.sec_heads, p.batch * p.heads - first_bh);
+    const int m_rank = fast_divide(index, size == p.sec_heads ? p.sec_heads_div : p.last_section_div);
+    const int bh = first_bh + (index - m_rank * size);
+    w.m_block = p.m_blocks - 1 - m_rank;
+    w.batch = fast_divide(bh, p.heads_div);
+    w.head = bh - w.batch * p.heads;
+  } else
 #endif
+  {
+    const int unit = kClusterM == 1 ? tile : tile >> 1;  // a query block, or a pair of them
+    const int per_section = p.sec_heads * (kClusterM == 1 ? p.m_blocks : p.m_blocks >> 1);
+    const int section = unit / per_section;
+    const int index = unit - section * per_section;
+    const int first_bh = section * p.sec_heads;
+    const int size = min(p.sec_heads, p.batch * p.heads - first_bh);
+    const int m_unit = index / size;
+    const int bh = first_bh + (index - m_unit * size);
+    const int m_rank = kClusterM == 1 ? m_unit : 2 * m_unit + (tile & 1);
+    w.m_block = p.m_blocks - 1 - m_rank;
+    w.head = bh % p.heads;
+    w.batch = bh / p.heads;
+  }
   if (p.sequences != nullptr) {
     const SequenceInfo s = p.sequences[w.batch];
     w.seqlen_q = s.seqlen_q, w.seqlen_k = s.seqlen_k, w.q_offset = s.q_offset, w.map_batch = 0;
