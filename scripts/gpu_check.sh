@@ -50,6 +50,7 @@ if [[ " $steps " == *" sanitize "* ]]; then
   sanitize_filter='Grid/*cuda_sm*_113x203_*:Grid/*cuda_sm*_128x217_*:Grid/*cuda_sm*_max113x203_*'
   sanitize_filter+=':Grid/BackwardTest.*cuda_sm80_4?_*:Grid/KVCacheTest.*cuda_sm*_3?_*'
   sanitize_filter+=':Grid/*cuda_sm*_4100x4100_*'  # sm90: the three-consumer d64 kernel (sq >= 4096); sm80: the d64 main entry
+  sanitize_filter+=':Grid/ForwardTest.*cuda_sm90_*_2048x2048_*_d128_*'  # sm90: d128 K/V multicast clusters
   for tool in memcheck racecheck synccheck; do
     start=$(date +%s)
     timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 3 "$tests" \
