@@ -523,16 +523,6 @@ bool element_bits_equal(const HostTensor& a, const HostTensor& b, const std::int
                      b.storage() + b.origin_byte_offset() + b.offset(index) * size, size) == 0;
 }
 
-// The spacing of the dtype's representable numbers at magnitude x (normal range; the subnormal
-// spacing below it).
-double ulp_at(DType dtype, double x) {
-  int mantissa_bits = 23, min_exponent = -126;
-  if (dtype == DType::float16) mantissa_bits = 10, min_exponent = -14;
-  if (dtype == DType::bfloat16) mantissa_bits = 7;
-  const int exponent = x > 0 ? std::max(std::ilogb(x), min_exponent) : min_exponent;
-  return std::ldexp(1.0, exponent - mantissa_bits);
-}
-
 }  // namespace
 
 ::testing::AssertionResult expect_close(const std::string& what, const HostTensor& actual,
@@ -559,7 +549,7 @@ double ulp_at(DType dtype, double x) {
     }
   });
   const double bound = tol.factor * lowp_error + tol.atol * std::max(1.0, ref_magnitude) +
-                       tol.output_ulps * ulp_at(actual.dtype(), ref_magnitude);
+                       tol.output_ulps * detail::spacing_at(actual.dtype(), ref_magnitude);
 
   double worst = -1;
   std::int64_t violations = 0, checked = 0;

@@ -64,8 +64,8 @@ int run_command(const RunCommandOptions& options) {
   for (const ErrorCheck& c : r.checks) {
     std::cout << "  " << c.tensor << ": max|" << c.tensor << " - ref| = " << scientific(c.max_error)
               << (c.passed ? " <= " : " >  ") << scientific(c.tolerance) << " = " << c.factor << " x "
-              << scientific(c.lowp_error) << " (same math in " << dtype_name(s.dtype) << ") + atol   "
-              << (c.passed ? "PASS" : "FAIL") << "\n";
+              << scientific(c.lowp_error) << " (same math in " << dtype_name(s.dtype) << ") + atol"
+              << (s.backward ? " + ulp/2" : "") << "   " << (c.passed ? "PASS" : "FAIL") << "\n";
   }
   return r.passed() ? 0 : 1;
 }
