@@ -365,8 +365,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       (FLASHATTN_SM80_BWD_PROLOGUE_SPLIT == 1 ||
        (FLASHATTN_SM80_BWD_PROLOGUE_SPLIT == 2 && (Cfg::kHeadDim <= 64 || Cfg::kHeadDim > 128)));
   // KV_REGS (version 11): S^T / dP^T take their K / V A fragments from registers loaded once per key tile.
-  constexpr bool kKvRegsHere =
-      !kGeneral && kStaticBulk && (kNoMask || !FLASHATTN_SM80_BWD_KV_REGS_NOMASK_ONLY);
+  constexpr bool kKvRegsHere = !kGeneral && kStaticBulk;
   constexpr bool kKRegs = Cfg::kKRegs && kKvRegsHere;
   constexpr bool kVRegs = Cfg::kVRegs && kKvRegsHere;
   constexpr int kKSteps = Cfg::kHeadDim / 16;
