@@ -174,6 +174,22 @@ constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
 #define FLASHATTN_SM80_BWD_DEFER_BULK_WAIT_BUCKETS ((1 << (64 / 32)) | (1 << (128 / 32)))
 #endif
 
+// Version 11 (bwd11; performance-backward.md, "Version 11"). KV_REGS_BUCKETS (bit d / 32, as above):
+// in the static-bulk instances of the plain kernel (version 10's STATIC_BULK / STATIC_NOMASK, one pass of
+// S^T / dP^T over both key m-tiles), the warp's A fragments of S^T = K Q^T and dP^T = V dO^T (its keys x
+// the whole head dim) are read from shared memory once per key tile and kept in registers across the walk,
+// instead of once per query tile: at d 64, 64 of the 576 ldmatrix wavefronts per warp and query tile (the
+// shared-memory queue is d 64's limit since version 10), for 16 (K) + 16 (V) registers per key m-tile.
+// H200 (d 64, bf16): +1.7..+4.0% non-causal, +1.1..+3.4% causal over version 10; ptxas sm_90: no-mask
+// instance 0 B stack (255 registers), static instance 8 B. KV_REGS_WHICH: 1 K only, 2 V only, 3 both (the
+// measured best).
+#ifndef FLASHATTN_SM80_BWD_KV_REGS_BUCKETS
+#define FLASHATTN_SM80_BWD_KV_REGS_BUCKETS (1 << (64 / 32))
+#endif
+#ifndef FLASHATTN_SM80_BWD_KV_REGS_WHICH
+#define FLASHATTN_SM80_BWD_KV_REGS_WHICH 3
+#endif
+
 // kGeneral_: the variant for softcap / ALiBi / dropout, whose per-element state does not fit a
 // 128-row query tile at d <= 64 (it keeps the 64-row tile there).
 template <int kHeadDim_, typename Element_, bool kGeneral_ = false>
@@ -275,6 +291,11 @@ struct BackwardConfig {
   static constexpr bool kDeferBulkWait =
       ((FLASHATTN_SM80_BWD_DEFER_BULK_WAIT_BUCKETS >> (kHeadDim / 32)) & 1) != 0 && kDqBulk &&
       !kDqStageInOperands;
+  // Version 11's switch (above): which of K / V keep their S^T / dP^T fragments in registers.
+  static constexpr bool kKvRegsBucket = ((FLASHATTN_SM80_BWD_KV_REGS_BUCKETS >> (kHeadDim / 32)) & 1) != 0 &&
+                                        kStaticBulk && kScoreTiles == kKeyTiles;
+  static constexpr bool kKRegs = kKvRegsBucket && (FLASHATTN_SM80_BWD_KV_REGS_WHICH & 1) != 0;
+  static constexpr bool kVRegs = kKvRegsBucket && (FLASHATTN_SM80_BWD_KV_REGS_WHICH & 2) != 0;
 };
 
 struct BackwardKernelArgs {

@@ -231,6 +231,40 @@ __device__ __forceinline__ void warp_gemm_nt(float (&acc)[kMT][kN / 8][4], std::
   }
 }
 
+// KV_REGS: the A fragments warp_gemm_nt would read (16 kMT rows from a_row0, every k step), read once.
+template <class ATile, int kKSteps, int kMT>
+__device__ __forceinline__ void load_a_fragments(std::uint32_t (&a)[kKSteps][kMT][4], std::uint32_t a_smem,
+                                                 const LanePhases<ATile>& a_phases, int a_row0) {
+#pragma unroll
+  for (int k_step = 0; k_step < kKSteps; ++k_step) {
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt) {
+      ptx::ldmatrix_x4(a[k_step][mt], a_smem + a_phases.at(a_row0 + 16 * mt, k_step));
+    }
+  }
+}
+
+// warp_gemm_nt with the A fragments already in registers (load_a_fragments), the same MMA order.
+template <typename Element, class BTile, int kKSteps, int kMT, int kN>
+__device__ __forceinline__ void warp_gemm_nt_reg_a(float (&acc)[kMT][kN / 8][4],
+                                                   const std::uint32_t (&a)[kKSteps][kMT][4],
+                                                   std::uint32_t b_smem, const LanePhases<BTile>& b_phases,
+                                                   int b_row0) {
+#pragma unroll
+  for (int k_step = 0; k_step < kKSteps; ++k_step) {
+#pragma unroll
+    for (int n_pair = 0; n_pair < kN / 16; ++n_pair) {
+      std::uint32_t b[4];
+      ptx::ldmatrix_x4(b, b_smem + b_phases.at(b_row0 + 16 * n_pair, k_step));
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt) {
+        mma_16816<Element>(acc[mt][2 * n_pair], a[k_step][mt], b[0], b[1]);
+        mma_16816<Element>(acc[mt][2 * n_pair + 1], a[k_step][mt], b[2], b[3]);
+      }
+    }
+  }
+}
+
 // acc (16 kMT x kN) += A B: A = 16 kMT rows (from a_row0) of a swizzled tile with the reduction dimension
 // contiguous (P~^T, dS^T: keys x queries), B = the rows [0, 16 kKSteps) of another, its columns the
 // warp's slice (dO, Q: queries x d; read transposed).
@@ -330,6 +364,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       !kGeneral && FLASHATTN_SM80_BWD_STEP_POINTERS &&
       (FLASHATTN_SM80_BWD_PROLOGUE_SPLIT == 1 ||
        (FLASHATTN_SM80_BWD_PROLOGUE_SPLIT == 2 && (Cfg::kHeadDim <= 64 || Cfg::kHeadDim > 128)));
+  // KV_REGS (version 11): S^T / dP^T take their K / V A fragments from registers loaded once per key tile.
+  constexpr bool kKvRegsHere = !kGeneral && kStaticBulk;
+  constexpr bool kKRegs = Cfg::kKRegs && kKvRegsHere;
+  constexpr bool kVRegs = Cfg::kVRegs && kKvRegsHere;
+  constexpr int kKSteps = Cfg::kHeadDim / 16;
 
   // Every dQ tile of the kStaticBulk instance goes through the bulk staging, which exists in sm_90 code only;
   // compiled for sm_80 (e.g. its PTX JIT-compiled on a newer GPU) the instance keeps the reductions.
@@ -547,6 +586,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       }
     }
 
+    // KV_REGS: the warp's K / V A fragments of S^T / dP^T for the whole walk (filled at its first query
+    // tile, once the copies landed; the next key tile's copies overwrite K / V only after the walk).
+    [[maybe_unused]] std::uint32_t k_frag[kKRegs ? kKSteps : 1][kKRegs ? kKT : 1][4];
+    [[maybe_unused]] std::uint32_t v_frag[kVRegs ? kKSteps : 1][kVRegs ? kKT : 1][4];
+
     const float softcap_inverse = p.softcap > 0.f ? 1.f / p.softcap : 0.f;
     const int key_local0 = key_row0 + (lane >> 2);  // this lane's keys: + 16 kt + 0 and + 8
 
@@ -577,6 +621,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       }
       // Copies of tile `it` visible to all; every warp is done with tile it - 1 (its stage, P~^T, dS^T).
       __syncthreads();
+      if constexpr (kKRegs) {
+        if (it == 0) load_a_fragments<KTile>(k_frag, 0u, k_phases_a, 0);
+      }
+      if constexpr (kVRegs && !kPrologueSplit) {
+        if (it == 0) load_a_fragments<KTile>(v_frag, kToV, k_phases_a, 0);
+      }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
       if constexpr (Cfg::kDqBulk) {
         // DQ_BULK: every warp staged (and fenced) tile it - 1's dQ: one bulk reduction of the tile
@@ -645,8 +695,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
               for (int t = 0; t < kMTiles; ++t)
                 st[kt][t][0] = st[kt][t][1] = st[kt][t][2] = st[kt][t][3] = 0.f;
             }
-            warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, kST, Cfg::kQueriesPerWarp>(
-                st, 0u, k_phases_a, 16 * kST * pass, q_stage, q_phases_b, 0);
+            if constexpr (kKRegs) {
+              warp_gemm_nt_reg_a<Element, QTile, kKSteps, kST, Cfg::kQueriesPerWarp>(st, k_frag, q_stage,
+                                                                                     q_phases_b, 0);
+            } else {
+              warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, kST, Cfg::kQueriesPerWarp>(
+                  st, 0u, k_phases_a, 16 * kST * pass, q_stage, q_phases_b, 0);
+            }
             if constexpr (kCopyAfterSt) {
               if (pass == 0) issue_next_copy();
             }
@@ -705,6 +760,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
                 ptx::cp_async_wait_group<0>();
               }
               __syncthreads();
+              if constexpr (kVRegs) load_a_fragments<KTile>(v_frag, kToV, k_phases_a, 0);
             }
           }
           float dpt[kST][kMTiles][4];
@@ -714,8 +770,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
             for (int t = 0; t < kMTiles; ++t)
               dpt[kt][t][0] = dpt[kt][t][1] = dpt[kt][t][2] = dpt[kt][t][3] = 0.f;
           }
-          warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, kST, Cfg::kQueriesPerWarp>(
-              dpt, kToV, k_phases_a, 16 * kST * pass, q_stage + kToDo, q_phases_b, 0);
+          if constexpr (kVRegs) {
+            warp_gemm_nt_reg_a<Element, QTile, kKSteps, kST, Cfg::kQueriesPerWarp>(
+                dpt, v_frag, q_stage + kToDo, q_phases_b, 0);
+          } else {
+            warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, kST, Cfg::kQueriesPerWarp>(
+                dpt, kToV, k_phases_a, 16 * kST * pass, q_stage + kToDo, q_phases_b, 0);
+          }
 #pragma unroll
           for (int t = 0; t < kMTiles; ++t) {
             float delta[2];
