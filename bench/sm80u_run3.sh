@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# RECORD of one device call (2026-11-22, integrator, commit 1dbb935): it passed (73 sm80 suite tests, racecheck and
+# memcheck clean) and the proposed table became src/cuda/sm80/forward_tuning.json in a8f9d00, so the proposal file
+# was removed. To rerun it, check out 1dbb935.
 # Session 6 (issue 4, helper sm80u): the verification device call of the proposed table
 # (tools/kernels/sm80u_proposed_forward_tuning.json: the d64 non-causal main entry with whole_tile_loads +
 # late_copies, the d64 non-causal joint-softmax row limited to s <= 512), which helper sm80u measured
