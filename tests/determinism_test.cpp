@@ -169,6 +169,17 @@ TEST_P(DeterminismTest, BackwardBatchedMqaLong) {
       {false, 1, 512, 700, 4, 1, 128, DType::bfloat16, {MaskKind::local, 1.5f, AlibiKind::per_batch_head}});
 }
 
+// The same varlen GQA problem in bf16, so the CUDA backends (fp16 / bf16 only) run a varlen
+// deterministic backward too (causal here, with a sink).
+TEST_P(DeterminismTest, BackwardVarlenGqaBf16) {
+  const Backend backend = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  SCOPED_TRACE(seed_trace());
+  check_backward_deterministic(
+      backend,
+      {true, 4, 239, 217, 4, 2, 96, DType::bfloat16, {MaskKind::causal, 0.f, AlibiKind::none, 0.f, true}});
+}
+
 TEST_P(DeterminismTest, BackwardVarlenGqa) {
   const Backend backend = GetParam();
   FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
