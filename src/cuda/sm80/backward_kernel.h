@@ -208,6 +208,23 @@ __device__ __forceinline__ LanePhases<Tile> phases_b(int lane, int row0, std::ui
 // acc (16 kMT x kN) += A B^T: A = 16 kMT rows (from a_row0) of a swizzled tile, B = rows
 // [b_row0, b_row0 + kN) of another, both with the reduction dimension contiguous (S^T = K Q^T); each B
 // fragment feeds kMT m-tiles. Shared addresses in bytes.
+// One k step of warp_gemm_nt: the B fragments of rows [b_row0, b_row0 + kN), each against every A m-tile.
+template <typename Element, class BTile, int kMT, int kN>
+__device__ __forceinline__ void warp_mma_nt_step(float (&acc)[kMT][kN / 8][4],
+                                                 const std::uint32_t (&a)[kMT][4], std::uint32_t b_smem,
+                                                 const LanePhases<BTile>& b_phases, int b_row0, int k_step) {
+#pragma unroll
+  for (int n_pair = 0; n_pair < kN / 16; ++n_pair) {
+    std::uint32_t b[4];
+    ptx::ldmatrix_x4(b, b_smem + b_phases.at(b_row0 + 16 * n_pair, k_step));
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt) {
+      mma_16816<Element>(acc[mt][2 * n_pair], a[mt], b[0], b[1]);
+      mma_16816<Element>(acc[mt][2 * n_pair + 1], a[mt], b[2], b[3]);
+    }
+  }
+}
+
 template <typename Element, class ATile, class BTile, int kKSteps, int kMT, int kN>
 __device__ __forceinline__ void warp_gemm_nt(float (&acc)[kMT][kN / 8][4], std::uint32_t a_smem,
                                              const LanePhases<ATile>& a_phases, int a_row0,
@@ -218,16 +235,7 @@ __device__ __forceinline__ void warp_gemm_nt(float (&acc)[kMT][kN / 8][4], std::
     std::uint32_t a[kMT][4];
 #pragma unroll
     for (int mt = 0; mt < kMT; ++mt) ptx::ldmatrix_x4(a[mt], a_smem + a_phases.at(a_row0 + 16 * mt, k_step));
-#pragma unroll
-    for (int n_pair = 0; n_pair < kN / 16; ++n_pair) {
-      std::uint32_t b[4];
-      ptx::ldmatrix_x4(b, b_smem + b_phases.at(b_row0 + 16 * n_pair, k_step));
-#pragma unroll
-      for (int mt = 0; mt < kMT; ++mt) {
-        mma_16816<Element>(acc[mt][2 * n_pair], a[mt], b[0], b[1]);
-        mma_16816<Element>(acc[mt][2 * n_pair + 1], a[mt], b[2], b[3]);
-      }
-    }
+    warp_mma_nt_step<Element, BTile, kMT, kN>(acc, a, b_smem, b_phases, b_row0, k_step);
   }
 }
 
@@ -252,16 +260,7 @@ __device__ __forceinline__ void warp_gemm_nt_reg_a(float (&acc)[kMT][kN / 8][4],
                                                    int b_row0) {
 #pragma unroll
   for (int k_step = 0; k_step < kKSteps; ++k_step) {
-#pragma unroll
-    for (int n_pair = 0; n_pair < kN / 16; ++n_pair) {
-      std::uint32_t b[4];
-      ptx::ldmatrix_x4(b, b_smem + b_phases.at(b_row0 + 16 * n_pair, k_step));
-#pragma unroll
-      for (int mt = 0; mt < kMT; ++mt) {
-        mma_16816<Element>(acc[mt][2 * n_pair], a[k_step][mt], b[0], b[1]);
-        mma_16816<Element>(acc[mt][2 * n_pair + 1], a[k_step][mt], b[2], b[3]);
-      }
-    }
+    warp_mma_nt_step<Element, BTile, kMT, kN>(acc, a[k_step], b_smem, b_phases, b_row0, k_step);
   }
 }
 
