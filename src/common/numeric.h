@@ -27,7 +27,8 @@ inline float bf16_to_float(std::uint16_t h) { return bits_to_float(static_cast<s
 
 inline std::uint16_t float_to_bf16(float f) {
   std::uint32_t bits = float_to_bits(f);
-  if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu)) return static_cast<std::uint16_t>((bits >> 16) | 0x40u);  // quiet NaN
+  if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu))
+    return static_cast<std::uint16_t>((bits >> 16) | 0x40u);  // quiet NaN
   bits += 0x7FFFu + ((bits >> 16) & 1u);
   return static_cast<std::uint16_t>(bits >> 16);
 }
@@ -50,7 +51,8 @@ inline std::uint16_t float_to_fp16(float f) {
   const std::uint32_t bits = float_to_bits(f);
   const std::uint16_t sign = static_cast<std::uint16_t>((bits >> 16) & 0x8000u);
   const std::uint32_t abs_bits = bits & 0x7FFFFFFFu;
-  if (abs_bits >= 0x7F800000u) return static_cast<std::uint16_t>(sign | (abs_bits > 0x7F800000u ? 0x7E00u : 0x7C00u));
+  if (abs_bits >= 0x7F800000u)
+    return static_cast<std::uint16_t>(sign | (abs_bits > 0x7F800000u ? 0x7E00u : 0x7C00u));
   if (abs_bits >= 0x477FF000u) return static_cast<std::uint16_t>(sign | 0x7C00u);  // rounds to >= 65520: inf
   if (abs_bits < 0x38800000u) {
     // Result is subnormal (or zero): round abs * 2^24 to an integer, ties to even.
@@ -67,29 +69,44 @@ inline std::uint16_t float_to_fp16(float f) {
 // Element i (an offset in elements) of a float tensor of the given dtype, as float.
 inline float load_float(const void* base, DType dtype, std::int64_t i) {
   switch (dtype) {
-    case DType::float16: return fp16_to_float(static_cast<const std::uint16_t*>(base)[i]);
-    case DType::bfloat16: return bf16_to_float(static_cast<const std::uint16_t*>(base)[i]);
-    case DType::float32: return static_cast<const float*>(base)[i];
-    case DType::int32: return static_cast<float>(static_cast<const std::int32_t*>(base)[i]);
+    case DType::float16:
+      return fp16_to_float(static_cast<const std::uint16_t*>(base)[i]);
+    case DType::bfloat16:
+      return bf16_to_float(static_cast<const std::uint16_t*>(base)[i]);
+    case DType::float32:
+      return static_cast<const float*>(base)[i];
+    case DType::int32:
+      return static_cast<float>(static_cast<const std::int32_t*>(base)[i]);
   }
   return 0.f;
 }
 
 inline void store_float(void* base, DType dtype, std::int64_t i, float value) {
   switch (dtype) {
-    case DType::float16: static_cast<std::uint16_t*>(base)[i] = float_to_fp16(value); return;
-    case DType::bfloat16: static_cast<std::uint16_t*>(base)[i] = float_to_bf16(value); return;
-    case DType::float32: static_cast<float*>(base)[i] = value; return;
-    case DType::int32: static_cast<std::int32_t*>(base)[i] = static_cast<std::int32_t>(value); return;
+    case DType::float16:
+      static_cast<std::uint16_t*>(base)[i] = float_to_fp16(value);
+      return;
+    case DType::bfloat16:
+      static_cast<std::uint16_t*>(base)[i] = float_to_bf16(value);
+      return;
+    case DType::float32:
+      static_cast<float*>(base)[i] = value;
+      return;
+    case DType::int32:
+      static_cast<std::int32_t*>(base)[i] = static_cast<std::int32_t>(value);
+      return;
   }
 }
 
 // Rounds a float to the precision of dtype (identity for fp32).
 inline float round_to(DType dtype, float value) {
   switch (dtype) {
-    case DType::float16: return fp16_to_float(float_to_fp16(value));
-    case DType::bfloat16: return bf16_to_float(float_to_bf16(value));
-    default: return value;
+    case DType::float16:
+      return fp16_to_float(float_to_fp16(value));
+    case DType::bfloat16:
+      return bf16_to_float(float_to_bf16(value));
+    default:
+      return value;
   }
 }
 
