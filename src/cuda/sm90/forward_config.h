@@ -322,9 +322,17 @@ struct ForwardConfig {
 #ifndef FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ_MASKED
 #define FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ_MASKED 8192
 #endif
-inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked) {
-  return head_dim == 64 && seqlen_q >= (masked ? FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ_MASKED
-                                               : FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ);
+// Paged K/V: the three-consumer kernel's 96-key blocks straddle pages whose size is not a
+// multiple of 96, and every straddling block is gathered row by row by the producer warp instead
+// of loaded by TMA (measured on an H200, session 7: d64 fp16 8192 x 8192 b1 h4, dense 211 us,
+// pages of 256 668 us, pages of 128 1112 us). Those calls keep the two-consumer kernel, whose
+// 128-key blocks tile pages of 128, 256, ... exactly.
+inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked, long long page_size,
+                                int three_consumer_block_n) {
+  const bool pages_tile = page_size == 0 || page_size % three_consumer_block_n == 0;
+  return head_dim == 64 && pages_tile &&
+         seqlen_q >=
+             (masked ? FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ_MASKED : FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ);
 }
 
 // d = 128, unmasked, dense, equal lengths: clusters of two CTAs with K/V multicast

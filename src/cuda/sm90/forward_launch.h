@@ -263,8 +263,10 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
   } else {
     if constexpr (kHeadDim == 64 && kHeadDimV == 64) {
       const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
-      if (use_three_consumers(kHeadDim, a.seqlen_q, masked)) {
-        return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 3>>(a, workspace, stream);
+      using ThreeConsumers = ForwardConfig<kHeadDim, kHeadDimV, Element, 3>;
+      const long long page_size = a.block_table != nullptr ? a.page_size : 0;
+      if (use_three_consumers(kHeadDim, a.seqlen_q, masked, page_size, ThreeConsumers::kBlockN)) {
+        return launch_forward<ThreeConsumers>(a, workspace, stream);
       }
     }
 #if FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN != 0
