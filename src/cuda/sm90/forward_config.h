@@ -132,6 +132,27 @@
 #define FLASHATTN_SM90_EARLY_BLOCK_FLAGS 1
 #endif
 
+// 1: Q per consumer warpgroup (helper sm90q, session 6; docs/performance-sm90.md). Each consumer's 64
+// query rows are a TMA box of their own with their own full / empty barriers, so the next tile's rows
+// of a consumer are loaded as soon as THAT consumer's last S GEMM of the tile completed (or, where O
+// reuses Q's buffer, its O store read them), not when the slower of the consumers' did: the next
+// tile's first S of the consumer that finishes first no longer waits behind the other's last S.
+// 0: one box and one barrier pair for the whole kBlockM rows (the former kernels). Measured 3-9% slower
+// in session 6 because the consumer-dependent barrier addresses took the kernel off the uniform
+// datapath; session 7 (sm90u) measures it again with FLASHATTN_SM90_UNIFORM_CONSUMER below.
+#ifndef FLASHATTN_SM90_SPLIT_Q
+#define FLASHATTN_SM90_SPLIT_Q 0
+#endif
+
+// 1: the consumer warpgroup index reaches consumer_loop through a shuffle from lane 0 (helper sm90u,
+// session 7), which ptxas knows to be warp-uniform; 0: threadIdx.x / 128 - 1 as computed. Local SASS
+// (nvcc 13.0, d128 bf16 dense kernel): R2UR 150 -> 98 in the kernel, 16 -> 0 in the key-block loop
+// (1107 -> 1093 instructions); with SPLIT_Q it keeps the uniform datapath (UISETP 48, R2UR 119;
+// without the shuffle 0 and 236).
+#ifndef FLASHATTN_SM90_UNIFORM_CONSUMER
+#define FLASHATTN_SM90_UNIFORM_CONSUMER 0
+#endif
+
 namespace flashattn::detail::cuda_sm90 {
 
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
@@ -270,7 +291,12 @@ struct ForwardConfig {
   static constexpr int kKOffset = kQOffset + kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKVBytes;
   static constexpr int kOEnd = kVOffset + kStages * kVBytes;
-  static constexpr int kBarrierBytes = 8 * (4 + 4 * kStages) + 8;  // + the tile-index slot
+  // FLASHATTN_SM90_SPLIT_Q: kQParts boxes of kQBoxRows rows, each with its own q_full / q_empty.
+  static constexpr bool kSplitQ = FLASHATTN_SM90_SPLIT_Q != 0;
+  static constexpr int kQParts = kSplitQ ? kConsumerWarpgroups : 1;
+  static constexpr int kQBoxRows = kBlockM / kQParts;
+  // + the tile-index slot; kSplitQ: + a q_full / q_empty pair per part (pipeline.h).
+  static constexpr int kBarrierBytes = 8 * (4 + 4 * kStages) + 8 + (kSplitQ ? 16 * kQParts : 0);
   static constexpr bool kSeparateO = kOEnd + kOBytes + kOnesBytes + kBarrierBytes + 1024 <= kSmemLimit;
   // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that
   // the O normalisation, its shared-memory write and the TMA store run beside a GEMM
@@ -304,6 +330,8 @@ struct ForwardConfig {
   // Not with K/V multicast (kClusterM 2, long rows only): there a K block's stage must be free in
   // both CTAs of the cluster, an ordering this switch was not measured or verified with.
   static constexpr bool kFirstKBeforeQ = FLASHATTN_SM90_FIRST_K_BEFORE_Q != 0 && kClusterM == 1;
+  // FLASHATTN_SM90_UNIFORM_CONSUMER above.
+  static constexpr bool kUniformConsumer = FLASHATTN_SM90_UNIFORM_CONSUMER != 0;
 };
 
 // d = 64: three consumer warpgroups (kBlockM 192, kBlockN 96) for long query
