@@ -153,6 +153,12 @@
 #define FLASHATTN_SM90_UNIFORM_CONSUMER 0
 #endif
 
+// 1: two Q buffers and the tile boundary as one GEMM batch (ForwardConfig::kJoinedTiles below; helper
+// sm90u, session 7, after sm90g's session-5 design, which lost the uniform datapath); 0: one Q buffer.
+#ifndef FLASHATTN_SM90_JOINED_TILES
+#define FLASHATTN_SM90_JOINED_TILES 0
+#endif
+
 namespace flashattn::detail::cuda_sm90 {
 
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
@@ -287,17 +293,17 @@ struct ForwardConfig {
   // when it fits (its TMA store then overlaps the next tile's Q load); at d=256 it
   // reuses Q's rows (each consumer stores over the 64 Q rows only it read).
   static constexpr int kSmemLimit = 227 * 1024;
-  static constexpr int kQOffset = 0;
-  static constexpr int kKOffset = kQOffset + kQBytes;
-  static constexpr int kVOffset = kKOffset + kStages * kKVBytes;
-  static constexpr int kOEnd = kVOffset + kStages * kVBytes;
   // FLASHATTN_SM90_SPLIT_Q: kQParts boxes of kQBoxRows rows, each with its own q_full / q_empty.
   static constexpr bool kSplitQ = FLASHATTN_SM90_SPLIT_Q != 0;
   static constexpr int kQParts = kSplitQ ? kConsumerWarpgroups : 1;
   static constexpr int kQBoxRows = kBlockM / kQParts;
-  // + the tile-index slot; kSplitQ: + a q_full / q_empty pair per part (pipeline.h).
-  static constexpr int kBarrierBytes = 8 * (4 + 4 * kStages) + 8 + (kSplitQ ? 16 * kQParts : 0);
-  static constexpr bool kSeparateO = kOEnd + kOBytes + kOnesBytes + kBarrierBytes + 1024 <= kSmemLimit;
+  // Barriers: q_full / q_empty, full / empty per K and V stage, tile_full / tile_empty, the tile-index
+  // slot, then extra_pairs more q_full / q_empty pairs (kSplitQ: one per part; kJoinedTiles: Q buffer 1).
+  static constexpr int barrier_bytes(int extra_pairs) { return 8 * (4 + 4 * kStages) + 8 + 16 * extra_pairs; }
+  static constexpr int kStagesBytes = kStages * (kKVBytes + kVBytes);
+  static constexpr bool kSeparateO =
+      kQBytes + kStagesBytes + kOBytes + kOnesBytes + barrier_bytes(kSplitQ ? kQParts : 0) + 1024 <=
+      kSmemLimit;
   // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that
   // the O normalisation, its shared-memory write and the TMA store run beside a GEMM
   // rather than between two. Needs the next Q before this tile's O is stored, so only where
@@ -306,6 +312,22 @@ struct ForwardConfig {
   // itself in place of a K block (consumer.h begin_tile).
   static constexpr bool kEarlyNextS = FLASHATTN_SM90_EARLY_NEXT_S != 0 && kSeparateO && kKVBytes <= kQBytes;
   static constexpr bool kEarlyNextTile = kEarlyNextS && FLASHATTN_SM90_EARLY_NEXT_S >= 2;
+  // FLASHATTN_SM90_JOINED_TILES: two Q buffers, tile t + 1's Q lands while tile t still reads its own, and
+  // t + 1's first S joins t's last P V in one GEMM batch, one issue turn (consumer.h). Two-consumer
+  // kernels with d, dv <= 128 where the second buffer fits beside a separate O, without row sums on the
+  // tensor cores or K/V multicast (not written for them). kVBytes <= kQBytes: a tile without key blocks
+  // multiplies zeros by the next Q buffer in place of its last P V.
+  static constexpr bool kJoinedTiles =
+      FLASHATTN_SM90_JOINED_TILES != 0 && kEarlyNextS && !kEarlyNextTile && !kSplitQ &&
+      kConsumerWarpgroups == 2 && !kRowSumMma && kClusterM == 1 && kHeadDim <= 128 && kHeadDimV <= 128 &&
+      kVBytes <= kQBytes &&
+      2 * kQBytes + kStagesBytes + kOBytes + kOnesBytes + barrier_bytes(1) + 1024 <= kSmemLimit;
+  static constexpr int kQBuffers = kJoinedTiles ? 2 : 1;
+  static constexpr int kBarrierBytes = barrier_bytes(kSplitQ ? kQParts : kQBuffers - 1);
+  static constexpr int kQOffset = 0;  // kQBuffers buffers of kQBytes
+  static constexpr int kKOffset = kQOffset + kQBuffers * kQBytes;
+  static constexpr int kVOffset = kKOffset + kStages * kKVBytes;
+  static constexpr int kOEnd = kVOffset + kStages * kVBytes;
   static constexpr int kOOffset = kSeparateO ? kOEnd : kQOffset;
   // The ones block (kRowSumMma) follows O, 1024-byte aligned like every buffer before it,
   // after every V stage: a V descriptor reaches it with a positive leading offset.
