@@ -40,8 +40,11 @@ __device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::ui
   // accumulators where registers are tight (forward_config.h kRebuildQDescriptors);
   // elsewhere keeping them is cheaper than rebuilding them between the turn
   // barrier and the issue.
-  const std::uint32_t q_rows =
-      Config::kRebuildQDescriptors ? ptx::opaque_u32(q_rows_invariant) : q_rows_invariant;
+  // kJoinedTiles: Q's buffer changes from tile to tile, and keeping its descriptors crowded the uniform
+  // registers (the loop rebuilt them anyway, from per-thread registers: +42 SASS per block at d128).
+  const std::uint32_t q_rows = Config::kRebuildQDescriptors || Config::kJoinedTiles
+                                   ? ptx::opaque_u32(q_rows_invariant)
+                                   : q_rows_invariant;
 #pragma unroll
   for (int kk = 0; kk < Config::kHeadDim / 16; ++kk) {
     const std::uint32_t offset = (kk % 4) * 32;  // 16 elements = 32 bytes along the swizzled row
