@@ -3,7 +3,7 @@
 # build from the tree whose code would be merged, and the suites + sanitizers of every candidate.
 #   cd .device-carry/sm90u && DEADLINE=255 timeout 268 bash bench/sm90u_run2.sh
 # Trees (both carried): treeA/ = commit f24b6f9 (main + FLASHATTN_SM90_UNIFORM_CONSUMER + sm90q's SPLIT_Q,
-# run 1's code: with both switches 0 its kernels are main's), . = commit 603eafe (+ FLASHATTN_SM90_JOINED_TILES,
+# run 1's code: with both switches 0 its kernels are main's), . = commit 275d374 (+ FLASHATTN_SM90_JOINED_TILES,
 # Q buffers as a ring). Python extensions (bf16, d 64/128/256): base = treeA defaults (main's kernels),
 # ctrl = base's extension again, U = treeA UNIFORM_CONSUMER 1, UQ = treeA + SPLIT_Q 1, UJ = . with
 # UNIFORM_CONSUMER 1 + JOINED_TILES 1. Test builds (d 64/128/256, fp16 + bf16): tU (treeA), tUJ (.); UQ's
