@@ -40,11 +40,8 @@ __device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::ui
   // accumulators where registers are tight (forward_config.h kRebuildQDescriptors);
   // elsewhere keeping them is cheaper than rebuilding them between the turn
   // barrier and the issue.
-  // kJoinedTiles: Q's buffer changes from tile to tile, and keeping its descriptors crowded the uniform
-  // registers (the loop rebuilt them anyway, from per-thread registers: +42 SASS per block at d128).
-  const std::uint32_t q_rows = Config::kRebuildQDescriptors || Config::kJoinedTiles
-                                   ? ptx::opaque_u32(q_rows_invariant)
-                                   : q_rows_invariant;
+  const std::uint32_t q_rows =
+      Config::kRebuildQDescriptors ? ptx::opaque_u32(q_rows_invariant) : q_rows_invariant;
 #pragma unroll
   for (int kk = 0; kk < Config::kHeadDim / 16; ++kk) {
     const std::uint32_t offset = (kk % 4) * 32;  // 16 elements = 32 bytes along the swizzled row
@@ -157,46 +154,38 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   constexpr int kConsumers = Config::kConsumerWarpgroups;
   const int my_turn = kIssueTurn + consumer;
   const int next_turn = kIssueTurn + (consumer + 1 == kConsumers ? 0 : consumer + 1);
-  // This warpgroup's 64 rows in a Q buffer, and its q_full / q_empty pair's part (kSplitQ: its own;
-  // kJoinedTiles adds the tile's buffer, pipeline.h).
-  const std::uint32_t q_warpgroup = consumer * 64 * Config::kRowBytes;
-  const int q_part = Config::kSplitQ ? consumer : 0;
+  const std::uint32_t q_rows = pipe.q() + consumer * 64 * Config::kRowBytes;
 
   // The last warpgroup opens the first turn for the first one.
   if (consumer == kConsumers - 1) ptx::bar_arrive(kIssueTurn, 256);
 
   RingPosition<Config::kStages> ring;
-  // The Q buffer of the next tile to receive and its parity; q_ring.advances_parity() is also the
-  // tile handoff's (one Q per tile received before, producer.h).
-  RingPosition<Config::kQBuffers> q_ring;
+  std::uint32_t q_phase = 0;
   float s[kS];
   WorkTile next_w{};
   KeyBlockRange next_range{};
   bool next_keys = false;
-  int next_q = 0;  // Q buffer of the received tile (no tile left: one nothing writes any more)
   // Receives the next tile (false: no work left), waits for its Q and decodes it.
   auto receive_next = [&]() -> bool {
-    const int tile = receive_tile(pipe.tile_handoff(), q_ring.advances_parity());
+    const int tile = receive_tile(pipe.tile_handoff(), q_phase);  // one index per Q so far
     const bool more_tiles = tile < p.num_tiles;
     next_keys = false;
-    next_q = Config::kUniformConsumer ? __shfl_sync(0xffffffffu, q_ring.stage, 0) : q_ring.stage;
     if (more_tiles) {
       if constexpr (Config::kEarlyDecode) {
         // The producer publishes the index before it loads Q: decode while Q lands.
         next_w = tile_work<Config::kClusterM>(p, tile);
         next_range = key_block_range<Config>(p, next_w);
         next_keys = next_range.end > next_range.begin;
-        ptx::mbarrier_wait_parity(pipe.q_full(q_part + q_ring.stage), q_ring.phase);
+        ptx::mbarrier_wait_parity(pipe.q_full(consumer), q_phase);
+        q_phase ^= 1;
       } else {
-        ptx::mbarrier_wait_parity(pipe.q_full(q_part + q_ring.stage), q_ring.phase);
+        ptx::mbarrier_wait_parity(pipe.q_full(consumer), q_phase);
+        q_phase ^= 1;
         next_w = tile_work<Config::kClusterM>(p, tile);
         next_range = key_block_range<Config>(p, next_w);
         next_keys = next_range.end > next_range.begin;
       }
     }
-    // Two Q buffers: advanced on every path (past the end marker nothing reads it), so that the
-    // buffer index, on which the Q descriptors depend, does not depend on a branch.
-    if (more_tiles || Config::kQBuffers > 1) q_ring.advance();
     return more_tiles;
   };
   // kEarlyNextS: the received tile's first S GEMM (the last key block in key order), which
@@ -212,7 +201,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::bar_sync(my_turn, 256);
     }
     ptx::wgmma_fence();
-    gemm_qk<Config>(s, pipe.q(next_q) + q_warpgroup, next_keys ? pipe.k(ring.stage) : pipe.q(next_q));
+    gemm_qk<Config>(s, q_rows, next_keys ? pipe.k(ring.stage) : pipe.q());
     ptx::wgmma_commit_group();
     if (next_keys) ptx::bar_arrive(next_turn, 256);
   };
@@ -226,16 +215,6 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   while (more) {
     const WorkTile w = next_w;
     const KeyBlockRange range = next_range;
-    const int q_buffer = next_q;
-    if constexpr (Config::kJoinedTiles && Config::kUniformConsumer) {
-      // The joined boundary below leaves the K/V ring position in per-thread registers (ptxas), and
-      // the key-block loop with them (R2UR per block): restated from lane 0 once per tile, provably
-      // warp-uniform again.
-      ring.stage = __shfl_sync(0xffffffffu, ring.stage, 0);
-      ring.phase = __shfl_sync(0xffffffffu, ring.phase, 0);
-    }
-    const std::uint32_t q_rows = pipe.q(q_buffer) + q_warpgroup;
-    const std::uint32_t q_release = pipe.q_empty(q_part + q_buffer);  // after the tile's last S
     if constexpr (Config::kEarlyNextS) {
       ptx::wgmma_wait_group<0>();  // the tile's first S GEMM (begin_tile), on every path
       ptx::wgmma_fence_operand(s);
@@ -258,30 +237,24 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     // last P V GEMM runs (they need only the final row state), not after it
     // (kRowSumMma: after it, which yields the row sums).
     RowFinal final_rows;
-    std::uint32_t pf[Config::kBlockN / 16][4];
-    RingPosition<Config::kStages> pv_ring = ring;  // stage whose V the next P V GEMM reads
-    if (Config::kJoinedTiles && n_blocks == 0) {
-      // The boundary batch below still issues a P V (a stand-in, like issue_first_s's S): zero P
-      // times the next Q buffer; O is zeroed again after it.
-#pragma unroll
-      for (int kk = 0; kk < Config::kBlockN / 16; ++kk) pf[kk][0] = pf[kk][1] = pf[kk][2] = pf[kk][3] = 0u;
-      if (warp_leader) ptx::mbarrier_arrive(q_release);
-    } else if (n_blocks == 0) {
+    if (n_blocks == 0) {
       final_rows = softmax_finalize<!Config::kRowSumMma, Config::kFastFinalize>(
           rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
       claim_output_buffer<Config>(consumer);
       if (!Config::kSeparateO) {
         // nothing to release before the epilogue: it hands Q back itself
       } else if (warp_leader) {
-        ptx::mbarrier_arrive(q_release);
+        ptx::mbarrier_arrive(pipe.q_empty(consumer));
       }
       if constexpr (Config::kEarlyNextTile) more = receive_next();
     } else {
+      std::uint32_t pf[Config::kBlockN / 16][4];
       float correction[2];
 
       // First key block (the last one in key order): S only (issued by begin_tile with
       // kEarlyNextS).
       int n = range.end - 1;
+      RingPosition<Config::kStages> pv_ring = ring;  // stage whose V the next P V GEMM reads
       if constexpr (!Config::kEarlyNextS) {
         ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
         ptx::bar_sync(my_turn, 256);
@@ -294,7 +267,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       }
       if (warp_leader) {
         pipe.release_kv(pipe.k_empty(ring.stage));
-        if (Config::kSeparateO && n_blocks == 1) ptx::mbarrier_arrive(q_release);
+        if (Config::kSeparateO && n_blocks == 1) ptx::mbarrier_arrive(pipe.q_empty(consumer));
       }
       ring.advance();
       prepare_scores<Config>(s, p, w, slope_s, n, row0, clean);
@@ -331,14 +304,15 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           ptx::wgmma_wait_group<1>();  // S(n) done; P V still running
           ptx::wgmma_fence_operand(s);
           pipe.release_kv_if(k_empty, warp_leader);
-          if constexpr (Config::kSeparateO) ptx::mbarrier_arrive_if(q_release, warp_leader && last_s);
+          if constexpr (Config::kSeparateO)
+            ptx::mbarrier_arrive_if(pipe.q_empty(consumer), warp_leader && last_s);
           if (special) prepare_scores_decided<Config>(s, p, w, slope_s, n, row0, masked);
         } else {
           ptx::wgmma_wait_group<1>();  // S(n) done; P V still running
           ptx::wgmma_fence_operand(s);
           if (warp_leader) {
             pipe.release_kv(pipe.k_empty(ring.stage));
-            if (Config::kSeparateO && i == n_blocks - 1) ptx::mbarrier_arrive(q_release);
+            if (Config::kSeparateO && i == n_blocks - 1) ptx::mbarrier_arrive(pipe.q_empty(consumer));
           }
           ring.advance();
           prepare_scores<Config>(s, p, w, slope_s, n, row0, clean);
@@ -362,70 +336,33 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         convert_p<Config>(s, pf);
       }
 
-      if constexpr (!Config::kJoinedTiles) {
-        // Last P V.
-        ptx::mbarrier_wait_parity(pipe.v_full(pv_ring.stage), pv_ring.phase);
-        ptx::bar_sync(my_turn, 256);
-        ptx::wgmma_fence_operand(o);
-        ptx::wgmma_fence();
-        gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage), pipe.ones());
-        ptx::wgmma_commit_group();
-        ptx::bar_arrive(next_turn, 256);
-        if constexpr (!Config::kRowSumMma) {
-          final_rows = softmax_finalize<true, Config::kFastFinalize>(
-              rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
-        }
-        claim_output_buffer<Config>(consumer);
-        // kEarlyNextTile: the next tile's index, Q and decoding while this P V runs too.
-        if constexpr (Config::kEarlyNextTile) more = receive_next();
-        ptx::wgmma_wait_group<0>();
-        ptx::wgmma_fence_operand(o);
-        if (warp_leader) pipe.release_kv(pipe.v_empty(pv_ring.stage));
-        if constexpr (Config::kRowSumMma) {
-          // The whole rows' sums, from the last P V GEMM (any of the 8 ones columns).
-          rows.sum[0] = o[Config::kHeadDimV / 2];
-          rows.sum[1] = o[Config::kHeadDimV / 2 + 2];
-          final_rows = softmax_finalize<false, Config::kFastFinalize>(
-              rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
-        }
-      }
-    }
-    if constexpr (Config::kJoinedTiles) {
-      // The tile boundary as one GEMM batch in one issue turn: this tile's last P V, then the next
-      // tile's first S (its Q is in the other buffer). Waiting for the P V alone (wait_group 1), the
-      // epilogue then runs while the S is on the tensor cores. Both GEMMs are issued on every path (an
-      // accumulator issued in a branch serialises every wgmma, C7518): with no key block in this tile
-      // the P V multiplies zeros by the next Q buffer, with none in the next (or no next tile) the S
-      // multiplies that buffer by itself; neither reads this tile's Q, released after its last S. The
-      // turn is taken when either GEMM is real: the same on every consumer (the same tiles).
-      const bool has_pv = n_blocks > 0;
-      const RingPosition<Config::kStages> pv_last = pv_ring;  // the last block's V stage (has_pv)
-      more = receive_next();
-      const std::uint32_t q_next = pipe.q(next_q);
-      if (has_pv) ptx::mbarrier_wait_parity(pipe.v_full(pv_last.stage), pv_last.phase);
-      if (next_keys) ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
-      const bool turn = has_pv || next_keys;
-      if (turn) ptx::bar_sync(my_turn, 256);
+      // Last P V.
+      ptx::mbarrier_wait_parity(pipe.v_full(pv_ring.stage), pv_ring.phase);
+      ptx::bar_sync(my_turn, 256);
       ptx::wgmma_fence_operand(o);
       ptx::wgmma_fence();
-      gemm_pv<Config>(o, pf, has_pv ? pipe.v(pv_last.stage) : q_next, pipe.ones());
+      gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage), pipe.ones());
       ptx::wgmma_commit_group();
-      gemm_qk<Config>(s, q_next + q_warpgroup, next_keys ? pipe.k(ring.stage) : q_next);
-      ptx::wgmma_commit_group();
-      if (turn) ptx::bar_arrive(next_turn, 256);
-      final_rows = softmax_finalize<true, Config::kFastFinalize>(
-          rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
-      claim_output_buffer<Config>(consumer);
-      ptx::wgmma_wait_group<1>();  // the P V; the next S still runs
-      ptx::wgmma_fence_operand(o);
-      if (has_pv) {
-        if (warp_leader) pipe.release_kv(pipe.v_empty(pv_last.stage));
-      } else {
-#pragma unroll
-        for (int j = 0; j < kO; ++j) o[j] = 0.f;  // the stand-in's product
+      ptx::bar_arrive(next_turn, 256);
+      if constexpr (!Config::kRowSumMma) {
+        final_rows = softmax_finalize<true, Config::kFastFinalize>(
+            rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
       }
-      store_output<Config>(p, pipe, w, consumer, o, final_rows);
-    } else if constexpr (Config::kEarlyNextS) {
+      claim_output_buffer<Config>(consumer);
+      // kEarlyNextTile: the next tile's index, Q and decoding while this P V runs too.
+      if constexpr (Config::kEarlyNextTile) more = receive_next();
+      ptx::wgmma_wait_group<0>();
+      ptx::wgmma_fence_operand(o);
+      if (warp_leader) pipe.release_kv(pipe.v_empty(pv_ring.stage));
+      if constexpr (Config::kRowSumMma) {
+        // The whole rows' sums, from the last P V GEMM (any of the 8 ones columns).
+        rows.sum[0] = o[Config::kHeadDimV / 2];
+        rows.sum[1] = o[Config::kHeadDimV / 2 + 2];
+        final_rows = softmax_finalize<false, Config::kFastFinalize>(
+            rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
+      }
+    }
+    if constexpr (Config::kEarlyNextS) {
       // The next tile's first S GEMM goes to the tensor cores before this tile's epilogue,
       // which then runs beside it instead of in front of it.
       if constexpr (Config::kEarlyNextTile) {

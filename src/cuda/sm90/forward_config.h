@@ -132,31 +132,31 @@
 #define FLASHATTN_SM90_EARLY_BLOCK_FLAGS 1
 #endif
 
-// 1: Q per consumer warpgroup (helper sm90q, session 6; docs/performance-sm90.md). Each consumer's 64
-// query rows are a TMA box of their own with their own full / empty barriers, so the next tile's rows
-// of a consumer are loaded as soon as THAT consumer's last S GEMM of the tile completed (or, where O
-// reuses Q's buffer, its O store read them), not when the slower of the consumers' did: the next
-// tile's first S of the consumer that finishes first no longer waits behind the other's last S.
-// 0: one box and one barrier pair for the whole kBlockM rows (the former kernels). Measured 3-9% slower
-// in session 6 because the consumer-dependent barrier addresses took the kernel off the uniform
-// datapath; session 7 (sm90u) measures it again with FLASHATTN_SM90_UNIFORM_CONSUMER below.
-#ifndef FLASHATTN_SM90_SPLIT_Q
-#define FLASHATTN_SM90_SPLIT_Q 0
-#endif
-
-// 1: the consumer warpgroup index reaches consumer_loop through a shuffle from lane 0 (helper sm90u,
-// session 7), which ptxas knows to be warp-uniform; 0: threadIdx.x / 128 - 1 as computed. Local SASS
-// (nvcc 13.0, d128 bf16 dense kernel): R2UR 150 -> 98 in the kernel, 16 -> 0 in the key-block loop
-// (1107 -> 1093 instructions); with SPLIT_Q it keeps the uniform datapath (UISETP 48, R2UR 119;
-// without the shuffle 0 and 236).
+// Two switches of the tile boundary at short rows (helpers sm90q, session 6, and sm90u, session 7;
+// docs/performance-sm90.md "Session 7, helper sm90u"), each 0 (off), 1 (the kernels where it is on by
+// default, below) or 2 (every kernel: a measurement setting).
+//  - UNIFORM_CONSUMER: the consumer warpgroup index reaches consumer_loop through a shuffle from lane 0,
+//    which ptxas knows to be warp-uniform (threadIdx.x / 128 is, but ptxas cannot prove it), so Q's rows,
+//    O's buffer, the turn barriers and every address derived from them stay on the uniform datapath.
+//    SASS (d128 bf16 dense kernel): R2UR 150 -> 98 in the kernel, 16 -> 0 in the key-block loop
+//    (1107 -> 1093 instructions per block; d256 1017 -> 986, R2UR 32 -> 0). 1: every kernel but
+//    d = 192 (not GPU-tested with it).
+//  - SPLIT_Q: Q per consumer warpgroup. Each consumer's 64 query rows are a TMA box of their own with
+//    their own full / empty barriers, so the next tile's rows of a consumer are loaded as soon as THAT
+//    consumer's last S GEMM of the tile completed (or, where O reuses Q's buffer, its O store read
+//    them), not when the slower of the consumers' did. Session 6 measured it 3-9% slower: the
+//    consumer-dependent barrier addresses took the kernel off the uniform datapath, which
+//    UNIFORM_CONSUMER keeps it on (UISETP 48, R2UR 119 at d128; 0 and 236 without the shuffle).
+//    1: the d = dv = 64 and 256 kernels.
+// Measured on an H200 (2026-11-22, two runs, cuDNN and a control build in the same process; means of
+// the ratios to the control): uniform consumer alone d64 +1.6..2.2%, d128 +0.5..1.9% (<= 1k keys),
+// +1.8% (>= 2k), d256 -0.2% / +2.1% (one run); with split Q d64 +3.6..4.7% (<= 1k) and +3.2% (>= 2k),
+// d256 +1.5% / +5.1% (one run), d128 +0.0..2.2% / -0.3..+0.7%, i.e. no better than the shuffle alone.
 #ifndef FLASHATTN_SM90_UNIFORM_CONSUMER
-#define FLASHATTN_SM90_UNIFORM_CONSUMER 0
+#define FLASHATTN_SM90_UNIFORM_CONSUMER 1
 #endif
-
-// 1: two Q buffers and the tile boundary as one GEMM batch (ForwardConfig::kJoinedTiles below; helper
-// sm90u, session 7, after sm90g's session-5 design, which lost the uniform datapath); 0: one Q buffer.
-#ifndef FLASHATTN_SM90_JOINED_TILES
-#define FLASHATTN_SM90_JOINED_TILES 0
+#ifndef FLASHATTN_SM90_SPLIT_Q
+#define FLASHATTN_SM90_SPLIT_Q 1
 #endif
 
 namespace flashattn::detail::cuda_sm90 {
@@ -293,17 +293,19 @@ struct ForwardConfig {
   // when it fits (its TMA store then overlaps the next tile's Q load); at d=256 it
   // reuses Q's rows (each consumer stores over the 64 Q rows only it read).
   static constexpr int kSmemLimit = 227 * 1024;
+  static constexpr int kQOffset = 0;
+  static constexpr int kKOffset = kQOffset + kQBytes;
+  static constexpr int kVOffset = kKOffset + kStages * kKVBytes;
+  static constexpr int kOEnd = kVOffset + kStages * kVBytes;
   // FLASHATTN_SM90_SPLIT_Q: kQParts boxes of kQBoxRows rows, each with its own q_full / q_empty.
-  static constexpr bool kSplitQ = FLASHATTN_SM90_SPLIT_Q != 0;
+  static constexpr bool kSplitQ =
+      FLASHATTN_SM90_SPLIT_Q >= 2 ||
+      (FLASHATTN_SM90_SPLIT_Q == 1 && kHeadDim == kHeadDimV && (kHeadDim == 64 || kHeadDim == 256));
   static constexpr int kQParts = kSplitQ ? kConsumerWarpgroups : 1;
   static constexpr int kQBoxRows = kBlockM / kQParts;
-  // Barriers: q_full / q_empty, full / empty per K and V stage, tile_full / tile_empty, the tile-index
-  // slot, then extra_pairs more q_full / q_empty pairs (kSplitQ: one per part; kJoinedTiles: Q buffer 1).
-  static constexpr int barrier_bytes(int extra_pairs) { return 8 * (4 + 4 * kStages) + 8 + 16 * extra_pairs; }
-  static constexpr int kStagesBytes = kStages * (kKVBytes + kVBytes);
-  static constexpr bool kSeparateO =
-      kQBytes + kStagesBytes + kOBytes + kOnesBytes + barrier_bytes(kSplitQ ? kQParts : 0) + 1024 <=
-      kSmemLimit;
+  // + the tile-index slot; kSplitQ: + a q_full / q_empty pair per part (pipeline.h).
+  static constexpr int kBarrierBytes = 8 * (4 + 4 * kStages) + 8 + (kSplitQ ? 16 * kQParts : 0);
+  static constexpr bool kSeparateO = kOEnd + kOBytes + kOnesBytes + kBarrierBytes + 1024 <= kSmemLimit;
   // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that
   // the O normalisation, its shared-memory write and the TMA store run beside a GEMM
   // rather than between two. Needs the next Q before this tile's O is stored, so only where
@@ -312,22 +314,6 @@ struct ForwardConfig {
   // itself in place of a K block (consumer.h begin_tile).
   static constexpr bool kEarlyNextS = FLASHATTN_SM90_EARLY_NEXT_S != 0 && kSeparateO && kKVBytes <= kQBytes;
   static constexpr bool kEarlyNextTile = kEarlyNextS && FLASHATTN_SM90_EARLY_NEXT_S >= 2;
-  // FLASHATTN_SM90_JOINED_TILES: two Q buffers, tile t + 1's Q lands while tile t still reads its own, and
-  // t + 1's first S joins t's last P V in one GEMM batch, one issue turn (consumer.h). Two-consumer
-  // kernels with d, dv <= 128 where the second buffer fits beside a separate O, without row sums on the
-  // tensor cores or K/V multicast (not written for them). kVBytes <= kQBytes: a tile without key blocks
-  // multiplies zeros by the next Q buffer in place of its last P V.
-  static constexpr bool kJoinedTiles =
-      FLASHATTN_SM90_JOINED_TILES != 0 && kEarlyNextS && !kEarlyNextTile && !kSplitQ &&
-      kConsumerWarpgroups == 2 && !kRowSumMma && kClusterM == 1 && kHeadDim <= 128 && kHeadDimV <= 128 &&
-      kVBytes <= kQBytes &&
-      2 * kQBytes + kStagesBytes + kOBytes + kOnesBytes + barrier_bytes(1) + 1024 <= kSmemLimit;
-  static constexpr int kQBuffers = kJoinedTiles ? 2 : 1;
-  static constexpr int kBarrierBytes = barrier_bytes(kSplitQ ? kQParts : kQBuffers - 1);
-  static constexpr int kQOffset = 0;  // kQBuffers buffers of kQBytes
-  static constexpr int kKOffset = kQOffset + kQBuffers * kQBytes;
-  static constexpr int kVOffset = kKOffset + kStages * kKVBytes;
-  static constexpr int kOEnd = kVOffset + kStages * kVBytes;
   static constexpr int kOOffset = kSeparateO ? kOEnd : kQOffset;
   // The ones block (kRowSumMma) follows O, 1024-byte aligned like every buffer before it,
   // after every V stage: a V descriptor reaches it with a positive leading offset.
@@ -353,7 +339,8 @@ struct ForwardConfig {
   // both CTAs of the cluster, an ordering this switch was not measured or verified with.
   static constexpr bool kFirstKBeforeQ = FLASHATTN_SM90_FIRST_K_BEFORE_Q != 0 && kClusterM == 1;
   // FLASHATTN_SM90_UNIFORM_CONSUMER above.
-  static constexpr bool kUniformConsumer = FLASHATTN_SM90_UNIFORM_CONSUMER != 0;
+  static constexpr bool kUniformConsumer =
+      FLASHATTN_SM90_UNIFORM_CONSUMER >= 2 || (FLASHATTN_SM90_UNIFORM_CONSUMER == 1 && kHeadDim != 192);
 };
 
 // d = 64: three consumer warpgroups (kBlockM 192, kBlockN 96) for long query

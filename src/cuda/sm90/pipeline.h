@@ -37,14 +37,10 @@ namespace flashattn::detail::cuda_sm90 {
 
 template <class Config>
 struct SharedPipeline {
-  std::uint32_t base;  // shared address, 1024-byte aligned
-  // First barrier index of the extra q_full / q_empty pairs (kSplitQ's parts, kJoinedTiles' Q buffer 1).
-  static constexpr int kQPairs = 5 + 4 * Config::kStages;
+  std::uint32_t base;                                      // shared address, 1024-byte aligned
+  static constexpr int kQPairs = 5 + 4 * Config::kStages;  // first barrier index of kSplitQ's pairs
 
-  // Q buffer `buffer` (Config::kQBuffers of them: kJoinedTiles alternates two between tiles).
-  __device__ std::uint32_t q(int buffer = 0) const {
-    return base + Config::kQOffset + buffer * Config::kQBytes;
-  }
+  __device__ std::uint32_t q() const { return base + Config::kQOffset; }
   __device__ std::uint32_t k(int stage) const { return base + Config::kKOffset + stage * Config::kKVBytes; }
   __device__ std::uint32_t v(int stage) const { return base + Config::kVOffset + stage * Config::kVBytes; }
   __device__ std::uint32_t o(int warpgroup) const {
@@ -54,18 +50,17 @@ struct SharedPipeline {
   __device__ std::uint32_t ones() const { return base + Config::kOnesOffset; }
 
   __device__ std::uint32_t barrier(int index) const { return base + Config::kBarrierOffset + 8 * index; }
-  // The q_full / q_empty pair of Q part or buffer `index`: Config::kSplitQ, consumer c's rows of Q
-  // (all pairs after the tile-index slot); Config::kJoinedTiles, Q buffer 0 (pair 0) or 1 (after the
-  // slot); otherwise 0, the one pair for the whole tile. Split and joined never meet (forward_config.h).
-  __device__ std::uint32_t q_full(int index = 0) const {
-    return Config::kSplitQ ? barrier(kQPairs + 2 * index) : barrier(index * kQPairs);
+  // Config::kSplitQ: consumer c's rows of Q have their own pair (after the tile-index slot);
+  // otherwise one pair for the whole tile, whatever `part`.
+  __device__ std::uint32_t q_full(int part = 0) const {
+    return Config::kSplitQ ? barrier(kQPairs + 2 * part) : barrier(0);
   }
-  __device__ std::uint32_t q_empty(int index = 0) const {
-    return Config::kSplitQ ? barrier(kQPairs + 2 * index + 1) : barrier(index * kQPairs + 1);
+  __device__ std::uint32_t q_empty(int part = 0) const {
+    return Config::kSplitQ ? barrier(kQPairs + 2 * part + 1) : barrier(1);
   }
-  // Shared address of Q part `part`'s rows (kQBoxRows of them in each column chunk) in buffer `buffer`.
-  __device__ std::uint32_t q_part(int part, int buffer = 0) const {
-    return q(buffer) + part * Config::kQBoxRows * Config::kRowBytes;
+  // Shared address of Q part `part`'s rows (kQBoxRows of them in each column chunk).
+  __device__ std::uint32_t q_part(int part) const {
+    return q() + part * Config::kQBoxRows * Config::kRowBytes;
   }
   __device__ std::uint32_t k_full(int stage) const { return barrier(2 + stage); }
   __device__ std::uint32_t k_empty(int stage) const { return barrier(2 + Config::kStages + stage); }
@@ -82,11 +77,6 @@ struct SharedPipeline {
     for (int part = 0; part < Config::kQParts; ++part) {
       ptx::mbarrier_init(q_full(part), 1);
       ptx::mbarrier_init(q_empty(part), Config::kConsumerWarps / Config::kQParts);
-    }
-#pragma unroll
-    for (int buffer = 1; buffer < Config::kQBuffers; ++buffer) {
-      ptx::mbarrier_init(q_full(buffer), 1);
-      ptx::mbarrier_init(q_empty(buffer), Config::kConsumerWarps);
     }
     for (int s = 0; s < Config::kStages; ++s) {
       ptx::mbarrier_init(k_full(s), 1);
@@ -124,25 +114,13 @@ struct SharedPipeline {
   }
 };
 
-// Position in the K/V ring (or the Q buffers): stage index and the parity of its current phase.
+// Position in the K/V ring: stage index and the parity of its current phase.
 template <int kStages>
 struct RingPosition {
   int stage = 0;
   std::uint32_t phase = 0;
   __device__ void advance() {
     if (++stage == kStages) stage = 0, phase ^= 1;
-  }
-  __device__ void retreat() {
-    if (stage-- == 0) stage = kStages - 1, phase ^= 1;
-  }
-  // The number of advances so far, mod 2, with one or two stages (no register of its own).
-  __device__ std::uint32_t advances_parity() const {
-    static_assert(kStages <= 2);
-    if constexpr (kStages == 1) {
-      return phase;
-    } else {
-      return static_cast<std::uint32_t>(stage);
-    }
   }
 };
 

@@ -31,15 +31,14 @@ __device__ __forceinline__ int next_busy_tile(const ForwardKernelParams& p, int 
 }
 
 // Part `part` of tile w's Q (Config::kSplitQ: consumer warpgroup part's kQBoxRows rows; else all
-// of them, part 0) into its place in Q buffer `buffer` (Config::kJoinedTiles: 0 or 1) through tma_q,
-// completing on q_full(part + buffer) (one of the two is 0): per 64-column chunk one {64, kQBoxRows}
-// box, or under packed GQA one {64, pack, kQBoxRows / pack} box of the 5-D view (pack divides 64:
-// forward_launch.h pack_factor).
+// of them, part 0) into its place in Q's buffer through tma_q, completing on q_full(part): per
+// 64-column chunk one {64, kQBoxRows} box, or under packed GQA one {64, pack, kQBoxRows / pack} box
+// of the 5-D view (pack divides 64: forward_launch.h pack_factor).
 template <class Config>
 __device__ __forceinline__ void load_q(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
-                                       const CUtensorMap* tma_q, const WorkTile& w, int part, int buffer) {
-  const std::uint32_t full = pipe.q_full(part + buffer);
-  const std::uint32_t dst = pipe.q_part(part, buffer);
+                                       const CUtensorMap* tma_q, const WorkTile& w, int part) {
+  const std::uint32_t full = pipe.q_full(part);
+  const std::uint32_t dst = pipe.q_part(part);
   const int first_row = w.m_block * Config::kBlockM + part * Config::kQBoxRows;
   ptx::mbarrier_arrive_expect_tx(full, Config::kQBytes / Config::kQParts);
 #pragma unroll
@@ -54,19 +53,19 @@ __device__ __forceinline__ void load_q(const ForwardKernelParams& p, const Share
   }
 }
 
-// Every part of tile w's Q into the Q buffer at q_ring, each once its consumers released the
-// buffer's previous tile; q_ring then advances. kSplitQ: the consumer that finishes first gets its
+// Every part of tile w's Q, each once its consumers released the previous tile's (q_phase: the
+// parity of the Q loads so far, flipped here). kSplitQ: the consumer that finishes first gets its
 // rows first (consumer 0 leads the issue rotation, so its parts come in that order).
 template <class Config>
 __device__ __forceinline__ void wait_and_load_q(const ForwardKernelParams& p,
                                                 const SharedPipeline<Config>& pipe, const CUtensorMap* tma_q,
-                                                const WorkTile& w, RingPosition<Config::kQBuffers>& q_ring) {
+                                                const WorkTile& w, std::uint32_t& q_phase) {
 #pragma unroll
   for (int part = 0; part < Config::kQParts; ++part) {
-    ptx::mbarrier_wait_parity(pipe.q_empty(part + q_ring.stage), q_ring.phase ^ 1);
-    load_q<Config>(p, pipe, tma_q, w, part, q_ring.stage);
+    ptx::mbarrier_wait_parity(pipe.q_empty(part), q_phase ^ 1);
+    load_q<Config>(p, pipe, tma_q, w, part);
   }
-  q_ring.advance();
+  q_phase ^= 1;
 }
 
 // Key block n of K or V (kChunks column chunks) into the stage at `stage_smem`, completing
@@ -96,9 +95,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
   ptx::prefetch_tensormap(&p.maps.k);
   ptx::prefetch_tensormap(&p.maps.v);
   RingPosition<Config::kStages> ring;
-  // The Q buffer of the next tile and its parity. Every tile handed over but the end marker loads
-  // one Q, so the handoff's parity (tiles handed over so far, mod 2) is q_ring.advances_parity().
-  RingPosition<Config::kQBuffers> q_ring;
+  std::uint32_t q_phase = 0;
   int tile = static_cast<int>(blockIdx.x);
   for (;;) {
     // Tiles of a short sequence past its last query row (variable length) carry no work.
@@ -106,10 +103,11 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     tile = next_busy_tile<Config>(p, tile, w, [&](int t) { return claim_next_tile(p, t); });
     // The index (or the end marker) goes to the consumers first; Q's buffer is
     // free once every consumer warp released the previous Q.
-    publish_tile(pipe.tile_handoff(), tile, q_ring.advances_parity());
+    publish_tile(pipe.tile_handoff(), tile, q_phase);  // one index per Q so far: the same parity
     if (tile >= p.num_tiles) break;
     if constexpr (!Config::kFirstKBeforeQ && !Config::kSplitQ) {
-      ptx::mbarrier_wait_parity(pipe.q_empty(q_ring.stage), q_ring.phase ^ 1);
+      ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
+      q_phase ^= 1;
     }
     const int kv_head = w.head / p.heads_per_kv;
     const KeyBlockRange range = key_block_range<Config>(p, w);
@@ -139,10 +137,9 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
       if (range.end > range.begin) load_k(range.end - 1);
     }
     if constexpr (Config::kFirstKBeforeQ || Config::kSplitQ) {
-      wait_and_load_q<Config>(p, pipe, tma_q, w, q_ring);
+      wait_and_load_q<Config>(p, pipe, tma_q, w, q_phase);
     } else {
-      load_q<Config>(p, pipe, tma_q, w, 0, q_ring.stage);  // its wait came first (above)
-      q_ring.advance();
+      load_q<Config>(p, pipe, tma_q, w, 0);  // its wait came first (above)
     }
     // Claimed now, used next iteration: the atomic's latency hides behind this tile's loads.
     tile = claim_next_tile(p, tile);
@@ -208,16 +205,14 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
   const bool leader = threadIdx.x % 32 == 0;
   if (leader) ptx::prefetch_tensormap(&p.maps.q);
   RingPosition<Config::kStages> ring;
-  // The Q buffer of the next tile and its parity. Every tile handed over but the end marker loads
-  // one Q, so the handoff's parity (tiles handed over so far, mod 2) is q_ring.advances_parity().
-  RingPosition<Config::kQBuffers> q_ring;
+  std::uint32_t q_phase = 0;
   int tile = static_cast<int>(blockIdx.x);
   for (;;) {
     WorkTile w{};
     tile = next_busy_tile<Config>(
         p, tile, w, [&](int t) { return __shfl_sync(0xffffffffu, leader ? claim_next_tile(p, t) : 0, 0); });
     // The same handoff as producer_loop: the index (or the end marker) first, by the leader.
-    if (leader) publish_tile(pipe.tile_handoff(), tile, q_ring.advances_parity());
+    if (leader) publish_tile(pipe.tile_handoff(), tile, q_phase);
     if (tile >= p.num_tiles) break;
     const int kv_head = w.head / p.heads_per_kv;
     const KeyBlockRange range = key_block_range<Config>(p, w);
@@ -228,10 +223,10 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
         // Every lane waits (the warp stays converged), the leader loads.
 #pragma unroll
       for (int part = 0; part < Config::kQParts; ++part) {
-        ptx::mbarrier_wait_parity(pipe.q_empty(part + q_ring.stage), q_ring.phase ^ 1);
-        if (leader) load_q<Config>(p, pipe, tma_q, w, part, q_ring.stage);
+        ptx::mbarrier_wait_parity(pipe.q_empty(part), q_phase ^ 1);
+        if (leader) load_q<Config>(p, pipe, tma_q, w, part);
       }
-      q_ring.advance();
+      q_phase ^= 1;
     }
     tile = __shfl_sync(0xffffffffu, leader ? claim_next_tile(p, tile) : 0, 0);
 
