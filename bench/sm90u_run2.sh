@@ -14,7 +14,9 @@
 set -uo pipefail
 out=/tmp/sm90u-out
 bld=/tmp/sm90u-build
-rm -rf "$out" && mkdir -p "$out" "$bld"
+# A warm device keeps /tmp between calls: run 2 found run 1's build folders, whose CMake caches named
+# another source folder (its treeA configures failed; run 1's installed packages were timed instead).
+rm -rf "$out" "$bld" && mkdir -p "$out" "$bld"
 finish() { tar -C /tmp -czf "${OUT:-/tmp}/sm90u-out.tgz" sm90u-out; }
 trap finish EXIT
 t0=$(date +%s)
