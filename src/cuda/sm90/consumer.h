@@ -176,10 +176,10 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         next_w = tile_work<Config::kClusterM>(p, tile);
         next_range = key_block_range<Config>(p, next_w);
         next_keys = next_range.end > next_range.begin;
-        ptx::mbarrier_wait_parity(pipe.q_full(), q_phase);
+        ptx::mbarrier_wait_parity(pipe.q_full(consumer), q_phase);
         q_phase ^= 1;
       } else {
-        ptx::mbarrier_wait_parity(pipe.q_full(), q_phase);
+        ptx::mbarrier_wait_parity(pipe.q_full(consumer), q_phase);
         q_phase ^= 1;
         next_w = tile_work<Config::kClusterM>(p, tile);
         next_range = key_block_range<Config>(p, next_w);
@@ -244,7 +244,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       if (!Config::kSeparateO) {
         // nothing to release before the epilogue: it hands Q back itself
       } else if (warp_leader) {
-        ptx::mbarrier_arrive(pipe.q_empty());
+        ptx::mbarrier_arrive(pipe.q_empty(consumer));
       }
       if constexpr (Config::kEarlyNextTile) more = receive_next();
     } else {
@@ -267,7 +267,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       }
       if (warp_leader) {
         pipe.release_kv(pipe.k_empty(ring.stage));
-        if (Config::kSeparateO && n_blocks == 1) ptx::mbarrier_arrive(pipe.q_empty());
+        if (Config::kSeparateO && n_blocks == 1) ptx::mbarrier_arrive(pipe.q_empty(consumer));
       }
       ring.advance();
       prepare_scores<Config>(s, p, w, slope_s, n, row0, clean);
@@ -304,14 +304,15 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           ptx::wgmma_wait_group<1>();  // S(n) done; P V still running
           ptx::wgmma_fence_operand(s);
           pipe.release_kv_if(k_empty, warp_leader);
-          if constexpr (Config::kSeparateO) ptx::mbarrier_arrive_if(pipe.q_empty(), warp_leader && last_s);
+          if constexpr (Config::kSeparateO)
+            ptx::mbarrier_arrive_if(pipe.q_empty(consumer), warp_leader && last_s);
           if (special) prepare_scores_decided<Config>(s, p, w, slope_s, n, row0, masked);
         } else {
           ptx::wgmma_wait_group<1>();  // S(n) done; P V still running
           ptx::wgmma_fence_operand(s);
           if (warp_leader) {
             pipe.release_kv(pipe.k_empty(ring.stage));
-            if (Config::kSeparateO && i == n_blocks - 1) ptx::mbarrier_arrive(pipe.q_empty());
+            if (Config::kSeparateO && i == n_blocks - 1) ptx::mbarrier_arrive(pipe.q_empty(consumer));
           }
           ring.advance();
           prepare_scores<Config>(s, p, w, slope_s, n, row0, clean);

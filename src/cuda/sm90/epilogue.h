@@ -110,7 +110,7 @@ __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<
     if constexpr (!Config::kSeparateO) {
       // O sat in Q's buffer: only once the store has read it may the next Q land there.
       ptx::cp_async_bulk_wait_group_read<0>();
-      ptx::mbarrier_arrive_count(pipe.q_empty(), 4);
+      ptx::mbarrier_arrive_count(pipe.q_empty(consumer), 4);  // its four warps (kSplitQ: all of its part's)
     }
   }
   if (p.lse != nullptr && lane % 4 == 0) {

@@ -132,6 +132,33 @@
 #define FLASHATTN_SM90_EARLY_BLOCK_FLAGS 1
 #endif
 
+// Two switches of the tile boundary at short rows (helpers sm90q, session 6, and sm90u, session 7;
+// docs/performance-sm90.md "Session 7, helper sm90u"), each 0 (off), 1 (the kernels where it is on by
+// default, below) or 2 (every kernel: a measurement setting).
+//  - UNIFORM_CONSUMER: the consumer warpgroup index reaches consumer_loop through a shuffle from lane 0,
+//    which ptxas knows to be warp-uniform (threadIdx.x / 128 is, but ptxas cannot prove it), so Q's rows,
+//    O's buffer, the turn barriers and every address derived from them stay on the uniform datapath.
+//    SASS (d128 bf16 dense kernel): R2UR 150 -> 98 in the kernel, 16 -> 0 in the key-block loop
+//    (1107 -> 1093 instructions per block; d256 1017 -> 986, R2UR 32 -> 0). 1: every kernel but
+//    d = 192 (not GPU-tested with it).
+//  - SPLIT_Q: Q per consumer warpgroup. Each consumer's 64 query rows are a TMA box of their own with
+//    their own full / empty barriers, so the next tile's rows of a consumer are loaded as soon as THAT
+//    consumer's last S GEMM of the tile completed (or, where O reuses Q's buffer, its O store read
+//    them), not when the slower of the consumers' did. Session 6 measured it 3-9% slower: the
+//    consumer-dependent barrier addresses took the kernel off the uniform datapath, which
+//    UNIFORM_CONSUMER keeps it on (UISETP 48, R2UR 119 at d128; 0 and 236 without the shuffle).
+//    1: the d = dv = 64 and 256 kernels.
+// Measured on an H200 (2026-11-22, two runs, cuDNN and a control build in the same process; means of
+// the ratios to the control): uniform consumer alone d64 +1.6..2.2%, d128 +0.5..1.9% (<= 1k keys),
+// +1.8% (>= 2k), d256 -0.2% / +2.1% (one run); with split Q d64 +3.6..4.7% (<= 1k) and +3.2% (>= 2k),
+// d256 +1.5% / +5.1% (one run), d128 +0.0..2.2% / -0.3..+0.7%, i.e. no better than the shuffle alone.
+#ifndef FLASHATTN_SM90_UNIFORM_CONSUMER
+#define FLASHATTN_SM90_UNIFORM_CONSUMER 1
+#endif
+#ifndef FLASHATTN_SM90_SPLIT_Q
+#define FLASHATTN_SM90_SPLIT_Q 1
+#endif
+
 namespace flashattn::detail::cuda_sm90 {
 
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
@@ -270,7 +297,14 @@ struct ForwardConfig {
   static constexpr int kKOffset = kQOffset + kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKVBytes;
   static constexpr int kOEnd = kVOffset + kStages * kVBytes;
-  static constexpr int kBarrierBytes = 8 * (4 + 4 * kStages) + 8;  // + the tile-index slot
+  // FLASHATTN_SM90_SPLIT_Q: kQParts boxes of kQBoxRows rows, each with its own q_full / q_empty.
+  static constexpr bool kSplitQ =
+      FLASHATTN_SM90_SPLIT_Q >= 2 ||
+      (FLASHATTN_SM90_SPLIT_Q == 1 && kHeadDim == kHeadDimV && (kHeadDim == 64 || kHeadDim == 256));
+  static constexpr int kQParts = kSplitQ ? kConsumerWarpgroups : 1;
+  static constexpr int kQBoxRows = kBlockM / kQParts;
+  // + the tile-index slot; kSplitQ: + a q_full / q_empty pair per part (pipeline.h).
+  static constexpr int kBarrierBytes = 8 * (4 + 4 * kStages) + 8 + (kSplitQ ? 16 * kQParts : 0);
   static constexpr bool kSeparateO = kOEnd + kOBytes + kOnesBytes + kBarrierBytes + 1024 <= kSmemLimit;
   // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that
   // the O normalisation, its shared-memory write and the TMA store run beside a GEMM
@@ -304,6 +338,9 @@ struct ForwardConfig {
   // Not with K/V multicast (kClusterM 2, long rows only): there a K block's stage must be free in
   // both CTAs of the cluster, an ordering this switch was not measured or verified with.
   static constexpr bool kFirstKBeforeQ = FLASHATTN_SM90_FIRST_K_BEFORE_Q != 0 && kClusterM == 1;
+  // FLASHATTN_SM90_UNIFORM_CONSUMER above.
+  static constexpr bool kUniformConsumer =
+      FLASHATTN_SM90_UNIFORM_CONSUMER >= 2 || (FLASHATTN_SM90_UNIFORM_CONSUMER == 1 && kHeadDim != 192);
 };
 
 // d = 64: three consumer warpgroups (kBlockM 192, kBlockN 96) for long query

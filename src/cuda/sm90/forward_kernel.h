@@ -67,7 +67,16 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
     }
   } else {
     ptx::setmaxnreg_inc<kConsumerRegisters>();
-    consumer_loop<Config>(p, pipe, warpgroup - 1);
+    if constexpr (Config::kUniformConsumer) {
+      // threadIdx.x / 128 is the same in every lane of a warp, but ptxas cannot prove it, so
+      // values derived from it (Q's rows, O's buffer, per-consumer barrier addresses) live in
+      // per-thread registers and pull the shared base with them off the uniform datapath
+      // (docs/kernel-notes-sm90.md, sm90q). A shuffle from a constant lane is warp-uniform by
+      // construction, and ptxas knows it.
+      consumer_loop<Config>(p, pipe, __shfl_sync(0xffffffffu, warpgroup, 0) - 1);
+    } else {
+      consumer_loop<Config>(p, pipe, warpgroup - 1);
+    }
   }
   // K/V multicast: no CTA leaves while a peer may still arrive on its empty barriers
   // (its consumers' last releases) or write into its stages.

@@ -4,6 +4,8 @@
 //
 // Barriers (each purpose, one barrier):
 //   q_full        producer -> consumers: Q of the current tile has landed (TMA tx bytes).
+//                 Config::kSplitQ: one q_full / q_empty pair per consumer warpgroup, for
+//                 its own 64 rows of Q (the box loaded for it alone).
 //   q_empty       consumers -> producer: every consumer warp is done reading Q
 //                 (its last S GEMM completed, or, when O reuses Q's buffer, the
 //                 O store has read it), so the next tile's Q may overwrite it.
@@ -35,7 +37,8 @@ namespace flashattn::detail::cuda_sm90 {
 
 template <class Config>
 struct SharedPipeline {
-  std::uint32_t base;  // shared address, 1024-byte aligned
+  std::uint32_t base;                                      // shared address, 1024-byte aligned
+  static constexpr int kQPairs = 5 + 4 * Config::kStages;  // first barrier index of kSplitQ's pairs
 
   __device__ std::uint32_t q() const { return base + Config::kQOffset; }
   __device__ std::uint32_t k(int stage) const { return base + Config::kKOffset + stage * Config::kKVBytes; }
@@ -47,8 +50,18 @@ struct SharedPipeline {
   __device__ std::uint32_t ones() const { return base + Config::kOnesOffset; }
 
   __device__ std::uint32_t barrier(int index) const { return base + Config::kBarrierOffset + 8 * index; }
-  __device__ std::uint32_t q_full() const { return barrier(0); }
-  __device__ std::uint32_t q_empty() const { return barrier(1); }
+  // Config::kSplitQ: consumer c's rows of Q have their own pair (after the tile-index slot);
+  // otherwise one pair for the whole tile, whatever `part`.
+  __device__ std::uint32_t q_full(int part = 0) const {
+    return Config::kSplitQ ? barrier(kQPairs + 2 * part) : barrier(0);
+  }
+  __device__ std::uint32_t q_empty(int part = 0) const {
+    return Config::kSplitQ ? barrier(kQPairs + 2 * part + 1) : barrier(1);
+  }
+  // Shared address of Q part `part`'s rows (kQBoxRows of them in each column chunk).
+  __device__ std::uint32_t q_part(int part) const {
+    return q() + part * Config::kQBoxRows * Config::kRowBytes;
+  }
   __device__ std::uint32_t k_full(int stage) const { return barrier(2 + stage); }
   __device__ std::uint32_t k_empty(int stage) const { return barrier(2 + Config::kStages + stage); }
   __device__ std::uint32_t v_full(int stage) const { return barrier(2 + 2 * Config::kStages + stage); }
@@ -59,8 +72,12 @@ struct SharedPipeline {
   __device__ TileSlot tile_handoff() const { return TileSlot{tile_slot(), tile_full(), tile_empty()}; }
 
   __device__ void init_barriers() const {
-    ptx::mbarrier_init(q_full(), 1);
-    ptx::mbarrier_init(q_empty(), Config::kConsumerWarps);
+    // q_empty: one arrival per consumer warp that reads the part (kSplitQ: a warpgroup's four).
+#pragma unroll
+    for (int part = 0; part < Config::kQParts; ++part) {
+      ptx::mbarrier_init(q_full(part), 1);
+      ptx::mbarrier_init(q_empty(part), Config::kConsumerWarps / Config::kQParts);
+    }
     for (int s = 0; s < Config::kStages; ++s) {
       ptx::mbarrier_init(k_full(s), 1);
       ptx::mbarrier_init(k_empty(s), Config::kConsumerWarps * Config::kClusterM);

@@ -30,22 +30,42 @@ __device__ __forceinline__ int next_busy_tile(const ForwardKernelParams& p, int 
   return tile;
 }
 
-// Tile w's Q into Q's buffer through tma_q, completing on q_full: per 64-column chunk one
-// {64, kBlockM} box, or under packed GQA one {64, pack, kBlockM / pack} box of the 5-D view.
+// Part `part` of tile w's Q (Config::kSplitQ: consumer warpgroup part's kQBoxRows rows; else all
+// of them, part 0) into its place in Q's buffer through tma_q, completing on q_full(part): per
+// 64-column chunk one {64, kQBoxRows} box, or under packed GQA one {64, pack, kQBoxRows / pack} box
+// of the 5-D view (pack divides 64: forward_launch.h pack_factor).
 template <class Config>
 __device__ __forceinline__ void load_q(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
-                                       const CUtensorMap* tma_q, const WorkTile& w) {
-  ptx::mbarrier_arrive_expect_tx(pipe.q_full(), Config::kQBytes);
+                                       const CUtensorMap* tma_q, const WorkTile& w, int part) {
+  const std::uint32_t full = pipe.q_full(part);
+  const std::uint32_t dst = pipe.q_part(part);
+  const int first_row = w.m_block * Config::kBlockM + part * Config::kQBoxRows;
+  ptx::mbarrier_arrive_expect_tx(full, Config::kQBytes / Config::kQParts);
 #pragma unroll
   for (int c = 0; c < Config::kChunks; ++c) {
     if (p.pack > 1) {
-      ptx::tma_load_5d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols, 0,
-                       (w.m_block * Config::kBlockM) >> p.pack_shift, w.head, w.map_batch);
+      ptx::tma_load_5d(dst + c * Config::kQChunkBytes, tma_q, full, c * Config::kChunkCols, 0,
+                       first_row >> p.pack_shift, w.head, w.map_batch);
     } else {
-      ptx::tma_load_4d(pipe.q() + c * Config::kQChunkBytes, tma_q, pipe.q_full(), c * Config::kChunkCols,
-                       w.m_block * Config::kBlockM, w.head, w.map_batch);
+      ptx::tma_load_4d(dst + c * Config::kQChunkBytes, tma_q, full, c * Config::kChunkCols, first_row, w.head,
+                       w.map_batch);
     }
   }
+}
+
+// Every part of tile w's Q, each once its consumers released the previous tile's (q_phase: the
+// parity of the Q loads so far, flipped here). kSplitQ: the consumer that finishes first gets its
+// rows first (consumer 0 leads the issue rotation, so its parts come in that order).
+template <class Config>
+__device__ __forceinline__ void wait_and_load_q(const ForwardKernelParams& p,
+                                                const SharedPipeline<Config>& pipe, const CUtensorMap* tma_q,
+                                                const WorkTile& w, std::uint32_t& q_phase) {
+#pragma unroll
+  for (int part = 0; part < Config::kQParts; ++part) {
+    ptx::mbarrier_wait_parity(pipe.q_empty(part), q_phase ^ 1);
+    load_q<Config>(p, pipe, tma_q, w, part);
+  }
+  q_phase ^= 1;
 }
 
 // Key block n of K or V (kChunks column chunks) into the stage at `stage_smem`, completing
@@ -85,7 +105,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     // free once every consumer warp released the previous Q.
     publish_tile(pipe.tile_handoff(), tile, q_phase);  // one index per Q so far: the same parity
     if (tile >= p.num_tiles) break;
-    if constexpr (!Config::kFirstKBeforeQ) {
+    if constexpr (!Config::kFirstKBeforeQ && !Config::kSplitQ) {
       ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
       q_phase ^= 1;
     }
@@ -115,10 +135,12 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     // tile (which needs both) no longer waits for a K issued behind Q.
     if constexpr (Config::kFirstKBeforeQ) {
       if (range.end > range.begin) load_k(range.end - 1);
-      ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
-      q_phase ^= 1;
     }
-    load_q<Config>(p, pipe, tma_q, w);
+    if constexpr (Config::kFirstKBeforeQ || Config::kSplitQ) {
+      wait_and_load_q<Config>(p, pipe, tma_q, w, q_phase);
+    } else {
+      load_q<Config>(p, pipe, tma_q, w, 0);  // its wait came first (above)
+    }
     // Claimed now, used next iteration: the atomic's latency hides behind this tile's loads.
     tile = claim_next_tile(p, tile);
 
@@ -192,15 +214,19 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
     // The same handoff as producer_loop: the index (or the end marker) first, by the leader.
     if (leader) publish_tile(pipe.tile_handoff(), tile, q_phase);
     if (tile >= p.num_tiles) break;
-    ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
-    q_phase ^= 1;
     const int kv_head = w.head / p.heads_per_kv;
     const KeyBlockRange range = key_block_range<Config>(p, w);
     const int k_offset = p.sequences != nullptr ? p.sequences[w.batch].k_offset : 0;
-    if (leader) {
+    {
       const CUtensorMap* tma_q = map_q(p, w);
-      if (p.sequence_maps != nullptr) ptx::tensormap_acquire_fence(tma_q);
-      load_q<Config>(p, pipe, tma_q, w);
+      if (leader && p.sequence_maps != nullptr) ptx::tensormap_acquire_fence(tma_q);
+        // Every lane waits (the warp stays converged), the leader loads.
+#pragma unroll
+      for (int part = 0; part < Config::kQParts; ++part) {
+        ptx::mbarrier_wait_parity(pipe.q_empty(part), q_phase ^ 1);
+        if (leader) load_q<Config>(p, pipe, tma_q, w, part);
+      }
+      q_phase ^= 1;
     }
     tile = __shfl_sync(0xffffffffu, leader ? claim_next_tile(p, tile) : 0, 0);
 
