@@ -133,14 +133,14 @@
 #endif
 
 // Two switches of the tile boundary at short rows (helpers sm90q, session 6, and sm90u, session 7;
-// docs/performance-sm90.md "Session 7, helper sm90u"), each 0 (off), 1 (the kernels where it is on by
-// default, below) or 2 (every kernel: a measurement setting).
+// docs/performance-sm90.md "Session 7, helper sm90u"). UNIFORM_CONSUMER: 0 off, else on. SPLIT_Q: 0 off,
+// 1 on the kernels named below (the default), 2 on every kernel (a measurement setting).
 //  - UNIFORM_CONSUMER: the consumer warpgroup index reaches consumer_loop through a shuffle from lane 0,
 //    which ptxas knows to be warp-uniform (threadIdx.x / 128 is, but ptxas cannot prove it), so Q's rows,
 //    O's buffer, the turn barriers and every address derived from them stay on the uniform datapath.
 //    SASS (d128 bf16 dense kernel): R2UR 150 -> 98 in the kernel, 16 -> 0 in the key-block loop
-//    (1107 -> 1093 instructions per block; d256 1017 -> 986, R2UR 32 -> 0). 1: every kernel but
-//    d = 192 (not GPU-tested with it).
+//    (1107 -> 1093 instructions per block; d256 1017 -> 986, R2UR 32 -> 0). On every kernel (d = 192:
+//    tested, not timed).
 //  - SPLIT_Q: Q per consumer warpgroup. Each consumer's 64 query rows are a TMA box of their own with
 //    their own full / empty barriers, so the next tile's rows of a consumer are loaded as soon as THAT
 //    consumer's last S GEMM of the tile completed (or, where O reuses Q's buffer, its O store read
@@ -339,8 +339,7 @@ struct ForwardConfig {
   // both CTAs of the cluster, an ordering this switch was not measured or verified with.
   static constexpr bool kFirstKBeforeQ = FLASHATTN_SM90_FIRST_K_BEFORE_Q != 0 && kClusterM == 1;
   // FLASHATTN_SM90_UNIFORM_CONSUMER above.
-  static constexpr bool kUniformConsumer =
-      FLASHATTN_SM90_UNIFORM_CONSUMER >= 2 || (FLASHATTN_SM90_UNIFORM_CONSUMER == 1 && kHeadDim != 192);
+  static constexpr bool kUniformConsumer = FLASHATTN_SM90_UNIFORM_CONSUMER != 0;
 };
 
 // d = 64: three consumer warpgroups (kBlockM 192, kBlockN 96) for long query
