@@ -20,7 +20,7 @@ def name(r):
         return shape
     n = f"{shape['m_tiles_per_warp']}x{shape['warps']}x{shape['block_n']}s{shape['stages']}"
     for key, letter in (("joint_softmax", "J"), ("o_from_registers", "R"), ("prefetch_fragments", "P"),
-                        ("whole_tile_loads", "W"), ("late_copies", "L")):
+                        ("whole_tile_loads", "W"), ("late_copies", "L"), ("approx_epilogue", "A")):
         if shape.get(key):
             n += letter
     order = r.get("order", "")
