@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# RECORD of one device call on tree 0ca1c12 (results: bench/sm80v_results.md, docs/kernel-notes.md v12). The table
+# committed after it (93150fa) narrows two rows of the tested one: d128 causal grouped s <= 2048 (was 16384), and
+# approx_epilogue on a d128 non-causal s <= 512 row instead of the main entry.
 # Session 7 (issue 4, helper sm80v), device call 2 of 2: verification of this tree's table (d64 causal s <= 512
 # heads fastest, 512 < s <= 16384 grouped + whole_tile_loads + late_copies + approx_epilogue; d128 causal s <= 16384
 # grouped, the main entry's shape + approx_epilogue; approx_epilogue on the d128 non-causal main entry and the d64
