@@ -141,16 +141,18 @@ double median_ms(F&& launch, bool synchronous = false, double min_total_ms = 0) 
 }
 
 std::string shape_json(const TileShape& s) {
-  char buffer[448];
+  char buffer[512];
   std::snprintf(
       buffer, sizeof buffer,
       "{\"m_tiles_per_warp\": %d, \"warps\": %d, \"block_n\": %d, \"stages\": %d, \"q_in_registers\": %s, "
       "\"min_blocks_per_sm\": %d, \"prefetch_next\": %s, \"joint_softmax\": %s, \"o_from_registers\": %s, "
-      "\"prefetch_fragments\": %s, \"whole_tile_loads\": %s, \"late_copies\": %s}",
+      "\"prefetch_fragments\": %s, \"whole_tile_loads\": %s, \"late_copies\": %s, "
+      "\"approx_epilogue\": %s}",
       s.m_tiles_per_warp, s.warps, s.block_n, s.stages, s.q_in_registers ? "true" : "false",
       s.min_blocks_per_sm, s.prefetch_next ? "true" : "false", s.joint_softmax ? "true" : "false",
       s.o_from_registers ? "true" : "false", s.prefetch_fragments ? "true" : "false",
-      s.whole_tile_loads ? "true" : "false", s.late_copies ? "true" : "false");
+      s.whole_tile_loads ? "true" : "false", s.late_copies ? "true" : "false",
+      s.approx_epilogue ? "true" : "false");
   return buffer;
 }
 
@@ -222,6 +224,20 @@ int main(int argc, char** argv) {
   const bool one_order = std::getenv("SM80_ONE_ORDER") != nullptr;
   const bool bf16_only = std::getenv("SM80_BF16_ONLY") != nullptr;
   if (const char* t = std::getenv("SM80_MIN_MS")) g_min_total_ms = std::atof(t);
+  // SM80_GROUP_FACTORS=1,2: causal candidates also in the grouped order (tile_scheduler.h) with these
+  // factors.
+  std::vector<int> group_factors;
+  if (const char* f = std::getenv("SM80_GROUP_FACTORS")) {
+    std::string list = f;
+    for (char* tok = std::strtok(list.data(), ","); tok; tok = std::strtok(nullptr, ","))
+      group_factors.push_back(std::atoi(tok));
+  }
+  int sms = 0;
+  {
+    int device = 0;
+    CHECK_CUDA(cudaGetDevice(&device));
+    CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  }
   // Every row of the grid has the same element count (16k tokens x hidden 2048, SM80_SEQLEN_K aside),
   // so the inputs are drawn once and reused (drawing them per row took most of a pass's time).
   void *q = nullptr, *k = nullptr, *v = nullptr, *o_ref = nullptr, *o = nullptr, *q16 = nullptr,
@@ -309,9 +325,15 @@ int main(int argc, char** argv) {
           CHECK_CUDA(cudaDeviceSynchronize());
           for (const Candidate& c : list) {
             if (c.head_dim != d) continue;
-            for (int heads_fastest = 0; heads_fastest < 2; ++heads_fastest) {
+            // Orders: 0 m fastest, 1 heads fastest, then (causal plain rows) the grouped order once per
+            // factor of SM80_GROUP_FACTORS (tile_scheduler.h: grouped_head_count).
+            std::vector<int> orders = {0, 1};
+            for (int factor : group_factors)
+              if (causal && variant == kPlain) orders.push_back(1 + factor);
+            for (int order : orders) {
+              const int heads_fastest = order >= 1 ? 1 : 0;
               if (variant != kPlain && heads_fastest) continue;
-              if (one_order && heads_fastest != causal) continue;
+              if (one_order && order <= 1 && heads_fastest != causal) continue;
               ForwardKernelArgs args;
               args.p = p;
               args.p.out.data = o;
@@ -323,19 +345,27 @@ int main(int argc, char** argv) {
               args.dropout_rescale = p.dropout_p > 0.f ? 1.f / (1.f - p.dropout_p) : 1.f;
               args.total_tiles = std::int64_t(args.m_blocks) * b * h;
               args.heads_fastest = heads_fastest != 0;
+              args.head_group =
+                  order >= 2 ? grouped_head_count(std::int64_t(b) * h, args.m_blocks,
+                                                  std::int64_t(sms) * c.shape.min_blocks_per_sm, order - 1)
+                             : 0;
               const bool general = variant != kPlain;
               CHECK_CUDA(cudaMemset(o, 0xff, n * 2));  // NaN poison
               const double ms = median_ms([&] { return c.launch(args, general, nullptr) == cudaSuccess; });
               const cudaError_t error = cudaDeviceSynchronize();
-              const bool check = one_order || heads_fastest == 0;
+              const bool check = one_order || heads_fastest == 0 || order >= 2;
+              const std::string order_name =
+                  order >= 2 ? "grouped" + std::to_string(order - 1) + "_g" + std::to_string(args.head_group)
+                  : order == 1 ? std::string("heads_fastest")
+                               : std::string("m_fastest");
               const float diff =
                   error == cudaSuccess && ms > 0 ? (check ? max_abs_diff(o, o_ref, n) : -1.f) : INFINITY;
               std::printf(
                   "{\"shape\": %s, \"order\": \"%s\", \"variant\": \"%s\", \"hdim\": %d, \"causal\": %s, "
                   "\"seqlen\": %d, \"tflops\": %.1f, \"max_diff\": %g, \"error\": \"%s\"}\n",
-                  shape_json(c.shape).c_str(), heads_fastest ? "heads_fastest" : "m_fastest",
-                  variant_names[variant], d, causal ? "true" : "false", s, ms > 0 ? flop / ms / 1e9 : 0.0,
-                  diff, cudaGetErrorString(error));
+                  shape_json(c.shape).c_str(), order_name.c_str(), variant_names[variant], d,
+                  causal ? "true" : "false", s, ms > 0 ? flop / ms / 1e9 : 0.0, diff,
+                  cudaGetErrorString(error));
               std::fflush(stdout);
               if (error != cudaSuccess) return 2;
             }

@@ -18,11 +18,11 @@ FLASHATTN_SM80_FOR_EACH_CANDIDATE, for the tuning bench.
 Conditional entries: one with "max_seqlen_q": N applies only to problems whose seqlen_q (bound)
 is at most N (short sequences, where a different shape or tile order wins); one with "general":
 true only to problems that run the kGeneral kernel (softcap, ALiBi, dropout, non-positive scale).
-Either may name the tile order ("order": "m_fastest" or "heads_fastest", else the backend's
-rule). They become extra roles 3, 4, ... of their (bucket, dtype), listed with their conditions
+Either may name the tile order ("order": "m_fastest", "heads_fastest" or "grouped_heads", else the
+backend's rule). They become extra roles 3, 4, ... of their (bucket, dtype), listed with their conditions
 in FLASHATTN_SM80_FOR_EACH_SHORT(X): X(bucket, element, role, causal, max_seqlen_q (-1: any),
 general (-1: any, 1: kGeneral only), order (-1: the backend's rule, 0: m fastest, 1: heads
-fastest)), in the order the dispatcher tries them (the first match wins).
+fastest, 2: grouped heads fastest)), in the order the dispatcher tries them (the first match wins).
 """
 import argparse
 import json
@@ -42,13 +42,13 @@ def write_if_changed(path: pathlib.Path, text: str) -> None:
 
 SHAPE_FIELDS = ("m_tiles_per_warp", "warps", "block_n", "stages", "q_in_registers", "min_blocks_per_sm",
                 "prefetch_next", "joint_softmax", "o_from_registers", "prefetch_fragments", "whole_tile_loads",
-                "late_copies")
+                "late_copies", "approx_epilogue")
 # Fields added after tables were written: their value when a shape does not name them.
 SHAPE_FIELD_DEFAULTS = {"prefetch_next": False, "joint_softmax": False, "o_from_registers": False,
                         "prefetch_fragments": False, "whole_tile_loads": False,
-                        "late_copies": False}
+                        "late_copies": False, "approx_epilogue": False}
 BOOL_FIELDS = ("q_in_registers", "prefetch_next", "joint_softmax", "o_from_registers", "prefetch_fragments",
-               "whole_tile_loads", "late_copies")
+               "whole_tile_loads", "late_copies", "approx_epilogue")
 DEFAULT_TABLE = pathlib.Path(__file__).resolve().parent / "sm80" / "forward_tuning.json"
 
 
@@ -79,7 +79,7 @@ def shape_for(table: dict, head_dim: int, dtype: str, causal: bool) -> dict:
     raise SystemExit(f"forward_tuning.json: no default shape covers head dim {head_dim}")
 
 
-ORDERS = {None: -1, "m_fastest": 0, "heads_fastest": 1}
+ORDERS = {None: -1, "m_fastest": 0, "heads_fastest": 1, "grouped_heads": 2}
 
 
 def conditional(e: dict) -> bool:
@@ -161,7 +161,8 @@ def main() -> None:
         + "#pragma once\n\n"
         + "#define FLASHATTN_SM80_FOR_EACH_KERNEL(X)" + (" \\\n" + macro if entries else "") + "\n"
         + "\n// Conditional roles: X(bucket, element, role, causal, max seqlen_q (-1: any), general (-1: any,\n"
-        + "// 1: kGeneral only), tile order (-1: the backend's rule, 0: m fastest, 1: heads fastest)),\n"
+        + "// 1: kGeneral only), tile order (-1: the backend's rule, 0: m fastest, 1: heads fastest,\n"
+        + "// 2: grouped heads fastest)),\n"
         + "// in the order the dispatcher tries them.\n"
         + "#define FLASHATTN_SM80_FOR_EACH_SHORT(X)" + short_macro + "\n"
         + candidate_macro,

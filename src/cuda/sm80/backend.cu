@@ -61,6 +61,7 @@ struct KernelChoice {
   int role = 2;  // 0 non-causal, 1 causal, 2 portable, 3...: short-sequence rows
   TileShape shape;
   int order = -1;  // a short row's tile order: -1 the rule of heads_fastest_order, 0 m fastest, 1 heads
+                   // fastest, 2 grouped heads fastest (head_group_of)
 };
 
 // The kGeneral kernel (forward_kernel.h): per-element score modifiers or dropout (a dropout_p
@@ -109,7 +110,7 @@ int block_n(const AttentionParams& p) { return choose_kernel(p).shape.block_n; }
 // s = 512 the 64-row tiles ran 8% faster with a head's tiles together).
 bool heads_fastest_order(const AttentionParams& p) {
   const int order = choose_kernel(p).order;
-  if (order >= 0) return order == 1;
+  if (order >= 0) return order >= 1;
   return p.mask.window_right >= 0 && p.mask.window_left < 0;
 }
 
@@ -124,6 +125,22 @@ int device_sm_count() {
   if (cudaGetDevice(&device) != cudaSuccess) return 108;
   if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return 108;
   return count;
+}
+
+// A table row with the grouped order (tile_scheduler.h): heads fastest within groups sized from the
+// CTA slots (SMs x the shape's CTAs per SM); kGroupedOrderFactor as measured (docs/kernel-notes.md, v12).
+constexpr int kGroupedOrderFactor = 2;
+int head_group_of(const AttentionParams& p, int m_blocks, int num_splits) {
+#ifdef FLASHATTN_SM80_TEST_HEAD_GROUP
+  // Test builds only: every heads-fastest problem in groups this small, so that the suites' small
+  // problems (one group would hold all of their triples) run the grouped decode, a short last group too.
+  (void)m_blocks, (void)num_splits;
+  return heads_fastest_order(p) ? FLASHATTN_SM80_TEST_HEAD_GROUP : 0;
+#endif
+  const KernelChoice choice = choose_kernel(p);
+  if (choice.order != 2) return 0;
+  const std::int64_t slots = static_cast<std::int64_t>(device_sm_count()) * choice.shape.min_blocks_per_sm;
+  return grouped_head_count(p.batch * p.heads * num_splits, m_blocks, slots, kGroupedOrderFactor);
 }
 
 bool rotates_q(const AttentionParams& p) { return p.is_kvcache && p.rotary_dim > 0; }
@@ -270,6 +287,7 @@ Status run(const AttentionParams& params, const ExecutionContext& ctx) noexcept 
   args.dropout_rescale = p.dropout_p > 0.f ? 1.f / (1.f - p.dropout_p) : 1.f;
   args.total_tiles = static_cast<std::int64_t>(args.m_blocks) * p.batch * p.heads * args.num_splits;
   args.heads_fastest = heads_fastest_order(p);
+  args.head_group = head_group_of(p, args.m_blocks, args.num_splits);
   const bool general = needs_general(p);
   if (cudaError_t e = dispatch_forward(args, general, stream); e != cudaSuccess) {
     return cuda_status(e, "forward kernel launch");

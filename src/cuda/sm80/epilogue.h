@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "common/params.h"
+#include "cuda/ptx/approx_math.h"
 #include "cuda/ptx/ptx.h"
 #include "cuda/sm80/dropout.h"  // quad_transpose
 #include "cuda/sm80/kernel_args.h"
@@ -18,8 +19,9 @@
 namespace flashattn::detail::cuda_sm80 {
 
 // Scales o in place to the final (or per-split) output and returns each row's
-// natural-log LSE.
-template <int kOTiles>
+// natural-log LSE. kApprox (TileShape::approx_epilogue): without a sink, 1/sum and log2(sum) by
+// rcp.approx / lg2.approx and selects (a non-empty row's sum is >= 1: no subnormal for ftz).
+template <int kOTiles, bool kApprox = false>
 __device__ __forceinline__ void finalize_rows(float (&o)[kOTiles][4], float (&lse)[2],
                                               const float (&row_max)[2], const float (&row_sum)[2],
                                               float scale_log2, float sink_log2, bool has_sink,
@@ -32,6 +34,16 @@ __device__ __forceinline__ void finalize_rows(float (&o)[kOTiles][4], float (&ls
     sum += __shfl_xor_sync(0xffffffffu, sum, 2);
     float max2 = row_max[r] == -INFINITY ? -INFINITY : row_max[r] * scale_log2;
     float o_scale;
+    if constexpr (kApprox) {
+      if (!has_sink) {
+        const bool empty = max2 == -INFINITY || sum == 0.f;
+        o_scale = (empty ? 0.f : ptx::rcp_approx_ftz_f32(sum)) * output_scale;
+        lse[r] = empty ? -INFINITY : (max2 + ptx::lg2_approx_ftz_f32(sum)) * kLn2;
+#pragma unroll
+        for (int d = 0; d < kOTiles; ++d) o[d][2 * r] *= o_scale, o[d][2 * r + 1] *= o_scale;
+        continue;
+      }
+    }
     if (has_sink) {
       // The sink joins the denominator only: sum' = sum + 2^(sink - max).
       const float joint = fmaxf(max2, sink_log2);

@@ -379,8 +379,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     float lse[Cfg::kMTiles][2];
 #pragma unroll
     for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
-      finalize_rows(o[mt], lse[mt], softmax[mt].row_max, softmax[mt].row_sum, scale_log2, sink_log2, has_sink,
-                    kGeneral ? args.dropout_rescale : 1.f);
+      finalize_rows<kOTiles, Cfg::kApproxEpilogue>(o[mt], lse[mt], softmax[mt].row_max, softmax[mt].row_sum,
+                                                   scale_log2, sink_log2, has_sink,
+                                                   kGeneral ? args.dropout_rescale : 1.f);
     }
     if (args.num_splits > 1) {
       store_partial<Cfg>(o, lse, args, seq, index.batch, index.head, index.split, m0, row0, lane);

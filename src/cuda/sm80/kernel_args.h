@@ -21,6 +21,9 @@ struct ForwardKernelArgs {
   // Tile order (tile_scheduler.h): false = query tiles of one (sequence, head) side by side; true =
   // heads fastest (every head's last query tiles first). The backend picks (heads_fastest_order).
   bool heads_fastest = false;
+  // With heads_fastest: > 0 deals the (sequence, head, split) triples out in groups of this many,
+  // heads fastest within a group (tile_scheduler.h: grouped order); 0 = one group of all.
+  int head_group = 0;
 };
 
 }  // namespace flashattn::detail::cuda_sm80

@@ -12,7 +12,13 @@
 //   side read the same K/V and share it in L2 (FlashAttention 2's grid has the m-block in
 //   blockIdx.x for the same reason). When every tile costs the same (no causal mask) this is
 //   as balanced as the other and the K/V re-reads of short sequences hit L2.
-// Heads of one GQA group are adjacent in both, so their tiles run close together.
+// - grouped heads fastest (head_group > 0, with heads_fastest): the triples are dealt out in groups of
+//   head_group, each group heads fastest as above, one group after the other. Longest first within a
+//   group, and the next group's long tiles start while the previous group's short ones finish; the
+//   group is small enough that its K/V stays in L2 while its tiles run (heads fastest over all heads
+//   re-reads each head's K/V from DRAM once per query tile at s >= 1k), and large enough that its
+//   tiles outlast its longest one (grouped_head_count).
+// Heads of one GQA group are adjacent in all, so their tiles run close together.
 #pragma once
 
 #include <cstdint>
@@ -39,8 +45,20 @@ __device__ __forceinline__ TileIndex decode_tile_as(const ForwardKernelArgs& arg
   Int rest;
   if (args.heads_fastest) {
     const Int per_m_block = static_cast<Int>(args.p.batch) * heads * splits;
-    t.m_block = args.m_blocks - 1 - static_cast<int>(tile / per_m_block);
-    rest = tile % per_m_block;
+    const Int group = static_cast<Int>(args.head_group);
+    if (group > 0 && group < per_m_block) {
+      // Group g holds triples [g * group, g * group + size); the last one may be smaller.
+      const Int per_group = group * m_blocks;
+      const Int g = tile / per_group;
+      const Int first = g * group;
+      const Int size = per_m_block - first < group ? per_m_block - first : group;
+      const Int within = tile - g * per_group;
+      t.m_block = args.m_blocks - 1 - static_cast<int>(within / size);
+      rest = first + within % size;
+    } else {
+      t.m_block = args.m_blocks - 1 - static_cast<int>(tile / per_m_block);
+      rest = tile % per_m_block;
+    }
   } else {
     t.m_block = args.m_blocks - 1 - static_cast<int>(tile % m_blocks);
     rest = tile / m_blocks;
@@ -50,6 +68,18 @@ __device__ __forceinline__ TileIndex decode_tile_as(const ForwardKernelArgs& arg
   t.head = static_cast<std::int64_t>(rest % heads);
   t.batch = static_cast<std::int64_t>(rest / heads);
   return t;
+}
+
+// Triples per group of the grouped order: the group's tiles, m_blocks * (m_blocks + 1) / 2 longest-tile
+// units per triple under a causal mask, should keep `slots` CTAs busy `factor` times as long as its
+// longest tile (m_blocks units) runs, so that the last group's tail is short:
+// head_group * (m_blocks + 1) / 2 >= factor * slots. Groups are then evened out (the last one is not
+// left small). 0 (no grouping) when one group would hold every triple.
+inline int grouped_head_count(std::int64_t triples, int m_blocks, std::int64_t slots, int factor) {
+  const std::int64_t wanted = (2 * factor * slots + m_blocks) / (m_blocks + 1);
+  if (wanted <= 0 || wanted >= triples) return 0;
+  const std::int64_t groups = (triples + wanted - 1) / wanted;
+  return static_cast<int>((triples + groups - 1) / groups);
 }
 
 __device__ __forceinline__ TileIndex decode_tile(const ForwardKernelArgs& args, std::int64_t tile) {
