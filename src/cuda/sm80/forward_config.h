@@ -54,6 +54,18 @@ struct TileShape {
   // instead of right after the loop-head barrier, so the GEMM's first ldmatrix do not queue behind
   // the copies, and the copies overlap the softmax, which reads no shared memory.
   bool late_copies = false;
+  // Single buffer only (stages == 1): the wait for V_n, the second barrier and the copy of K_{n-1} move
+  // from after the softmax to right after S = Q K_n^T, FlashAttention 2's order. The softmax and P V_n
+  // then form one basic block (the copy's branch and the barrier had split them, so the softmax's
+  // exponentials and O rescale could not overlap P V's MMAs), and K_{n-1} has the softmax and P V to
+  // land instead of P V alone.
+  bool early_k_copy = false;
+  // K/V copies with one thread per (row, 16-byte chunk of a 64-column panel) and the thread's rows
+  // kThreads / 8 apart in every panel: the row step is a multiple of the swizzle period, so each
+  // thread's shared addresses are one base plus immediates, and its global ones one pointer per row
+  // pass plus immediates (FlashAttention 2's copy layout). Whole tiles (every row present, head dim ==
+  // bucket; uniform per tile) copy without bounds tests; the ragged last tile checks each copy.
+  bool panel_loads = false;
 };
 
 template <int kHeadDim_, typename Element_, TileShape kShape_>
@@ -84,6 +96,10 @@ struct ForwardConfig {
   static constexpr bool kWholeTileLoads = kShape.whole_tile_loads;
   static constexpr bool kLateCopies = kShape.late_copies;
   static_assert(!kLateCopies || (kStages >= 2 && !kPrefetchNext), "late_copies moves the ring's copy");
+  static constexpr bool kEarlyKCopy = kShape.early_k_copy;
+  static_assert(!kEarlyKCopy || kStages == 1, "early_k_copy moves the single buffer's K copy");
+  static constexpr bool kPanelLoads = kShape.panel_loads;
+  static_assert(!kPanelLoads || !kShape.whole_tile_loads, "panel_loads replaces whole_tile_loads");
   static constexpr int kThreads = kWarps * 32;
 
   static constexpr int kChunk = 8;  // elements per 16-byte cp.async / ldmatrix row

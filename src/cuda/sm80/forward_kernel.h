@@ -10,6 +10,8 @@
 // tile n and frees the stage of tile n + 1 for the next copy. With kStages == 1
 // (single K and V buffers):
 //   wait K_n, barrier | issue V_n | S = Q K_n^T | softmax | wait V_n, barrier | issue K_{n-1} | O += P V_n
+// or, with early_k_copy (FlashAttention 2's order),
+//   wait K_n, barrier | issue V_n | S = Q K_n^T | wait V_n, barrier | issue K_{n-1} | softmax | O += P V_n
 //
 // With prefetch_next (TileShape) the grid is persistent: in the last iteration of a tile
 // every warp, after its S = Q K^T, issues the next tile's first K/V into the free ring stage and
@@ -113,6 +115,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   // whole_tile_loads: dense rows whose tile spans less than 2 GB take load_whole_strided_tile_async
   // for every whole tile (K/V, and Q in the prologue), in buckets whose chunks divide among the threads.
   constexpr bool kWholeKVLoads = Cfg::kWholeTileLoads && kWholeTileLoadable<Cfg, Cfg::kBlockN>;
+  // panel_loads: dense K/V tiles with FlashAttention 2's copy layout (load_panel_tile_async).
+  constexpr bool kPanelKVLoads = Cfg::kPanelLoads && kPanelTileLoadable<Cfg, KVTile, Cfg::kBlockN>;
   constexpr bool kWholeQLoads = Cfg::kWholeTileLoads && kWholeTileLoadable<Cfg, Cfg::kBlockM>;
   constexpr std::uint64_t kMaxWholeTileStride =
       0x7fffffffull / (static_cast<std::uint64_t>(Cfg::kBlockN) * sizeof(Element));
@@ -124,7 +128,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     const int n0 = n_block * Cfg::kBlockN;
     const int rows = static_cast<int>(seq.k - n0 < Cfg::kBlockN ? seq.k - n0 : Cfg::kBlockN);
     if (kv.table == nullptr) {
-      if constexpr (kWholeKVLoads) {
+      if constexpr (kPanelKVLoads) {
+        load_panel_tile_async<Cfg, KVTile, Cfg::kBlockN>(smem, kv.row(n0), kv.row_stride,
+                                                         rows == Cfg::kBlockN && cols == Cfg::kHeadDim, rows,
+                                                         cols, thread);
+      } else if constexpr (kWholeKVLoads) {
         // Uniform across the CTA: every tile but a sequence's ragged last one, when the head dim fills
         // the bucket (the benchmark grid's case).
         if (rows == Cfg::kBlockN && cols == Cfg::kHeadDim &&
@@ -308,6 +316,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           gemm_qk<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
         }
         if constexpr (Cfg::kLateCopies) copy_ahead();
+        // Single buffer: V_n landed; every warp is past its S = Q K_n^T, so K of the next tile may
+        // overwrite K_n while the softmax and P V_n run. With early_k_copy here (FlashAttention 2's
+        // order: the softmax and P V_n stay one basic block), else after the softmax.
+        [[maybe_unused]] auto copy_next_k = [&] {
+          ptx::cp_async_wait_group<0>();
+          __syncthreads();
+          if (n_block - 1 >= range.begin) {
+            load_kv(k_smem, k_rows, seq, static_cast<int>(p.head_dim), n_block - 1);
+          }
+          ptx::cp_async_commit_group();
+        };
+        if constexpr (kSingleBuffer && Cfg::kEarlyKCopy) copy_next_k();
 
         const bool needs_mask = tile_needs_mask<Cfg>(p.mask, m0, n0, seq.q, seq.k);
         if constexpr (Cfg::kJointSoftmax) {
@@ -345,16 +365,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
             }
           }
         }
-        if constexpr (kSingleBuffer) {
-          // V_n landed; every warp is past its S = Q K_n^T, so K of the next tile may overwrite K_n
-          // while P V_n runs.
-          ptx::cp_async_wait_group<0>();
-          __syncthreads();
-          if (n_block - 1 >= range.begin) {
-            load_kv(k_smem, k_rows, seq, static_cast<int>(p.head_dim), n_block - 1);
-          }
-          ptx::cp_async_commit_group();
-        }
+        if constexpr (kSingleBuffer && !Cfg::kEarlyKCopy) copy_next_k();
         if constexpr (Cfg::kPrefetchFragments) {
           gemm_pv_prefetched<Cfg, KVTile>(o, s, v_tile, v_offsets);
         } else {
