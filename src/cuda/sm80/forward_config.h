@@ -66,6 +66,14 @@ struct TileShape {
   // pass plus immediates (FlashAttention 2's copy layout). Whole tiles (every row present, head dim ==
   // bucket; uniform per tile) copy without bounds tests; the ragged last tile checks each copy.
   bool panel_loads = false;
+  // S = Q K^T with the next k-step's Q and K fragments read before the current k-step's MMAs
+  // (warp_mma.h: gemm_qk_step_ahead), instead of one K fragment ahead (prefetch_fragments) or none.
+  bool qk_step_ahead = false;
+  // Whether a key tile needs per-element masks is decided from two bounds computed once per query
+  // tile (the unmasked key tiles form one interval) instead of re-deriving it from the mask
+  // parameters per key tile (score_mask.h tile_needs_mask: constant loads and a chain of branches
+  // between S = Q K^T and the softmax).
+  bool mask_bounds = false;
 };
 
 template <int kHeadDim_, typename Element_, TileShape kShape_>
@@ -100,6 +108,9 @@ struct ForwardConfig {
   static_assert(!kEarlyKCopy || kStages == 1, "early_k_copy moves the single buffer's K copy");
   static constexpr bool kPanelLoads = kShape.panel_loads;
   static_assert(!kPanelLoads || !kShape.whole_tile_loads, "panel_loads replaces whole_tile_loads");
+  static constexpr bool kQKStepAhead = kShape.qk_step_ahead;
+  static_assert(!kQKStepAhead || !kShape.prefetch_fragments, "qk_step_ahead replaces prefetch_fragments");
+  static constexpr bool kMaskBounds = kShape.mask_bounds;
   static constexpr int kThreads = kWarps * 32;
 
   static constexpr int kChunk = 8;  // elements per 16-byte cp.async / ldmatrix row

@@ -73,6 +73,35 @@ __device__ __forceinline__ KeyTileRange key_tile_range(const AttentionParams& p,
   return KeyTileRange{static_cast<int>(begin), static_cast<int>(end)};
 }
 
+// The key tiles of a query tile [m0, m0 + kBlockM) that need no per-element mask (mask_bounds): every
+// condition of tile_needs_mask is monotone in the tile's first key n0 (the ragged end and the right
+// window mask tiles from some n0 on, the left window tiles up to some n0), so the unmasked tiles are
+// those with first_n0 <= n0 <= last_n0; both bounds clamped to int (n0 is an int).
+struct UnmaskedKeyTiles {
+  int first_n0;
+  int last_n0;
+};
+
+template <class Cfg>
+__device__ __forceinline__ UnmaskedKeyTiles unmasked_key_tiles(const MaskParams& mask, int m0,
+                                                               std::int64_t sq, std::int64_t sk,
+                                                               bool enabled) {
+  if (!enabled) return UnmaskedKeyTiles{0, 0};
+  std::int64_t last = sk - Cfg::kBlockN;
+  if (mask.window_right >= 0) {
+    const std::int64_t right = m0 + sk - sq + mask.window_right - Cfg::kBlockN + 1;
+    if (right < last) last = right;
+  }
+  std::int64_t first = 0;
+  if (mask.window_left >= 0) {
+    const std::int64_t left = m0 + Cfg::kBlockM - 1 + sk - sq - mask.window_left;
+    if (left > first) first = left;
+  }
+  constexpr std::int64_t kIntMax = 0x7fffffff;
+  return UnmaskedKeyTiles{static_cast<int>(first < kIntMax ? first : kIntMax),
+                          static_cast<int>(last < -1 ? -1 : (last < kIntMax ? last : kIntMax))};
+}
+
 // Tile of round `round` of CTA `cta` among `ctas`: rounds alternate direction (a snake), so with a
 // persistent grid and tiles that get cheaper along the order (causal, heads fastest) every CTA
 // gets a heavy and a light one in turn. Round 0 is blockIdx.x, as in a one-tile-per-CTA grid.
@@ -223,6 +252,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         p.alibi_slopes != nullptr ? p.alibi_slopes[index.batch * p.alibi_batch_stride + index.head] : 0.f);
     const float scale_log2 = kGeneral ? 1.f : args.scale_log2;
     const std::int64_t i0 = m0 + row0 + (lane >> 2);  // this lane's first row (m-tile mt: + 16 * mt)
+    [[maybe_unused]] const UnmaskedKeyTiles unmasked =
+        unmasked_key_tiles<Cfg>(p.mask, m0, seq.q, seq.k, Cfg::kMaskBounds);
 
     if (range.begin < range.end) {
       // cp.async groups: group g holds K/V of the g-th tile visited (and Q, with the first), and
@@ -310,7 +341,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         const std::uint32_t v_tile = v_smem_u32 + stage * Cfg::kSmemV * sizeof(Element);
 
         float s[Cfg::kMTiles][kNTiles][4];
-        if constexpr (Cfg::kPrefetchFragments) {
+        if constexpr (Cfg::kQKStepAhead) {
+          gemm_qk_step_ahead<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
+        } else if constexpr (Cfg::kPrefetchFragments) {
           gemm_qk_prefetched<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
         } else {
           gemm_qk<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
@@ -329,7 +362,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         };
         if constexpr (kSingleBuffer && Cfg::kEarlyKCopy) copy_next_k();
 
-        const bool needs_mask = tile_needs_mask<Cfg>(p.mask, m0, n0, seq.q, seq.k);
+        bool needs_mask;
+        if constexpr (Cfg::kMaskBounds) {
+          needs_mask = n0 > unmasked.last_n0 || n0 < unmasked.first_n0;
+        } else {
+          needs_mask = tile_needs_mask<Cfg>(p.mask, m0, n0, seq.q, seq.k);
+        }
         if constexpr (Cfg::kJointSoftmax) {
           // One branch around every m-tile's mask, then one straight-line softmax of all rows.
           if (kGeneral || needs_mask) {
