@@ -6,7 +6,7 @@
 
 Like bench/sm80u_table.py, plus: a candidate listed twice (the control) gets one column per occurrence
 (suffix #2), candidates timed in both tile orders get /M (m fastest) or /H (heads fastest), and the
-letters E early_k_copy, N panel_loads. Rows whose output differed from the table kernel's by more
+letters E early_k_copy, N panel_loads, Q qk_step_ahead, B mask_bounds. Rows whose output differed from the table kernel's by more
 than 2e-2 are listed.
 """
 import json
@@ -19,7 +19,7 @@ def name(shape, order=None):
     n = f"{shape['m_tiles_per_warp']}x{shape['warps']}x{shape['block_n']}s{shape['stages']}"
     for key, letter in (("joint_softmax", "J"), ("o_from_registers", "R"), ("prefetch_fragments", "P"),
                         ("whole_tile_loads", "W"), ("late_copies", "L"), ("early_k_copy", "E"),
-                        ("panel_loads", "N")):
+                        ("panel_loads", "N"), ("qk_step_ahead", "Q"), ("mask_bounds", "B")):
         if shape.get(key):
             n += letter
     return n + (("/H" if order == "heads_fastest" else "/M") if order else "")
