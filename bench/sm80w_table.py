@@ -61,5 +61,6 @@ for path in args:
           f"{'fa2_100':>9}{'fa2_100#2':>10}{'fa2_25':>8}")
     for key, v in rows.items():
         f = fa2.get(key, {})
-        print(f"{key[0]:>4} {str(key[1]):>6} {key[2]:>6}" + "".join(f"{v.get(c, 0):>{width}.1f}" for c in cols) +
+        cells = "".join(f"{v.get(c, 0):>{width}.1f}" for c in cols)
+        print(f"{key[0]:>4} {str(key[1]):>6} {key[2]:>6}" + cells +
               f"{f.get('fa2_100ms', 0):>9.1f}{f.get('fa2_100ms_2', 0):>10.1f}{f.get('fa2_25', 0):>8.1f}")

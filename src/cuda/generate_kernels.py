@@ -49,7 +49,8 @@ SHAPE_FIELD_DEFAULTS = {"prefetch_next": False, "joint_softmax": False, "o_from_
                         "late_copies": False, "early_k_copy": False, "panel_loads": False,
                         "qk_step_ahead": False, "mask_bounds": False}
 BOOL_FIELDS = ("q_in_registers", "prefetch_next", "joint_softmax", "o_from_registers", "prefetch_fragments",
-               "whole_tile_loads", "late_copies", "early_k_copy", "panel_loads", "qk_step_ahead", "mask_bounds")
+               "whole_tile_loads", "late_copies", "early_k_copy", "panel_loads", "qk_step_ahead",
+               "mask_bounds")
 DEFAULT_TABLE = pathlib.Path(__file__).resolve().parent / "sm80" / "forward_tuning.json"
 
 
