@@ -6,8 +6,8 @@
 
 Like bench/sm80u_table.py, plus: a candidate listed twice (the control) gets one column per occurrence
 (suffix #2), candidates timed in both tile orders get /M (m fastest) or /H (heads fastest), and the
-letters E early_k_copy, N panel_loads, Q qk_step_ahead, B mask_bounds. Rows whose output differed from the table kernel's by more
-than 2e-2 are listed.
+letters E early_k_copy, N panel_loads, Q qk_step_ahead, B mask_bounds. Rows whose output differed from the
+table kernel's by more than 2e-2 are listed.
 """
 import json
 import sys
