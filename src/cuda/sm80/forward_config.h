@@ -59,6 +59,26 @@ struct TileShape {
   // branches: ~45 dependent instructions per row, paid once per query tile (3% of the samples at
   // d128 s = 512, session 7's ncu).
   bool approx_epilogue = false;
+  // Single buffer only (stages == 1): the wait for V_n, the second barrier and the copy of K_{n-1} move
+  // from after the softmax to right after S = Q K_n^T, FlashAttention 2's order. The softmax and P V_n
+  // then form one basic block (the copy's branch and the barrier had split them, so the softmax's
+  // exponentials and O rescale could not overlap P V's MMAs), and K_{n-1} has the softmax and P V to
+  // land instead of P V alone.
+  bool early_k_copy = false;
+  // K/V copies with one thread per (row, 16-byte chunk of a 64-column panel) and the thread's rows
+  // kThreads / 8 apart in every panel: the row step is a multiple of the swizzle period, so each
+  // thread's shared addresses are one base plus immediates, and its global ones one pointer per row
+  // pass plus immediates (FlashAttention 2's copy layout). Whole tiles (every row present, head dim ==
+  // bucket; uniform per tile) copy without bounds tests; the ragged last tile checks each copy.
+  bool panel_loads = false;
+  // S = Q K^T with the next k-step's Q and K fragments read before the current k-step's MMAs
+  // (warp_mma.h: gemm_qk_step_ahead), instead of one K fragment ahead (prefetch_fragments) or none.
+  bool qk_step_ahead = false;
+  // Whether a key tile needs per-element masks is decided from two bounds computed once per query
+  // tile (the unmasked key tiles form one interval) instead of re-deriving it from the mask
+  // parameters per key tile (score_mask.h tile_needs_mask: constant loads and a chain of branches
+  // between S = Q K^T and the softmax).
+  bool mask_bounds = false;
 };
 
 template <int kHeadDim_, typename Element_, TileShape kShape_>
@@ -90,6 +110,13 @@ struct ForwardConfig {
   static constexpr bool kLateCopies = kShape.late_copies;
   static constexpr bool kApproxEpilogue = kShape.approx_epilogue;
   static_assert(!kLateCopies || (kStages >= 2 && !kPrefetchNext), "late_copies moves the ring's copy");
+  static constexpr bool kEarlyKCopy = kShape.early_k_copy;
+  static_assert(!kEarlyKCopy || kStages == 1, "early_k_copy moves the single buffer's K copy");
+  static constexpr bool kPanelLoads = kShape.panel_loads;
+  static_assert(!kPanelLoads || !kShape.whole_tile_loads, "panel_loads replaces whole_tile_loads");
+  static constexpr bool kQKStepAhead = kShape.qk_step_ahead;
+  static_assert(!kQKStepAhead || !kShape.prefetch_fragments, "qk_step_ahead replaces prefetch_fragments");
+  static constexpr bool kMaskBounds = kShape.mask_bounds;
   static constexpr int kThreads = kWarps * 32;
 
   static constexpr int kChunk = 8;  // elements per 16-byte cp.async / ldmatrix row

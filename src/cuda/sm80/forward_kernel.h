@@ -10,6 +10,8 @@
 // tile n and frees the stage of tile n + 1 for the next copy. With kStages == 1
 // (single K and V buffers):
 //   wait K_n, barrier | issue V_n | S = Q K_n^T | softmax | wait V_n, barrier | issue K_{n-1} | O += P V_n
+// or, with early_k_copy (FlashAttention 2's order),
+//   wait K_n, barrier | issue V_n | S = Q K_n^T | wait V_n, barrier | issue K_{n-1} | softmax | O += P V_n
 //
 // With prefetch_next (TileShape) the grid is persistent: in the last iteration of a tile
 // every warp, after its S = Q K^T, issues the next tile's first K/V into the free ring stage and
@@ -71,6 +73,35 @@ __device__ __forceinline__ KeyTileRange key_tile_range(const AttentionParams& p,
   return KeyTileRange{static_cast<int>(begin), static_cast<int>(end)};
 }
 
+// The key tiles of a query tile [m0, m0 + kBlockM) that need no per-element mask (mask_bounds): every
+// condition of tile_needs_mask is monotone in the tile's first key n0 (the ragged end and the right
+// window mask tiles from some n0 on, the left window tiles up to some n0), so the unmasked tiles are
+// those with first_n0 <= n0 <= last_n0; both bounds clamped to int (n0 is an int).
+struct UnmaskedKeyTiles {
+  int first_n0;
+  int last_n0;
+};
+
+template <class Cfg>
+__device__ __forceinline__ UnmaskedKeyTiles unmasked_key_tiles(const MaskParams& mask, int m0,
+                                                               std::int64_t sq, std::int64_t sk,
+                                                               bool enabled) {
+  if (!enabled) return UnmaskedKeyTiles{0, 0};
+  std::int64_t last = sk - Cfg::kBlockN;
+  if (mask.window_right >= 0) {
+    const std::int64_t right = m0 + sk - sq + mask.window_right - Cfg::kBlockN + 1;
+    if (right < last) last = right;
+  }
+  std::int64_t first = 0;
+  if (mask.window_left >= 0) {
+    const std::int64_t left = m0 + Cfg::kBlockM - 1 + sk - sq - mask.window_left;
+    if (left > first) first = left;
+  }
+  constexpr std::int64_t kIntMax = 0x7fffffff;
+  return UnmaskedKeyTiles{static_cast<int>(first < kIntMax ? first : kIntMax),
+                          static_cast<int>(last < -1 ? -1 : (last < kIntMax ? last : kIntMax))};
+}
+
 // Tile of round `round` of CTA `cta` among `ctas`: rounds alternate direction (a snake), so with a
 // persistent grid and tiles that get cheaper along the order (causal, heads fastest) every CTA
 // gets a heavy and a light one in turn. Round 0 is blockIdx.x, as in a one-tile-per-CTA grid.
@@ -113,6 +144,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   // whole_tile_loads: dense rows whose tile spans less than 2 GB take load_whole_strided_tile_async
   // for every whole tile (K/V, and Q in the prologue), in buckets whose chunks divide among the threads.
   constexpr bool kWholeKVLoads = Cfg::kWholeTileLoads && kWholeTileLoadable<Cfg, Cfg::kBlockN>;
+  // panel_loads: dense K/V tiles with FlashAttention 2's copy layout (load_panel_tile_async).
+  constexpr bool kPanelKVLoads = Cfg::kPanelLoads && kPanelTileLoadable<Cfg, KVTile, Cfg::kBlockN>;
   constexpr bool kWholeQLoads = Cfg::kWholeTileLoads && kWholeTileLoadable<Cfg, Cfg::kBlockM>;
   constexpr std::uint64_t kMaxWholeTileStride =
       0x7fffffffull / (static_cast<std::uint64_t>(Cfg::kBlockN) * sizeof(Element));
@@ -124,7 +157,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     const int n0 = n_block * Cfg::kBlockN;
     const int rows = static_cast<int>(seq.k - n0 < Cfg::kBlockN ? seq.k - n0 : Cfg::kBlockN);
     if (kv.table == nullptr) {
-      if constexpr (kWholeKVLoads) {
+      if constexpr (kPanelKVLoads) {
+        load_panel_tile_async<Cfg, KVTile, Cfg::kBlockN>(smem, kv.row(n0), kv.row_stride,
+                                                         rows == Cfg::kBlockN && cols == Cfg::kHeadDim, rows,
+                                                         cols, thread);
+      } else if constexpr (kWholeKVLoads) {
         // Uniform across the CTA: every tile but a sequence's ragged last one, when the head dim fills
         // the bucket (the benchmark grid's case).
         if (rows == Cfg::kBlockN && cols == Cfg::kHeadDim &&
@@ -215,6 +252,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         p.alibi_slopes != nullptr ? p.alibi_slopes[index.batch * p.alibi_batch_stride + index.head] : 0.f);
     const float scale_log2 = kGeneral ? 1.f : args.scale_log2;
     const std::int64_t i0 = m0 + row0 + (lane >> 2);  // this lane's first row (m-tile mt: + 16 * mt)
+    [[maybe_unused]] const UnmaskedKeyTiles unmasked =
+        unmasked_key_tiles<Cfg>(p.mask, m0, seq.q, seq.k, Cfg::kMaskBounds);
 
     if (range.begin < range.end) {
       // cp.async groups: group g holds K/V of the g-th tile visited (and Q, with the first), and
@@ -302,14 +341,33 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         const std::uint32_t v_tile = v_smem_u32 + stage * Cfg::kSmemV * sizeof(Element);
 
         float s[Cfg::kMTiles][kNTiles][4];
-        if constexpr (Cfg::kPrefetchFragments) {
+        if constexpr (Cfg::kQKStepAhead) {
+          gemm_qk_step_ahead<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
+        } else if constexpr (Cfg::kPrefetchFragments) {
           gemm_qk_prefetched<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
         } else {
           gemm_qk<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
         }
         if constexpr (Cfg::kLateCopies) copy_ahead();
+        // Single buffer: V_n landed; every warp is past its S = Q K_n^T, so K of the next tile may
+        // overwrite K_n while the softmax and P V_n run. With early_k_copy here (FlashAttention 2's
+        // order: the softmax and P V_n stay one basic block), else after the softmax.
+        [[maybe_unused]] auto copy_next_k = [&] {
+          ptx::cp_async_wait_group<0>();
+          __syncthreads();
+          if (n_block - 1 >= range.begin) {
+            load_kv(k_smem, k_rows, seq, static_cast<int>(p.head_dim), n_block - 1);
+          }
+          ptx::cp_async_commit_group();
+        };
+        if constexpr (kSingleBuffer && Cfg::kEarlyKCopy) copy_next_k();
 
-        const bool needs_mask = tile_needs_mask<Cfg>(p.mask, m0, n0, seq.q, seq.k);
+        bool needs_mask;
+        if constexpr (Cfg::kMaskBounds) {
+          needs_mask = n0 > unmasked.last_n0 || n0 < unmasked.first_n0;
+        } else {
+          needs_mask = tile_needs_mask<Cfg>(p.mask, m0, n0, seq.q, seq.k);
+        }
         if constexpr (Cfg::kJointSoftmax) {
           // One branch around every m-tile's mask, then one straight-line softmax of all rows.
           if (kGeneral || needs_mask) {
@@ -345,16 +403,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
             }
           }
         }
-        if constexpr (kSingleBuffer) {
-          // V_n landed; every warp is past its S = Q K_n^T, so K of the next tile may overwrite K_n
-          // while P V_n runs.
-          ptx::cp_async_wait_group<0>();
-          __syncthreads();
-          if (n_block - 1 >= range.begin) {
-            load_kv(k_smem, k_rows, seq, static_cast<int>(p.head_dim), n_block - 1);
-          }
-          ptx::cp_async_commit_group();
-        }
+        if constexpr (kSingleBuffer && !Cfg::kEarlyKCopy) copy_next_k();
         if constexpr (Cfg::kPrefetchFragments) {
           gemm_pv_prefetched<Cfg, KVTile>(o, s, v_tile, v_offsets);
         } else {

@@ -110,6 +110,58 @@ __device__ __forceinline__ void load_whole_strided_tile_async(typename Cfg::Elem
   }
 }
 
+// Whether load_panel_tile_async serves kRows-row tiles of Cfg: 64-column panels (8 chunks each), and
+// the threads' rows (kThreads / 8 per pass) divide the tile.
+template <class Cfg, class Tile, int kRows>
+inline constexpr bool kPanelTileLoadable = Tile::kChunksPerPanel == 8 && Cfg::kThreads % 8 == 0 &&
+                                           kRows % (Cfg::kThreads / 8) == 0;
+
+// K/V tile copy with FlashAttention 2's thread layout (TileShape::panel_loads): thread t copies chunk
+// t % 8 of rows t / 8 + i * kRowStep (kRowStep = kThreads / 8, a multiple of the swizzle period) of
+// every 64-column panel. Its swizzled chunk is the same in every copy, so its shared addresses are one
+// base plus immediates and its global addresses one pointer per row pass plus immediates (the panels
+// are 128 bytes apart in a row): 16 copies of a d256 64-key tile at 128 threads cost ~3 integer
+// instructions per row pass, where load_strided_tile_async keeps 16 shared bases live (its row step
+// of 4 is not a multiple of the swizzle period) and spends a bounds test and three selects per copy.
+// `whole` (uniform): every row and column is present, so no copy is tested; otherwise rows at or past
+// valid_rows and columns at or past valid_cols are zero-filled without reading global memory.
+template <class Cfg, class Tile, int kRows>
+__device__ __forceinline__ void load_panel_tile_async(typename Cfg::Element* smem,
+                                                      const typename Cfg::Element* row0,
+                                                      std::int64_t row_stride, bool whole, int valid_rows,
+                                                      int valid_cols, int thread) {
+  static_assert(kPanelTileLoadable<Cfg, Tile, kRows>);
+  constexpr int kRowStep = Cfg::kThreads / 8;
+  constexpr int kPasses = kRows / kRowStep;
+  constexpr int kPanels = Cfg::kHeadDim / 64;
+  const int chunk = thread % 8;
+  const int first_row = thread / 8;
+  const std::uint32_t dst = ptx::cvta_to_shared(smem + Tile::chunk_offset(first_row, chunk));
+  const auto* src = row0 + first_row * row_stride + chunk * Cfg::kChunk;
+  const std::int64_t step = kRowStep * row_stride;
+  if (whole) {
+#pragma unroll
+    for (int i = 0; i < kPasses; ++i) {
+#pragma unroll
+      for (int panel = 0; panel < kPanels; ++panel) {
+        ptx::cp_async_cg_16_full(dst + 2u * (panel * Tile::kPanelElements + i * kRowStep * 64),
+                                 src + i * step + panel * 64);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < kPasses; ++i) {
+      const bool row_valid = first_row + i * kRowStep < valid_rows;
+#pragma unroll
+      for (int panel = 0; panel < kPanels; ++panel) {
+        const bool valid = row_valid && (panel * 8 + chunk) * Cfg::kChunk < valid_cols;
+        ptx::cp_async_cg_16(dst + 2u * (panel * Tile::kPanelElements + i * kRowStep * 64),
+                            valid ? src + i * step + panel * 64 : row0, valid);
+      }
+    }
+  }
+}
+
 // One warp's rows [row0, row0 + kRowsPerWarp) of a tile whose row 0 is `tile_row0` (rows at or past
 // valid_rows zero-filled), by that warp's 32 lanes: the rows only that warp reads, so a warp may
 // refill them as soon as it is done with them, without a block barrier (prefetch_next).

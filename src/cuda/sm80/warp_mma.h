@@ -225,4 +225,58 @@ __device__ __forceinline__ void gemm_pv_prefetched(float (&o)[Cfg::kMTiles][Cfg:
   }
 }
 
+// S = Q K^T with a whole k-step of fragments read one k-step ahead (TileShape::qk_step_ahead): the Q
+// fragments and every K fragment of k-step k + 1 are issued before the MMAs of k-step k, as
+// FlashAttention 2's GEMM does. gemm_qk_prefetched reads one K fragment ahead, i.e. two MMAs
+// (~13 cycles of one scheduler's tensor pipe) in front of an ldmatrix whose latency is ~30 cycles,
+// and with 2 warps per scheduler (d256, 64 x 64 tiles) the S = Q K^T MMAs waited on their operands
+// (ncu, session 7: 20k short-scoreboard samples on its HMMA vs FA2's 12k). Costs 2 x (kBlockN / 16)
+// x 4 + 8 x kMTiles fragment registers.
+template <class Cfg, class QTile, class KTile>
+__device__ __forceinline__ void gemm_qk_step_ahead(float (&s)[Cfg::kMTiles][Cfg::kBlockN / 8][4],
+                                                   const QFragments<Cfg>& q_fragments, std::uint32_t q_smem,
+                                                   const LaneOffsets<QTile>& q_offsets, std::uint32_t k_smem,
+                                                   const LaneOffsets<KTile>& k_offsets) {
+  using Element = typename Cfg::Element;
+  constexpr int kSteps = Cfg::kHeadDim / 16;
+  constexpr int kPairs = Cfg::kBlockN / 16;
+#pragma unroll
+  for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+#pragma unroll
+    for (int n = 0; n < Cfg::kBlockN / 8; ++n) s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.f;
+  }
+  std::uint32_t a[2][Cfg::kMTiles][4];
+  std::uint32_t b[2][kPairs][4];
+  auto load_step = [&](int slot, int k_step) {
+#pragma unroll
+    for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+      if constexpr (Cfg::kQInRegisters) {
+        a[slot][mt][0] = q_fragments[mt][k_step][0], a[slot][mt][1] = q_fragments[mt][k_step][1];
+        a[slot][mt][2] = q_fragments[mt][k_step][2], a[slot][mt][3] = q_fragments[mt][k_step][3];
+      } else {
+        load_q_fragment(a[slot][mt], q_smem, q_offsets, mt, k_step);
+      }
+    }
+#pragma unroll
+    for (int n_pair = 0; n_pair < kPairs; ++n_pair) {
+      ptx::ldmatrix_x4(b[slot][n_pair], k_smem + k_offsets.at(16 * n_pair, k_step));
+    }
+  };
+  load_step(0, 0);
+#pragma unroll
+  for (int k_step = 0; k_step < kSteps; ++k_step) {
+    if (k_step + 1 < kSteps) load_step((k_step + 1) & 1, k_step + 1);
+#pragma unroll
+    for (int n_pair = 0; n_pair < kPairs; ++n_pair) {
+#pragma unroll
+      for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+        mma_16816<Element>(s[mt][2 * n_pair], a[k_step & 1][mt], b[k_step & 1][n_pair][0],
+                           b[k_step & 1][n_pair][1]);
+        mma_16816<Element>(s[mt][2 * n_pair + 1], a[k_step & 1][mt], b[k_step & 1][n_pair][2],
+                           b[k_step & 1][n_pair][3]);
+      }
+    }
+  }
+}
+
 }  // namespace flashattn::detail::cuda_sm80
