@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -215,6 +216,9 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
            "elements)";
   }
   if (p.block_table != nullptr && p.page_size <= 0) return "cuda_sm80: paged K/V needs page_size >= 1";
+  // Key positions and page indices are 32-bit in the kernel (paged_kv.h).
+  if (p.block_table != nullptr && p.page_size > INT_MAX)
+    return "cuda_sm80: paged K/V needs page_size below 2^31";
   int device = 0, major = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
       cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
@@ -270,6 +274,7 @@ Status run(const AttentionParams& params, const ExecutionContext& ctx) noexcept 
   args.dropout_rescale = p.dropout_p > 0.f ? 1.f / (1.f - p.dropout_p) : 1.f;
   args.total_tiles = static_cast<std::int64_t>(args.m_blocks) * p.batch * p.heads * args.num_splits;
   args.heads_fastest = heads_fastest_order(p);
+  if (p.block_table != nullptr) args.page_divisor = make_fast_divisor(static_cast<int>(p.page_size));
   const bool general = needs_general(p);
   if (cudaError_t e = dispatch_forward(args, general, stream); e != cudaSuccess) {
     return cuda_status(e, "forward kernel launch");

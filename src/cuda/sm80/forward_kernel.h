@@ -141,8 +141,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
                                                            thread);
       }
     } else {
-      load_tile_async<Cfg, KVTile, Cfg::kBlockN>(
-          smem, [&](int row) { return kv.row(n0 + row); }, rows, cols, thread);
+      // A tile inside one page as dense rows, else row by row through the block table (paged_kv.h).
+      load_paged_tile_async<Cfg, KVTile, Cfg::kBlockN>(smem, kv, n0, rows, cols, thread);
     }
   };
   // prefetch_next: issues tile `tile`'s first K/V into `kv_stage` (kv_stage >= 0), or this warp's
@@ -167,8 +167,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       // The generic (rolled) loader, for the same reason as load_warp_rows_async.
       const int n0 = (range.end - 1) * Cfg::kBlockN;
       const int rows = static_cast<int>(seq.k - n0 < Cfg::kBlockN ? seq.k - n0 : Cfg::kBlockN);
-      const KVRows<Element> k_next(p, p.k, seq, index.batch, head_kv);
-      const KVRows<Element> v_next(p, p.v, seq, index.batch, head_kv);
+      const KVRows<Element> k_next(p, p.k, seq, index.batch, head_kv, args.page_divisor);
+      const KVRows<Element> v_next(p, p.v, seq, index.batch, head_kv, args.page_divisor);
       load_tile_async<Cfg, KVTile, Cfg::kBlockN>(
           k_smem + kv_stage * Cfg::kSmemK, [&](int row) { return k_next.row(n0 + row); }, rows,
           static_cast<int>(p.head_dim), thread);
@@ -195,8 +195,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     const std::int64_t head_kv = kv_head_of(p, index.head);
     const KeyTileRange range = key_tile_range<Cfg>(p, m0, seq.q, seq.k, index.split, args.num_splits);
 
-    const KVRows<Element> k_rows(p, p.k, seq, index.batch, head_kv);
-    const KVRows<Element> v_rows(p, p.v, seq, index.batch, head_kv);
+    const KVRows<Element> k_rows(p, p.k, seq, index.batch, head_kv, args.page_divisor);
+    const KVRows<Element> v_rows(p, p.v, seq, index.batch, head_kv, args.page_divisor);
     const int q_rows = static_cast<int>(seq.q - m0 < Cfg::kBlockM ? seq.q - m0 : Cfg::kBlockM);
     if constexpr (!Cfg::kPrefetchNext) stage = 0;
     bool prefetched_next = false;

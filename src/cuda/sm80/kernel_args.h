@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "common/fast_division.h"
 #include "common/params.h"
 
 namespace flashattn::detail::cuda_sm80 {
@@ -21,6 +22,9 @@ struct ForwardKernelArgs {
   // Tile order (tile_scheduler.h): false = query tiles of one (sequence, head) side by side; true =
   // heads fastest (every head's last query tiles first). The backend picks (heads_fastest_order).
   bool heads_fastest = false;
+  // Paged K/V: division by page_size as a multiply-high and a shift (paged_kv.h finds the page of
+  // every copied row); the divisor 1 when K/V are dense.
+  FastDivisor page_divisor;
 };
 
 }  // namespace flashattn::detail::cuda_sm80
