@@ -18,6 +18,14 @@
 //
 // kGeneral adds the per-element score modifiers (softcap, ALiBi, a non-positive
 // scale) and dropout; without it the scale is folded into the exponent.
+//
+// kPagedLoads: paged K/V tiles through paged_kv.h's loaders (a tile inside one page as dense
+// rows, one across pages row by row with the table reads of a batch in flight together); the
+// backend launches it for paged problems without kGeneral only. The other kernels copy paged
+// tiles with the generic loader, one dependent table read and division per 16-byte copy (~1.9x
+// slower than dense), and are otherwise the dense kernels: compiling the paged loaders into the
+// dense kernel cost d64 dense 2-6% (H200, session 7), a register-allocation effect of a branch
+// dense problems never take, so the dense kernels were left exactly as measured before.
 #pragma once
 
 #include <cstdint>
@@ -79,7 +87,7 @@ __device__ __forceinline__ std::int64_t tile_of_round(std::int64_t round, std::i
   return round * ctas + ((round & 1) != 0 ? ctas - 1 - cta : cta);
 }
 
-template <class Cfg, bool kGeneral>
+template <class Cfg, bool kGeneral, bool kPagedLoads = false>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     forward_kernel(const __grid_constant__ ForwardKernelArgs args) {
   using Element = typename Cfg::Element;
@@ -140,9 +148,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         load_strided_tile_async<Cfg, KVTile, Cfg::kBlockN>(smem, kv.row(n0), kv.row_stride, rows, cols,
                                                            thread);
       }
-    } else {
+    } else if constexpr (kPagedLoads) {
       // A tile inside one page as dense rows, else row by row through the block table (paged_kv.h).
       load_paged_tile_async<Cfg, KVTile, Cfg::kBlockN>(smem, kv, n0, rows, cols, thread);
+    } else {
+      load_tile_async<Cfg, KVTile, Cfg::kBlockN>(
+          smem, [&](int row) { return kv.row_by_division(n0 + row); }, rows, cols, thread);
     }
   };
   // prefetch_next: issues tile `tile`'s first K/V into `kv_stage` (kv_stage >= 0), or this warp's

@@ -72,6 +72,16 @@ struct KVRows {
     return paged_row(position);
   }
 
+  // row() with the page found by a 32-bit division: the generic loader of the kernels without
+  // kPagedLoads (forward_kernel.h), kept as it was when their timings were measured.
+  __device__ __forceinline__ const Element* row_by_division(int j) const {
+    const int position = first + j;
+    if (table == nullptr) return base + position * row_stride;
+    const int entry = table[position / page_size];
+    const int block = entry < 0 ? 0 : (entry > max_block ? max_block : entry);
+    return base + block * block_stride + (position % page_size) * row_stride;
+  }
+
   // Paged: when keys [j, j + rows) all lie in one page they are row_stride apart, as dense rows are,
   // and this is key j's row (one table read for the whole tile); else null.
   __device__ __forceinline__ const Element* rows_in_one_page(int j, int rows) const {
