@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -232,6 +233,9 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
            "elements)";
   }
   if (p.block_table != nullptr && p.page_size <= 0) return "cuda_sm80: paged K/V needs page_size >= 1";
+  // Key positions and page indices are 32-bit in the kernel (paged_kv.h).
+  if (p.block_table != nullptr && p.page_size > INT_MAX)
+    return "cuda_sm80: paged K/V needs page_size below 2^31";
   int device = 0, major = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
       cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
@@ -288,6 +292,7 @@ Status run(const AttentionParams& params, const ExecutionContext& ctx) noexcept 
   args.total_tiles = static_cast<std::int64_t>(args.m_blocks) * p.batch * p.heads * args.num_splits;
   args.heads_fastest = heads_fastest_order(p);
   args.head_group = head_group_of(p, args.m_blocks, args.num_splits);
+  if (p.block_table != nullptr) args.page_divisor = make_fast_divisor(static_cast<int>(p.page_size));
   const bool general = needs_general(p);
   if (cudaError_t e = dispatch_forward(args, general, stream); e != cudaSuccess) {
     return cuda_status(e, "forward kernel launch");

@@ -47,8 +47,9 @@ struct TileShape {
   // (warp_mma.h: gemm_qk_prefetched / gemm_pv_prefetched).
   bool prefetch_fragments = false;
   // Dense K/V tiles that are whole (every row present, head dim == bucket) are copied without per-copy
-  // bounds tests or zero-fill selects (gmem_tile_loader.h: load_whole_strided_tile_async); the ragged
-  // last tile, paged K/V and narrower head dims keep the general loader.
+  // bounds tests or zero-fill selects (gmem_tile_loader.h: load_whole_strided_tile_async), and so are
+  // whole paged tiles inside one page in the kPagedLoads kernel (paged_kv.h); the ragged last tile,
+  // tiles across pages and narrower head dims keep the checked loaders.
   bool whole_tile_loads = false;
   // Ring only: the copy of the tile ahead is issued after S = Q K^T (before the mask and softmax)
   // instead of right after the loop-head barrier, so the GEMM's first ldmatrix do not queue behind

@@ -20,6 +20,14 @@
 //
 // kGeneral adds the per-element score modifiers (softcap, ALiBi, a non-positive
 // scale) and dropout; without it the scale is folded into the exponent.
+//
+// kPagedLoads: paged K/V tiles through paged_kv.h's loaders (a tile inside one page as dense
+// rows, one across pages row by row with the table reads of a batch in flight together); the
+// backend launches it for paged problems without kGeneral only. The other kernels copy paged
+// tiles with the generic loader, one dependent table read and division per 16-byte copy (~1.9x
+// slower than dense), and are otherwise the dense kernels: compiling the paged loaders into the
+// dense kernel cost d64 dense 2-6% (H200, session 7), a register-allocation effect of a branch
+// dense problems never take, so the dense kernels were left exactly as measured before.
 #pragma once
 
 #include <cstdint>
@@ -110,7 +118,7 @@ __device__ __forceinline__ std::int64_t tile_of_round(std::int64_t round, std::i
   return round * ctas + ((round & 1) != 0 ? ctas - 1 - cta : cta);
 }
 
-template <class Cfg, bool kGeneral>
+template <class Cfg, bool kGeneral, bool kPagedLoads = false>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     forward_kernel(const __grid_constant__ ForwardKernelArgs args) {
   using Element = typename Cfg::Element;
@@ -177,9 +185,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         load_strided_tile_async<Cfg, KVTile, Cfg::kBlockN>(smem, kv.row(n0), kv.row_stride, rows, cols,
                                                            thread);
       }
+    } else if constexpr (kPagedLoads) {
+      // A tile inside one page as dense rows, else row by row through the block table (paged_kv.h).
+      load_paged_tile_async<Cfg, KVTile, Cfg::kBlockN>(smem, kv, n0, rows, cols, thread);
     } else {
       load_tile_async<Cfg, KVTile, Cfg::kBlockN>(
-          smem, [&](int row) { return kv.row(n0 + row); }, rows, cols, thread);
+          smem, [&](int row) { return kv.row_by_division(n0 + row); }, rows, cols, thread);
     }
   };
   // prefetch_next: issues tile `tile`'s first K/V into `kv_stage` (kv_stage >= 0), or this warp's
@@ -204,8 +215,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       // The generic (rolled) loader, for the same reason as load_warp_rows_async.
       const int n0 = (range.end - 1) * Cfg::kBlockN;
       const int rows = static_cast<int>(seq.k - n0 < Cfg::kBlockN ? seq.k - n0 : Cfg::kBlockN);
-      const KVRows<Element> k_next(p, p.k, seq, index.batch, head_kv);
-      const KVRows<Element> v_next(p, p.v, seq, index.batch, head_kv);
+      const KVRows<Element> k_next(p, p.k, seq, index.batch, head_kv, args.page_divisor);
+      const KVRows<Element> v_next(p, p.v, seq, index.batch, head_kv, args.page_divisor);
       load_tile_async<Cfg, KVTile, Cfg::kBlockN>(
           k_smem + kv_stage * Cfg::kSmemK, [&](int row) { return k_next.row(n0 + row); }, rows,
           static_cast<int>(p.head_dim), thread);
@@ -232,8 +243,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     const std::int64_t head_kv = kv_head_of(p, index.head);
     const KeyTileRange range = key_tile_range<Cfg>(p, m0, seq.q, seq.k, index.split, args.num_splits);
 
-    const KVRows<Element> k_rows(p, p.k, seq, index.batch, head_kv);
-    const KVRows<Element> v_rows(p, p.v, seq, index.batch, head_kv);
+    const KVRows<Element> k_rows(p, p.k, seq, index.batch, head_kv, args.page_divisor);
+    const KVRows<Element> v_rows(p, p.v, seq, index.batch, head_kv, args.page_divisor);
     const int q_rows = static_cast<int>(seq.q - m0 < Cfg::kBlockM ? seq.q - m0 : Cfg::kBlockM);
     if constexpr (!Cfg::kPrefetchNext) stage = 0;
     bool prefetched_next = false;

@@ -17,9 +17,9 @@ namespace flashattn::detail::cuda_sm80 {
 
 // prefetch_next (forward_config.h): a persistent grid, one CTA per slot the SMs can hold at once
 // (the occupancy query is a host-side computation, no synchronisation), never more than the tiles.
-template <class Cfg, bool kGeneral>
+template <class Cfg, bool kGeneral, bool kPagedLoads>
 cudaError_t launch_persistent(const ForwardKernelArgs& args, cudaStream_t stream) {
-  auto* kernel = &forward_kernel<Cfg, kGeneral>;
+  auto* kernel = &forward_kernel<Cfg, kGeneral, kPagedLoads>;
   cudaError_t error =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
   if (error != cudaSuccess) return error;
@@ -42,15 +42,25 @@ cudaError_t launch_persistent(const ForwardKernelArgs& args, cudaStream_t stream
   return cudaGetLastError();
 }
 
-// general: the problem needs per-element score modifiers or dropout (see forward_kernel.h).
+template <class Cfg, bool kGeneral, bool kPagedLoads>
+cudaError_t launch_kernel(const ForwardKernelArgs& args, cudaStream_t stream) {
+  if constexpr (Cfg::kPrefetchNext) {
+    return launch_persistent<Cfg, kGeneral, kPagedLoads>(args, stream);
+  } else {
+    return launch_tiles<Cfg>(&forward_kernel<Cfg, kGeneral, kPagedLoads>, args, args.total_tiles, stream);
+  }
+}
+
+// general: the problem needs per-element score modifiers or dropout (see forward_kernel.h). Paged
+// K/V without them runs the kernel with the paged loaders (kPagedLoads; a third kernel per shape,
+// not a fourth: paged kGeneral problems keep the generic loader).
 template <class Cfg>
 cudaError_t launch_forward(const ForwardKernelArgs& args, bool general, cudaStream_t stream) {
   return FLASHATTN_BOOL_SWITCH(general, kGeneral, [&] {
-    if constexpr (Cfg::kPrefetchNext) {
-      return launch_persistent<Cfg, kGeneral>(args, stream);
-    } else {
-      return launch_tiles<Cfg>(&forward_kernel<Cfg, kGeneral>, args, args.total_tiles, stream);
+    if constexpr (!kGeneral) {
+      if (args.p.block_table != nullptr) return launch_kernel<Cfg, false, true>(args, stream);
     }
+    return launch_kernel<Cfg, kGeneral, false>(args, stream);
   });
 }
 

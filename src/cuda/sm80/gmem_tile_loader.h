@@ -1,10 +1,11 @@
 // Global -> shared tile copies with cp.async, 16 bytes per thread per step.
 //
-// Rows are addressed through a callable (row -> element pointer), which is
-// how one loader serves dense, varlen and paged K/V: a paged row is found
-// through the block table, so any page size works, including ones smaller
-// than the tile. Rows past `valid_rows` and columns past `valid_cols` (the true
-// head dim inside the bucket) are zero-filled without reading global memory.
+// The generic loader addresses rows through a callable (row -> element pointer),
+// so it serves any row layout, paged K/V included; the strided ones serve rows a
+// fixed stride apart (dense K/V and Q, and a paged tile inside one page), and
+// paged_kv.h copies tiles that span pages. Rows past `valid_rows` and columns
+// past `valid_cols` (the true head dim inside the bucket) are zero-filled
+// without reading global memory.
 #pragma once
 
 #include <cstdint>

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "common/fast_division.h"
 #include "common/params.h"
 
 namespace flashattn::detail::cuda_sm80 {
@@ -24,6 +25,9 @@ struct ForwardKernelArgs {
   // With heads_fastest: > 0 deals the (sequence, head, split) triples out in groups of this many,
   // heads fastest within a group (tile_scheduler.h: grouped order); 0 = one group of all.
   int head_group = 0;
+  // Paged K/V: division by page_size as a multiply-high and a shift (paged_kv.h finds the page of
+  // every copied row); the divisor 1 when K/V are dense.
+  FastDivisor page_divisor;
 };
 
 }  // namespace flashattn::detail::cuda_sm80

@@ -1,41 +1,16 @@
-// Division by a divisor fixed for the whole launch, as a multiply-high and a shift
-// (the tile decode of tile_scheduler.h runs in every consumer thread once per tile;
-// a 32-bit integer division there is ~20 SASS instructions of dependent work on the
-// path from the previous tile's last P V to the next tile's first S).
-//
-// For 0 <= n < 2^31 and a divisor d >= 1 with l = ceil(log2 d), m = ceil(2^(31+l) / d):
-// n / d = floor(n m / 2^(31+l)) exactly. With m d = 2^(31+l) + e, 0 <= e < d <= 2^l,
-// n m / 2^(31+l) = n / d + n e / (d 2^(31+l)), and the second term is below 1 / d
-// because n e < 2^31 2^l; adding less than 1 / d to n / d never crosses the next
-// integer. m < 2^32 (m = 2^31 when d is a power of two), and 2n < 2^32, so the
-// product's bits 31+l.. are umulhi(2n, m) >> l.
+// Division by launch constants for the tile decode: the shared implementation lives in
+// common/fast_division.h (the sm80 paged K/V loader uses it too); these declarations keep
+// the cuda_sm90 names.
 #pragma once
 
-#include <cstdint>
+#include "common/fast_division.h"
 
 namespace flashattn::detail::cuda_sm90 {
 
-struct FastDivisor {
-  std::uint32_t multiplier = 1u << 31;  // the divisor 1 by default
-  std::uint32_t shift = 0;
-};
-
-// Host side: the constants for divisor d (1 <= d < 2^31).
-inline FastDivisor make_fast_divisor(int d) {
-  std::uint32_t l = 0;
-  while ((std::uint64_t{1} << l) < static_cast<std::uint64_t>(d)) ++l;
-  const std::uint64_t numerator = std::uint64_t{1} << (31 + l);
-  FastDivisor f;
-  f.multiplier = static_cast<std::uint32_t>((numerator + static_cast<std::uint64_t>(d) - 1) / d);
-  f.shift = l;
-  return f;
-}
-
+using detail::FastDivisor;
+using detail::make_fast_divisor;
 #ifdef __CUDACC__
-// n / d for 0 <= n < 2^31 (the tile indices and their parts).
-__device__ __forceinline__ int fast_divide(int n, FastDivisor f) {
-  return static_cast<int>(__umulhi(static_cast<std::uint32_t>(n) << 1, f.multiplier) >> f.shift);
-}
+using detail::fast_divide;
 #endif
 
 }  // namespace flashattn::detail::cuda_sm90
