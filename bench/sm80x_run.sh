@@ -20,7 +20,7 @@ t0=$(date +%s)
 stamp() { echo "== [$(( $(date +%s) - t0 )) s] $*" | tee -a "$out/run.txt"; }
 gpu_state() { nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,temperature.gpu,power.draw --format=csv,noheader >>"$out/run.txt" 2>&1; }
 gpu_state
-git log -1 --format='tree %h %s' >>"$out/run.txt" 2>/dev/null
+echo "tree $(cat TREE 2>/dev/null)" >>"$out/run.txt"  # TREE: written when the tree is copied for the call
 filter="*Forward*cuda_sm80*:*Varlen*cuda_sm80*:*KVCache*cuda_sm80*"
 sanitize="Grid/*cuda_sm80*_113x203_*:Grid/*cuda_sm80*_128x217_*:Grid/*cuda_sm80*_1023x1024_*:*CudaRobustness*"
 
