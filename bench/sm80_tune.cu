@@ -147,13 +147,12 @@ std::string shape_json(const TileShape& s) {
       "{\"m_tiles_per_warp\": %d, \"warps\": %d, \"block_n\": %d, \"stages\": %d, \"q_in_registers\": %s, "
       "\"min_blocks_per_sm\": %d, \"prefetch_next\": %s, \"joint_softmax\": %s, \"o_from_registers\": %s, "
       "\"prefetch_fragments\": %s, \"whole_tile_loads\": %s, \"late_copies\": %s, "
-      "\"approx_epilogue\": %s, \"whole_tile_ends\": %s, \"pair_stores\": %s}",
+      "\"approx_epilogue\": %s}",
       s.m_tiles_per_warp, s.warps, s.block_n, s.stages, s.q_in_registers ? "true" : "false",
       s.min_blocks_per_sm, s.prefetch_next ? "true" : "false", s.joint_softmax ? "true" : "false",
       s.o_from_registers ? "true" : "false", s.prefetch_fragments ? "true" : "false",
       s.whole_tile_loads ? "true" : "false", s.late_copies ? "true" : "false",
-      s.approx_epilogue ? "true" : "false", s.whole_tile_ends ? "true" : "false",
-      s.pair_stores ? "true" : "false");
+      s.approx_epilogue ? "true" : "false");
   return buffer;
 }
 

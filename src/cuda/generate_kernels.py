@@ -42,14 +42,13 @@ def write_if_changed(path: pathlib.Path, text: str) -> None:
 
 SHAPE_FIELDS = ("m_tiles_per_warp", "warps", "block_n", "stages", "q_in_registers", "min_blocks_per_sm",
                 "prefetch_next", "joint_softmax", "o_from_registers", "prefetch_fragments", "whole_tile_loads",
-                "late_copies", "approx_epilogue", "whole_tile_ends", "pair_stores")
+                "late_copies", "approx_epilogue")
 # Fields added after tables were written: their value when a shape does not name them.
 SHAPE_FIELD_DEFAULTS = {"prefetch_next": False, "joint_softmax": False, "o_from_registers": False,
                         "prefetch_fragments": False, "whole_tile_loads": False,
-                        "late_copies": False, "approx_epilogue": False, "whole_tile_ends": False,
-                        "pair_stores": False}
+                        "late_copies": False, "approx_epilogue": False}
 BOOL_FIELDS = ("q_in_registers", "prefetch_next", "joint_softmax", "o_from_registers", "prefetch_fragments",
-               "whole_tile_loads", "late_copies", "approx_epilogue", "whole_tile_ends", "pair_stores")
+               "whole_tile_loads", "late_copies", "approx_epilogue")
 DEFAULT_TABLE = pathlib.Path(__file__).resolve().parent / "sm80" / "forward_tuning.json"
 
 

@@ -67,26 +67,17 @@ __device__ __forceinline__ void finalize_rows(float (&o)[kOTiles][4], float (&ls
 // Final output through shared memory, so that global stores are 16-byte rows.
 // `o_smem` is the Q tile region; each warp writes only its own rows
 // (row0 .. row0 + kRowsPerWarp), which only it read as Q.
-// `whole` (whole_tile_ends; uniform over the CTA): every row of the tile exists and head_dim_v equals
-// the bucket, so the LSE and O stores need no bounds test, and each thread steps one row offset by a
-// constant instead of computing a 64-bit offset per row.
 template <class Cfg, class OTile>
 __device__ __forceinline__ void store_output(const float (&o)[Cfg::kMTiles][Cfg::kHeadDim / 8][4],
                                              const float (&lse)[Cfg::kMTiles][2],
                                              typename Cfg::Element* o_smem, const ForwardKernelArgs& args,
                                              const SequenceLengths& seq, std::int64_t batch,
-                                             std::int64_t head, int m0, int row0, int lane, int thread,
-                                             bool whole = false) {
+                                             std::int64_t head, int m0, int row0, int lane, int thread) {
   using Element = typename Cfg::Element;
   const AttentionParams& p = args.p;
   // When Q stays in shared memory, other lanes of this warp read these rows with ldmatrix in the
   // last tile: the warp's lanes must all be past those reads before any lane overwrites them.
   __syncwarp();
-  [[maybe_unused]] const bool whole_lse = whole && p.lse != nullptr && (lane & 3) == 0;
-  [[maybe_unused]] std::int64_t lse_index = 0;
-  if constexpr (Cfg::kWholeTileEnds) {
-    if (whole_lse) lse_index = lse_offset(p, seq, batch, m0 + row0 + (lane >> 2), head);
-  }
 #pragma unroll
   for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
 #pragma unroll
@@ -98,13 +89,6 @@ __device__ __forceinline__ void store_output(const float (&o)[Cfg::kMTiles][Cfg:
         *reinterpret_cast<std::uint32_t*>(o_smem + OTile::chunk_offset(row, d) + (col & 7)) =
             pack_float2<Element>(o[mt][d][2 * r], o[mt][d][2 * r + 1]);
       }
-      if constexpr (Cfg::kWholeTileEnds) {
-        if (whole) {
-          if (whole_lse) p.lse[lse_index] = lse[mt][r];
-          lse_index += 8 * p.lse_row_stride;
-          continue;
-        }
-      }
       const std::int64_t i = m0 + row;
       if (p.lse != nullptr && (lane & 3) == 0 && i < seq.q)
         p.lse[lse_offset(p, seq, batch, i, head)] = lse[mt][r];
@@ -113,27 +97,6 @@ __device__ __forceinline__ void store_output(const float (&o)[Cfg::kMTiles][Cfg:
   // Rows of other warps are read below.
   __syncthreads();
   auto* out = static_cast<Element*>(p.out.data);
-  if constexpr (Cfg::kWholeTileEnds && Cfg::kThreads % Cfg::kChunksPerRow == 0) {
-    constexpr int kRowStep = Cfg::kThreads / Cfg::kChunksPerRow;
-    if constexpr (kRowStep % OTile::kRowPeriod == 0 && Cfg::kBlockM % kRowStep == 0) {
-      if (whole) {
-        // Each thread keeps one column chunk; rows kRowStep apart keep its swizzled chunk, so the
-        // shared address advances by a constant and the global one by kRowStep rows.
-        const int chunk = thread % Cfg::kChunksPerRow;
-        const int first_row = thread / Cfg::kChunksPerRow;
-        const Element* from = o_smem + OTile::chunk_offset(first_row, chunk);
-        Element* to = out + query_offset(p.out, seq, batch, m0 + first_row, head) + chunk * Cfg::kChunk;
-        const std::int64_t step = kRowStep * p.out.row_stride;
-#pragma unroll
-        for (int i = 0; i < Cfg::kBlockM / kRowStep; ++i) {
-          *reinterpret_cast<uint4*>(to) =
-              *reinterpret_cast<const uint4*>(from + i * kRowStep * OTile::kPanelCols);
-          if (i + 1 < Cfg::kBlockM / kRowStep) to += step;
-        }
-        return;
-      }
-    }
-  }
   constexpr int kChunks = Cfg::kBlockM * Cfg::kChunksPerRow;
 #pragma unroll
   for (int c = thread; c < kChunks; c += Cfg::kThreads) {
@@ -152,67 +115,17 @@ __device__ __forceinline__ void store_output(const float (&o)[Cfg::kMTiles][Cfg:
 // each 8-column d-tile; a 4 x 4 transpose across the quad over d-tiles 4k..4k+3 gives lane q all
 // of d-tile 4k + q, so each store is 16 bytes and a warp's store covers 64 contiguous bytes of
 // each of 8 rows (as the staged copy's 16-byte stores do), not 4-byte pieces.
-//
-// `whole` (whole_tile_ends; uniform over the CTA): every row of the tile exists and head_dim_v equals
-// the bucket: no bounds tests, and one row offset stepped by 8 rows instead of a 64-bit offset per
-// row. With pair_stores a whole tile's O goes out in 8-byte pieces after a pair exchange: lanes q and
-// q ^ 1 swap one word per two d-tiles, so the even lane holds columns 2q .. 2q + 3 of d-tile 2t and the
-// odd one those of d-tile 2t + 1 (one shuffle, no second dependent round); the quad's four 8-byte
-// stores are 32 contiguous bytes of the row.
 template <class Cfg>
 __device__ __forceinline__ void store_output_from_registers(
     const float (&o)[Cfg::kMTiles][Cfg::kHeadDim / 8][4], const float (&lse)[Cfg::kMTiles][2],
     const ForwardKernelArgs& args, const SequenceLengths& seq, std::int64_t batch, std::int64_t head, int m0,
-    int row0, int lane, bool whole = false) {
+    int row0, int lane) {
   using Element = typename Cfg::Element;
   constexpr int kOTiles = Cfg::kHeadDim / 8;
   static_assert(kOTiles % 4 == 0, "buckets are multiples of 32");
   const AttentionParams& p = args.p;
   auto* out = static_cast<Element*>(p.out.data);
   const int quad = lane & 3;
-  if constexpr (Cfg::kWholeTileEnds) {
-    if (whole) {
-      const std::int64_t i0 = m0 + row0 + (lane >> 2);
-      Element* row = out + query_offset(p.out, seq, batch, i0, head);
-      const std::int64_t row_step = 8 * p.out.row_stride;
-      const bool write_lse = p.lse != nullptr && quad == 0;
-      std::int64_t lse_index = write_lse ? lse_offset(p, seq, batch, i0, head) : 0;
-#pragma unroll
-      for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          if (write_lse) p.lse[lse_index] = lse[mt][r];
-          if constexpr (Cfg::kPairStores) {
-            const bool odd = (quad & 1) != 0;
-            const int col = 2 * (quad & 2) + 8 * (quad & 1);
-#pragma unroll
-            for (int t = 0; t < kOTiles / 2; ++t) {
-              const std::uint32_t even_tile =
-                  pack_float2<Element>(o[mt][2 * t][2 * r], o[mt][2 * t][2 * r + 1]);
-              const std::uint32_t odd_tile =
-                  pack_float2<Element>(o[mt][2 * t + 1][2 * r], o[mt][2 * t + 1][2 * r + 1]);
-              const std::uint32_t received = __shfl_xor_sync(0xffffffffu, odd ? even_tile : odd_tile, 1);
-              *reinterpret_cast<uint2*>(row + 16 * t + col) =
-                  odd ? make_uint2(received, odd_tile) : make_uint2(even_tile, received);
-            }
-          } else {
-#pragma unroll
-            for (int k = 0; k < kOTiles / 4; ++k) {
-              std::uint32_t words[4];
-#pragma unroll
-              for (int j = 0; j < 4; ++j)
-                words[j] = pack_float2<Element>(o[mt][4 * k + j][2 * r], o[mt][4 * k + j][2 * r + 1]);
-              quad_transpose(words, quad);
-              *reinterpret_cast<uint4*>(row + 8 * (4 * k + quad)) =
-                  make_uint4(words[0], words[1], words[2], words[3]);
-            }
-          }
-          if (mt + 1 < Cfg::kMTiles || r == 0) row += row_step, lse_index += 8 * p.lse_row_stride;
-        }
-      }
-      return;
-    }
-  }
 #pragma unroll
   for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
 #pragma unroll

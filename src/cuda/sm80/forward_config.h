@@ -59,19 +59,6 @@ struct TileShape {
   // branches: ~45 dependent instructions per row, paid once per query tile (3% of the samples at
   // d128 s = 512, session 7's ncu).
   bool approx_epilogue = false;
-  // The once-per-tile ends of a whole query tile (every row present, head dims equal to the bucket,
-  // dense K/V) without per-row work: the prologue's Q and first K/V copies without bounds tests
-  // (load_whole_strided_tile_async, in the prologue only: whole_tile_loads extends it to the loop),
-  // the epilogue's O and LSE stores from one row offset stepped by a constant row step instead of
-  // per-row 64-bit offsets and bounds tests, and the K/V head in 32 bits (two 64-bit divisions, each a
-  // ~70-instruction subroutine, per tile). Edge tiles keep the general code. At d128 s = 512 the
-  // once-per-tile instructions were ~1,790 per warp against FlashAttention 2's ~880 (session 7's ncu).
-  bool whole_tile_ends = false;
-  // With whole_tile_ends and O stored from registers: whole tiles store O in 8-byte pieces after a
-  // pair exchange (one shuffle and three selects per two words) instead of 16-byte pieces after a
-  // quad transpose (four shuffles in two dependent rounds and ~12 selects per four words); a warp's
-  // store still covers whole 32-byte sectors (32 contiguous bytes of each of 8 rows).
-  bool pair_stores = false;
 };
 
 template <int kHeadDim_, typename Element_, TileShape kShape_>
@@ -102,9 +89,6 @@ struct ForwardConfig {
   static constexpr bool kWholeTileLoads = kShape.whole_tile_loads;
   static constexpr bool kLateCopies = kShape.late_copies;
   static constexpr bool kApproxEpilogue = kShape.approx_epilogue;
-  static constexpr bool kWholeTileEnds = kShape.whole_tile_ends;
-  static constexpr bool kPairStores = kShape.pair_stores;
-  static_assert(!kPairStores || kWholeTileEnds, "pair_stores is a whole-tile epilogue");
   static_assert(!kLateCopies || (kStages >= 2 && !kPrefetchNext), "late_copies moves the ring's copy");
   static constexpr int kThreads = kWarps * 32;
 

@@ -21,7 +21,6 @@
 #pragma once
 
 #include <cstdint>
-#include <type_traits>
 
 #include "common/params.h"
 #include "cuda/ptx/ptx.h"
@@ -72,13 +71,6 @@ __device__ __forceinline__ KeyTileRange key_tile_range(const AttentionParams& p,
   return KeyTileRange{static_cast<int>(begin), static_cast<int>(end)};
 }
 
-// kv_head_of (common/params.h) in 32-bit arithmetic, for heads < 2^32: two 32-bit divisions instead of
-// two calls of the 64-bit division subroutine (~70 instructions each), once per tile.
-__device__ __forceinline__ std::int64_t kv_head_of_u32(const AttentionParams& p, std::int64_t head) {
-  const std::uint32_t group = static_cast<std::uint32_t>(p.heads) / static_cast<std::uint32_t>(p.heads_kv);
-  return static_cast<std::uint32_t>(head) / group;
-}
-
 // Tile of round `round` of CTA `cta` among `ctas`: rounds alternate direction (a snake), so with a
 // persistent grid and tiles that get cheaper along the order (causal, heads fastest) every CTA
 // gets a heavy and a light one in turn. Round 0 is blockIdx.x, as in a one-tile-per-CTA grid.
@@ -119,24 +111,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 
   const auto* q_base = static_cast<const Element*>(p.q.data);
   // whole_tile_loads: dense rows whose tile spans less than 2 GB take load_whole_strided_tile_async
-  // for every whole tile (K/V, and Q in the prologue), in buckets whose chunks divide among the threads;
-  // whole_tile_ends: for the prologue's copies (Q and the first K/V tiles) only.
+  // for every whole tile (K/V, and Q in the prologue), in buckets whose chunks divide among the threads.
   constexpr bool kWholeKVLoads = Cfg::kWholeTileLoads && kWholeTileLoadable<Cfg, Cfg::kBlockN>;
-  constexpr bool kWholeFirstKVLoads =
-      (Cfg::kWholeTileLoads || Cfg::kWholeTileEnds) && kWholeTileLoadable<Cfg, Cfg::kBlockN>;
-  constexpr bool kWholeQLoads =
-      (Cfg::kWholeTileLoads || Cfg::kWholeTileEnds) && kWholeTileLoadable<Cfg, Cfg::kBlockM>;
+  constexpr bool kWholeQLoads = Cfg::kWholeTileLoads && kWholeTileLoadable<Cfg, Cfg::kBlockM>;
   constexpr std::uint64_t kMaxWholeTileStride =
       0x7fffffffull / (static_cast<std::uint64_t>(Cfg::kBlockN) * sizeof(Element));
   constexpr std::uint64_t kMaxWholeQTileStride =
       0x7fffffffull / (static_cast<std::uint64_t>(Cfg::kBlockM) * sizeof(Element));
-  // K/V tile n_block of a sequence into a stage; whole tiles without bounds tests iff `whole_loads`.
-  auto load_kv_as = [&](auto whole_loads, Element* smem, const KVRows<Element>& kv,
-                        const SequenceLengths& seq, int cols, int n_block) {
+  // K/V tile n_block of a sequence into a stage.
+  auto load_kv = [&](Element* smem, const KVRows<Element>& kv, const SequenceLengths& seq, int cols,
+                     int n_block) {
     const int n0 = n_block * Cfg::kBlockN;
     const int rows = static_cast<int>(seq.k - n0 < Cfg::kBlockN ? seq.k - n0 : Cfg::kBlockN);
     if (kv.table == nullptr) {
-      if constexpr (decltype(whole_loads)::value) {
+      if constexpr (kWholeKVLoads) {
         // Uniform across the CTA: every tile but a sequence's ragged last one, when the head dim fills
         // the bucket (the benchmark grid's case).
         if (rows == Cfg::kBlockN && cols == Cfg::kHeadDim &&
@@ -156,15 +144,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       load_tile_async<Cfg, KVTile, Cfg::kBlockN>(
           smem, [&](int row) { return kv.row(n0 + row); }, rows, cols, thread);
     }
-  };
-  // The K/V loop's copies, and the prologue's (load_first_kv).
-  auto load_kv = [&](Element* smem, const KVRows<Element>& kv, const SequenceLengths& seq, int cols,
-                     int n_block) {
-    load_kv_as(std::bool_constant<kWholeKVLoads>{}, smem, kv, seq, cols, n_block);
-  };
-  auto load_first_kv = [&](Element* smem, const KVRows<Element>& kv, const SequenceLengths& seq, int cols,
-                           int n_block) {
-    load_kv_as(std::bool_constant<kWholeFirstKVLoads>{}, smem, kv, seq, cols, n_block);
   };
   // prefetch_next: issues tile `tile`'s first K/V into `kv_stage` (kv_stage >= 0), or this warp's
   // rows of its Q (kv_stage < 0); false (nothing issued) when there is no such tile or it has no key
@@ -213,10 +192,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     const SequenceLengths seq = clipped_sequence_lengths(p, index.batch);
     const int m0 = index.m_block * Cfg::kBlockM;
     if (m0 >= seq.q) continue;  // varlen: this sequence is shorter than the bound (never prefetched)
-    // whole_tile_ends: in 32 bits when every tile index fits (heads <= total_tiles < 2^31).
-    const std::int64_t head_kv = Cfg::kWholeTileEnds && args.total_tiles <= 0x7fffffff
-                                     ? kv_head_of_u32(p, index.head)
-                                     : kv_head_of(p, index.head);
+    const std::int64_t head_kv = kv_head_of(p, index.head);
     const KeyTileRange range = key_tile_range<Cfg>(p, m0, seq.q, seq.k, index.split, args.num_splits);
 
     const KVRows<Element> k_rows(p, p.k, seq, index.batch, head_kv);
@@ -263,10 +239,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           load_strided_tile_async<Cfg, QTile, Cfg::kBlockM>(q_smem, q_tile, p.q.row_stride, q_rows,
                                                             static_cast<int>(p.head_dim), thread);
         }
-        load_first_kv(k_smem + stage * Cfg::kSmemK, k_rows, seq, static_cast<int>(p.head_dim), range.end - 1);
+        load_kv(k_smem + stage * Cfg::kSmemK, k_rows, seq, static_cast<int>(p.head_dim), range.end - 1);
         if constexpr (!kSingleBuffer) {
-          load_first_kv(v_smem + stage * Cfg::kSmemV, v_rows, seq, static_cast<int>(p.head_dim_v),
-                        range.end - 1);
+          load_kv(v_smem + stage * Cfg::kSmemV, v_rows, seq, static_cast<int>(p.head_dim_v), range.end - 1);
         }
         ptx::cp_async_commit_group();
       }
@@ -275,8 +250,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         for (int ring = 1; ring < Cfg::kStages - 1; ++ring) {
           const int n_block = range.end - 1 - ring;
           if (n_block >= range.begin) {
-            load_first_kv(k_smem + ring * Cfg::kSmemK, k_rows, seq, static_cast<int>(p.head_dim), n_block);
-            load_first_kv(v_smem + ring * Cfg::kSmemV, v_rows, seq, static_cast<int>(p.head_dim_v), n_block);
+            load_kv(k_smem + ring * Cfg::kSmemK, k_rows, seq, static_cast<int>(p.head_dim), n_block);
+            load_kv(v_smem + ring * Cfg::kSmemV, v_rows, seq, static_cast<int>(p.head_dim_v), n_block);
           }
           ptx::cp_async_commit_group();
         }
@@ -408,18 +383,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
                                                    scale_log2, sink_log2, has_sink,
                                                    kGeneral ? args.dropout_rescale : 1.f);
     }
-    // whole_tile_ends: every row of the tile exists and O's rows are full buckets (uniform).
-    // (From seq.q, live here anyway, not q_rows: one register less across the K/V loop.)
-    const bool whole_output =
-        Cfg::kWholeTileEnds && m0 + Cfg::kBlockM <= seq.q && p.head_dim_v == Cfg::kHeadDim;
     if (args.num_splits > 1) {
       store_partial<Cfg>(o, lse, args, seq, index.batch, index.head, index.split, m0, row0, lane);
     } else if constexpr (Cfg::kPrefetchNext || Cfg::kOFromRegisters) {
-      store_output_from_registers<Cfg>(o, lse, args, seq, index.batch, index.head, m0, row0, lane,
-                                       whole_output);
+      store_output_from_registers<Cfg>(o, lse, args, seq, index.batch, index.head, m0, row0, lane);
     } else {
-      store_output<Cfg, QTile>(o, lse, q_smem, args, seq, index.batch, index.head, m0, row0, lane, thread,
-                               whole_output);
+      store_output<Cfg, QTile>(o, lse, q_smem, args, seq, index.batch, index.head, m0, row0, lane, thread);
     }
     // The next tile's loads overwrite shared memory that this tile's epilogue (or, with
     // prefetch_next, its last iteration) reads; a prefetched tile's copies were ordered by the last
