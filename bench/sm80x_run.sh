@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# RECORD of the device call on tree 12f8640 (results: bench/sm80x_results.md, docs/kernel-notes.md v13). The
+# TileShape options it measures (whole_tile_ends, pair_stores) lost and were taken back out (commit after 12f8640):
+# it runs only on that tree.
 # Session 7 (issue 4, helper sm80x), the one device call: whole_tile_ends (E) and pair_stores (X), the ends of a
 # whole query tile without per-row work (forward_config.h), against the table's kernels, FA2 in the same call.
 #  1. background (nice 19): test build T = this tree with bench/sm80x_test_table.py's table (E on every d64/d128

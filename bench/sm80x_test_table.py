@@ -5,6 +5,8 @@ the GPU suites run the new whole-tile prologue/epilogue (the 16-byte register st
 staged stores on the other d64 rows, the 8-byte pair stores at d128) beside the edge tiles' general code.
 
     sm80x_test_table.py IN.json OUT.json
+
+RECORD: the options exist only on tree 12f8640 (taken back out after the device call, docs/kernel-notes.md v13).
 """
 import json
 import sys
