@@ -10,6 +10,7 @@
 #include "cuda/ptx/ptx.h"
 #include "cuda/ptx/shared_memory.h"
 #include "cuda/ptx/tma.h"
+#include "cuda/sm90/fast_division.h"
 #include "cuda/sm90/kernel_params.h"
 #include "cuda/sm90/pipeline.h"
 #include "cuda/sm90/score_mask.h"
@@ -195,15 +196,37 @@ __device__ __forceinline__ void gather_paged_block(const ForwardKernelParams& p,
   }
 }
 
+// Where one producer lane reads its box of a paged key block (producer_loop_paged): the page
+// holding the box and the box's first row in it. `fits` (the same in every lane once voted):
+// the block is all valid keys and every box of it lies inside one page, so it goes by TMA.
+struct PagedBox {
+  int page, row;
+  bool fits;
+};
+
 // The producer of a paged-K/V launch: the whole producer warp runs it (lane 0 alone
 // issues the Q TMA loads, claims tiles and arrives on barriers, exactly as
-// producer_loop does). Each K and V block is gathered, waited for, made visible to
-// the tensor cores' async proxy (fence.proxy.async in every writing lane) and then
-// announced with one arrive on its full barrier, whose count stays 1 as for TMA.
+// producer_loop does). A key block of valid keys whose boxes each lie inside one page
+// (PagedKV::box_rows: every block when the page size is a multiple of 8 rows and the
+// sequence's first key sits on a box boundary) is kBlockN / box_rows TMA boxes per chunk,
+// box j issued by lane j at its own page: one table read per box, all in parallel, read
+// one block ahead so that their latency hides behind the previous block's waits. Lane 0
+// expects the block's bytes on the full barrier (count 1) before any box is issued. Any
+// other block (the sequence's last, when it ends inside the block) is gathered, waited
+// for, made visible to the tensor cores' async proxy (fence.proxy.async in every writing
+// lane) and then announced with one arrive on its full barrier.
 template <class Config>
 __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe) {
-  const bool leader = threadIdx.x % 32 == 0;
-  if (leader) ptx::prefetch_tensormap(&p.maps.q);
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const bool leader = lane == 0;
+  const PagedKV& g = p.paged;
+  if (leader) {
+    ptx::prefetch_tensormap(&p.maps.q);
+    if (g.box_rows > 0) {
+      ptx::prefetch_tensormap(&p.maps.k);
+      ptx::prefetch_tensormap(&p.maps.v);
+    }
+  }
   RingPosition<Config::kStages> ring;
   std::uint32_t q_phase = 0;
   int tile = static_cast<int>(blockIdx.x);
@@ -217,6 +240,22 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
     const int kv_head = w.head / p.heads_per_kv;
     const KeyBlockRange range = key_block_range<Config>(p, w);
     const int k_offset = p.sequences != nullptr ? p.sequences[w.batch].k_offset : 0;
+    // Lane `lane`'s box of key block n (PagedBox). Lanes without a box fit trivially.
+    auto locate = [&](int n) {
+      PagedBox box{0, 0, false};
+      if (g.box_rows == 0 || (n + 1) * Config::kBlockN > w.seqlen_k) return box;
+      box.fits = true;
+      if (lane < g.boxes) {
+        const int position = k_offset + n * Config::kBlockN + lane * g.box_rows;
+        int slot = fast_divide(position, g.page_div);
+        box.row = position - slot * g.page_size;
+        box.fits = box.row + g.box_rows <= g.page_size;
+        if (g.table_cols > 0) slot = min(slot, g.table_cols - 1);
+        box.page = max(0, min(g.block_table[w.batch * g.table_batch_stride + slot], g.kv_blocks - 1));
+      }
+      return box;
+    };
+    PagedBox box = range.end > range.begin ? locate(range.end - 1) : PagedBox{0, 0, false};
     {
       const CUtensorMap* tma_q = map_q(p, w);
       if (leader && p.sequence_maps != nullptr) ptx::tensormap_acquire_fence(tma_q);
@@ -230,61 +269,59 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
     }
     tile = __shfl_sync(0xffffffffu, leader ? claim_next_tile(p, tile) : 0, 0);
 
-    if (leader && p.paged.tma_pages) {
-      ptx::prefetch_tensormap(&p.maps.k);
-      ptx::prefetch_tensormap(&p.maps.v);
-    }
+#pragma unroll 1
     for (int n = range.end - 1; n >= range.begin; --n) {
-      // A block of valid keys inside one page: TMA boxes of the page views, as the dense path.
-      const PagedKV& g = p.paged;
-      const int position = k_offset + n * Config::kBlockN;
-      int slot = position / g.page_size;
-      const int page_row = position - slot * g.page_size;
-      if (g.tma_pages && (n + 1) * Config::kBlockN <= w.seqlen_k &&
-          page_row + Config::kBlockN <= g.page_size) {
+      const bool by_tma = __all_sync(0xffffffffu, box.fits);
+      // The next block's table entries, in flight while this block waits for its stages.
+      const PagedBox next = n > range.begin ? locate(n - 1) : PagedBox{0, 0, false};
+      if (by_tma) {
+        // This lane's box: rows [lane * box_rows, +box_rows) of every chunk of the stage.
+        const auto box_smem = static_cast<std::uint32_t>(lane * g.box_rows * Config::kRowBytes);
         ptx::mbarrier_wait_parity(pipe.k_empty(ring.stage), ring.phase ^ 1);
-        if (leader) {
-          if (g.table_cols > 0) slot = min(slot, g.table_cols - 1);
-          const int page = max(0, min(g.block_table[w.batch * g.table_batch_stride + slot], g.kv_blocks - 1));
-          ptx::mbarrier_arrive_expect_tx(pipe.k_full(ring.stage), Config::kKVBytes);
+        if (leader) ptx::mbarrier_arrive_expect_tx(pipe.k_full(ring.stage), Config::kKVBytes);
+        __syncwarp();
+        if (lane < g.boxes) {
 #pragma unroll
           for (int c = 0; c < Config::kChunks; ++c) {
-            ptx::tma_load_4d(pipe.k(ring.stage) + c * Config::kKVChunkBytes, &p.maps.k,
-                             pipe.k_full(ring.stage), c * Config::kChunkCols, page_row, kv_head, page);
+            ptx::tma_load_4d(pipe.k(ring.stage) + c * Config::kKVChunkBytes + box_smem, &p.maps.k,
+                             pipe.k_full(ring.stage), c * Config::kChunkCols, box.row, kv_head, box.page);
           }
-          ptx::mbarrier_wait_parity(pipe.v_empty(ring.stage), ring.phase ^ 1);
-          ptx::mbarrier_arrive_expect_tx(pipe.v_full(ring.stage), Config::kVBytes);
+        }
+        ptx::mbarrier_wait_parity(pipe.v_empty(ring.stage), ring.phase ^ 1);
+        if (leader) ptx::mbarrier_arrive_expect_tx(pipe.v_full(ring.stage), Config::kVBytes);
+        __syncwarp();
+        if (lane < g.boxes) {
 #pragma unroll
           for (int c = 0; c < Config::kChunksV; ++c) {
-            ptx::tma_load_4d(pipe.v(ring.stage) + c * Config::kKVChunkBytes, &p.maps.v,
-                             pipe.v_full(ring.stage), c * Config::kChunkCols, page_row, kv_head, page);
+            ptx::tma_load_4d(pipe.v(ring.stage) + c * Config::kKVChunkBytes + box_smem, &p.maps.v,
+                             pipe.v_full(ring.stage), c * Config::kChunkCols, box.row, kv_head, box.page);
           }
         }
         __syncwarp();
-        ring.advance();
-        continue;
+      } else {
+        // Gathered: K and V of block n in flight together; K is announced first so that
+        // S = Q K^T may start while V still lands.
+        ptx::mbarrier_wait_parity(pipe.k_empty(ring.stage), ring.phase ^ 1);
+        gather_paged_block<Config, Config::kHeadDim>(p, w, k_offset, n, kv_head, g.k_cols, g.k,
+                                                     g.k_page_stride, g.k_row_stride, g.k_head_stride,
+                                                     pipe.k(ring.stage));
+        ptx::cp_async_commit_group();
+        ptx::mbarrier_wait_parity(pipe.v_empty(ring.stage), ring.phase ^ 1);
+        gather_paged_block<Config, Config::kHeadDimV>(p, w, k_offset, n, kv_head, g.v_cols, g.v,
+                                                      g.v_page_stride, g.v_row_stride, g.v_head_stride,
+                                                      pipe.v(ring.stage));
+        ptx::cp_async_commit_group();
+        ptx::cp_async_wait_group<1>();
+        ptx::fence_proxy_async_shared_cta();
+        __syncwarp();
+        if (leader) ptx::mbarrier_arrive(pipe.k_full(ring.stage));
+        ptx::cp_async_wait_group<0>();
+        ptx::fence_proxy_async_shared_cta();
+        __syncwarp();
+        if (leader) ptx::mbarrier_arrive(pipe.v_full(ring.stage));
       }
-      // Otherwise gathered: K and V of block n in flight together; K is announced first
-      // so that S = Q K^T may start while V still lands.
-      ptx::mbarrier_wait_parity(pipe.k_empty(ring.stage), ring.phase ^ 1);
-      gather_paged_block<Config, Config::kHeadDim>(p, w, k_offset, n, kv_head, p.paged.k_cols, p.paged.k,
-                                                   p.paged.k_page_stride, p.paged.k_row_stride,
-                                                   p.paged.k_head_stride, pipe.k(ring.stage));
-      ptx::cp_async_commit_group();
-      ptx::mbarrier_wait_parity(pipe.v_empty(ring.stage), ring.phase ^ 1);
-      gather_paged_block<Config, Config::kHeadDimV>(p, w, k_offset, n, kv_head, p.paged.v_cols, p.paged.v,
-                                                    p.paged.v_page_stride, p.paged.v_row_stride,
-                                                    p.paged.v_head_stride, pipe.v(ring.stage));
-      ptx::cp_async_commit_group();
-      ptx::cp_async_wait_group<1>();
-      ptx::fence_proxy_async_shared_cta();
-      __syncwarp();
-      if (leader) ptx::mbarrier_arrive(pipe.k_full(ring.stage));
-      ptx::cp_async_wait_group<0>();
-      ptx::fence_proxy_async_shared_cta();
-      __syncwarp();
-      if (leader) ptx::mbarrier_arrive(pipe.v_full(ring.stage));
       ring.advance();
+      box = next;
     }
   }
 }
