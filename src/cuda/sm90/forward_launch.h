@@ -174,6 +174,8 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     g.k_cols = static_cast<int>(a.head_dim), g.v_cols = static_cast<int>(a.head_dim_v);
     g.box_rows = box_rows;
     g.boxes = tma_pages ? Config::kBlockN / box_rows : 0;
+    while (tma_pages && (1 << g.box_shift) < box_rows) ++g.box_shift;
+    g.box_mask = (1u << g.boxes) - 1u;
     g.k = a.k.data, g.v = a.v.data;
     g.k_page_stride = a.k.batch_stride, g.k_row_stride = a.k.row_stride, g.k_head_stride = a.k.head_stride;
     g.v_page_stride = a.v.batch_stride, g.v_row_stride = a.v.row_stride, g.v_head_stride = a.v.head_stride;

@@ -160,16 +160,18 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
 // Paged K/V: one key block of `kCols` columns gathered by the 32 lanes of the producer
 // warp with 16-byte cp.async into the layout TMA would have written (kCols / 64 chunks of
 // [kBlockN rows][128 B], 128B-swizzled: 16-byte unit u of row r sits at unit u ^ (r % 8)).
-// Rows past the sequence's last key, and columns past the operand's head dim (d = 96 on
-// the 128-column kernel), are zero-filled without reading memory (the cache may hold
-// anything there, and 0 * NaN in P V would poison O). Table entries and slots are clamped
-// to the table and the cache like every index read from device memory.
+// Rows of the boxes set in `tma_boxes` (box j: rows [j << box_shift, (j + 1) << box_shift))
+// are left alone: TMA writes them. Rows past the sequence's last key, and columns past the
+// operand's head dim (d = 96 on the 128-column kernel), are zero-filled without reading memory
+// (the cache may hold anything there, and 0 * NaN in P V would poison O). Table entries and
+// slots are clamped to the table and the cache like every index read from device memory.
 template <class Config, int kCols>
 __device__ __forceinline__ void gather_paged_block(const ForwardKernelParams& p, const WorkTile& w,
                                                    int k_offset, int n_block, int kv_head, int cols,
                                                    const void* base, std::int64_t page_stride,
                                                    std::int64_t row_stride, std::int64_t head_stride,
-                                                   std::uint32_t smem) {
+                                                   std::uint32_t smem, std::uint32_t tma_boxes,
+                                                   int box_shift) {
   constexpr int kUnits = kCols / 8;  // 16-byte units per row
   const int lane = static_cast<int>(threadIdx.x % 32);
   const PagedKV& g = p.paged;
@@ -178,6 +180,7 @@ __device__ __forceinline__ void gather_paged_block(const ForwardKernelParams& p,
 #pragma unroll 1
   for (int index = lane; index < Config::kBlockN * kUnits; index += 32) {
     const int row = index / kUnits;
+    if ((tma_boxes >> (row >> box_shift)) & 1u) continue;
     const int unit = index % kUnits;
     const int key = n_block * Config::kBlockN + row;
     const bool valid = key < w.seqlen_k && unit * 8 < cols;
@@ -197,8 +200,8 @@ __device__ __forceinline__ void gather_paged_block(const ForwardKernelParams& p,
 }
 
 // Where one producer lane reads its box of a paged key block (producer_loop_paged): the page
-// holding the box and the box's first row in it. `fits` (the same in every lane once voted):
-// the block is all valid keys and every box of it lies inside one page, so it goes by TMA.
+// holding the box and the box's first row in it; `fits`: the box's rows are all keys of the
+// sequence and lie inside one page, so it goes by TMA.
 struct PagedBox {
   int page, row;
   bool fits;
@@ -206,15 +209,15 @@ struct PagedBox {
 
 // The producer of a paged-K/V launch: the whole producer warp runs it (lane 0 alone
 // issues the Q TMA loads, claims tiles and arrives on barriers, exactly as
-// producer_loop does). A key block of valid keys whose boxes each lie inside one page
-// (PagedKV::box_rows: every block when the page size is a multiple of 8 rows and the
-// sequence's first key sits on a box boundary) is kBlockN / box_rows TMA boxes per chunk,
-// box j issued by lane j at its own page: one table read per box, all in parallel, read
-// one block ahead so that their latency hides behind the previous block's waits. Lane 0
-// expects the block's bytes on the full barrier (count 1) before any box is issued. Any
-// other block (the sequence's last, when it ends inside the block) is gathered, waited
-// for, made visible to the tensor cores' async proxy (fence.proxy.async in every writing
-// lane) and then announced with one arrive on its full barrier.
+// producer_loop does). With page views (PagedKV::box_rows > 0) box j of a key block
+// (box_rows rows per 64-column chunk) is issued by lane j at its own page: one table read
+// per box, all in parallel, issued before the block waits for its stages so that their
+// latency hides behind the waits. A block whose boxes all fit (every block but the sequence's last
+// when the sequence's first key sits on a box boundary) is announced by TMA alone: lane 0
+// arrives with the block's bytes on the full barrier (count 1) before any box is issued.
+// Otherwise the boxes that fit still go by TMA (lane 0 only expects their bytes), the rest
+// is gathered; the gather is waited for, made visible to the tensor cores' async proxy
+// (fence.proxy.async in every writing lane), and lane 0 then arrives.
 template <class Config>
 __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe) {
   const int lane = static_cast<int>(threadIdx.x % 32);
@@ -240,13 +243,12 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
     const int kv_head = w.head / p.heads_per_kv;
     const KeyBlockRange range = key_block_range<Config>(p, w);
     const int k_offset = p.sequences != nullptr ? p.sequences[w.batch].k_offset : 0;
-    // Lane `lane`'s box of key block n (PagedBox). Lanes without a box fit trivially.
+    // Lane `lane`'s box of key block n (PagedBox; lanes without a box: fits false).
     auto locate = [&](int n) {
       PagedBox box{0, 0, false};
-      if (g.box_rows == 0 || (n + 1) * Config::kBlockN > w.seqlen_k) return box;
-      box.fits = true;
-      if (lane < g.boxes) {
-        const int position = k_offset + n * Config::kBlockN + lane * g.box_rows;
+      const int first_key = n * Config::kBlockN + lane * g.box_rows;
+      if (lane < g.boxes && first_key + g.box_rows <= w.seqlen_k) {
+        const int position = k_offset + first_key;
         int slot = fast_divide(position, g.page_div);
         box.row = position - slot * g.page_size;
         box.fits = box.row + g.box_rows <= g.page_size;
@@ -271,45 +273,58 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
 
 #pragma unroll 1
     for (int n = range.end - 1; n >= range.begin; --n) {
-      const bool by_tma = __all_sync(0xffffffffu, box.fits);
-      // The next block's table entries, in flight while this block waits for its stages.
-      const PagedBox next = n > range.begin ? locate(n - 1) : PagedBox{0, 0, false};
-      if (by_tma) {
-        // This lane's box: rows [lane * box_rows, +box_rows) of every chunk of the stage.
-        const auto box_smem = static_cast<std::uint32_t>(lane * g.box_rows * Config::kRowBytes);
-        ptx::mbarrier_wait_parity(pipe.k_empty(ring.stage), ring.phase ^ 1);
-        if (leader) ptx::mbarrier_arrive_expect_tx(pipe.k_full(ring.stage), Config::kKVBytes);
-        __syncwarp();
-        if (lane < g.boxes) {
-#pragma unroll
-          for (int c = 0; c < Config::kChunks; ++c) {
-            ptx::tma_load_4d(pipe.k(ring.stage) + c * Config::kKVChunkBytes + box_smem, &p.maps.k,
-                             pipe.k_full(ring.stage), c * Config::kChunkCols, box.row, kv_head, box.page);
-          }
+      const std::uint32_t tma_boxes = __ballot_sync(0xffffffffu, box.fits);
+      const bool whole = tma_boxes != 0 && tma_boxes == g.box_mask;  // no gather
+      // This lane's box: rows [lane * box_rows, +box_rows) of every chunk of the stage.
+      const auto box_smem = static_cast<std::uint32_t>(lane * g.box_rows * Config::kRowBytes);
+      // Bytes per chunk of the boxes that go by TMA.
+      const auto tma_chunk_bytes =
+          static_cast<std::uint32_t>(__popc(tma_boxes) * g.box_rows * Config::kRowBytes);
+
+      ptx::mbarrier_wait_parity(pipe.k_empty(ring.stage), ring.phase ^ 1);
+      if (leader) {
+        if (whole) {
+          ptx::mbarrier_arrive_expect_tx(pipe.k_full(ring.stage), Config::kKVBytes);
+        } else if (tma_boxes != 0) {
+          ptx::mbarrier_expect_tx(pipe.k_full(ring.stage), tma_chunk_bytes * Config::kChunks);
         }
-        ptx::mbarrier_wait_parity(pipe.v_empty(ring.stage), ring.phase ^ 1);
-        if (leader) ptx::mbarrier_arrive_expect_tx(pipe.v_full(ring.stage), Config::kVBytes);
-        __syncwarp();
-        if (lane < g.boxes) {
+      }
+      __syncwarp();
+      if (box.fits) {
 #pragma unroll
-          for (int c = 0; c < Config::kChunksV; ++c) {
-            ptx::tma_load_4d(pipe.v(ring.stage) + c * Config::kKVChunkBytes + box_smem, &p.maps.v,
-                             pipe.v_full(ring.stage), c * Config::kChunkCols, box.row, kv_head, box.page);
-          }
+        for (int c = 0; c < Config::kChunks; ++c) {
+          ptx::tma_load_4d(pipe.k(ring.stage) + c * Config::kKVChunkBytes + box_smem, &p.maps.k,
+                           pipe.k_full(ring.stage), c * Config::kChunkCols, box.row, kv_head, box.page);
         }
-        __syncwarp();
-      } else {
-        // Gathered: K and V of block n in flight together; K is announced first so that
-        // S = Q K^T may start while V still lands.
-        ptx::mbarrier_wait_parity(pipe.k_empty(ring.stage), ring.phase ^ 1);
+      }
+      if (!whole) {
+        // K and V gathered in flight together; K is announced first so that S = Q K^T may
+        // start while V still lands.
         gather_paged_block<Config, Config::kHeadDim>(p, w, k_offset, n, kv_head, g.k_cols, g.k,
                                                      g.k_page_stride, g.k_row_stride, g.k_head_stride,
-                                                     pipe.k(ring.stage));
+                                                     pipe.k(ring.stage), tma_boxes, g.box_shift);
         ptx::cp_async_commit_group();
-        ptx::mbarrier_wait_parity(pipe.v_empty(ring.stage), ring.phase ^ 1);
+      }
+      ptx::mbarrier_wait_parity(pipe.v_empty(ring.stage), ring.phase ^ 1);
+      if (leader) {
+        if (whole) {
+          ptx::mbarrier_arrive_expect_tx(pipe.v_full(ring.stage), Config::kVBytes);
+        } else if (tma_boxes != 0) {
+          ptx::mbarrier_expect_tx(pipe.v_full(ring.stage), tma_chunk_bytes * Config::kChunksV);
+        }
+      }
+      __syncwarp();
+      if (box.fits) {
+#pragma unroll
+        for (int c = 0; c < Config::kChunksV; ++c) {
+          ptx::tma_load_4d(pipe.v(ring.stage) + c * Config::kKVChunkBytes + box_smem, &p.maps.v,
+                           pipe.v_full(ring.stage), c * Config::kChunkCols, box.row, kv_head, box.page);
+        }
+      }
+      if (!whole) {
         gather_paged_block<Config, Config::kHeadDimV>(p, w, k_offset, n, kv_head, g.v_cols, g.v,
                                                       g.v_page_stride, g.v_row_stride, g.v_head_stride,
-                                                      pipe.v(ring.stage));
+                                                      pipe.v(ring.stage), tma_boxes, g.box_shift);
         ptx::cp_async_commit_group();
         ptx::cp_async_wait_group<1>();
         ptx::fence_proxy_async_shared_cta();
@@ -317,11 +332,13 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
         if (leader) ptx::mbarrier_arrive(pipe.k_full(ring.stage));
         ptx::cp_async_wait_group<0>();
         ptx::fence_proxy_async_shared_cta();
-        __syncwarp();
-        if (leader) ptx::mbarrier_arrive(pipe.v_full(ring.stage));
       }
+      __syncwarp();
+      if (leader && !whole) ptx::mbarrier_arrive(pipe.v_full(ring.stage));
       ring.advance();
-      box = next;
+      // The next block's table entries: in flight while it waits for its stages (its ballot
+      // needs only the arithmetic).
+      if (n > range.begin) box = locate(n - 1);
     }
   }
 }
