@@ -179,9 +179,9 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
   if (p.block_table != nullptr && p.page_size <= 0) return "cuda_sm90: paged K/V needs page_size >= 1";
   if (p.block_table != nullptr && p.page_size % 8 != 0) {
     // The paged producer reads pages as TMA boxes of 8-128 rows (forward_launch.h paged_box_rows); other
-    // page sizes would be gathered by one warp, measured 3x slower than cuda_sm80's loaders (H200, d128
-    // fp16 8192 keys: pages of 192, half of the blocks gathered, 1341 us on cuda_sm90, 442 us on cuda_sm80
-    // at pages of 200; docs/performance-sm90.md, session 7, helper sm90p).
+    // page sizes would be gathered by the producer warp, which is far slower than cuda_sm80's loaders
+    // (H200, d128 fp16 8192 keys b1 h4, pages of 192 before the boxes, a third of the key blocks
+    // gathered: 1321 us on cuda_sm90, 396 us on cuda_sm80; docs/performance-sm90.md, helper sm90p).
     return "cuda_sm90 reads paged K/V as TMA boxes of whole 8-row groups: page sizes that are not a multiple "
            "of 8 run on cuda_sm80";
   }

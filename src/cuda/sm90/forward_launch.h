@@ -19,10 +19,9 @@
 
 // Paged K/V at d = 64: 1 lets the three-consumer kernel (96-key blocks) take pages whose size is
 // a multiple of 96 (forward_config.h use_three_consumers); 0 (default) keeps every paged call on
-// the two-consumer kernel, whose 128-key blocks are whole boxes at pages of 128, 256, ... Measured
-// on an H200 before the paged boxes (session 7, fp16, 8192 keys b1 h4 / 4096 keys b4 h16, us):
-// three consumers at pages of 192: 246 / 716, two at pages of 128: 174 / 637 (helper sm90p,
-// docs/performance-sm90.md).
+// the two-consumer kernel (128-key blocks, boxes of up to 128 rows). Measured on an H200 (session 7,
+// helper sm90p, one process, fp16 8192 keys b1 h4 / 4096 keys b4 h16, us): pages of 192 on three
+// consumers (main) 240.9 / 704.5, on two (boxes of 64 rows) 168.7 / 631.7; dense (three) 215 / -.
 #ifndef FLASHATTN_SM90_PAGED_THREE_CONSUMERS
 #define FLASHATTN_SM90_PAGED_THREE_CONSUMERS 0
 #endif
