@@ -105,6 +105,25 @@ std::vector<VarlenCase> varlen_cases() {
   cases.push_back(
       {3, 113, 217, 4, 2, 96, 96, DType::float16, {MaskKind::causal}, Layout::contiguous, 0, true});
   cases.push_back({3, 1, 239, 8, 4, 64, 512, DType::bfloat16, {MaskKind::none}, Layout::contiguous, 0, true});
+  // Paged K/V as cuda_sm90's TMA boxes smaller than a key block (forward_launch.h paged_box_rows):
+  // pages of 8 (16 boxes per 128-key block), 48 and 192 at d = 128, 48 at d = 256 (80-key blocks).
+  cases.push_back({3, 300, 700, 4, 2, 128, 128, DType::float16, {MaskKind::causal}, Layout::padded, 8, true});
+  cases.push_back({3, 257, 640, 8, 2, 128, 128, DType::bfloat16, {MaskKind::none}, Layout::contiguous, 48});
+  cases.push_back({4,
+                   200,
+                   900,
+                   4,
+                   4,
+                   128,
+                   128,
+                   DType::float16,
+                   {MaskKind::local},
+                   Layout::heads_major,
+                   192,
+                   false,
+                   true});
+  cases.push_back(
+      {3, 129, 600, 4, 2, 256, 256, DType::bfloat16, {MaskKind::causal}, Layout::padded, 48, true});
   return cases;
 }
 

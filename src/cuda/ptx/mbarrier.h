@@ -46,6 +46,14 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(std::uint32_t bar, std
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
 
+// Adds `bytes` to the transaction count of the current phase without arriving: the phase then
+// completes at the later arrive (made after writes of another kind, e.g. cp.async ones into the
+// same stage) or when the bytes have landed, whichever comes last.
+__device__ __forceinline__ void mbarrier_expect_tx(std::uint32_t bar, std::uint32_t bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+
 __device__ __forceinline__ bool mbarrier_try_wait_parity(std::uint32_t bar, std::uint32_t parity) {
   std::uint32_t done;
   asm volatile(

@@ -11,7 +11,6 @@
 
 #include "backend.h"
 #include "cuda/sm80/kvcache_kernels.h"
-#include "cuda/sm90/forward_config.h"
 #include "cuda/sm90/forward_dispatch.h"
 
 // Which (head dims, dtype) kernels this build has (src/cuda/sm90/CMakeLists.txt).
@@ -143,17 +142,6 @@ cudaError_t dispatch_dims(const AttentionParams& p, void* workspace, cudaStream_
   }
 }
 
-// Keys per pipeline stage of the kernel that runs (d, dv) (d = 96 runs the d = 128 kernel,
-// (64, 512) the (64, 256) one); the element type does not change it.
-int key_block(std::int64_t d, std::int64_t dv) {
-  using E = __nv_bfloat16;
-  if (d == 64 && dv >= 256) return ForwardConfig<64, 256, E>::kBlockN;
-  if (d == 192 && dv == 128) return ForwardConfig<192, 128, E>::kBlockN;
-  if (d <= 128) return ForwardConfig<128, 128, E>::kBlockN;
-  if (d <= 192) return ForwardConfig<192, 192, E>::kBlockN;
-  return ForwardConfig<256, 256, E>::kBlockN;
-}
-
 int device_sm_count() {
   int device = 0, count = 0;
   if (cudaGetDevice(&device) != cudaSuccess) return 132;
@@ -189,11 +177,13 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
            "FLASHATTN_DTYPES)";
   }
   if (p.block_table != nullptr && p.page_size <= 0) return "cuda_sm90: paged K/V needs page_size >= 1";
-  if (p.block_table != nullptr && p.page_size < key_block(p.head_dim, p.head_dim_v)) {
-    // Measured (H200, decode b64 GQA 32/8 d128 8k keys, 16-row pages): the one-warp gather
-    // 6.62 ms vs cuda_sm80 6.48 ms, so pages smaller than a key block stay on cuda_sm80.
-    return "cuda_sm90 reads paged K/V by TMA only with pages of at least one key block (64-128 rows by "
-           "head dim); smaller pages run on cuda_sm80 (its gather is as fast)";
+  if (p.block_table != nullptr && p.page_size % 8 != 0) {
+    // The paged producer reads pages as TMA boxes of 8-128 rows (forward_launch.h paged_box_rows); other
+    // page sizes would be gathered by the producer warp, which is far slower than cuda_sm80's loaders
+    // (H200, d128 fp16 8192 keys b1 h4, pages of 192 before the boxes, a third of the key blocks
+    // gathered: 1321 us on cuda_sm90, 396 us on cuda_sm80; docs/performance-sm90.md, helper sm90p).
+    return "cuda_sm90 reads paged K/V as TMA boxes of whole 8-row groups: page sizes that are not a multiple "
+           "of 8 run on cuda_sm80";
   }
   if (p.is_kvcache && p.num_splits > 1)
     return "cuda_sm90 has no split-KV: a requested num_splits > 1 runs on cuda_sm80";

@@ -17,6 +17,15 @@
 #include "cuda/sm90/kernel_params.h"
 #include "cuda/sm90/tensor_map.h"
 
+// Paged K/V at d = 64: 1 lets the three-consumer kernel (96-key blocks) take pages whose size is
+// a multiple of 96 (forward_config.h use_three_consumers); 0 (default) keeps every paged call on
+// the two-consumer kernel (128-key blocks, boxes of up to 128 rows). Measured on an H200 (session 7,
+// helper sm90p, one process, fp16 8192 keys b1 h4 / 4096 keys b4 h16, us): pages of 192 on three
+// consumers (main) 240.9 / 704.5, on two (boxes of 64 rows) 168.7 / 631.7; dense (three) 215 / -.
+#ifndef FLASHATTN_SM90_PAGED_THREE_CONSUMERS
+#define FLASHATTN_SM90_PAGED_THREE_CONSUMERS 0
+#endif
+
 namespace flashattn::detail::cuda_sm90 {
 
 struct PrepareParams {
@@ -84,6 +93,22 @@ int pack_factor(const AttentionParams& a) {
   return rows_packed < rows_unpacked ? static_cast<int>(group) : 1;
 }
 
+// Paged K/V: the rows of one TMA box of the page views, or 0 when the pages are read by the
+// producer warp's gather alone. A key block (kBlockN rows, 64-128 by kernel) becomes
+// kBlockN / R boxes per 64-column chunk, each inside one page: R is the largest power of two
+// dividing both the page size and kBlockN, at most 128 (a box's row limit is 256). R >= 8 keeps
+// every box's shared-memory destination (box j at j * R * 128 bytes of its chunk) on a 1024-byte
+// swizzle atom, so the 128B swizzle of the boxes is the one of a whole block: the consumers'
+// layout does not change. Page sizes that are not a multiple of 8 run on cuda_sm80
+// (backend.cu); 0 here keeps them correct (gathered) if they ever reach this kernel.
+template <class Config>
+int paged_box_rows(const AttentionParams& a) {
+  if (a.block_table == nullptr || a.kv_blocks <= 0 || a.page_size % 8 != 0) return 0;
+  int rows = 8;
+  while (rows < 128 && Config::kBlockN % (2 * rows) == 0 && a.page_size % (2 * rows) == 0) rows *= 2;
+  return rows;
+}
+
 template <class Config>
 cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream_t stream) {
   int* tile_counter = static_cast<int*>(workspace);
@@ -99,17 +124,21 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
                             a.q.row_stride, a.q.head_stride, a.q.batch_stride, Config::kQBoxRows) &&
                 encode_tile_map(&k.maps.o, a.dtype, a.out.data, a.head_dim_v, a.seqlen_q, a.heads, a.batch,
                                 a.out.row_stride, a.out.head_stride, a.out.batch_stride, 64);
-  // Paged with pages of at least a key block: K/V maps over (d, page rows, kv heads, pages).
-  const bool tma_pages = a.block_table != nullptr && a.page_size >= Config::kBlockN && a.kv_blocks > 0;
+  // Paged with pages of a multiple of 8 rows: K/V maps over (d, page rows, kv heads, pages),
+  // read in boxes of box_rows rows (paged_box_rows).
+  const int box_rows = paged_box_rows<Config>(a);
+  const bool tma_pages = box_rows > 0;
   const std::int64_t kv_rows = tma_pages ? a.page_size : a.seqlen_k;
   const std::int64_t kv_batch = tma_pages ? a.kv_blocks : a.batch;
-  // K/V boxes of kKVSliceRows: a key block, or under K/V multicast one CTA's slice of it.
+  // K/V boxes of kKVSliceRows: a key block, or under K/V multicast one CTA's slice of it;
+  // paged: box_rows.
+  const int kv_box_rows = tma_pages ? box_rows : Config::kKVSliceRows;
   const bool maps_ok =
       q_maps_ok &&
       encode_tile_map(&k.maps.k, a.dtype, a.k.data, a.head_dim, kv_rows, a.heads_kv, kv_batch, a.k.row_stride,
-                      a.k.head_stride, a.k.batch_stride, Config::kKVSliceRows) &&
+                      a.k.head_stride, a.k.batch_stride, kv_box_rows) &&
       encode_tile_map(&k.maps.v, a.dtype, a.v.data, a.head_dim_v, kv_rows, a.heads_kv, kv_batch,
-                      a.v.row_stride, a.v.head_stride, a.v.batch_stride, Config::kKVSliceRows);
+                      a.v.row_stride, a.v.head_stride, a.v.batch_stride, kv_box_rows);
   if (!maps_ok) return cudaErrorInvalidValue;
 
   k.lse = a.lse;
@@ -138,10 +167,14 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     g.block_table = a.block_table;
     g.table_batch_stride = a.block_table_batch_stride;
     g.page_size = static_cast<int>(a.page_size);
+    g.page_div = make_fast_divisor(g.page_size);
     g.table_cols = static_cast<int>(a.table_cols);
     g.kv_blocks = static_cast<int>(a.kv_blocks);
     g.k_cols = static_cast<int>(a.head_dim), g.v_cols = static_cast<int>(a.head_dim_v);
-    g.tma_pages = tma_pages;
+    g.box_rows = box_rows;
+    g.boxes = tma_pages ? Config::kBlockN / box_rows : 0;
+    while (tma_pages && (1 << g.box_shift) < box_rows) ++g.box_shift;
+    g.box_mask = (1u << g.boxes) - 1u;
     g.k = a.k.data, g.v = a.v.data;
     g.k_page_stride = a.k.batch_stride, g.k_row_stride = a.k.row_stride, g.k_head_stride = a.k.head_stride;
     g.v_page_stride = a.v.batch_stride, g.v_row_stride = a.v.row_stride, g.v_head_stride = a.v.head_stride;
@@ -265,7 +298,8 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
       const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
       using ThreeConsumers = ForwardConfig<kHeadDim, kHeadDimV, Element, 3>;
       const long long page_size = a.block_table != nullptr ? a.page_size : 0;
-      if (use_three_consumers(kHeadDim, a.seqlen_q, masked, page_size, ThreeConsumers::kBlockN)) {
+      if ((a.block_table == nullptr || FLASHATTN_SM90_PAGED_THREE_CONSUMERS != 0) &&
+          use_three_consumers(kHeadDim, a.seqlen_q, masked, page_size, ThreeConsumers::kBlockN)) {
         return launch_forward<ThreeConsumers>(a, workspace, stream);
       }
     }

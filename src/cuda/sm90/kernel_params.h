@@ -20,19 +20,26 @@ struct SequenceInfo {
   int k_offset;  // paged K/V: cache position of key 0 (the KV cache's leftpad), else unused
 };
 
-// Paged K/V (block_table), any page size (producer_loop_paged in producer.h): a key
-// block whose rows all lie in one page and are all valid keys is one TMA box of
-// maps.k / maps.v, then the (d, page rows, kv heads, pages) views of the cache
-// (tma_pages; page_size >= kBlockN); any other block is gathered by the producer
-// warp with cp.async. Element strides; page p of K starts at k + p * k_page_stride.
+// Paged K/V (block_table), any page size (producer_loop_paged in producer.h). With a page
+// size that is a multiple of 8 rows (box_rows > 0), maps.k / maps.v are the (d, page rows,
+// kv heads, pages) views of the cache read in boxes of box_rows rows (the largest power of
+// two, at most 128, dividing both the page size and kBlockN): a key block is kBlockN /
+// box_rows boxes per 64-column chunk, each at its own page. A box with rows past the
+// sequence's end, or across two pages (a leftpad that is not a multiple of box_rows), is
+// gathered by the producer warp with cp.async instead. Element strides; page p of K starts
+// at k + p * k_page_stride.
 struct PagedKV {
   const std::int32_t* block_table = nullptr;  // null: K/V are read through the tensor maps
   std::int64_t table_batch_stride = 0;
   int page_size = 1;
+  FastDivisor page_div;        // page_size as a multiply-high (a key position's page slot)
   int table_cols = 0;          // entries per table row (0: unknown, no clamp)
   int kv_blocks = 0;           // pages in the cache (0: unknown, no clamp): table entries are clamped to it
   int k_cols = 0, v_cols = 0;  // d and dv of the operands (d = 96 runs the 128-column kernel: zero-filled)
-  bool tma_pages = false;      // maps.k / maps.v describe pages (page_size >= kBlockN)
+  int box_rows = 0;            // rows per TMA box of maps.k / maps.v (0: no page views, every block gathered)
+  int boxes = 0;               // kBlockN / box_rows: boxes per chunk of a key block (one producer lane each)
+  int box_shift = 0;           // log2(box_rows)
+  std::uint32_t box_mask = 0;  // (1 << boxes) - 1: a key block whose boxes all go by TMA
   const void* k = nullptr;
   const void* v = nullptr;
   std::int64_t k_page_stride = 0, k_row_stride = 0, k_head_stride = 0;

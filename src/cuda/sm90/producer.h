@@ -10,6 +10,7 @@
 #include "cuda/ptx/ptx.h"
 #include "cuda/ptx/shared_memory.h"
 #include "cuda/ptx/tma.h"
+#include "cuda/sm90/fast_division.h"
 #include "cuda/sm90/kernel_params.h"
 #include "cuda/sm90/pipeline.h"
 #include "cuda/sm90/score_mask.h"
@@ -159,16 +160,18 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
 // Paged K/V: one key block of `kCols` columns gathered by the 32 lanes of the producer
 // warp with 16-byte cp.async into the layout TMA would have written (kCols / 64 chunks of
 // [kBlockN rows][128 B], 128B-swizzled: 16-byte unit u of row r sits at unit u ^ (r % 8)).
-// Rows past the sequence's last key, and columns past the operand's head dim (d = 96 on
-// the 128-column kernel), are zero-filled without reading memory (the cache may hold
-// anything there, and 0 * NaN in P V would poison O). Table entries and slots are clamped
-// to the table and the cache like every index read from device memory.
+// Rows of the boxes set in `tma_boxes` (box j: rows [j << box_shift, (j + 1) << box_shift))
+// are left alone: TMA writes them. Rows past the sequence's last key, and columns past the
+// operand's head dim (d = 96 on the 128-column kernel), are zero-filled without reading memory
+// (the cache may hold anything there, and 0 * NaN in P V would poison O). Table entries and
+// slots are clamped to the table and the cache like every index read from device memory.
 template <class Config, int kCols>
 __device__ __forceinline__ void gather_paged_block(const ForwardKernelParams& p, const WorkTile& w,
                                                    int k_offset, int n_block, int kv_head, int cols,
                                                    const void* base, std::int64_t page_stride,
                                                    std::int64_t row_stride, std::int64_t head_stride,
-                                                   std::uint32_t smem) {
+                                                   std::uint32_t smem, std::uint32_t tma_boxes,
+                                                   int box_shift) {
   constexpr int kUnits = kCols / 8;  // 16-byte units per row
   const int lane = static_cast<int>(threadIdx.x % 32);
   const PagedKV& g = p.paged;
@@ -177,6 +180,7 @@ __device__ __forceinline__ void gather_paged_block(const ForwardKernelParams& p,
 #pragma unroll 1
   for (int index = lane; index < Config::kBlockN * kUnits; index += 32) {
     const int row = index / kUnits;
+    if ((tma_boxes >> (row >> box_shift)) & 1u) continue;
     const int unit = index % kUnits;
     const int key = n_block * Config::kBlockN + row;
     const bool valid = key < w.seqlen_k && unit * 8 < cols;
@@ -195,15 +199,37 @@ __device__ __forceinline__ void gather_paged_block(const ForwardKernelParams& p,
   }
 }
 
+// Where one producer lane reads its box of a paged key block (producer_loop_paged): the page
+// holding the box and the box's first row in it; `fits`: the box's rows are all keys of the
+// sequence and lie inside one page, so it goes by TMA.
+struct PagedBox {
+  int page, row;
+  bool fits;
+};
+
 // The producer of a paged-K/V launch: the whole producer warp runs it (lane 0 alone
 // issues the Q TMA loads, claims tiles and arrives on barriers, exactly as
-// producer_loop does). Each K and V block is gathered, waited for, made visible to
-// the tensor cores' async proxy (fence.proxy.async in every writing lane) and then
-// announced with one arrive on its full barrier, whose count stays 1 as for TMA.
+// producer_loop does). With page views (PagedKV::box_rows > 0) box j of a key block
+// (box_rows rows per 64-column chunk) is issued by lane j at its own page: one table read
+// per box, all in parallel, issued before the block waits for its stages so that their
+// latency hides behind the waits. A block whose boxes all fit (every block but the sequence's last
+// when the sequence's first key sits on a box boundary) is announced by TMA alone: lane 0
+// arrives with the block's bytes on the full barrier (count 1) before any box is issued.
+// Otherwise the boxes that fit still go by TMA (lane 0 only expects their bytes), the rest
+// is gathered; the gather is waited for, made visible to the tensor cores' async proxy
+// (fence.proxy.async in every writing lane), and lane 0 then arrives.
 template <class Config>
 __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe) {
-  const bool leader = threadIdx.x % 32 == 0;
-  if (leader) ptx::prefetch_tensormap(&p.maps.q);
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const bool leader = lane == 0;
+  const PagedKV& g = p.paged;
+  if (leader) {
+    ptx::prefetch_tensormap(&p.maps.q);
+    if (g.box_rows > 0) {
+      ptx::prefetch_tensormap(&p.maps.k);
+      ptx::prefetch_tensormap(&p.maps.v);
+    }
+  }
   RingPosition<Config::kStages> ring;
   std::uint32_t q_phase = 0;
   int tile = static_cast<int>(blockIdx.x);
@@ -217,6 +243,21 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
     const int kv_head = w.head / p.heads_per_kv;
     const KeyBlockRange range = key_block_range<Config>(p, w);
     const int k_offset = p.sequences != nullptr ? p.sequences[w.batch].k_offset : 0;
+    // Lane `lane`'s box of key block n (PagedBox; lanes without a box: fits false).
+    auto locate = [&](int n) {
+      PagedBox box{0, 0, false};
+      const int first_key = n * Config::kBlockN + lane * g.box_rows;
+      if (lane < g.boxes && first_key + g.box_rows <= w.seqlen_k) {
+        const int position = k_offset + first_key;
+        int slot = fast_divide(position, g.page_div);
+        box.row = position - slot * g.page_size;
+        box.fits = box.row + g.box_rows <= g.page_size;
+        if (g.table_cols > 0) slot = min(slot, g.table_cols - 1);
+        box.page = max(0, min(g.block_table[w.batch * g.table_batch_stride + slot], g.kv_blocks - 1));
+      }
+      return box;
+    };
+    PagedBox box = range.end > range.begin ? locate(range.end - 1) : PagedBox{0, 0, false};
     {
       const CUtensorMap* tma_q = map_q(p, w);
       if (leader && p.sequence_maps != nullptr) ptx::tensormap_acquire_fence(tma_q);
@@ -230,61 +271,74 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
     }
     tile = __shfl_sync(0xffffffffu, leader ? claim_next_tile(p, tile) : 0, 0);
 
-    if (leader && p.paged.tma_pages) {
-      ptx::prefetch_tensormap(&p.maps.k);
-      ptx::prefetch_tensormap(&p.maps.v);
-    }
+#pragma unroll 1
     for (int n = range.end - 1; n >= range.begin; --n) {
-      // A block of valid keys inside one page: TMA boxes of the page views, as the dense path.
-      const PagedKV& g = p.paged;
-      const int position = k_offset + n * Config::kBlockN;
-      int slot = position / g.page_size;
-      const int page_row = position - slot * g.page_size;
-      if (g.tma_pages && (n + 1) * Config::kBlockN <= w.seqlen_k &&
-          page_row + Config::kBlockN <= g.page_size) {
-        ptx::mbarrier_wait_parity(pipe.k_empty(ring.stage), ring.phase ^ 1);
-        if (leader) {
-          if (g.table_cols > 0) slot = min(slot, g.table_cols - 1);
-          const int page = max(0, min(g.block_table[w.batch * g.table_batch_stride + slot], g.kv_blocks - 1));
-          ptx::mbarrier_arrive_expect_tx(pipe.k_full(ring.stage), Config::kKVBytes);
-#pragma unroll
-          for (int c = 0; c < Config::kChunks; ++c) {
-            ptx::tma_load_4d(pipe.k(ring.stage) + c * Config::kKVChunkBytes, &p.maps.k,
-                             pipe.k_full(ring.stage), c * Config::kChunkCols, page_row, kv_head, page);
-          }
-          ptx::mbarrier_wait_parity(pipe.v_empty(ring.stage), ring.phase ^ 1);
-          ptx::mbarrier_arrive_expect_tx(pipe.v_full(ring.stage), Config::kVBytes);
-#pragma unroll
-          for (int c = 0; c < Config::kChunksV; ++c) {
-            ptx::tma_load_4d(pipe.v(ring.stage) + c * Config::kKVChunkBytes, &p.maps.v,
-                             pipe.v_full(ring.stage), c * Config::kChunkCols, page_row, kv_head, page);
-          }
-        }
-        __syncwarp();
-        ring.advance();
-        continue;
-      }
-      // Otherwise gathered: K and V of block n in flight together; K is announced first
-      // so that S = Q K^T may start while V still lands.
+      const std::uint32_t tma_boxes = __ballot_sync(0xffffffffu, box.fits);
+      const bool whole = tma_boxes != 0 && tma_boxes == g.box_mask;  // no gather
+      // This lane's box: rows [lane * box_rows, +box_rows) of every chunk of the stage.
+      const auto box_smem = static_cast<std::uint32_t>(lane * g.box_rows * Config::kRowBytes);
+      // Bytes per chunk of the boxes that go by TMA.
+      const auto tma_chunk_bytes =
+          static_cast<std::uint32_t>(__popc(tma_boxes) * g.box_rows * Config::kRowBytes);
+
       ptx::mbarrier_wait_parity(pipe.k_empty(ring.stage), ring.phase ^ 1);
-      gather_paged_block<Config, Config::kHeadDim>(p, w, k_offset, n, kv_head, p.paged.k_cols, p.paged.k,
-                                                   p.paged.k_page_stride, p.paged.k_row_stride,
-                                                   p.paged.k_head_stride, pipe.k(ring.stage));
-      ptx::cp_async_commit_group();
+      if (leader) {
+        if (whole) {
+          ptx::mbarrier_arrive_expect_tx(pipe.k_full(ring.stage), Config::kKVBytes);
+        } else if (tma_boxes != 0) {
+          ptx::mbarrier_expect_tx(pipe.k_full(ring.stage), tma_chunk_bytes * Config::kChunks);
+        }
+      }
+      __syncwarp();
+      if (box.fits) {
+#pragma unroll
+        for (int c = 0; c < Config::kChunks; ++c) {
+          ptx::tma_load_4d(pipe.k(ring.stage) + c * Config::kKVChunkBytes + box_smem, &p.maps.k,
+                           pipe.k_full(ring.stage), c * Config::kChunkCols, box.row, kv_head, box.page);
+        }
+      }
+      if (!whole) {
+        // K and V gathered in flight together; K is announced first so that S = Q K^T may
+        // start while V still lands.
+        gather_paged_block<Config, Config::kHeadDim>(p, w, k_offset, n, kv_head, g.k_cols, g.k,
+                                                     g.k_page_stride, g.k_row_stride, g.k_head_stride,
+                                                     pipe.k(ring.stage), tma_boxes, g.box_shift);
+        ptx::cp_async_commit_group();
+      }
       ptx::mbarrier_wait_parity(pipe.v_empty(ring.stage), ring.phase ^ 1);
-      gather_paged_block<Config, Config::kHeadDimV>(p, w, k_offset, n, kv_head, p.paged.v_cols, p.paged.v,
-                                                    p.paged.v_page_stride, p.paged.v_row_stride,
-                                                    p.paged.v_head_stride, pipe.v(ring.stage));
-      ptx::cp_async_commit_group();
-      ptx::cp_async_wait_group<1>();
-      ptx::fence_proxy_async_shared_cta();
+      if (leader) {
+        if (whole) {
+          ptx::mbarrier_arrive_expect_tx(pipe.v_full(ring.stage), Config::kVBytes);
+        } else if (tma_boxes != 0) {
+          ptx::mbarrier_expect_tx(pipe.v_full(ring.stage), tma_chunk_bytes * Config::kChunksV);
+        }
+      }
       __syncwarp();
-      if (leader) ptx::mbarrier_arrive(pipe.k_full(ring.stage));
-      ptx::cp_async_wait_group<0>();
-      ptx::fence_proxy_async_shared_cta();
+      if (box.fits) {
+#pragma unroll
+        for (int c = 0; c < Config::kChunksV; ++c) {
+          ptx::tma_load_4d(pipe.v(ring.stage) + c * Config::kKVChunkBytes + box_smem, &p.maps.v,
+                           pipe.v_full(ring.stage), c * Config::kChunkCols, box.row, kv_head, box.page);
+        }
+      }
+      if (!whole) {
+        gather_paged_block<Config, Config::kHeadDimV>(p, w, k_offset, n, kv_head, g.v_cols, g.v,
+                                                      g.v_page_stride, g.v_row_stride, g.v_head_stride,
+                                                      pipe.v(ring.stage), tma_boxes, g.box_shift);
+        ptx::cp_async_commit_group();
+        ptx::cp_async_wait_group<1>();
+        ptx::fence_proxy_async_shared_cta();
+        __syncwarp();
+        if (leader) ptx::mbarrier_arrive(pipe.k_full(ring.stage));
+        ptx::cp_async_wait_group<0>();
+        ptx::fence_proxy_async_shared_cta();
+      }
       __syncwarp();
-      if (leader) ptx::mbarrier_arrive(pipe.v_full(ring.stage));
+      if (leader && !whole) ptx::mbarrier_arrive(pipe.v_full(ring.stage));
       ring.advance();
+      // The next block's table entries: in flight while it waits for its stages (its ballot
+      // needs only the arithmetic).
+      if (n > range.begin) box = locate(n - 1);
     }
   }
 }
