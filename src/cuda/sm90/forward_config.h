@@ -203,9 +203,10 @@ struct ForwardConfig {
       kLargeV ? 64 : (kConsumerWarpgroups == 3 ? 96 : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
   static constexpr int kBlockN = kLongKeyBlockN_ != 0 ? kLongKeyBlockN_ : kDefaultBlockN;
   static constexpr int kStages = kLargeV ? 3 : (kHeadDim <= 64 ? 4 : 2);
-  // The long-key kernels serve dense K/V only (paged K/V keeps 128-key blocks, which
-  // its page-size rules assume): no paged instantiation of them.
-  static constexpr bool kHasPagedKernel = kLongKeyBlockN_ == 0 && kClusterM_ == 1;
+  // The long-key, cluster and three-consumer kernels serve dense K/V only (paged K/V runs the
+  // two-consumer kernel: use_three_consumers): no paged instantiation of them.
+  static constexpr bool kHasPagedKernel =
+      kLongKeyBlockN_ == 0 && kClusterM_ == 1 && kConsumerWarpgroups_ == 2;
   // Cluster of kClusterM CTAs on adjacent query blocks of one head (tile_scheduler.h
   // tile_work): each CTA's producer loads 1/kClusterM of every K and V block (kBlockN /
   // kClusterM rows) and multicasts it to all of them, so each block crosses from L2 once
@@ -358,15 +359,13 @@ struct ForwardConfig {
 #ifndef FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ_MASKED
 #define FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ_MASKED 8192
 #endif
-// Paged K/V: the three-consumer kernel's 96-key blocks straddle pages whose size is not a
-// multiple of 96, and every straddling block is gathered row by row by the producer warp instead
-// of loaded by TMA (measured on an H200, session 7: d64 fp16 8192 x 8192 b1 h4, dense 211 us,
-// pages of 256 668 us, pages of 128 1112 us). Those calls keep the two-consumer kernel, whose
-// 128-key blocks tile pages of 128, 256, ... exactly.
-inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked, long long page_size,
-                                int three_consumer_block_n) {
-  const bool pages_tile = page_size == 0 || page_size % three_consumer_block_n == 0;
-  return head_dim == 64 && pages_tile &&
+// Paged K/V keeps the two-consumer kernel (128-key blocks, TMA boxes of up to 128 rows; the
+// three-consumer kernel has no paged instance). Measured on an H200 (session 7, fp16, 8192 keys b1 h4 /
+// 4096 keys b4 h16, us): before paged boxes, three consumers' 96-key blocks straddled pages of 128 and
+// 256 and were gathered (1112 and 668 us against 211 dense at b1 h4); with boxes, pages of 192 on three
+// consumers 240.9 / 704.5 against two 168.7 / 631.7 (helper sm90p).
+inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked, bool paged) {
+  return head_dim == 64 && !paged &&
          seqlen_q >=
              (masked ? FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ_MASKED : FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ);
 }

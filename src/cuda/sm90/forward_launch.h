@@ -17,15 +17,6 @@
 #include "cuda/sm90/kernel_params.h"
 #include "cuda/sm90/tensor_map.h"
 
-// Paged K/V at d = 64: 1 lets the three-consumer kernel (96-key blocks) take pages whose size is
-// a multiple of 96 (forward_config.h use_three_consumers); 0 (default) keeps every paged call on
-// the two-consumer kernel (128-key blocks, boxes of up to 128 rows). Measured on an H200 (session 7,
-// helper sm90p, one process, fp16 8192 keys b1 h4 / 4096 keys b4 h16, us): pages of 192 on three
-// consumers (main) 240.9 / 704.5, on two (boxes of 64 rows) 168.7 / 631.7; dense (three) 215 / -.
-#ifndef FLASHATTN_SM90_PAGED_THREE_CONSUMERS
-#define FLASHATTN_SM90_PAGED_THREE_CONSUMERS 0
-#endif
-
 namespace flashattn::detail::cuda_sm90 {
 
 struct PrepareParams {
@@ -296,11 +287,8 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
   } else {
     if constexpr (kHeadDim == 64 && kHeadDimV == 64) {
       const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
-      using ThreeConsumers = ForwardConfig<kHeadDim, kHeadDimV, Element, 3>;
-      const long long page_size = a.block_table != nullptr ? a.page_size : 0;
-      if ((a.block_table == nullptr || FLASHATTN_SM90_PAGED_THREE_CONSUMERS != 0) &&
-          use_three_consumers(kHeadDim, a.seqlen_q, masked, page_size, ThreeConsumers::kBlockN)) {
-        return launch_forward<ThreeConsumers>(a, workspace, stream);
+      if (use_three_consumers(kHeadDim, a.seqlen_q, masked, a.block_table != nullptr)) {
+        return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 3>>(a, workspace, stream);
       }
     }
 #if FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN != 0
