@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# RECORD of the device call on tree 785fce9 (results: bench/sm80y_results.md, docs/kernel-notes.md v15); run on a
+# later tree, its "table" control is that tree's table (0ba8cee adopted J R A X on the d64 rows).
 # Session 7 (issue 4, helper sm80y), the one device call: TileShape::xor_lane_offsets (X: the ldmatrix addresses
 # of Q/K/V from one per-lane register per operand, smem_layout.h LaneOffsets::address) on the d64 table kernels,
 # against the same shapes without it, FA2 in the same call. After bench/sm80x_run.sh:
