@@ -80,6 +80,12 @@ struct TileShape {
   // parameters per key tile (score_mask.h tile_needs_mask: constant loads and a chain of branches
   // between S = Q K^T and the softmax).
   bool mask_bounds = false;
+  // ldmatrix addresses of Q, K and V from one per-lane register per operand (phase 0 XORed with the
+  // chunk pair, smem_layout.h LaneOffsets::address) instead of kPhases per-lane phase registers kept
+  // live across the K/V loop. Frees 6 registers at 128-byte panels (d64's plain kernels reloaded
+  // the spilled phases every K/V tile); it made the kGeneral and d128 kernels spill more (local SASS,
+  // docs/kernel-notes.md v14), hence an option.
+  bool xor_lane_offsets = false;
 };
 
 template <int kHeadDim_, typename Element_, TileShape kShape_>
@@ -118,6 +124,7 @@ struct ForwardConfig {
   static constexpr bool kQKStepAhead = kShape.qk_step_ahead;
   static_assert(!kQKStepAhead || !kShape.prefetch_fragments, "qk_step_ahead replaces prefetch_fragments");
   static constexpr bool kMaskBounds = kShape.mask_bounds;
+  static constexpr bool kXorLaneOffsets = kShape.xor_lane_offsets;
   static constexpr int kThreads = kWarps * 32;
 
   static constexpr int kChunk = 8;  // elements per 16-byte cp.async / ldmatrix row
@@ -128,6 +135,10 @@ struct ForwardConfig {
   static constexpr int kSmemV = kBlockN * kHeadDim;
   static constexpr int kSmemBytes =
       (kSmemQ + kStages * (kSmemK + kSmemV)) * static_cast<int>(sizeof(Element));
+  // LaneOffsets::address's XOR needs every Q/K/V tile base 128-byte aligned (the block's base is).
+  static_assert(!kXorLaneOffsets ||
+                    (kSmemQ * sizeof(Element) % 128 == 0 && kSmemK * sizeof(Element) % 128 == 0),
+                "xor_lane_offsets needs 128-byte aligned tiles");
 };
 
 // Tile sizes a host needs for grid sizing and the split heuristic, from the

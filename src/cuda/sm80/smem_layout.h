@@ -55,6 +55,22 @@ struct LaneOffsets {
   __device__ __forceinline__ std::uint32_t at(int row_offset, int k) const {
     return phase[k % kPhases] + 2u * ((k / kPhases) * Tile::kPanelElements + row_offset * Tile::kPanelCols);
   }
+  // Shared address of the same element in the tile at byte address `tile`. kXor (TileShape::
+  // xor_lane_offsets) with 128-byte panels: phase p is phase 0 with chunk bit 1..2 flipped by p (the
+  // swizzle XORs the chunk, and chunk 2 p + lane_half = 2 p ^ lane_half), i.e. bytes 32 p XORed in once
+  // the tile base, a multiple of 128 bytes, is added. So only phase[0] stays live across the K/V loop
+  // (kPhases - 1 fewer per-lane registers per operand; the d64 kernels spilled and reloaded them every
+  // K/V tile) at one LOP3 per (tile, phase) instead. The panel and row steps, multiples of 128 bytes,
+  // stay immediates.
+  template <bool kXor>
+  __device__ __forceinline__ std::uint32_t address(std::uint32_t tile, int row_offset, int k) const {
+    if constexpr (kXor && Tile::kChunksPerPanel == 8) {
+      return ((tile + phase[0]) ^ (32u * static_cast<std::uint32_t>(k % kPhases))) +
+             2u * ((k / kPhases) * Tile::kPanelElements + row_offset * Tile::kPanelCols);
+    } else {
+      return tile + at(row_offset, k);
+    }
+  }
 };
 
 }  // namespace flashattn::detail::cuda_sm80

@@ -56,10 +56,11 @@ template <class Cfg>
 using QFragments = std::uint32_t[Cfg::kMTiles][Cfg::kQInRegisters ? Cfg::kHeadDim / 16 : 1][4];
 
 // Q fragments of m-tile mt, k-step k_step (q_offsets from q_lane_offsets of the warp's row0).
-template <class QTile>
+// kXor: TileShape::xor_lane_offsets (smem_layout.h LaneOffsets::address).
+template <class QTile, bool kXor = false>
 __device__ __forceinline__ void load_q_fragment(std::uint32_t (&a)[4], std::uint32_t q_smem,
                                                 const LaneOffsets<QTile>& q_offsets, int mt, int k_step) {
-  ptx::ldmatrix_x4(a, q_smem + q_offsets.at(16 * mt, k_step));
+  ptx::ldmatrix_x4(a, q_offsets.template address<kXor>(q_smem, 16 * mt, k_step));
 }
 
 // S = Q K^T for one warp's kMTiles m-tiles (rows row0 + 16 * mt). Each K
@@ -85,13 +86,13 @@ __device__ __forceinline__ void gemm_qk(float (&s)[Cfg::kMTiles][Cfg::kBlockN / 
         a[mt][0] = q_fragments[mt][k_step][0], a[mt][1] = q_fragments[mt][k_step][1];
         a[mt][2] = q_fragments[mt][k_step][2], a[mt][3] = q_fragments[mt][k_step][3];
       } else {
-        load_q_fragment(a[mt], q_smem, q_offsets, mt, k_step);
+        load_q_fragment<QTile, Cfg::kXorLaneOffsets>(a[mt], q_smem, q_offsets, mt, k_step);
       }
     }
 #pragma unroll
     for (int n_pair = 0; n_pair < Cfg::kBlockN / 16; ++n_pair) {
       std::uint32_t b[4];
-      ptx::ldmatrix_x4(b, k_smem + k_offsets.at(16 * n_pair, k_step));
+      ptx::ldmatrix_x4(b, k_offsets.template address<Cfg::kXorLaneOffsets>(k_smem, 16 * n_pair, k_step));
 #pragma unroll
       for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
         mma_16816<Element>(s[mt][2 * n_pair], a[mt], b[0], b[1]);
@@ -121,7 +122,8 @@ __device__ __forceinline__ void gemm_pv(float (&o)[Cfg::kMTiles][Cfg::kHeadDim /
 #pragma unroll
     for (int d_pair = 0; d_pair < Cfg::kHeadDim / 16; ++d_pair) {
       std::uint32_t b[4];
-      ptx::ldmatrix_x4_trans(b, v_smem + v_offsets.at(16 * k_step, d_pair));
+      ptx::ldmatrix_x4_trans(b,
+                             v_offsets.template address<Cfg::kXorLaneOffsets>(v_smem, 16 * k_step, d_pair));
 #pragma unroll
       for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
         mma_16816<Element>(o[mt][2 * d_pair], a[mt], b[0], b[1]);
@@ -158,12 +160,12 @@ __device__ __forceinline__ void gemm_qk_prefetched(float (&s)[Cfg::kMTiles][Cfg:
         dst[mt][0] = q_fragments[mt][k_step][0], dst[mt][1] = q_fragments[mt][k_step][1];
         dst[mt][2] = q_fragments[mt][k_step][2], dst[mt][3] = q_fragments[mt][k_step][3];
       } else {
-        load_q_fragment(dst[mt], q_smem, q_offsets, mt, k_step);
+        load_q_fragment<QTile, Cfg::kXorLaneOffsets>(dst[mt], q_smem, q_offsets, mt, k_step);
       }
     }
   };
   load_a(a[0], 0);
-  ptx::ldmatrix_x4(b[0], k_smem + k_offsets.at(0, 0));
+  ptx::ldmatrix_x4(b[0], k_offsets.template address<Cfg::kXorLaneOffsets>(k_smem, 0, 0));
 #pragma unroll
   for (int k_step = 0; k_step < kSteps; ++k_step) {
 #pragma unroll
@@ -171,9 +173,11 @@ __device__ __forceinline__ void gemm_qk_prefetched(float (&s)[Cfg::kMTiles][Cfg:
       const int i = k_step * kPairs + n_pair;
       if (n_pair == 0 && k_step + 1 < kSteps) load_a(a[(k_step + 1) & 1], k_step + 1);
       if (n_pair + 1 < kPairs) {
-        ptx::ldmatrix_x4(b[(i + 1) & 1], k_smem + k_offsets.at(16 * (n_pair + 1), k_step));
+        ptx::ldmatrix_x4(b[(i + 1) & 1],
+                         k_offsets.template address<Cfg::kXorLaneOffsets>(k_smem, 16 * (n_pair + 1), k_step));
       } else if (k_step + 1 < kSteps) {
-        ptx::ldmatrix_x4(b[(i + 1) & 1], k_smem + k_offsets.at(0, k_step + 1));
+        ptx::ldmatrix_x4(b[(i + 1) & 1],
+                         k_offsets.template address<Cfg::kXorLaneOffsets>(k_smem, 0, k_step + 1));
       }
 #pragma unroll
       for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
@@ -204,7 +208,7 @@ __device__ __forceinline__ void gemm_pv_prefetched(float (&o)[Cfg::kMTiles][Cfg:
     }
   };
   pack_a(a[0], 0);
-  ptx::ldmatrix_x4_trans(b[0], v_smem + v_offsets.at(0, 0));
+  ptx::ldmatrix_x4_trans(b[0], v_offsets.template address<Cfg::kXorLaneOffsets>(v_smem, 0, 0));
 #pragma unroll
   for (int k_step = 0; k_step < kSteps; ++k_step) {
 #pragma unroll
@@ -212,9 +216,11 @@ __device__ __forceinline__ void gemm_pv_prefetched(float (&o)[Cfg::kMTiles][Cfg:
       const int i = k_step * kPairs + d_pair;
       if (d_pair == 0 && k_step + 1 < kSteps) pack_a(a[(k_step + 1) & 1], k_step + 1);
       if (d_pair + 1 < kPairs) {
-        ptx::ldmatrix_x4_trans(b[(i + 1) & 1], v_smem + v_offsets.at(16 * k_step, d_pair + 1));
+        ptx::ldmatrix_x4_trans(b[(i + 1) & 1], v_offsets.template address<Cfg::kXorLaneOffsets>(
+                                                   v_smem, 16 * k_step, d_pair + 1));
       } else if (k_step + 1 < kSteps) {
-        ptx::ldmatrix_x4_trans(b[(i + 1) & 1], v_smem + v_offsets.at(16 * (k_step + 1), 0));
+        ptx::ldmatrix_x4_trans(
+            b[(i + 1) & 1], v_offsets.template address<Cfg::kXorLaneOffsets>(v_smem, 16 * (k_step + 1), 0));
       }
 #pragma unroll
       for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
@@ -254,12 +260,13 @@ __device__ __forceinline__ void gemm_qk_step_ahead(float (&s)[Cfg::kMTiles][Cfg:
         a[slot][mt][0] = q_fragments[mt][k_step][0], a[slot][mt][1] = q_fragments[mt][k_step][1];
         a[slot][mt][2] = q_fragments[mt][k_step][2], a[slot][mt][3] = q_fragments[mt][k_step][3];
       } else {
-        load_q_fragment(a[slot][mt], q_smem, q_offsets, mt, k_step);
+        load_q_fragment<QTile, Cfg::kXorLaneOffsets>(a[slot][mt], q_smem, q_offsets, mt, k_step);
       }
     }
 #pragma unroll
     for (int n_pair = 0; n_pair < kPairs; ++n_pair) {
-      ptx::ldmatrix_x4(b[slot][n_pair], k_smem + k_offsets.at(16 * n_pair, k_step));
+      ptx::ldmatrix_x4(b[slot][n_pair],
+                       k_offsets.template address<Cfg::kXorLaneOffsets>(k_smem, 16 * n_pair, k_step));
     }
   };
   load_step(0, 0);
