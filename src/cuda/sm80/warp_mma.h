@@ -63,6 +63,33 @@ __device__ __forceinline__ void load_q_fragment(std::uint32_t (&a)[4], std::uint
   ptx::ldmatrix_x4(a, q_offsets.template address<kXor>(q_smem, 16 * mt, k_step));
 }
 
+// S's accumulators cleared before the first k-step of S = Q K^T.
+template <class Cfg>
+__device__ __forceinline__ void zero_scores(float (&s)[Cfg::kMTiles][Cfg::kBlockN / 8][4]) {
+#pragma unroll
+  for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+#pragma unroll
+    for (int n = 0; n < Cfg::kBlockN / 8; ++n) s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.f;
+  }
+}
+
+// The A operands of k-step k_step of S = Q K^T, every m-tile: the warp's Q fragments held in
+// registers (kQInRegisters) or read from shared memory.
+template <class Cfg, class QTile>
+__device__ __forceinline__ void load_q_step(std::uint32_t (&a)[Cfg::kMTiles][4],
+                                            const QFragments<Cfg>& q_fragments, std::uint32_t q_smem,
+                                            const LaneOffsets<QTile>& q_offsets, int k_step) {
+#pragma unroll
+  for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+    if constexpr (Cfg::kQInRegisters) {
+      a[mt][0] = q_fragments[mt][k_step][0], a[mt][1] = q_fragments[mt][k_step][1];
+      a[mt][2] = q_fragments[mt][k_step][2], a[mt][3] = q_fragments[mt][k_step][3];
+    } else {
+      load_q_fragment<QTile, Cfg::kXorLaneOffsets>(a[mt], q_smem, q_offsets, mt, k_step);
+    }
+  }
+}
+
 // S = Q K^T for one warp's kMTiles m-tiles (rows row0 + 16 * mt). Each K
 // fragment read from shared memory feeds kMTiles MMAs. q_fragments holds the
 // warp's Q when kQInRegisters, else Q is re-read from shared memory per k-step.
@@ -72,23 +99,11 @@ __device__ __forceinline__ void gemm_qk(float (&s)[Cfg::kMTiles][Cfg::kBlockN / 
                                         const LaneOffsets<QTile>& q_offsets, std::uint32_t k_smem,
                                         const LaneOffsets<KTile>& k_offsets) {
   using Element = typename Cfg::Element;
-#pragma unroll
-  for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
-#pragma unroll
-    for (int n = 0; n < Cfg::kBlockN / 8; ++n) s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.f;
-  }
+  zero_scores<Cfg>(s);
 #pragma unroll
   for (int k_step = 0; k_step < Cfg::kHeadDim / 16; ++k_step) {
     std::uint32_t a[Cfg::kMTiles][4];
-#pragma unroll
-    for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
-      if constexpr (Cfg::kQInRegisters) {
-        a[mt][0] = q_fragments[mt][k_step][0], a[mt][1] = q_fragments[mt][k_step][1];
-        a[mt][2] = q_fragments[mt][k_step][2], a[mt][3] = q_fragments[mt][k_step][3];
-      } else {
-        load_q_fragment<QTile, Cfg::kXorLaneOffsets>(a[mt], q_smem, q_offsets, mt, k_step);
-      }
-    }
+    load_q_step<Cfg>(a, q_fragments, q_smem, q_offsets, k_step);
 #pragma unroll
     for (int n_pair = 0; n_pair < Cfg::kBlockN / 16; ++n_pair) {
       std::uint32_t b[4];
@@ -146,23 +161,11 @@ __device__ __forceinline__ void gemm_qk_prefetched(float (&s)[Cfg::kMTiles][Cfg:
   using Element = typename Cfg::Element;
   constexpr int kSteps = Cfg::kHeadDim / 16;
   constexpr int kPairs = Cfg::kBlockN / 16;
-#pragma unroll
-  for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
-#pragma unroll
-    for (int n = 0; n < Cfg::kBlockN / 8; ++n) s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.f;
-  }
+  zero_scores<Cfg>(s);
   std::uint32_t a[2][Cfg::kMTiles][4];
   std::uint32_t b[2][4];
   auto load_a = [&](std::uint32_t(&dst)[Cfg::kMTiles][4], int k_step) {
-#pragma unroll
-    for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
-      if constexpr (Cfg::kQInRegisters) {
-        dst[mt][0] = q_fragments[mt][k_step][0], dst[mt][1] = q_fragments[mt][k_step][1];
-        dst[mt][2] = q_fragments[mt][k_step][2], dst[mt][3] = q_fragments[mt][k_step][3];
-      } else {
-        load_q_fragment<QTile, Cfg::kXorLaneOffsets>(dst[mt], q_smem, q_offsets, mt, k_step);
-      }
-    }
+    load_q_step<Cfg>(dst, q_fragments, q_smem, q_offsets, k_step);
   };
   load_a(a[0], 0);
   ptx::ldmatrix_x4(b[0], k_offsets.template address<Cfg::kXorLaneOffsets>(k_smem, 0, 0));
@@ -246,23 +249,11 @@ __device__ __forceinline__ void gemm_qk_step_ahead(float (&s)[Cfg::kMTiles][Cfg:
   using Element = typename Cfg::Element;
   constexpr int kSteps = Cfg::kHeadDim / 16;
   constexpr int kPairs = Cfg::kBlockN / 16;
-#pragma unroll
-  for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
-#pragma unroll
-    for (int n = 0; n < Cfg::kBlockN / 8; ++n) s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.f;
-  }
+  zero_scores<Cfg>(s);
   std::uint32_t a[2][Cfg::kMTiles][4];
   std::uint32_t b[2][kPairs][4];
   auto load_step = [&](int slot, int k_step) {
-#pragma unroll
-    for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
-      if constexpr (Cfg::kQInRegisters) {
-        a[slot][mt][0] = q_fragments[mt][k_step][0], a[slot][mt][1] = q_fragments[mt][k_step][1];
-        a[slot][mt][2] = q_fragments[mt][k_step][2], a[slot][mt][3] = q_fragments[mt][k_step][3];
-      } else {
-        load_q_fragment<QTile, Cfg::kXorLaneOffsets>(a[slot][mt], q_smem, q_offsets, mt, k_step);
-      }
-    }
+    load_q_step<Cfg>(a[slot], q_fragments, q_smem, q_offsets, k_step);
 #pragma unroll
     for (int n_pair = 0; n_pair < kPairs; ++n_pair) {
       ptx::ldmatrix_x4(b[slot][n_pair],
