@@ -23,11 +23,11 @@
 //
 // kPagedLoads: paged K/V tiles through paged_kv.h's loaders (a tile inside one page as dense
 // rows, one across pages row by row with the table reads of a batch in flight together); the
-// backend launches it for paged problems without kGeneral only. The other kernels copy paged
-// tiles with the generic loader, one dependent table read and division per 16-byte copy (~1.9x
-// slower than dense), and are otherwise the dense kernels: compiling the paged loaders into the
-// dense kernel cost d64 dense 2-6% (H200, session 7), a register-allocation effect of a branch
-// dense problems never take, so the dense kernels were left exactly as measured before.
+// backend launches it for every paged problem, kGeneral or not. The other kernels keep the generic
+// loader's paged branch (one dependent table read and division per 16-byte copy, ~1.9x slower
+// than dense), which they never take: compiling the paged loaders into the dense kernel cost d64
+// dense 2-6% (H200, session 7), a register-allocation effect of a branch dense problems never
+// take, so the dense kernels were left exactly as measured before.
 #pragma once
 
 #include <cstdint>

@@ -52,14 +52,12 @@ cudaError_t launch_kernel(const ForwardKernelArgs& args, cudaStream_t stream) {
 }
 
 // general: the problem needs per-element score modifiers or dropout (see forward_kernel.h). Paged
-// K/V without them runs the kernel with the paged loaders (kPagedLoads; a third kernel per shape,
-// not a fourth: paged kGeneral problems keep the generic loader).
+// K/V runs the kernel with the paged loaders (kPagedLoads), with or without them: four kernels per
+// shape.
 template <class Cfg>
 cudaError_t launch_forward(const ForwardKernelArgs& args, bool general, cudaStream_t stream) {
   return FLASHATTN_BOOL_SWITCH(general, kGeneral, [&] {
-    if constexpr (!kGeneral) {
-      if (args.p.block_table != nullptr) return launch_kernel<Cfg, false, true>(args, stream);
-    }
+    if (args.p.block_table != nullptr) return launch_kernel<Cfg, kGeneral, true>(args, stream);
     return launch_kernel<Cfg, kGeneral, false>(args, stream);
   });
 }
