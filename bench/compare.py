@@ -14,8 +14,8 @@ Method (see the GPU measuring method): every backend runs in the same process on
 inputs; each timing is the median of triton.testing.do_bench (CUDA events) after warm-up;
 each row is timed in --rounds rounds (default 2) with the order of the backends reversing
 from round to round, and reports each backend's median over them (a GPU at its power limit
-can run a kernel timed right after a low-power one at a higher clock, so a fixed order need
-not be neutral);
+runs a kernel timed right after a low-power one at a higher clock, so a fixed order is not
+neutral: bench/sm90w_order_check.py measures it);
 each tensor of the grid is 64 MB, larger than L2. Rows flashattn cannot run print as
 "n/a (reason)". Writes CSV, JSON and PNG plots under bench/results/.
 
@@ -197,9 +197,11 @@ def run_grid(args, impls):
                     row = {"mode": mode, "hdim": hdim, "causal": causal, "seqlen": seqlen, "batch": batch,
                            "heads": heads}
                     # The H200 runs these kernels at its power limit, and a kernel timed right after a
-                    # low-power one can start at a higher clock: a fixed order may favour whoever comes
-                    # after the slow backends. Each round times every backend, the order reversing from round
-                    # to round, and a row reports each backend's median over the rounds.
+                    # low-power one starts at a higher clock (bench/sm90w_order_check.py), so no fixed
+                    # order is neutral. In compare-20261122-104626 cuDNN's forward read up to 11% (mean
+                    # 1.7%) more in the first round, where it came last, than in the reversed one. Each
+                    # round times every backend, the order reversing from round to round, and a row
+                    # reports each backend's median.
                     readings = {name: [] for name in impls}
                     for r in range(args.rounds):
                         order = list(impls.items()) if r % 2 == 0 else list(reversed(impls.items()))
@@ -347,7 +349,7 @@ def main():
     parser.add_argument("--hdims", default="64,128,256")
     parser.add_argument("--seqlens", default="512,1024,2048,4096,8192,16384")
     parser.add_argument("--dtype", default="bf16", choices=["bf16", "fp16"])
-    parser.add_argument("--rounds", type=int, default=2,
+    parser.add_argument("--rounds", type=lambda x: max(1, int(x)), default=2,
                         help="timings per backend and row, in alternating order (median reported)")
     parser.add_argument("--decode-batch", type=int, default=64)
     parser.add_argument("--decode-keys", type=int, default=8192)
