@@ -2,8 +2,8 @@
 #include <cstdio>
 #include <random>
 
-#include "cuda/sm90/fast_division.h"
-using namespace flashattn::detail::cuda_sm90;
+#include "common/fast_division.h"
+using namespace flashattn::detail;
 static int div_sim(int n, FastDivisor f) {
   uint32_t hi = (uint32_t)(((uint64_t)((uint32_t)n << 1) * f.multiplier) >> 32);
   return (int)(hi >> f.shift);

@@ -1,9 +1,9 @@
 // The sm90 tile decode divides by launch constants with a multiply-high and a shift
-// (src/cuda/sm90/fast_division.h). Its exactness proof covers 0 <= n < 2^31 and
+// (src/common/fast_division.h). Its exactness proof covers 0 <= n < 2^31 and
 // 1 <= d < 2^31; this checks the host constants against `/` on the edges of that range
 // (every divisor's multiples, powers of two, the largest values) and on random pairs.
 // Host-only: the device function is __umulhi(2n, m) >> shift, emulated here bit for bit.
-#include "cuda/sm90/fast_division.h"
+#include "common/fast_division.h"
 
 #include <gtest/gtest.h>
 
@@ -15,8 +15,8 @@
 namespace flashattn::test {
 namespace {
 
-using detail::cuda_sm90::FastDivisor;
-using detail::cuda_sm90::make_fast_divisor;
+using detail::FastDivisor;
+using detail::make_fast_divisor;
 
 int divide_like_device(std::int64_t n, FastDivisor f) {
   const std::uint64_t product = (static_cast<std::uint64_t>(n) << 1) * f.multiplier;

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "cuda/sm90/fast_division.h"
+#include "common/fast_division.h"
 
 namespace flashattn::detail::cuda_sm90 {
 

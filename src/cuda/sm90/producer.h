@@ -5,12 +5,12 @@
 // waits for parity 1, which a freshly initialised barrier reports as complete.
 #pragma once
 
+#include "common/fast_division.h"
 #include "cuda/ptx/cluster.h"
 #include "cuda/ptx/mbarrier.h"
 #include "cuda/ptx/ptx.h"
 #include "cuda/ptx/shared_memory.h"
 #include "cuda/ptx/tma.h"
-#include "cuda/sm90/fast_division.h"
 #include "cuda/sm90/kernel_params.h"
 #include "cuda/sm90/pipeline.h"
 #include "cuda/sm90/score_mask.h"

@@ -14,9 +14,9 @@
 
 #include <cstdint>
 
+#include "common/fast_division.h"
 #include "cuda/ptx/mbarrier.h"
 #include "cuda/ptx/shared_memory.h"
-#include "cuda/sm90/fast_division.h"
 #include "cuda/sm90/forward_config.h"  // FLASHATTN_SM90_FAST_DIVISION
 #include "cuda/sm90/kernel_params.h"
 
