@@ -233,12 +233,13 @@ struct ForwardConfig {
   static_assert(128 * kConsumerWarpgroups * (kConsumerRegisters - kEntryRegisters) <=
                     128 * (kEntryRegisters - kProducerRegisters),
                 "the consumers may take only what the producer gives back");
-  // The paged producer (a gathering warp, producer.h) spills at 24 (44 B); paged K/V
-  // is memory-bound (decode), where the consumers' last 8 registers do not matter.
-  static constexpr int kPagedProducerRegisters = kConsumerWarpgroups == 3 ? 32 : 40;
-  static constexpr int kPagedConsumerRegisters = kConsumerWarpgroups == 3 ? 160 : 232;
-  static_assert(128 * kConsumerWarpgroups * (kPagedConsumerRegisters - kEntryRegisters) <=
-                128 * (kEntryRegisters - kPagedProducerRegisters));
+  // The paged producer (a warp: a table read per TMA box, and the gather of rows no box covers;
+  // producer.h) spills at 24 (44 B); paged K/V is often memory-bound (decode), where the consumers'
+  // last 8 registers matter least. Two-consumer kernels only (kHasPagedKernel).
+  static constexpr int kPagedProducerRegisters = 40;
+  static constexpr int kPagedConsumerRegisters = 232;
+  static_assert(!kHasPagedKernel || 128 * kConsumerWarpgroups * (kPagedConsumerRegisters - kEntryRegisters) <=
+                                        128 * (kEntryRegisters - kPagedProducerRegisters));
   // Rebuild Q's wgmma descriptors for every key block instead of keeping all
   // kHeadDim/16 of them live (consumer.h gemm_qk): at d >= 192 and with three
   // consumers they cost the accumulators registers (spills: d256 120 B -> 0,
