@@ -159,6 +159,26 @@
 #define FLASHATTN_SM90_SPLIT_Q 1
 #endif
 
+// Session 8, helper sm90t (short rows, issue 6): the tile order of unmasked equal-length problems.
+// HEAD_MAJOR_MAX_SEQLEN: when the static schedule runs (no causal / window mask, one length) and the
+// key sequence has at most this many keys (0: never), the L2 sections are one head each
+// (forward_launch.h sets sec_heads = 1), so a head's query blocks are adjacent tile indices and the
+// CTAs that run them at the same time read the same K/V blocks at the same time (one DRAM fetch, the
+// others L2 hits) instead of the default order's heads-fastest sections, where concurrent CTAs share
+// no K/V and each head's K/V must stay in L2 until its other query blocks come round. Host side only:
+// tile_work is unchanged (sections of one head give index = m_rank). A measurement switch.
+#ifndef FLASHATTN_SM90_HEAD_MAJOR_MAX_SEQLEN
+#define FLASHATTN_SM90_HEAD_MAJOR_MAX_SEQLEN 0
+#endif
+// L2_HINTS: the dense producer's TMA loads and the O store carry L2 eviction policies: Q and O
+// evict_first (each tile reads its Q once and writes its O once), K and V evict_last (every query
+// block of the head reads them again), so streaming Q / O lines leave L2 before the K / V lines the
+// head's other query blocks still need. Not under K/V multicast or packed GQA (their own load
+// forms). A measurement switch (0 off).
+#ifndef FLASHATTN_SM90_L2_HINTS
+#define FLASHATTN_SM90_L2_HINTS 0
+#endif
+
 namespace flashattn::detail::cuda_sm90 {
 
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
@@ -342,6 +362,8 @@ struct ForwardConfig {
   static constexpr bool kFirstKBeforeQ = FLASHATTN_SM90_FIRST_K_BEFORE_Q != 0 && kClusterM == 1;
   // FLASHATTN_SM90_UNIFORM_CONSUMER above.
   static constexpr bool kUniformConsumer = FLASHATTN_SM90_UNIFORM_CONSUMER != 0;
+  // FLASHATTN_SM90_L2_HINTS above (session 8, sm90t).
+  static constexpr bool kL2Hints = FLASHATTN_SM90_L2_HINTS != 0 && kClusterM == 1;
 };
 
 // d = 64: three consumer warpgroups (kBlockM 192, kBlockN 96) for long query

@@ -186,6 +186,13 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   const std::int64_t kv_heads_per_section = std::max<std::int64_t>(1, (l2_bytes / 2) / kv_head_bytes);
   k.sec_heads = static_cast<int>(
       std::min<std::int64_t>(kv_heads_per_section * k.heads_per_kv, std::int64_t{k.batch} * k.heads));
+#if FLASHATTN_SM90_HEAD_MAJOR_MAX_SEQLEN != 0
+  // Head-major order for short unmasked rows (forward_config.h, session 8): sections of one head.
+  if (a.mask.window_left < 0 && a.mask.window_right < 0 && !uses_sequence_maps(a) &&
+      a.seqlen_k <= FLASHATTN_SM90_HEAD_MAJOR_MAX_SEQLEN) {
+    k.sec_heads = 1;
+  }
+#endif
   {
     // tile_work's divisors (fast_division.h). The backend never launches an empty grid, so every
     // divisor is at least 1; the clamps only keep a divisor of 0 out of the host arithmetic.
