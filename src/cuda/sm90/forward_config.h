@@ -159,16 +159,25 @@
 #define FLASHATTN_SM90_SPLIT_Q 1
 #endif
 
-// Session 8, helper sm90t (short rows, issue 6): the tile order of unmasked equal-length problems.
-// HEAD_MAJOR_MAX_SEQLEN: when the static schedule runs (no causal / window mask, one length) and the
-// key sequence has at most this many keys (0: never), the L2 sections are one head each
-// (forward_launch.h sets sec_heads = 1), so a head's query blocks are adjacent tile indices and the
-// CTAs that run them at the same time read the same K/V blocks at the same time (one DRAM fetch, the
-// others L2 hits) instead of the default order's heads-fastest sections, where concurrent CTAs share
-// no K/V and each head's K/V must stay in L2 until its other query blocks come round. Host side only:
-// tile_work is unchanged (sections of one head give index = m_rank). A measurement switch.
+// Session 8, helper sm90t (short rows, issue 6): the tile order of the kernels with d, dv <= 128
+// (forward_launch.h; docs/performance-sm90.md "Session 8, helper sm90t"). ncu at s 512 non-causal
+// (d128 b32 h16): the default order of session 7 (L2 sections of half of L2, heads fastest inside a
+// section) read 311 MB from DRAM where Q, K and V are 192 MB: a head's K/V did not survive in L2
+// from its first query block to its last (100 heads' K/V = 25 MB plus the Q / O streaming past).
+//  - HEAD_MAJOR_MAX_SEQLEN: when the static schedule runs (no causal / window mask, one length) and
+//    the key sequence has at most this many keys (0: never; negative: every length), the sections are
+//    one head each (sec_heads = 1), so a head's query blocks are adjacent tile indices: the CTAs
+//    running them at the same time read the same K/V blocks at the same time. ncu: DRAM reads 311 ->
+//    201 MB (cuDNN's 201), L2 hit rate 54 -> 62%, kernel -5% at locked clocks; free clocks +9% at d128
+//    s 512 (run 1). Host side only: tile_work decodes sections of one head as before.
+//  - SECTION_L2_DIVISOR: the other schedules (causal, windowed, variable length) take sections of
+//    1 / divisor of L2 (2: the session-7 order), so that a section's K/V stays in L2 while the Q and
+//    O of its tiles stream past.
 #ifndef FLASHATTN_SM90_HEAD_MAJOR_MAX_SEQLEN
-#define FLASHATTN_SM90_HEAD_MAJOR_MAX_SEQLEN 0
+#define FLASHATTN_SM90_HEAD_MAJOR_MAX_SEQLEN -1
+#endif
+#ifndef FLASHATTN_SM90_SECTION_L2_DIVISOR
+#define FLASHATTN_SM90_SECTION_L2_DIVISOR 8
 #endif
 // L2_HINTS: the dense producer's TMA loads and the O store carry L2 eviction policies: Q and O
 // evict_first (each tile reads its Q once and writes its O once), K and V evict_last (every query
@@ -407,6 +416,12 @@ inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked, b
 #ifndef FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN
 #define FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN 2048
 #endif
+// HEAD_MAJOR_MAX_SEQLEN above: sections of one head for unmasked equal-length rows. Host side.
+inline bool head_major_order(long long seqlen_k, bool masked, bool sequence_maps) {
+  constexpr long long kMax = FLASHATTN_SM90_HEAD_MAJOR_MAX_SEQLEN;
+  return kMax != 0 && !masked && !sequence_maps && (kMax < 0 || seqlen_k <= kMax);
+}
+
 inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked, bool paged,
                              bool sequence_maps) {
   return FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN != 0 && seqlen_k >= FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN &&
