@@ -7,7 +7,9 @@
 #         (default 128,64), in argument order, d128 first;
 #   then cuDNN (SDPA's cuDNN backend) at d128 and d64 (a warm-up call of each outside the range).
 # The profiled order is printed (one line per kernel) so the ncu report's IDs can be named.
+# SM90T_CAUSAL=1: the same calls causal (run 2).
 import importlib
+import os
 import sys
 
 import torch
@@ -15,6 +17,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 SEQLEN = 512
+CAUSAL = os.environ.get("SM90T_CAUSAL", "0") == "1"
 inputs = {}
 for d in (128, 64):
     torch.manual_seed(d)
@@ -26,12 +29,14 @@ for arg in sys.argv[1:]:
     module = importlib.import_module("flashattn" if name == "new" else "flashattn_" + name)
     for d in (int(x) for x in (dims or "128,64").split(",")):
         q, k, v = inputs[d]
-        calls.append((f"{name} d{d}", lambda m=module, q=q, k=k, v=v: m.flash_attn_func(q, k, v)))
+        calls.append((f"{name} d{d}", lambda m=module, q=q, k=k, v=v: m.flash_attn_func(q, k, v, causal=CAUSAL)))
 
 
 def cudnn(q, k, v):
     with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
-        return F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))
+        return F.scaled_dot_product_attention(
+            q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=CAUSAL
+        )
 
 
 for d in (128, 64):

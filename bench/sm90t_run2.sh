@@ -6,11 +6,12 @@
 #   base = main 0f879a8's order (FLASHATTN_SM90_HEAD_MAJOR_MAX_SEQLEN=0, FLASHATTN_SM90_SECTION_L2_DIVISOR=2)
 #   HM   = head-major order for unmasked rows of every length, other schedules as main (divisor 2)
 #   new  = this tree's defaults: HM + sections of 1/8 of L2 for the causal / windowed / varlen schedules
+#   S1   = HM + sections of one kv head for those schedules too (divisor 2^20: one head's K/V is more)
 #   ctrl = base's extension installed a second time (identical kernels: the noise floor)
 # A/B (bench/sm90s_ab.py, all builds + cuDNN in one process, each row forward then reverse order, rotated
 # per row): d 64/128 x causal x s 512..4k, then non-causal 8k / 16k. Then the test build (this tree's
 # defaults, bf16, d 64/128): the sm90 suites, racecheck and synccheck on a small filter; ncu of the causal
-# s 512 rows (base vs new vs cuDNN: DRAM bytes) if time is left. One tar under $OUT.
+# s 512 rows (base vs new vs cuDNN, d128 and d64: DRAM bytes, stalls) if time is left. One tar under $OUT.
 set -uo pipefail
 out=/tmp/sm90t-out
 bld=/tmp/sm90t-build2
@@ -27,8 +28,8 @@ py=$(command -v python3)
 source bench/sm90_device_common.sh
 
 off="-DFLASHATTN_SM90_HEAD_MAJOR_MAX_SEQLEN=0 -DFLASHATTN_SM90_SECTION_L2_DIVISOR=2"
-PY_BUILDS=${PY_BUILDS:-"base=$off;HM=-DFLASHATTN_SM90_SECTION_L2_DIVISOR=2;new="}
-build_py() { PY_DIMS="64;128" sm90_build_py "$1" "$2" "${PY_JOBS:-3}" "$(cap 160)" -DFLASHATTN_PTXAS_VERBOSE=ON; }
+PY_BUILDS=${PY_BUILDS:-"base=$off;HM=-DFLASHATTN_SM90_SECTION_L2_DIVISOR=2;new=;S1=-DFLASHATTN_SM90_SECTION_L2_DIVISOR=1048576"}
+build_py() { PY_DIMS="64;128" sm90_build_py "$1" "$2" "${PY_JOBS:-2}" "$(cap 170)" -DFLASHATTN_PTXAS_VERBOSE=ON; }
 pids=()
 names=()
 IFS=';' read -ra specs <<<"$PY_BUILDS"
@@ -39,7 +40,7 @@ done
 (cmake -S . -B "$bld/gpu" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_BACKWARD=OFF \
   -DFLASHATTN_HEAD_DIMS="64;128" -DFLASHATTN_DTYPES=bf16 -DFLASHATTN_BUILD_TESTS=ON -DFLASHATTN_BUILD_CLI=OFF \
   -DFLASHATTN_BUILD_EXAMPLES=OFF -DFLASHATTN_BUILD_PYTHON=OFF >"$out/gpu_configure.log" 2>&1 &&
-  timeout "$(cap 170)" cmake --build "$bld/gpu" -j "${TEST_JOBS:-7}" --target flashattn_tests >"$out/gpu_build.log" 2>&1
+  timeout "$(cap 180)" cmake --build "$bld/gpu" -j "${TEST_JOBS:-8}" --target flashattn_tests >"$out/gpu_build.log" 2>&1
   echo "rc=$?" >>"$out/gpu_build.log"; log "test build: $(tail -1 "$out/gpu_build.log")") & pids+=($!)
 for pid in "${pids[@]}"; do wait "$pid"; done
 builds=""
@@ -85,5 +86,18 @@ if [[ -x $tests ]]; then
       >"$out/sanitize_$tool.log" 2>&1
     log "$tool rc=$? in $(($(date +%s) - start)) s: $(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize_$tool.log") $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/sanitize_$tool.log" | tr '\n' ' ')"
   done
+fi
+if command -v ncu >/dev/null && (($(left) > 30)); then
+  start=$(date +%s)
+  # shellcheck disable=SC2086
+  SM90T_CAUSAL=1 PYTHONPATH=$bld/pyroot timeout "$(cap 40)" ncu --profile-from-start off --import-source no \
+    --section LaunchStats --section SpeedOfLight --section MemoryWorkloadAnalysis --section SchedulerStats \
+    --section WarpStateStats \
+    --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,smsp__inst_executed.sum,sm__cycles_active.avg,gpc__cycles_elapsed.max \
+    -o "$out/ncu_causal" python3 bench/sm90t_ncu_target.py ${NCU_TARGETS:-base new} >"$out/ncu_causal.log" 2>&1
+  log "ncu causal rc=$? in $(($(date +%s) - start)) s"
+  [[ -f $out/ncu_causal.ncu-rep ]] &&
+    timeout "$(cap 15)" ncu -i "$out/ncu_causal.ncu-rep" --page raw --csv 2>/dev/null | gzip >"$out/ncu_causal_raw.csv.gz"
+  rm -f "$out"/ncu_causal.ncu-rep
 fi
 log "total"
