@@ -48,32 +48,6 @@ __device__ __forceinline__ void tma_load_4d(std::uint32_t smem, const void* tens
       : "memory");
 }
 
-// An L2 eviction policy for the cache_hint forms below: every line the access touches gets
-// evict_first (data read once: it leaves L2 before lines of normal priority) or evict_last
-// (data read again by later CTAs: it stays while lines of lower priority can go).
-__device__ __forceinline__ std::uint64_t createpolicy_evict_first() {
-  std::uint64_t policy;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-  return policy;
-}
-__device__ __forceinline__ std::uint64_t createpolicy_evict_last() {
-  std::uint64_t policy;
-  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
-  return policy;
-}
-
-// tma_load_4d with an L2 eviction policy (createpolicy_*).
-__device__ __forceinline__ void tma_load_4d_hint(std::uint32_t smem, const void* tensor_map,
-                                                 std::uint32_t bar, int c0, int c1, int c2, int c3,
-                                                 std::uint64_t policy) {
-  asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
-      " [%0], [%1, {%3, %4, %5, %6}], [%2], %7;\n" ::"r"(smem),
-      "l"(reinterpret_cast<std::uint64_t>(tensor_map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
-      "l"(policy)
-      : "memory");
-}
-
 // The same box written to the same shared offset of every CTA of the cluster in
 // cta_mask (bit r: cluster rank r), each completing `bytes` of the box on the mbarrier
 // at offset `bar` of that CTA (TMA multicast, sm_90). One CTA's L2 read feeds several.
@@ -105,17 +79,6 @@ __device__ __forceinline__ void tma_store_4d(const void* tensor_map, std::uint32
       "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(
           reinterpret_cast<std::uint64_t>(tensor_map)),
       "r"(smem), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
-      : "memory");
-}
-
-// tma_store_4d with an L2 eviction policy (createpolicy_*).
-__device__ __forceinline__ void tma_store_4d_hint(const void* tensor_map, std::uint32_t smem, int c0, int c1,
-                                                  int c2, int c3, std::uint64_t policy) {
-  asm volatile(
-      "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group.L2::cache_hint [%0, {%2, %3, %4, %5}], "
-      "[%1], "
-      "%6;\n" ::"l"(reinterpret_cast<std::uint64_t>(tensor_map)),
-      "r"(smem), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "l"(policy)
       : "memory");
 }
 

@@ -101,9 +101,6 @@ __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<
       if (p.pack > 1) {  // packed GQA: {64, pack, 64 / pack} boxes of the 5-D view
         ptx::tma_store_5d(tma_o, o_base + c * Config::kOChunkStride, c * Config::kChunkCols, 0,
                           first_row >> p.pack_shift, w.head, w.map_batch);
-      } else if constexpr (Config::kL2Hints) {
-        ptx::tma_store_4d_hint(tma_o, o_base + c * Config::kOChunkStride, c * Config::kChunkCols, first_row,
-                               w.head, w.map_batch, ptx::createpolicy_evict_first());
       } else {
         ptx::tma_store_4d(tma_o, o_base + c * Config::kOChunkStride, c * Config::kChunkCols, first_row,
                           w.head, w.map_batch);

@@ -159,33 +159,29 @@
 #define FLASHATTN_SM90_SPLIT_Q 1
 #endif
 
-// Session 8, helper sm90t (short rows, issue 6): the tile order of the kernels with d, dv <= 128
-// (forward_launch.h; docs/performance-sm90.md "Session 8, helper sm90t"). ncu at s 512 non-causal
-// (d128 b32 h16): the default order of session 7 (L2 sections of half of L2, heads fastest inside a
-// section) read 311 MB from DRAM where Q, K and V are 192 MB: a head's K/V did not survive in L2
-// from its first query block to its last (100 heads' K/V = 25 MB plus the Q / O streaming past).
-//  - HEAD_MAJOR_MAX_SEQLEN: when the static schedule runs (no causal / window mask, one length) and
-//    the key sequence has at most this many keys (0: never; negative: every length), the sections are
-//    one head each (sec_heads = 1), so a head's query blocks are adjacent tile indices: the CTAs
-//    running them at the same time read the same K/V blocks at the same time. ncu: DRAM reads 311 ->
-//    201 MB (cuDNN's 201), L2 hit rate 54 -> 62%, kernel -5% at locked clocks; free clocks +9% at d128
-//    s 512 (run 1). Host side only: tile_work decodes sections of one head as before.
-//  - SECTION_L2_DIVISOR: the other schedules (causal, windowed, variable length) take sections of
-//    1 / divisor of L2 (2: the session-7 order), so that a section's K/V stays in L2 while the Q and
-//    O of its tiles stream past.
+// Session 8, helper sm90t (short rows, issue 6): the tile order (forward_launch.h; docs/performance-sm90.md
+// "Session 8, helper sm90t"). ncu at s 512 non-causal, d128 b32 h16: the session-7 order (L2 sections of
+// half of L2, heads fastest inside a section) read 311 MB from DRAM where Q, K and V are 192 MB (cuDNN:
+// 201 MB): a head's K/V did not survive in L2 from its first query block to its last (a section's 100
+// heads of K/V are 25 MB, and the Q / O of 300 tiles stream past in between). Two host-side switches:
+//  - HEAD_MAJOR_MAX_SEQLEN (kernels with d, dv <= 128): when the static schedule runs (no causal /
+//    window mask, one length) and the key sequence has at most this many keys (0: never; negative:
+//    every length), the sections are one head each (sec_heads = 1): a head's query blocks are adjacent
+//    tile indices, so the CTAs running them at the same time read the same K/V blocks at the same time.
+//    tile_work decodes sections of one head like any other. ncu (d128 s512): DRAM reads 311 -> 201 MB,
+//    L2 hit rate 54 -> 62%, -5% kernel time at locked clocks (d64: 309 -> 201 MB, -1.5%). Same-process
+//    A/B on an H200 (two runs, control build beside): d128 non-causal 512 +8..12%, 1k / 2k +0..5%,
+//    >= 4k -1.4..-0.3% (within the control's +-3%); d64 non-causal +2..7% at 512-2k, +1..2% at 4k-16k.
+//  - SECTION_L2_DIVISOR (the d = dv = 128 kernel; d96 runs it): the dynamic schedules (causal, windowed,
+//    variable length) take sections of 1 / divisor of L2 instead of 1 / 2. Causal s 512: DRAM reads
+//    206 -> 201 MB, +3% at free clocks (two variants against three baselines), 1k-4k within noise. At d64
+//    the smaller sections lost ~1% (1k-4k) and, under ncu at 512, 2.4% (the longest-first order of a
+//    half-L2 section balances the tail better), so the d64 kernels keep 2.
 #ifndef FLASHATTN_SM90_HEAD_MAJOR_MAX_SEQLEN
 #define FLASHATTN_SM90_HEAD_MAJOR_MAX_SEQLEN -1
 #endif
 #ifndef FLASHATTN_SM90_SECTION_L2_DIVISOR
 #define FLASHATTN_SM90_SECTION_L2_DIVISOR 8
-#endif
-// L2_HINTS: the dense producer's TMA loads and the O store carry L2 eviction policies: Q and O
-// evict_first (each tile reads its Q once and writes its O once), K and V evict_last (every query
-// block of the head reads them again), so streaming Q / O lines leave L2 before the K / V lines the
-// head's other query blocks still need. Not under K/V multicast or packed GQA (their own load
-// forms). A measurement switch (0 off).
-#ifndef FLASHATTN_SM90_L2_HINTS
-#define FLASHATTN_SM90_L2_HINTS 0
 #endif
 
 namespace flashattn::detail::cuda_sm90 {
@@ -371,8 +367,6 @@ struct ForwardConfig {
   static constexpr bool kFirstKBeforeQ = FLASHATTN_SM90_FIRST_K_BEFORE_Q != 0 && kClusterM == 1;
   // FLASHATTN_SM90_UNIFORM_CONSUMER above.
   static constexpr bool kUniformConsumer = FLASHATTN_SM90_UNIFORM_CONSUMER != 0;
-  // FLASHATTN_SM90_L2_HINTS above (session 8, sm90t).
-  static constexpr bool kL2Hints = FLASHATTN_SM90_L2_HINTS != 0 && kClusterM == 1;
 };
 
 // d = 64: three consumer warpgroups (kBlockM 192, kBlockN 96) for long query

@@ -47,9 +47,6 @@ __device__ __forceinline__ void load_q(const ForwardKernelParams& p, const Share
     if (p.pack > 1) {
       ptx::tma_load_5d(dst + c * Config::kQChunkBytes, tma_q, full, c * Config::kChunkCols, 0,
                        first_row >> p.pack_shift, w.head, w.map_batch);
-    } else if constexpr (Config::kL2Hints) {
-      ptx::tma_load_4d_hint(dst + c * Config::kQChunkBytes, tma_q, full, c * Config::kChunkCols, first_row,
-                            w.head, w.map_batch, ptx::createpolicy_evict_first());
     } else {
       ptx::tma_load_4d(dst + c * Config::kQChunkBytes, tma_q, full, c * Config::kChunkCols, first_row, w.head,
                        w.map_batch);
@@ -80,10 +77,7 @@ __device__ __forceinline__ void load_kv_block(std::uint32_t stage_smem, const CU
                                               std::uint32_t full, int n, int kv_head, int batch) {
 #pragma unroll
   for (int c = 0; c < kChunks; ++c) {
-    if constexpr (Config::kL2Hints) {
-      ptx::tma_load_4d_hint(stage_smem + c * Config::kKVChunkBytes, map, full, c * Config::kChunkCols,
-                            n * Config::kBlockN, kv_head, batch, ptx::createpolicy_evict_last());
-    } else if constexpr (Config::kClusterM == 1) {
+    if constexpr (Config::kClusterM == 1) {
       ptx::tma_load_4d(stage_smem + c * Config::kKVChunkBytes, map, full, c * Config::kChunkCols,
                        n * Config::kBlockN, kv_head, batch);
     } else {
