@@ -9,7 +9,8 @@
 #   MC    = K/V multicast from 512 keys (FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN=512; d128 non-causal only)
 #   HM    = head-major tile order for unmasked rows <= 4k keys (FLASHATTN_SM90_HEAD_MAJOR_MAX_SEQLEN)
 #   HMMC  = both (at d128 the cluster order over pairs with sections of one head)
-#   EH    = L2 eviction hints: Q / O evict_first, K / V evict_last (FLASHATTN_SM90_L2_HINTS=1)
+#   EH    = L2 eviction hints: Q / O evict_first, K / V evict_last (FLASHATTN_SM90_L2_HINTS=1; the switch
+#           exists only in the tree of commit 2690fa9, the one run 1 used)
 # Then, each step under a timeout: bench/sm90s_ab.py (all builds + ctrl + cuDNN in one process, each row
 # forward then reverse order, rotated per row) on d 64/128 x causal x s 512..2k, then d64 causal 4k and
 # d128 non-causal 8k; ncu (locked clocks) of base / HM / EH / MC and cuDNN at s 512 non-causal, d128 and

@@ -6,6 +6,7 @@
 #   base = main 0f879a8's order (FLASHATTN_SM90_HEAD_MAJOR_MAX_SEQLEN=0, FLASHATTN_SM90_SECTION_L2_DIVISOR=2)
 #   HM   = head-major order for unmasked rows of every length, other schedules as main (divisor 2)
 #   new  = this tree's defaults: HM + sections of 1/8 of L2 for the causal / windowed / varlen schedules
+#          (run 2's tree, 8ed2918: at d64 and d128; the committed default after it keeps 1/8 at d128 only)
 #   S1   = HM + sections of one kv head for those schedules too (divisor 2^20: one head's K/V is more)
 #   ctrl = base's extension installed a second time (identical kernels: the noise floor)
 # A/B (bench/sm90s_ab.py, all builds + cuDNN in one process, each row forward then reverse order, rotated
