@@ -410,16 +410,16 @@ inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked, b
 #ifndef FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN
 #define FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN 2048
 #endif
-// HEAD_MAJOR_MAX_SEQLEN above: sections of one head for unmasked equal-length rows. Host side.
-inline bool head_major_order(long long seqlen_k, bool masked, bool sequence_maps) {
-  constexpr long long kMax = FLASHATTN_SM90_HEAD_MAJOR_MAX_SEQLEN;
-  return kMax != 0 && !masked && !sequence_maps && (kMax < 0 || seqlen_k <= kMax);
-}
-
 inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked, bool paged,
                              bool sequence_maps) {
   return FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN != 0 && seqlen_k >= FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN &&
          m_blocks % 2 == 0 && !masked && !paged && !sequence_maps;
+}
+
+// HEAD_MAJOR_MAX_SEQLEN above: sections of one head for unmasked equal-length rows. Host side.
+inline bool head_major_order(long long seqlen_k, bool masked, bool sequence_maps) {
+  constexpr long long kMax = FLASHATTN_SM90_HEAD_MAJOR_MAX_SEQLEN;
+  return kMax != 0 && !masked && !sequence_maps && (kMax < 0 || seqlen_k <= kMax);
 }
 
 // d = 128 (dense K/V): a key block of FLASHATTN_SM90_LONG_KEY_BLOCK_N keys instead of
