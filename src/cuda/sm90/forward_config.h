@@ -159,6 +159,31 @@
 #define FLASHATTN_SM90_SPLIT_Q 1
 #endif
 
+// Session 8, helper sm90t (short rows, issue 6): the tile order (forward_launch.h; docs/performance-sm90.md
+// "Session 8, helper sm90t"). ncu at s 512 non-causal, d128 b32 h16: the session-7 order (L2 sections of
+// half of L2, heads fastest inside a section) read 311 MB from DRAM where Q, K and V are 192 MB (cuDNN:
+// 201 MB): a head's K/V did not survive in L2 from its first query block to its last (a section's 100
+// heads of K/V are 25 MB, and the Q / O of 300 tiles stream past in between). Two host-side switches:
+//  - HEAD_MAJOR_MAX_SEQLEN (kernels with d, dv <= 128): when the static schedule runs (no causal /
+//    window mask, one length) and the key sequence has at most this many keys (0: never; negative:
+//    every length), the sections are one head each (sec_heads = 1): a head's query blocks are adjacent
+//    tile indices, so the CTAs running them at the same time read the same K/V blocks at the same time.
+//    tile_work decodes sections of one head like any other. ncu (d128 s512): DRAM reads 311 -> 201 MB,
+//    L2 hit rate 54 -> 62%, -5% kernel time at locked clocks (d64: 309 -> 201 MB, -1.5%). Same-process
+//    A/B on an H200 (two runs, control build beside): d128 non-causal 512 +8..12%, 1k / 2k +0..5%,
+//    >= 4k -1.4..-0.3% (within the control's +-3%); d64 non-causal +2..7% at 512-2k, +1..2% at 4k-16k.
+//  - SECTION_L2_DIVISOR (the d = dv = 128 kernel; d96 runs it): the dynamic schedules (causal, windowed,
+//    variable length) take sections of 1 / divisor of L2 instead of 1 / 2. Causal s 512: DRAM reads
+//    206 -> 201 MB, +3% at free clocks (two variants against three baselines), 1k-4k within noise. At d64
+//    the smaller sections lost ~1% (1k-4k) and, under ncu at 512, 2.4% (the longest-first order of a
+//    half-L2 section balances the tail better), so the d64 kernels keep 2.
+#ifndef FLASHATTN_SM90_HEAD_MAJOR_MAX_SEQLEN
+#define FLASHATTN_SM90_HEAD_MAJOR_MAX_SEQLEN -1
+#endif
+#ifndef FLASHATTN_SM90_SECTION_L2_DIVISOR
+#define FLASHATTN_SM90_SECTION_L2_DIVISOR 8
+#endif
+
 namespace flashattn::detail::cuda_sm90 {
 
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
@@ -389,6 +414,12 @@ inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked
                              bool sequence_maps) {
   return FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN != 0 && seqlen_k >= FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN &&
          m_blocks % 2 == 0 && !masked && !paged && !sequence_maps;
+}
+
+// HEAD_MAJOR_MAX_SEQLEN above: sections of one head for unmasked equal-length rows. Host side.
+inline bool head_major_order(long long seqlen_k, bool masked, bool sequence_maps) {
+  constexpr long long kMax = FLASHATTN_SM90_HEAD_MAJOR_MAX_SEQLEN;
+  return kMax != 0 && !masked && !sequence_maps && (kMax < 0 || seqlen_k <= kMax);
 }
 
 // d = 128 (dense K/V): a key block of FLASHATTN_SM90_LONG_KEY_BLOCK_N keys instead of

@@ -181,11 +181,20 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     return e;
   if (cudaError_t e = cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device); e != cudaSuccess)
     return e;
-  // L2 sections (tile_scheduler.h): as many kv heads as fill about half of L2, times their query heads.
+  // L2 sections (tile_scheduler.h): as many kv heads as fill a part of L2, times their query heads:
+  // half of L2, or 1 / SECTION_L2_DIVISOR for the d = dv = 128 kernel; sections of one head for the
+  // static schedule of the kernels with d, dv <= 128 (HEAD_MAJOR_MAX_SEQLEN; forward_config.h, session 8).
+  constexpr bool kShortRowOrder = Config::kHeadDim <= 128 && Config::kHeadDimV <= 128;
+  constexpr bool kSmallSections = Config::kHeadDim == 128 && Config::kHeadDimV == 128;
+  const std::int64_t section_bytes = l2_bytes / (kSmallSections ? FLASHATTN_SM90_SECTION_L2_DIVISOR : 2);
   const std::int64_t kv_head_bytes = std::max<std::int64_t>(1, a.seqlen_k * (a.head_dim + a.head_dim_v) * 2);
-  const std::int64_t kv_heads_per_section = std::max<std::int64_t>(1, (l2_bytes / 2) / kv_head_bytes);
+  const std::int64_t kv_heads_per_section = std::max<std::int64_t>(1, section_bytes / kv_head_bytes);
   k.sec_heads = static_cast<int>(
       std::min<std::int64_t>(kv_heads_per_section * k.heads_per_kv, std::int64_t{k.batch} * k.heads));
+  if (kShortRowOrder && head_major_order(a.seqlen_k, a.mask.window_left >= 0 || a.mask.window_right >= 0,
+                                         uses_sequence_maps(a))) {
+    k.sec_heads = 1;
+  }
   {
     // tile_work's divisors (fast_division.h). The backend never launches an empty grid, so every
     // divisor is at least 1; the clamps only keep a divisor of 0 out of the host arithmetic.
