@@ -11,15 +11,18 @@ Same process, compare.py's tensors ((b, s, h, d) bf16 torch.randn, seed seqlen +
   fa2      compare._sdpa(FLASH_ATTENTION) (compare.py's peer)
 each timed by three methods, in rounds whose order of implementations reverses (power/clock order effect):
   dobench  compare.bench_ms = triton do_bench (25 ms warm-up, 100 ms of reps, L2 cleared by a 256 MB
-           zero_ before each rep, median), what compare.py reports
+           zero_ before each rep, median), what compare.py reports; since session 8 after 200 ms of the
+           call's own back-to-back launches (compare.settle); dobench0 without them (compare.py before)
   harness  bench/sm80_tune's median_ms with SM80_MIN_MS=100: 5 launches to estimate, reps filling
            >= 100 ms of kernel time (>= 25), 3 warm-ups, a 256 MB fill before each timed launch, median
   b2b      back to back without a flush, events around 100 ms of launches, mean (steady state)
 Also: host microseconds per call (no sync; would the GPU wait for the host?), and the kernel(s) each call
 launches (torch.profiler: name with the TileShape template arguments, grid, block).
 
-    PYTHONPATH=<dir with the flashattn package> sm80a_methods.py [ROUNDS] > methods.jsonl
+    PYTHONPATH=<dir with the flashattn package> sm80a_methods.py [ROUNDS] [--rows ...] [--impls ...]
+        [--methods ...] [--prelude-rows ...] > methods.jsonl
 """
+import argparse
 import json
 import pathlib
 import statistics
@@ -40,8 +43,20 @@ try:
 except ImportError:
     flashattn_b = None
 
-ROWS = [(256, False, 512), (256, False, 1024), (256, False, 2048), (256, True, 512), (256, True, 1024)]
-ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 2
+parser = argparse.ArgumentParser()
+parser.add_argument("rounds", nargs="?", type=int, default=2)
+parser.add_argument("--rows", default="0:512,0:1024,0:2048,1:512,1:1024", help="causal:seqlen,... (d256)")
+parser.add_argument("--impls", default="ours,ours_raw,ours_b,fa2")
+parser.add_argument("--methods", default="dobench,harness,b2b",
+                    help="dobench = compare.bench_ms as compare.py now times (settle first), dobench0 = "
+                         "without the settle (compare.py before session 8), harness, b2b")
+parser.add_argument("--prelude-rows", default="",
+                    help="causal:seqlen,... also timed (dobench0 / dobench) right after 1 s idle or 200 ms "
+                         "of cuDNN's forward: does the settle remove the predecessor's effect?")
+cli = parser.parse_args()
+ROWS = [(256, bool(int(c)), int(s)) for c, s in (x.split(":") for x in cli.rows.split(","))]
+PRELUDE_ROWS = [(256, bool(int(c)), int(s)) for c, s in (x.split(":") for x in cli.prelude_rows.split(",") if x)]
+ROUNDS = cli.rounds
 flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
 
 
@@ -146,7 +161,7 @@ print(json.dumps({"device": torch.cuda.get_device_name(), "torch": torch.__versi
                   "flashattn": flashattn.__version__, "sm80": flashattn.backend_compiled("cuda_sm80"),
                   "sm90": flashattn.backend_compiled("cuda_sm90"),
                   "b": flashattn_b is not None}), flush=True)
-for hdim, causal, seqlen in ROWS:
+for hdim, causal, seqlen in sorted(set(ROWS) | set(PRELUDE_ROWS), key=lambda r: (r[1], r[2])):
     batch, heads = max(1, compare.TOKENS // seqlen), compare.HIDDEN // hdim
     torch.manual_seed(seqlen + hdim)
     q = torch.randn(batch, seqlen, heads, hdim, device="cuda", dtype=torch.bfloat16, requires_grad=True)
@@ -158,9 +173,26 @@ for hdim, causal, seqlen in ROWS:
     if flashattn_b is not None:
         impls = {"ours": impls["ours"], "ours_raw": impls["ours_raw"], "ours_b": b_call(q, k, v, causal),
                  "fa2": impls["fa2"]}
+    impls = {n: f for n, f in impls.items() if n in cli.impls.split(",")}
     ours_names = [n for n in impls if n != "fa2"]
     row = {"hdim": hdim, "causal": causal, "seqlen": seqlen}
     with torch.no_grad():
+        if (hdim, causal, seqlen) in PRELUDE_ROWS:
+            cudnn = compare._sdpa(SDPBackend.CUDNN_ATTENTION)(q, k, v, causal)
+            for name in [n for n in ("ours_b", "ours", "fa2") if n in impls][:2]:
+                for prelude in ("idle", "cudnn"):
+                    for settle_ms in (0, 200):
+                        if prelude == "idle":
+                            torch.cuda.synchronize()
+                            time.sleep(1.0)
+                        else:
+                            compare.settle(cudnn, 200)
+                        ms = compare.bench_ms(impls[name], settle_ms=settle_ms)
+                        row[f"prelude_{name}_{prelude}_settle{settle_ms}"] = round(flop / ms / 1e9, 1)
+            del cudnn
+        if (hdim, causal, seqlen) not in ROWS:
+            print(json.dumps(row), flush=True)
+            continue
         ref = impls["fa2"]().transpose(1, 2).float()
         for name in ours_names:
             row[f"max_diff_{name}_vs_fa2"] = round((impls[name]().float() - ref).abs().max().item(), 4)
@@ -169,7 +201,9 @@ for hdim, causal, seqlen in ROWS:
             row[f"kernels_{name}"] = kernels_of(impls[name], f"{name}-{seqlen}-{int(causal)}")
         for name, fn in impls.items():
             row[f"host_us_{name}"] = host_us(fn)
-        methods = {"dobench": compare.bench_ms, "harness": harness_ms, "b2b": b2b_ms}
+        methods = {"dobench": compare.bench_ms, "dobench0": lambda fn: compare.bench_ms(fn, settle_ms=0),
+                   "harness": harness_ms, "b2b": b2b_ms}
+        methods = {m: methods[m] for m in cli.methods.split(",")}
         readings = {f"{n}_{m}": [] for n in impls for m in methods}
         for r in range(ROUNDS):
             order = list(impls.items()) if r % 2 == 0 else list(reversed(impls.items()))
