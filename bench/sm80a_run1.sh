@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# RECORD of device call 1 on tree e999ba8 (results: bench/sm80a_results.md, docs/kernel-notes.md v16).
 # Session 8 (issue 4, helper sm80a), device call 1: the d256 short rows of the cuda_sm80 forward, timed three ways
 # in one call (step 0: why the tuning harness and bench/compare.py disagree), plus the d256 64 x 64 kernel with
 # xor_lane_offsets (X) / approx_epilogue (A) (step 1).

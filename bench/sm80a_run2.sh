@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# RECORD of device call 2 on tree 3164e54 (results: bench/sm80a_results.md, docs/kernel-notes.md v16). On a later tree
+# the "new table" is that tree's (a23ccfc and later: the causal s <= 4096 row without X A).
 # Session 8 (issue 4, helper sm80a), device call 2: verifies and measures the proposed table (this tree's
 # forward_tuning.json: xor_lane_offsets + approx_epilogue on every d256 single-buffer row, causal s <= 512 / 1024 in
 # the grouped order) against the old one (old_table.json, put beside the tree when it is copied: main 0f879a8's).
