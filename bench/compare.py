@@ -15,7 +15,11 @@ inputs; each timing is the median of triton.testing.do_bench (CUDA events) after
 each row is timed in --rounds rounds (default 2) with the order of the backends reversing
 from round to round, and reports each backend's median over them (a GPU at its power limit
 runs a kernel timed right after a low-power one at a higher clock, so a fixed order is not
-neutral: bench/sm90w_order_check.py measures it);
+neutral: bench/sm90w_order_check.py measures it); and before each timing the backend's own call
+runs back to back for --settle-ms (default 200), so that every reading starts from that backend's
+own sustained clock rather than from whatever ran before it (do_bench's 25 ms warm-up is shorter
+than the clock's response: in compare-20261122-104626 the sm80 forward read 6% lower at d256
+s = 512 in the round where it followed the sm90 forward than in the one where it followed FA2);
 each tensor of the grid is 64 MB, larger than L2. Rows flashattn cannot run print as
 "n/a (reason)". Writes CSV, JSON and PNG plots under bench/results/.
 
@@ -71,8 +75,28 @@ HIDDEN = 2048
 # Timing.
 
 
-def bench_ms(fn, warmup_ms=25, rep_ms=100) -> float:
-    """Median milliseconds of fn() on the GPU (CUDA events)."""
+# Milliseconds of back-to-back calls of the timed function right before each timing (--settle-ms).
+SETTLE_MS = 200.0
+
+
+def settle(fn, ms) -> None:
+    """Runs fn back to back for about ms milliseconds (the GPU's clock follows its power draw over
+    a few hundred ms; this makes the timing that follows start from fn's own sustained state)."""
+    if ms <= 0:
+        return
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    once = max(start.elapsed_time(end), 1e-3)
+    for _ in range(max(1, int(ms / once))):
+        fn()
+
+
+def bench_ms(fn, warmup_ms=25, rep_ms=100, settle_ms=None) -> float:
+    """Median milliseconds of fn() on the GPU (CUDA events), after settle(fn, settle_ms)."""
+    settle(fn, SETTLE_MS if settle_ms is None else settle_ms)
     try:
         from triton.testing import do_bench
         return do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median")
@@ -344,6 +368,7 @@ def plot(rows, names, path):
 
 
 def main():
+    global SETTLE_MS
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--modes", default="fwd,bwd")
     parser.add_argument("--hdims", default="64,128,256")
@@ -353,6 +378,8 @@ def main():
                         help="timings per backend and row, in alternating order (median reported)")
     parser.add_argument("--decode-batch", type=int, default=64)
     parser.add_argument("--decode-keys", type=int, default=8192)
+    parser.add_argument("--settle-ms", type=float, default=SETTLE_MS,
+                        help="back-to-back calls of each backend right before its timing (0: none)")
     parser.add_argument("--no-decode", action="store_true")
     parser.add_argument("--no-grid", action="store_true")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
@@ -362,6 +389,7 @@ def main():
     args.hdims = [int(x) for x in args.hdims.split(",")]
     args.seqlens = [int(x) for x in args.seqlens.split(",")]
     args.dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
+    SETTLE_MS = args.settle_ms
 
     if not torch.cuda.is_available():
         sys.exit("bench/compare.py needs a CUDA GPU")
@@ -380,8 +408,9 @@ def main():
         json.dump({"environment": env, "dtype": "bf16" if args.dtype == torch.bfloat16 else "fp16", "grid": rows,
                    "decode": decode,
                    "method": "median of triton.testing.do_bench (warmup 25 ms, rep 100 ms), bf16 unless noted, "
-                             "same process for every backend; per row, the median over "
-                             f"{args.rounds} rounds in alternating order (<name>_rounds)"}, f, indent=1)
+                             f"same process for every backend, each timing after {args.settle_ms:g} ms of that "
+                             f"backend's own calls; per row, the median over {args.rounds} rounds in alternating "
+                             "order (<name>_rounds)"}, f, indent=1)
     if rows:
         with open(base + ".csv", "w", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=["mode", "hdim", "causal", "seqlen", "batch", "heads"] + names +
@@ -395,7 +424,8 @@ def main():
               f"cuDNN {env.get('cudnn')} | flashattn {env.get('flashattn')}"]
     if rows:
         report += ["", f"TFLOP/s, {'bf16' if args.dtype == torch.bfloat16 else 'fp16'}, 16k tokens per batch, "
-                   "hidden 2048 (bwd counted as 2.5x fwd FLOPs); median of do_bench, then the median over "
+                   "hidden 2048 (bwd counted as 2.5x fwd FLOPs); median of do_bench after "
+                   f"{args.settle_ms:g} ms of the backend's own calls, then the median over "
                    f"{args.rounds} rounds per row with the backends' order reversing each round", "", markdown_table(rows, names)]
     if decode:
         report += ["", f"Decode (q len 1, {decode['heads']}/{decode['heads_kv']} heads, d {decode['hdim']}, "
