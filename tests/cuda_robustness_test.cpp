@@ -120,6 +120,9 @@ TEST_P(CudaRobustness, VarlenGarbageIndices) {
       ExecutionContext ctx;
       ctx.backend = Backend::cuda_sm80;
       const Status status = call_with_workspace(a, ctx);
+      // A build restricted by FLASHATTN_HEAD_DIMS / FLASHATTN_DTYPES may lack the d64 bf16 bucket; that is
+      // decided from the shapes alone, before any index is read.
+      if (status.code() == ErrorCode::unsupported) GTEST_SKIP() << status.message();
       EXPECT_TRUE(status.ok()) << status.message();
       expect_device_healthy();
     }
@@ -168,6 +171,9 @@ TEST_P(CudaRobustness, KVCacheGarbageIndices) {
       ExecutionContext ctx;
       ctx.backend = Backend::cuda_sm80;
       const Status status = call_with_workspace(a, ctx);
+      // A build restricted by FLASHATTN_HEAD_DIMS / FLASHATTN_DTYPES may lack the d64 bf16 bucket; that is
+      // decided from the shapes alone, before any index is read.
+      if (status.code() == ErrorCode::unsupported) GTEST_SKIP() << status.message();
       EXPECT_TRUE(status.ok()) << status.message();
       expect_device_healthy();
     }
