@@ -162,8 +162,9 @@
 namespace flashattn::detail::cuda_sm90 {
 
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
-// kLongKeyBlockN_: 0, or the wider key block of the d = 128 kernel for long key
-// sequences (use_long_key_blocks below).
+// kLongKeyBlockN_: 0, or a key block width other than the default: the wider block of the
+// d = 128 kernel for long key sequences (use_long_key_blocks below), or 64 at d = 256 for
+// short key sequences and paged K/V (use_d256_block64 below).
 // kClusterM_: 1, or 2 for the d = 128 kernel launched as clusters of two CTAs that share
 // each K/V block through TMA multicast (use_kv_multicast below).
 template <int kHeadDim_, int kHeadDimV_, typename Element_, int kConsumerWarpgroups_ = 2,
@@ -179,6 +180,11 @@ struct ForwardConfig {
   // launches of (64, 256) over the two column halves of V and O (forward_launch.h).
   static constexpr bool kLargeV = kHeadDimV > kHeadDim;
 
+  // d = 256 with 64-key blocks (use_d256_block64 below): S 32 + P 16 + O 128 fp32 registers per
+  // consumer thread (80 keys: 40 + 20 + 128); shared memory Q 64 KB + 2 stages x (K 32 + V 32 KB), O in
+  // Q's rows as with 80 keys (a third stage or O's own buffer would need 256 KB).
+  static constexpr bool kD256Block64 =
+      kLongKeyBlockN_ == 64 && kHeadDim_ == 256 && kHeadDimV_ == 256 && kConsumerWarpgroups_ == 2;
   static constexpr int kConsumerWarpgroups = kConsumerWarpgroups_;
   static_assert(kConsumerWarpgroups == 2 || (kConsumerWarpgroups == 3 && kHeadDim == 64 && kHeadDimV == 64),
                 "three consumer warpgroups only at d = 64 (their registers hold no more)");
@@ -196,17 +202,20 @@ struct ForwardConfig {
   // three stages of K (8 KB) + V (32 KB) beside Q (16 KB) and O (64 KB).
   // d=64 with three consumers (160 registers each): 96; 128 spilled in the main loop.
   // d=128, long key sequences: kLongKeyBlockN_ (use_long_key_blocks).
-  static_assert(kLongKeyBlockN_ == 0 || (kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2 &&
-                                         kLongKeyBlockN_ % 16 == 0 && kLongKeyBlockN_ <= 192),
-                "a long-key block only for the two-consumer d = 128 kernel");
+  static_assert(kLongKeyBlockN_ == 0 ||
+                    (kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2 &&
+                     kLongKeyBlockN_ % 16 == 0 && kLongKeyBlockN_ <= 192) ||
+                    kD256Block64,
+                "a long-key block only for the two-consumer d = 128 kernel, 64 keys only at d = 256");
   static constexpr int kDefaultBlockN =
       kLargeV ? 64 : (kConsumerWarpgroups == 3 ? 96 : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
   static constexpr int kBlockN = kLongKeyBlockN_ != 0 ? kLongKeyBlockN_ : kDefaultBlockN;
   static constexpr int kStages = kLargeV ? 3 : (kHeadDim <= 64 ? 4 : 2);
   // The long-key, cluster and three-consumer kernels serve dense K/V only (paged K/V runs the
   // two-consumer kernel: use_three_consumers): no paged instantiation of them.
+  // (d = 256 with 64-key blocks has one: pages of 64..256 rows are then read as 64-row boxes.)
   static constexpr bool kHasPagedKernel =
-      kLongKeyBlockN_ == 0 && kClusterM_ == 1 && kConsumerWarpgroups_ == 2;
+      (kLongKeyBlockN_ == 0 || kD256Block64) && kClusterM_ == 1 && kConsumerWarpgroups_ == 2;
   // Cluster of kClusterM CTAs on adjacent query blocks of one head (tile_scheduler.h
   // tile_work): each CTA's producer loads 1/kClusterM of every K and V block (kBlockN /
   // kClusterM rows) and multicasts it to all of them, so each block crosses from L2 once
@@ -405,6 +414,34 @@ inline bool use_long_key_blocks(int head_dim, int head_dim_v, long long seqlen_k
       masked ? FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN_MASKED : FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN;
   return FLASHATTN_SM90_LONG_KEY_BLOCK_N != 0 && head_dim == 128 && head_dim_v == 128 && !paged &&
          seqlen_k >= min_seqlen;
+}
+
+// d = 256: 64-key blocks instead of 80 (ForwardConfig kD256Block64; helper sm90k, session 8). 80 keys
+// cover 512 keys in 7 blocks (560 keys of S and P V, 9% thrown away; 1.6% at 1k and 2k), 64 divide
+// every power of two, and paged K/V with pages of 64..256 rows gets 64-row TMA boxes (80-key blocks:
+// 16-row boxes, forward_launch.h paged_box_rows); 64 keys pay 25% more per-block costs (turn barriers,
+// waits, row maxima and sums per block). Dense K/V: key sequences of at most
+// FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN keys (unmasked) / _MASKED (causal or windowed), 0 = never;
+// paged K/V: FLASHATTN_SM90_D256_BLOCK64_PAGED (0 / 1). Host side; seqlen_k is the longest
+// sequence's. Macros so that an A/B build can move them (bench/sm90k_run1.sh).
+#ifndef FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN
+#define FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN 0
+#endif
+#ifndef FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN_MASKED
+#define FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN_MASKED 0
+#endif
+#ifndef FLASHATTN_SM90_D256_BLOCK64_PAGED
+#define FLASHATTN_SM90_D256_BLOCK64_PAGED 0
+#endif
+#define FLASHATTN_SM90_D256_BLOCK64                                                                     \
+  (FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN != 0 || FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN_MASKED != 0 || \
+   FLASHATTN_SM90_D256_BLOCK64_PAGED != 0)
+inline bool use_d256_block64(int head_dim, int head_dim_v, long long seqlen_k, bool masked, bool paged) {
+  if (head_dim != 256 || head_dim_v != 256) return false;
+  if (paged) return FLASHATTN_SM90_D256_BLOCK64_PAGED != 0;
+  const long long max_seqlen =
+      masked ? FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN_MASKED : FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN;
+  return seqlen_k <= max_seqlen;
 }
 
 }  // namespace flashattn::detail::cuda_sm90
