@@ -418,27 +418,38 @@ inline bool use_long_key_blocks(int head_dim, int head_dim_v, long long seqlen_k
 
 // d = 256: 64-key blocks instead of 80 (ForwardConfig kD256Block64; helper sm90k, session 8). 80 keys
 // cover 512 keys in 7 blocks (560 keys of S and P V, 9% thrown away; 1.6% at 1k and 2k), 64 divide
-// every power of two, and paged K/V with pages of 64..256 rows gets 64-row TMA boxes (80-key blocks:
-// 16-row boxes, forward_launch.h paged_box_rows); 64 keys pay 25% more per-block costs (turn barriers,
-// waits, row maxima and sums per block). Dense K/V: key sequences of at most
-// FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN keys (unmasked) / _MASKED (causal or windowed), 0 = never;
-// paged K/V: FLASHATTN_SM90_D256_BLOCK64_PAGED (0 / 1). Host side; seqlen_k is the longest
-// sequence's. Macros so that an A/B build can move them (bench/sm90k_run1.sh).
+// every power of two; paged K/V with pages of a multiple of 32 rows gets TMA boxes of 32..64 rows
+// instead of 16 (forward_launch.h paged_box_rows: the largest power of two dividing both the page
+// and the block). 64 keys pay 25% more per-block costs (turn barriers, waits, row maxima and sums).
+// Measured on an H200 (2026-11-22, bf16, cuDNN and a control in the same process, two passes;
+// docs/performance-sm90.md "Session 8, helper sm90k"): 64 keys against 80 +0.9% at 512 keys
+// non-causal, +2.6% causal (controls 0.2% / 0.4%), 0.99-1.00 at 1k, 0.94-0.97 from 2k on; paged fp16
+// (8192 keys b1 h4, 4096 keys b4 h16) pages of 64/128/256 0.77-0.79x of the 80-key time, pages of 16
+// (16-row boxes either way) 1.02x / 0.94x. So: dense K/V up to FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN
+// keys (unmasked) / _MASKED (causal or windowed; 0 = never), and paged K/V whose pages are a multiple
+// of 32 rows when FLASHATTN_SM90_D256_BLOCK64_PAGED is 1 (0 = never; 2 = every page size, a
+// measurement setting). Host side; seqlen_k is the longest sequence's. Macros so that an A/B build can
+// move them (bench/sm90k_run1.sh, bench/sm90k_run2.sh).
 #ifndef FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN
-#define FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN 0
+#define FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN 512
 #endif
 #ifndef FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN_MASKED
-#define FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN_MASKED 0
+#define FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN_MASKED 512
 #endif
 #ifndef FLASHATTN_SM90_D256_BLOCK64_PAGED
-#define FLASHATTN_SM90_D256_BLOCK64_PAGED 0
+#define FLASHATTN_SM90_D256_BLOCK64_PAGED 1
 #endif
 #define FLASHATTN_SM90_D256_BLOCK64                                                                     \
   (FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN != 0 || FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN_MASKED != 0 || \
    FLASHATTN_SM90_D256_BLOCK64_PAGED != 0)
-inline bool use_d256_block64(int head_dim, int head_dim_v, long long seqlen_k, bool masked, bool paged) {
+// page_size: 0 for dense K/V.
+inline bool use_d256_block64(int head_dim, int head_dim_v, long long seqlen_k, bool masked,
+                             long long page_size) {
   if (head_dim != 256 || head_dim_v != 256) return false;
-  if (paged) return FLASHATTN_SM90_D256_BLOCK64_PAGED != 0;
+  if (page_size > 0 && (FLASHATTN_SM90_D256_BLOCK64_PAGED >= 2 ||
+                        (FLASHATTN_SM90_D256_BLOCK64_PAGED == 1 && page_size % 32 == 0))) {
+    return true;
+  }
   const long long max_seqlen =
       masked ? FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN_MASKED : FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN;
   return seqlen_k <= max_seqlen;
