@@ -8,10 +8,12 @@
 #   py base  Python extension, bf16, 64-key blocks never (main's kernels); installed again as "ctrl"
 #   py new   Python extension, bf16, the defaults
 #   py w768  as new, dense up to 768 keys (where the boundary would move)
+#   py tree  as new, with the softmax's row maxima / sums as trees at d256 too
+#            (FLASHATTN_SM90_TREE_REDUCTIONS_MAX_D=256; measured at d <= 128 only so far)
 #   N        tests + CLI, fp16 + bf16, the defaults
 #   A        CLI, fp16, 64-key blocks never
 #   K        CLI, fp16, the defaults + every page size on the 64-key kernel (PAGED=2)
-# Then: bench/sm90s_ab.py (base, new, w768, ctrl, cuDNN in one process; d256 x causal x s 256..8k; two
+# Then: bench/sm90s_ab.py (base, new, w768, tree, ctrl, cuDNN in one process; d256 x causal x s 256..8k; two
 # passes, the build order reversed), `flashattn run` paged tables, float64-checked paged CLI runs, the sm90
 # suites of N, racecheck + synccheck on small d256 cases. One tar under $OUT.
 set -uo pipefail
@@ -35,7 +37,7 @@ log "sm80 gencode dropped: $(grep -c 'set(FLASHATTN_SM80_GENCODE)' src/cuda/CMak
 
 never="-DFLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN=0 -DFLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN_MASKED=0 -DFLASHATTN_SM90_D256_BLOCK64_PAGED=0"
 w768="-DFLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN=768 -DFLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN_MASKED=768"
-build_py() { PY_DIMS=256 sm90_build_py "$1" "$2" 6 170 -DFLASHATTN_PTXAS_VERBOSE=ON; }
+build_py() { PY_DIMS=256 sm90_build_py "$1" "$2" 5 170 -DFLASHATTN_PTXAS_VERBOSE=ON; }
 # shellcheck disable=SC2086  # $4 may name several targets
 cpp_build() {  # cpp_build NAME DTYPES TESTS(ON/OFF) TARGETS FLAGS
   cmake -S . -B "$bld/$1" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_BACKWARD=OFF \
@@ -50,11 +52,12 @@ pids=()
 build_py base "$never" & pids+=($!)
 build_py new "" & pids+=($!)
 build_py w768 "$w768" & pids+=($!)
+build_py tree "-DFLASHATTN_SM90_TREE_REDUCTIONS_MAX_D=256" & pids+=($!)
 cpp_build N "fp16;bf16" ON "flashattn_tests flashattn_cli" "" & pids+=($!)
 cpp_build A fp16 OFF flashattn_cli "$never" & pids+=($!)
 cpp_build K fp16 OFF flashattn_cli "-DFLASHATTN_SM90_D256_BLOCK64_PAGED=2" & pids+=($!)
 for pid in "${pids[@]}"; do wait "$pid"; done
-builds=base,new,w768
+builds=base,new,w768,tree
 if [[ -d $bld/pyroot/flashattn_base ]]; then
   rm -rf "$bld/pyroot/flashattn_ctrl" && cp -r "$bld/pyroot/flashattn_base" "$bld/pyroot/flashattn_ctrl" &&
     sed -i 's/"flashattn_base::/"flashattn_ctrl::/' "$bld/pyroot/flashattn_ctrl/_ops.py" && builds+=,ctrl
