@@ -421,11 +421,12 @@ inline bool use_long_key_blocks(int head_dim, int head_dim_v, long long seqlen_k
 // every power of two; paged K/V with pages of a multiple of 32 rows gets TMA boxes of 32..64 rows
 // instead of 16 (forward_launch.h paged_box_rows: the largest power of two dividing both the page
 // and the block). 64 keys pay 25% more per-block costs (turn barriers, waits, row maxima and sums).
-// Measured on an H200 (2026-11-22, bf16, cuDNN and a control in the same process, two passes;
-// docs/performance-sm90.md "Session 8, helper sm90k"): 64 keys against 80 +0.9% at 512 keys
-// non-causal, +2.6% causal (controls 0.2% / 0.4%), 0.99-1.00 at 1k, 0.94-0.97 from 2k on; paged fp16
-// (8192 keys b1 h4, 4096 keys b4 h16) pages of 64/128/256 0.77-0.79x of the 80-key time, pages of 16
-// (16-row boxes either way) 1.02x / 0.94x. So: dense K/V up to FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN
+// Measured on an H200 (2026-11-22, bf16, cuDNN and a control in the same process, two runs of two
+// passes; docs/performance-sm90.md "Session 8, helper sm90k"): 64 keys against 80 +4.4% / +5.4% at 256
+// keys (non-causal / causal), +0.8% / +4.5% at 384, +0.7..0.9% / +2.2..2.6% at 512 (controls within
+// 0.6%), none shown at 640 / 768, 0.99-1.00 at 1k, 0.94-0.97 from 2k on; paged fp16 (8192 keys b1 h4,
+// 4096 keys b4 h16) pages of 64/128/256 0.77-0.80x of the 80-key time, 32 0.81-0.85x, pages of 16 / 48
+// (16-row boxes either way) 0.94-1.03x. So: dense K/V up to FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN
 // keys (unmasked) / _MASKED (causal or windowed; 0 = never), and paged K/V whose pages are a multiple
 // of 32 rows when FLASHATTN_SM90_D256_BLOCK64_PAGED is 1 (0 = never; 2 = every page size, a
 // measurement setting). Host side; seqlen_k is the longest sequence's. Macros so that an A/B build can
