@@ -124,6 +124,24 @@ std::vector<VarlenCase> varlen_cases() {
                    true});
   cases.push_back(
       {3, 129, 600, 4, 2, 256, 256, DType::bfloat16, {MaskKind::causal}, Layout::padded, 48, true});
+  // d = 256 with 64-key blocks (forward_config.h use_d256_block64): pages of 64 and 256 as 64-row boxes with
+  // ragged sequences; variable lengths over dense K/V (the 80-key kernel by default: 777 keys > 512).
+  cases.push_back(
+      {3, 300, 700, 4, 2, 256, 256, DType::float16, {MaskKind::none}, Layout::contiguous, 64, true});
+  cases.push_back({3, 257, 600, 2, 2, 256, 256, DType::bfloat16, {MaskKind::local}, Layout::padded, 256});
+  cases.push_back({4,
+                   333,
+                   777,
+                   4,
+                   1,
+                   256,
+                   256,
+                   DType::bfloat16,
+                   {MaskKind::causal},
+                   Layout::heads_major,
+                   0,
+                   false,
+                   true});
   return cases;
 }
 

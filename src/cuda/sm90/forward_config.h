@@ -187,8 +187,9 @@
 namespace flashattn::detail::cuda_sm90 {
 
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
-// kLongKeyBlockN_: 0, or the wider key block of the d = 128 kernel for long key
-// sequences (use_long_key_blocks below).
+// kLongKeyBlockN_: 0, or a key block width other than the default: the wider block of the
+// d = 128 kernel for long key sequences (use_long_key_blocks below), or 64 at d = 256 for
+// short key sequences and paged K/V (use_d256_block64 below).
 // kClusterM_: 1, or 2 for the d = 128 kernel launched as clusters of two CTAs that share
 // each K/V block through TMA multicast (use_kv_multicast below).
 template <int kHeadDim_, int kHeadDimV_, typename Element_, int kConsumerWarpgroups_ = 2,
@@ -204,6 +205,11 @@ struct ForwardConfig {
   // launches of (64, 256) over the two column halves of V and O (forward_launch.h).
   static constexpr bool kLargeV = kHeadDimV > kHeadDim;
 
+  // d = 256 with 64-key blocks (use_d256_block64 below): S 32 + P 16 + O 128 fp32 registers per
+  // consumer thread (80 keys: 40 + 20 + 128); shared memory Q 64 KB + 2 stages x (K 32 + V 32 KB), O in
+  // Q's rows as with 80 keys (a third stage or O's own buffer would need 256 KB).
+  static constexpr bool kD256Block64 =
+      kLongKeyBlockN_ == 64 && kHeadDim_ == 256 && kHeadDimV_ == 256 && kConsumerWarpgroups_ == 2;
   static constexpr int kConsumerWarpgroups = kConsumerWarpgroups_;
   static_assert(kConsumerWarpgroups == 2 || (kConsumerWarpgroups == 3 && kHeadDim == 64 && kHeadDimV == 64),
                 "three consumer warpgroups only at d = 64 (their registers hold no more)");
@@ -221,17 +227,20 @@ struct ForwardConfig {
   // three stages of K (8 KB) + V (32 KB) beside Q (16 KB) and O (64 KB).
   // d=64 with three consumers (160 registers each): 96; 128 spilled in the main loop.
   // d=128, long key sequences: kLongKeyBlockN_ (use_long_key_blocks).
-  static_assert(kLongKeyBlockN_ == 0 || (kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2 &&
-                                         kLongKeyBlockN_ % 16 == 0 && kLongKeyBlockN_ <= 192),
-                "a long-key block only for the two-consumer d = 128 kernel");
+  static_assert(kLongKeyBlockN_ == 0 ||
+                    (kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2 &&
+                     kLongKeyBlockN_ % 16 == 0 && kLongKeyBlockN_ <= 192) ||
+                    kD256Block64,
+                "a long-key block only for the two-consumer d = 128 kernel, 64 keys only at d = 256");
   static constexpr int kDefaultBlockN =
       kLargeV ? 64 : (kConsumerWarpgroups == 3 ? 96 : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
   static constexpr int kBlockN = kLongKeyBlockN_ != 0 ? kLongKeyBlockN_ : kDefaultBlockN;
   static constexpr int kStages = kLargeV ? 3 : (kHeadDim <= 64 ? 4 : 2);
   // The long-key, cluster and three-consumer kernels serve dense K/V only (paged K/V runs the
   // two-consumer kernel: use_three_consumers): no paged instantiation of them.
+  // (d = 256 with 64-key blocks has one: pages of 64..256 rows are then read as 64-row boxes.)
   static constexpr bool kHasPagedKernel =
-      kLongKeyBlockN_ == 0 && kClusterM_ == 1 && kConsumerWarpgroups_ == 2;
+      (kLongKeyBlockN_ == 0 || kD256Block64) && kClusterM_ == 1 && kConsumerWarpgroups_ == 2;
   // Cluster of kClusterM CTAs on adjacent query blocks of one head (tile_scheduler.h
   // tile_work): each CTA's producer loads 1/kClusterM of every K and V block (kBlockN /
   // kClusterM rows) and multicasts it to all of them, so each block crosses from L2 once
@@ -436,6 +445,46 @@ inline bool use_long_key_blocks(int head_dim, int head_dim_v, long long seqlen_k
       masked ? FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN_MASKED : FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN;
   return FLASHATTN_SM90_LONG_KEY_BLOCK_N != 0 && head_dim == 128 && head_dim_v == 128 && !paged &&
          seqlen_k >= min_seqlen;
+}
+
+// d = 256: 64-key blocks instead of 80 (ForwardConfig kD256Block64; helper sm90k, session 8). 80 keys
+// cover 512 keys in 7 blocks (560 keys of S and P V, 9% thrown away; 1.6% at 1k and 2k), 64 divide
+// every power of two; paged K/V with pages of a multiple of 32 rows gets TMA boxes of 32..64 rows
+// instead of 16 (forward_launch.h paged_box_rows: the largest power of two dividing both the page
+// and the block). 64 keys pay 25% more per-block costs (turn barriers, waits, row maxima and sums).
+// Measured on an H200 (2026-11-22, bf16, cuDNN and a control in the same process, two runs of two
+// passes; docs/performance-sm90.md "Session 8, helper sm90k"): 64 keys against 80 +4.4% / +5.4% at 256
+// keys (non-causal / causal), +0.8% / +4.5% at 384, +0.7..0.9% / +2.2..2.6% at 512 (controls within
+// 0.6%), none shown at 640 / 768, 0.99-1.00 at 1k, 0.94-0.97 from 2k on; paged fp16 (8192 keys b1 h4,
+// 4096 keys b4 h16) pages of 64/128/256 0.77-0.80x of the 80-key time, 32 0.81-0.85x, pages of 16 / 48
+// (16-row boxes either way) 0.94-1.03x. So: dense K/V up to FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN
+// keys (unmasked) / _MASKED (causal or windowed; 0 = never), and paged K/V whose pages are a multiple
+// of 32 rows when FLASHATTN_SM90_D256_BLOCK64_PAGED is 1 (0 = never; 2 = every page size, a
+// measurement setting). Host side; seqlen_k is the longest sequence's. Macros so that an A/B build can
+// move them (bench/sm90k_run1.sh, bench/sm90k_run2.sh).
+#ifndef FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN
+#define FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN 512
+#endif
+#ifndef FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN_MASKED
+#define FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN_MASKED 512
+#endif
+#ifndef FLASHATTN_SM90_D256_BLOCK64_PAGED
+#define FLASHATTN_SM90_D256_BLOCK64_PAGED 1
+#endif
+#define FLASHATTN_SM90_D256_BLOCK64                                                                     \
+  (FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN != 0 || FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN_MASKED != 0 || \
+   FLASHATTN_SM90_D256_BLOCK64_PAGED != 0)
+// page_size: 0 for dense K/V.
+inline bool use_d256_block64(int head_dim, int head_dim_v, long long seqlen_k, bool masked,
+                             long long page_size) {
+  if (head_dim != 256 || head_dim_v != 256) return false;
+  if (page_size > 0 && (FLASHATTN_SM90_D256_BLOCK64_PAGED >= 2 ||
+                        (FLASHATTN_SM90_D256_BLOCK64_PAGED == 1 && page_size % 32 == 0))) {
+    return true;
+  }
+  const long long max_seqlen =
+      masked ? FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN_MASKED : FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN;
+  return seqlen_k <= max_seqlen;
 }
 
 }  // namespace flashattn::detail::cuda_sm90

@@ -311,6 +311,15 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
       }
     }
 #endif
+#if FLASHATTN_SM90_D256_BLOCK64
+    if constexpr (kHeadDim == 256 && kHeadDimV == 256) {
+      const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
+      const long long page_size = a.block_table != nullptr ? a.page_size : 0;
+      if (use_d256_block64(kHeadDim, kHeadDimV, a.seqlen_k, masked, page_size)) {
+        return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 64>>(a, workspace, stream);
+      }
+    }
+#endif
 #if FLASHATTN_SM90_LONG_KEY_BLOCK_N != 0
     if constexpr (kHeadDim == 128 && kHeadDimV == 128) {
       const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
