@@ -105,7 +105,10 @@ __device__ __forceinline__ std::uint32_t fragment_columns_through(int limit) {
 // compile-time position: ptxas moves the bits into predicates seven at a time (R2P) ahead of
 // one select per score. Form 1: one comparison with an immediate per bound and score. Form 0
 // cost an add and two comparisons per score: 252 instructions per thread and masked block at
-// d64 where form 2 costs ~130 (one-sided) to ~145.
+// d64 where form 2 costs ~130 (one-sided) to ~145 (ncu, causal s 512: -121 instructions per warp
+// and masked block, -6% of the kernel's). R2P writes P0-P6, so ptxas keeps the warp leader's
+// predicate of consumer_loop in a register across the mask (P2R + ISETP: +2 instructions per key
+// block on the unmasked path too, off the S -> softmax chain).
 template <int kBlockN, bool kLeft>
 __device__ __forceinline__ void apply_score_mask_bounds(float (&s)[kBlockN / 2], const ForwardKernelParams& p,
                                                         const WorkTile& w, int row0, int key0) {
