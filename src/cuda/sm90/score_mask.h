@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 
 #include "common/mask.h"
 #include "cuda/sm90/kernel_params.h"
@@ -80,26 +81,96 @@ __device__ __forceinline__ UnmaskedBlocks unmasked_blocks(const ForwardKernelPar
   return {lo, floor_div(last + 1, Config::kBlockN)};
 }
 
-// Sets invisible scores of this thread's accumulator fragment (rows row0 and
-// row0 + 8, columns key0 + 8i + 2(lane%4) + {0,1}) to -inf.
-template <int kBlockN>
-__device__ __forceinline__ void apply_score_mask(float (&s)[kBlockN / 2], const ForwardKernelParams& p,
-                                                 const WorkTile& w, int row0, int key0) {
-  const int lane_col = 2 * (threadIdx.x % 4);
+// How apply_score_mask tests the scores of a masked block (docs/kernel-notes-sm90.md, session 8,
+// helper sm90m): 2 = per-row bit masks of the visible fragment columns (default); 1 = each score's
+// compile-time column offset compared with per-row limits; 0 = each score's key compared with
+// both bounds (main before session 8), kept for A/B.
+#ifndef FLASHATTN_SM90_MASK_FORM
+#define FLASHATTN_SM90_MASK_FORM 2
+#endif
+
+// Bit 2i + e set for the fragment columns c = 8i + e (i < 16, e < 2) with c <= limit: there
+// are (limit + 8) / 8 such columns with e = 0 and (limit + 7) / 8 with e = 1 (floor division:
+// arithmetic shifts), and bits 2i + e run in the order of c, so they are the lowest ones. The
+// funnel shift with clamp gives the low `count` bits for count in [0, 32] in one instruction.
+__device__ __forceinline__ std::uint32_t fragment_columns_through(int limit) {
+  const int count = max(((limit + 8) >> 3) + ((limit + 7) >> 3), 0);
+  return __funnelshift_lc(0xffffffffu, 0u, static_cast<unsigned>(count));
+}
+
+// Sets invisible scores of this thread's accumulator fragment (rows row0 and row0 + 8, columns
+// key0 + 8i + 2(lane%4) + {0,1}) to -inf, for a mask with (kLeft) or without a left bound.
+// Form 2: per row, the visible columns of each 128 keys become a 32-bit mask (bit 2i + e:
+// column 8i + e past the thread's first one there) and every score tests its bit at a
+// compile-time position: ptxas moves the bits into predicates seven at a time (R2P) ahead of
+// one select per score. Form 1: one comparison with an immediate per bound and score. Form 0
+// cost an add and two comparisons per score: 252 instructions per thread and masked block at
+// d64 where form 2 costs ~130 (one-sided) to ~145 (ncu, causal s 512: -121 instructions per warp
+// and masked block, -6% of the kernel's). R2P writes P0-P6, so ptxas keeps the warp leader's
+// predicate of consumer_loop in a register across the mask (P2R + ISETP: +2 instructions per key
+// block on the unmasked path too, off the S -> softmax chain).
+template <int kBlockN, bool kLeft>
+__device__ __forceinline__ void apply_score_mask_bounds(float (&s)[kBlockN / 2], const ForwardKernelParams& p,
+                                                        const WorkTile& w, int row0, int key0) {
+  constexpr int kGroups = kBlockN / 8;  // 8-column groups i of the fragment
+  const int col0 = key0 + 2 * (threadIdx.x % 4);
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     // Query position of the packed row (packed GQA: packed row >> pack_shift).
     const BasicKeyRange<int> range = visible_keys_of(p, w, (row0 + 8 * half) >> p.pack_shift);
-    const int first = range.first;
-    const int last = range.last;
+    if constexpr (FLASHATTN_SM90_MASK_FORM == 2) {
 #pragma unroll
-    for (int i = 0; i < kBlockN / 8; ++i) {
+      for (int part = 0; part < (kGroups + 15) / 16; ++part) {
+        const int base = col0 + 128 * part;
+        std::uint32_t bits = fragment_columns_through(range.last - base);
+        if constexpr (kLeft) bits &= ~fragment_columns_through(range.first - 1 - base);
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int key = key0 + 8 * i + lane_col + e;
-        if (key > last || key < first) s[4 * i + 2 * half + e] = -INFINITY;
+        for (int i = 16 * part; i < min(16 * part + 16, kGroups); ++i) {
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            if (((bits >> (2 * (i - 16 * part) + e)) & 1u) == 0) s[4 * i + 2 * half + e] = -INFINITY;
+          }
+        }
+      }
+    } else {
+      const int last = range.last - col0;
+      const int first = range.first - col0;
+#pragma unroll
+      for (int i = 0; i < kGroups; ++i) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          if (8 * i + e > last || (kLeft && 8 * i + e < first)) s[4 * i + 2 * half + e] = -INFINITY;
+        }
       }
     }
+  }
+}
+
+template <int kBlockN>
+__device__ __forceinline__ void apply_score_mask(float (&s)[kBlockN / 2], const ForwardKernelParams& p,
+                                                 const WorkTile& w, int row0, int key0) {
+  if constexpr (FLASHATTN_SM90_MASK_FORM == 0) {
+    const int lane_col = 2 * (threadIdx.x % 4);
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const BasicKeyRange<int> range = visible_keys_of(p, w, (row0 + 8 * half) >> p.pack_shift);
+      const int first = range.first;
+      const int last = range.last;
+#pragma unroll
+      for (int i = 0; i < kBlockN / 8; ++i) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int key = key0 + 8 * i + lane_col + e;
+          if (key > last || key < first) s[4 * i + 2 * half + e] = -INFINITY;
+        }
+      }
+    }
+  } else if (p.window_left < 0) {
+    // No left window (causal, a right window only, the ragged key end): first = 0 <= every key.
+    // The kernel parameter makes this branch uniform.
+    apply_score_mask_bounds<kBlockN, false>(s, p, w, row0, key0);
+  } else {
+    apply_score_mask_bounds<kBlockN, true>(s, p, w, row0, key0);
   }
 }
 
