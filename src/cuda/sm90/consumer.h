@@ -114,7 +114,7 @@ __device__ __forceinline__ void prepare_scores(float (&s)[Config::kBlockN / 2], 
     masked = block_needs_mask<Config>(p, w, n_block);
   }
   if (masked) {
-    apply_score_mask<Config::kBlockN>(s, p, w, row0, n_block * Config::kBlockN);
+    apply_score_mask<Config::kBlockN, Config::kMaskForm>(s, p, w, row0, n_block * Config::kBlockN);
   }
 }
 
@@ -140,7 +140,7 @@ __device__ __forceinline__ void prepare_scores_decided(float (&s)[Config::kBlock
     for (int i = 0; i < Config::kBlockN / 2; ++i) s[i] = ptx::tanh_approx_f32(s[i] * p.softcap_in);
   }
   if (slope_s != 0.f) apply_alibi<Config::kBlockN>(s, w, slope_s, row0, n_block * Config::kBlockN);
-  if (masked) apply_score_mask<Config::kBlockN>(s, p, w, row0, n_block * Config::kBlockN);
+  if (masked) apply_score_mask<Config::kBlockN, Config::kMaskForm>(s, p, w, row0, n_block * Config::kBlockN);
 }
 
 template <class Config>

@@ -159,6 +159,24 @@
 #define FLASHATTN_SM90_SPLIT_Q 1
 #endif
 
+// The score mask of masked key blocks (score_mask.h apply_score_mask; docs/kernel-notes-sm90.md, session 8,
+// helper sm90m), per kernel family: 2 = per-row bit masks of the visible fragment columns (R2P + one
+// select per score, one-sided without a left window), 1 = one comparison with an immediate per bound and
+// score, 0 = each score's key compared with both bounds (the code before session 8). Form 2 writes the
+// predicate registers P0-P6, so ptxas keeps the consumer loop's warp-leader predicate in a register (+2
+// instructions per key block on the unmasked path too). Measured on an H200 (session 8, integrator,
+// bench/integration/s8_mask_ab.sh: three passes, form 0 / form 2 / form 0 again as the control, cuDNN in the
+// same process): d128 causal 512 +2.0% (control spread 0.7%), non-causal 512 / 8k within noise; d64 causal
+// 512 / 1k / 2k +0.8 / +0.8 / +0.3%, but d64 non-causal 512 / 1k -3.4 / -4.0% (control 0.5 / 1%). So the
+// d = dv = 128 kernel (d96 runs it) takes form 2; every other kernel keeps form 0 (d >= 192 not timed
+// with form 2).
+#ifndef FLASHATTN_SM90_MASK_FORM_D128
+#define FLASHATTN_SM90_MASK_FORM_D128 2
+#endif
+#ifndef FLASHATTN_SM90_MASK_FORM_OTHER
+#define FLASHATTN_SM90_MASK_FORM_OTHER 0
+#endif
+
 // Session 8, helper sm90t (short rows, issue 6): the tile order (forward_launch.h; docs/performance-sm90.md
 // "Session 8, helper sm90t"). ncu at s 512 non-causal, d128 b32 h16: the session-7 order (L2 sections of
 // half of L2, heads fastest inside a section) read 311 MB from DRAM where Q, K and V are 192 MB (cuDNN:
@@ -305,6 +323,9 @@ struct ForwardConfig {
   // Mask decisions per tile (FLASHATTN_SM90_TILE_MASK_RANGE{,_THREE} above).
   static constexpr bool kTileMaskRange =
       (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_TILE_MASK_RANGE_THREE : FLASHATTN_SM90_TILE_MASK_RANGE) != 0;
+  // How masked blocks test their scores (FLASHATTN_SM90_MASK_FORM_* above).
+  static constexpr int kMaskForm =
+      kHeadDim == 128 && kHeadDimV == 128 ? FLASHATTN_SM90_MASK_FORM_D128 : FLASHATTN_SM90_MASK_FORM_OTHER;
 
   // Tiles are stored as kChunks column chunks of 64 elements (128 bytes, the
   // width of one 128B-swizzle row), each chunk a [rows][64] block: exactly what

@@ -81,13 +81,10 @@ __device__ __forceinline__ UnmaskedBlocks unmasked_blocks(const ForwardKernelPar
   return {lo, floor_div(last + 1, Config::kBlockN)};
 }
 
-// How apply_score_mask tests the scores of a masked block (docs/kernel-notes-sm90.md, session 8,
-// helper sm90m): 2 = per-row bit masks of the visible fragment columns (default); 1 = each score's
-// compile-time column offset compared with per-row limits; 0 = each score's key compared with
-// both bounds (main before session 8), kept for A/B.
-#ifndef FLASHATTN_SM90_MASK_FORM
-#define FLASHATTN_SM90_MASK_FORM 2
-#endif
+// How apply_score_mask tests the scores of a masked block: the kernel's ForwardConfig::kMaskForm
+// (forward_config.h, FLASHATTN_SM90_MASK_FORM_*): 2 = per-row bit masks of the visible fragment columns,
+// 1 = each score's compile-time column offset compared with per-row limits, 0 = each score's key compared
+// with both bounds (the code before session 8).
 
 // Bit 2i + e set for the fragment columns c = 8i + e (i < 16, e < 2) with c <= limit: there
 // are (limit + 8) / 8 such columns with e = 0 and (limit + 7) / 8 with e = 1 (floor division:
@@ -109,7 +106,7 @@ __device__ __forceinline__ std::uint32_t fragment_columns_through(int limit) {
 // and masked block, -6% of the kernel's). R2P writes P0-P6, so ptxas keeps the warp leader's
 // predicate of consumer_loop in a register across the mask (P2R + ISETP: +2 instructions per key
 // block on the unmasked path too, off the S -> softmax chain).
-template <int kBlockN, bool kLeft>
+template <int kBlockN, int kForm, bool kLeft>
 __device__ __forceinline__ void apply_score_mask_bounds(float (&s)[kBlockN / 2], const ForwardKernelParams& p,
                                                         const WorkTile& w, int row0, int key0) {
   constexpr int kGroups = kBlockN / 8;  // 8-column groups i of the fragment
@@ -118,7 +115,7 @@ __device__ __forceinline__ void apply_score_mask_bounds(float (&s)[kBlockN / 2],
   for (int half = 0; half < 2; ++half) {
     // Query position of the packed row (packed GQA: packed row >> pack_shift).
     const BasicKeyRange<int> range = visible_keys_of(p, w, (row0 + 8 * half) >> p.pack_shift);
-    if constexpr (FLASHATTN_SM90_MASK_FORM == 2) {
+    if constexpr (kForm == 2) {
 #pragma unroll
       for (int part = 0; part < (kGroups + 15) / 16; ++part) {
         const int base = col0 + 128 * part;
@@ -146,10 +143,11 @@ __device__ __forceinline__ void apply_score_mask_bounds(float (&s)[kBlockN / 2],
   }
 }
 
-template <int kBlockN>
+template <int kBlockN, int kForm>
 __device__ __forceinline__ void apply_score_mask(float (&s)[kBlockN / 2], const ForwardKernelParams& p,
                                                  const WorkTile& w, int row0, int key0) {
-  if constexpr (FLASHATTN_SM90_MASK_FORM == 0) {
+  static_assert(kForm >= 0 && kForm <= 2, "mask forms are 0, 1 and 2");
+  if constexpr (kForm == 0) {
     const int lane_col = 2 * (threadIdx.x % 4);
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
@@ -168,9 +166,9 @@ __device__ __forceinline__ void apply_score_mask(float (&s)[kBlockN / 2], const 
   } else if (p.window_left < 0) {
     // No left window (causal, a right window only, the ragged key end): first = 0 <= every key.
     // The kernel parameter makes this branch uniform.
-    apply_score_mask_bounds<kBlockN, false>(s, p, w, row0, key0);
+    apply_score_mask_bounds<kBlockN, kForm, false>(s, p, w, row0, key0);
   } else {
-    apply_score_mask_bounds<kBlockN, true>(s, p, w, row0, key0);
+    apply_score_mask_bounds<kBlockN, kForm, true>(s, p, w, row0, key0);
   }
 }
 
