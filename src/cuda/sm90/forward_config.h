@@ -183,6 +183,20 @@
 #ifndef FLASHATTN_SM90_SECTION_L2_DIVISOR
 #define FLASHATTN_SM90_SECTION_L2_DIVISOR 8
 #endif
+// Session 8, helper sm90o (issue 6): the largest d / dv whose kernels take HEAD_MAJOR_MAX_SEQLEN's
+// head-major order (128: measured there by sm90t; 256: the d192 / d256 kernels too, where a half-L2
+// section at s 512 holds ~50 heads of K/V).
+#ifndef FLASHATTN_SM90_HEAD_MAJOR_MAX_D
+#define FLASHATTN_SM90_HEAD_MAJOR_MAX_D 128
+#endif
+// Session 8, helper sm90o: the kernels whose O reuses Q's buffer (d = 192 and 256; kSeparateO false)
+// write O straight from the accumulator registers to global memory (epilogue.h store_output) instead
+// of through Q's rows and a TMA store. A consumer then releases its Q rows after its last S GEMM, as the
+// separate-O kernels do, so the next tile's Q no longer waits for this tile's O store, and the next
+// tile's first S GEMM can be issued before the epilogue (kEarlyNextS). 0: off (the TMA store).
+#ifndef FLASHATTN_SM90_DIRECT_O
+#define FLASHATTN_SM90_DIRECT_O 0
+#endif
 
 namespace flashattn::detail::cuda_sm90 {
 
@@ -342,13 +356,18 @@ struct ForwardConfig {
   // + the tile-index slot; kSplitQ: + a q_full / q_empty pair per part (pipeline.h).
   static constexpr int kBarrierBytes = 8 * (4 + 4 * kStages) + 8 + (kSplitQ ? 16 * kQParts : 0);
   static constexpr bool kSeparateO = kOEnd + kOBytes + kOnesBytes + kBarrierBytes + 1024 <= kSmemLimit;
+  // O from registers to global memory where it would reuse Q's rows (FLASHATTN_SM90_DIRECT_O above).
+  static constexpr bool kDirectO = !kSeparateO && FLASHATTN_SM90_DIRECT_O != 0;
+  // A consumer's Q rows are free once its last S GEMM of the tile completed (no O goes through them).
+  static constexpr bool kReleaseQAfterS = kSeparateO || kDirectO;
   // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that
   // the O normalisation, its shared-memory write and the TMA store run beside a GEMM
   // rather than between two. Needs the next Q before this tile's O is stored, so only where
-  // O has its own buffer (when O reuses Q's rows the store must read them before the next
-  // Q may land). kKVBytes <= kQBytes: a tile without key blocks multiplies Q's buffer by
-  // itself in place of a K block (consumer.h begin_tile).
-  static constexpr bool kEarlyNextS = FLASHATTN_SM90_EARLY_NEXT_S != 0 && kSeparateO && kKVBytes <= kQBytes;
+  // O has its own buffer or goes straight to global memory (when O reuses Q's rows the store
+  // must read them before the next Q may land). kKVBytes <= kQBytes: a tile without key blocks
+  // multiplies Q's buffer by itself in place of a K block (consumer.h begin_tile).
+  static constexpr bool kEarlyNextS =
+      FLASHATTN_SM90_EARLY_NEXT_S != 0 && kReleaseQAfterS && kKVBytes <= kQBytes;
   static constexpr bool kEarlyNextTile = kEarlyNextS && FLASHATTN_SM90_EARLY_NEXT_S >= 2;
   static constexpr int kOOffset = kSeparateO ? kOEnd : kQOffset;
   // The ones block (kRowSumMma) follows O, 1024-byte aligned like every buffer before it,
