@@ -164,8 +164,8 @@
 // half of L2, heads fastest inside a section) read 311 MB from DRAM where Q, K and V are 192 MB (cuDNN:
 // 201 MB): a head's K/V did not survive in L2 from its first query block to its last (a section's 100
 // heads of K/V are 25 MB, and the Q / O of 300 tiles stream past in between). Two host-side switches:
-//  - HEAD_MAJOR_MAX_SEQLEN (kernels with d, dv <= 128): when the static schedule runs (no causal /
-//    window mask, one length) and the key sequence has at most this many keys (0: never; negative:
+//  - HEAD_MAJOR_MAX_SEQLEN (kernels with d, dv <= HEAD_MAJOR_MAX_D): when the static schedule runs (no
+//    causal / window mask, one length) and the key sequence has at most this many keys (0: never; negative:
 //    every length), the sections are one head each (sec_heads = 1): a head's query blocks are adjacent
 //    tile indices, so the CTAs running them at the same time read the same K/V blocks at the same time.
 //    tile_work decodes sections of one head like any other. ncu (d128 s512): DRAM reads 311 -> 201 MB,
@@ -183,19 +183,16 @@
 #ifndef FLASHATTN_SM90_SECTION_L2_DIVISOR
 #define FLASHATTN_SM90_SECTION_L2_DIVISOR 8
 #endif
-// Session 8, helper sm90o (issue 6): the largest d / dv whose kernels take HEAD_MAJOR_MAX_SEQLEN's
-// head-major order (128: measured there by sm90t; 256: the d192 / d256 kernels too, where a half-L2
-// section at s 512 holds ~50 heads of K/V).
+// HEAD_MAJOR_MAX_D (helper sm90o, session 8): the largest d / dv whose kernels take HEAD_MAJOR_MAX_SEQLEN's
+// order (128: only the kernels sm90t measured; 256: every kernel). At d256 s 512 (b32 h8) a half-L2 section
+// is ~50 heads of K/V, so a head's next query block ran ~50 tiles after the previous one: ncu (locked
+// clocks, bf16, non-causal) DRAM reads 369 -> 201 MB (cuDNN 201 MB), L2 hit 48 -> 58%, kernel time
+// 170.0 -> 159.3 us (cuDNN 162.6 us). Same-process A/B on an H200 (two passes, control beside, spread
+// <= 1.4% on those rows but up to 7% at 2k): d256 non-causal +14.2% at 512, +9.0% at 1k, +5.0% at 2k, +4.0%
+// at 8k; causal rows run the dynamic schedule and are unchanged. The d192 and (64, 256) kernels take it by
+// the same reasoning (GPU-tested, not timed). 128 restores the session-8 (sm90t) order.
 #ifndef FLASHATTN_SM90_HEAD_MAJOR_MAX_D
-#define FLASHATTN_SM90_HEAD_MAJOR_MAX_D 128
-#endif
-// Session 8, helper sm90o: the kernels whose O reuses Q's buffer (d = 192 and 256; kSeparateO false)
-// write O straight from the accumulator registers to global memory (epilogue.h store_output) instead
-// of through Q's rows and a TMA store. A consumer then releases its Q rows after its last S GEMM, as the
-// separate-O kernels do, so the next tile's Q no longer waits for this tile's O store, and the next
-// tile's first S GEMM can be issued before the epilogue (kEarlyNextS). 0: off (the TMA store).
-#ifndef FLASHATTN_SM90_DIRECT_O
-#define FLASHATTN_SM90_DIRECT_O 0
+#define FLASHATTN_SM90_HEAD_MAJOR_MAX_D 256
 #endif
 
 namespace flashattn::detail::cuda_sm90 {
@@ -356,18 +353,15 @@ struct ForwardConfig {
   // + the tile-index slot; kSplitQ: + a q_full / q_empty pair per part (pipeline.h).
   static constexpr int kBarrierBytes = 8 * (4 + 4 * kStages) + 8 + (kSplitQ ? 16 * kQParts : 0);
   static constexpr bool kSeparateO = kOEnd + kOBytes + kOnesBytes + kBarrierBytes + 1024 <= kSmemLimit;
-  // O from registers to global memory where it would reuse Q's rows (FLASHATTN_SM90_DIRECT_O above).
-  static constexpr bool kDirectO = !kSeparateO && FLASHATTN_SM90_DIRECT_O != 0;
-  // A consumer's Q rows are free once its last S GEMM of the tile completed (no O goes through them).
-  static constexpr bool kReleaseQAfterS = kSeparateO || kDirectO;
   // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that
   // the O normalisation, its shared-memory write and the TMA store run beside a GEMM
   // rather than between two. Needs the next Q before this tile's O is stored, so only where
-  // O has its own buffer or goes straight to global memory (when O reuses Q's rows the store
-  // must read them before the next Q may land). kKVBytes <= kQBytes: a tile without key blocks
-  // multiplies Q's buffer by itself in place of a K block (consumer.h begin_tile).
-  static constexpr bool kEarlyNextS =
-      FLASHATTN_SM90_EARLY_NEXT_S != 0 && kReleaseQAfterS && kKVBytes <= kQBytes;
+  // O has its own buffer (when O reuses Q's rows the store must read them before the next
+  // Q may land). kKVBytes <= kQBytes: a tile without key blocks multiplies Q's buffer by
+  // itself in place of a K block (consumer.h begin_tile).
+  // (O stored from registers straight to global memory at d 192 / 256, so that Q is free after
+  // the last S GEMM and this applies there too, was 8-17% slower: session 8, helper sm90o.)
+  static constexpr bool kEarlyNextS = FLASHATTN_SM90_EARLY_NEXT_S != 0 && kSeparateO && kKVBytes <= kQBytes;
   static constexpr bool kEarlyNextTile = kEarlyNextS && FLASHATTN_SM90_EARLY_NEXT_S >= 2;
   static constexpr int kOOffset = kSeparateO ? kOEnd : kQOffset;
   // The ones block (kRowSumMma) follows O, 1024-byte aligned like every buffer before it,
