@@ -2,6 +2,9 @@
 # The one device run of helper sm90o (session 8, issue 6): d256 short rows, tile order + O in Q's buffer.
 # Run from this tree's root, carried inside the main checkout:
 #   cd .device-carry/sm90o && DEADLINE=245 timeout 262 bash bench/sm90o_run.sh
+# Ran once, at commit 89024f7 (results: docs/performance-sm90.md "Session 8, helper sm90o"). Since 08eaa0b the
+# default is HEAD_MAJOR_MAX_D=256 (base below passes 128 to stay main 9179e56's order) and DIRECT_O no longer
+# exists outside 89024f7 (there dir / hd equal base / hm).
 # Builds from THIS tree (90a, forward only; the sm80 family's sm_80 gencodes dropped from the carried copy's
 # src/cuda/CMakeLists.txt), all in parallel, all finished before anything is timed:
 #   py base  Python extension, bf16, d256, main's behaviour (both switches off); installed again as "ctrl"
@@ -33,6 +36,7 @@ sed -i 's/^set(FLASHATTN_SM80_GENCODE -gencode=arch=compute_80,code=sm_80 -genco
 log "sm80 gencode dropped: $(grep -c 'set(FLASHATTN_SM80_GENCODE)' src/cuda/CMakeLists.txt)"
 
 hm="-DFLASHATTN_SM90_HEAD_MAJOR_MAX_D=256"
+old_order="-DFLASHATTN_SM90_HEAD_MAJOR_MAX_D=128"
 dir="-DFLASHATTN_SM90_DIRECT_O=1"
 build_py() { PY_DIMS=256 sm90_build_py "$1" "$2" 3 150 -DFLASHATTN_PTXAS_VERBOSE=ON; }
 cpp_build() {  # cpp_build NAME DIMS DTYPES FLAGS
@@ -46,9 +50,9 @@ cpp_build() {  # cpp_build NAME DIMS DTYPES FLAGS
 }
 pids=()
 cpp_build N "192;256" "fp16;bf16" "$hm $dir" & pids+=($!)
-build_py base "" & pids+=($!)
+build_py base "$old_order" & pids+=($!)
 build_py hm "$hm" & pids+=($!)
-build_py dir "$dir" & pids+=($!)
+build_py dir "$old_order $dir" & pids+=($!)
 build_py hd "$hm $dir" & pids+=($!)
 for pid in "${pids[@]}"; do wait "$pid"; done
 builds=base,hm,dir,hd
