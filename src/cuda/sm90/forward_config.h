@@ -182,8 +182,8 @@
 // half of L2, heads fastest inside a section) read 311 MB from DRAM where Q, K and V are 192 MB (cuDNN:
 // 201 MB): a head's K/V did not survive in L2 from its first query block to its last (a section's 100
 // heads of K/V are 25 MB, and the Q / O of 300 tiles stream past in between). Two host-side switches:
-//  - HEAD_MAJOR_MAX_SEQLEN (kernels with d, dv <= 128): when the static schedule runs (no causal /
-//    window mask, one length) and the key sequence has at most this many keys (0: never; negative:
+//  - HEAD_MAJOR_MAX_SEQLEN (kernels with d, dv <= HEAD_MAJOR_MAX_D): when the static schedule runs (no
+//    causal / window mask, one length) and the key sequence has at most this many keys (0: never; negative:
 //    every length), the sections are one head each (sec_heads = 1): a head's query blocks are adjacent
 //    tile indices, so the CTAs running them at the same time read the same K/V blocks at the same time.
 //    tile_work decodes sections of one head like any other. ncu (d128 s512): DRAM reads 311 -> 201 MB,
@@ -200,6 +200,17 @@
 #endif
 #ifndef FLASHATTN_SM90_SECTION_L2_DIVISOR
 #define FLASHATTN_SM90_SECTION_L2_DIVISOR 8
+#endif
+// HEAD_MAJOR_MAX_D (helper sm90o, session 8): the largest d / dv whose kernels take HEAD_MAJOR_MAX_SEQLEN's
+// order (128: only the kernels sm90t measured; 256: every kernel). At d256 s 512 (b32 h8) a half-L2 section
+// is ~50 heads of K/V, so a head's next query block ran ~50 tiles after the previous one: ncu (locked
+// clocks, bf16, non-causal) DRAM reads 369 -> 201 MB (cuDNN 201 MB), L2 hit 48 -> 58%, kernel time
+// 170.0 -> 159.3 us (cuDNN 162.6 us). Same-process A/B on an H200 (two passes, control beside, spread
+// <= 1.4% on those rows but up to 7% at 2k): d256 non-causal +14.2% at 512, +9.0% at 1k, +5.0% at 2k, +4.0%
+// at 8k; causal rows run the dynamic schedule and are unchanged. The d192 and (64, 256) kernels take it by
+// the same reasoning (GPU-tested, not timed). 128 restores the session-8 (sm90t) order.
+#ifndef FLASHATTN_SM90_HEAD_MAJOR_MAX_D
+#define FLASHATTN_SM90_HEAD_MAJOR_MAX_D 256
 #endif
 
 namespace flashattn::detail::cuda_sm90 {
@@ -369,6 +380,8 @@ struct ForwardConfig {
   // O has its own buffer (when O reuses Q's rows the store must read them before the next
   // Q may land). kKVBytes <= kQBytes: a tile without key blocks multiplies Q's buffer by
   // itself in place of a K block (consumer.h begin_tile).
+  // (O stored from registers straight to global memory at d 192 / 256, so that Q is free after
+  // the last S GEMM and this applies there too, was 8-17% slower: session 8, helper sm90o.)
   static constexpr bool kEarlyNextS = FLASHATTN_SM90_EARLY_NEXT_S != 0 && kSeparateO && kKVBytes <= kQBytes;
   static constexpr bool kEarlyNextTile = kEarlyNextS && FLASHATTN_SM90_EARLY_NEXT_S >= 2;
   static constexpr int kOOffset = kSeparateO ? kOEnd : kQOffset;

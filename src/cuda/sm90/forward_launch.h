@@ -183,8 +183,10 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     return e;
   // L2 sections (tile_scheduler.h): as many kv heads as fill a part of L2, times their query heads:
   // half of L2, or 1 / SECTION_L2_DIVISOR for the d = dv = 128 kernel; sections of one head for the
-  // static schedule of the kernels with d, dv <= 128 (HEAD_MAJOR_MAX_SEQLEN; forward_config.h, session 8).
-  constexpr bool kShortRowOrder = Config::kHeadDim <= 128 && Config::kHeadDimV <= 128;
+  // static schedule of the kernels with d, dv <= HEAD_MAJOR_MAX_D (HEAD_MAJOR_MAX_SEQLEN; forward_config.h,
+  // session 8).
+  constexpr bool kShortRowOrder = Config::kHeadDim <= FLASHATTN_SM90_HEAD_MAJOR_MAX_D &&
+                                  Config::kHeadDimV <= FLASHATTN_SM90_HEAD_MAJOR_MAX_D;
   constexpr bool kSmallSections = Config::kHeadDim == 128 && Config::kHeadDimV == 128;
   const std::int64_t section_bytes = l2_bytes / (kSmallSections ? FLASHATTN_SM90_SECTION_L2_DIVISOR : 2);
   const std::int64_t kv_head_bytes = std::max<std::int64_t>(1, a.seqlen_k * (a.head_dim + a.head_dim_v) * 2);
