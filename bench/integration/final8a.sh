@@ -34,8 +34,16 @@ run --backend cuda_sm80 --head-dim 128 --seqlen-q 2000 -b 8 --heads 16 --heads-k
 run --backend cuda_sm80 --head-dim 128 --seqlen-q 16384 -b 1 --heads 16
 run --backend cuda_sm80 --head-dim 64 --causal --seqlen-q 2048 -b 8 --heads 32
 run --backend cuda_sm80 --head-dim 64 --causal --seqlen-q 1500 -b 4 --heads 32 --heads-kv 8 --dtype fp16
-# SM90M_RUNS
-# SM90O_RUNS
+# sm90 score-mask forms (sm90m + integrator): bit masks on the d128 kernel (d96 runs it), with and without a left
+# bound; the comparison form on d64
+run --backend cuda_sm90 --head-dim 128 --window 100,0 --seqlen-q 2048 -b 2 --heads 8
+run --backend cuda_sm90 --head-dim 128 --window -1,64 --seqlen-q 1000 --seqlen-k 1200 -b 2 --heads 8 --dtype fp16
+run --backend cuda_sm90 --head-dim 96 --causal --seqlen-q 777 -b 3 --heads 8
+run --backend cuda_sm90 --head-dim 64 --window 50,50 --seqlen-q 1500 -b 2 --heads 8
+# sm90 head-major order for the d192 / d256 / (64, 256) kernels (sm90o)
+run --backend cuda_sm90 --head-dim 192 --seqlen-q 1024 -b 8 --heads 8
+run --backend cuda_sm90 --head-dim 64 --head-dim-v 256 --seqlen-q 512 -b 16 --heads 8 --dtype fp16
+run --backend cuda_sm90 --head-dim 256 --seqlen-q 2048 -b 4 --heads 8 --heads-kv 2
 r() { echo "## $*" >> $OUT/paged.txt; timeout 60 $cli run --repeat 20 --verify none "$@" >> $OUT/paged.txt 2>&1; }
 for be in cuda_sm90 cuda_sm80; do for d in 64 128 256; do
   for shape in "-b 1 --heads 4 --seqlen-q 8192" "-b 4 --heads 16 --seqlen-q 4096"; do
