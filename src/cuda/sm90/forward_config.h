@@ -201,6 +201,10 @@
 #ifndef FLASHATTN_SM90_SECTION_L2_DIVISOR
 #define FLASHATTN_SM90_SECTION_L2_DIVISOR 8
 #endif
+// The same for the d = dv = 256 kernels (session 8, integrator; 2 = half of L2, as before).
+#ifndef FLASHATTN_SM90_SECTION_L2_DIVISOR_D256
+#define FLASHATTN_SM90_SECTION_L2_DIVISOR_D256 2
+#endif
 // HEAD_MAJOR_MAX_D (helper sm90o, session 8): the largest d / dv whose kernels take HEAD_MAJOR_MAX_SEQLEN's
 // order (128: only the kernels sm90t measured; 256: every kernel). At d256 s 512 (b32 h8) a half-L2 section
 // is ~50 heads of K/V, so a head's next query block ran ~50 tiles after the previous one: ncu (locked

@@ -182,13 +182,18 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   if (cudaError_t e = cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device); e != cudaSuccess)
     return e;
   // L2 sections (tile_scheduler.h): as many kv heads as fill a part of L2, times their query heads:
-  // half of L2, or 1 / SECTION_L2_DIVISOR for the d = dv = 128 kernel; sections of one head for the
-  // static schedule of the kernels with d, dv <= HEAD_MAJOR_MAX_D (HEAD_MAJOR_MAX_SEQLEN; forward_config.h,
-  // session 8).
+  // half of L2, or 1 / SECTION_L2_DIVISOR(_D256) for the d = dv = 128 (256) kernels; sections of one head for
+  // the static schedule of the kernels with d, dv <= HEAD_MAJOR_MAX_D (HEAD_MAJOR_MAX_SEQLEN;
+  // forward_config.h, session 8).
   constexpr bool kShortRowOrder = Config::kHeadDim <= FLASHATTN_SM90_HEAD_MAJOR_MAX_D &&
                                   Config::kHeadDimV <= FLASHATTN_SM90_HEAD_MAJOR_MAX_D;
-  constexpr bool kSmallSections = Config::kHeadDim == 128 && Config::kHeadDimV == 128;
-  const std::int64_t section_bytes = l2_bytes / (kSmallSections ? FLASHATTN_SM90_SECTION_L2_DIVISOR : 2);
+  constexpr int kSectionDivisor =
+      Config::kHeadDim == 128 && Config::kHeadDimV == 128
+          ? FLASHATTN_SM90_SECTION_L2_DIVISOR
+          : (Config::kHeadDim == 256 && Config::kHeadDimV == 256 ? FLASHATTN_SM90_SECTION_L2_DIVISOR_D256
+                                                                 : 2);
+  static_assert(kSectionDivisor >= 1);
+  const std::int64_t section_bytes = l2_bytes / kSectionDivisor;
   const std::int64_t kv_head_bytes = std::max<std::int64_t>(1, a.seqlen_k * (a.head_dim + a.head_dim_v) * 2);
   const std::int64_t kv_heads_per_section = std::max<std::int64_t>(1, section_bytes / kv_head_bytes);
   k.sec_heads = static_cast<int>(
