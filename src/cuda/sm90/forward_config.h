@@ -202,9 +202,9 @@
 #define FLASHATTN_SM90_SECTION_L2_DIVISOR 8
 #endif
 // The same for the d = dv = 256 kernels (2 = half of L2, unchanged). Measured on an H200 (session 8,
-// integrator, bench/integration/s8_d256_sections.sh: 4 and 8 against 2 and a control copy, cuDNN beside, three
-// passes, bf16 causal): 512 +0.9..1.2%, 1k -1..0%, 2k -2..0%, 4k -3..-8% (control spread up to 5% there):
-// no gain, so 2.
+// integrator, bench/integration/s8_d256_sections.sh: 4 and 8 against 2 and a control copy, cuDNN beside,
+// three passes, bf16 causal): 512 +0.9..1.2%, 1k -1..0%, 2k -2..0%, 4k -3..-8% (control spread up to 5%
+// there): no gain, so 2.
 #ifndef FLASHATTN_SM90_SECTION_L2_DIVISOR_D256
 #define FLASHATTN_SM90_SECTION_L2_DIVISOR_D256 2
 #endif
