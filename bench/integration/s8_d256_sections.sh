@@ -6,6 +6,7 @@
 # extension a second time. bench/sm90s_ab.py, all builds + cuDNN in one process, each row forward then reverse
 # order; three passes.
 #   DEADLINE=230 timeout 250 bash bench/integration/s8_d256_sections.sh
+# RECORD: ran at 1fae551; the switch was removed afterwards (the d256 kernels keep half of L2, forward_config.h).
 set -uo pipefail
 out=/tmp/s8sec-out
 bld=/tmp/s8sec-build

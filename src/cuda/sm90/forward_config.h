@@ -161,8 +161,8 @@
 
 // The score mask of masked key blocks (score_mask.h apply_score_mask; docs/kernel-notes-sm90.md, session 8,
 // helper sm90m), per kernel family: 2 = per-row bit masks of the visible fragment columns (R2P + one
-// select per score, one-sided without a left window), 1 = one comparison with an immediate per bound and
-// score, 0 = each score's key compared with both bounds (the code before session 8). Form 2 writes the
+// select per score, one-sided without a left window), 0 = each score's key compared with both bounds (the
+// code before session 8). Form 2 writes the
 // predicate registers P0-P6, so ptxas keeps the consumer loop's warp-leader predicate in a register (+2
 // instructions per key block on the unmasked path too). Measured on an H200 (session 8, integrator,
 // bench/integration/s8_mask_ab.sh: three passes, form 0 / form 2 / form 0 again as the control, cuDNN in the
@@ -194,19 +194,14 @@
 //    variable length) take sections of 1 / divisor of L2 instead of 1 / 2. Causal s 512: DRAM reads
 //    206 -> 201 MB, +3% at free clocks (two variants against three baselines), 1k-4k within noise. At d64
 //    the smaller sections lost ~1% (1k-4k) and, under ncu at 512, 2.4% (the longest-first order of a
-//    half-L2 section balances the tail better), so the d64 kernels keep 2.
+//    half-L2 section balances the tail better), so the d64 kernels keep 2. At d256 (integrator,
+//    bench/integration/s8_d256_sections.sh, three passes, causal) 4 and 8 read +0.9..1.2% at 512 and
+//    -3..-8% at 4k: the d256 kernels keep 2 as well.
 #ifndef FLASHATTN_SM90_HEAD_MAJOR_MAX_SEQLEN
 #define FLASHATTN_SM90_HEAD_MAJOR_MAX_SEQLEN -1
 #endif
 #ifndef FLASHATTN_SM90_SECTION_L2_DIVISOR
 #define FLASHATTN_SM90_SECTION_L2_DIVISOR 8
-#endif
-// The same for the d = dv = 256 kernels (2 = half of L2, unchanged). Measured on an H200 (session 8,
-// integrator, bench/integration/s8_d256_sections.sh: 4 and 8 against 2 and a control copy, cuDNN beside,
-// three passes, bf16 causal): 512 +0.9..1.2%, 1k -1..0%, 2k -2..0%, 4k -3..-8% (control spread up to 5%
-// there): no gain, so 2.
-#ifndef FLASHATTN_SM90_SECTION_L2_DIVISOR_D256
-#define FLASHATTN_SM90_SECTION_L2_DIVISOR_D256 2
 #endif
 // HEAD_MAJOR_MAX_D (helper sm90o, session 8): the largest d / dv whose kernels take HEAD_MAJOR_MAX_SEQLEN's
 // order (128: only the kernels sm90t measured; 256: every kernel). At d256 s 512 (b32 h8) a half-L2 section
@@ -466,10 +461,11 @@ inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked
          m_blocks % 2 == 0 && !masked && !paged && !sequence_maps;
 }
 
-// HEAD_MAJOR_MAX_SEQLEN above: sections of one head for unmasked equal-length rows. Host side.
-inline bool head_major_order(long long seqlen_k, bool masked, bool sequence_maps) {
+// HEAD_MAJOR_MAX_SEQLEN above: sections of one head, for calls that run the static schedule (the caller
+// checks that). Host side.
+inline bool head_major_order(long long seqlen_k) {
   constexpr long long kMax = FLASHATTN_SM90_HEAD_MAJOR_MAX_SEQLEN;
-  return kMax != 0 && !masked && !sequence_maps && (kMax < 0 || seqlen_k <= kMax);
+  return kMax != 0 && (kMax < 0 || seqlen_k <= kMax);
 }
 
 // d = 128 (dense K/V): a key block of FLASHATTN_SM90_LONG_KEY_BLOCK_N keys instead of

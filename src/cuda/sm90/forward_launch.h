@@ -181,27 +181,22 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     return e;
   if (cudaError_t e = cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device); e != cudaSuccess)
     return e;
+  // Equal tiles (no mask cutting key ranges, no per-sequence lengths): the static
+  // schedule saves the atomic per tile (measured 2-7% at <= 4k, docs/kernel-notes-sm90.md).
+  k.static_schedule = a.mask.window_left < 0 && a.mask.window_right < 0 && !uses_sequence_maps(a);
   // L2 sections (tile_scheduler.h): as many kv heads as fill a part of L2, times their query heads:
-  // half of L2, or 1 / SECTION_L2_DIVISOR(_D256) for the d = dv = 128 (256) kernels; sections of one head for
-  // the static schedule of the kernels with d, dv <= HEAD_MAJOR_MAX_D (HEAD_MAJOR_MAX_SEQLEN;
+  // half of L2, or 1 / SECTION_L2_DIVISOR for the d = dv = 128 kernel; sections of one head for the
+  // static schedule of the kernels with d, dv <= HEAD_MAJOR_MAX_D (HEAD_MAJOR_MAX_SEQLEN;
   // forward_config.h, session 8).
   constexpr bool kShortRowOrder = Config::kHeadDim <= FLASHATTN_SM90_HEAD_MAJOR_MAX_D &&
                                   Config::kHeadDimV <= FLASHATTN_SM90_HEAD_MAJOR_MAX_D;
-  constexpr int kSectionDivisor =
-      Config::kHeadDim == 128 && Config::kHeadDimV == 128
-          ? FLASHATTN_SM90_SECTION_L2_DIVISOR
-          : (Config::kHeadDim == 256 && Config::kHeadDimV == 256 ? FLASHATTN_SM90_SECTION_L2_DIVISOR_D256
-                                                                 : 2);
-  static_assert(kSectionDivisor >= 1);
-  const std::int64_t section_bytes = l2_bytes / kSectionDivisor;
+  constexpr bool kSmallSections = Config::kHeadDim == 128 && Config::kHeadDimV == 128;
+  const std::int64_t section_bytes = l2_bytes / (kSmallSections ? FLASHATTN_SM90_SECTION_L2_DIVISOR : 2);
   const std::int64_t kv_head_bytes = std::max<std::int64_t>(1, a.seqlen_k * (a.head_dim + a.head_dim_v) * 2);
   const std::int64_t kv_heads_per_section = std::max<std::int64_t>(1, section_bytes / kv_head_bytes);
   k.sec_heads = static_cast<int>(
       std::min<std::int64_t>(kv_heads_per_section * k.heads_per_kv, std::int64_t{k.batch} * k.heads));
-  if (kShortRowOrder && head_major_order(a.seqlen_k, a.mask.window_left >= 0 || a.mask.window_right >= 0,
-                                         uses_sequence_maps(a))) {
-    k.sec_heads = 1;
-  }
+  if (kShortRowOrder && k.static_schedule && head_major_order(a.seqlen_k)) k.sec_heads = 1;
   {
     // tile_work's divisors (fast_division.h). The backend never launches an empty grid, so every
     // divisor is at least 1; the clamps only keep a divisor of 0 out of the host arithmetic.
@@ -214,9 +209,6 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     k.heads_div = make_fast_divisor(std::max(1, k.heads));
   }
   k.tile_counter = tile_counter;
-  // Equal tiles (no mask cutting key ranges, no per-sequence lengths): the static
-  // schedule saves the atomic per tile (measured 2-7% at <= 4k, docs/kernel-notes-sm90.md).
-  k.static_schedule = a.mask.window_left < 0 && a.mask.window_right < 0 && !uses_sequence_maps(a);
   // The counter of the dynamic schedule starts at 0: zeroed by the prepare kernel
   // when there is one, else by a memset (a launch of its own, ~2 us on the stream,
   // which the static schedule does without).

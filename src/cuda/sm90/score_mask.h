@@ -83,8 +83,8 @@ __device__ __forceinline__ UnmaskedBlocks unmasked_blocks(const ForwardKernelPar
 
 // How apply_score_mask tests the scores of a masked block: the kernel's ForwardConfig::kMaskForm
 // (forward_config.h, FLASHATTN_SM90_MASK_FORM_*): 2 = per-row bit masks of the visible fragment columns,
-// 1 = each score's compile-time column offset compared with per-row limits, 0 = each score's key compared
-// with both bounds (the code before session 8).
+// 0 = each score's key compared with both bounds (the code before session 8). (Form 1, one comparison
+// with an immediate per bound and score, measured no faster than 2 by helper sm90m; code in d4c8bec.)
 
 // Bit 2i + e set for the fragment columns c = 8i + e (i < 16, e < 2) with c <= limit: there
 // are (limit + 8) / 8 such columns with e = 0 and (limit + 7) / 8 with e = 1 (floor division:
@@ -96,47 +96,34 @@ __device__ __forceinline__ std::uint32_t fragment_columns_through(int limit) {
 }
 
 // Sets invisible scores of this thread's accumulator fragment (rows row0 and row0 + 8, columns
-// key0 + 8i + 2(lane%4) + {0,1}) to -inf, for a mask with (kLeft) or without a left bound.
-// Form 2: per row, the visible columns of each 128 keys become a 32-bit mask (bit 2i + e:
-// column 8i + e past the thread's first one there) and every score tests its bit at a
-// compile-time position: ptxas moves the bits into predicates seven at a time (R2P) ahead of
-// one select per score. Form 1: one comparison with an immediate per bound and score. Form 0
-// cost an add and two comparisons per score: 252 instructions per thread and masked block at
-// d64 where form 2 costs ~130 (one-sided) to ~145 (ncu, causal s 512: -121 instructions per warp
-// and masked block, -6% of the kernel's). R2P writes P0-P6, so ptxas keeps the warp leader's
-// predicate of consumer_loop in a register across the mask (P2R + ISETP: +2 instructions per key
-// block on the unmasked path too, off the S -> softmax chain).
-template <int kBlockN, int kForm, bool kLeft>
-__device__ __forceinline__ void apply_score_mask_bounds(float (&s)[kBlockN / 2], const ForwardKernelParams& p,
-                                                        const WorkTile& w, int row0, int key0) {
+// key0 + 8i + 2(lane%4) + {0,1}) to -inf by bit masks (form 2), for a mask with (kLeft) or without a
+// left bound. Per row, the visible columns of each 128 keys become a 32-bit mask (bit 2i + e: column
+// 8i + e past the thread's first one there) and every score tests its bit at a compile-time position:
+// ptxas moves the bits into predicates seven at a time (R2P) ahead of one select per score. Form 0
+// costs an add and two comparisons per score: 252 instructions per thread and masked block at d64
+// where form 2 costs ~130 (one-sided) to ~145 (ncu, causal s 512: -121 instructions per warp and
+// masked block, -6% of the kernel's). R2P writes P0-P6, so ptxas keeps the warp leader's predicate of
+// consumer_loop in a register across the mask (P2R + ISETP: +2 instructions per key block on the
+// unmasked path too, off the S -> softmax chain).
+template <int kBlockN, bool kLeft>
+__device__ __forceinline__ void apply_score_mask_bits(float (&s)[kBlockN / 2], const ForwardKernelParams& p,
+                                                      const WorkTile& w, int row0, int key0) {
   constexpr int kGroups = kBlockN / 8;  // 8-column groups i of the fragment
   const int col0 = key0 + 2 * (threadIdx.x % 4);
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     // Query position of the packed row (packed GQA: packed row >> pack_shift).
     const BasicKeyRange<int> range = visible_keys_of(p, w, (row0 + 8 * half) >> p.pack_shift);
-    if constexpr (kForm == 2) {
 #pragma unroll
-      for (int part = 0; part < (kGroups + 15) / 16; ++part) {
-        const int base = col0 + 128 * part;
-        std::uint32_t bits = fragment_columns_through(range.last - base);
-        if constexpr (kLeft) bits &= ~fragment_columns_through(range.first - 1 - base);
+    for (int part = 0; part < (kGroups + 15) / 16; ++part) {
+      const int base = col0 + 128 * part;
+      std::uint32_t bits = fragment_columns_through(range.last - base);
+      if constexpr (kLeft) bits &= ~fragment_columns_through(range.first - 1 - base);
 #pragma unroll
-        for (int i = 16 * part; i < min(16 * part + 16, kGroups); ++i) {
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            if (((bits >> (2 * (i - 16 * part) + e)) & 1u) == 0) s[4 * i + 2 * half + e] = -INFINITY;
-          }
-        }
-      }
-    } else {
-      const int last = range.last - col0;
-      const int first = range.first - col0;
-#pragma unroll
-      for (int i = 0; i < kGroups; ++i) {
+      for (int i = 16 * part; i < min(16 * part + 16, kGroups); ++i) {
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
-          if (8 * i + e > last || (kLeft && 8 * i + e < first)) s[4 * i + 2 * half + e] = -INFINITY;
+          if (((bits >> (2 * (i - 16 * part) + e)) & 1u) == 0) s[4 * i + 2 * half + e] = -INFINITY;
         }
       }
     }
@@ -146,7 +133,7 @@ __device__ __forceinline__ void apply_score_mask_bounds(float (&s)[kBlockN / 2],
 template <int kBlockN, int kForm>
 __device__ __forceinline__ void apply_score_mask(float (&s)[kBlockN / 2], const ForwardKernelParams& p,
                                                  const WorkTile& w, int row0, int key0) {
-  static_assert(kForm >= 0 && kForm <= 2, "mask forms are 0, 1 and 2");
+  static_assert(kForm == 0 || kForm == 2, "mask forms are 0 and 2");
   if constexpr (kForm == 0) {
     const int lane_col = 2 * (threadIdx.x % 4);
 #pragma unroll
@@ -166,9 +153,9 @@ __device__ __forceinline__ void apply_score_mask(float (&s)[kBlockN / 2], const 
   } else if (p.window_left < 0) {
     // No left window (causal, a right window only, the ragged key end): first = 0 <= every key.
     // The kernel parameter makes this branch uniform.
-    apply_score_mask_bounds<kBlockN, kForm, false>(s, p, w, row0, key0);
+    apply_score_mask_bits<kBlockN, false>(s, p, w, row0, key0);
   } else {
-    apply_score_mask_bounds<kBlockN, kForm, true>(s, p, w, row0, key0);
+    apply_score_mask_bits<kBlockN, true>(s, p, w, row0, key0);
   }
 }
 
