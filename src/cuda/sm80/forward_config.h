@@ -86,6 +86,13 @@ struct TileShape {
   // the spilled phases every K/V tile); it made the kGeneral and d128 kernels spill more (local SASS,
   // docs/kernel-notes.md v14), hence an option.
   bool xor_lane_offsets = false;
+  // On key tiles that need a mask, a warp computes S = Q K^T and O += P V only for the 16-key groups
+  // up to the last key its m-tile's rows can see (right window / causal diagonal, ragged end): the
+  // skipped columns of S stay 0 and the mask sets them to -inf, and their P is exactly 0, so nothing
+  // changes but the MMAs and ldmatrix not issued. The bounds are uniform per warp and m-tile. On a
+  // causal diagonal tile warp w's rows see only keys up to its own diagonal, so the first warps do a
+  // fraction of the tile's MMAs; the CTA still waits on its last warp at the next barrier.
+  bool warp_key_bounds = false;
 };
 
 template <int kHeadDim_, typename Element_, TileShape kShape_>
@@ -125,6 +132,7 @@ struct ForwardConfig {
   static_assert(!kQKStepAhead || !kShape.prefetch_fragments, "qk_step_ahead replaces prefetch_fragments");
   static constexpr bool kMaskBounds = kShape.mask_bounds;
   static constexpr bool kXorLaneOffsets = kShape.xor_lane_offsets;
+  static constexpr bool kWarpKeyBounds = kShape.warp_key_bounds;
   static constexpr int kThreads = kWarps * 32;
 
   static constexpr int kChunk = 8;  // elements per 16-byte cp.async / ldmatrix row

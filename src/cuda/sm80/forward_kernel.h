@@ -31,6 +31,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "common/params.h"
 #include "cuda/ptx/ptx.h"
@@ -108,6 +109,31 @@ __device__ __forceinline__ UnmaskedKeyTiles unmasked_key_tiles(const MaskParams&
   constexpr std::int64_t kIntMax = 0x7fffffff;
   return UnmaskedKeyTiles{static_cast<int>(first < kIntMax ? first : kIntMax),
                           static_cast<int>(last < -1 ? -1 : (last < kIntMax ? last : kIntMax))};
+}
+
+// warp_key_bounds: the 16-key groups of key tile [n0, n0 + kBlockN) that each m-tile of a warp (rows
+// first_row + 16 * mt + [0, 16)) can see: up to the last row's last visible key (right window, the
+// causal diagonal) and the last key. Rows past the sequence's end only widen the bound (their output
+// is not stored). Every key past the bound is masked for every row of the m-tile, so its S column is
+// -inf after the mask and its P is 0: skipping those MMAs is exact.
+template <class Cfg>
+__device__ __forceinline__ KeyGroups<Cfg::kMTiles> visible_key_groups(const MaskParams& mask,
+                                                                      std::int64_t first_row, int n0,
+                                                                      std::int64_t sq, std::int64_t sk) {
+  KeyGroups<Cfg::kMTiles> groups;
+  groups.widest = 0;
+#pragma unroll
+  for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+    std::int64_t last = sk - 1;
+    if (mask.window_right >= 0) {
+      const std::int64_t diagonal = first_row + 16 * mt + 15 + sk - sq + mask.window_right;
+      if (diagonal < last) last = diagonal;
+    }
+    const std::int64_t count = last < n0 ? 0 : (last - n0) / 16 + 1;
+    groups.count[mt] = static_cast<int>(count < Cfg::kBlockN / 16 ? count : Cfg::kBlockN / 16);
+    if (groups.count[mt] > groups.widest) groups.widest = groups.count[mt];
+  }
+  return groups;
 }
 
 // Tile of round `round` of CTA `cta` among `ctas`: rounds alternate direction (a snake), so with a
@@ -351,13 +377,38 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         const std::uint32_t k_tile = k_smem_u32 + stage * Cfg::kSmemK * sizeof(Element);
         const std::uint32_t v_tile = v_smem_u32 + stage * Cfg::kSmemV * sizeof(Element);
 
+        auto tile_masked = [&] {
+          if constexpr (Cfg::kMaskBounds) {
+            return n0 > unmasked.last_n0 || n0 < unmasked.first_n0;
+          } else {
+            return tile_needs_mask<Cfg>(p.mask, m0, n0, seq.q, seq.k);
+          }
+        };
+        // warp_key_bounds: masked tiles run the GEMMs bounded to this warp's visible key groups.
+        bool bounded = false;
+        KeyGroups<Cfg::kMTiles> groups{};
+        if constexpr (Cfg::kWarpKeyBounds) {
+          bounded = tile_masked();
+          if (bounded) groups = visible_key_groups<Cfg>(p.mask, m0 + row0, n0, seq.q, seq.k);
+        }
         float s[Cfg::kMTiles][kNTiles][4];
-        if constexpr (Cfg::kQKStepAhead) {
-          gemm_qk_step_ahead<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
-        } else if constexpr (Cfg::kPrefetchFragments) {
-          gemm_qk_prefetched<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
+        auto gemm_s = [&](auto bounded) {
+          constexpr bool kBounded = decltype(bounded)::value;
+          if constexpr (Cfg::kQKStepAhead) {
+            gemm_qk_step_ahead<Cfg, QTile, KVTile, kBounded>(s, q_fragments, q_smem_u32, q_offsets, k_tile,
+                                                             k_offsets, groups);
+          } else if constexpr (Cfg::kPrefetchFragments) {
+            gemm_qk_prefetched<Cfg, QTile, KVTile, kBounded>(s, q_fragments, q_smem_u32, q_offsets, k_tile,
+                                                             k_offsets, groups);
+          } else {
+            gemm_qk<Cfg, QTile, KVTile, kBounded>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets,
+                                                  groups);
+          }
+        };
+        if (bounded) {
+          gemm_s(std::integral_constant<bool, Cfg::kWarpKeyBounds>{});
         } else {
-          gemm_qk<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
+          gemm_s(std::false_type{});
         }
         if constexpr (Cfg::kLateCopies) copy_ahead();
         // Single buffer: V_n landed; every warp is past its S = Q K_n^T, so K of the next tile may
@@ -373,12 +424,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         };
         if constexpr (kSingleBuffer && Cfg::kEarlyKCopy) copy_next_k();
 
-        bool needs_mask;
-        if constexpr (Cfg::kMaskBounds) {
-          needs_mask = n0 > unmasked.last_n0 || n0 < unmasked.first_n0;
-        } else {
-          needs_mask = tile_needs_mask<Cfg>(p.mask, m0, n0, seq.q, seq.k);
-        }
+        const bool needs_mask = tile_masked();
         if constexpr (Cfg::kJointSoftmax) {
           // One branch around every m-tile's mask, then one straight-line softmax of all rows.
           if (kGeneral || needs_mask) {
@@ -415,10 +461,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           }
         }
         if constexpr (kSingleBuffer && !Cfg::kEarlyKCopy) copy_next_k();
-        if constexpr (Cfg::kPrefetchFragments) {
-          gemm_pv_prefetched<Cfg, KVTile>(o, s, v_tile, v_offsets);
+        auto gemm_o = [&](auto bounded) {
+          constexpr bool kBounded = decltype(bounded)::value;
+          if constexpr (Cfg::kPrefetchFragments) {
+            gemm_pv_prefetched<Cfg, KVTile, kBounded>(o, s, v_tile, v_offsets, groups);
+          } else {
+            gemm_pv<Cfg, KVTile, kBounded>(o, s, v_tile, v_offsets, groups);
+          }
+        };
+        if (bounded) {
+          gemm_o(std::integral_constant<bool, Cfg::kWarpKeyBounds>{});
         } else {
-          gemm_pv<Cfg, KVTile>(o, s, v_tile, v_offsets);
+          gemm_o(std::false_type{});
         }
         stage = (stage + 1) % Cfg::kStages;
       }
