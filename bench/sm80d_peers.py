@@ -3,11 +3,12 @@
 bench/compare.py times them (compare.bench_ms: 200 ms of the call's own launches, then triton do_bench 25 /
 100 ms, median; compare.py's tensors and seeds). Helper sm80d, session 9 (issue 4).
 
-Per row, ROUNDS rounds; round r times  a, b, fa2, a2  (r even) or the reverse (r odd), where a and a2 are the
-same call of package flashattn (the control: identical code timed twice at two positions) and b the call of
-package flashattn_b (a second build of the extension from a candidate table, torch ops renamed flashattnb::).
-Prints one JSON row per problem: every reading, the medians, b / a, a / fa2, b / fa2, and the control's
-spread (a2 / a).
+Per row, ROUNDS rounds; round r times  a, b, c, fa2, a2  (r even) or the reverse (r odd), where a and a2 are
+the same call of package flashattn (the control: identical code timed twice at two positions) and b / c the
+calls of packages flashattn_b / flashattn_c (other builds of the extension from candidate tables, torch ops
+renamed flashattnb:: / flashattnc::; a package whose build lacks the row's head dim is left out of that row).
+Prints one JSON row per problem: every reading, the medians, b / a, c / a, a / fa2, b / fa2, c / fa2, and the
+control's spread (a2 / a).
 
     PYTHONPATH=<dir with flashattn and flashattn_b> sm80d_peers.py ROUNDS ROWS [DEADLINE_EPOCH_S]
     ROWS: comma list of d:causal:seqlen, e.g. 256:0:512,64:1:1024
@@ -25,10 +26,14 @@ import compare  # noqa: E402  (bench/compare.py: bench_ms and the backends' call
 
 from torch.nn.attention import SDPBackend  # noqa: E402
 
-try:
-    import flashattn_b
-except ImportError:
-    flashattn_b = None
+import importlib  # noqa: E402
+
+others = {}
+for tag in ("b", "c"):
+    try:
+        others[tag] = importlib.import_module(f"flashattn_{tag}")
+    except ImportError:
+        pass
 
 rounds = int(sys.argv[1])
 rows = [tuple(int(x) for x in r.split(":")) for r in sys.argv[2].split(",")]
@@ -37,10 +42,10 @@ if compare.flashattn is None:
     sys.exit(f"flashattn not importable: {compare.FLASHATTN_IMPORT_ERROR}")
 
 
-def ours_b(q, k, v, causal):
+def ours_other(module, q, k, v, causal):
     def run():
-        with flashattn_b.use_backend("cuda_sm80"):
-            return flashattn_b.flash_attn_func(q, k, v, causal=causal)
+        with module.use_backend("cuda_sm80"):
+            return module.flash_attn_func(q, k, v, causal=causal)
     return run
 
 
@@ -57,14 +62,20 @@ for hdim, causal, seqlen in rows:
     flop = 4 * batch * seqlen * seqlen * heads * hdim / (2 if causal else 1)
     impls = {"a": compare._flashattn_sm80(q, k, v, causal),
              "fa2": compare._sdpa(SDPBackend.FLASH_ATTENTION)(q, k, v, causal)}
-    if flashattn_b is not None:
-        impls["b"] = ours_b(q, k, v, causal)
-    impls["a2"] = impls["a"]
-    order = [n for n in ("a", "b", "fa2", "a2") if n in impls]
     row = {"hdim": hdim, "causal": causal, "seqlen": seqlen}
+    for tag, module in others.items():
+        fn = ours_other(module, q, k, v, causal)
+        try:
+            with torch.no_grad():
+                fn()
+            impls[tag] = fn
+        except Exception as error:  # e.g. a build without this head-dim bucket
+            row[f"{tag}_error"] = str(error)[:200]
+    impls["a2"] = impls["a"]
+    order = [n for n in ("a", "b", "c", "fa2", "a2") if n in impls]
     with torch.no_grad():
         ref = impls["fa2"]().transpose(1, 2).float()
-        for name in ("a", "b"):
+        for name in ("a", "b", "c"):
             if name in impls:
                 row[f"max_diff_{name}_vs_fa2"] = round((impls[name]().float() - ref).abs().max().item(), 4)
         del ref
@@ -81,9 +92,10 @@ for hdim, causal, seqlen in rows:
     a = (med["a"] + med["a2"]) / 2
     row["a_over_fa2"] = round(a / med["fa2"], 4)
     row["control_a2_over_a"] = round(med["a2"] / med["a"], 4)
-    if "b" in med:
-        row["b_over_a"] = round(med["b"] / a, 4)
-        row["b_over_fa2"] = round(med["b"] / med["fa2"], 4)
+    for tag in ("b", "c"):
+        if tag in med:
+            row[f"{tag}_over_a"] = round(med[tag] / a, 4)
+            row[f"{tag}_over_fa2"] = round(med[tag] / med["fa2"], 4)
     print(json.dumps(row), flush=True)
     del q, k, v, impls
     torch.cuda.empty_cache()

@@ -93,6 +93,13 @@ struct TileShape {
   // causal diagonal tile warp w's rows see only keys up to its own diagonal, so the first warps do a
   // fraction of the tile's MMAs; the CTA still waits on its last warp at the next barrier.
   bool warp_key_bounds = false;
+  // Two m-tiles per warp: warp w takes m-tiles w and 2 warps - 1 - w of the query tile (rows 16 w and
+  // 16 (2 warps - 1 - w)) instead of 2 w and 2 w + 1. With warp_key_bounds every warp then has the
+  // same number of visible 16-key groups on a causal diagonal tile (w + 1 + 2 warps - w), where with
+  // adjacent m-tiles the last warp computes the whole tile and the others wait for it at the barrier
+  // (the warps of both CTAs on an SM with the same index share a scheduler, so the other CTA cannot
+  // use the first warps' idle tensor cycles of the last warp's scheduler).
+  bool balanced_m_tiles = false;
 };
 
 template <int kHeadDim_, typename Element_, TileShape kShape_>
@@ -133,6 +140,10 @@ struct ForwardConfig {
   static constexpr bool kMaskBounds = kShape.mask_bounds;
   static constexpr bool kXorLaneOffsets = kShape.xor_lane_offsets;
   static constexpr bool kWarpKeyBounds = kShape.warp_key_bounds;
+  static constexpr bool kBalancedMTiles = kShape.balanced_m_tiles;
+  static_assert(
+      !kBalancedMTiles || (kMTiles == 2 && !kPrefetchNext),
+      "balanced_m_tiles pairs two m-tiles per warp; prefetch_next copies a warp's Q rows as one block");
   static constexpr int kThreads = kWarps * 32;
 
   static constexpr int kChunk = 8;  // elements per 16-byte cp.async / ldmatrix row

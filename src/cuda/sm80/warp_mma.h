@@ -94,17 +94,20 @@ __device__ __forceinline__ void zero_scores(float (&s)[Cfg::kMTiles][Cfg::kBlock
 
 // The A operands of k-step k_step of S = Q K^T, every m-tile: the warp's Q fragments held in
 // registers (kQInRegisters) or read from shared memory.
+// q_mt_bytes: bytes between m-tile mt's rows and row 16 * mt of the warp's first m-tile, per mt
+// (TileShape::balanced_m_tiles; 0 when a warp's m-tiles are adjacent).
 template <class Cfg, class QTile>
 __device__ __forceinline__ void load_q_step(std::uint32_t (&a)[Cfg::kMTiles][4],
                                             const QFragments<Cfg>& q_fragments, std::uint32_t q_smem,
-                                            const LaneOffsets<QTile>& q_offsets, int k_step) {
+                                            const LaneOffsets<QTile>& q_offsets, int k_step,
+                                            std::uint32_t q_mt_bytes = 0) {
 #pragma unroll
   for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
     if constexpr (Cfg::kQInRegisters) {
       a[mt][0] = q_fragments[mt][k_step][0], a[mt][1] = q_fragments[mt][k_step][1];
       a[mt][2] = q_fragments[mt][k_step][2], a[mt][3] = q_fragments[mt][k_step][3];
     } else {
-      load_q_fragment<QTile, Cfg::kXorLaneOffsets>(a[mt], q_smem, q_offsets, mt, k_step);
+      load_q_fragment<QTile, Cfg::kXorLaneOffsets>(a[mt], q_smem + mt * q_mt_bytes, q_offsets, mt, k_step);
     }
   }
 }
@@ -117,13 +120,14 @@ __device__ __forceinline__ void gemm_qk(float (&s)[Cfg::kMTiles][Cfg::kBlockN / 
                                         const QFragments<Cfg>& q_fragments, std::uint32_t q_smem,
                                         const LaneOffsets<QTile>& q_offsets, std::uint32_t k_smem,
                                         const LaneOffsets<KTile>& k_offsets,
-                                        const KeyGroups<Cfg::kMTiles>& groups = {}) {
+                                        const KeyGroups<Cfg::kMTiles>& groups = {},
+                                        std::uint32_t q_mt_bytes = 0) {
   using Element = typename Cfg::Element;
   zero_scores<Cfg>(s);
 #pragma unroll
   for (int k_step = 0; k_step < Cfg::kHeadDim / 16; ++k_step) {
     std::uint32_t a[Cfg::kMTiles][4];
-    load_q_step<Cfg>(a, q_fragments, q_smem, q_offsets, k_step);
+    load_q_step<Cfg>(a, q_fragments, q_smem, q_offsets, k_step, q_mt_bytes);
 #pragma unroll
     for (int n_pair = 0; n_pair < Cfg::kBlockN / 16; ++n_pair) {
       if (!groups.template any<kBounded>(n_pair)) continue;
@@ -186,7 +190,8 @@ __device__ __forceinline__ void gemm_qk_prefetched(float (&s)[Cfg::kMTiles][Cfg:
                                                    const QFragments<Cfg>& q_fragments, std::uint32_t q_smem,
                                                    const LaneOffsets<QTile>& q_offsets, std::uint32_t k_smem,
                                                    const LaneOffsets<KTile>& k_offsets,
-                                                   const KeyGroups<Cfg::kMTiles>& groups = {}) {
+                                                   const KeyGroups<Cfg::kMTiles>& groups = {},
+                                                   std::uint32_t q_mt_bytes = 0) {
   using Element = typename Cfg::Element;
   constexpr int kSteps = Cfg::kHeadDim / 16;
   constexpr int kPairs = Cfg::kBlockN / 16;
@@ -194,7 +199,7 @@ __device__ __forceinline__ void gemm_qk_prefetched(float (&s)[Cfg::kMTiles][Cfg:
   std::uint32_t a[2][Cfg::kMTiles][4];
   std::uint32_t b[2][4];
   auto load_a = [&](std::uint32_t(&dst)[Cfg::kMTiles][4], int k_step) {
-    load_q_step<Cfg>(dst, q_fragments, q_smem, q_offsets, k_step);
+    load_q_step<Cfg>(dst, q_fragments, q_smem, q_offsets, k_step, q_mt_bytes);
   };
   load_a(a[0], 0);
   ptx::ldmatrix_x4(b[0], k_offsets.template address<Cfg::kXorLaneOffsets>(k_smem, 0, 0));
@@ -277,7 +282,8 @@ __device__ __forceinline__ void gemm_qk_step_ahead(float (&s)[Cfg::kMTiles][Cfg:
                                                    const QFragments<Cfg>& q_fragments, std::uint32_t q_smem,
                                                    const LaneOffsets<QTile>& q_offsets, std::uint32_t k_smem,
                                                    const LaneOffsets<KTile>& k_offsets,
-                                                   const KeyGroups<Cfg::kMTiles>& groups = {}) {
+                                                   const KeyGroups<Cfg::kMTiles>& groups = {},
+                                                   std::uint32_t q_mt_bytes = 0) {
   using Element = typename Cfg::Element;
   constexpr int kSteps = Cfg::kHeadDim / 16;
   constexpr int kPairs = Cfg::kBlockN / 16;
@@ -285,7 +291,7 @@ __device__ __forceinline__ void gemm_qk_step_ahead(float (&s)[Cfg::kMTiles][Cfg:
   std::uint32_t a[2][Cfg::kMTiles][4];
   std::uint32_t b[2][kPairs][4];
   auto load_step = [&](int slot, int k_step) {
-    load_q_step<Cfg>(a[slot], q_fragments, q_smem, q_offsets, k_step);
+    load_q_step<Cfg>(a[slot], q_fragments, q_smem, q_offsets, k_step, q_mt_bytes);
 #pragma unroll
     for (int n_pair = 0; n_pair < kPairs; ++n_pair) {
       if (!groups.template any<kBounded>(n_pair)) continue;
