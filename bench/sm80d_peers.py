@@ -28,8 +28,12 @@ from torch.nn.attention import SDPBackend  # noqa: E402
 
 import importlib  # noqa: E402
 
+import os  # noqa: E402
+
+# SM80D_OTHERS: the tags of the other packages (flashattn_<tag>), default b,c.
+TAGS = os.environ.get("SM80D_OTHERS", "b,c").split(",")
 others = {}
-for tag in ("b", "c"):
+for tag in TAGS:
     try:
         others[tag] = importlib.import_module(f"flashattn_{tag}")
     except ImportError:
@@ -72,10 +76,10 @@ for hdim, causal, seqlen in rows:
         except Exception as error:  # e.g. a build without this head-dim bucket
             row[f"{tag}_error"] = str(error)[:200]
     impls["a2"] = impls["a"]
-    order = [n for n in ("a", "b", "c", "fa2", "a2") if n in impls]
+    order = [n for n in ["a", *TAGS, "fa2", "a2"] if n in impls]
     with torch.no_grad():
         ref = impls["fa2"]().transpose(1, 2).float()
-        for name in ("a", "b", "c"):
+        for name in ["a", *TAGS]:
             if name in impls:
                 row[f"max_diff_{name}_vs_fa2"] = round((impls[name]().float() - ref).abs().max().item(), 4)
         del ref
@@ -92,7 +96,7 @@ for hdim, causal, seqlen in rows:
     a = (med["a"] + med["a2"]) / 2
     row["a_over_fa2"] = round(a / med["fa2"], 4)
     row["control_a2_over_a"] = round(med["a2"] / med["a"], 4)
-    for tag in ("b", "c"):
+    for tag in TAGS:
         if tag in med:
             row[f"{tag}_over_a"] = round(med[tag] / a, 4)
             row[f"{tag}_over_fa2"] = round(med[tag] / med["fa2"], 4)

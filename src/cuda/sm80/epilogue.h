@@ -64,9 +64,6 @@ __device__ __forceinline__ void finalize_rows(float (&o)[kOTiles][4], float (&ls
   }
 }
 
-// The epilogues' rows: m-tile mt of the warp holds rows row0 + mt * mt_stride + [0, 16) of the query
-// tile (mt_stride is 16 but with TileShape::balanced_m_tiles).
-
 // Final output through shared memory, so that global stores are 16-byte rows.
 // `o_smem` is the Q tile region; each warp writes only its own rows
 // (row0 .. row0 + kRowsPerWarp), which only it read as Q.
@@ -75,8 +72,7 @@ __device__ __forceinline__ void store_output(const float (&o)[Cfg::kMTiles][Cfg:
                                              const float (&lse)[Cfg::kMTiles][2],
                                              typename Cfg::Element* o_smem, const ForwardKernelArgs& args,
                                              const SequenceLengths& seq, std::int64_t batch,
-                                             std::int64_t head, int m0, int row0, int lane, int thread,
-                                             int mt_stride = 16) {
+                                             std::int64_t head, int m0, int row0, int lane, int thread) {
   using Element = typename Cfg::Element;
   const AttentionParams& p = args.p;
   // When Q stays in shared memory, other lanes of this warp read these rows with ldmatrix in the
@@ -86,7 +82,7 @@ __device__ __forceinline__ void store_output(const float (&o)[Cfg::kMTiles][Cfg:
   for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const int row = row0 + mt * mt_stride + (lane >> 2) + 8 * r;
+      const int row = row0 + 16 * mt + (lane >> 2) + 8 * r;
 #pragma unroll
       for (int d = 0; d < Cfg::kHeadDim / 8; ++d) {
         const int col = d * 8 + 2 * (lane & 3);
@@ -123,7 +119,7 @@ template <class Cfg>
 __device__ __forceinline__ void store_output_from_registers(
     const float (&o)[Cfg::kMTiles][Cfg::kHeadDim / 8][4], const float (&lse)[Cfg::kMTiles][2],
     const ForwardKernelArgs& args, const SequenceLengths& seq, std::int64_t batch, std::int64_t head, int m0,
-    int row0, int lane, int mt_stride = 16) {
+    int row0, int lane) {
   using Element = typename Cfg::Element;
   constexpr int kOTiles = Cfg::kHeadDim / 8;
   static_assert(kOTiles % 4 == 0, "buckets are multiples of 32");
@@ -134,7 +130,7 @@ __device__ __forceinline__ void store_output_from_registers(
   for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const std::int64_t i = m0 + row0 + mt * mt_stride + (lane >> 2) + 8 * r;
+      const std::int64_t i = m0 + row0 + 16 * mt + (lane >> 2) + 8 * r;
       const bool row_valid = i < seq.q;
       if (p.lse != nullptr && quad == 0 && row_valid) p.lse[lse_offset(p, seq, batch, i, head)] = lse[mt][r];
       Element* row = out + (row_valid ? query_offset(p.out, seq, batch, i, head) : 0);
@@ -159,13 +155,13 @@ __device__ __forceinline__ void store_partial(const float (&o)[Cfg::kMTiles][Cfg
                                               const float (&lse)[Cfg::kMTiles][2],
                                               const ForwardKernelArgs& args, const SequenceLengths& seq,
                                               std::int64_t batch, std::int64_t head, int split, int m0,
-                                              int row0, int lane, int mt_stride = 16) {
+                                              int row0, int lane) {
   const AttentionParams& p = args.p;
 #pragma unroll
   for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const std::int64_t i = m0 + row0 + mt * mt_stride + (lane >> 2) + 8 * r;
+      const std::int64_t i = m0 + row0 + 16 * mt + (lane >> 2) + 8 * r;
       if (i >= seq.q) continue;
       const std::int64_t row = ((split * p.batch + batch) * p.seqlen_q + i) * p.heads + head;
       if ((lane & 3) == 0) args.lse_partial[row] = lse[mt][r];

@@ -86,20 +86,13 @@ struct TileShape {
   // the spilled phases every K/V tile); it made the kGeneral and d128 kernels spill more (local SASS,
   // docs/kernel-notes.md v14), hence an option.
   bool xor_lane_offsets = false;
-  // On key tiles that need a mask, a warp computes S = Q K^T and O += P V only for the 16-key groups
-  // up to the last key its m-tile's rows can see (right window / causal diagonal, ragged end): the
-  // skipped columns of S stay 0 and the mask sets them to -inf, and their P is exactly 0, so nothing
-  // changes but the MMAs and ldmatrix not issued. The bounds are uniform per warp and m-tile. On a
-  // causal diagonal tile warp w's rows see only keys up to its own diagonal, so the first warps do a
-  // fraction of the tile's MMAs; the CTA still waits on its last warp at the next barrier.
-  bool warp_key_bounds = false;
-  // Two m-tiles per warp: warp w takes m-tiles w and 2 warps - 1 - w of the query tile (rows 16 w and
-  // 16 (2 warps - 1 - w)) instead of 2 w and 2 w + 1. With warp_key_bounds every warp then has the
-  // same number of visible 16-key groups on a causal diagonal tile (w + 1 + 2 warps - w), where with
-  // adjacent m-tiles the last warp computes the whole tile and the others wait for it at the barrier
-  // (the warps of both CTAs on an SM with the same index share a scheduler, so the other CTA cannot
-  // use the first warps' idle tensor cycles of the last warp's scheduler).
-  bool balanced_m_tiles = false;
+  // The instances launched for dense K/V (kPagedLoads false; launch_forward sends every block-table
+  // problem to the kPagedLoads instance) compile no paged branch in their K/V copies. That branch
+  // (a division per row, ~130 SASS instructions per copy) was dead code inside the K/V loop: at d256
+  // s = 512 the loop's code spanned twice its executed instructions, and ncu put 1.5% of the samples
+  // on instruction fetch ("no instruction") against FlashAttention 2's 0.6% (session 9). An option
+  // because the same change made the d128 kernels spill more (session 8, v17).
+  bool dense_kv_only = false;
 };
 
 template <int kHeadDim_, typename Element_, TileShape kShape_>
@@ -139,11 +132,7 @@ struct ForwardConfig {
   static_assert(!kQKStepAhead || !kShape.prefetch_fragments, "qk_step_ahead replaces prefetch_fragments");
   static constexpr bool kMaskBounds = kShape.mask_bounds;
   static constexpr bool kXorLaneOffsets = kShape.xor_lane_offsets;
-  static constexpr bool kWarpKeyBounds = kShape.warp_key_bounds;
-  static constexpr bool kBalancedMTiles = kShape.balanced_m_tiles;
-  static_assert(
-      !kBalancedMTiles || (kMTiles == 2 && !kPrefetchNext),
-      "balanced_m_tiles pairs two m-tiles per warp; prefetch_next copies a warp's Q rows as one block");
+  static constexpr bool kDenseKVOnly = kShape.dense_kv_only;
   static constexpr int kThreads = kWarps * 32;
 
   static constexpr int kChunk = 8;  // elements per 16-byte cp.async / ldmatrix row

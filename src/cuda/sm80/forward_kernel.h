@@ -31,7 +31,6 @@
 #pragma once
 
 #include <cstdint>
-#include <type_traits>
 
 #include "common/params.h"
 #include "cuda/ptx/ptx.h"
@@ -111,32 +110,6 @@ __device__ __forceinline__ UnmaskedKeyTiles unmasked_key_tiles(const MaskParams&
                           static_cast<int>(last < -1 ? -1 : (last < kIntMax ? last : kIntMax))};
 }
 
-// warp_key_bounds: the 16-key groups of key tile [n0, n0 + kBlockN) that each m-tile of a warp (rows
-// first_row + mt * mt_stride + [0, 16)) can see: up to the last row's last visible key (right window, the
-// causal diagonal) and the last key. Rows past the sequence's end only widen the bound (their output
-// is not stored). Every key past the bound is masked for every row of the m-tile, so its S column is
-// -inf after the mask and its P is 0: skipping those MMAs is exact.
-template <class Cfg>
-__device__ __forceinline__ KeyGroups<Cfg::kMTiles> visible_key_groups(const MaskParams& mask,
-                                                                      std::int64_t first_row, int mt_stride,
-                                                                      int n0, std::int64_t sq,
-                                                                      std::int64_t sk) {
-  KeyGroups<Cfg::kMTiles> groups;
-  groups.widest = 0;
-#pragma unroll
-  for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
-    std::int64_t last = sk - 1;
-    if (mask.window_right >= 0) {
-      const std::int64_t diagonal = first_row + mt * mt_stride + 15 + sk - sq + mask.window_right;
-      if (diagonal < last) last = diagonal;
-    }
-    const std::int64_t count = last < n0 ? 0 : (last - n0) / 16 + 1;
-    groups.count[mt] = static_cast<int>(count < Cfg::kBlockN / 16 ? count : Cfg::kBlockN / 16);
-    if (groups.count[mt] > groups.widest) groups.widest = groups.count[mt];
-  }
-  return groups;
-}
-
 // Tile of round `round` of CTA `cta` among `ctas`: rounds alternate direction (a snake), so with a
 // persistent grid and tiles that get cheaper along the order (causal, heads fastest) every CTA
 // gets a heavy and a light one in turn. Round 0 is blockIdx.x, as in a one-tile-per-CTA grid.
@@ -167,18 +140,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   const int thread = threadIdx.x;
   const int warp = thread / 32;
   const int lane = thread % 32;
-  // This warp's first row in the query tile, and the rows from its m-tile mt - 1 to its m-tile mt
-  // (balanced_m_tiles: m-tiles warp and 2 kWarps - 1 - warp).
-  const int row0 = Cfg::kBalancedMTiles ? 16 * warp : warp * Cfg::kRowsPerWarp;
-  const int mt_stride = Cfg::kBalancedMTiles ? 16 * (2 * Cfg::kWarps - 1 - 2 * warp) : 16;
+  const int row0 = warp * Cfg::kRowsPerWarp;  // this warp's first row in the query tile
   const std::uint32_t q_smem_u32 = ptx::cvta_to_shared(q_smem);
   const std::uint32_t k_smem_u32 = ptx::cvta_to_shared(k_smem);
   const std::uint32_t v_smem_u32 = ptx::cvta_to_shared(v_smem);
   const LaneOffsets<QTile> q_offsets = q_lane_offsets<QTile>(row0, lane);
-  // Q's ldmatrix for m-tile mt address row 16 * mt of a tile base moved on by mt * q_mt_bytes (whole
-  // rows of a panel: a multiple of 128 bytes, so LaneOffsets' XOR form holds).
-  const std::uint32_t q_mt_bytes =
-      static_cast<std::uint32_t>(mt_stride - 16) * QTile::kPanelCols * sizeof(Element);
   const LaneOffsets<KVTile> k_offsets = k_lane_offsets<KVTile>(lane);
   const LaneOffsets<KVTile> v_offsets = v_lane_offsets<KVTile>(lane);
 
@@ -193,14 +159,24 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       0x7fffffffull / (static_cast<std::uint64_t>(Cfg::kBlockN) * sizeof(Element));
   constexpr std::uint64_t kMaxWholeQTileStride =
       0x7fffffffull / (static_cast<std::uint64_t>(Cfg::kBlockM) * sizeof(Element));
+  // dense_kv_only: this instance never sees a block table (launch_forward sends every paged problem to
+  // the kPagedLoads instance), so its K/V copies compile the dense path alone.
+  constexpr bool kDenseOnly = Cfg::kDenseKVOnly && !kPagedLoads;
   // K/V tile n_block of a sequence into a stage.
   auto load_kv = [&](Element* smem, const KVRows<Element>& kv, const SequenceLengths& seq, int cols,
                      int n_block) {
     const int n0 = n_block * Cfg::kBlockN;
     const int rows = static_cast<int>(seq.k - n0 < Cfg::kBlockN ? seq.k - n0 : Cfg::kBlockN);
-    if (kv.table == nullptr) {
+    auto first_row = [&] {
+      if constexpr (kDenseOnly) {
+        return kv.base + (kv.first + n0) * kv.row_stride;  // KVRows::row without its paged branch
+      } else {
+        return kv.row(n0);
+      }
+    };
+    if (kDenseOnly || kv.table == nullptr) {
       if constexpr (kPanelKVLoads) {
-        load_panel_tile_async<Cfg, KVTile, Cfg::kBlockN>(smem, kv.row(n0), kv.row_stride,
+        load_panel_tile_async<Cfg, KVTile, Cfg::kBlockN>(smem, first_row(), kv.row_stride,
                                                          rows == Cfg::kBlockN && cols == Cfg::kHeadDim, rows,
                                                          cols, thread);
       } else if constexpr (kWholeKVLoads) {
@@ -209,14 +185,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         if (rows == Cfg::kBlockN && cols == Cfg::kHeadDim &&
             static_cast<std::uint64_t>(kv.row_stride) <= kMaxWholeTileStride) {
           load_whole_strided_tile_async<Cfg, KVTile, Cfg::kBlockN>(
-              smem, kv.row(n0), static_cast<int>(kv.row_stride * static_cast<std::int64_t>(sizeof(Element))),
+              smem, first_row(), static_cast<int>(kv.row_stride * static_cast<std::int64_t>(sizeof(Element))),
               thread);
         } else {
-          load_strided_tile_async<Cfg, KVTile, Cfg::kBlockN>(smem, kv.row(n0), kv.row_stride, rows, cols,
+          load_strided_tile_async<Cfg, KVTile, Cfg::kBlockN>(smem, first_row(), kv.row_stride, rows, cols,
                                                              thread);
         }
       } else {
-        load_strided_tile_async<Cfg, KVTile, Cfg::kBlockN>(smem, kv.row(n0), kv.row_stride, rows, cols,
+        load_strided_tile_async<Cfg, KVTile, Cfg::kBlockN>(smem, first_row(), kv.row_stride, rows, cols,
                                                            thread);
       }
     } else if constexpr (kPagedLoads) {
@@ -296,7 +272,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         p.scale, p.softcap,
         p.alibi_slopes != nullptr ? p.alibi_slopes[index.batch * p.alibi_batch_stride + index.head] : 0.f);
     const float scale_log2 = kGeneral ? 1.f : args.scale_log2;
-    const std::int64_t i0 = m0 + row0 + (lane >> 2);  // this lane's first row (m-tile mt: + mt * mt_stride)
+    const std::int64_t i0 = m0 + row0 + (lane >> 2);  // this lane's first row (m-tile mt: + 16 * mt)
     [[maybe_unused]] const UnmaskedKeyTiles unmasked =
         unmasked_key_tiles<Cfg>(p.mask, m0, seq.q, seq.k, Cfg::kMaskBounds);
 
@@ -377,7 +353,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
             for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
 #pragma unroll
               for (int k_step = 0; k_step < Cfg::kHeadDim / 16; ++k_step) {
-                load_q_fragment(q_fragments[mt][k_step], q_smem_u32 + mt * q_mt_bytes, q_offsets, mt, k_step);
+                load_q_fragment(q_fragments[mt][k_step], q_smem_u32, q_offsets, mt, k_step);
               }
             }
           }
@@ -385,38 +361,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         const std::uint32_t k_tile = k_smem_u32 + stage * Cfg::kSmemK * sizeof(Element);
         const std::uint32_t v_tile = v_smem_u32 + stage * Cfg::kSmemV * sizeof(Element);
 
-        auto tile_masked = [&] {
-          if constexpr (Cfg::kMaskBounds) {
-            return n0 > unmasked.last_n0 || n0 < unmasked.first_n0;
-          } else {
-            return tile_needs_mask<Cfg>(p.mask, m0, n0, seq.q, seq.k);
-          }
-        };
-        // warp_key_bounds: masked tiles run the GEMMs bounded to this warp's visible key groups.
-        bool bounded = false;
-        KeyGroups<Cfg::kMTiles> groups{};
-        if constexpr (Cfg::kWarpKeyBounds) {
-          bounded = tile_masked();
-          if (bounded) groups = visible_key_groups<Cfg>(p.mask, m0 + row0, mt_stride, n0, seq.q, seq.k);
-        }
         float s[Cfg::kMTiles][kNTiles][4];
-        auto gemm_s = [&](auto bounded) {
-          constexpr bool kBounded = decltype(bounded)::value;
-          if constexpr (Cfg::kQKStepAhead) {
-            gemm_qk_step_ahead<Cfg, QTile, KVTile, kBounded>(s, q_fragments, q_smem_u32, q_offsets, k_tile,
-                                                             k_offsets, groups, q_mt_bytes);
-          } else if constexpr (Cfg::kPrefetchFragments) {
-            gemm_qk_prefetched<Cfg, QTile, KVTile, kBounded>(s, q_fragments, q_smem_u32, q_offsets, k_tile,
-                                                             k_offsets, groups, q_mt_bytes);
-          } else {
-            gemm_qk<Cfg, QTile, KVTile, kBounded>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets,
-                                                  groups, q_mt_bytes);
-          }
-        };
-        if (bounded) {
-          gemm_s(std::integral_constant<bool, Cfg::kWarpKeyBounds>{});
+        if constexpr (Cfg::kQKStepAhead) {
+          gemm_qk_step_ahead<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
+        } else if constexpr (Cfg::kPrefetchFragments) {
+          gemm_qk_prefetched<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
         } else {
-          gemm_s(std::false_type{});
+          gemm_qk<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
         }
         if constexpr (Cfg::kLateCopies) copy_ahead();
         // Single buffer: V_n landed; every warp is past its S = Q K_n^T, so K of the next tile may
@@ -432,14 +383,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         };
         if constexpr (kSingleBuffer && Cfg::kEarlyKCopy) copy_next_k();
 
-        const bool needs_mask = Cfg::kWarpKeyBounds ? bounded : tile_masked();
+        bool needs_mask;
+        if constexpr (Cfg::kMaskBounds) {
+          needs_mask = n0 > unmasked.last_n0 || n0 < unmasked.first_n0;
+        } else {
+          needs_mask = tile_needs_mask<Cfg>(p.mask, m0, n0, seq.q, seq.k);
+        }
         if constexpr (Cfg::kJointSoftmax) {
           // One branch around every m-tile's mask, then one straight-line softmax of all rows.
           if (kGeneral || needs_mask) {
 #pragma unroll
             for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
-              score_tile<Cfg, kGeneral>(s[mt], modifiers, p.mask, needs_mask, i0 + mt * mt_stride, n0, seq.q,
-                                        seq.k, lane);
+              score_tile<Cfg, kGeneral>(s[mt], modifiers, p.mask, needs_mask, i0 + 16 * mt, n0, seq.q, seq.k,
+                                        lane);
             }
           }
           update_all(softmax, s, o, scale_log2);
@@ -448,7 +404,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 #pragma unroll
               for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
                 apply_dropout<kNTiles>(s[mt], p.dropout_seed, p.dropout_offset, args.dropout_threshold,
-                                       index.batch * p.heads + index.head, i0 + mt * mt_stride, n0, lane);
+                                       index.batch * p.heads + index.head, i0 + 16 * mt, n0, lane);
               }
             }
           }
@@ -456,31 +412,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 #pragma unroll
           for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
             if (kGeneral || needs_mask) {
-              score_tile<Cfg, kGeneral>(s[mt], modifiers, p.mask, needs_mask, i0 + mt * mt_stride, n0, seq.q,
-                                        seq.k, lane);
+              score_tile<Cfg, kGeneral>(s[mt], modifiers, p.mask, needs_mask, i0 + 16 * mt, n0, seq.q, seq.k,
+                                        lane);
             }
             softmax[mt].update(s[mt], o[mt], scale_log2);
             if constexpr (kGeneral) {
               if (args.dropout_threshold > 0) {
                 apply_dropout<kNTiles>(s[mt], p.dropout_seed, p.dropout_offset, args.dropout_threshold,
-                                       index.batch * p.heads + index.head, i0 + mt * mt_stride, n0, lane);
+                                       index.batch * p.heads + index.head, i0 + 16 * mt, n0, lane);
               }
             }
           }
         }
         if constexpr (kSingleBuffer && !Cfg::kEarlyKCopy) copy_next_k();
-        auto gemm_o = [&](auto bounded) {
-          constexpr bool kBounded = decltype(bounded)::value;
-          if constexpr (Cfg::kPrefetchFragments) {
-            gemm_pv_prefetched<Cfg, KVTile, kBounded>(o, s, v_tile, v_offsets, groups);
-          } else {
-            gemm_pv<Cfg, KVTile, kBounded>(o, s, v_tile, v_offsets, groups);
-          }
-        };
-        if (bounded) {
-          gemm_o(std::integral_constant<bool, Cfg::kWarpKeyBounds>{});
+        if constexpr (Cfg::kPrefetchFragments) {
+          gemm_pv_prefetched<Cfg, KVTile>(o, s, v_tile, v_offsets);
         } else {
-          gemm_o(std::false_type{});
+          gemm_pv<Cfg, KVTile>(o, s, v_tile, v_offsets);
         }
         stage = (stage + 1) % Cfg::kStages;
       }
@@ -506,12 +454,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
                                                    kGeneral ? args.dropout_rescale : 1.f);
     }
     if (args.num_splits > 1) {
-      store_partial<Cfg>(o, lse, args, seq, index.batch, index.head, index.split, m0, row0, lane, mt_stride);
+      store_partial<Cfg>(o, lse, args, seq, index.batch, index.head, index.split, m0, row0, lane);
     } else if constexpr (Cfg::kPrefetchNext || Cfg::kOFromRegisters) {
-      store_output_from_registers<Cfg>(o, lse, args, seq, index.batch, index.head, m0, row0, lane, mt_stride);
+      store_output_from_registers<Cfg>(o, lse, args, seq, index.batch, index.head, m0, row0, lane);
     } else {
-      store_output<Cfg, QTile>(o, lse, q_smem, args, seq, index.batch, index.head, m0, row0, lane, thread,
-                               mt_stride);
+      store_output<Cfg, QTile>(o, lse, q_smem, args, seq, index.batch, index.head, m0, row0, lane, thread);
     }
     // The next tile's loads overwrite shared memory that this tile's epilogue (or, with
     // prefetch_next, its last iteration) reads; a prefetched tile's copies were ordered by the last

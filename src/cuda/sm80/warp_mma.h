@@ -55,25 +55,6 @@ __device__ __forceinline__ LaneOffsets<VTile> v_lane_offsets(int lane) {
 template <class Cfg>
 using QFragments = std::uint32_t[Cfg::kMTiles][Cfg::kQInRegisters ? Cfg::kHeadDim / 16 : 1][4];
 
-// TileShape::warp_key_bounds: m-tile mt of the warp computes only the tile's 16-key groups
-// [0, count[mt]); widest = the largest count (K/V fragments are read up to it). The GEMMs take it as
-// a template switch (kBounded), so the unbounded instances are the code without the flag.
-template <int kMTiles>
-struct KeyGroups {
-  int count[kMTiles];
-  int widest;
-
-  // Whether m-tile mt computes key group g / whether any m-tile does.
-  template <bool kBounded>
-  __device__ __forceinline__ bool computes(int mt, int g) const {
-    return !kBounded || g < count[mt];
-  }
-  template <bool kBounded>
-  __device__ __forceinline__ bool any(int g) const {
-    return !kBounded || g < widest;
-  }
-};
-
 // Q fragments of m-tile mt, k-step k_step (q_offsets from q_lane_offsets of the warp's row0).
 // kXor: TileShape::xor_lane_offsets (smem_layout.h LaneOffsets::address).
 template <class QTile, bool kXor = false>
@@ -94,20 +75,17 @@ __device__ __forceinline__ void zero_scores(float (&s)[Cfg::kMTiles][Cfg::kBlock
 
 // The A operands of k-step k_step of S = Q K^T, every m-tile: the warp's Q fragments held in
 // registers (kQInRegisters) or read from shared memory.
-// q_mt_bytes: bytes between m-tile mt's rows and row 16 * mt of the warp's first m-tile, per mt
-// (TileShape::balanced_m_tiles; 0 when a warp's m-tiles are adjacent).
 template <class Cfg, class QTile>
 __device__ __forceinline__ void load_q_step(std::uint32_t (&a)[Cfg::kMTiles][4],
                                             const QFragments<Cfg>& q_fragments, std::uint32_t q_smem,
-                                            const LaneOffsets<QTile>& q_offsets, int k_step,
-                                            std::uint32_t q_mt_bytes = 0) {
+                                            const LaneOffsets<QTile>& q_offsets, int k_step) {
 #pragma unroll
   for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
     if constexpr (Cfg::kQInRegisters) {
       a[mt][0] = q_fragments[mt][k_step][0], a[mt][1] = q_fragments[mt][k_step][1];
       a[mt][2] = q_fragments[mt][k_step][2], a[mt][3] = q_fragments[mt][k_step][3];
     } else {
-      load_q_fragment<QTile, Cfg::kXorLaneOffsets>(a[mt], q_smem + mt * q_mt_bytes, q_offsets, mt, k_step);
+      load_q_fragment<QTile, Cfg::kXorLaneOffsets>(a[mt], q_smem, q_offsets, mt, k_step);
     }
   }
 }
@@ -115,27 +93,23 @@ __device__ __forceinline__ void load_q_step(std::uint32_t (&a)[Cfg::kMTiles][4],
 // S = Q K^T for one warp's kMTiles m-tiles (rows row0 + 16 * mt). Each K
 // fragment read from shared memory feeds kMTiles MMAs. q_fragments holds the
 // warp's Q when kQInRegisters, else Q is re-read from shared memory per k-step.
-template <class Cfg, class QTile, class KTile, bool kBounded = false>
+template <class Cfg, class QTile, class KTile>
 __device__ __forceinline__ void gemm_qk(float (&s)[Cfg::kMTiles][Cfg::kBlockN / 8][4],
                                         const QFragments<Cfg>& q_fragments, std::uint32_t q_smem,
                                         const LaneOffsets<QTile>& q_offsets, std::uint32_t k_smem,
-                                        const LaneOffsets<KTile>& k_offsets,
-                                        const KeyGroups<Cfg::kMTiles>& groups = {},
-                                        std::uint32_t q_mt_bytes = 0) {
+                                        const LaneOffsets<KTile>& k_offsets) {
   using Element = typename Cfg::Element;
   zero_scores<Cfg>(s);
 #pragma unroll
   for (int k_step = 0; k_step < Cfg::kHeadDim / 16; ++k_step) {
     std::uint32_t a[Cfg::kMTiles][4];
-    load_q_step<Cfg>(a, q_fragments, q_smem, q_offsets, k_step, q_mt_bytes);
+    load_q_step<Cfg>(a, q_fragments, q_smem, q_offsets, k_step);
 #pragma unroll
     for (int n_pair = 0; n_pair < Cfg::kBlockN / 16; ++n_pair) {
-      if (!groups.template any<kBounded>(n_pair)) continue;
       std::uint32_t b[4];
       ptx::ldmatrix_x4(b, k_offsets.template address<Cfg::kXorLaneOffsets>(k_smem, 16 * n_pair, k_step));
 #pragma unroll
       for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
-        if (!groups.template computes<kBounded>(mt, n_pair)) continue;
         mma_16816<Element>(s[mt][2 * n_pair], a[mt], b[0], b[1]);
         mma_16816<Element>(s[mt][2 * n_pair + 1], a[mt], b[2], b[3]);
       }
@@ -145,16 +119,13 @@ __device__ __forceinline__ void gemm_qk(float (&s)[Cfg::kMTiles][Cfg::kBlockN / 
 
 // O += P V for one warp; p holds probabilities in the S accumulator layout.
 // Each V fragment feeds kMTiles MMAs.
-template <class Cfg, class VTile, bool kBounded = false>
+template <class Cfg, class VTile>
 __device__ __forceinline__ void gemm_pv(float (&o)[Cfg::kMTiles][Cfg::kHeadDim / 8][4],
                                         const float (&p)[Cfg::kMTiles][Cfg::kBlockN / 8][4],
-                                        std::uint32_t v_smem, const LaneOffsets<VTile>& v_offsets,
-                                        const KeyGroups<Cfg::kMTiles>& groups = {}) {
+                                        std::uint32_t v_smem, const LaneOffsets<VTile>& v_offsets) {
   using Element = typename Cfg::Element;
 #pragma unroll
   for (int k_step = 0; k_step < Cfg::kBlockN / 16; ++k_step) {
-    // Keys past the bound have P = 0 exactly (masked to -inf): their k-steps add nothing.
-    if (!groups.template any<kBounded>(k_step)) continue;
     std::uint32_t a[Cfg::kMTiles][4];
 #pragma unroll
     for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
@@ -170,7 +141,6 @@ __device__ __forceinline__ void gemm_pv(float (&o)[Cfg::kMTiles][Cfg::kHeadDim /
                              v_offsets.template address<Cfg::kXorLaneOffsets>(v_smem, 16 * k_step, d_pair));
 #pragma unroll
       for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
-        if (!groups.template computes<kBounded>(mt, k_step)) continue;
         mma_16816<Element>(o[mt][2 * d_pair], a[mt], b[0], b[1]);
         mma_16816<Element>(o[mt][2 * d_pair + 1], a[mt], b[2], b[3]);
       }
@@ -183,15 +153,11 @@ __device__ __forceinline__ void gemm_pv(float (&o)[Cfg::kMTiles][Cfg::kHeadDim /
 // (P conversion), are issued before the MMAs of the current one, so an MMA does not wait on the
 // ldmatrix (or cvt) issued just before it. The asm statements keep their order, so the order here
 // is the order ptxas starts from. Costs 4-12 more live registers than gemm_qk / gemm_pv.
-// kBounded (warp_key_bounds): only the MMAs past the bound are skipped; the fragments read ahead
-// stay, so the schedule is the unbounded one's.
-template <class Cfg, class QTile, class KTile, bool kBounded = false>
+template <class Cfg, class QTile, class KTile>
 __device__ __forceinline__ void gemm_qk_prefetched(float (&s)[Cfg::kMTiles][Cfg::kBlockN / 8][4],
                                                    const QFragments<Cfg>& q_fragments, std::uint32_t q_smem,
                                                    const LaneOffsets<QTile>& q_offsets, std::uint32_t k_smem,
-                                                   const LaneOffsets<KTile>& k_offsets,
-                                                   const KeyGroups<Cfg::kMTiles>& groups = {},
-                                                   std::uint32_t q_mt_bytes = 0) {
+                                                   const LaneOffsets<KTile>& k_offsets) {
   using Element = typename Cfg::Element;
   constexpr int kSteps = Cfg::kHeadDim / 16;
   constexpr int kPairs = Cfg::kBlockN / 16;
@@ -199,7 +165,7 @@ __device__ __forceinline__ void gemm_qk_prefetched(float (&s)[Cfg::kMTiles][Cfg:
   std::uint32_t a[2][Cfg::kMTiles][4];
   std::uint32_t b[2][4];
   auto load_a = [&](std::uint32_t(&dst)[Cfg::kMTiles][4], int k_step) {
-    load_q_step<Cfg>(dst, q_fragments, q_smem, q_offsets, k_step, q_mt_bytes);
+    load_q_step<Cfg>(dst, q_fragments, q_smem, q_offsets, k_step);
   };
   load_a(a[0], 0);
   ptx::ldmatrix_x4(b[0], k_offsets.template address<Cfg::kXorLaneOffsets>(k_smem, 0, 0));
@@ -218,7 +184,6 @@ __device__ __forceinline__ void gemm_qk_prefetched(float (&s)[Cfg::kMTiles][Cfg:
       }
 #pragma unroll
       for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
-        if (!groups.template computes<kBounded>(mt, n_pair)) continue;
         mma_16816<Element>(s[mt][2 * n_pair], a[k_step & 1][mt], b[i & 1][0], b[i & 1][1]);
         mma_16816<Element>(s[mt][2 * n_pair + 1], a[k_step & 1][mt], b[i & 1][2], b[i & 1][3]);
       }
@@ -226,11 +191,11 @@ __device__ __forceinline__ void gemm_qk_prefetched(float (&s)[Cfg::kMTiles][Cfg:
   }
 }
 
-template <class Cfg, class VTile, bool kBounded = false>
+template <class Cfg, class VTile>
 __device__ __forceinline__ void gemm_pv_prefetched(float (&o)[Cfg::kMTiles][Cfg::kHeadDim / 8][4],
                                                    const float (&p)[Cfg::kMTiles][Cfg::kBlockN / 8][4],
-                                                   std::uint32_t v_smem, const LaneOffsets<VTile>& v_offsets,
-                                                   const KeyGroups<Cfg::kMTiles>& groups = {}) {
+                                                   std::uint32_t v_smem,
+                                                   const LaneOffsets<VTile>& v_offsets) {
   using Element = typename Cfg::Element;
   constexpr int kSteps = Cfg::kBlockN / 16;
   constexpr int kPairs = Cfg::kHeadDim / 16;
@@ -262,7 +227,6 @@ __device__ __forceinline__ void gemm_pv_prefetched(float (&o)[Cfg::kMTiles][Cfg:
       }
 #pragma unroll
       for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
-        if (!groups.template computes<kBounded>(mt, k_step)) continue;
         mma_16816<Element>(o[mt][2 * d_pair], a[k_step & 1][mt], b[i & 1][0], b[i & 1][1]);
         mma_16816<Element>(o[mt][2 * d_pair + 1], a[k_step & 1][mt], b[i & 1][2], b[i & 1][3]);
       }
@@ -277,13 +241,11 @@ __device__ __forceinline__ void gemm_pv_prefetched(float (&o)[Cfg::kMTiles][Cfg:
 // and with 2 warps per scheduler (d256, 64 x 64 tiles) the S = Q K^T MMAs waited on their operands
 // (ncu, session 7: 20k short-scoreboard samples on its HMMA vs FA2's 12k). Costs 2 x (kBlockN / 16)
 // x 4 + 8 x kMTiles fragment registers.
-template <class Cfg, class QTile, class KTile, bool kBounded = false>
+template <class Cfg, class QTile, class KTile>
 __device__ __forceinline__ void gemm_qk_step_ahead(float (&s)[Cfg::kMTiles][Cfg::kBlockN / 8][4],
                                                    const QFragments<Cfg>& q_fragments, std::uint32_t q_smem,
                                                    const LaneOffsets<QTile>& q_offsets, std::uint32_t k_smem,
-                                                   const LaneOffsets<KTile>& k_offsets,
-                                                   const KeyGroups<Cfg::kMTiles>& groups = {},
-                                                   std::uint32_t q_mt_bytes = 0) {
+                                                   const LaneOffsets<KTile>& k_offsets) {
   using Element = typename Cfg::Element;
   constexpr int kSteps = Cfg::kHeadDim / 16;
   constexpr int kPairs = Cfg::kBlockN / 16;
@@ -291,10 +253,9 @@ __device__ __forceinline__ void gemm_qk_step_ahead(float (&s)[Cfg::kMTiles][Cfg:
   std::uint32_t a[2][Cfg::kMTiles][4];
   std::uint32_t b[2][kPairs][4];
   auto load_step = [&](int slot, int k_step) {
-    load_q_step<Cfg>(a[slot], q_fragments, q_smem, q_offsets, k_step, q_mt_bytes);
+    load_q_step<Cfg>(a[slot], q_fragments, q_smem, q_offsets, k_step);
 #pragma unroll
     for (int n_pair = 0; n_pair < kPairs; ++n_pair) {
-      if (!groups.template any<kBounded>(n_pair)) continue;
       ptx::ldmatrix_x4(b[slot][n_pair],
                        k_offsets.template address<Cfg::kXorLaneOffsets>(k_smem, 16 * n_pair, k_step));
     }
@@ -307,7 +268,6 @@ __device__ __forceinline__ void gemm_qk_step_ahead(float (&s)[Cfg::kMTiles][Cfg:
     for (int n_pair = 0; n_pair < kPairs; ++n_pair) {
 #pragma unroll
       for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
-        if (!groups.template computes<kBounded>(mt, n_pair)) continue;
         mma_16816<Element>(s[mt][2 * n_pair], a[k_step & 1][mt], b[k_step & 1][n_pair][0],
                            b[k_step & 1][n_pair][1]);
         mma_16816<Element>(s[mt][2 * n_pair + 1], a[k_step & 1][mt], b[k_step & 1][n_pair][2],
