@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# RECORD of device call 1 on tree ea41bb6 (warp_key_bounds / balanced_m_tiles, both since taken back out;
+# results: bench/sm80d_results.md, docs/kernel-notes.md v18). Runs only on that tree.
 # Helper sm80d, session 9 (issue 4: the last cuda_sm80 forward rows below FA2), device call 1.
 #  1. builds, in parallel: Python extension A (this tree's table without the kGeneral-only rows, which no
 #     measured row runs), B (the same with warp_key_bounds (K) on every causal row; bench/sm80d_table.py) and C

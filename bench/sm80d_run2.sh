@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# RECORD of device call 2 on tree b83ee8b (dense_kv_only, since taken back out; results:
+# bench/sm80d_results.md, docs/kernel-notes.md v18). Runs only on that tree.
 # Helper sm80d, session 9 (issue 4), device call 2: dense_kv_only (D) on the d256 rows, measured and verified.
 #  1. builds, in parallel: Python extensions (cuda_sm80 only, bf16, sm_90 SASS; bench/sm80d_table2.py):
 #     A = the committed table (kGeneral rows left out), d64 + d256; D1 = A + D on the d256 X A rows, whose

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Table variants for helper sm80d's device calls (session 9, issue 4): a copy of
+"""RECORD of device call 1 (tree ea41bb6, whose TileShape had warp_key_bounds and balanced_m_tiles).
+Table variants for helper sm80d's device calls (session 9, issue 4): a copy of
 src/cuda/sm80/forward_tuning.json without the kGeneral-only rows (no measured row runs them; fewer kernels
 to build on the device), and with OPTION=true on every causal row that is not kGeneral-only (balanced_m_tiles only on rows with two m-tiles
 per warp).

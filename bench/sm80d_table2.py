@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Table variants for helper sm80d's device call 2 (session 9, issue 4): dense_kv_only (D) on the d256 rows.
+"""RECORD of device call 2 (tree b83ee8b, whose TileShape had dense_kv_only).
+Table variants for helper sm80d's device call 2 (session 9, issue 4): dense_kv_only (D) on the d256 rows.
 
     sm80d_table2.py IN.json OUT.json VARIANT
   base  the table without its kGeneral-only rows (no measured row runs them; fewer kernels to build)

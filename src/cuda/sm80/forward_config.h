@@ -86,13 +86,6 @@ struct TileShape {
   // the spilled phases every K/V tile); it made the kGeneral and d128 kernels spill more (local SASS,
   // docs/kernel-notes.md v14), hence an option.
   bool xor_lane_offsets = false;
-  // The instances launched for dense K/V (kPagedLoads false; launch_forward sends every block-table
-  // problem to the kPagedLoads instance) compile no paged branch in their K/V copies. That branch
-  // (a division per row, ~130 SASS instructions per copy) was dead code inside the K/V loop: at d256
-  // s = 512 the loop's code spanned twice its executed instructions, and ncu put 1.5% of the samples
-  // on instruction fetch ("no instruction") against FlashAttention 2's 0.6% (session 9). An option
-  // because the same change made the d128 kernels spill more (session 8, v17).
-  bool dense_kv_only = false;
 };
 
 template <int kHeadDim_, typename Element_, TileShape kShape_>
@@ -132,7 +125,6 @@ struct ForwardConfig {
   static_assert(!kQKStepAhead || !kShape.prefetch_fragments, "qk_step_ahead replaces prefetch_fragments");
   static constexpr bool kMaskBounds = kShape.mask_bounds;
   static constexpr bool kXorLaneOffsets = kShape.xor_lane_offsets;
-  static constexpr bool kDenseKVOnly = kShape.dense_kv_only;
   static constexpr int kThreads = kWarps * 32;
 
   static constexpr int kChunk = 8;  // elements per 16-byte cp.async / ldmatrix row

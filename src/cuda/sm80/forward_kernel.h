@@ -159,24 +159,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       0x7fffffffull / (static_cast<std::uint64_t>(Cfg::kBlockN) * sizeof(Element));
   constexpr std::uint64_t kMaxWholeQTileStride =
       0x7fffffffull / (static_cast<std::uint64_t>(Cfg::kBlockM) * sizeof(Element));
-  // dense_kv_only: this instance never sees a block table (launch_forward sends every paged problem to
-  // the kPagedLoads instance), so its K/V copies compile the dense path alone.
-  constexpr bool kDenseOnly = Cfg::kDenseKVOnly && !kPagedLoads;
   // K/V tile n_block of a sequence into a stage.
   auto load_kv = [&](Element* smem, const KVRows<Element>& kv, const SequenceLengths& seq, int cols,
                      int n_block) {
     const int n0 = n_block * Cfg::kBlockN;
     const int rows = static_cast<int>(seq.k - n0 < Cfg::kBlockN ? seq.k - n0 : Cfg::kBlockN);
-    auto first_row = [&] {
-      if constexpr (kDenseOnly) {
-        return kv.base + (kv.first + n0) * kv.row_stride;  // KVRows::row without its paged branch
-      } else {
-        return kv.row(n0);
-      }
-    };
-    if (kDenseOnly || kv.table == nullptr) {
+    if (kv.table == nullptr) {
       if constexpr (kPanelKVLoads) {
-        load_panel_tile_async<Cfg, KVTile, Cfg::kBlockN>(smem, first_row(), kv.row_stride,
+        load_panel_tile_async<Cfg, KVTile, Cfg::kBlockN>(smem, kv.row(n0), kv.row_stride,
                                                          rows == Cfg::kBlockN && cols == Cfg::kHeadDim, rows,
                                                          cols, thread);
       } else if constexpr (kWholeKVLoads) {
@@ -185,14 +175,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         if (rows == Cfg::kBlockN && cols == Cfg::kHeadDim &&
             static_cast<std::uint64_t>(kv.row_stride) <= kMaxWholeTileStride) {
           load_whole_strided_tile_async<Cfg, KVTile, Cfg::kBlockN>(
-              smem, first_row(), static_cast<int>(kv.row_stride * static_cast<std::int64_t>(sizeof(Element))),
+              smem, kv.row(n0), static_cast<int>(kv.row_stride * static_cast<std::int64_t>(sizeof(Element))),
               thread);
         } else {
-          load_strided_tile_async<Cfg, KVTile, Cfg::kBlockN>(smem, first_row(), kv.row_stride, rows, cols,
+          load_strided_tile_async<Cfg, KVTile, Cfg::kBlockN>(smem, kv.row(n0), kv.row_stride, rows, cols,
                                                              thread);
         }
       } else {
-        load_strided_tile_async<Cfg, KVTile, Cfg::kBlockN>(smem, first_row(), kv.row_stride, rows, cols,
+        load_strided_tile_async<Cfg, KVTile, Cfg::kBlockN>(smem, kv.row(n0), kv.row_stride, rows, cols,
                                                            thread);
       }
     } else if constexpr (kPagedLoads) {
