@@ -258,15 +258,30 @@ struct ForwardConfig {
   // three stages of K (8 KB) + V (32 KB) beside Q (16 KB) and O (64 KB).
   // d=64 with three consumers (160 registers each): 96; 128 spilled in the main loop.
   // d=128, long key sequences: kLongKeyBlockN_ (use_long_key_blocks).
+  // d=64, long rows (session 9, sm90r; use_d64_wide_blocks): kLongKeyBlockN_ with two consumers (P in
+  // registers), or with three (P through shared memory: kPSmem).
+  static constexpr bool kD64Wide = kLongKeyBlockN_ != 0 && kHeadDim_ == 64 && kHeadDimV_ == 64;
+  static_assert(!kD64Wide || (kLongKeyBlockN_ % 32 == 0 && kLongKeyBlockN_ <= 192));
   static_assert(kLongKeyBlockN_ == 0 ||
                     (kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2 &&
                      kLongKeyBlockN_ % 16 == 0 && kLongKeyBlockN_ <= 192) ||
-                    kD256Block64,
+                    kD256Block64 || kD64Wide,
                 "a long-key block only for the two-consumer d = 128 kernel, 64 keys only at d = 256");
+  // kD64Wide with three consumers: P goes to shared memory (a buffer per consumer warpgroup in the
+  // 128B-swizzled K-major layout of Q) and P V is an SS GEMM, so the 160 registers of a consumer hold
+  // S and O only (S 64..96 + O 36); P in registers spilled at 128 keys. kPChunks 64-key chunks of 64
+  // rows per consumer (a block of 160 keys fills two and a half).
+  static constexpr bool kPSmem = kD64Wide && kConsumerWarpgroups_ == 3;
+  static constexpr int kPChunks = kPSmem ? (kLongKeyBlockN_ + 63) / 64 : 0;
+  static constexpr int kPChunkBytes = 64 * 128;
+  static constexpr int kPBytes = kConsumerWarpgroups_ * kPChunks * kPChunkBytes;
   static constexpr int kDefaultBlockN =
       kLargeV ? 64 : (kConsumerWarpgroups == 3 ? 96 : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
   static constexpr int kBlockN = kLongKeyBlockN_ != 0 ? kLongKeyBlockN_ : kDefaultBlockN;
-  static constexpr int kStages = kLargeV ? 3 : (kHeadDim <= 64 ? 4 : 2);
+  // kPSmem: the P buffers take the room of one or two stages (Q 24 + O 24 + P 48 KB at 128 keys: 3
+  // stages of 32 KB; P 72 KB at 160 / 192 keys: 2 stages).
+  static constexpr int kStages =
+      kLargeV ? 3 : (kHeadDim <= 64 ? (kPSmem ? (kLongKeyBlockN_ <= 128 ? 3 : 2) : 4) : 2);
   // The long-key, cluster and three-consumer kernels serve dense K/V only (paged K/V runs the
   // two-consumer kernel: use_three_consumers): no paged instantiation of them.
   // (d = 256 with 64-key blocks has one: pages of 64..256 rows are then read as 64-row boxes.)
@@ -375,7 +390,8 @@ struct ForwardConfig {
   static constexpr int kQBoxRows = kBlockM / kQParts;
   // + the tile-index slot; kSplitQ: + a q_full / q_empty pair per part (pipeline.h).
   static constexpr int kBarrierBytes = 8 * (4 + 4 * kStages) + 8 + (kSplitQ ? 16 * kQParts : 0);
-  static constexpr bool kSeparateO = kOEnd + kOBytes + kOnesBytes + kBarrierBytes + 1024 <= kSmemLimit;
+  static constexpr bool kSeparateO =
+      kOEnd + kOBytes + kOnesBytes + kPBytes + kBarrierBytes + 1024 <= kSmemLimit;
   // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that
   // the O normalisation, its shared-memory write and the TMA store run beside a GEMM
   // rather than between two. Needs the next Q before this tile's O is stored, so only where
@@ -390,7 +406,9 @@ struct ForwardConfig {
   // The ones block (kRowSumMma) follows O, 1024-byte aligned like every buffer before it,
   // after every V stage: a V descriptor reaches it with a positive leading offset.
   static constexpr int kOnesOffset = kSeparateO ? kOEnd + kOBytes : kOEnd;
-  static constexpr int kBarrierOffset = kOnesOffset + kOnesBytes;
+  // kPSmem: the consumers' P buffers, 1024-byte aligned after the ones block.
+  static constexpr int kPOffset = kOnesOffset + kOnesBytes;
+  static constexpr int kBarrierOffset = kPOffset + kPBytes;
   // +1024: the dynamic buffer is aligned up to a swizzle atom at run time.
   static constexpr int kSmemBytes = kBarrierOffset + kBarrierBytes + 1024;
   static_assert(kSmemBytes <= kSmemLimit, "shared-memory layout exceeds the sm_90 limit");
@@ -439,6 +457,39 @@ inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked, b
   return head_dim == 64 && !paged &&
          seqlen_q >=
              (masked ? FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ_MASKED : FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ);
+}
+
+// Session 9, helper sm90r (issue 6): d = 64 long rows with wider key blocks, so that every per-block cost
+// (turn barrier, K/V waits and releases, the row maxima's shuffles, the rescale vote) is spread over more
+// keys. Per mask kind (unmasked / causal or windowed): the key block width (0 = never: the kernels of
+// use_three_consumers), the consumer warpgroups (2: P in registers, 240 registers each; 3: P through shared
+// memory, kPSmem) and the shortest query and key length that gets it. Dense K/V only. Host side; lengths
+// are the longest sequence's. Macros so that an A/B build can move them (bench/sm90r_run1.sh).
+#ifndef FLASHATTN_SM90_D64_WIDE_BLOCK_N
+#define FLASHATTN_SM90_D64_WIDE_BLOCK_N 0
+#endif
+#ifndef FLASHATTN_SM90_D64_WIDE_CONSUMERS
+#define FLASHATTN_SM90_D64_WIDE_CONSUMERS 3
+#endif
+#ifndef FLASHATTN_SM90_D64_WIDE_MIN_SEQLEN
+#define FLASHATTN_SM90_D64_WIDE_MIN_SEQLEN 2048
+#endif
+#ifndef FLASHATTN_SM90_D64_WIDE_BLOCK_N_MASKED
+#define FLASHATTN_SM90_D64_WIDE_BLOCK_N_MASKED 0
+#endif
+#ifndef FLASHATTN_SM90_D64_WIDE_CONSUMERS_MASKED
+#define FLASHATTN_SM90_D64_WIDE_CONSUMERS_MASKED 3
+#endif
+#ifndef FLASHATTN_SM90_D64_WIDE_MIN_SEQLEN_MASKED
+#define FLASHATTN_SM90_D64_WIDE_MIN_SEQLEN_MASKED 8192
+#endif
+inline bool use_d64_wide_blocks(int head_dim, int head_dim_v, long long seqlen_q, long long seqlen_k,
+                                bool masked, bool paged) {
+  const int block_n = masked ? FLASHATTN_SM90_D64_WIDE_BLOCK_N_MASKED : FLASHATTN_SM90_D64_WIDE_BLOCK_N;
+  const long long min_seqlen =
+      masked ? FLASHATTN_SM90_D64_WIDE_MIN_SEQLEN_MASKED : FLASHATTN_SM90_D64_WIDE_MIN_SEQLEN;
+  return block_n != 0 && head_dim == 64 && head_dim_v == 64 && !paged && seqlen_q >= min_seqlen &&
+         seqlen_k >= min_seqlen;
 }
 
 // d = 128, unmasked, dense, equal lengths: clusters of two CTAs with K/V multicast
