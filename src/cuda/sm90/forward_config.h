@@ -14,6 +14,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -215,6 +216,12 @@
 #define FLASHATTN_SM90_HEAD_MAJOR_MAX_D 256
 #endif
 
+// Session 9, sm90r (use_d64_wide_blocks below): the fewest consumer warpgroups whose d64 wide kernels put P
+// through shared memory.
+#ifndef FLASHATTN_SM90_D64_P_SMEM_MIN_CONSUMERS
+#define FLASHATTN_SM90_D64_P_SMEM_MIN_CONSUMERS 3
+#endif
+
 namespace flashattn::detail::cuda_sm90 {
 
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
@@ -241,8 +248,11 @@ struct ForwardConfig {
   // Q's rows as with 80 keys (a third stage or O's own buffer would need 256 KB).
   static constexpr bool kD256Block64 =
       kLongKeyBlockN_ == 64 && kHeadDim_ == 256 && kHeadDimV_ == 256 && kConsumerWarpgroups_ == 2;
+  static constexpr bool kD64Wide = kLongKeyBlockN_ != 0 && kHeadDim_ == 64 && kHeadDimV_ == 64;
   static constexpr int kConsumerWarpgroups = kConsumerWarpgroups_;
-  static_assert(kConsumerWarpgroups == 2 || (kConsumerWarpgroups == 3 && kHeadDim == 64 && kHeadDimV == 64),
+  static_assert(kConsumerWarpgroups == 2 ||
+                    ((kConsumerWarpgroups == 3 || (kConsumerWarpgroups == 4 && kD64Wide)) && kHeadDim == 64 &&
+                     kHeadDimV == 64),
                 "three consumer warpgroups only at d = 64 (their registers hold no more)");
   static_assert(kConsumerWarpgroups <= kMaxConsumerWarpgroups);
   static constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);
@@ -260,7 +270,6 @@ struct ForwardConfig {
   // d=128, long key sequences: kLongKeyBlockN_ (use_long_key_blocks).
   // d=64, long rows (session 9, sm90r; use_d64_wide_blocks): kLongKeyBlockN_ with two consumers (P in
   // registers), or with three (P through shared memory: kPSmem).
-  static constexpr bool kD64Wide = kLongKeyBlockN_ != 0 && kHeadDim_ == 64 && kHeadDimV_ == 64;
   static_assert(!kD64Wide || (kLongKeyBlockN_ % 32 == 0 && kLongKeyBlockN_ <= 192));
   static_assert(kLongKeyBlockN_ == 0 ||
                     (kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2 &&
@@ -271,17 +280,18 @@ struct ForwardConfig {
   // 128B-swizzled K-major layout of Q) and P V is an SS GEMM, so the 160 registers of a consumer hold
   // S and O only (S 64..96 + O 36); P in registers spilled at 128 keys. kPChunks 64-key chunks of 64
   // rows per consumer (a block of 160 keys fills two and a half).
-  static constexpr bool kPSmem = kD64Wide && kConsumerWarpgroups_ == 3;
+  static constexpr bool kPSmem = kD64Wide && kConsumerWarpgroups_ >= FLASHATTN_SM90_D64_P_SMEM_MIN_CONSUMERS;
   static constexpr int kPChunks = kPSmem ? (kLongKeyBlockN_ + 63) / 64 : 0;
   static constexpr int kPChunkBytes = 64 * 128;
   static constexpr int kPBytes = kConsumerWarpgroups_ * kPChunks * kPChunkBytes;
   static constexpr int kDefaultBlockN =
       kLargeV ? 64 : (kConsumerWarpgroups == 3 ? 96 : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
   static constexpr int kBlockN = kLongKeyBlockN_ != 0 ? kLongKeyBlockN_ : kDefaultBlockN;
-  // kPSmem: the P buffers take the room of one or two stages (Q 24 + O 24 + P 48 KB at 128 keys: 3
-  // stages of 32 KB; P 72 KB at 160 / 192 keys: 2 stages).
-  static constexpr int kStages =
-      kLargeV ? 3 : (kHeadDim <= 64 ? (kPSmem ? (kLongKeyBlockN_ <= 128 ? 3 : 2) : 4) : 2);
+  // kPSmem: the P buffers take the room of stages: as many stages (at most 4) as fit beside Q, O (each
+  // kBlockM x 64), the ones block, P and the barriers (three consumers: 3 at 128 keys, 2 at 160 / 192).
+  static constexpr int kPSmemStages = std::min(
+      4, (227 * 1024 - 2 * (64 * kConsumerWarpgroups_) * 128 - 2048 - kPBytes - 2048) / (2 * kBlockN * 128));
+  static constexpr int kStages = kLargeV ? 3 : (kHeadDim <= 64 ? (kPSmem ? kPSmemStages : 4) : 2);
   // The long-key, cluster and three-consumer kernels serve dense K/V only (paged K/V runs the
   // two-consumer kernel: use_three_consumers): no paged instantiation of them.
   // (d = 256 with 64-key blocks has one: pages of 64..256 rows are then read as 64-row boxes.)
@@ -309,7 +319,8 @@ struct ForwardConfig {
   // which took the dense producer from 28 to 72 B of spills: forward_kernel.h.)
   static constexpr int kEntryRegisters = (65536 / kThreads) / 8 * 8;
   static constexpr int kProducerRegisters = 24;
-  static constexpr int kConsumerRegisters = kConsumerWarpgroups == 3 ? 160 : 240;
+  static constexpr int kConsumerRegisters =
+      kConsumerWarpgroups == 4 ? 112 : (kConsumerWarpgroups == 3 ? 160 : 240);
   static_assert(128 * kConsumerWarpgroups * (kConsumerRegisters - kEntryRegisters) <=
                     128 * (kEntryRegisters - kProducerRegisters),
                 "the consumers may take only what the producer gives back");
@@ -325,7 +336,7 @@ struct ForwardConfig {
   // consumers they cost the accumulators registers (spills: d256 120 B -> 0,
   // +7-14% measured on an H200, 2026-11-22).
   static constexpr bool kRebuildQDescriptors =
-      kHeadDim >= 192 || kConsumerWarpgroups == 3 || kBlockN > FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N;
+      kHeadDim >= 192 || kConsumerWarpgroups >= 3 || kBlockN > FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N;
   // Rescale O only when a row maximum grew by more than 2^8 (softmax.h): saves dv/2
   // multiplications per thread and block for a vote and a comparison; measured on an
   // H200 (2026-11-22, sm90c): +3-6% at d 256, within noise at d 128, -3.5% at d 64; again
@@ -343,14 +354,14 @@ struct ForwardConfig {
   // the P V GEMM reads as its second 64-column chunk (consumer.h gemm_pv).
   static constexpr bool kRowSumMma =
       kHeadDimV == 64 && !kLargeV &&
-      (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE : FLASHATTN_SM90_ROW_SUM_MMA) != 0;
+      (kConsumerWarpgroups >= 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE : FLASHATTN_SM90_ROW_SUM_MMA) != 0;
   static constexpr int kPVN = kRowSumMma ? kHeadDimV + 8 : kHeadDimV;
   static constexpr int kOnesBytes = kRowSumMma ? 2048 : 0;
   // Per-block decisions made while S runs (FLASHATTN_SM90_EARLY_BLOCK_FLAGS above).
   static constexpr bool kEarlyBlockFlags = FLASHATTN_SM90_EARLY_BLOCK_FLAGS != 0;
   // Mask decisions per tile (FLASHATTN_SM90_TILE_MASK_RANGE{,_THREE} above).
   static constexpr bool kTileMaskRange =
-      (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_TILE_MASK_RANGE_THREE : FLASHATTN_SM90_TILE_MASK_RANGE) != 0;
+      (kConsumerWarpgroups >= 3 ? FLASHATTN_SM90_TILE_MASK_RANGE_THREE : FLASHATTN_SM90_TILE_MASK_RANGE) != 0;
   // How masked blocks test their scores (FLASHATTN_SM90_MASK_FORM_* above).
   static constexpr int kMaskForm =
       kHeadDim == 128 && kHeadDimV == 128 ? FLASHATTN_SM90_MASK_FORM_D128 : FLASHATTN_SM90_MASK_FORM_OTHER;
