@@ -6,8 +6,9 @@
 // others are consumers, each owning 64 of the tile's kBlockM query rows (one
 // wgmma M of 64): two (kBlockM 128), or three at d = 64 for long sequences
 // (kBlockM 192: a warpgroup's GEMMs are short there, and two others' batches
-// cover one's softmax better; see use_three_consumers). The consumers take turns
-// issuing their GEMMs ("ping-pong", a rotation with three) so one's softmax runs
+// cover one's softmax better; see use_three_consumers), or four at d = 64 for
+// unmasked rows of 1k-8k queries (kBlockM 256, 64-key blocks: use_d64_alt_tile). The consumers take turns
+// issuing their GEMMs ("ping-pong", a rotation with three or four) so one's softmax runs
 // while the others' GEMMs keep the tensor cores busy.
 #pragma once
 
@@ -216,18 +217,19 @@
 #define FLASHATTN_SM90_HEAD_MAJOR_MAX_D 256
 #endif
 
-// Session 9, sm90r (use_d64_wide_blocks below): the fewest consumer warpgroups whose d64 wide kernels put P
-// through shared memory.
-#ifndef FLASHATTN_SM90_D64_P_SMEM_MIN_CONSUMERS
-#define FLASHATTN_SM90_D64_P_SMEM_MIN_CONSUMERS 3
+// Session 9, sm90r (use_d64_alt_tile below): 1 = the four-consumer d64 kernels put P through shared memory
+// like the three-consumer ones (measured 8-10% slower than P in registers; a measurement setting).
+#ifndef FLASHATTN_SM90_D64_P_SMEM_FOUR
+#define FLASHATTN_SM90_D64_P_SMEM_FOUR 0
 #endif
 
 namespace flashattn::detail::cuda_sm90 {
 
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
 // kLongKeyBlockN_: 0, or a key block width other than the default: the wider block of the
-// d = 128 kernel for long key sequences (use_long_key_blocks below), or 64 at d = 256 for
-// short key sequences and paged K/V (use_d256_block64 below).
+// d = 128 kernel for long key sequences (use_long_key_blocks below), 64 at d = 256 for
+// short key sequences and paged K/V (use_d256_block64 below), or the key block of a d = 64
+// alternative tile (use_d64_alt_tile below).
 // kClusterM_: 1, or 2 for the d = 128 kernel launched as clusters of two CTAs that share
 // each K/V block through TMA multicast (use_kv_multicast below).
 template <int kHeadDim_, int kHeadDimV_, typename Element_, int kConsumerWarpgroups_ = 2,
@@ -248,12 +250,12 @@ struct ForwardConfig {
   // Q's rows as with 80 keys (a third stage or O's own buffer would need 256 KB).
   static constexpr bool kD256Block64 =
       kLongKeyBlockN_ == 64 && kHeadDim_ == 256 && kHeadDimV_ == 256 && kConsumerWarpgroups_ == 2;
-  static constexpr bool kD64Wide = kLongKeyBlockN_ != 0 && kHeadDim_ == 64 && kHeadDimV_ == 64;
+  static constexpr bool kD64Alt = kLongKeyBlockN_ != 0 && kHeadDim_ == 64 && kHeadDimV_ == 64;
   static constexpr int kConsumerWarpgroups = kConsumerWarpgroups_;
   static_assert(kConsumerWarpgroups == 2 ||
-                    ((kConsumerWarpgroups == 3 || (kConsumerWarpgroups == 4 && kD64Wide)) && kHeadDim == 64 &&
+                    ((kConsumerWarpgroups == 3 || (kConsumerWarpgroups == 4 && kD64Alt)) && kHeadDim == 64 &&
                      kHeadDimV == 64),
-                "three consumer warpgroups only at d = 64 (their registers hold no more)");
+                "three or four consumer warpgroups only at d = 64 (their registers hold no more)");
   static_assert(kConsumerWarpgroups <= kMaxConsumerWarpgroups);
   static constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);
   static constexpr int kConsumerWarps = 4 * kConsumerWarpgroups;
@@ -268,19 +270,22 @@ struct ForwardConfig {
   // three stages of K (8 KB) + V (32 KB) beside Q (16 KB) and O (64 KB).
   // d=64 with three consumers (160 registers each): 96; 128 spilled in the main loop.
   // d=128, long key sequences: kLongKeyBlockN_ (use_long_key_blocks).
-  // d=64, long rows (session 9, sm90r; use_d64_wide_blocks): kLongKeyBlockN_ with two consumers (P in
-  // registers), or with three (P through shared memory: kPSmem).
-  static_assert(!kD64Wide || (kLongKeyBlockN_ % 32 == 0 && kLongKeyBlockN_ <= 192));
+  // d=64 alternative tiles (session 9, sm90r; use_d64_alt_tile): kLongKeyBlockN_ keys with two consumers
+  // (P in registers), three (P through shared memory: kPSmem) or four (kBlockM 256, 112 registers each, P in
+  // registers unless FLASHATTN_SM90_D64_P_SMEM_FOUR).
+  static_assert(!kD64Alt || (kLongKeyBlockN_ % 32 == 0 && kLongKeyBlockN_ <= 192));
   static_assert(kLongKeyBlockN_ == 0 ||
                     (kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2 &&
                      kLongKeyBlockN_ % 16 == 0 && kLongKeyBlockN_ <= 192) ||
-                    kD256Block64 || kD64Wide,
+                    kD256Block64 || kD64Alt,
                 "a long-key block only for the two-consumer d = 128 kernel, 64 keys only at d = 256");
-  // kD64Wide with three consumers: P goes to shared memory (a buffer per consumer warpgroup in the
+  // kD64Alt with three consumers: P goes to shared memory (a buffer per consumer warpgroup in the
   // 128B-swizzled K-major layout of Q) and P V is an SS GEMM, so the 160 registers of a consumer hold
   // S and O only (S 64..96 + O 36); P in registers spilled at 128 keys. kPChunks 64-key chunks of 64
   // rows per consumer (a block of 160 keys fills two and a half).
-  static constexpr bool kPSmem = kD64Wide && kConsumerWarpgroups_ >= FLASHATTN_SM90_D64_P_SMEM_MIN_CONSUMERS;
+  static constexpr bool kPSmem =
+      kD64Alt &&
+      (kConsumerWarpgroups_ == 3 || (kConsumerWarpgroups_ == 4 && FLASHATTN_SM90_D64_P_SMEM_FOUR != 0));
   static constexpr int kPChunks = kPSmem ? (kLongKeyBlockN_ + 63) / 64 : 0;
   static constexpr int kPChunkBytes = 64 * 128;
   static constexpr int kPBytes = kConsumerWarpgroups_ * kPChunks * kPChunkBytes;
@@ -319,6 +324,7 @@ struct ForwardConfig {
   // which took the dense producer from 28 to 72 B of spills: forward_kernel.h.)
   static constexpr int kEntryRegisters = (65536 / kThreads) / 8 * 8;
   static constexpr int kProducerRegisters = 24;
+  // Four consumers (kD64Alt): 128 * 24 + 512 * 112 = 60416 <= 640 * 96 (S 32 + P 16 + O 36 at 64 keys).
   static constexpr int kConsumerRegisters =
       kConsumerWarpgroups == 4 ? 112 : (kConsumerWarpgroups == 3 ? 160 : 240);
   static_assert(128 * kConsumerWarpgroups * (kConsumerRegisters - kEntryRegisters) <=
@@ -470,37 +476,51 @@ inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked, b
              (masked ? FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ_MASKED : FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ);
 }
 
-// Session 9, helper sm90r (issue 6): d = 64 long rows with wider key blocks, so that every per-block cost
-// (turn barrier, K/V waits and releases, the row maxima's shuffles, the rescale vote) is spread over more
-// keys. Per mask kind (unmasked / causal or windowed): the key block width (0 = never: the kernels of
-// use_three_consumers), the consumer warpgroups (2: P in registers, 240 registers each; 3: P through shared
-// memory, kPSmem) and the shortest query and key length that gets it. Dense K/V only. Host side; lengths
-// are the longest sequence's. Macros so that an A/B build can move them (bench/sm90r_run1.sh).
-#ifndef FLASHATTN_SM90_D64_WIDE_BLOCK_N
-#define FLASHATTN_SM90_D64_WIDE_BLOCK_N 0
+// Session 9, helper sm90r (issue 6): other d = 64 tiles for a range of lengths, per mask kind (unmasked /
+// causal or windowed): the key block width (0 = never: the kernels of use_three_consumers), the consumer
+// warpgroups (2: P in registers, 240 registers each; 3: P through shared memory, kPSmem, 160 each; 4: kBlockM
+// 256, 112 each) and the query lengths [MIN, MAX) that get it (MAX 0: no bound; the keys must number at least
+// MIN too). Dense K/V only. Measured on an H200 (2026-11-22, two runs, cuDNN and a control build in the same
+// process; docs/performance-sm90.md "Session 9, helper sm90r"): four consumers with 64-key blocks, P in
+// registers, against the defaults before (two consumers 128 x 128 below 2k, three 192 x 96 above) +7..9% at
+// 1k, +6.5% at 2k, +3..4% at 4k non-causal (above the better of base and control in both passes), 8k / 16k
+// within noise; causal -5% at 1k, -2% at 2k, +2.5% at 4k, -1% at 8k / 16k. Wider key blocks (two consumers at
+// 160 / 192 keys, three at 128 with P in shared memory) lost or tied everywhere. So: unmasked queries of 1024
+// up to 8191, four consumers, 64 keys; masked never. Host side; lengths are the longest sequence's. Macros so
+// that an A/B build can move them (bench/sm90r_run2.sh; there named FLASHATTN_SM90_D64_WIDE_*).
+#ifndef FLASHATTN_SM90_D64_ALT_BLOCK_N
+#define FLASHATTN_SM90_D64_ALT_BLOCK_N 64
 #endif
-#ifndef FLASHATTN_SM90_D64_WIDE_CONSUMERS
-#define FLASHATTN_SM90_D64_WIDE_CONSUMERS 3
+#ifndef FLASHATTN_SM90_D64_ALT_CONSUMERS
+#define FLASHATTN_SM90_D64_ALT_CONSUMERS 4
 #endif
-#ifndef FLASHATTN_SM90_D64_WIDE_MIN_SEQLEN
-#define FLASHATTN_SM90_D64_WIDE_MIN_SEQLEN 2048
+#ifndef FLASHATTN_SM90_D64_ALT_MIN_SEQLEN
+#define FLASHATTN_SM90_D64_ALT_MIN_SEQLEN 1024
 #endif
-#ifndef FLASHATTN_SM90_D64_WIDE_BLOCK_N_MASKED
-#define FLASHATTN_SM90_D64_WIDE_BLOCK_N_MASKED 0
+#ifndef FLASHATTN_SM90_D64_ALT_MAX_SEQLEN
+#define FLASHATTN_SM90_D64_ALT_MAX_SEQLEN 8192
 #endif
-#ifndef FLASHATTN_SM90_D64_WIDE_CONSUMERS_MASKED
-#define FLASHATTN_SM90_D64_WIDE_CONSUMERS_MASKED 3
+#ifndef FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED
+#define FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED 0
 #endif
-#ifndef FLASHATTN_SM90_D64_WIDE_MIN_SEQLEN_MASKED
-#define FLASHATTN_SM90_D64_WIDE_MIN_SEQLEN_MASKED 8192
+#ifndef FLASHATTN_SM90_D64_ALT_CONSUMERS_MASKED
+#define FLASHATTN_SM90_D64_ALT_CONSUMERS_MASKED 4
 #endif
-inline bool use_d64_wide_blocks(int head_dim, int head_dim_v, long long seqlen_q, long long seqlen_k,
-                                bool masked, bool paged) {
-  const int block_n = masked ? FLASHATTN_SM90_D64_WIDE_BLOCK_N_MASKED : FLASHATTN_SM90_D64_WIDE_BLOCK_N;
+#ifndef FLASHATTN_SM90_D64_ALT_MIN_SEQLEN_MASKED
+#define FLASHATTN_SM90_D64_ALT_MIN_SEQLEN_MASKED 1024
+#endif
+#ifndef FLASHATTN_SM90_D64_ALT_MAX_SEQLEN_MASKED
+#define FLASHATTN_SM90_D64_ALT_MAX_SEQLEN_MASKED 0
+#endif
+inline bool use_d64_alt_tile(int head_dim, int head_dim_v, long long seqlen_q, long long seqlen_k,
+                             bool masked, bool paged) {
+  const int block_n = masked ? FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED : FLASHATTN_SM90_D64_ALT_BLOCK_N;
   const long long min_seqlen =
-      masked ? FLASHATTN_SM90_D64_WIDE_MIN_SEQLEN_MASKED : FLASHATTN_SM90_D64_WIDE_MIN_SEQLEN;
+      masked ? FLASHATTN_SM90_D64_ALT_MIN_SEQLEN_MASKED : FLASHATTN_SM90_D64_ALT_MIN_SEQLEN;
+  const long long max_seqlen =
+      masked ? FLASHATTN_SM90_D64_ALT_MAX_SEQLEN_MASKED : FLASHATTN_SM90_D64_ALT_MAX_SEQLEN;
   return block_n != 0 && head_dim == 64 && head_dim_v == 64 && !paged && seqlen_q >= min_seqlen &&
-         seqlen_k >= min_seqlen;
+         seqlen_k >= min_seqlen && (max_seqlen == 0 || seqlen_q < max_seqlen);
 }
 
 // d = 128, unmasked, dense, equal lengths: clusters of two CTAs with K/V multicast

@@ -293,23 +293,22 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
     }
     return cudaSuccess;
   } else {
-#if FLASHATTN_SM90_D64_WIDE_BLOCK_N != 0 || FLASHATTN_SM90_D64_WIDE_BLOCK_N_MASKED != 0
+#if FLASHATTN_SM90_D64_ALT_BLOCK_N != 0 || FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED != 0
     if constexpr (kHeadDim == 64 && kHeadDimV == 64) {
-      // Wider key blocks for long rows (forward_config.h use_d64_wide_blocks; session 9, sm90r).
+      // Other tiles for a range of lengths (forward_config.h use_d64_alt_tile; session 9, sm90r).
       const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
-      if (use_d64_wide_blocks(kHeadDim, kHeadDimV, a.seqlen_q, a.seqlen_k, masked,
-                              a.block_table != nullptr)) {
+      if (use_d64_alt_tile(kHeadDim, kHeadDimV, a.seqlen_q, a.seqlen_k, masked, a.block_table != nullptr)) {
         if (masked) {
-          if constexpr (FLASHATTN_SM90_D64_WIDE_BLOCK_N_MASKED != 0) {
-            using Wide = ForwardConfig<kHeadDim, kHeadDimV, Element, FLASHATTN_SM90_D64_WIDE_CONSUMERS_MASKED,
-                                       FLASHATTN_SM90_D64_WIDE_BLOCK_N_MASKED>;
-            return launch_forward<Wide>(a, workspace, stream);
+          if constexpr (FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED != 0) {
+            using Alt = ForwardConfig<kHeadDim, kHeadDimV, Element, FLASHATTN_SM90_D64_ALT_CONSUMERS_MASKED,
+                                      FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED>;
+            return launch_forward<Alt>(a, workspace, stream);
           }
         } else {
-          if constexpr (FLASHATTN_SM90_D64_WIDE_BLOCK_N != 0) {
-            using Wide = ForwardConfig<kHeadDim, kHeadDimV, Element, FLASHATTN_SM90_D64_WIDE_CONSUMERS,
-                                       FLASHATTN_SM90_D64_WIDE_BLOCK_N>;
-            return launch_forward<Wide>(a, workspace, stream);
+          if constexpr (FLASHATTN_SM90_D64_ALT_BLOCK_N != 0) {
+            using Alt = ForwardConfig<kHeadDim, kHeadDimV, Element, FLASHATTN_SM90_D64_ALT_CONSUMERS,
+                                      FLASHATTN_SM90_D64_ALT_BLOCK_N>;
+            return launch_forward<Alt>(a, workspace, stream);
           }
         }
       }
