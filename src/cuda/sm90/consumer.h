@@ -81,55 +81,6 @@ __device__ __forceinline__ void gemm_pv(float (&o)[Config::kPVN / 2],
   }
 }
 
-// Config::kPSmem: O += P V with P read from the warpgroup's shared-memory buffer (store_p), an SS
-// GEMM whose A operand is K-major with the 128B swizzle like Q's (gemm_qk); B as in gemm_pv.
-template <class Config>
-__device__ __forceinline__ void gemm_pv_smem(float (&o)[Config::kPVN / 2], std::uint32_t p_smem,
-                                             std::uint32_t v, std::uint32_t ones) {
-  const std::uint64_t desc0 = ptx::make_smem_desc_sw128(v, ones - v, 1024);
-#pragma unroll
-  for (int kk = 0; kk < Config::kBlockN / 16; ++kk) {
-    const std::uint64_t desc_a =
-        ptx::make_smem_desc_sw128(p_smem + (kk / 4) * Config::kPChunkBytes + (kk % 4) * 32, 16, 1024);
-    if constexpr (Config::kRowSumMma) {
-      const int step = kk * 16 * Config::kRowBytes;
-      ptx::wgmma_m64k16_ss_tb<Config::kPVN, typename Config::Element>(
-          o, desc_a, ptx::smem_desc_moved(desc0, step, -step), 1);
-    } else {
-      const std::uint64_t desc_b =
-          ptx::make_smem_desc_sw128(v + kk * 16 * Config::kRowBytes, Config::kKVChunkBytes, 1024);
-      ptx::wgmma_m64k16_ss_tb<Config::kHeadDimV, typename Config::Element>(o, desc_a, desc_b, 1);
-    }
-  }
-}
-
-// Config::kPSmem: probabilities (fp32 accumulator layout) -> the warpgroup's P buffer, one stmatrix
-// per 16 keys as the epilogue writes O (epilogue.h store_output), then ordered before the async
-// proxy's reads. No barrier here: the P V GEMM that reads the buffer is issued after the
-// warpgroup's turn barrier (bar.sync of 256 = its own 128 threads + the previous warpgroup's 128
-// arrivals), which all four of its warps must have reached, so every warp's rows are written by
-// then. The buffer is rewritten only after the previous P V GEMM completed (wgmma_wait_group<0>
-// before this call), and each warp writes only its own 16 rows, the rows its accumulator rows read.
-template <class Config>
-__device__ __forceinline__ void store_p(const float (&s)[Config::kBlockN / 2], std::uint32_t p_smem) {
-  const int thread = threadIdx.x % 128;
-  const int lane = thread % 32;
-  const int row = (thread / 32) * 16 + ((lane / 8) % 2) * 8 + lane % 8;
-  const std::uint32_t row_addr = p_smem + row * Config::kRowBytes;
-  const int unit_xor = (lane / 16) ^ (lane % 8);
-#pragma unroll
-  for (int i2 = 0; i2 < Config::kBlockN / 16; ++i2) {
-    const float* v = s + 8 * i2;
-    const std::uint32_t addr =
-        row_addr + (i2 / 4) * Config::kPChunkBytes + ((unit_xor ^ (2 * (i2 % 4))) * 16);
-    ptx::stmatrix_x4(addr, pack_pair<typename Config::Element>(v[0], v[1]),
-                     pack_pair<typename Config::Element>(v[2], v[3]),
-                     pack_pair<typename Config::Element>(v[4], v[5]),
-                     pack_pair<typename Config::Element>(v[6], v[7]));
-  }
-  ptx::fence_proxy_async_shared_cta();
-}
-
 // Probabilities (fp32 accumulator layout) -> A fragments of the P V GEMM. The
 // accumulator's columns 16kk..16kk+15 are s[8kk .. 8kk+7] and match the A
 // fragment register for register.
@@ -297,23 +248,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       }
       if constexpr (Config::kEarlyNextTile) more = receive_next();
     } else {
-      // kPSmem: P goes to shared memory (store_p); pf is then an unused stand-in.
-      std::uint32_t pf[Config::kPSmem ? 1 : Config::kBlockN / 16][4];
-      const std::uint32_t p_smem = Config::kPSmem ? pipe.p_buffer(consumer) : 0u;
-      auto make_p = [&]() {
-        if constexpr (Config::kPSmem) {
-          store_p<Config>(s, p_smem);
-        } else {
-          convert_p<Config>(s, pf);
-        }
-      };
-      auto issue_pv = [&](std::uint32_t v) {
-        if constexpr (Config::kPSmem) {
-          gemm_pv_smem<Config>(o, p_smem, v, pipe.ones());
-        } else {
-          gemm_pv<Config>(o, pf, v, pipe.ones());
-        }
-      };
+      std::uint32_t pf[Config::kBlockN / 16][4];
       float correction[2];
 
       // First key block (the last one in key order): S only (issued by begin_tile with
@@ -338,7 +273,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       prepare_scores<Config>(s, p, w, slope_s, n, row0, clean);
       softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions,
                      !Config::kRowSumMma>(s, rows, p.score_log2, correction);
-      make_p();
+      convert_p<Config>(s, pf);
 
       // kEarlyBlockFlags: softcap or ALiBi in this tile (then every block is transformed).
       const bool transforms = p.softcap_in != 0.f || slope_s != 0.f;
@@ -351,7 +286,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         ptx::wgmma_fence();
         gemm_qk<Config>(s, q_rows, pipe.k(ring.stage));
         ptx::wgmma_commit_group();
-        issue_pv(pipe.v(pv_ring.stage));
+        gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage), pipe.ones());
         ptx::wgmma_commit_group();
         ptx::bar_arrive(next_turn, 256);
 
@@ -398,7 +333,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
 #pragma unroll
           for (int j = 0; j < kO; ++j) o[j] *= correction[(j / 2) % 2];
         }
-        make_p();
+        convert_p<Config>(s, pf);
       }
 
       // Last P V.
@@ -406,7 +341,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::bar_sync(my_turn, 256);
       ptx::wgmma_fence_operand(o);
       ptx::wgmma_fence();
-      issue_pv(pipe.v(pv_ring.stage));
+      gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage), pipe.ones());
       ptx::wgmma_commit_group();
       ptx::bar_arrive(next_turn, 256);
       if constexpr (!Config::kRowSumMma) {

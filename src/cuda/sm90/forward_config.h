@@ -15,7 +15,6 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -217,12 +216,6 @@
 #define FLASHATTN_SM90_HEAD_MAJOR_MAX_D 256
 #endif
 
-// Session 9, sm90r (use_d64_alt_tile below): 1 = the four-consumer d64 kernels put P through shared memory
-// like the three-consumer ones (measured 8-10% slower than P in registers; a measurement setting).
-#ifndef FLASHATTN_SM90_D64_P_SMEM_FOUR
-#define FLASHATTN_SM90_D64_P_SMEM_FOUR 0
-#endif
-
 namespace flashattn::detail::cuda_sm90 {
 
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
@@ -271,32 +264,20 @@ struct ForwardConfig {
   // d=64 with three consumers (160 registers each): 96; 128 spilled in the main loop.
   // d=128, long key sequences: kLongKeyBlockN_ (use_long_key_blocks).
   // d=64 alternative tiles (session 9, sm90r; use_d64_alt_tile): kLongKeyBlockN_ keys with two consumers
-  // (P in registers), three (P through shared memory: kPSmem) or four (kBlockM 256, 112 registers each, P in
-  // registers unless FLASHATTN_SM90_D64_P_SMEM_FOUR).
-  static_assert(!kD64Alt || (kLongKeyBlockN_ % 32 == 0 && kLongKeyBlockN_ <= 192));
+  // (240 registers) or four (kBlockM 256, 112 registers each). P stays in registers: at 160 or 192 keys with
+  // two consumers it fits; three consumers beyond 96 keys need P in shared memory (branch sm90r, commit
+  // 77d83b8: tied or lost, docs/kernel-notes-sm90.md session 9), and four beyond 64 keys spill.
+  static_assert(!kD64Alt ||
+                (kLongKeyBlockN_ % 32 == 0 && kLongKeyBlockN_ <= 192 && kConsumerWarpgroups_ != 3));
   static_assert(kLongKeyBlockN_ == 0 ||
                     (kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2 &&
                      kLongKeyBlockN_ % 16 == 0 && kLongKeyBlockN_ <= 192) ||
                     kD256Block64 || kD64Alt,
                 "a long-key block only for the two-consumer d = 128 kernel, 64 keys only at d = 256");
-  // kD64Alt with three consumers: P goes to shared memory (a buffer per consumer warpgroup in the
-  // 128B-swizzled K-major layout of Q) and P V is an SS GEMM, so the 160 registers of a consumer hold
-  // S and O only (S 64..96 + O 36); P in registers spilled at 128 keys. kPChunks 64-key chunks of 64
-  // rows per consumer (a block of 160 keys fills two and a half).
-  static constexpr bool kPSmem =
-      kD64Alt &&
-      (kConsumerWarpgroups_ == 3 || (kConsumerWarpgroups_ == 4 && FLASHATTN_SM90_D64_P_SMEM_FOUR != 0));
-  static constexpr int kPChunks = kPSmem ? (kLongKeyBlockN_ + 63) / 64 : 0;
-  static constexpr int kPChunkBytes = 64 * 128;
-  static constexpr int kPBytes = kConsumerWarpgroups_ * kPChunks * kPChunkBytes;
   static constexpr int kDefaultBlockN =
       kLargeV ? 64 : (kConsumerWarpgroups == 3 ? 96 : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
   static constexpr int kBlockN = kLongKeyBlockN_ != 0 ? kLongKeyBlockN_ : kDefaultBlockN;
-  // kPSmem: the P buffers take the room of stages: as many stages (at most 4) as fit beside Q, O (each
-  // kBlockM x 64), the ones block, P and the barriers (three consumers: 3 at 128 keys, 2 at 160 / 192).
-  static constexpr int kPSmemStages = std::min(
-      4, (227 * 1024 - 2 * (64 * kConsumerWarpgroups_) * 128 - 2048 - kPBytes - 2048) / (2 * kBlockN * 128));
-  static constexpr int kStages = kLargeV ? 3 : (kHeadDim <= 64 ? (kPSmem ? kPSmemStages : 4) : 2);
+  static constexpr int kStages = kLargeV ? 3 : (kHeadDim <= 64 ? 4 : 2);
   // The long-key, cluster and three-consumer kernels serve dense K/V only (paged K/V runs the
   // two-consumer kernel: use_three_consumers): no paged instantiation of them.
   // (d = 256 with 64-key blocks has one: pages of 64..256 rows are then read as 64-row boxes.)
@@ -407,8 +388,7 @@ struct ForwardConfig {
   static constexpr int kQBoxRows = kBlockM / kQParts;
   // + the tile-index slot; kSplitQ: + a q_full / q_empty pair per part (pipeline.h).
   static constexpr int kBarrierBytes = 8 * (4 + 4 * kStages) + 8 + (kSplitQ ? 16 * kQParts : 0);
-  static constexpr bool kSeparateO =
-      kOEnd + kOBytes + kOnesBytes + kPBytes + kBarrierBytes + 1024 <= kSmemLimit;
+  static constexpr bool kSeparateO = kOEnd + kOBytes + kOnesBytes + kBarrierBytes + 1024 <= kSmemLimit;
   // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that
   // the O normalisation, its shared-memory write and the TMA store run beside a GEMM
   // rather than between two. Needs the next Q before this tile's O is stored, so only where
@@ -423,9 +403,7 @@ struct ForwardConfig {
   // The ones block (kRowSumMma) follows O, 1024-byte aligned like every buffer before it,
   // after every V stage: a V descriptor reaches it with a positive leading offset.
   static constexpr int kOnesOffset = kSeparateO ? kOEnd + kOBytes : kOEnd;
-  // kPSmem: the consumers' P buffers, 1024-byte aligned after the ones block.
-  static constexpr int kPOffset = kOnesOffset + kOnesBytes;
-  static constexpr int kBarrierOffset = kPOffset + kPBytes;
+  static constexpr int kBarrierOffset = kOnesOffset + kOnesBytes;
   // +1024: the dynamic buffer is aligned up to a swizzle atom at run time.
   static constexpr int kSmemBytes = kBarrierOffset + kBarrierBytes + 1024;
   static_assert(kSmemBytes <= kSmemLimit, "shared-memory layout exceeds the sm_90 limit");
@@ -478,16 +456,16 @@ inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked, b
 
 // Session 9, helper sm90r (issue 6): other d = 64 tiles for a range of lengths, per mask kind (unmasked /
 // causal or windowed): the key block width (0 = never: the kernels of use_three_consumers), the consumer
-// warpgroups (2: P in registers, 240 registers each; 3: P through shared memory, kPSmem, 160 each; 4: kBlockM
-// 256, 112 each) and the query lengths [MIN, MAX) that get it (MAX 0: no bound; the keys must number at least
-// MIN too). Dense K/V only. Measured on an H200 (2026-11-22, two runs, cuDNN and a control build in the same
-// process; docs/performance-sm90.md "Session 9, helper sm90r"): four consumers with 64-key blocks, P in
-// registers, against the defaults before (two consumers 128 x 128 below 2k, three 192 x 96 above) +7..9% at
-// 1k, +6.5% at 2k, +3..4% at 4k non-causal (above the better of base and control in both passes), 8k / 16k
-// within noise; causal -5% at 1k, -2% at 2k, +2.5% at 4k, -1% at 8k / 16k. Wider key blocks (two consumers at
-// 160 / 192 keys, three at 128 with P in shared memory) lost or tied everywhere. So: unmasked queries of 1024
-// up to 8191, four consumers, 64 keys; masked never. Host side; lengths are the longest sequence's. Macros so
-// that an A/B build can move them (bench/sm90r_run2.sh; there named FLASHATTN_SM90_D64_WIDE_*).
+// warpgroups (2: 240 registers each; 4: kBlockM 256, 112 each) and the query lengths [MIN, MAX) that get it
+// (MAX 0: no bound; the keys must number at least MIN too). Dense K/V only. Measured on an H200 (2026-11-22,
+// two runs, cuDNN and a control build in the same process; docs/performance-sm90.md "Session 9, helper
+// sm90r"): four consumers with 64-key blocks, P in registers, against the defaults before (two consumers 128
+// x 128 below 2k, three 192 x 96 above) +7..9% at 1k, +6.5% at 2k, +3..4% at 4k non-causal (above the better
+// of base and control in both passes), 8k / 16k within noise; causal -5% at 1k, -2% at 2k, +2.5% at 4k, -1%
+// at 8k / 16k. Wider key blocks (two consumers at 160 / 192 keys, three at 128 with P in shared memory) lost
+// or tied everywhere. So: unmasked queries of 1024 up to 8191, four consumers, 64 keys; masked never. Host
+// side; lengths are the longest sequence's. Macros so that an A/B build can move them (bench/sm90r_run2.sh;
+// there named FLASHATTN_SM90_D64_WIDE_*).
 #ifndef FLASHATTN_SM90_D64_ALT_BLOCK_N
 #define FLASHATTN_SM90_D64_ALT_BLOCK_N 64
 #endif

@@ -46,10 +46,6 @@ struct SharedPipeline {
   __device__ std::uint32_t o(int warpgroup) const {
     return base + Config::kOOffset + warpgroup * Config::kOWarpgroupStride;
   }
-  // Config::kPSmem: consumer warpgroup w's P buffer (kPChunks chunks of [64 rows][64 keys], 128B-swizzled).
-  __device__ std::uint32_t p_buffer(int warpgroup) const {
-    return base + Config::kPOffset + warpgroup * Config::kPChunks * Config::kPChunkBytes;
-  }
   // Config::kRowSumMma: kOnesBytes of the element type's 1.0 (fill_ones), read by the P V GEMM.
   __device__ std::uint32_t ones() const { return base + Config::kOnesOffset; }
 
