@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# (Ran at commit d7ac024; its switches FLASHATTN_SM90_D64_WIDE_* and the three-consumer P-in-shared-memory kernel
+# are not in later commits: check that commit out to repeat it.)
 # Run 1 of helper sm90r (session 9, issue 6): cuda_sm90 d64 forward at long rows with wider key blocks
 # (forward_config.h use_d64_wide_blocks) against the current kernels, cuDNN and a control, in one device
 # call. Run from this tree's root, carried inside the main checkout:

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# (Ran at commit 0f39d88; the switches were renamed FLASHATTN_SM90_D64_ALT_* and FLASHATTN_SM90_D64_P_SMEM_MIN_CONSUMERS
+# removed afterwards: check that commit out to repeat it.)
 # Run 2 of helper sm90r (session 9, issue 6): cuda_sm90 d64 forward at long rows with FOUR consumer
 # warpgroups (kBlockM 256, 112 registers each, 64-key blocks; forward_config.h use_d64_wide_blocks) against
 # the current kernels, cuDNN and a control, in one device call, with the suites and sanitizers of the new
