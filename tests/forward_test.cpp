@@ -137,6 +137,11 @@ std::vector<ForwardCase> forward_cases() {
                    {MaskKind::none, 0.f, AlibiKind::none, 0.f, true},
                    Layout::padded});
   cases.push_back({1, 4097, 4099, 1, 1, 64, 64, DType::float16, {MaskKind::none, 30.f}, Layout::heads_major});
+  // Past 8191 queries with few keys: cuda_sm90's three-consumer d64 kernel, unmasked and causal (the
+  // 4100-query cases above run its four-consumer kernel since session 9: forward_config.h use_d64_alt_tile);
+  // causal with sq > sk leaves the first 7867 rows without a visible key (tiles with no key block).
+  cases.push_back({1, 8193, 300, 2, 1, 64, 64, DType::bfloat16, plain, Layout::contiguous});
+  cases.push_back({1, 8200, 333, 1, 1, 64, 64, DType::float16, {MaskKind::causal}, Layout::padded});
   // An even number of 128-row query blocks per head, unmasked, dense: cuda_sm90's d128 kernel launched as
   // clusters of two CTAs sharing each K/V block by TMA multicast (when built with
   // FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN <= 777): ragged keys (the last block's second half past the end),

@@ -6,8 +6,9 @@
 // others are consumers, each owning 64 of the tile's kBlockM query rows (one
 // wgmma M of 64): two (kBlockM 128), or three at d = 64 for long sequences
 // (kBlockM 192: a warpgroup's GEMMs are short there, and two others' batches
-// cover one's softmax better; see use_three_consumers). The consumers take turns
-// issuing their GEMMs ("ping-pong", a rotation with three) so one's softmax runs
+// cover one's softmax better; see use_three_consumers), or four at d = 64 for
+// unmasked rows of 1k-8k queries (kBlockM 256, 64-key blocks: use_d64_alt_tile). The consumers take turns
+// issuing their GEMMs ("ping-pong", a rotation with three or four) so one's softmax runs
 // while the others' GEMMs keep the tensor cores busy.
 #pragma once
 
@@ -219,8 +220,9 @@ namespace flashattn::detail::cuda_sm90 {
 
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
 // kLongKeyBlockN_: 0, or a key block width other than the default: the wider block of the
-// d = 128 kernel for long key sequences (use_long_key_blocks below), or 64 at d = 256 for
-// short key sequences and paged K/V (use_d256_block64 below).
+// d = 128 kernel for long key sequences (use_long_key_blocks below), 64 at d = 256 for
+// short key sequences and paged K/V (use_d256_block64 below), or the key block of a d = 64
+// alternative tile (use_d64_alt_tile below).
 // kClusterM_: 1, or 2 for the d = 128 kernel launched as clusters of two CTAs that share
 // each K/V block through TMA multicast (use_kv_multicast below).
 template <int kHeadDim_, int kHeadDimV_, typename Element_, int kConsumerWarpgroups_ = 2,
@@ -241,9 +243,12 @@ struct ForwardConfig {
   // Q's rows as with 80 keys (a third stage or O's own buffer would need 256 KB).
   static constexpr bool kD256Block64 =
       kLongKeyBlockN_ == 64 && kHeadDim_ == 256 && kHeadDimV_ == 256 && kConsumerWarpgroups_ == 2;
+  static constexpr bool kD64Alt = kLongKeyBlockN_ != 0 && kHeadDim_ == 64 && kHeadDimV_ == 64;
   static constexpr int kConsumerWarpgroups = kConsumerWarpgroups_;
-  static_assert(kConsumerWarpgroups == 2 || (kConsumerWarpgroups == 3 && kHeadDim == 64 && kHeadDimV == 64),
-                "three consumer warpgroups only at d = 64 (their registers hold no more)");
+  static_assert(kConsumerWarpgroups == 2 ||
+                    ((kConsumerWarpgroups == 3 || (kConsumerWarpgroups == 4 && kD64Alt)) && kHeadDim == 64 &&
+                     kHeadDimV == 64),
+                "three or four consumer warpgroups only at d = 64 (their registers hold no more)");
   static_assert(kConsumerWarpgroups <= kMaxConsumerWarpgroups);
   static constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);
   static constexpr int kConsumerWarps = 4 * kConsumerWarpgroups;
@@ -258,10 +263,16 @@ struct ForwardConfig {
   // three stages of K (8 KB) + V (32 KB) beside Q (16 KB) and O (64 KB).
   // d=64 with three consumers (160 registers each): 96; 128 spilled in the main loop.
   // d=128, long key sequences: kLongKeyBlockN_ (use_long_key_blocks).
+  // d=64 alternative tiles (session 9, sm90r; use_d64_alt_tile): kLongKeyBlockN_ keys with two consumers
+  // (240 registers) or four (kBlockM 256, 112 registers each). P stays in registers: at 160 or 192 keys with
+  // two consumers it fits; three consumers beyond 96 keys need P in shared memory (branch sm90r, commit
+  // 77d83b8: tied or lost, docs/kernel-notes-sm90.md session 9), and four beyond 64 keys spill.
+  static_assert(!kD64Alt ||
+                (kLongKeyBlockN_ % 32 == 0 && kLongKeyBlockN_ <= 192 && kConsumerWarpgroups_ != 3));
   static_assert(kLongKeyBlockN_ == 0 ||
                     (kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2 &&
                      kLongKeyBlockN_ % 16 == 0 && kLongKeyBlockN_ <= 192) ||
-                    kD256Block64,
+                    kD256Block64 || kD64Alt,
                 "a long-key block only for the two-consumer d = 128 kernel, 64 keys only at d = 256");
   static constexpr int kDefaultBlockN =
       kLargeV ? 64 : (kConsumerWarpgroups == 3 ? 96 : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
@@ -294,7 +305,9 @@ struct ForwardConfig {
   // which took the dense producer from 28 to 72 B of spills: forward_kernel.h.)
   static constexpr int kEntryRegisters = (65536 / kThreads) / 8 * 8;
   static constexpr int kProducerRegisters = 24;
-  static constexpr int kConsumerRegisters = kConsumerWarpgroups == 3 ? 160 : 240;
+  // Four consumers (kD64Alt): 128 * 24 + 512 * 112 = 60416 <= 640 * 96 (S 32 + P 16 + O 36 at 64 keys).
+  static constexpr int kConsumerRegisters =
+      kConsumerWarpgroups == 4 ? 112 : (kConsumerWarpgroups == 3 ? 160 : 240);
   static_assert(128 * kConsumerWarpgroups * (kConsumerRegisters - kEntryRegisters) <=
                     128 * (kEntryRegisters - kProducerRegisters),
                 "the consumers may take only what the producer gives back");
@@ -310,7 +323,7 @@ struct ForwardConfig {
   // consumers they cost the accumulators registers (spills: d256 120 B -> 0,
   // +7-14% measured on an H200, 2026-11-22).
   static constexpr bool kRebuildQDescriptors =
-      kHeadDim >= 192 || kConsumerWarpgroups == 3 || kBlockN > FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N;
+      kHeadDim >= 192 || kConsumerWarpgroups >= 3 || kBlockN > FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N;
   // Rescale O only when a row maximum grew by more than 2^8 (softmax.h): saves dv/2
   // multiplications per thread and block for a vote and a comparison; measured on an
   // H200 (2026-11-22, sm90c): +3-6% at d 256, within noise at d 128, -3.5% at d 64; again
@@ -328,14 +341,14 @@ struct ForwardConfig {
   // the P V GEMM reads as its second 64-column chunk (consumer.h gemm_pv).
   static constexpr bool kRowSumMma =
       kHeadDimV == 64 && !kLargeV &&
-      (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE : FLASHATTN_SM90_ROW_SUM_MMA) != 0;
+      (kConsumerWarpgroups >= 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE : FLASHATTN_SM90_ROW_SUM_MMA) != 0;
   static constexpr int kPVN = kRowSumMma ? kHeadDimV + 8 : kHeadDimV;
   static constexpr int kOnesBytes = kRowSumMma ? 2048 : 0;
   // Per-block decisions made while S runs (FLASHATTN_SM90_EARLY_BLOCK_FLAGS above).
   static constexpr bool kEarlyBlockFlags = FLASHATTN_SM90_EARLY_BLOCK_FLAGS != 0;
   // Mask decisions per tile (FLASHATTN_SM90_TILE_MASK_RANGE{,_THREE} above).
   static constexpr bool kTileMaskRange =
-      (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_TILE_MASK_RANGE_THREE : FLASHATTN_SM90_TILE_MASK_RANGE) != 0;
+      (kConsumerWarpgroups >= 3 ? FLASHATTN_SM90_TILE_MASK_RANGE_THREE : FLASHATTN_SM90_TILE_MASK_RANGE) != 0;
   // How masked blocks test their scores (FLASHATTN_SM90_MASK_FORM_* above).
   static constexpr int kMaskForm =
       kHeadDim == 128 && kHeadDimV == 128 ? FLASHATTN_SM90_MASK_FORM_D128 : FLASHATTN_SM90_MASK_FORM_OTHER;
@@ -439,6 +452,53 @@ inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked, b
   return head_dim == 64 && !paged &&
          seqlen_q >=
              (masked ? FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ_MASKED : FLASHATTN_SM90_THREE_CONSUMERS_MIN_SQ);
+}
+
+// Session 9, helper sm90r (issue 6): other d = 64 tiles for a range of lengths, per mask kind (unmasked /
+// causal or windowed): the key block width (0 = never: the kernels of use_three_consumers), the consumer
+// warpgroups (2: 240 registers each; 4: kBlockM 256, 112 each) and the query lengths [MIN, MAX) that get it
+// (MAX 0: no bound; the keys must number at least MIN too). Dense K/V only. Measured on an H200 (2026-11-22,
+// two runs, cuDNN and a control build in the same process; docs/performance-sm90.md "Session 9, helper
+// sm90r"): four consumers with 64-key blocks, P in registers, against the defaults before (two consumers 128
+// x 128 below 2k, three 192 x 96 above) +7..9% at 1k, +6.5% at 2k, +3..4% at 4k non-causal (above the better
+// of base and control in both passes), 8k / 16k within noise; causal -5% at 1k, -2% at 2k, +2.5% at 4k, -1%
+// at 8k / 16k. Wider key blocks (two consumers at 160 / 192 keys, three at 128 with P in shared memory) lost
+// or tied everywhere. So: unmasked queries of 1024 up to 8191, four consumers, 64 keys; masked never. Host
+// side; lengths are the longest sequence's. Macros so that an A/B build can move them (bench/sm90r_run2.sh;
+// there named FLASHATTN_SM90_D64_WIDE_*).
+#ifndef FLASHATTN_SM90_D64_ALT_BLOCK_N
+#define FLASHATTN_SM90_D64_ALT_BLOCK_N 64
+#endif
+#ifndef FLASHATTN_SM90_D64_ALT_CONSUMERS
+#define FLASHATTN_SM90_D64_ALT_CONSUMERS 4
+#endif
+#ifndef FLASHATTN_SM90_D64_ALT_MIN_SEQLEN
+#define FLASHATTN_SM90_D64_ALT_MIN_SEQLEN 1024
+#endif
+#ifndef FLASHATTN_SM90_D64_ALT_MAX_SEQLEN
+#define FLASHATTN_SM90_D64_ALT_MAX_SEQLEN 8192
+#endif
+#ifndef FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED
+#define FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED 0
+#endif
+#ifndef FLASHATTN_SM90_D64_ALT_CONSUMERS_MASKED
+#define FLASHATTN_SM90_D64_ALT_CONSUMERS_MASKED 4
+#endif
+#ifndef FLASHATTN_SM90_D64_ALT_MIN_SEQLEN_MASKED
+#define FLASHATTN_SM90_D64_ALT_MIN_SEQLEN_MASKED 1024
+#endif
+#ifndef FLASHATTN_SM90_D64_ALT_MAX_SEQLEN_MASKED
+#define FLASHATTN_SM90_D64_ALT_MAX_SEQLEN_MASKED 0
+#endif
+inline bool use_d64_alt_tile(int head_dim, int head_dim_v, long long seqlen_q, long long seqlen_k,
+                             bool masked, bool paged) {
+  const int block_n = masked ? FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED : FLASHATTN_SM90_D64_ALT_BLOCK_N;
+  const long long min_seqlen =
+      masked ? FLASHATTN_SM90_D64_ALT_MIN_SEQLEN_MASKED : FLASHATTN_SM90_D64_ALT_MIN_SEQLEN;
+  const long long max_seqlen =
+      masked ? FLASHATTN_SM90_D64_ALT_MAX_SEQLEN_MASKED : FLASHATTN_SM90_D64_ALT_MAX_SEQLEN;
+  return block_n != 0 && head_dim == 64 && head_dim_v == 64 && !paged && seqlen_q >= min_seqlen &&
+         seqlen_k >= min_seqlen && (max_seqlen == 0 || seqlen_q < max_seqlen);
 }
 
 // d = 128, unmasked, dense, equal lengths: clusters of two CTAs with K/V multicast

@@ -293,6 +293,27 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
     }
     return cudaSuccess;
   } else {
+#if FLASHATTN_SM90_D64_ALT_BLOCK_N != 0 || FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED != 0
+    if constexpr (kHeadDim == 64 && kHeadDimV == 64) {
+      // Other tiles for a range of lengths (forward_config.h use_d64_alt_tile; session 9, sm90r).
+      const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
+      if (use_d64_alt_tile(kHeadDim, kHeadDimV, a.seqlen_q, a.seqlen_k, masked, a.block_table != nullptr)) {
+        if (masked) {
+          if constexpr (FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED != 0) {
+            using Alt = ForwardConfig<kHeadDim, kHeadDimV, Element, FLASHATTN_SM90_D64_ALT_CONSUMERS_MASKED,
+                                      FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED>;
+            return launch_forward<Alt>(a, workspace, stream);
+          }
+        } else {
+          if constexpr (FLASHATTN_SM90_D64_ALT_BLOCK_N != 0) {
+            using Alt = ForwardConfig<kHeadDim, kHeadDimV, Element, FLASHATTN_SM90_D64_ALT_CONSUMERS,
+                                      FLASHATTN_SM90_D64_ALT_BLOCK_N>;
+            return launch_forward<Alt>(a, workspace, stream);
+          }
+        }
+      }
+    }
+#endif
     if constexpr (kHeadDim == 64 && kHeadDimV == 64) {
       const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
       if (use_three_consumers(kHeadDim, a.seqlen_q, masked, a.block_table != nullptr)) {

@@ -6,7 +6,7 @@ namespace flashattn::detail::cuda_sm90 {
 
 // Most consumer warpgroups any configuration uses (forward_config.h); each gets
 // its own issue-turn and epilogue barrier.
-inline constexpr int kMaxConsumerWarpgroups = 3;
+inline constexpr int kMaxConsumerWarpgroups = 4;
 
 enum NamedBarrier : int {
   // Ping-pong: consumer warpgroup w waits on kIssueTurn + w before issuing a

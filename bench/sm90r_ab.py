@@ -1,0 +1,91 @@
+# Same-process A/B of several builds of the flashattn Python package beside SDPA's cuDNN backend
+# (helper sm90r, session 9: d64 long rows with wider key blocks), forward, bf16, on the standard grid
+# (16k tokens per batch, hidden 2048, h = 2048 / d). bench/sm90s_ab.py's measurement (each row's
+# timings on the same inputs with triton.testing.do_bench, median, L2 flushed between calls; the
+# column order rotated from row to row, then reversed; mean of the two), plus bench/compare.py's
+# settle: each timing starts after --settle-ms of back-to-back calls of that column's own function
+# (the H200 is power-limited: a kernel timed right after a low-power one reads high).
+#   PYTHONPATH=<dir with the packages> python3 bench/sm90r_ab.py --builds base,w2,w3,ctrl
+# Build NAME is imported as package flashattn_NAME (bench/sm90_device_common.sh sm90_build_py). "ctrl"
+# is base's extension installed a second time: identical kernels, its ratio is the noise floor.
+import argparse
+import importlib
+import json
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from triton.testing import do_bench
+
+
+def settle(fn, ms):
+    if ms <= 0:
+        return
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    once = max(start.elapsed_time(end), 1e-3)
+    for _ in range(max(1, int(ms / once))):
+        fn()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--builds", default="base,ctrl")
+    ap.add_argument("--hdims", default="64")
+    ap.add_argument("--seqlens", default="1024,2048,4096,8192,16384")
+    ap.add_argument("--causal", default="0,1")
+    ap.add_argument("--rep", type=int, default=50)
+    ap.add_argument("--settle-ms", type=float, default=200)
+    args = ap.parse_args()
+    impls = {}
+    for name in args.builds.split(","):
+        try:
+            module = importlib.import_module("flashattn" if name == "new" else "flashattn_" + name)
+        except ImportError as e:
+            print(json.dumps({"missing": name, "error": str(e)}), flush=True)
+            continue
+        impls[name] = module.flash_attn_func
+    dev = torch.cuda.get_device_properties(0)
+    print(json.dumps({"device": dev.name, "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
+                      "builds": list(impls), "settle_ms": args.settle_ms}), flush=True)
+
+    def sdpa(q, k, v, causal):
+        qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+        with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+            return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+
+    row_index = 0
+    with torch.no_grad():
+        for d in (int(x) for x in args.hdims.split(",")):
+            for causal in (c == "1" for c in args.causal.split(",")):
+                for s in (int(x) for x in args.seqlens.split(",")):
+                    b, h = max(1, 16384 // s), 2048 // d
+                    torch.manual_seed(s + d)
+                    q = torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16)
+                    k, v = torch.randn_like(q), torch.randn_like(q)
+                    flop = 4 * b * h * s * s * d / (2 if causal else 1)
+                    row = {"hdim": d, "causal": causal, "seqlen": s}
+                    fns = {name: (lambda f=f: f(q, k, v, causal=causal)) for name, f in impls.items()}
+                    fns["cudnn"] = lambda: sdpa(q, k, v, causal)
+                    ref = fns["cudnn"]().transpose(1, 2).float()
+                    row["err"] = {name: float((fn().float() - ref).abs().max())
+                                  for name, fn in fns.items() if name != "cudnn"}
+                    ms = {name: [] for name in fns}
+                    names = list(fns)
+                    shift = row_index % len(names)
+                    names = names[shift:] + names[:shift]
+                    row_index += 1
+                    for order in (names, names[::-1]):
+                        for name in order:
+                            settle(fns[name], args.settle_ms)
+                            ms[name].append(do_bench(fns[name], warmup=15, rep=args.rep, return_mode="median"))
+                    for name in fns:
+                        row[name] = round(flop / (sum(ms[name]) / len(ms[name])) / 1e9, 1)
+                    print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()
