@@ -111,6 +111,8 @@ TEST_P(ConsumerKeyRangeTest, MatchesReference) {
 
   DeviceBinding device(backend);
   const Status status = run_on(backend, build(device));
+  if (status.code() == ErrorCode::unsupported)
+    GTEST_SKIP() << status.message();  // dtype / head dim not built
   ASSERT_TRUE(status.ok()) << error_code_name(status.code()) << ": " << status.message();
   expect_inputs_unchanged(device, {{"q", &q}, {"k", &k}, {"v", &v}});
 
