@@ -207,10 +207,15 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   // multiplies Q's buffer by itself outside the issue rotation, a result nobody reads: Q's
   // rows are not rewritten before the wait (q_empty follows it) and past the last tile
   // nothing writes shared memory.
-  // kConsumerKeyRange: the K stages of the blocks at the top of the tile's range that this consumer's
-  // rows do not see (processed first) are released before its first S: each once its full barrier
-  // completed for this use (an earlier arrive would count toward the stage's previous phase, which
-  // the other consumer may still read). Their V stages follow in the tile's body (skip_ring).
+  // kConsumerKeyRange: the blocks at the top of the tile's range that this consumer's rows do not see
+  // (processed first), before its first S: each block's K stage is released once its full barrier
+  // completed for this use (an earlier arrive would count toward the stage's previous phase, which the
+  // other consumer may still read), and the consumer takes the block's issue turn empty (waits for
+  // its turn, passes it on), where its S would have been issued: both consumers then take as many
+  // turns per tile as the tile has blocks + 1 (the rotation is strict), and the other consumer never
+  // waits longer for a turn than it would if this one had issued the block. (Owing the turn to the
+  // tile's end made the other consumer's last P V wait for this one's epilogue: d256 causal -16..-20%,
+  // run 1.) The skipped blocks' V stages follow in the tile's body (skip_ring).
   auto skip_top_keys = [&]() {
     if constexpr (Config::kConsumerKeyRange) {
       skip_ring = ring;
@@ -219,26 +224,12 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
         pipe.release_kv_if(pipe.k_empty(ring.stage), warp_leader);
         ring.advance();
-      }
-    }
-  };
-  // kConsumerKeyRange: one empty issue turn (wait for mine, pass it on) per block of the last tile this
-  // consumer skipped, so that both consumers take as many turns per tile as the tile has blocks + 1 (the
-  // rotation is strict). Taken after the tile's epilogue where that comes before the next tile's first
-  // S (not kEarlyNextS), so the epilogue does not wait for the other consumer's GEMMs; never later than
-  // the next tile's receive, whose Q may wait for the other consumer's epilogue.
-  int owed_turns = 0;
-  auto pay_owed_turns = [&]() {
-    if constexpr (Config::kConsumerKeyRange) {
-#pragma unroll 1
-      for (; owed_turns > 0; --owed_turns) {
         ptx::bar_sync(my_turn, 256);
         ptx::bar_arrive(next_turn, 256);
       }
     }
   };
   auto issue_first_s = [&]() {
-    pay_owed_turns();
     if (next_keys) {
       skip_top_keys();
       ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
@@ -414,8 +405,10 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::wgmma_fence_operand(o);
       if (warp_leader) pipe.release_kv(pipe.v_empty(pv_ring.stage));
       // kConsumerKeyRange: the blocks at the bottom of the tile's range this consumer's rows do not see
-      // (a left window: the later rows' first keys are later) have their K and V stages released in
-      // order; the issue turns of the blocks skipped at either end are owed (pay_owed_turns).
+      // (a left window: the later rows' first keys are later), in order: the block's K and V stages
+      // released once full, then its issue turn taken empty (skip_top_keys). In this order the other
+      // consumer, whose S of the block's successor needs that turn, never waits on a stage that only a
+      // later release of this one would free.
       if constexpr (Config::kConsumerKeyRange) {
 #pragma unroll 1
         for (int skipped = tile_range.begin; skipped < range.begin; ++skipped) {
@@ -424,8 +417,9 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           ptx::mbarrier_wait_parity(pipe.v_full(ring.stage), ring.phase);
           pipe.release_kv_if(pipe.v_empty(ring.stage), warp_leader);
           ring.advance();
+          ptx::bar_sync(my_turn, 256);
+          ptx::bar_arrive(next_turn, 256);
         }
-        owed_turns = (tile_range.end - tile_range.begin) - n_blocks;
       }
       if constexpr (Config::kRowSumMma) {
         // The whole rows' sums, from the last P V GEMM (any of the 8 ones columns).
@@ -446,7 +440,6 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       store_output<Config>(p, pipe, w, consumer, o, final_rows);
     } else {
       store_output<Config>(p, pipe, w, consumer, o, final_rows);
-      pay_owed_turns();
       more = begin_tile();
     }
   }

@@ -218,9 +218,14 @@
 // Session 9, helper sm90v (issue 6, causal short rows): per-consumer key ranges (consumer.h
 // kConsumerKeyRange). Each consumer warpgroup visits only the key blocks its own 64 rows see
 // (score_mask.h consumer_key_block_range), not the tile's; for a block only the other consumer sees
-// it still waits for the K / V stage to land and releases it, and takes an empty issue turn, so the
-// shared pipeline and the turn rotation stay balanced. The mask decision is per consumer too. 1: the
-// two-consumer kernels; 0: the tile's range for every consumer (the code before session 9).
+// it still waits for the K / V stage to land and releases it, and takes an empty issue turn where
+// the block's GEMMs would have been issued, so the shared pipeline and the turn rotation stay
+// balanced; its mask decisions are for its own rows too. A consumer skips a block only where key
+// blocks are narrower than the tile's 128 rows (d256: 80 / 64 keys; d192: 96; (64, 256): 64), at
+// causal / windowed / sq != sk rows. 0: the tile's range for every consumer (the code before
+// session 9); 1: the d = dv = 256 kernels (measured: docs/performance-sm90.md "Session 9, helper
+// sm90v"); 2: every two-consumer kernel (a measurement setting: with 128-key blocks under an aligned
+// causal mask no block is skipped, and run 1 read d64 / d128 causal 512 3-5% slower with it).
 #ifndef FLASHATTN_SM90_CONSUMER_KEY_RANGE
 #define FLASHATTN_SM90_CONSUMER_KEY_RANGE 1
 #endif
@@ -251,11 +256,6 @@ struct ForwardConfig {
   // Q's rows as with 80 keys (a third stage or O's own buffer would need 256 KB).
   static constexpr bool kD256Block64 =
       kLongKeyBlockN_ == 64 && kHeadDim_ == 256 && kHeadDimV_ == 256 && kConsumerWarpgroups_ == 2;
-  // d = dv = 64 / 128 with 64-key blocks for masked short rows (use_masked_block64 below; session 9,
-  // sm90v): with 128-row tiles the first consumer's rows skip the diagonal's invisible 64-key half
-  // (kConsumerKeyRange). Four stages at d 128 too (Q 32 + 4 x (16 + 16) + O 32 KB).
-  static constexpr bool kMaskedBlock64 = kLongKeyBlockN_ == 64 && kHeadDim_ == kHeadDimV_ &&
-                                         (kHeadDim_ == 64 || kHeadDim_ == 128) && kConsumerWarpgroups_ == 2;
   static constexpr int kConsumerWarpgroups = kConsumerWarpgroups_;
   static_assert(kConsumerWarpgroups == 2 || (kConsumerWarpgroups == 3 && kHeadDim == 64 && kHeadDimV == 64),
                 "three consumer warpgroups only at d = 64 (their registers hold no more)");
@@ -276,12 +276,12 @@ struct ForwardConfig {
   static_assert(kLongKeyBlockN_ == 0 ||
                     (kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2 &&
                      kLongKeyBlockN_ % 16 == 0 && kLongKeyBlockN_ <= 192) ||
-                    kD256Block64 || kMaskedBlock64,
-                "a long-key block only for the two-consumer d = 128 kernel, 64 keys only at d = 64 / 256");
+                    kD256Block64,
+                "a long-key block only for the two-consumer d = 128 kernel, 64 keys only at d = 256");
   static constexpr int kDefaultBlockN =
       kLargeV ? 64 : (kConsumerWarpgroups == 3 ? 96 : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
   static constexpr int kBlockN = kLongKeyBlockN_ != 0 ? kLongKeyBlockN_ : kDefaultBlockN;
-  static constexpr int kStages = kLargeV ? 3 : (kHeadDim <= 64 || kMaskedBlock64 ? 4 : 2);
+  static constexpr int kStages = kLargeV ? 3 : (kHeadDim <= 64 ? 4 : 2);
   // The long-key, cluster and three-consumer kernels serve dense K/V only (paged K/V runs the
   // two-consumer kernel: use_three_consumers): no paged instantiation of them.
   // (d = 256 with 64-key blocks has one: pages of 64..256 rows are then read as 64-row boxes.)
@@ -427,10 +427,12 @@ struct ForwardConfig {
   static constexpr bool kFirstKBeforeQ = FLASHATTN_SM90_FIRST_K_BEFORE_Q != 0 && kClusterM == 1;
   // FLASHATTN_SM90_UNIFORM_CONSUMER above.
   static constexpr bool kUniformConsumer = FLASHATTN_SM90_UNIFORM_CONSUMER != 0;
-  // FLASHATTN_SM90_CONSUMER_KEY_RANGE above (two-consumer kernels; K/V multicast kernels run unmasked
-  // problems only, where every consumer's range is the tile's).
+  // FLASHATTN_SM90_CONSUMER_KEY_RANGE above (two-consumer kernels; the K/V multicast kernel runs
+  // unmasked problems only, where every consumer's range is the tile's).
   static constexpr bool kConsumerKeyRange =
-      FLASHATTN_SM90_CONSUMER_KEY_RANGE != 0 && kConsumerWarpgroups == 2;
+      kConsumerWarpgroups == 2 &&
+      (FLASHATTN_SM90_CONSUMER_KEY_RANGE >= 2 ||
+       (FLASHATTN_SM90_CONSUMER_KEY_RANGE == 1 && kHeadDim == 256 && kHeadDimV == 256));
 };
 
 // d = 64: three consumer warpgroups (kBlockM 192, kBlockN 96) for long query
@@ -541,26 +543,6 @@ inline bool use_d256_block64(int head_dim, int head_dim_v, long long seqlen_k, b
   const long long max_seqlen =
       masked ? FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN_MASKED : FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN;
   return seqlen_k <= max_seqlen;
-}
-
-// d = dv = 64 / 128, causal or windowed, dense: 64-key blocks instead of 128 up to
-// FLASHATTN_SM90_MASKED_BLOCK64_MAX_SEQLEN_D64 / _D128 keys (0 = never; session 9, helper sm90v;
-// ForwardConfig kMaskedBlock64). With 128-row tiles and per-consumer key ranges the first consumer skips the
-// diagonal's invisible half (causal: 1 of its tile's 2m + 2 blocks), where 128-key blocks compute it masked;
-// the price is twice the per-block costs. Host side; seqlen_k is the longest sequence's. Paged K/V keeps 128
-// keys.
-#ifndef FLASHATTN_SM90_MASKED_BLOCK64_MAX_SEQLEN_D64
-#define FLASHATTN_SM90_MASKED_BLOCK64_MAX_SEQLEN_D64 0
-#endif
-#ifndef FLASHATTN_SM90_MASKED_BLOCK64_MAX_SEQLEN_D128
-#define FLASHATTN_SM90_MASKED_BLOCK64_MAX_SEQLEN_D128 0
-#endif
-inline bool use_masked_block64(int head_dim, int head_dim_v, long long seqlen_k, bool masked, bool paged) {
-  if (!masked || paged || head_dim != head_dim_v) return false;
-  long long max_seqlen = 0;
-  if (head_dim == 64) max_seqlen = FLASHATTN_SM90_MASKED_BLOCK64_MAX_SEQLEN_D64;
-  if (head_dim == 128) max_seqlen = FLASHATTN_SM90_MASKED_BLOCK64_MAX_SEQLEN_D128;
-  return max_seqlen != 0 && seqlen_k <= max_seqlen;
 }
 
 }  // namespace flashattn::detail::cuda_sm90

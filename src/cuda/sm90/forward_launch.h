@@ -299,15 +299,6 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
         return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 3>>(a, workspace, stream);
       }
     }
-#if FLASHATTN_SM90_MASKED_BLOCK64_MAX_SEQLEN_D64 != 0 || FLASHATTN_SM90_MASKED_BLOCK64_MAX_SEQLEN_D128 != 0
-    // Masked short rows: 64-key blocks (forward_config.h use_masked_block64).
-    if constexpr ((kHeadDim == 64 || kHeadDim == 128) && kHeadDimV == kHeadDim) {
-      const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
-      if (use_masked_block64(kHeadDim, kHeadDimV, a.seqlen_k, masked, a.block_table != nullptr)) {
-        return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 64>>(a, workspace, stream);
-      }
-    }
-#endif
 #if FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN != 0
     if constexpr (kHeadDim == 128 && kHeadDimV == 128) {
       using Clustered = ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 0, 2>;
