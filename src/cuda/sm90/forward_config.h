@@ -225,7 +225,8 @@
 // causal / windowed / sq != sk rows. 0: the tile's range for every consumer (the code before
 // session 9); 1: the d = dv = 256 kernels (measured: docs/performance-sm90.md "Session 9, helper
 // sm90v"); 2: every two-consumer kernel (a measurement setting: with 128-key blocks under an aligned
-// causal mask no block is skipped, and run 1 read d64 / d128 causal 512 3-5% slower with it).
+// causal mask no block is skipped, and run 1 read d64 / d128 causal 512 3-5% slower with it, with the
+// empty turns then owed to the tile's end; not measured with the final placement).
 #ifndef FLASHATTN_SM90_CONSUMER_KEY_RANGE
 #define FLASHATTN_SM90_CONSUMER_KEY_RANGE 1
 #endif
