@@ -101,7 +101,7 @@ __device__ __forceinline__ void convert_p(const float (&s)[Config::kBlockN / 2],
 template <class Config>
 __device__ __forceinline__ void prepare_scores(float (&s)[Config::kBlockN / 2], const ForwardKernelParams& p,
                                                const WorkTile& w, float slope_s, int n_block, int row0,
-                                               const UnmaskedBlocks& clean) {
+                                               const UnmaskedBlocks& clean, int consumer) {
   if (p.softcap_in != 0.f) {
 #pragma unroll
     for (int i = 0; i < Config::kBlockN / 2; ++i) s[i] = ptx::tanh_approx_f32(s[i] * p.softcap_in);
@@ -110,6 +110,8 @@ __device__ __forceinline__ void prepare_scores(float (&s)[Config::kBlockN / 2], 
   bool masked;
   if constexpr (Config::kTileMaskRange) {
     masked = n_block < clean.lo || n_block >= clean.hi;
+  } else if constexpr (Config::kConsumerKeyRange) {
+    masked = rows_block_needs_mask<Config>(p, w, n_block, w.m_block * Config::kBlockM + 64 * consumer, 64);
   } else {
     masked = block_needs_mask<Config>(p, w, n_block);
   }
@@ -122,9 +124,11 @@ __device__ __forceinline__ void prepare_scores(float (&s)[Config::kBlockN / 2], 
 // that it can be computed while the block's S GEMM still runs (consumer_loop).
 template <class Config>
 __device__ __forceinline__ bool block_masked(const ForwardKernelParams& p, const WorkTile& w, int n_block,
-                                             const UnmaskedBlocks& clean) {
+                                             const UnmaskedBlocks& clean, int consumer) {
   if constexpr (Config::kTileMaskRange) {
     return n_block < clean.lo || n_block >= clean.hi;
+  } else if constexpr (Config::kConsumerKeyRange) {
+    return rows_block_needs_mask<Config>(p, w, n_block, w.m_block * Config::kBlockM + 64 * consumer, 64);
   } else {
     return block_needs_mask<Config>(p, w, n_block);
   }
@@ -165,6 +169,10 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   WorkTile next_w{};
   KeyBlockRange next_range{};
   bool next_keys = false;
+  // kConsumerKeyRange: the key blocks of the next tile this consumer's rows see (else the tile's), and
+  // where in the ring the V stages of the blocks it skips at the top of the range start.
+  KeyBlockRange next_own{};
+  RingPosition<Config::kStages> skip_ring;
   // Receives the next tile (false: no work left), waits for its Q and decodes it.
   auto receive_next = [&]() -> bool {
     const int tile = receive_tile(pipe.tile_handoff(), q_phase);  // one index per Q so far
@@ -176,6 +184,8 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         next_w = tile_work<Config::kClusterM>(p, tile);
         next_range = key_block_range<Config>(p, next_w);
         next_keys = next_range.end > next_range.begin;
+        if constexpr (Config::kConsumerKeyRange)
+          next_own = consumer_key_block_range<Config>(p, next_w, consumer, next_range);
         ptx::mbarrier_wait_parity(pipe.q_full(consumer), q_phase);
         q_phase ^= 1;
       } else {
@@ -184,6 +194,8 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         next_w = tile_work<Config::kClusterM>(p, tile);
         next_range = key_block_range<Config>(p, next_w);
         next_keys = next_range.end > next_range.begin;
+        if constexpr (Config::kConsumerKeyRange)
+          next_own = consumer_key_block_range<Config>(p, next_w, consumer, next_range);
       }
     }
     return more_tiles;
@@ -195,8 +207,31 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   // multiplies Q's buffer by itself outside the issue rotation, a result nobody reads: Q's
   // rows are not rewritten before the wait (q_empty follows it) and past the last tile
   // nothing writes shared memory.
+  // kConsumerKeyRange: the blocks at the top of the tile's range that this consumer's rows do not see
+  // (processed first), before its first S: each block's K stage is released once its full barrier
+  // completed for this use (an earlier arrive would count toward the stage's previous phase, which the
+  // other consumer may still read), and the consumer takes the block's issue turn empty (waits for
+  // its turn, passes it on), where its S would have been issued: both consumers then take as many
+  // turns per tile as the tile has blocks + 1 (the rotation is strict), and the other consumer never
+  // waits longer for a turn than it would if this one had issued the block. (Owing the turn to the
+  // tile's end made the other consumer's last P V wait for this one's epilogue: d256 causal -16..-20%,
+  // run 1.) The skipped blocks' V stages follow in the tile's body (skip_ring).
+  auto skip_top_keys = [&]() {
+    if constexpr (Config::kConsumerKeyRange) {
+      skip_ring = ring;
+#pragma unroll 1
+      for (int n = next_range.end; n > next_own.end; --n) {
+        ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
+        pipe.release_kv_if(pipe.k_empty(ring.stage), warp_leader);
+        ring.advance();
+        ptx::bar_sync(my_turn, 256);
+        ptx::bar_arrive(next_turn, 256);
+      }
+    }
+  };
   auto issue_first_s = [&]() {
     if (next_keys) {
+      skip_top_keys();
       ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
       ptx::bar_sync(my_turn, 256);
     }
@@ -214,7 +249,9 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   bool more = begin_tile();
   while (more) {
     const WorkTile w = next_w;
-    const KeyBlockRange range = next_range;
+    // kConsumerKeyRange: `range` is this consumer's blocks, `tile_range` the tile's (the producer's).
+    const KeyBlockRange tile_range = next_range;
+    const KeyBlockRange range = Config::kConsumerKeyRange ? next_own : next_range;
     if constexpr (Config::kEarlyNextS) {
       ptx::wgmma_wait_group<0>();  // the tile's first S GEMM (begin_tile), on every path
       ptx::wgmma_fence_operand(s);
@@ -254,7 +291,9 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       // First key block (the last one in key order): S only (issued by begin_tile with
       // kEarlyNextS).
       int n = range.end - 1;
-      RingPosition<Config::kStages> pv_ring = ring;  // stage whose V the next P V GEMM reads
+      if constexpr (!Config::kEarlyNextS) skip_top_keys();
+      // Stage whose V the next P V GEMM reads (kConsumerKeyRange: first the skipped blocks' V).
+      RingPosition<Config::kStages> pv_ring = Config::kConsumerKeyRange ? skip_ring : ring;
       if constexpr (!Config::kEarlyNextS) {
         ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
         ptx::bar_sync(my_turn, 256);
@@ -270,7 +309,18 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         if (Config::kSeparateO && n_blocks == 1) ptx::mbarrier_arrive(pipe.q_empty(consumer));
       }
       ring.advance();
-      prepare_scores<Config>(s, p, w, slope_s, n, row0, clean);
+      // kConsumerKeyRange: the V stages of the top blocks this consumer skips (skip_top_keys), released
+      // here rather than before the first S: the producer loads V(top) before K(top - 1), so by now it
+      // has landed, and the first S did not wait for it.
+      if constexpr (Config::kConsumerKeyRange) {
+#pragma unroll 1
+        for (int skipped = tile_range.end; skipped > range.end; --skipped) {
+          ptx::mbarrier_wait_parity(pipe.v_full(pv_ring.stage), pv_ring.phase);
+          pipe.release_kv_if(pipe.v_empty(pv_ring.stage), warp_leader);
+          pv_ring.advance();
+        }
+      }
+      prepare_scores<Config>(s, p, w, slope_s, n, row0, clean, consumer);
       softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions,
                      !Config::kRowSumMma>(s, rows, p.score_log2, correction);
       convert_p<Config>(s, pf);
@@ -296,7 +346,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           // warp leader's branch: the path from the S wait to the first row maximum is then
           // ~14 mostly independent instructions instead of ~45 dependent ones with three
           // branches (d128 SASS; ~10% of the consumer warps' stall samples sat on that chain).
-          const bool masked = block_masked<Config>(p, w, n, clean);
+          const bool masked = block_masked<Config>(p, w, n, clean, consumer);
           const bool special = masked || transforms;
           const bool last_s = Config::kSeparateO && i == n_blocks - 1;
           const std::uint32_t k_empty = pipe.k_empty(ring.stage);
@@ -315,7 +365,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
             if (Config::kSeparateO && i == n_blocks - 1) ptx::mbarrier_arrive(pipe.q_empty(consumer));
           }
           ring.advance();
-          prepare_scores<Config>(s, p, w, slope_s, n, row0, clean);
+          prepare_scores<Config>(s, p, w, slope_s, n, row0, clean, consumer);
         }
         const bool rescale =
             softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions,
@@ -354,6 +404,23 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::wgmma_wait_group<0>();
       ptx::wgmma_fence_operand(o);
       if (warp_leader) pipe.release_kv(pipe.v_empty(pv_ring.stage));
+      // kConsumerKeyRange: the blocks at the bottom of the tile's range this consumer's rows do not see
+      // (a left window: the later rows' first keys are later), in order: the block's K and V stages
+      // released once full, then its issue turn taken empty (skip_top_keys). In this order the other
+      // consumer, whose S of the block's successor needs that turn, never waits on a stage that only a
+      // later release of this one would free.
+      if constexpr (Config::kConsumerKeyRange) {
+#pragma unroll 1
+        for (int skipped = tile_range.begin; skipped < range.begin; ++skipped) {
+          ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
+          pipe.release_kv_if(pipe.k_empty(ring.stage), warp_leader);
+          ptx::mbarrier_wait_parity(pipe.v_full(ring.stage), ring.phase);
+          pipe.release_kv_if(pipe.v_empty(ring.stage), warp_leader);
+          ring.advance();
+          ptx::bar_sync(my_turn, 256);
+          ptx::bar_arrive(next_turn, 256);
+        }
+      }
       if constexpr (Config::kRowSumMma) {
         // The whole rows' sums, from the last P V GEMM (any of the 8 ones columns).
         rows.sum[0] = o[Config::kHeadDimV / 2];

@@ -216,6 +216,22 @@
 #define FLASHATTN_SM90_HEAD_MAJOR_MAX_D 256
 #endif
 
+// Session 9, helper sm90v (issue 6, causal short rows): per-consumer key ranges (consumer.h
+// kConsumerKeyRange). Each consumer warpgroup visits only the key blocks its own 64 rows see
+// (score_mask.h consumer_key_block_range), not the tile's; for a block only the other consumer sees
+// it still waits for the K / V stage to land and releases it, and takes an empty issue turn where
+// the block's GEMMs would have been issued, so the shared pipeline and the turn rotation stay
+// balanced; its mask decisions are for its own rows too. A consumer skips a block only where key
+// blocks are narrower than the tile's 128 rows (d256: 80 / 64 keys; d192: 96; (64, 256): 64), at
+// causal / windowed / sq != sk rows. 0: the tile's range for every consumer (the code before
+// session 9); 1: the d = dv = 256 kernels (measured: docs/performance-sm90.md "Session 9, helper
+// sm90v"); 2: every two-consumer kernel (a measurement setting: with 128-key blocks under an aligned
+// causal mask no block is skipped, and run 1 read d64 / d128 causal 512 3-5% slower with it, with the
+// empty turns then owed to the tile's end; not measured with the final placement).
+#ifndef FLASHATTN_SM90_CONSUMER_KEY_RANGE
+#define FLASHATTN_SM90_CONSUMER_KEY_RANGE 1
+#endif
+
 namespace flashattn::detail::cuda_sm90 {
 
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
@@ -425,6 +441,12 @@ struct ForwardConfig {
   static constexpr bool kFirstKBeforeQ = FLASHATTN_SM90_FIRST_K_BEFORE_Q != 0 && kClusterM == 1;
   // FLASHATTN_SM90_UNIFORM_CONSUMER above.
   static constexpr bool kUniformConsumer = FLASHATTN_SM90_UNIFORM_CONSUMER != 0;
+  // FLASHATTN_SM90_CONSUMER_KEY_RANGE above (two-consumer kernels; the K/V multicast kernel runs
+  // unmasked problems only, where every consumer's range is the tile's).
+  static constexpr bool kConsumerKeyRange =
+      kConsumerWarpgroups == 2 &&
+      (FLASHATTN_SM90_CONSUMER_KEY_RANGE >= 2 ||
+       (FLASHATTN_SM90_CONSUMER_KEY_RANGE == 1 && kHeadDim == 256 && kHeadDimV == 256));
 };
 
 // d = 64: three consumer warpgroups (kBlockM 192, kBlockN 96) for long query

@@ -38,6 +38,42 @@ __device__ __forceinline__ KeyBlockRange key_block_range(const ForwardKernelPara
   return {key_first / Config::kBlockN, key_last / Config::kBlockN + 1};
 }
 
+// The key blocks consumer warpgroup `consumer` visits (forward_config.h kConsumerKeyRange): those
+// its own 64 rows see, a sub-range of the tile's (visible_keys_in's bounds never decrease with the
+// row). With kBlockN < kBlockM under a causal mask the first consumer's rows never see the tile's
+// last key block(s). A consumer whose rows are all past the sequence end, or see no key at all,
+// keeps the tile's range: its rows are not stored (or are fully masked) either way, and every
+// consumer then has at least one block whenever the tile has one.
+template <class Config>
+__device__ __forceinline__ KeyBlockRange consumer_key_block_range(const ForwardKernelParams& p,
+                                                                  const WorkTile& w, int consumer,
+                                                                  const KeyBlockRange& tile) {
+  const int packed_first = w.m_block * Config::kBlockM + 64 * consumer;
+  const int packed_end = min(packed_first + 64, w.seqlen_q << p.pack_shift);
+  if (packed_end <= packed_first) return tile;
+  const int key_first = visible_keys_of(p, w, packed_first >> p.pack_shift).first;
+  const int key_last = visible_keys_of(p, w, (packed_end - 1) >> p.pack_shift).last;
+  if (key_last < key_first) return tile;
+  return {key_first / Config::kBlockN, key_last / Config::kBlockN + 1};
+}
+
+// block_needs_mask (below) for the packed rows [packed_first, packed_first + rows) of the tile
+// only: a consumer's own rows under kConsumerKeyRange, whose diagonal blocks are fewer than the
+// tile's (with 64-key blocks the second consumer's rows see the first diagonal block whole).
+template <class Config>
+__device__ __forceinline__ bool rows_block_needs_mask(const ForwardKernelParams& p, const WorkTile& w,
+                                                      int n_block, int packed_first, int rows) {
+  const int key_first = n_block * Config::kBlockN;
+  const int key_last = key_first + Config::kBlockN - 1;
+  const int row_first = packed_first >> p.pack_shift;
+  const int row_last = (packed_first + rows - 1) >> p.pack_shift;
+  const int offset = w.seqlen_k - w.seqlen_q;
+  if (key_last >= w.seqlen_k) return true;
+  if (p.window_right >= 0 && key_last > row_first + offset + p.window_right) return true;
+  if (p.window_left >= 0 && key_first < row_last + offset - p.window_left) return true;
+  return false;
+}
+
 // True when some score of key block n_block is invisible to some row of the
 // tile (then the per-element mask runs); false for the interior blocks.
 template <class Config>
