@@ -485,9 +485,11 @@ inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked, b
 // x 128 below 2k, three 192 x 96 above) +7..9% at 1k, +6.5% at 2k, +3..4% at 4k non-causal (above the better
 // of base and control in both passes), 8k / 16k within noise; causal -5% at 1k, -2% at 2k, +2.5% at 4k, -1%
 // at 8k / 16k. Wider key blocks (two consumers at 160 / 192 keys, three at 128 with P in shared memory) lost
-// or tied everywhere. So: unmasked queries of 1024 up to 8191, four consumers, 64 keys; masked never. Host
-// side; lengths are the longest sequence's. Macros so that an A/B build can move them (bench/sm90r_run2.sh;
-// there named FLASHATTN_SM90_D64_WIDE_*).
+// or tied everywhere. Integrator A/B (bench/integration/s9_d64_alt.sh, two passes): non-causal 512 +15% (383
+// against 332 for the old kernel and its control; 9% above the better of the two in each pass), causal 4k
+// +0.4 / +0.7% above the better identical column (not taken). So: unmasked queries of 512 up to 8191, four
+// consumers, 64 keys; masked never. Host side; lengths are the longest sequence's. Macros so that an A/B build
+// can move them (bench/sm90r_run2.sh; there named FLASHATTN_SM90_D64_WIDE_*).
 #ifndef FLASHATTN_SM90_D64_ALT_BLOCK_N
 #define FLASHATTN_SM90_D64_ALT_BLOCK_N 64
 #endif
@@ -495,7 +497,7 @@ inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked, b
 #define FLASHATTN_SM90_D64_ALT_CONSUMERS 4
 #endif
 #ifndef FLASHATTN_SM90_D64_ALT_MIN_SEQLEN
-#define FLASHATTN_SM90_D64_ALT_MIN_SEQLEN 1024
+#define FLASHATTN_SM90_D64_ALT_MIN_SEQLEN 512
 #endif
 #ifndef FLASHATTN_SM90_D64_ALT_MAX_SEQLEN
 #define FLASHATTN_SM90_D64_ALT_MAX_SEQLEN 8192
