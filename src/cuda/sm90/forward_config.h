@@ -231,6 +231,12 @@
 #ifndef FLASHATTN_SM90_CONSUMER_KEY_RANGE
 #define FLASHATTN_SM90_CONSUMER_KEY_RANGE 1
 #endif
+// The same for the four-consumer d = 64 kernel (use_d64_alt_tile; session 9, integrator): with 256-row tiles
+// and 64-key blocks, consumer c of a causal tile skips 3 - c of the four diagonal blocks (a quarter of the
+// consumer blocks at causal 512). 1 = on.
+#ifndef FLASHATTN_SM90_CONSUMER_KEY_RANGE_FOUR
+#define FLASHATTN_SM90_CONSUMER_KEY_RANGE_FOUR 0
+#endif
 
 namespace flashattn::detail::cuda_sm90 {
 
@@ -444,9 +450,10 @@ struct ForwardConfig {
   // FLASHATTN_SM90_CONSUMER_KEY_RANGE above (two-consumer kernels; the K/V multicast kernel runs
   // unmasked problems only, where every consumer's range is the tile's).
   static constexpr bool kConsumerKeyRange =
-      kConsumerWarpgroups == 2 &&
-      (FLASHATTN_SM90_CONSUMER_KEY_RANGE >= 2 ||
-       (FLASHATTN_SM90_CONSUMER_KEY_RANGE == 1 && kHeadDim == 256 && kHeadDimV == 256));
+      (kConsumerWarpgroups == 2 &&
+       (FLASHATTN_SM90_CONSUMER_KEY_RANGE >= 2 ||
+        (FLASHATTN_SM90_CONSUMER_KEY_RANGE == 1 && kHeadDim == 256 && kHeadDimV == 256))) ||
+      (kConsumerWarpgroups == 4 && FLASHATTN_SM90_CONSUMER_KEY_RANGE_FOUR != 0);
 };
 
 // d = 64: three consumer warpgroups (kBlockM 192, kBlockN 96) for long query
