@@ -231,11 +231,15 @@
 #ifndef FLASHATTN_SM90_CONSUMER_KEY_RANGE
 #define FLASHATTN_SM90_CONSUMER_KEY_RANGE 1
 #endif
-// The same for the four-consumer d = 64 kernel (use_d64_alt_tile; session 9, integrator): with 256-row tiles
-// and 64-key blocks, consumer c of a causal tile skips 3 - c of the four diagonal blocks (a quarter of the
-// consumer blocks at causal 512). 1 = on.
+// The same for the four-consumer d = 64 kernel's masked instance (use_d64_alt_tile, ForwardConfig
+// kMaskedInstance_; session 9, integrator): with 256-row tiles and 64-key blocks, consumer c of a causal
+// tile skips 3 - c of the four diagonal blocks (a quarter of the consumer blocks at causal 512). Measured on
+// an H200 (bench/integration/s9_d64_kr4.sh, two passes, cuDNN and a control in the same process): causal
+// +6.5 / +5.7 / +3.3 / +5.9 / +1.8% at 512 / 1k / 2k / 4k / 8k against the kernels before (two consumers
+// below 8k, three from 8k), 16k even; the same bookkeeping on the unmasked instance cost 2.5% at non-causal
+// 2k (no block is skipped there), hence the separate instance. 1 = on.
 #ifndef FLASHATTN_SM90_CONSUMER_KEY_RANGE_FOUR
-#define FLASHATTN_SM90_CONSUMER_KEY_RANGE_FOUR 0
+#define FLASHATTN_SM90_CONSUMER_KEY_RANGE_FOUR 1
 #endif
 
 namespace flashattn::detail::cuda_sm90 {
@@ -247,8 +251,10 @@ namespace flashattn::detail::cuda_sm90 {
 // alternative tile (use_d64_alt_tile below).
 // kClusterM_: 1, or 2 for the d = 128 kernel launched as clusters of two CTAs that share
 // each K/V block through TMA multicast (use_kv_multicast below).
+// kMaskedInstance_: an instance launched for masked (causal / windowed) problems only, where it may
+// carry code that pays only under a mask (kConsumerKeyRange of the four-consumer kernel).
 template <int kHeadDim_, int kHeadDimV_, typename Element_, int kConsumerWarpgroups_ = 2,
-          int kLongKeyBlockN_ = 0, int kClusterM_ = 1>
+          int kLongKeyBlockN_ = 0, int kClusterM_ = 1, bool kMaskedInstance_ = false>
 struct ForwardConfig {
   using Element = Element_;
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>);
@@ -453,7 +459,7 @@ struct ForwardConfig {
       (kConsumerWarpgroups == 2 &&
        (FLASHATTN_SM90_CONSUMER_KEY_RANGE >= 2 ||
         (FLASHATTN_SM90_CONSUMER_KEY_RANGE == 1 && kHeadDim == 256 && kHeadDimV == 256))) ||
-      (kConsumerWarpgroups == 4 && FLASHATTN_SM90_CONSUMER_KEY_RANGE_FOUR != 0);
+      (kConsumerWarpgroups == 4 && kMaskedInstance_ && FLASHATTN_SM90_CONSUMER_KEY_RANGE_FOUR != 0);
 };
 
 // d = 64: three consumer warpgroups (kBlockM 192, kBlockN 96) for long query
@@ -494,9 +500,12 @@ inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked, b
 // at 8k / 16k. Wider key blocks (two consumers at 160 / 192 keys, three at 128 with P in shared memory) lost
 // or tied everywhere. Integrator A/B (bench/integration/s9_d64_alt.sh, two passes): non-causal 512 +15% (383
 // against 332 for the old kernel and its control; 9% above the better of the two in each pass), causal 4k
-// +0.4 / +0.7% above the better identical column (not taken). So: unmasked queries of 512 up to 8191, four
-// consumers, 64 keys; masked never. Host side; lengths are the longest sequence's. Macros so that an A/B build
-// can move them (bench/sm90r_run2.sh; there named FLASHATTN_SM90_D64_WIDE_*).
+// +0.4 / +0.7% above the better identical column. With per-consumer key ranges on its masked instance
+// (FLASHATTN_SM90_CONSUMER_KEY_RANGE_FOUR above, bench/integration/s9_d64_kr4.sh) causal gains +3..7% at
+// 512-4k and +1.8% at 8k, 16k even. So: four consumers with 64-key blocks for unmasked queries of 512 up to
+// 8191 and masked ones of 512 up to 16383 (16k and beyond keep three consumers, as measured). Host side;
+// lengths are the longest sequence's. Macros so that an A/B build can move them (bench/sm90r_run2.sh; there
+// named FLASHATTN_SM90_D64_WIDE_*).
 #ifndef FLASHATTN_SM90_D64_ALT_BLOCK_N
 #define FLASHATTN_SM90_D64_ALT_BLOCK_N 64
 #endif
@@ -510,16 +519,16 @@ inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked, b
 #define FLASHATTN_SM90_D64_ALT_MAX_SEQLEN 8192
 #endif
 #ifndef FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED
-#define FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED 0
+#define FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED 64
 #endif
 #ifndef FLASHATTN_SM90_D64_ALT_CONSUMERS_MASKED
 #define FLASHATTN_SM90_D64_ALT_CONSUMERS_MASKED 4
 #endif
 #ifndef FLASHATTN_SM90_D64_ALT_MIN_SEQLEN_MASKED
-#define FLASHATTN_SM90_D64_ALT_MIN_SEQLEN_MASKED 1024
+#define FLASHATTN_SM90_D64_ALT_MIN_SEQLEN_MASKED 512
 #endif
 #ifndef FLASHATTN_SM90_D64_ALT_MAX_SEQLEN_MASKED
-#define FLASHATTN_SM90_D64_ALT_MAX_SEQLEN_MASKED 0
+#define FLASHATTN_SM90_D64_ALT_MAX_SEQLEN_MASKED 16384
 #endif
 inline bool use_d64_alt_tile(int head_dim, int head_dim_v, long long seqlen_q, long long seqlen_k,
                              bool masked, bool paged) {

@@ -301,7 +301,7 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
         if (masked) {
           if constexpr (FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED != 0) {
             using Alt = ForwardConfig<kHeadDim, kHeadDimV, Element, FLASHATTN_SM90_D64_ALT_CONSUMERS_MASKED,
-                                      FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED>;
+                                      FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED, 1, true>;
             return launch_forward<Alt>(a, workspace, stream);
           }
         } else {
