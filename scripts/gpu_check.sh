@@ -49,7 +49,9 @@ if [[ " $steps " == *" sanitize "* ]]; then
   # (every option among them) and ten KV-cache cases (paged, append, rotary, packed GQA).
   sanitize_filter='Grid/*cuda_sm*_113x203_*:Grid/*cuda_sm*_128x217_*:Grid/*cuda_sm*_max113x203_*'
   sanitize_filter+=':Grid/BackwardTest.*cuda_sm80_4?_*:Grid/KVCacheTest.*cuda_sm*_3?_*'
-  sanitize_filter+=':Grid/*cuda_sm*_4100x4100_*'  # sm90: the three-consumer d64 kernel (sq >= 4096); sm80: the d64 main entry
+  sanitize_filter+=':Grid/*cuda_sm*_4100x4100_*'  # sm90: the four-consumer d64 kernel (both instances); sm80: the d64 main entry
+  sanitize_filter+=':Grid/*cuda_sm90*_8193x300_*:Grid/*cuda_sm90*_8200x333_*'  # sm90: the three-consumer d64 kernel
+  sanitize_filter+=':Sm90/ConsumerKeyRangeTest.*'  # sm90: per-consumer key ranges (d256; d64 four consumers)
   sanitize_filter+=':Grid/ForwardTest.*cuda_sm90_*_2048x2048_*_d128_*'  # sm90: d128 K/V multicast clusters
   for tool in memcheck racecheck synccheck; do
     start=$(date +%s)
