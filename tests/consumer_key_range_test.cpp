@@ -1,6 +1,7 @@
 // cuda_sm90's per-consumer key ranges (src/cuda/sm90/consumer.h kConsumerKeyRange): each of a tile's
-// consumer warpgroups (two at d256; four in the masked d64 kernel for 512 <= sq < 16384) visits only the key blocks its own 64 query rows see, and for the tile's other blocks
-// only releases their K / V stages and takes an empty issue turn. The grid suites draw their windows at
+// consumer warpgroups (two at d256; four in the masked d64 kernel for 512 <= sq < 16384) visits only the
+// key blocks its own 64 query rows see, and for the tile's other blocks only releases their K / V stages
+// and takes an empty issue turn. The grid suites draw their windows at
 // random; these cases fix them where the skip happens at each end of a tile's range:
 //  - causal with 80-key (d256 > 512 keys) and 64-key blocks (d256 <= 512 keys): the first consumer skips the
 //    top block(s);
