@@ -57,9 +57,10 @@ std::vector<RangeCase> range_cases() {
       {1, 700, 750, 2, 2, 256, f16, false, 100, 20},
       {1, 800, 800, 2, 2, 256, bf16, false, 50, -1},  // left window only
       {2, 33, 600, 16, 2, 256, f16, false, 30, 5},    // packed GQA (8 per kv head), window
-      // d64 from 512 queries and keys: the four-consumer kernel (256-row tiles, 64-key blocks) with key ranges:
-      // consumer c skips 3 - c diagonal blocks. Below that d64, and d128: 128-key blocks, key ranges only with
-      // FLASHATTN_SM90_CONSUMER_KEY_RANGE=2 (a consumer then skips a block at windows and sq != sk).
+      // d64 from 512 queries and keys: the four-consumer kernel (256-row tiles, 64-key blocks) with key
+      // ranges: consumer c skips 3 - c diagonal blocks. Below that d64, and d128: 128-key blocks, key ranges
+      // only with FLASHATTN_SM90_CONSUMER_KEY_RANGE=2 (a consumer then skips a block at windows and
+      // sq != sk).
       {2, 512, 512, 2, 2, 64, f16, true, -1, -1},
       {1, 1000, 1100, 2, 1, 64, bf16, false, 45, 0, true},
       {2, 700, 600, 2, 2, 64, bf16, true, -1, -1},
