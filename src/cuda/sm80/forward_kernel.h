@@ -31,6 +31,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "common/params.h"
 #include "cuda/ptx/ptx.h"
@@ -236,11 +237,30 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   for (std::int64_t round = 0;; ++round) {
     const std::int64_t tile = tile_of_round(round, blockIdx.x, gridDim.x);
     if (tile >= args.total_tiles) break;
-    const TileIndex index = decode_tile(args, tile);
-    const SequenceLengths seq = clipped_sequence_lengths(p, index.batch);
+    TileIndex index;
+    SequenceLengths seq;
+    std::int64_t head_kv;
+    if constexpr (Cfg::kLeanSetup) {
+      // The host's divisors and density test (backend.cu resolve_lean_setup).
+      const bool fast = args.total_tiles <= 0x7fffffff;
+      index =
+          fast ? decode_tile_fast(args, static_cast<int>(tile)) : decode_tile_as<std::int64_t>(args, tile);
+      if (args.dense) {
+        seq.q = p.seqlen_q;
+        seq.k = p.seqlen_k;
+        seq.k_batch = index.batch;
+      } else {
+        seq = clipped_sequence_lengths(p, index.batch);
+      }
+      head_kv =
+          fast ? fast_divide(static_cast<int>(index.head), args.div_kv_group) : kv_head_of(p, index.head);
+    } else {
+      index = decode_tile(args, tile);
+      seq = clipped_sequence_lengths(p, index.batch);
+      head_kv = kv_head_of(p, index.head);
+    }
     const int m0 = index.m_block * Cfg::kBlockM;
     if (m0 >= seq.q) continue;  // varlen: this sequence is shorter than the bound (never prefetched)
-    const std::int64_t head_kv = kv_head_of(p, index.head);
     const KeyTileRange range = key_tile_range<Cfg>(p, m0, seq.q, seq.k, index.split, args.num_splits);
 
     const KVRows<Element> k_rows(p, p.k, seq, index.batch, head_kv, args.page_divisor);
@@ -250,11 +270,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     bool prefetched_next = false;
 
     float o[Cfg::kMTiles][kOTiles][4];
+    auto zero_fill = [](float(&acc)[Cfg::kMTiles][kOTiles][4]) {
 #pragma unroll
-    for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+      for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
 #pragma unroll
-      for (int d = 0; d < kOTiles; ++d) o[mt][d][0] = o[mt][d][1] = o[mt][d][2] = o[mt][d][3] = 0.f;
-    }
+        for (int d = 0; d < kOTiles; ++d) acc[mt][d][0] = acc[mt][d][1] = acc[mt][d][2] = acc[mt][d][3] = 0.f;
+      }
+    };
+    // peel_first: the first iteration's P V starts from zero (the compiler sees the zeros there and
+    // drops them into the MMAs); a query tile with no key tile to visit fills O below.
+    if constexpr (!Cfg::kPeelFirst) zero_fill(o);
     OnlineSoftmax<kNTiles, kOTiles> softmax[Cfg::kMTiles];
     QFragments<Cfg> q_fragments;
 
@@ -307,7 +332,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         }
       }
 
-      for (int n_block = range.end - 1; n_block >= range.begin; --n_block) {
+      // One K/V iteration; kFirst (peel_first only): the first key tile of the query tile.
+      auto kv_iteration = [&](const int n_block, auto first_tile) {
+        constexpr bool kFirst = decltype(first_tile)::value;
         const int n0 = n_block * Cfg::kBlockN;
         // K/V of tile n (and Q) has landed for this thread (only K with a single buffer); the
         // barrier makes every thread's copies visible, and says that every warp has finished the
@@ -338,7 +365,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         };
         if constexpr (!kSingleBuffer && !Cfg::kLateCopies) copy_ahead();
         if constexpr (Cfg::kQInRegisters) {
-          if (n_block == range.end - 1) {
+          if (Cfg::kPeelFirst ? kFirst : n_block == range.end - 1) {
 #pragma unroll
             for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
 #pragma unroll
@@ -388,7 +415,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
                                         lane);
             }
           }
-          update_all(softmax, s, o, scale_log2);
+          update_all<kFirst>(softmax, s, o, scale_log2);
           if constexpr (kGeneral) {
             if (args.dropout_threshold > 0) {
 #pragma unroll
@@ -405,7 +432,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
               score_tile<Cfg, kGeneral>(s[mt], modifiers, p.mask, needs_mask, i0 + 16 * mt, n0, seq.q, seq.k,
                                         lane);
             }
-            softmax[mt].update(s[mt], o[mt], scale_log2);
+            softmax[mt].template update<kFirst>(s[mt], o[mt], scale_log2);
             if constexpr (kGeneral) {
               if (args.dropout_threshold > 0) {
                 apply_dropout<kNTiles>(s[mt], p.dropout_seed, p.dropout_offset, args.dropout_threshold,
@@ -415,12 +442,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           }
         }
         if constexpr (kSingleBuffer && !Cfg::kEarlyKCopy) copy_next_k();
+        if constexpr (kFirst) zero_fill(o);  // the first P V writes O (peel_first)
         if constexpr (Cfg::kPrefetchFragments) {
           gemm_pv_prefetched<Cfg, KVTile>(o, s, v_tile, v_offsets);
         } else {
           gemm_pv<Cfg, KVTile>(o, s, v_tile, v_offsets);
         }
         stage = (stage + 1) % Cfg::kStages;
+      };
+      if constexpr (Cfg::kPeelFirst) {
+        kv_iteration(range.end - 1, std::true_type{});
+        for (int n_block = range.end - 2; n_block >= range.begin; --n_block) {
+          kv_iteration(n_block, std::false_type{});
+        }
+      } else {
+        for (int n_block = range.end - 1; n_block >= range.begin; --n_block) {
+          kv_iteration(n_block, std::false_type{});
+        }
       }
       if (prefetched_next) {
         // This warp is done with its Q rows (no other warp reads them): the next tile's go there now,
@@ -432,6 +470,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         // Only empty groups can be pending here; waiting keeps the invariant simple for the next tile.
         ptx::cp_async_wait_group<0>();
       }
+    } else if constexpr (Cfg::kPeelFirst) {
+      zero_fill(o);
     }
 
     const bool has_sink = p.sink != nullptr && index.split == 0;
