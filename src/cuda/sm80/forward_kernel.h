@@ -239,12 +239,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     if (tile >= args.total_tiles) break;
     TileIndex index;
     SequenceLengths seq;
-    std::int64_t head_kv;
+    // lean_setup: the host's divisors (every tile index < 2^31) and density test (backend.cu
+    // resolve_lean_setup).
+    const bool fast_decode = Cfg::kLeanSetup && args.total_tiles <= 0x7fffffff;
     if constexpr (Cfg::kLeanSetup) {
-      // The host's divisors and density test (backend.cu resolve_lean_setup).
-      const bool fast = args.total_tiles <= 0x7fffffff;
-      index =
-          fast ? decode_tile_fast(args, static_cast<int>(tile)) : decode_tile_as<std::int64_t>(args, tile);
+      index = fast_decode ? decode_tile_fast(args, static_cast<int>(tile))
+                          : decode_tile_as<std::int64_t>(args, tile);
       if (args.dense) {
         seq.q = p.seqlen_q;
         seq.k = p.seqlen_k;
@@ -252,15 +252,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       } else {
         seq = clipped_sequence_lengths(p, index.batch);
       }
-      head_kv =
-          fast ? fast_divide(static_cast<int>(index.head), args.div_kv_group) : kv_head_of(p, index.head);
     } else {
       index = decode_tile(args, tile);
       seq = clipped_sequence_lengths(p, index.batch);
-      head_kv = kv_head_of(p, index.head);
     }
     const int m0 = index.m_block * Cfg::kBlockM;
     if (m0 >= seq.q) continue;  // varlen: this sequence is shorter than the bound (never prefetched)
+    const std::int64_t head_kv = fast_decode ? fast_divide(static_cast<int>(index.head), args.div_kv_group)
+                                             : kv_head_of(p, index.head);
     const KeyTileRange range = key_tile_range<Cfg>(p, m0, seq.q, seq.k, index.split, args.num_splits);
 
     const KVRows<Element> k_rows(p, p.k, seq, index.batch, head_kv, args.page_divisor);
