@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Helper sm80e, session 9 (issue 4), device call 1: lean_setup (L) and peel_first (P) on the sm80 forward.
+# RECORD of device call 1 on tree d7cac09 (peel_first since taken back out of the kernel; runs only
+# on that tree). Helper sm80e, session 9 (issue 4), device call 1: lean_setup (L) and peel_first (P) on the sm80 forward.
 # Run from the carried tree (.device-carry/sm80e/tree); ../base is the tree of main 7d454ba (the control build),
 # ../probe*.cubin the local sm_90 cubins of bench/sm80e_probe*.cu (SASS for the setup's instruction count).
 #  1. builds, in parallel: Python extensions (cuda_sm80 only, bf16, d64/128/256, sm_90 SASS of the sm80 kernels,

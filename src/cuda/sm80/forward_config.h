@@ -93,10 +93,6 @@ struct TileShape {
   // (ForwardKernelArgs::dense) instead of clipped_sequence_lengths' chain of tests and loads. Paid once
   // per query tile: 2048 times in a d256 s = 512 launch of one CTA per tile.
   bool lean_setup = false;
-  // The first key tile's iteration is peeled out of the K/V loop (FlashAttention 2's order): its
-  // online softmax has no running max to correct (no exp2 of the correction, no rescale of O or the
-  // row sums), and its P V starts from zero accumulators, so O needs no zero fill before the loop.
-  bool peel_first = false;
 };
 
 template <int kHeadDim_, typename Element_, TileShape kShape_>
@@ -137,7 +133,6 @@ struct ForwardConfig {
   static constexpr bool kMaskBounds = kShape.mask_bounds;
   static constexpr bool kXorLaneOffsets = kShape.xor_lane_offsets;
   static constexpr bool kLeanSetup = kShape.lean_setup;
-  static constexpr bool kPeelFirst = kShape.peel_first;
   static constexpr int kThreads = kWarps * 32;
 
   static constexpr int kChunk = 8;  // elements per 16-byte cp.async / ldmatrix row

@@ -31,7 +31,6 @@
 #pragma once
 
 #include <cstdint>
-#include <type_traits>
 
 #include "common/params.h"
 #include "cuda/ptx/ptx.h"
@@ -240,9 +239,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     TileIndex index;
     SequenceLengths seq;
     // lean_setup: the host's divisors (every tile index < 2^31) and density test (backend.cu
-    // resolve_lean_setup).
-    const bool fast_decode = Cfg::kLeanSetup && args.total_tiles <= 0x7fffffff;
-    if constexpr (Cfg::kLeanSetup) {
+    // resolve_lean_setup). Not in the kPagedLoads kernels (paged problems are never the plain case
+    // it is for; with it the d128 paged kernel spilled 4 B where it spilled none).
+    constexpr bool kLeanSetup = Cfg::kLeanSetup && !kPagedLoads;
+    const bool fast_decode = kLeanSetup && args.total_tiles <= 0x7fffffff;
+    if constexpr (kLeanSetup) {
       index = fast_decode ? decode_tile_fast(args, static_cast<int>(tile))
                           : decode_tile_as<std::int64_t>(args, tile);
       if (args.dense) {
@@ -269,16 +270,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     bool prefetched_next = false;
 
     float o[Cfg::kMTiles][kOTiles][4];
-    auto zero_fill = [](float(&acc)[Cfg::kMTiles][kOTiles][4]) {
 #pragma unroll
-      for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+    for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
 #pragma unroll
-        for (int d = 0; d < kOTiles; ++d) acc[mt][d][0] = acc[mt][d][1] = acc[mt][d][2] = acc[mt][d][3] = 0.f;
-      }
-    };
-    // peel_first: the first iteration's P V starts from zero (the compiler sees the zeros there and
-    // drops them into the MMAs); a query tile with no key tile to visit fills O below.
-    if constexpr (!Cfg::kPeelFirst) zero_fill(o);
+      for (int d = 0; d < kOTiles; ++d) o[mt][d][0] = o[mt][d][1] = o[mt][d][2] = o[mt][d][3] = 0.f;
+    }
     OnlineSoftmax<kNTiles, kOTiles> softmax[Cfg::kMTiles];
     QFragments<Cfg> q_fragments;
 
@@ -331,9 +327,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         }
       }
 
-      // One K/V iteration; kFirst (peel_first only): the first key tile of the query tile.
-      auto kv_iteration = [&](const int n_block, auto first_tile) {
-        constexpr bool kFirst = decltype(first_tile)::value;
+      for (int n_block = range.end - 1; n_block >= range.begin; --n_block) {
         const int n0 = n_block * Cfg::kBlockN;
         // K/V of tile n (and Q) has landed for this thread (only K with a single buffer); the
         // barrier makes every thread's copies visible, and says that every warp has finished the
@@ -364,7 +358,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         };
         if constexpr (!kSingleBuffer && !Cfg::kLateCopies) copy_ahead();
         if constexpr (Cfg::kQInRegisters) {
-          if (Cfg::kPeelFirst ? kFirst : n_block == range.end - 1) {
+          if (n_block == range.end - 1) {
 #pragma unroll
             for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
 #pragma unroll
@@ -414,7 +408,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
                                         lane);
             }
           }
-          update_all<kFirst>(softmax, s, o, scale_log2);
+          update_all(softmax, s, o, scale_log2);
           if constexpr (kGeneral) {
             if (args.dropout_threshold > 0) {
 #pragma unroll
@@ -431,7 +425,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
               score_tile<Cfg, kGeneral>(s[mt], modifiers, p.mask, needs_mask, i0 + 16 * mt, n0, seq.q, seq.k,
                                         lane);
             }
-            softmax[mt].template update<kFirst>(s[mt], o[mt], scale_log2);
+            softmax[mt].update(s[mt], o[mt], scale_log2);
             if constexpr (kGeneral) {
               if (args.dropout_threshold > 0) {
                 apply_dropout<kNTiles>(s[mt], p.dropout_seed, p.dropout_offset, args.dropout_threshold,
@@ -441,23 +435,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           }
         }
         if constexpr (kSingleBuffer && !Cfg::kEarlyKCopy) copy_next_k();
-        if constexpr (kFirst) zero_fill(o);  // the first P V writes O (peel_first)
         if constexpr (Cfg::kPrefetchFragments) {
           gemm_pv_prefetched<Cfg, KVTile>(o, s, v_tile, v_offsets);
         } else {
           gemm_pv<Cfg, KVTile>(o, s, v_tile, v_offsets);
         }
         stage = (stage + 1) % Cfg::kStages;
-      };
-      if constexpr (Cfg::kPeelFirst) {
-        kv_iteration(range.end - 1, std::true_type{});
-        for (int n_block = range.end - 2; n_block >= range.begin; --n_block) {
-          kv_iteration(n_block, std::false_type{});
-        }
-      } else {
-        for (int n_block = range.end - 1; n_block >= range.begin; --n_block) {
-          kv_iteration(n_block, std::false_type{});
-        }
       }
       if (prefetched_next) {
         // This warp is done with its Q rows (no other warp reads them): the next tile's go there now,
@@ -469,8 +452,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         // Only empty groups can be pending here; waiting keeps the invariant simple for the next tile.
         ptx::cp_async_wait_group<0>();
       }
-    } else if constexpr (Cfg::kPeelFirst) {
-      zero_fill(o);
     }
 
     const bool has_sink = p.sink != nullptr && index.split == 0;

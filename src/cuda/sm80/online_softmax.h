@@ -18,9 +18,7 @@ struct OnlineSoftmax {
   float row_sum[2] = {0.f, 0.f};
 
   // Replaces s by unnormalised probabilities exp2(s * scale_log2 - max) and
-  // rescales the O accumulator rows by exp2(old max - new max). kFirst: the first key tile of the
-  // row (peel_first), with no running max to correct and O not yet written (left untouched).
-  template <bool kFirst = false>
+  // rescales the O accumulator rows by exp2(old max - new max).
   __device__ __forceinline__ void update(float (&s)[kNTiles][4], float (&o)[kOTiles][4], float scale_log2) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -38,13 +36,11 @@ struct OnlineSoftmax {
       // A row that has seen only masked keys keeps max -inf; subtracting 0
       // instead keeps exp2(-inf - max) at 0 rather than NaN.
       const float max_scaled = tile_max == -INFINITY ? 0.f : tile_max * scale_log2;
-      if constexpr (!kFirst) {
-        const float correction = ptx::ex2_approx_ftz_f32(row_max[r] * scale_log2 - max_scaled);
-        row_sum[r] *= correction;
-#pragma unroll
-        for (int d = 0; d < kOTiles; ++d) o[d][2 * r] *= correction, o[d][2 * r + 1] *= correction;
-      }
+      const float correction = ptx::ex2_approx_ftz_f32(row_max[r] * scale_log2 - max_scaled);
       row_max[r] = tile_max;
+      row_sum[r] *= correction;
+#pragma unroll
+      for (int d = 0; d < kOTiles; ++d) o[d][2 * r] *= correction, o[d][2 * r + 1] *= correction;
       float sums[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
       for (int n = 0; n < kNTiles; ++n) {
@@ -52,8 +48,7 @@ struct OnlineSoftmax {
         s[n][2 * r + 1] = ptx::ex2_approx_ftz_f32(fmaf(s[n][2 * r + 1], scale_log2, -max_scaled));
         sums[n % 4] += s[n][2 * r] + s[n][2 * r + 1];
       }
-      const float tile_sum = (sums[0] + sums[1]) + (sums[2] + sums[3]);
-      row_sum[r] = kFirst ? tile_sum : row_sum[r] + tile_sum;
+      row_sum[r] += (sums[0] + sums[1]) + (sums[2] + sums[3]);
     }
   }
 };
@@ -61,9 +56,8 @@ struct OnlineSoftmax {
 // OnlineSoftmax::update of all m-tiles of a warp in one pass (TileShape::joint_softmax): every
 // row's max reduction first, then the quad shuffles of all rows side by side, then the
 // exponentials. The per-m-tile updates are independent; written as one straight-line block the
-// 2 * kMTiles dependent fmax -> shuffle -> exp2 chains can hide each other's latency. kFirst as in
-// OnlineSoftmax::update.
-template <bool kFirst = false, int kMTiles, int kNTiles, int kOTiles>
+// 2 * kMTiles dependent fmax -> shuffle -> exp2 chains can hide each other's latency.
+template <int kMTiles, int kNTiles, int kOTiles>
 __device__ __forceinline__ void update_all(OnlineSoftmax<kNTiles, kOTiles> (&softmax)[kMTiles],
                                            float (&s)[kMTiles][kNTiles][4], float (&o)[kMTiles][kOTiles][4],
                                            float scale_log2) {
@@ -98,13 +92,11 @@ __device__ __forceinline__ void update_all(OnlineSoftmax<kNTiles, kOTiles> (&sof
     for (int r = 0; r < 2; ++r) {
       // As in OnlineSoftmax::update: a row with only masked keys so far subtracts 0, not -inf.
       const float max_scaled = tile_max[mt][r] == -INFINITY ? 0.f : tile_max[mt][r] * scale_log2;
-      if constexpr (!kFirst) {
-        const float correction = ptx::ex2_approx_ftz_f32(softmax[mt].row_max[r] * scale_log2 - max_scaled);
-        softmax[mt].row_sum[r] *= correction;
-#pragma unroll
-        for (int d = 0; d < kOTiles; ++d) o[mt][d][2 * r] *= correction, o[mt][d][2 * r + 1] *= correction;
-      }
+      const float correction = ptx::ex2_approx_ftz_f32(softmax[mt].row_max[r] * scale_log2 - max_scaled);
       softmax[mt].row_max[r] = tile_max[mt][r];
+      softmax[mt].row_sum[r] *= correction;
+#pragma unroll
+      for (int d = 0; d < kOTiles; ++d) o[mt][d][2 * r] *= correction, o[mt][d][2 * r + 1] *= correction;
       float sums[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
       for (int n = 0; n < kNTiles; ++n) {
@@ -112,8 +104,7 @@ __device__ __forceinline__ void update_all(OnlineSoftmax<kNTiles, kOTiles> (&sof
         s[mt][n][2 * r + 1] = ptx::ex2_approx_ftz_f32(fmaf(s[mt][n][2 * r + 1], scale_log2, -max_scaled));
         sums[n % 4] += s[mt][n][2 * r] + s[mt][n][2 * r + 1];
       }
-      const float tile_sum = (sums[0] + sums[1]) + (sums[2] + sums[3]);
-      softmax[mt].row_sum[r] = kFirst ? tile_sum : softmax[mt].row_sum[r] + tile_sum;
+      softmax[mt].row_sum[r] += (sums[0] + sums[1]) + (sums[2] + sums[3]);
     }
   }
 }
