@@ -86,6 +86,13 @@ struct TileShape {
   // the spilled phases every K/V tile); it made the kGeneral and d128 kernels spill more (local SASS,
   // docs/kernel-notes.md v14), hence an option.
   bool xor_lane_offsets = false;
+  // The per-CTA setup before the first copies without the generic arithmetic a plain problem does not
+  // need: the tile decode by multiply-high with the host's divisors (tile_scheduler.h
+  // decode_tile_fast; the GQA head too) instead of 32-bit divisions by kernel arguments, and the
+  // sequence bounds straight from seqlen_q / seqlen_k when the host found the batch dense
+  // (ForwardKernelArgs::dense) instead of clipped_sequence_lengths' chain of tests and loads. Paid once
+  // per query tile: 2048 times in a d256 s = 512 launch of one CTA per tile.
+  bool lean_setup = false;
 };
 
 template <int kHeadDim_, typename Element_, TileShape kShape_>
@@ -125,6 +132,7 @@ struct ForwardConfig {
   static_assert(!kQKStepAhead || !kShape.prefetch_fragments, "qk_step_ahead replaces prefetch_fragments");
   static constexpr bool kMaskBounds = kShape.mask_bounds;
   static constexpr bool kXorLaneOffsets = kShape.xor_lane_offsets;
+  static constexpr bool kLeanSetup = kShape.lean_setup;
   static constexpr int kThreads = kWarps * 32;
 
   static constexpr int kChunk = 8;  // elements per 16-byte cp.async / ldmatrix row

@@ -236,11 +236,31 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   for (std::int64_t round = 0;; ++round) {
     const std::int64_t tile = tile_of_round(round, blockIdx.x, gridDim.x);
     if (tile >= args.total_tiles) break;
-    const TileIndex index = decode_tile(args, tile);
-    const SequenceLengths seq = clipped_sequence_lengths(p, index.batch);
+    TileIndex index;
+    SequenceLengths seq;
+    // lean_setup: the host's divisors (every tile index < 2^31) and density test (backend.cu
+    // resolve_lean_setup). Not in the kPagedLoads kernels (paged problems are never the plain case
+    // it is for; with it the d128 paged kernel spilled 4 B where it spilled none).
+    constexpr bool kLeanSetup = Cfg::kLeanSetup && !kPagedLoads;
+    const bool fast_decode = kLeanSetup && args.total_tiles <= 0x7fffffff;
+    if constexpr (kLeanSetup) {
+      index = fast_decode ? decode_tile_fast(args, static_cast<int>(tile))
+                          : decode_tile_as<std::int64_t>(args, tile);
+      if (args.dense) {
+        seq.q = p.seqlen_q;
+        seq.k = p.seqlen_k;
+        seq.k_batch = index.batch;
+      } else {
+        seq = clipped_sequence_lengths(p, index.batch);
+      }
+    } else {
+      index = decode_tile(args, tile);
+      seq = clipped_sequence_lengths(p, index.batch);
+    }
     const int m0 = index.m_block * Cfg::kBlockM;
     if (m0 >= seq.q) continue;  // varlen: this sequence is shorter than the bound (never prefetched)
-    const std::int64_t head_kv = kv_head_of(p, index.head);
+    const std::int64_t head_kv = fast_decode ? fast_divide(static_cast<int>(index.head), args.div_kv_group)
+                                             : kv_head_of(p, index.head);
     const KeyTileRange range = key_tile_range<Cfg>(p, m0, seq.q, seq.k, index.split, args.num_splits);
 
     const KVRows<Element> k_rows(p, p.k, seq, index.batch, head_kv, args.page_divisor);

@@ -28,6 +28,15 @@ struct ForwardKernelArgs {
   // Paged K/V: division by page_size as a multiply-high and a shift (paged_kv.h finds the page of
   // every copied row); the divisor 1 when K/V are dense.
   FastDivisor page_divisor;
+  // lean_setup (TileShape): the host's part of the per-CTA setup, resolved once per launch.
+  // Every sequence is seqlen_q x seqlen_k rows at offset 0 of its own batch entry (no varlen, seqused,
+  // KV cache or cache_batch_idx): clipped_sequence_lengths reduces to the two bounds.
+  bool dense = false;
+  // The tile decode's divisors (tile_scheduler.h decode_tile_fast), valid when total_tiles < 2^31:
+  // m_blocks, batch * heads * splits, splits, heads, heads / heads_kv (the GQA group), and for the
+  // grouped order head_group * m_blocks, head_group and the last group's size.
+  FastDivisor div_m_blocks, div_per_m_block, div_splits, div_heads, div_kv_group;
+  FastDivisor div_per_group, div_group, div_last_group;
 };
 
 }  // namespace flashattn::detail::cuda_sm80

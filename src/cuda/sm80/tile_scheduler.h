@@ -70,6 +70,44 @@ __device__ __forceinline__ TileIndex decode_tile_as(const ForwardKernelArgs& arg
   return t;
 }
 
+// decode_tile_as<std::uint32_t> with every division by a launch constant as a multiply-high and a
+// shift (lean_setup; the host's divisors in ForwardKernelArgs). The 32-bit divisions by values read
+// from the kernel arguments compile to per-thread float reciprocal sequences (I2F, MUFU.RCP and
+// corrections, ~20 dependent instructions each, six of them plus the GQA group's), paid by every CTA
+// before its first copy; the multiply-highs are a few integer instructions on values that are the
+// same in every thread. Needs tile < 2^31 (fast_divide's range): total_tiles <= 0x7fffffff.
+__device__ __forceinline__ TileIndex decode_tile_fast(const ForwardKernelArgs& args, int tile) {
+  TileIndex t;
+  int rest;
+  if (args.heads_fastest) {
+    const int per_m_block = static_cast<int>(args.p.batch * args.p.heads) * args.num_splits;
+    const int group = args.head_group;
+    if (group > 0 && group < per_m_block) {
+      const int g = fast_divide(tile, args.div_per_group);
+      const int first = g * group;
+      const bool full = per_m_block - first >= group;  // the last group may be smaller
+      const int within = tile - g * group * args.m_blocks;
+      const int m = fast_divide(within, full ? args.div_group : args.div_last_group);
+      t.m_block = args.m_blocks - 1 - m;
+      rest = first + within - m * (full ? group : per_m_block - first);
+    } else {
+      const int m = fast_divide(tile, args.div_per_m_block);
+      t.m_block = args.m_blocks - 1 - m;
+      rest = tile - m * per_m_block;
+    }
+  } else {
+    const int q = fast_divide(tile, args.div_m_blocks);
+    t.m_block = args.m_blocks - 1 - (tile - q * args.m_blocks);
+    rest = q;
+  }
+  const int q_split = fast_divide(rest, args.div_splits);
+  t.split = rest - q_split * args.num_splits;
+  const int q_head = fast_divide(q_split, args.div_heads);
+  t.head = q_split - q_head * static_cast<int>(args.p.heads);
+  t.batch = q_head;
+  return t;
+}
+
 // Triples per group of the grouped order: the group's tiles, m_blocks * (m_blocks + 1) / 2 longest-tile
 // units per triple under a causal mask, should keep `slots` CTAs busy `factor` times as long as its
 // longest tile (m_blocks units) runs, so that the last group's tail is short:
