@@ -83,9 +83,10 @@ rebuild() {  # NAME VARIANT INDEX TARGET
   local tree=/tmp/sm80f-$1
   python3 bench/sm80f_table.py "$table" "$tree/src/cuda/sm80/forward_tuning.json" "$2" "$out/picks.json" "$3" \
     >>"$out/run.txt" 2>&1 &&
-    timeout 110 cmake --build "$tree/build" --target "$4" -j 16 >"$out/rebuild_$1.log" 2>&1
+    timeout "$rebuild_limit" cmake --build "$tree/build" --target "$4" -j 16 >"$out/rebuild_$1.log" 2>&1
   echo "rebuild $1 rc=$? at $(( $(date +%s) - t0 )) s" >>"$out/run.txt"
 }
+rebuild_limit=$(( 195 - ($(date +%s) - t0) )); (( rebuild_limit < 45 )) && rebuild_limit=45
 pids=()
 rebuild B pick 0 _C & pids+=($!)
 rebuild C pick 1 _C & pids+=($!)
