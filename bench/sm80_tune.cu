@@ -353,21 +353,9 @@ int main(int argc, char** argv) {
                   order >= 2 ? grouped_head_count(std::int64_t(b) * h, args.m_blocks,
                                                   std::int64_t(sms) * c.shape.min_blocks_per_sm, order - 1)
                              : 0;
-              // lean_setup candidates read the host's launch constants (backend.cu resolve_lean_setup,
-              // here for the harness's dense, unsplit problems); without them the decode divides by
-              // zero-initialised divisors and the launch faults (session 9, helper sm80f's call).
-              args.dense = true;
-              args.div_m_blocks = make_fast_divisor(args.m_blocks);
-              args.div_per_m_block = make_fast_divisor(b * h);
-              args.div_splits = make_fast_divisor(1);
-              args.div_heads = make_fast_divisor(h);
-              args.div_kv_group = make_fast_divisor(1);
-              if (args.head_group > 0 && args.head_group < b * h) {
-                const int last = b * h - (b * h - 1) / args.head_group * args.head_group;
-                args.div_per_group = make_fast_divisor(args.head_group * args.m_blocks);
-                args.div_group = make_fast_divisor(args.head_group);
-                args.div_last_group = make_fast_divisor(last);
-              }
+              // lean_setup candidates read the host's launch constants (without them the tile decode
+              // divides by zero-initialised divisors and the launch faults: session 9, helper sm80f's call).
+              resolve_lean_setup(args);
               const bool general = variant != kPlain;
               CHECK_CUDA(cudaMemset(o, 0xff, n * 2));  // NaN poison
               const double ms = median_ms([&] { return c.launch(args, general, nullptr) == cudaSuccess; });

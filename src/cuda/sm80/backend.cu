@@ -203,28 +203,6 @@ Status cuda_status(cudaError_t error, const char* what) {
   return Status::error(ErrorCode::cuda_error, "cuda_sm80: %s failed: %s", what, cudaGetErrorString(error));
 }
 
-// The launch constants of TileShape::lean_setup (kernel_args.h), once per launch; the other shapes
-// never read them. The divisors exist only where decode_tile_fast may run (every tile index < 2^31).
-void resolve_lean_setup(ForwardKernelArgs& args) {
-  const AttentionParams& p = args.p;
-  args.dense = p.cu_seqlens_q == nullptr && p.cu_seqlens_k == nullptr && p.seqused_q == nullptr &&
-               p.seqused_k == nullptr && !p.is_kvcache && p.cache_batch_idx == nullptr;
-  if (args.total_tiles <= 0 || args.total_tiles > 0x7fffffff) return;
-  const int per_m_block = static_cast<int>(p.batch * p.heads) * args.num_splits;
-  args.div_m_blocks = make_fast_divisor(args.m_blocks);
-  args.div_per_m_block = make_fast_divisor(per_m_block);
-  args.div_splits = make_fast_divisor(args.num_splits);
-  args.div_heads = make_fast_divisor(static_cast<int>(p.heads));
-  args.div_kv_group = make_fast_divisor(static_cast<int>(p.heads / p.heads_kv));
-  const int group = args.head_group;
-  if (group > 0 && group < per_m_block) {
-    args.div_per_group = make_fast_divisor(group * args.m_blocks);
-    args.div_group = make_fast_divisor(group);
-    const int last = per_m_block - (per_m_block - 1) / group * group;  // 1 <= last <= group
-    args.div_last_group = make_fast_divisor(last);
-  }
-}
-
 cudaError_t dispatch_forward(const ForwardKernelArgs& args, bool general, cudaStream_t stream) {
   const int bucket = bucket_of(args.p);
   const int chosen = choose_kernel(args.p).role;

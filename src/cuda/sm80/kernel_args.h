@@ -39,4 +39,27 @@ struct ForwardKernelArgs {
   FastDivisor div_per_group, div_group, div_last_group;
 };
 
+// The launch constants of TileShape::lean_setup (above), once per launch; the other shapes never read
+// them. The divisors exist only where decode_tile_fast may run (every tile index < 2^31). Called by the
+// backend and by bench/sm80_tune.cu's candidate launches.
+inline void resolve_lean_setup(ForwardKernelArgs& args) {
+  const AttentionParams& p = args.p;
+  args.dense = p.cu_seqlens_q == nullptr && p.cu_seqlens_k == nullptr && p.seqused_q == nullptr &&
+               p.seqused_k == nullptr && !p.is_kvcache && p.cache_batch_idx == nullptr;
+  if (args.total_tiles <= 0 || args.total_tiles > 0x7fffffff) return;
+  const int per_m_block = static_cast<int>(p.batch * p.heads) * args.num_splits;
+  args.div_m_blocks = make_fast_divisor(args.m_blocks);
+  args.div_per_m_block = make_fast_divisor(per_m_block);
+  args.div_splits = make_fast_divisor(args.num_splits);
+  args.div_heads = make_fast_divisor(static_cast<int>(p.heads));
+  args.div_kv_group = make_fast_divisor(static_cast<int>(p.heads / p.heads_kv));
+  const int group = args.head_group;
+  if (group > 0 && group < per_m_block) {
+    args.div_per_group = make_fast_divisor(group * args.m_blocks);
+    args.div_group = make_fast_divisor(group);
+    const int last = per_m_block - (per_m_block - 1) / group * group;  // 1 <= last <= group
+    args.div_last_group = make_fast_divisor(last);
+  }
+}
+
 }  // namespace flashattn::detail::cuda_sm80
