@@ -6,10 +6,10 @@
 // others are consumers, each owning 64 of the tile's kBlockM query rows (one
 // wgmma M of 64): two (kBlockM 128), or three at d = 64 for long sequences
 // (kBlockM 192: a warpgroup's GEMMs are short there, and two others' batches
-// cover one's softmax better; see use_three_consumers), or four at d = 64 for
-// unmasked rows of 1k-8k queries (kBlockM 256, 64-key blocks: use_d64_alt_tile). The consumers take turns
-// issuing their GEMMs ("ping-pong", a rotation with three or four) so one's softmax runs
-// while the others' GEMMs keep the tensor cores busy.
+// cover one's softmax better; see use_three_consumers), or four at d = 64 from 512
+// queries (kBlockM 256, 64-key blocks: use_d64_alt_tile). The consumers take turns
+// issuing their GEMMs ("ping-pong", a rotation with three or four) so one's softmax
+// runs while the others' GEMMs keep the tensor cores busy.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -453,8 +453,9 @@ struct ForwardConfig {
   static constexpr bool kFirstKBeforeQ = FLASHATTN_SM90_FIRST_K_BEFORE_Q != 0 && kClusterM == 1;
   // FLASHATTN_SM90_UNIFORM_CONSUMER above.
   static constexpr bool kUniformConsumer = FLASHATTN_SM90_UNIFORM_CONSUMER != 0;
-  // FLASHATTN_SM90_CONSUMER_KEY_RANGE above (two-consumer kernels; the K/V multicast kernel runs
-  // unmasked problems only, where every consumer's range is the tile's).
+  // FLASHATTN_SM90_CONSUMER_KEY_RANGE and _FOUR above (two-consumer kernels, and the four-consumer
+  // kernel's masked instance; the K/V multicast kernel runs unmasked problems only, where every
+  // consumer's range is the tile's).
   static constexpr bool kConsumerKeyRange =
       (kConsumerWarpgroups == 2 &&
        (FLASHATTN_SM90_CONSUMER_KEY_RANGE >= 2 ||
