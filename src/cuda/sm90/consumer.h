@@ -211,9 +211,11 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   // (processed first), before its first S: each block's K stage is released once its full barrier
   // completed for this use (an earlier arrive would count toward the stage's previous phase, which the
   // other consumer may still read), and the consumer takes the block's issue turn empty (waits for
-  // its turn, passes it on), where its S would have been issued: both consumers then take as many
-  // turns per tile as the tile has blocks + 1 (the rotation is strict), and the other consumer never
-  // waits longer for a turn than it would if this one had issued the block. (Owing the turn to the
+  // its turn, passes it on), where its S would have been issued: every consumer then takes as many
+  // turns per tile as the tile has blocks + 1 (the rotation is strict), and the others never wait
+  // longer for a turn than they would if this one had issued the block. The K stages are released at
+  // once and the V stages only after the first S, which never waits on a V stage, so any number of
+  // skipped blocks is safe with any stage count. (Owing the turn to the
   // tile's end made the other consumer's last P V wait for this one's epilogue: d256 causal -16..-20%,
   // run 1.) The skipped blocks' V stages follow in the tile's body (skip_ring).
   auto skip_top_keys = [&]() {
