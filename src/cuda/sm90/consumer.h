@@ -214,10 +214,11 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   // its turn, passes it on), where its S would have been issued: every consumer then takes as many
   // turns per tile as the tile has blocks + 1 (the rotation is strict), and the others never wait
   // longer for a turn than they would if this one had issued the block. The K stages are released at
-  // once and the V stages only after the first S, which never waits on a V stage, so any number of
-  // skipped blocks is safe with any stage count. (Owing the turn to the
-  // tile's end made the other consumer's last P V wait for this one's epilogue: d256 causal -16..-20%,
-  // run 1.) The skipped blocks' V stages follow in the tile's body (skip_ring).
+  // once, the V stages only after the first S: the producer loads K(j), V(j), K(j - 1), ..., so it can
+  // reach the first S's K stage only if no V load before it needs one of the deferred releases, i.e.
+  // at most kStages blocks are skipped (forward_config.h asserts it for every kConsumerKeyRange shape).
+  // (Owing the turn to the tile's end made the other consumer's last P V wait for this one's epilogue: d256
+  // causal -16..-20%, run 1.) The skipped blocks' V stages follow in the tile's body (skip_ring).
   auto skip_top_keys = [&]() {
     if constexpr (Config::kConsumerKeyRange) {
       skip_ring = ring;

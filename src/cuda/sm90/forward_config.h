@@ -461,6 +461,11 @@ struct ForwardConfig {
        (FLASHATTN_SM90_CONSUMER_KEY_RANGE >= 2 ||
         (FLASHATTN_SM90_CONSUMER_KEY_RANGE == 1 && kHeadDim == 256 && kHeadDimV == 256))) ||
       (kConsumerWarpgroups == 4 && kMaskedInstance_ && FLASHATTN_SM90_CONSUMER_KEY_RANGE_FOUR != 0);
+  // A consumer's rows end at most (kConsumerWarpgroups - 1) * 64 rows before the tile's, so it skips at
+  // most that many keys' worth of top blocks; their V stages are released only after its first S
+  // (consumer.h skip_top_keys), which the producer reaches only if they fit in the ring.
+  static_assert(!kConsumerKeyRange || ((kConsumerWarpgroups - 1) * 64 + kBlockN - 1) / kBlockN <= kStages,
+                "per-consumer key ranges: more skipped top blocks than stages would deadlock the ring");
 };
 
 // d = 64: three consumer warpgroups (kBlockM 192, kBlockN 96) for long query
