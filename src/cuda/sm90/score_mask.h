@@ -24,18 +24,26 @@ struct KeyBlockRange {
   int begin, end;  // key blocks [begin, end); empty when begin >= end
 };
 
+// The key blocks that the packed rows [packed_first, packed_first + rows), clipped to the sequence end
+// and not empty, see: from the first row's first visible key to the last row's last one (windows slide
+// with the row; packed GQA: packed row >> pack_shift is the query position); `none` when they see no key.
 template <class Config>
-__device__ __forceinline__ KeyBlockRange key_block_range(const ForwardKernelParams& p, const WorkTile& w) {
-  // Query positions of the tile's first and last rows (packed GQA: packed row >> pack_shift).
-  // Windows slide with the row: the tile's keys run from its first row's first visible key
-  // to its last row's last one.
-  const int row_first = (w.m_block * Config::kBlockM) >> p.pack_shift;
-  const int row_last =
-      (min(w.m_block * Config::kBlockM + Config::kBlockM, w.seqlen_q << p.pack_shift) - 1) >> p.pack_shift;
+__device__ __forceinline__ KeyBlockRange rows_key_block_range(const ForwardKernelParams& p, const WorkTile& w,
+                                                              int packed_first, int rows,
+                                                              const KeyBlockRange& none) {
+  const int row_first = packed_first >> p.pack_shift;
+  const int row_last = (min(packed_first + rows, w.seqlen_q << p.pack_shift) - 1) >> p.pack_shift;
   const int key_first = visible_keys_of(p, w, row_first).first;
   const int key_last = visible_keys_of(p, w, row_last).last;
-  if (key_last < key_first) return {0, 0};
+  if (key_last < key_first) return none;
   return {key_first / Config::kBlockN, key_last / Config::kBlockN + 1};
+}
+
+// The key blocks a tile visits (empty when its rows see no key).
+template <class Config>
+__device__ __forceinline__ KeyBlockRange key_block_range(const ForwardKernelParams& p, const WorkTile& w) {
+  return rows_key_block_range<Config>(p, w, w.m_block * Config::kBlockM, Config::kBlockM,
+                                      KeyBlockRange{0, 0});
 }
 
 // The key blocks consumer warpgroup `consumer` visits (forward_config.h kConsumerKeyRange): those
@@ -49,17 +57,14 @@ __device__ __forceinline__ KeyBlockRange consumer_key_block_range(const ForwardK
                                                                   const WorkTile& w, int consumer,
                                                                   const KeyBlockRange& tile) {
   const int packed_first = w.m_block * Config::kBlockM + 64 * consumer;
-  const int packed_end = min(packed_first + 64, w.seqlen_q << p.pack_shift);
-  if (packed_end <= packed_first) return tile;
-  const int key_first = visible_keys_of(p, w, packed_first >> p.pack_shift).first;
-  const int key_last = visible_keys_of(p, w, (packed_end - 1) >> p.pack_shift).last;
-  if (key_last < key_first) return tile;
-  return {key_first / Config::kBlockN, key_last / Config::kBlockN + 1};
+  if (min(packed_first + 64, w.seqlen_q << p.pack_shift) <= packed_first) return tile;  // rows past the end
+  return rows_key_block_range<Config>(p, w, packed_first, 64, tile);
 }
 
-// block_needs_mask (below) for the packed rows [packed_first, packed_first + rows) of the tile
-// only: a consumer's own rows under kConsumerKeyRange, whose diagonal blocks are fewer than the
-// tile's (with 64-key blocks the second consumer's rows see the first diagonal block whole).
+// True when some score of key block n_block is invisible to some of the packed rows [packed_first,
+// packed_first + rows) (then the per-element mask runs): the tile's rows (block_needs_mask), or a
+// consumer's own under kConsumerKeyRange, whose diagonal blocks are fewer than the tile's (with 64-key
+// blocks the second consumer's rows see the first diagonal block whole).
 template <class Config>
 __device__ __forceinline__ bool rows_block_needs_mask(const ForwardKernelParams& p, const WorkTile& w,
                                                       int n_block, int packed_first, int rows) {
@@ -74,20 +79,11 @@ __device__ __forceinline__ bool rows_block_needs_mask(const ForwardKernelParams&
   return false;
 }
 
-// True when some score of key block n_block is invisible to some row of the
-// tile (then the per-element mask runs); false for the interior blocks.
+// rows_block_needs_mask for the whole tile; false for the interior blocks.
 template <class Config>
 __device__ __forceinline__ bool block_needs_mask(const ForwardKernelParams& p, const WorkTile& w,
                                                  int n_block) {
-  const int key_first = n_block * Config::kBlockN;
-  const int key_last = key_first + Config::kBlockN - 1;
-  const int row_first = (w.m_block * Config::kBlockM) >> p.pack_shift;
-  const int row_last = (w.m_block * Config::kBlockM + Config::kBlockM - 1) >> p.pack_shift;
-  const int offset = w.seqlen_k - w.seqlen_q;
-  if (key_last >= w.seqlen_k) return true;
-  if (p.window_right >= 0 && key_last > row_first + offset + p.window_right) return true;
-  if (p.window_left >= 0 && key_first < row_last + offset - p.window_left) return true;
-  return false;
+  return rows_block_needs_mask<Config>(p, w, n_block, w.m_block * Config::kBlockM, Config::kBlockM);
 }
 
 // The key blocks of a tile that need no mask, [lo, hi): block_needs_mask(n) is exactly
