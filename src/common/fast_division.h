@@ -15,6 +15,8 @@
 
 #include <cstdint>
 
+#include "common/host_device.h"
+
 namespace flashattn::detail {
 
 struct FastDivisor {
@@ -33,11 +35,15 @@ inline FastDivisor make_fast_divisor(int d) {
   return f;
 }
 
-#ifdef __CUDACC__
-// n / d for 0 <= n < 2^31 (tile indices and their parts, key positions).
-__device__ __forceinline__ int fast_divide(int n, FastDivisor f) {
+// n / d for 0 <= n < 2^31 (tile indices and their parts, key positions). The host computes the
+// same bits (tests and the host's plans of the sm90 tile order).
+FLASHATTN_HD int fast_divide(int n, FastDivisor f) {
+#if defined(__CUDA_ARCH__)
   return static_cast<int>(__umulhi(static_cast<std::uint32_t>(n) << 1, f.multiplier) >> f.shift);
-}
+#else
+  const std::uint64_t product = static_cast<std::uint64_t>(static_cast<std::uint32_t>(n) << 1) * f.multiplier;
+  return static_cast<int>(static_cast<std::uint32_t>(product >> 32) >> f.shift);
 #endif
+}
 
 }  // namespace flashattn::detail

@@ -93,7 +93,8 @@
 //  - EARLY_DECODE: a consumer decodes the next tile (tile_work, key_block_range) as soon as it has
 //    its index and only then waits for its Q, so the decode runs while Q lands instead of after.
 //  - FAST_DIVISION: tile_work's four integer divisions (consumers and producer, once per tile) as
-//    multiply-high + shift by constants the host computes (fast_division.h).
+//    multiply-high + shift by constants the host computes (fast_division.h). No longer a switch since
+//    session 10 (tile_sections.h decodes with them only).
 //  - STMATRIX_O: the epilogue writes O to shared memory with stmatrix (four 8x8 matrices per
 //    instruction: kHeadDimV / 16 per thread instead of kHeadDimV / 4 st.shared.b32, and one
 //    swizzled address per 16 columns instead of per 8 columns and row).
@@ -107,9 +108,6 @@
 // instructions at d128 s512 -14%. All on by default.
 #ifndef FLASHATTN_SM90_EARLY_DECODE
 #define FLASHATTN_SM90_EARLY_DECODE 1
-#endif
-#ifndef FLASHATTN_SM90_FAST_DIVISION
-#define FLASHATTN_SM90_FAST_DIVISION 1
 #endif
 #ifndef FLASHATTN_SM90_STMATRIX_O
 #define FLASHATTN_SM90_STMATRIX_O 1
@@ -203,6 +201,13 @@
 #endif
 #ifndef FLASHATTN_SM90_SECTION_L2_DIVISOR
 #define FLASHATTN_SM90_SECTION_L2_DIVISOR 8
+#endif
+// Session 10 (issue 6, causal rows): the dynamic schedule's last L2 section takes in the regular sections
+// before it until it holds at least this many tiles per CTA (tile_sections.h plan_tile_sections; 0: the
+// last section keeps only the remainder, the order before session 10). A small last section (one or two
+// heads at long causal rows) hands out its longest tiles at the end of the launch, where one runs on alone.
+#ifndef FLASHATTN_SM90_TAIL_SECTION_FACTOR
+#define FLASHATTN_SM90_TAIL_SECTION_FACTOR 2
 #endif
 // HEAD_MAJOR_MAX_D (helper sm90o, session 8): the largest d / dv whose kernels take HEAD_MAJOR_MAX_SEQLEN's
 // order (128: only the kernels sm90t measured; 256: every kernel). At d256 s 512 (b32 h8) a half-L2 section
@@ -444,7 +449,7 @@ struct ForwardConfig {
   static constexpr int kOChunkStride = kSeparateO ? 64 * kRowBytes : kQChunkBytes;
 
   // The tile boundary (FLASHATTN_SM90_EARLY_DECODE, _STMATRIX_O, _FAST_FINALIZE, _FIRST_K_BEFORE_Q
-  // above; FAST_DIVISION is read by tile_scheduler.h).
+  // above).
   static constexpr bool kEarlyDecode = FLASHATTN_SM90_EARLY_DECODE != 0;
   static constexpr bool kStmatrixO = FLASHATTN_SM90_STMATRIX_O != 0;
   static constexpr bool kFastFinalize = FLASHATTN_SM90_FAST_FINALIZE != 0;

@@ -194,20 +194,17 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   const std::int64_t section_bytes = l2_bytes / (kSmallSections ? FLASHATTN_SM90_SECTION_L2_DIVISOR : 2);
   const std::int64_t kv_head_bytes = std::max<std::int64_t>(1, a.seqlen_k * (a.head_dim + a.head_dim_v) * 2);
   const std::int64_t kv_heads_per_section = std::max<std::int64_t>(1, section_bytes / kv_head_bytes);
-  k.sec_heads = static_cast<int>(
-      std::min<std::int64_t>(kv_heads_per_section * k.heads_per_kv, std::int64_t{k.batch} * k.heads));
-  if (kShortRowOrder && k.static_schedule && head_major_order(a.seqlen_k)) k.sec_heads = 1;
-  {
-    // tile_work's divisors (fast_division.h). The backend never launches an empty grid, so every
-    // divisor is at least 1; the clamps only keep a divisor of 0 out of the host arithmetic.
-    const int sec_heads = std::max(1, k.sec_heads);
-    const int pairs = k.batch * k.heads;
-    const int sections = std::max(1, (pairs + sec_heads - 1) / sec_heads);
-    k.section_tiles_div = make_fast_divisor(std::max(1, sec_heads * k.m_blocks));
-    k.sec_heads_div = make_fast_divisor(sec_heads);
-    k.last_section_div = make_fast_divisor(std::max(1, pairs - (sections - 1) * sec_heads));
-    k.heads_div = make_fast_divisor(std::max(1, k.heads));
-  }
+  std::int64_t sec_heads =
+      std::min<std::int64_t>(kv_heads_per_section * k.heads_per_kv, std::int64_t{k.batch} * k.heads);
+  if (kShortRowOrder && k.static_schedule && head_major_order(a.seqlen_k)) sec_heads = 1;
+  // The dynamic schedule's tiles differ in length: its last section holds at least
+  // TAIL_SECTION_FACTOR tiles per CTA (tile_sections.h). The static schedule's are equal (the
+  // tail is at most one tile, in any order), so its sections stay the L2's. The backend never
+  // launches an empty grid; the clamps in plan_tile_sections keep every divisor at least 1.
+  k.sections = plan_tile_sections(k.batch * k.heads, static_cast<int>(sec_heads),
+                                  k.m_blocks / Config::kClusterM, std::max(1, std::min(sms, k.num_tiles)),
+                                  k.static_schedule ? 0 : FLASHATTN_SM90_TAIL_SECTION_FACTOR);
+  k.heads_div = make_fast_divisor(std::max(1, k.heads));
   k.tile_counter = tile_counter;
   // The counter of the dynamic schedule starts at 0: zeroed by the prepare kernel
   // when there is one, else by a memset (a launch of its own, ~2 us on the stream,

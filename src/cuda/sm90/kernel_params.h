@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "common/fast_division.h"
+#include "cuda/sm90/tile_sections.h"
 
 namespace flashattn::detail::cuda_sm90 {
 
@@ -74,13 +75,11 @@ struct ForwardKernelParams {
   int batch = 0, heads = 0, heads_per_kv = 1;
   int seqlen_q = 0, seqlen_k = 0;
   int m_blocks = 0, num_tiles = 0;
-  int sec_heads = 1;             // query heads per L2 section (tile_scheduler.h)
   int* tile_counter = nullptr;   // workspace int, zero at launch: tiles claimed beyond the first wave
   bool static_schedule = false;  // every tile equally long: stride by the grid, no atomic
   int window_left = -1, window_right = -1;  // mask.h semantics, bottom-right aligned
-  // tile_work's divisors as multiply-high constants (fast_division.h; FLASHATTN_SM90_FAST_DIVISION):
-  // sec_heads * m_blocks (tiles per section), sec_heads, the last section's (bh pairs) size, heads.
-  FastDivisor section_tiles_div, sec_heads_div, last_section_div, heads_div;
+  TileSections sections;  // the tile order's L2 sections (tile_sections.h)
+  FastDivisor heads_div;  // tile_work's quotient by heads (fast_division.h)
 
   // Softmax in base 2: p = 2^(s * score_log2 - rowmax * score_log2). Without
   // softcap s is q.k and score_log2 = scale * log2(e); with softcap s is

@@ -6,10 +6,12 @@
 // by two mbarriers (publish_tile / receive_tile below).
 //
 // Order of the linear tile index (a tile is (query block, head, batch)):
-// (batch, head) pairs are grouped in L2 sections of sec_heads consecutive query
-// heads whose K/V fit in about half of L2; inside a section query blocks run
-// last-to-first (longest causal tiles first), heads fastest. Concurrent tiles
-// then share few K/V heads, which stream through L2 once for all of them.
+// (batch, head) pairs are grouped in L2 sections of consecutive query heads whose
+// K/V fit in a part of L2; inside a section query blocks run last-to-first
+// (longest causal tiles first), heads fastest. Concurrent tiles then share few
+// K/V heads, which stream through L2 once for all of them. The dynamic schedule's
+// last section is large enough that its longest tiles do not start at the end
+// (tile_sections.h).
 #pragma once
 
 #include <cstdint>
@@ -17,8 +19,8 @@
 #include "common/fast_division.h"
 #include "cuda/ptx/mbarrier.h"
 #include "cuda/ptx/shared_memory.h"
-#include "cuda/sm90/forward_config.h"  // FLASHATTN_SM90_FAST_DIVISION
 #include "cuda/sm90/kernel_params.h"
+#include "cuda/sm90/tile_sections.h"
 
 namespace flashattn::detail::cuda_sm90 {
 
@@ -50,43 +52,18 @@ __device__ __forceinline__ const CUtensorMap* map_o(const ForwardKernelParams& p
 
 // kClusterM = 2 (K/V multicast, forward_config.h): tiles 2c and 2c + 1 are the two
 // adjacent query blocks of one head that cluster c's CTAs (ranks 0 and 1) work on
-// together: the same order over pairs of query blocks (m_blocks is even there). CTA b
-// starts on tile b and strides by the (even) grid, so it keeps its rank's half.
+// together: the same order over pairs of query blocks (m_blocks is even there, and the
+// sections count pairs of query blocks). CTA b starts on tile b and strides by the (even)
+// grid, so it keeps its rank's half.
 template <int kClusterM = 1>
 __device__ __forceinline__ WorkTile tile_work(const ForwardKernelParams& p, int tile) {
   static_assert(kClusterM == 1 || kClusterM == 2);
   WorkTile w;
-#if FLASHATTN_SM90_FAST_DIVISION
-  if constexpr (kClusterM == 1) {
-    // The same quotients by multiply-high (fast_division.h): 0 <= tile < num_tiles < 2^31. The
-    // host's constants are for single query blocks; the cluster order (long rows only, where a
-    // tile's decode is negligible) divides below.
-    const int per_section = p.sec_heads * p.m_blocks;
-    const int section = fast_divide(tile, p.section_tiles_div);
-    const int index = tile - section * per_section;
-    const int first_bh = section * p.sec_heads;
-    const int size = min(p.sec_heads, p.batch * p.heads - first_bh);
-    const int m_rank = fast_divide(index, size == p.sec_heads ? p.sec_heads_div : p.last_section_div);
-    const int bh = first_bh + (index - m_rank * size);
-    w.m_block = p.m_blocks - 1 - m_rank;
-    w.batch = fast_divide(bh, p.heads_div);
-    w.head = bh - w.batch * p.heads;
-  } else
-#endif
-  {
-    const int unit = kClusterM == 1 ? tile : tile >> 1;  // a query block, or a pair of them
-    const int per_section = p.sec_heads * (kClusterM == 1 ? p.m_blocks : p.m_blocks >> 1);
-    const int section = unit / per_section;
-    const int index = unit - section * per_section;
-    const int first_bh = section * p.sec_heads;
-    const int size = min(p.sec_heads, p.batch * p.heads - first_bh);
-    const int m_unit = index / size;
-    const int bh = first_bh + (index - m_unit * size);
-    const int m_rank = kClusterM == 1 ? m_unit : 2 * m_unit + (tile & 1);
-    w.m_block = p.m_blocks - 1 - m_rank;
-    w.head = bh % p.heads;
-    w.batch = bh / p.heads;
-  }
+  const SectionUnit u = section_unit(p.sections, kClusterM == 1 ? tile : tile >> 1);
+  const int m_rank = kClusterM == 1 ? u.m_rank : 2 * u.m_rank + (tile & 1);
+  w.m_block = p.m_blocks - 1 - m_rank;
+  w.batch = fast_divide(u.bh, p.heads_div);
+  w.head = u.bh - w.batch * p.heads;
   if (p.sequences != nullptr) {
     const SequenceInfo s = p.sequences[w.batch];
     w.seqlen_q = s.seqlen_q, w.seqlen_k = s.seqlen_k, w.q_offset = s.q_offset, w.map_batch = 0;

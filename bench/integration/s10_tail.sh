@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Session 10 integrator A/B (issues 6 and 4), one device call:
+#  sm90: the dynamic schedule's last L2 section grown to FLASHATTN_SM90_TAIL_SECTION_FACTOR tiles per CTA
+#        (src/cuda/sm90/tile_sections.h). Python extensions (90a, bf16, d 64/128/256, forward only):
+#          base  TAIL_SECTION_FACTOR=0 (the order before session 10), installed twice: base and ctrl
+#          f2    TAIL_SECTION_FACTOR=2 (the new default)
+#          f3    TAIL_SECTION_FACTOR=3
+#        bench/sm90r_ab.py (cuDNN beside, 200 ms settle, two orders per row) on every causal row of the
+#        standard grid, twice (second pass: builds reversed), plus non-causal 512 / 8k (static schedule:
+#        the order is unchanged there, only the decode's code).
+#  sm80: the table with the d256 causal <= 1024 row extended to 2048 (bench/integration/s10_table_d256c2k.py),
+#        extension b (d256 only) beside base and FA2: bench/sm80d_peers.py, 4 rounds, d256 causal 1k/2k/4k and
+#        non-causal 512.
+#   bash bench/integration/s10_tail.sh
+set -uo pipefail
+out=/tmp/s10tail-out
+bld=/tmp/s10tail-build
+rm -rf "$out" "$bld" && mkdir -p "$out" "$bld/pyroot"
+trap 'cp "$out/summary.txt" "$out"/*.jsonl "${OUT:-/tmp}/" 2>/dev/null; tar -C /tmp -czf "${OUT:-/tmp}/s10tail-out.tgz" s10tail-out' EXIT
+export PATH=$PATH:/usr/local/cuda/bin
+t0=$(date +%s)
+log() { echo "== $(($(date +%s) - t0))s $*" | tee -a "$out/summary.txt"; }
+py=$(command -v python3)
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,temperature.gpu,power.draw --format=csv,noheader | tee -a "$out/summary.txt"
+# shellcheck source=bench/sm90_device_common.sh
+source bench/sm90_device_common.sh
+sed -i 's/^set(FLASHATTN_SM80_GENCODE .*)$/set(FLASHATTN_SM80_GENCODE)/' src/cuda/CMakeLists.txt
+here=$PWD
+# The sm80 variant: a copy of the tree with the variant table.
+rm -rf /tmp/s10-b && mkdir -p /tmp/s10-b && tar -C "$here" --exclude='./build*' --exclude=./.git -cf - . | tar -C /tmp/s10-b -xf -
+python3 bench/integration/s10_table_d256c2k.py src/cuda/sm80/forward_tuning.json /tmp/s10-b/src/cuda/sm80/forward_tuning.json
+PY_DIMS="64;128;256" sm90_build_py base "-DFLASHATTN_SM90_TAIL_SECTION_FACTOR=0" 5 330 &
+PY_DIMS="64;128;256" sm90_build_py f2 "-DFLASHATTN_SM90_TAIL_SECTION_FACTOR=2" 5 330 &
+PY_DIMS="64;128;256" sm90_build_py f3 "-DFLASHATTN_SM90_TAIL_SECTION_FACTOR=3" 5 330 &
+(cd /tmp/s10-b && PY_DIMS=256 bld=$bld out=$out sm90_build_py b "" 3 330) &
+wait
+log "builds done"
+for n in ctrl new; do
+  pkg=flashattn_$n; [[ $n == new ]] && pkg=flashattn
+  rm -rf "$bld/pyroot/$pkg" && cp -r "$bld/pyroot/flashattn_base" "$bld/pyroot/$pkg" &&
+    sed -i "s/\"flashattn_base::/\"$pkg::/" "$bld/pyroot/$pkg/_ops.py"
+done
+ab() {  # ab PASS BUILDS CAUSAL SEQLENS
+  PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout 150 python3 bench/sm90r_ab.py --builds "$2" --hdims 64,128,256 \
+    --causal "$3" --seqlens "$4" --rep 40 2>&1 | grep -v Warning | sed "s/^{/{\"pass\": \"$1\", /" | tee -a "$out/ab.jsonl"
+  log "ab $1 $3"
+}
+ab p1 base,f2,f3,ctrl 1 512,1024,2048,4096,8192,16384
+SM80D_OTHERS=b PYTHONPATH=$bld/pyroot:$here/bench PYTHONUNBUFFERED=1 timeout 90 python3 bench/sm80d_peers.py 4 \
+  256:1:1024,256:1:2048,256:1:4096,256:0:512 2>&1 | grep -v Warning | tee -a "$out/sm80.jsonl"
+log "sm80 peers"
+ab p2 ctrl,f3,f2,base 1 512,1024,2048,4096,8192,16384
+ab p3 base,f2,ctrl 0 512,8192
+python3 - "$out/ab.jsonl" <<'PY' | tee -a "$out/summary.txt"
+import json, sys, collections
+rows = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    if not line.startswith('{"pass"'): continue
+    r = json.loads(line)
+    if "hdim" in r: rows[(r["hdim"], r["causal"], r["seqlen"])].append(r)
+print("d causal s | base f2 f3 ctrl cudnn (mean of passes) | f2/base f3/base ctrl/base f2/cudnn | max err")
+for key, rs in sorted(rows.items()):
+    m = {n: sum(r[n] for r in rs if n in r) / max(1, sum(1 for r in rs if n in r)) for n in ("base", "f2", "f3", "ctrl", "cudnn")}
+    err = max(max(r["err"].values()) for r in rs)
+    f = lambda a, b: f"{m[a] / m[b]:.3f}" if m[a] and m[b] else "-"
+    print(key, " ".join(f"{m[n]:.1f}" for n in ("base", "f2", "f3", "ctrl", "cudnn")), "|", f("f2", "base"), f("f3", "base"),
+          f("ctrl", "base"), f("f2", "cudnn"), "|", f"{err:.4f}")
+PY
+log total

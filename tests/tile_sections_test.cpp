@@ -1,0 +1,118 @@
+// The sm90 tile order's L2 sections (src/cuda/sm90/tile_sections.h): the host's plan and the decode the
+// kernels run (section_unit, compiled here for the host with the same multiply-high arithmetic). Every
+// plan must name each (pair, query unit) exactly once, keep each section's query units last-first with
+// its pairs fastest, and, with a tail factor, leave a last section of at least factor x CTAs units (or
+// every pair). The GPU suites check the kernels' outputs; this checks the order over shapes far larger
+// than they run (the standard grid's long causal rows, whose sections are one to a few heads).
+#include "cuda/sm90/tile_sections.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace flashattn::test {
+namespace {
+
+using detail::cuda_sm90::plan_tile_sections;
+using detail::cuda_sm90::section_unit;
+using detail::cuda_sm90::SectionUnit;
+using detail::cuda_sm90::TileSections;
+
+struct Plan {
+  int pairs, sec_heads, units, ctas, factor;
+  std::string name() const {
+    return std::to_string(pairs) + " pairs, sections of " + std::to_string(sec_heads) + ", " +
+           std::to_string(units) + " units, " + std::to_string(ctas) + " CTAs, factor " + std::to_string(factor);
+  }
+};
+
+// Walks every unit of the plan: a bijection onto pairs x units, sections in order, and inside each
+// section the query units last-first with the pairs fastest.
+void check_walk(const Plan& c) {
+  SCOPED_TRACE(c.name());
+  const TileSections s = plan_tile_sections(c.pairs, c.sec_heads, c.units, c.ctas, c.factor);
+  ASSERT_GE(s.last_heads, 1);
+  ASSERT_EQ(s.last_bh + s.last_heads, c.pairs);
+  ASSERT_EQ(s.last_bh % s.sec_heads, 0);
+  std::vector<int> seen(static_cast<std::size_t>(c.pairs) * c.units, 0);
+  for (int unit = 0; unit < c.pairs * c.units; ++unit) {
+    const SectionUnit u = section_unit(s, unit);
+    ASSERT_TRUE(u.bh >= 0 && u.bh < c.pairs && u.m_rank >= 0 && u.m_rank < c.units)
+        << "unit " << unit << " -> pair " << u.bh << ", rank " << u.m_rank;
+    ++seen[static_cast<std::size_t>(u.bh) * c.units + u.m_rank];
+    // The expected position: section by section, rank-major, pairs fastest.
+    const bool last = u.bh >= s.last_bh;
+    const int first = last ? s.last_bh : u.bh / s.sec_heads * s.sec_heads;
+    const int size = last ? s.last_heads : s.sec_heads;
+    ASSERT_EQ(unit, first * c.units + u.m_rank * size + (u.bh - first)) << "pair " << u.bh << ", rank " << u.m_rank;
+  }
+  for (std::size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], 1) << "pair/unit " << i;
+}
+
+TEST(TileSections, EveryUnitOnceInSectionOrder) {
+  std::vector<Plan> plans;
+  for (int pairs : {1, 2, 3, 7, 16, 64, 100, 257}) {
+    for (int sec : {1, 2, 3, 7, 30, 1000}) {
+      for (int units : {1, 2, 4, 17, 64, 128}) {
+        for (int factor : {0, 1, 2, 3}) plans.push_back({pairs, sec, units, 132, factor});
+      }
+    }
+  }
+  plans.push_back({1, 1, 1, 1, 2});
+  plans.push_back({4096, 60, 2, 132, 2});  // d64 s512 causal on four consumers: 2 query units
+  for (const Plan& p : plans) check_walk(p);
+  // One large plan near the launch's limit on tiles (2^31): the quotients by multiply-high stay exact.
+  const TileSections big = plan_tile_sections(1 << 16, 3, (1 << 15) - 1, 132, 2);
+  for (int unit : {0, 1, big.last_unit - 1, big.last_unit, (1 << 16) * ((1 << 15) - 1) - 1}) {
+    const SectionUnit u = section_unit(big, unit);
+    const bool last = unit >= big.last_unit;
+    const int first = last ? big.last_bh : u.bh / big.sec_heads * big.sec_heads;
+    const int size = last ? big.last_heads : big.sec_heads;
+    EXPECT_EQ(unit, first * big.units + u.m_rank * size + (u.bh - first)) << unit;
+  }
+}
+
+TEST(TileSections, WithoutTailFactorTheLastSectionIsTheRemainder) {
+  for (int pairs : {1, 5, 6, 7, 16, 100}) {
+    for (int sec : {1, 3, 6, 200}) {
+      const TileSections s = plan_tile_sections(pairs, sec, 64, 132, 0);
+      const int clamped = sec > pairs ? pairs : sec;
+      EXPECT_EQ(s.sec_heads, clamped);
+      EXPECT_EQ(s.last_heads, pairs - (pairs - 1) / clamped * clamped) << pairs << " pairs, sections of " << sec;
+    }
+  }
+}
+
+TEST(TileSections, TailFactorGrowsTheLastSectionToFactorTimesCtas) {
+  // The standard grid's causal rows on an H200 (132 SMs), as forward_launch.h plans them.
+  struct Row {
+    const char* name;
+    int pairs, sec_heads, units;
+    int last_heads_before, last_heads_after;
+  };
+  const Row rows[] = {
+      {"d256 8k: 16 heads, 3 per half-L2 section, 64 query blocks", 16, 3, 64, 1, 7},
+      {"d256 2k: 64 heads, 15 per section, 16 query blocks", 64, 15, 16, 4, 19},
+      {"d128 2k: 128 heads, 7 per 1/8-L2 section, 16 query blocks", 128, 7, 16, 2, 23},
+      {"d128 16k: 16 heads, 1 per section, 128 query blocks", 16, 1, 128, 1, 3},
+  };
+  for (const Row& r : rows) {
+    SCOPED_TRACE(r.name);
+    EXPECT_EQ(plan_tile_sections(r.pairs, r.sec_heads, r.units, 132, 0).last_heads, r.last_heads_before);
+    const TileSections s = plan_tile_sections(r.pairs, r.sec_heads, r.units, 132, 2);
+    EXPECT_EQ(s.last_heads, r.last_heads_after);
+    EXPECT_GE(s.last_heads * r.units, 2 * 132);
+    // Taking in one regular section fewer would leave it short.
+    EXPECT_LT((s.last_heads - r.sec_heads) * r.units, 2 * 132);
+  }
+  // Too few tiles for the factor: one section of every pair (the whole order longest-first).
+  const TileSections all = plan_tile_sections(12, 2, 4, 132, 2);
+  EXPECT_EQ(all.last_bh, 0);
+  EXPECT_EQ(all.last_heads, 12);
+  EXPECT_EQ(all.last_unit, 0);
+}
+
+}  // namespace
+}  // namespace flashattn::test
