@@ -67,6 +67,10 @@ int run_command(const RunCommandOptions& options) {
               << scientific(c.lowp_error) << " (same math in " << dtype_name(s.dtype) << ") + atol"
               << (s.backward ? " + ulp/2" : "") << "   " << (c.passed ? "PASS" : "FAIL") << "\n";
   }
+  if (r.unwritten >= 0) {
+    std::cout << "  out: NaN elements in every row of every sequence and head (poisoned before the call) = "
+              << r.unwritten << "   " << (r.unwritten == 0 ? "PASS" : "FAIL") << "\n";
+  }
   return r.passed() ? 0 : 1;
 }
 

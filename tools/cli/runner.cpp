@@ -349,6 +349,17 @@ DeviceBuffer workspace_for(const std::vector<const Call*>& calls, ExecutionConte
 // ----------------------------------------------------------------------------
 // Comparison.
 
+// NaN elements of a (rows, heads, dim) tensor in the given rows: a sampled check compares a few rows, and
+// a kernel that skips a whole tile elsewhere (a tile order that misses one) leaves that tile poisoned.
+std::int64_t count_nan(const std::vector<unsigned char>& tested, DType dtype, std::int64_t row0,
+                       std::int64_t rows, std::int64_t heads, std::int64_t dim) {
+  std::int64_t nan = 0;
+  for (std::int64_t i = row0 * heads * dim, end = (row0 + rows) * heads * dim; i < end; ++i) {
+    if (std::isnan(detail::load_float(tested.data(), dtype, i))) ++nan;
+  }
+  return nan;
+}
+
 // Rows [tested_row0, tested_row0 + rows) of the tested tensor correspond to rows
 // [ref_row0, ...) of the reference's.
 struct RowMap {
@@ -424,7 +435,8 @@ bool parse_verify_mode(const std::string& text, VerifyMode* mode) {
 }
 
 bool RunResult::passed() const {
-  return std::all_of(checks.begin(), checks.end(), [](const ErrorCheck& c) { return c.passed; });
+  return unwritten <= 0 &&
+         std::all_of(checks.begin(), checks.end(), [](const ErrorCheck& c) { return c.passed; });
 }
 
 double RunResult::max_error() const {
@@ -568,9 +580,12 @@ RunResult run_problem(const HostProblem& p, const RunOptions& o) {
   // Gradients: plus half an output ulp at the largest magnitude (tests/backward_test.cpp says why).
   const double output_ulps = s.backward ? 0.5 : 0.0;
   if (!s.backward) {
-    result.checks.push_back(compare("out", fetch(*tested.out_mem), s.dtype, floats(ref.out_mem),
-                                    floats(lowp.out_mem), q_rows, {s.heads, ref_h, scope.heads, s.head_dim_v},
-                                    factor, atol, output_ulps));
+    const std::vector<unsigned char> out = fetch(*tested.out_mem);
+    result.checks.push_back(compare("out", out, s.dtype, floats(ref.out_mem), floats(lowp.out_mem), q_rows,
+                                    {s.heads, ref_h, scope.heads, s.head_dim_v}, factor, atol, output_ulps));
+    result.unwritten = 0;
+    for (std::int64_t b = 0; b < s.batch; ++b)
+      result.unwritten += count_nan(out, s.dtype, p.cu_q[b], p.len_q[b], s.heads, s.head_dim_v);
     return result;
   }
   result.checks.push_back(compare("dq", fetch(*tested.dq_mem), s.dtype, floats(ref.dq_mem),

@@ -48,6 +48,9 @@ struct RunResult {
   double flops = 0.0;
   std::vector<ErrorCheck> checks;  // empty when not verified
   std::string verified_scope;      // "all rows", "sequence 0, heads 0-1, last 128 rows", ...
+  // Forward, verified: elements of `out` still NaN (poisoned before the checked call, so never written,
+  // or NaN written) in every row of every sequence and head, also outside a sampled scope. -1: not scanned.
+  std::int64_t unwritten = -1;
 
   double tflops() const { return time_ms > 0.0 ? flops / (time_ms * 1e-3) / 1e12 : 0.0; }
   bool verified() const { return !checks.empty(); }
