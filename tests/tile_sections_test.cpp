@@ -24,7 +24,8 @@ struct Plan {
   int pairs, sec_heads, units, ctas, factor;
   std::string name() const {
     return std::to_string(pairs) + " pairs, sections of " + std::to_string(sec_heads) + ", " +
-           std::to_string(units) + " units, " + std::to_string(ctas) + " CTAs, factor " + std::to_string(factor);
+           std::to_string(units) + " units, " + std::to_string(ctas) + " CTAs, factor " +
+           std::to_string(factor);
   }
 };
 
@@ -46,7 +47,8 @@ void check_walk(const Plan& c) {
     const bool last = u.bh >= s.last_bh;
     const int first = last ? s.last_bh : u.bh / s.sec_heads * s.sec_heads;
     const int size = last ? s.last_heads : s.sec_heads;
-    ASSERT_EQ(unit, first * c.units + u.m_rank * size + (u.bh - first)) << "pair " << u.bh << ", rank " << u.m_rank;
+    ASSERT_EQ(unit, first * c.units + u.m_rank * size + (u.bh - first))
+        << "pair " << u.bh << ", rank " << u.m_rank;
   }
   for (std::size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], 1) << "pair/unit " << i;
 }
@@ -80,7 +82,8 @@ TEST(TileSections, WithoutTailFactorTheLastSectionIsTheRemainder) {
       const TileSections s = plan_tile_sections(pairs, sec, 64, 132, 0);
       const int clamped = sec > pairs ? pairs : sec;
       EXPECT_EQ(s.sec_heads, clamped);
-      EXPECT_EQ(s.last_heads, pairs - (pairs - 1) / clamped * clamped) << pairs << " pairs, sections of " << sec;
+      EXPECT_EQ(s.last_heads, pairs - (pairs - 1) / clamped * clamped)
+          << pairs << " pairs, sections of " << sec;
     }
   }
 }

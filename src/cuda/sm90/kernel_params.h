@@ -78,8 +78,8 @@ struct ForwardKernelParams {
   int* tile_counter = nullptr;   // workspace int, zero at launch: tiles claimed beyond the first wave
   bool static_schedule = false;  // every tile equally long: stride by the grid, no atomic
   int window_left = -1, window_right = -1;  // mask.h semantics, bottom-right aligned
-  TileSections sections;  // the tile order's L2 sections (tile_sections.h)
-  FastDivisor heads_div;  // tile_work's quotient by heads (fast_division.h)
+  TileSections sections;                    // the tile order's L2 sections (tile_sections.h)
+  FastDivisor heads_div;                    // tile_work's quotient by heads (fast_division.h)
 
   // Softmax in base 2: p = 2^(s * score_log2 - rowmax * score_log2). Without
   // softcap s is q.k and score_log2 = scale * log2(e); with softcap s is
