@@ -2,7 +2,7 @@
 // (src/common/fast_division.h). Its exactness proof covers 0 <= n < 2^31 and
 // 1 <= d < 2^31; this checks the host constants against `/` on the edges of that range
 // (every divisor's multiples, powers of two, the largest values) and on random pairs.
-// Host-only: the device function is __umulhi(2n, m) >> shift, emulated here bit for bit.
+// On the host: fast_divide's host branch computes the bits of the device's __umulhi(2n, m) >> shift.
 #include "common/fast_division.h"
 
 #include <gtest/gtest.h>
@@ -15,16 +15,10 @@
 namespace flashattn::test {
 namespace {
 
-using detail::FastDivisor;
 using detail::make_fast_divisor;
 
-int divide_like_device(std::int64_t n, FastDivisor f) {
-  const std::uint64_t product = (static_cast<std::uint64_t>(n) << 1) * f.multiplier;
-  return static_cast<int>(static_cast<std::uint32_t>(product >> 32) >> f.shift);
-}
-
 ::testing::AssertionResult divides_exactly(std::int64_t n, int d) {
-  const int got = divide_like_device(n, make_fast_divisor(d));
+  const int got = detail::fast_divide(static_cast<int>(n), make_fast_divisor(d));
   if (got == n / d) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << n << " / " << d << ": got " << got << ", expected " << n / d;
 }

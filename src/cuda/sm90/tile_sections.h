@@ -1,6 +1,6 @@
 // The L2 sections of the sm90 tile order (tile_scheduler.h): which (batch, head) pair and which
 // query block a linear tile index names. The launch plans the sections (plan_tile_sections, host),
-// the kernels decode tile indices with section_tile, and tests/tile_sections_test.cpp walks every
+// the kernels decode tile indices with section_unit, and tests/tile_sections_test.cpp walks every
 // index of a plan through the same function.
 //
 // A section is a run of consecutive (batch, head) pairs whose K/V fit in a part of L2; inside it
