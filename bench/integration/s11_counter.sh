@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Session 11 (issue 6), one device call: the dynamic schedule's counter zeroed by a stream write (wv) against
+# the memset launch (base), timed back to back and as CUDA graphs (s11_counter_loop.py), and the CUDA-graph
+# pytest with the stream write installed as flashattn.
+#   bash bench/integration/s11_counter.sh
+set -uo pipefail
+out=/tmp/s11c-out
+bld=/tmp/s11c-build
+rm -rf "$out" "$bld" && mkdir -p "$out" "$bld/pyroot"
+trap 'cp "$out/summary.txt" "$out"/*.jsonl "$out"/pytest.txt "${OUT:-/tmp}/" 2>/dev/null' EXIT
+export PATH=$PATH:/usr/local/cuda/bin
+t0=$(date +%s)
+log() { echo "== $(($(date +%s) - t0))s $*" | tee -a "$out/summary.txt"; }
+py=$(command -v python3)
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,temperature.gpu,power.draw --format=csv,noheader | tee -a "$out/summary.txt"
+# shellcheck source=bench/sm90_device_common.sh
+source bench/sm90_device_common.sh
+sed -i 's/^set(FLASHATTN_SM80_GENCODE .*)$/set(FLASHATTN_SM80_GENCODE)/' src/cuda/CMakeLists.txt
+PY_DIMS="64;128;256" sm90_build_py base "" 8 330 &
+PY_DIMS="64;128;256" sm90_build_py wv "-DFLASHATTN_SM90_COUNTER_BY_STREAM_WRITE=1" 8 330 &
+wait
+log "builds done"
+rm -rf "$bld/pyroot/flashattn" && cp -r "$bld/pyroot/flashattn_wv" "$bld/pyroot/flashattn" &&
+  sed -i 's/"flashattn_wv::/"flashattn::/' "$bld/pyroot/flashattn/_ops.py"
+PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout 200 python3 bench/integration/s11_counter_loop.py base,wv 2>&1 |
+  grep -v Warning | tee -a "$out/loop.jsonl"
+log "loop"
+PYTHONPATH=$bld/pyroot timeout 100 python3 -m pytest -q tests/python/test_compile_and_graphs.py -k graph \
+  -p no:cacheprovider -rs >"$out/pytest.txt" 2>&1
+log "pytest graphs (wv as flashattn) rc=$? $(tail -1 "$out/pytest.txt")"
