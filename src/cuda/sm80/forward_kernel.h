@@ -47,10 +47,6 @@
 #include "cuda/sm80/tile_scheduler.h"
 #include "cuda/sm80/warp_mma.h"
 
-#ifndef FLASHATTN_SM80_PANEL_Q
-#define FLASHATTN_SM80_PANEL_Q 0
-#endif
-
 namespace flashattn::detail::cuda_sm80 {
 
 // Key-tile range [begin, end) a query tile must visit, after the mask and the split.
@@ -159,9 +155,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   // panel_loads: dense K/V tiles with FlashAttention 2's copy layout (load_panel_tile_async).
   constexpr bool kPanelKVLoads = Cfg::kPanelLoads && kPanelTileLoadable<Cfg, KVTile, Cfg::kBlockN>;
   constexpr bool kWholeQLoads = Cfg::kWholeTileLoads && kWholeTileLoadable<Cfg, Cfg::kBlockM>;
-  // panel_loads: Q with the same copy layout (FLASHATTN_SM80_PANEL_Q; a measurement switch for now).
-  constexpr bool kPanelQLoads =
-      FLASHATTN_SM80_PANEL_Q != 0 && Cfg::kPanelLoads && kPanelTileLoadable<Cfg, QTile, Cfg::kBlockM>;
   constexpr std::uint64_t kMaxWholeTileStride =
       0x7fffffffull / (static_cast<std::uint64_t>(Cfg::kBlockN) * sizeof(Element));
   constexpr std::uint64_t kMaxWholeQTileStride =
@@ -302,11 +295,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
       // keeps the compiler from hoisting V's ldmatrix above the softmax.)
       if (!prefetched) {
         const Element* q_tile = q_base + query_offset(p.q, seq, index.batch, m0, index.head);
-        if constexpr (kPanelQLoads) {
-          load_panel_tile_async<Cfg, QTile, Cfg::kBlockM>(q_smem, q_tile, p.q.row_stride,
-                                                          q_rows == Cfg::kBlockM && p.head_dim == Cfg::kHeadDim,
-                                                          q_rows, static_cast<int>(p.head_dim), thread);
-        } else if constexpr (kWholeQLoads) {
+        if constexpr (kWholeQLoads) {
           if (q_rows == Cfg::kBlockM && p.head_dim == Cfg::kHeadDim &&
               static_cast<std::uint64_t>(p.q.row_stride) <= kMaxWholeQTileStride) {
             load_whole_strided_tile_async<Cfg, QTile, Cfg::kBlockM>(
