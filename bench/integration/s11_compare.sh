@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Session 11, one device call: bench/compare.py's forward grid + decode (4 rounds, every backend settled 200 ms
+# before each timing) on this tree, a second reading of the standing with the kernels of session 10 unchanged
+# (session 11 kept no kernel change), for the run-to-run spread of the rows at parity. The Python extension is
+# built for d 64 / 128 / 256 bf16 with the sm80 kernels compiled for sm_90a (what the flashattn_sm80 column runs).
+#   bash bench/integration/s11_compare.sh
+set -uo pipefail
+out=/tmp/s11cmp-out
+bld=/tmp/s11cmp-build
+rm -rf "$out" "$bld" && mkdir -p "$out" "$bld/pyroot"
+trap 'cp -r "$out/summary.txt" "$out/compare" "${OUT:-/tmp}/" 2>/dev/null' EXIT
+export PATH=$PATH:/usr/local/cuda/bin
+t0=$(date +%s)
+log() { echo "== $(($(date +%s) - t0))s $*" | tee -a "$out/summary.txt"; }
+py=$(command -v python3)
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,temperature.gpu,power.draw --format=csv,noheader | tee -a "$out/summary.txt"
+# shellcheck source=bench/sm90_device_common.sh
+source bench/sm90_device_common.sh
+sed -i 's/^set(FLASHATTN_SM80_GENCODE .*)$/set(FLASHATTN_SM80_GENCODE)/' src/cuda/CMakeLists.txt
+PY_DIMS="64;128;256" sm90_build_py new "" 16 300
+PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout 420 python3 bench/compare.py --modes fwd --rounds 4 \
+  --out "$out/compare" --tag "$(date +%Y%m%d-%H%M%S)-fwd" >"$out/compare_fwd.log" 2>&1
+log "compare fwd rc=$?"
+sed -n '/^# /,$p' "$out/compare_fwd.log"
