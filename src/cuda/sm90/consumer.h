@@ -96,32 +96,8 @@ __device__ __forceinline__ void convert_p(const float (&s)[Config::kBlockN / 2],
   }
 }
 
-// Turns raw scores into what the softmax consumes: softcap, ALiBi (slope_s != 0),
-// then the mask. clean: the tile's blocks that need no mask (kTileMaskRange), else unused.
-template <class Config>
-__device__ __forceinline__ void prepare_scores(float (&s)[Config::kBlockN / 2], const ForwardKernelParams& p,
-                                               const WorkTile& w, float slope_s, int n_block, int row0,
-                                               const UnmaskedBlocks& clean, int consumer) {
-  if (p.softcap_in != 0.f) {
-#pragma unroll
-    for (int i = 0; i < Config::kBlockN / 2; ++i) s[i] = ptx::tanh_approx_f32(s[i] * p.softcap_in);
-  }
-  if (slope_s != 0.f) apply_alibi<Config::kBlockN>(s, w, slope_s, row0, n_block * Config::kBlockN);
-  bool masked;
-  if constexpr (Config::kTileMaskRange) {
-    masked = n_block < clean.lo || n_block >= clean.hi;
-  } else if constexpr (Config::kConsumerKeyRange) {
-    masked = rows_block_needs_mask<Config>(p, w, n_block, w.m_block * Config::kBlockM + 64 * consumer, 64);
-  } else {
-    masked = block_needs_mask<Config>(p, w, n_block);
-  }
-  if (masked) {
-    apply_score_mask<Config::kBlockN, Config::kMaskForm>(s, p, w, row0, n_block * Config::kBlockN);
-  }
-}
-
-// kEarlyBlockFlags: whether key block n_block needs the mask, decided apart from the scores so
-// that it can be computed while the block's S GEMM still runs (consumer_loop).
+// Whether key block n_block needs the mask (for this consumer's rows under kConsumerKeyRange), decided
+// apart from the scores: kEarlyBlockFlags computes it while the block's S GEMM still runs (consumer_loop).
 template <class Config>
 __device__ __forceinline__ bool block_masked(const ForwardKernelParams& p, const WorkTile& w, int n_block,
                                              const UnmaskedBlocks& clean, int consumer) {
@@ -134,16 +110,35 @@ __device__ __forceinline__ bool block_masked(const ForwardKernelParams& p, const
   }
 }
 
-// prepare_scores with the mask decision made by the caller (block_masked).
+// Softcap, then ALiBi (slope_s != 0): the score transforms that run before the mask.
 template <class Config>
-__device__ __forceinline__ void prepare_scores_decided(float (&s)[Config::kBlockN / 2],
-                                                       const ForwardKernelParams& p, const WorkTile& w,
-                                                       float slope_s, int n_block, int row0, bool masked) {
+__device__ __forceinline__ void transform_scores(float (&s)[Config::kBlockN / 2], const ForwardKernelParams& p,
+                                                 const WorkTile& w, float slope_s, int n_block, int row0) {
   if (p.softcap_in != 0.f) {
 #pragma unroll
     for (int i = 0; i < Config::kBlockN / 2; ++i) s[i] = ptx::tanh_approx_f32(s[i] * p.softcap_in);
   }
   if (slope_s != 0.f) apply_alibi<Config::kBlockN>(s, w, slope_s, row0, n_block * Config::kBlockN);
+}
+
+// Turns raw scores into what the softmax consumes: the transforms, then the mask where block_masked says
+// the block needs it. clean: the tile's blocks that need no mask (kTileMaskRange), else unused.
+template <class Config>
+__device__ __forceinline__ void prepare_scores(float (&s)[Config::kBlockN / 2], const ForwardKernelParams& p,
+                                               const WorkTile& w, float slope_s, int n_block, int row0,
+                                               const UnmaskedBlocks& clean, int consumer) {
+  transform_scores<Config>(s, p, w, slope_s, n_block, row0);
+  if (block_masked<Config>(p, w, n_block, clean, consumer)) {
+    apply_score_mask<Config::kBlockN, Config::kMaskForm>(s, p, w, row0, n_block * Config::kBlockN);
+  }
+}
+
+// prepare_scores with the mask decision made by the caller (block_masked, while the block's S GEMM ran).
+template <class Config>
+__device__ __forceinline__ void prepare_scores_decided(float (&s)[Config::kBlockN / 2],
+                                                       const ForwardKernelParams& p, const WorkTile& w,
+                                                       float slope_s, int n_block, int row0, bool masked) {
+  transform_scores<Config>(s, p, w, slope_s, n_block, row0);
   if (masked) apply_score_mask<Config::kBlockN, Config::kMaskForm>(s, p, w, row0, n_block * Config::kBlockN);
 }
 
