@@ -112,8 +112,9 @@ __device__ __forceinline__ bool block_masked(const ForwardKernelParams& p, const
 
 // Softcap, then ALiBi (slope_s != 0): the score transforms that run before the mask.
 template <class Config>
-__device__ __forceinline__ void transform_scores(float (&s)[Config::kBlockN / 2], const ForwardKernelParams& p,
-                                                 const WorkTile& w, float slope_s, int n_block, int row0) {
+__device__ __forceinline__ void transform_scores(float (&s)[Config::kBlockN / 2],
+                                                 const ForwardKernelParams& p, const WorkTile& w,
+                                                 float slope_s, int n_block, int row0) {
   if (p.softcap_in != 0.f) {
 #pragma unroll
     for (int i = 0; i < Config::kBlockN / 2; ++i) s[i] = ptx::tanh_approx_f32(s[i] * p.softcap_in);
