@@ -12,9 +12,31 @@
 #include <cstdint>
 
 #include "common/philox.h"
-#include "cuda/ptx/quad_transpose.h"
 
 namespace flashattn::detail::cuda_sm80 {
+
+// Lane q (of its quad) holds a[w] = word w of call q; afterwards a[c] = word q of call c.
+__device__ __forceinline__ void quad_transpose(std::uint32_t (&a)[4], int quad) {
+#pragma unroll
+  for (int bit = 0; bit < 2; ++bit) {
+    const int mask = 1 << bit;
+    const bool high = (quad & mask) != 0;
+#pragma unroll
+    for (int other = 0; other < 2; ++other) {
+      // The pair of positions that differ in `bit`, with the other index bit equal to `other`.
+      const int low_index = bit == 0 ? 2 * other : other;
+      const int high_index = low_index + mask;
+      // Send the element whose `bit` differs from this lane's; receive the partner's into it.
+      const std::uint32_t send = high ? a[low_index] : a[high_index];
+      const std::uint32_t received = __shfl_xor_sync(0xffffffffu, send, mask);
+      if (high) {
+        a[low_index] = received;
+      } else {
+        a[high_index] = received;
+      }
+    }
+  }
+}
 
 template <int kNTiles>
 __device__ __forceinline__ void apply_dropout(float (&p)[kNTiles][4], std::uint64_t seed,
@@ -30,7 +52,7 @@ __device__ __forceinline__ void apply_dropout(float (&p)[kNTiles][4], std::uint6
     const Philox4 draws =
         dropout_draws(seed, offset, batch_head, i0 + 8 * (mine / kNTiles), n0 + 8 * (mine % kNTiles));
     std::uint32_t words[4] = {draws.x, draws.y, draws.z, draws.w};
-    ptx::quad_transpose(words, quad);
+    quad_transpose(words, quad);
 #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int call = 4 * group + c, r = call / kNTiles, n = call % kNTiles;

@@ -12,7 +12,7 @@
 #include "common/params.h"
 #include "cuda/ptx/approx_math.h"
 #include "cuda/ptx/ptx.h"
-#include "cuda/ptx/quad_transpose.h"
+#include "cuda/sm80/dropout.h"  // quad_transpose
 #include "cuda/sm80/kernel_args.h"
 #include "cuda/sm80/warp_mma.h"
 
@@ -140,7 +140,7 @@ __device__ __forceinline__ void store_output_from_registers(
 #pragma unroll
         for (int j = 0; j < 4; ++j)
           words[j] = pack_float2<Element>(o[mt][4 * k + j][2 * r], o[mt][4 * k + j][2 * r + 1]);
-        ptx::quad_transpose(words, quad);
+        quad_transpose(words, quad);
         const int col = 8 * (4 * k + quad);
         if (row_valid && col < p.head_dim_v)
           *reinterpret_cast<uint4*>(row + col) = make_uint4(words[0], words[1], words[2], words[3]);

@@ -277,7 +277,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       final_rows = softmax_finalize<!Config::kRowSumMma, Config::kFastFinalize>(
           rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
       claim_output_buffer<Config>(consumer);
-      if (!Config::kReleaseQAfterS) {
+      if (!Config::kSeparateO) {
         // nothing to release before the epilogue: it hands Q back itself
       } else if (warp_leader) {
         ptx::mbarrier_arrive(pipe.q_empty(consumer));
@@ -305,7 +305,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       }
       if (warp_leader) {
         pipe.release_kv(pipe.k_empty(ring.stage));
-        if (Config::kReleaseQAfterS && n_blocks == 1) ptx::mbarrier_arrive(pipe.q_empty(consumer));
+        if (Config::kSeparateO && n_blocks == 1) ptx::mbarrier_arrive(pipe.q_empty(consumer));
       }
       ring.advance();
       // kConsumerKeyRange: the V stages of the top blocks this consumer skips (skip_top_keys), released
@@ -347,13 +347,13 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           // branches (d128 SASS; ~10% of the consumer warps' stall samples sat on that chain).
           const bool masked = block_masked<Config>(p, w, n, clean, consumer);
           const bool special = masked || transforms;
-          const bool last_s = Config::kReleaseQAfterS && i == n_blocks - 1;
+          const bool last_s = Config::kSeparateO && i == n_blocks - 1;
           const std::uint32_t k_empty = pipe.k_empty(ring.stage);
           ring.advance();
           ptx::wgmma_wait_group<1>();  // S(n) done; P V still running
           ptx::wgmma_fence_operand(s);
           pipe.release_kv_if(k_empty, warp_leader);
-          if constexpr (Config::kReleaseQAfterS)
+          if constexpr (Config::kSeparateO)
             ptx::mbarrier_arrive_if(pipe.q_empty(consumer), warp_leader && last_s);
           if (special) prepare_scores_decided<Config>(s, p, w, slope_s, n, row0, masked);
         } else {
@@ -361,7 +361,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           ptx::wgmma_fence_operand(s);
           if (warp_leader) {
             pipe.release_kv(pipe.k_empty(ring.stage));
-            if (Config::kReleaseQAfterS && i == n_blocks - 1) ptx::mbarrier_arrive(pipe.q_empty(consumer));
+            if (Config::kSeparateO && i == n_blocks - 1) ptx::mbarrier_arrive(pipe.q_empty(consumer));
           }
           ring.advance();
           prepare_scores<Config>(s, p, w, slope_s, n, row0, clean, consumer);

@@ -1,15 +1,13 @@
 // Epilogue of one consumer warpgroup: normalise its 64 rows of O, write them to
 // shared memory in the 128B-swizzled box layout, and let one thread store them
-// with TMA (rows past seqlen_q are clipped by the tensor map), or (kDirectO) store
-// them from registers; LSE goes straight from registers to global memory (one
-// float per row, written by lane%4 == 0).
+// with TMA (rows past seqlen_q are clipped by the tensor map); LSE goes straight
+// from registers to global memory (one float per row, written by lane%4 == 0).
 #pragma once
 
 #include <cstdint>
 
 #include "cuda/ptx/mbarrier.h"
 #include "cuda/ptx/ptx.h"
-#include "cuda/ptx/quad_transpose.h"
 #include "cuda/ptx/shared_memory.h"
 #include "cuda/ptx/tma.h"
 #include "cuda/ptx/warpgroup.h"
@@ -50,106 +48,69 @@ __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<
   const int thread = threadIdx.x % 128;
   const int lane = thread % 32;
   const int row0 = (thread / 32) * 16 + lane / 4;  // within the warpgroup's 64 rows
-  if constexpr (Config::kDirectO) {
-    // O straight from the accumulators to global memory (forward_config.h kDirectO). Lane l holds
-    // columns 8 i + 2 (l % 4) + {0, 1} of rows row0 and row0 + 8; a transpose across the quad over
-    // column tiles 4 k .. 4 k + 3 gives lane q the 8 columns of tile 4 k + q, so each store is 16
-    // bytes and a warp's store covers 64 contiguous bytes of each of 8 rows. Rows past the
-    // sequence's end are not stored (the TMA store clips them); packed GQA: a packed row is query
-    // row * pack + head in group, as for the LSE below.
-    using Element = typename Config::Element;
-    const int quad = lane % 4;
+  const bool leader = thread == 0;
+  const std::uint32_t o_base = pipe.o(consumer);
+
+  if constexpr (Config::kStmatrixO) {
+    // One stmatrix per 16 columns: matrices 0 / 1 are rows +0 / +8 of columns 16 i2 .. + 7,
+    // 2 / 3 the same rows of columns + 8 .. + 15 (the accumulator's o[8 i2 ..] in that order).
+    // Lane l addresses row (l / 8 % 2) 8 + l % 8 of its warp's 16, 16-byte unit
+    // 2 (i2 % 4) + l / 16 of the 64-column chunk, swizzled by the row: unit ^ (l % 8), and
+    // (2 k + u) ^ r = 2 k ^ (u ^ r), so one per-lane term and an immediate per i2.
+    const int row = (thread / 32) * 16 + ((lane / 8) % 2) * 8 + lane % 8;
+    const std::uint32_t row_addr = o_base + row * Config::kRowBytes;
+    const int unit_xor = (lane / 16) ^ (lane % 8);
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int packed = w.m_block * Config::kBlockM + consumer * 64 + row0 + 8 * half;
-      const int row = packed >> p.pack_shift;
-      const int head = (w.head << p.pack_shift) + (packed & ((1 << p.pack_shift) - 1));
-      const bool row_valid = row < w.seqlen_q;
-      Element* row_out = static_cast<Element*>(p.out) +
-                         (row_valid ? w.batch * p.out_batch_stride + head * p.out_head_stride +
-                                          static_cast<std::int64_t>(w.q_offset + row) * p.out_row_stride
-                                    : 0);
-      const float scale = final_rows.scale[half];
-#pragma unroll
-      for (int k = 0; k < Config::kHeadDimV / 32; ++k) {
-        std::uint32_t words[4];
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const int i = 4 * k + j;
-          words[j] = pack_pair<Element>(o[4 * i + 2 * half] * scale, o[4 * i + 2 * half + 1] * scale);
-        }
-        ptx::quad_transpose(words, quad);  // every lane: full-mask shuffles
-        if (row_valid) {
-          *reinterpret_cast<uint4*>(row_out + 8 * (4 * k + quad)) =
-              make_uint4(words[0], words[1], words[2], words[3]);
-        }
-      }
+    for (int i2 = 0; i2 < Config::kHeadDimV / 16; ++i2) {
+      const float* v = o + 8 * i2;
+      const float s0 = final_rows.scale[0], s1 = final_rows.scale[1];
+      const std::uint32_t addr =
+          row_addr + (i2 / 4) * Config::kOChunkStride + ((unit_xor ^ (2 * (i2 % 4))) * 16);
+      ptx::stmatrix_x4(addr, pack_pair<typename Config::Element>(v[0] * s0, v[1] * s0),
+                       pack_pair<typename Config::Element>(v[2] * s1, v[3] * s1),
+                       pack_pair<typename Config::Element>(v[4] * s0, v[5] * s0),
+                       pack_pair<typename Config::Element>(v[6] * s1, v[7] * s1));
     }
   } else {
-    const bool leader = thread == 0;
-    const std::uint32_t o_base = pipe.o(consumer);
-
-    if constexpr (Config::kStmatrixO) {
-      // One stmatrix per 16 columns: matrices 0 / 1 are rows +0 / +8 of columns 16 i2 .. + 7,
-      // 2 / 3 the same rows of columns + 8 .. + 15 (the accumulator's o[8 i2 ..] in that order).
-      // Lane l addresses row (l / 8 % 2) 8 + l % 8 of its warp's 16, 16-byte unit
-      // 2 (i2 % 4) + l / 16 of the 64-column chunk, swizzled by the row: unit ^ (l % 8), and
-      // (2 k + u) ^ r = 2 k ^ (u ^ r), so one per-lane term and an immediate per i2.
-      const int row = (thread / 32) * 16 + ((lane / 8) % 2) * 8 + lane % 8;
-      const std::uint32_t row_addr = o_base + row * Config::kRowBytes;
-      const int unit_xor = (lane / 16) ^ (lane % 8);
 #pragma unroll
-      for (int i2 = 0; i2 < Config::kHeadDimV / 16; ++i2) {
-        const float* v = o + 8 * i2;
-        const float s0 = final_rows.scale[0], s1 = final_rows.scale[1];
-        const std::uint32_t addr =
-            row_addr + (i2 / 4) * Config::kOChunkStride + ((unit_xor ^ (2 * (i2 % 4))) * 16);
-        ptx::stmatrix_x4(addr, pack_pair<typename Config::Element>(v[0] * s0, v[1] * s0),
-                         pack_pair<typename Config::Element>(v[2] * s1, v[3] * s1),
-                         pack_pair<typename Config::Element>(v[4] * s0, v[5] * s0),
-                         pack_pair<typename Config::Element>(v[6] * s1, v[7] * s1));
-      }
-    } else {
+    for (int i = 0; i < Config::kHeadDimV / 8; ++i) {
+      const int col = 8 * i + 2 * (lane % 4);
+      const int chunk = col / Config::kChunkCols;
+      const int chunk_col = col % Config::kChunkCols;
 #pragma unroll
-      for (int i = 0; i < Config::kHeadDimV / 8; ++i) {
-        const int col = 8 * i + 2 * (lane % 4);
-        const int chunk = col / Config::kChunkCols;
-        const int chunk_col = col % Config::kChunkCols;
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const int row = row0 + 8 * half;
-          const std::uint32_t packed = pack_pair<typename Config::Element>(
-              o[4 * i + 2 * half] * final_rows.scale[half], o[4 * i + 2 * half + 1] * final_rows.scale[half]);
-          const std::uint32_t addr = o_base + chunk * Config::kOChunkStride + row * Config::kRowBytes +
-                                     (((chunk_col / 8) ^ (row % 8)) * 16) + (chunk_col % 8) * 2;
-          ptx::st_shared_b32(addr, packed);
-        }
+      for (int half = 0; half < 2; ++half) {
+        const int row = row0 + 8 * half;
+        const std::uint32_t packed = pack_pair<typename Config::Element>(
+            o[4 * i + 2 * half] * final_rows.scale[half], o[4 * i + 2 * half + 1] * final_rows.scale[half]);
+        const std::uint32_t addr = o_base + chunk * Config::kOChunkStride + row * Config::kRowBytes +
+                                   (((chunk_col / 8) ^ (row % 8)) * 16) + (chunk_col % 8) * 2;
+        ptx::st_shared_b32(addr, packed);
       }
     }
-    // Each writer orders its st.shared before the copy engine's reads, then the
-    // barrier tells the storing thread that all 128 writers are done.
-    ptx::fence_proxy_async_shared_cta();
-    ptx::bar_sync(kEpilogue + consumer, 128);
-    if (leader) {
-      const CUtensorMap* tma_o = map_o(p, w);
-      if (p.sequence_maps != nullptr) ptx::tensormap_acquire_fence(tma_o);
-      const int first_row = w.m_block * Config::kBlockM + consumer * 64;
+  }
+  // Each writer orders its st.shared before the copy engine's reads, then the
+  // barrier tells the storing thread that all 128 writers are done.
+  ptx::fence_proxy_async_shared_cta();
+  ptx::bar_sync(kEpilogue + consumer, 128);
+  if (leader) {
+    const CUtensorMap* tma_o = map_o(p, w);
+    if (p.sequence_maps != nullptr) ptx::tensormap_acquire_fence(tma_o);
+    const int first_row = w.m_block * Config::kBlockM + consumer * 64;
 #pragma unroll
-      for (int c = 0; c < Config::kChunksV; ++c) {
-        if (p.pack > 1) {  // packed GQA: {64, pack, 64 / pack} boxes of the 5-D view
-          ptx::tma_store_5d(tma_o, o_base + c * Config::kOChunkStride, c * Config::kChunkCols, 0,
-                            first_row >> p.pack_shift, w.head, w.map_batch);
-        } else {
-          ptx::tma_store_4d(tma_o, o_base + c * Config::kOChunkStride, c * Config::kChunkCols, first_row,
-                            w.head, w.map_batch);
-        }
+    for (int c = 0; c < Config::kChunksV; ++c) {
+      if (p.pack > 1) {  // packed GQA: {64, pack, 64 / pack} boxes of the 5-D view
+        ptx::tma_store_5d(tma_o, o_base + c * Config::kOChunkStride, c * Config::kChunkCols, 0,
+                          first_row >> p.pack_shift, w.head, w.map_batch);
+      } else {
+        ptx::tma_store_4d(tma_o, o_base + c * Config::kOChunkStride, c * Config::kChunkCols, first_row,
+                          w.head, w.map_batch);
       }
-      ptx::cp_async_bulk_commit_group();
-      if constexpr (!Config::kSeparateO) {
-        // O sat in Q's buffer: only once the store has read it may the next Q land there.
-        ptx::cp_async_bulk_wait_group_read<0>();
-        ptx::mbarrier_arrive_count(pipe.q_empty(consumer), 4);  // its four warps (kSplitQ: all of its part's)
-      }
+    }
+    ptx::cp_async_bulk_commit_group();
+    if constexpr (!Config::kSeparateO) {
+      // O sat in Q's buffer: only once the store has read it may the next Q land there.
+      ptx::cp_async_bulk_wait_group_read<0>();
+      ptx::mbarrier_arrive_count(pipe.q_empty(consumer), 4);  // its four warps (kSplitQ: all of its part's)
     }
   }
   if (p.lse != nullptr && lane % 4 == 0) {

@@ -247,17 +247,6 @@
 #define FLASHATTN_SM90_CONSUMER_KEY_RANGE_FOUR 1
 #endif
 
-// Session 11 (issue 6, d192 / d256 short rows): the kernels whose O reuses Q's buffer (kSeparateO false:
-// d = 192 and 256) store O from the accumulator registers straight to global memory (epilogue.h
-// store_output), each lane 16 bytes of a row per store after a transpose across its quad. A consumer then
-// releases its Q rows after its last S GEMM, as the separate-O kernels do, so the next tile's Q no longer
-// waits for this tile's O store, and the next tile's first S GEMM is issued before the epilogue
-// (kEarlyNextS). Session 8 (helper sm90o) measured the same with 4-byte stores (a quad's 16 bytes per
-// row): 8-17% slower at 512-2k, the stores' L1 -> L2 requests costing more than the Q wait saved. 0: off.
-#ifndef FLASHATTN_SM90_DIRECT_O
-#define FLASHATTN_SM90_DIRECT_O 0
-#endif
-
 namespace flashattn::detail::cuda_sm90 {
 
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
@@ -433,18 +422,15 @@ struct ForwardConfig {
   // + the tile-index slot; kSplitQ: + a q_full / q_empty pair per part (pipeline.h).
   static constexpr int kBarrierBytes = 8 * (4 + 4 * kStages) + 8 + (kSplitQ ? 16 * kQParts : 0);
   static constexpr bool kSeparateO = kOEnd + kOBytes + kOnesBytes + kBarrierBytes + 1024 <= kSmemLimit;
-  // O from registers to global memory where it would reuse Q's rows (FLASHATTN_SM90_DIRECT_O above).
-  static constexpr bool kDirectO = !kSeparateO && FLASHATTN_SM90_DIRECT_O != 0;
-  // A consumer's Q rows are free once its last S GEMM of the tile completed (no O goes through them).
-  static constexpr bool kReleaseQAfterS = kSeparateO || kDirectO;
   // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that
   // the O normalisation, its shared-memory write and the TMA store run beside a GEMM
   // rather than between two. Needs the next Q before this tile's O is stored, so only where
-  // O has its own buffer or goes straight to global memory (when O reuses Q's rows the store
-  // must read them before the next Q may land). kKVBytes <= kQBytes: a tile without key blocks
-  // multiplies Q's buffer by itself in place of a K block (consumer.h begin_tile).
-  static constexpr bool kEarlyNextS =
-      FLASHATTN_SM90_EARLY_NEXT_S != 0 && kReleaseQAfterS && kKVBytes <= kQBytes;
+  // O has its own buffer (when O reuses Q's rows the store must read them before the next
+  // Q may land). kKVBytes <= kQBytes: a tile without key blocks multiplies Q's buffer by
+  // itself in place of a K block (consumer.h begin_tile).
+  // (O stored from registers straight to global memory at d 192 / 256, so that Q is free after
+  // the last S GEMM and this applies there too, was 8-17% slower: session 8, helper sm90o.)
+  static constexpr bool kEarlyNextS = FLASHATTN_SM90_EARLY_NEXT_S != 0 && kSeparateO && kKVBytes <= kQBytes;
   static constexpr bool kEarlyNextTile = kEarlyNextS && FLASHATTN_SM90_EARLY_NEXT_S >= 2;
   static constexpr int kOOffset = kSeparateO ? kOEnd : kQOffset;
   // The ones block (kRowSumMma) follows O, 1024-byte aligned like every buffer before it,

@@ -132,9 +132,6 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
                       a.v.row_stride, a.v.head_stride, a.v.batch_stride, kv_box_rows);
   if (!maps_ok) return cudaErrorInvalidValue;
 
-  k.out = a.out.data;
-  k.out_batch_stride = a.out.batch_stride, k.out_head_stride = a.out.head_stride,
-  k.out_row_stride = a.out.row_stride;
   k.lse = a.lse;
   k.lse_batch_stride = a.lse_batch_stride, k.lse_head_stride = a.lse_head_stride,
   k.lse_row_stride = a.lse_row_stride;

@@ -100,12 +100,6 @@ struct ForwardKernelParams {
   const SequenceMaps* sequence_maps = nullptr;
 
   PagedKV paged;
-
-  // O itself (element strides), for the kernels that store it from registers (forward_config.h
-  // kDirectO); the others store through maps.o. Last, so that the other fields keep their parameter
-  // offsets.
-  void* out = nullptr;
-  std::int64_t out_batch_stride = 0, out_head_stride = 0, out_row_stride = 0;
 };
 
 }  // namespace flashattn::detail::cuda_sm90
