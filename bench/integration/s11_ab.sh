@@ -10,9 +10,10 @@
 # bench/sm90r_ab.py (cuDNN beside, 200 ms settle, two orders per row): causal d 64/128/256 at 512 / 1k / 2k,
 # twice (the second pass with the builds reversed), then causal 8k and non-causal 512 once.
 #   bash bench/integration/s11_ab.sh
-# Ran once (2026-11-27, records s11_ab.jsonl, s11_ab_summary.txt) on the tree with the half top block's code,
-# which was then taken out (it lost 11% at d128 causal 512, its target row; docs/kernel-notes-sm90.md, session
-# 11): on a later tree the hd build is the base's code.
+# Ran once (2026-11-27, records s11_ab.jsonl, s11_ab_summary.txt) on a working tree that had the code of both
+# switches; neither was merged (hd lost 7-14% at d128 causal 512, its target row; wv, see s11_counter.sh;
+# docs/kernel-notes-sm90.md, session 11). That tree is commit 5222a53 on branch session11-measured (rebuilt from
+# the session's edits, the off build of d128 compiling as it did then); on main the wv / hd builds are the base's code.
 set -uo pipefail
 out=/tmp/s11ab-out
 bld=/tmp/s11ab-build

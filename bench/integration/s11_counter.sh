@@ -3,9 +3,10 @@
 # the memset launch (base), timed back to back and as CUDA graphs (s11_counter_loop.py), and the CUDA-graph
 # pytest with the stream write installed as flashattn.
 #   bash bench/integration/s11_counter.sh
-# Ran once (2026-11-27, record s11_counter_loop.jsonl) on the tree with FLASHATTN_SM90_COUNTER_BY_STREAM_WRITE
-# (src/cuda/sm90/stream_write.cu), which was then taken out: the stream write cost 2-3 us more per call than
-# the memset on every causal row, back to back and in CUDA graphs (docs/kernel-notes-sm90.md, session 11).
+# Ran once (2026-11-27, record s11_counter_loop.jsonl) on a working tree with FLASHATTN_SM90_COUNTER_BY_STREAM_WRITE
+# (src/cuda/sm90/stream_write.cu; commit 5222a53 on branch session11-measured), not merged: the stream write cost
+# 2-3 us more per call than the memset on every causal row, back to back and in CUDA graphs
+# (docs/kernel-notes-sm90.md, session 11).
 set -uo pipefail
 out=/tmp/s11c-out
 bld=/tmp/s11c-build
