@@ -12,7 +12,7 @@
 #   bash bench/integration/s11_ab.sh
 # Ran once (2026-11-27, records s11_ab.jsonl, s11_ab_summary.txt) on a working tree that had the code of both
 # switches; neither was merged (hd lost 7-14% at d128 causal 512, its target row; wv, see s11_counter.sh;
-# docs/kernel-notes-sm90.md, session 11). That tree is commit 5222a53 on branch session11-measured (rebuilt from
+# docs/kernel-notes-sm90.md, session 11). That tree is commit 5222a53 on branch session11-measured, also s11_measured.patch on 74653e7 (rebuilt from
 # the session's edits, the off build of d128 compiling as it did then); on main the wv / hd builds are the base's code.
 set -uo pipefail
 out=/tmp/s11ab-out

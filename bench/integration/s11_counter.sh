@@ -4,7 +4,7 @@
 # pytest with the stream write installed as flashattn.
 #   bash bench/integration/s11_counter.sh
 # Ran once (2026-11-27, record s11_counter_loop.jsonl) on a working tree with FLASHATTN_SM90_COUNTER_BY_STREAM_WRITE
-# (src/cuda/sm90/stream_write.cu; commit 5222a53 on branch session11-measured), not merged: the stream write cost
+# (src/cuda/sm90/stream_write.cu; commit 5222a53 on branch session11-measured, s11_measured.patch), not merged: the stream write cost
 # 2-3 us more per call than the memset on every causal row, back to back and in CUDA graphs
 # (docs/kernel-notes-sm90.md, session 11).
 set -uo pipefail
