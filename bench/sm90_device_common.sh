@@ -1,6 +1,20 @@
 # shellcheck shell=bash disable=SC2154  # out, bld, py: set by the sourcing script
 # Sourced by the sm90 A/B device scripts (sm90c_run.sh, sm90d_run.sh, sm90e_run.sh). The caller sets
-# out (the results folder), bld (the build root), py (python3) and defines log().
+# out (the results folder), bld (the build root), py (python3) and defines log(), or calls
+# device_call_begin for all but out and bld.
+
+# device_call_begin: what every device call of bench/integration starts with: CUDA's tools on PATH, t0, py,
+# log MESSAGE (elapsed seconds, appended to $out/summary.txt), the GPU's state in the summary, and the sm80
+# kernels compiled for the build's arch list (90a) instead of their sm_80 / compute_80 gencode.
+device_call_begin() {
+  export PATH=$PATH:/usr/local/cuda/bin
+  t0=$(date +%s)
+  py=$(command -v python3)
+  log() { echo "== $(($(date +%s) - t0))s $*" | tee -a "$out/summary.txt"; }
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,temperature.gpu,power.draw \
+    --format=csv,noheader | tee -a "$out/summary.txt"
+  sed -i 's/^set(FLASHATTN_SM80_GENCODE .*)$/set(FLASHATTN_SM80_GENCODE)/' src/cuda/CMakeLists.txt
+}
 
 # sm90_build_py NAME FLAGS [JOBS] [TIMEOUT] [CMAKE ARGS...]: the Python extension of this tree built
 # with CUDA flags FLAGS (90a, bf16, head dims $PY_DIMS, default 128) into $bld/py-NAME, installed under

@@ -17,14 +17,9 @@ out=/tmp/s10tail-out
 bld=/tmp/s10tail-build
 rm -rf "$out" "$bld" && mkdir -p "$out" "$bld/pyroot"
 trap 'cp "$out/summary.txt" "$out"/*.jsonl "${OUT:-/tmp}/" 2>/dev/null; tar -C /tmp -czf "${OUT:-/tmp}/s10tail-out.tgz" s10tail-out' EXIT
-export PATH=$PATH:/usr/local/cuda/bin
-t0=$(date +%s)
-log() { echo "== $(($(date +%s) - t0))s $*" | tee -a "$out/summary.txt"; }
-py=$(command -v python3)
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,temperature.gpu,power.draw --format=csv,noheader | tee -a "$out/summary.txt"
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
-sed -i 's/^set(FLASHATTN_SM80_GENCODE .*)$/set(FLASHATTN_SM80_GENCODE)/' src/cuda/CMakeLists.txt
+device_call_begin
 here=$PWD
 # The sm80 variant: a copy of the tree with the variant table.
 rm -rf /tmp/s10-b && mkdir -p /tmp/s10-b && tar -C "$here" --exclude='./build*' --exclude=./.git -cf - . | tar -C /tmp/s10-b -xf -
@@ -51,19 +46,5 @@ SM80D_OTHERS=b PYTHONPATH=$bld/pyroot:$here/bench PYTHONUNBUFFERED=1 timeout 90 
 log "sm80 peers"
 ab p2 ctrl,f3,f2,base 1 512,1024,2048,4096,8192,16384
 ab p3 base,f2,ctrl 0 512,8192
-python3 - "$out/ab.jsonl" <<'PY' | tee -a "$out/summary.txt"
-import json, sys, collections
-rows = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    if not line.startswith('{"pass"'): continue
-    r = json.loads(line)
-    if "hdim" in r: rows[(r["hdim"], r["causal"], r["seqlen"])].append(r)
-print("d causal s | base f2 f3 ctrl cudnn (mean of passes) | f2/base f3/base ctrl/base f2/cudnn | max err")
-for key, rs in sorted(rows.items()):
-    m = {n: sum(r[n] for r in rs if n in r) / max(1, sum(1 for r in rs if n in r)) for n in ("base", "f2", "f3", "ctrl", "cudnn")}
-    err = max(max(r["err"].values()) for r in rs)
-    f = lambda a, b: f"{m[a] / m[b]:.3f}" if m[a] and m[b] else "-"
-    print(key, " ".join(f"{m[n]:.1f}" for n in ("base", "f2", "f3", "ctrl", "cudnn")), "|", f("f2", "base"), f("f3", "base"),
-          f("ctrl", "base"), f("f2", "cudnn"), "|", f"{err:.4f}")
-PY
+python3 bench/integration/ab_summary.py "$out/ab.jsonl" base f2 f3 ctrl | tee -a "$out/summary.txt"
 log total

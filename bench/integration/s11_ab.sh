@@ -19,14 +19,9 @@ out=/tmp/s11ab-out
 bld=/tmp/s11ab-build
 rm -rf "$out" "$bld" && mkdir -p "$out" "$bld/pyroot"
 trap 'cp "$out/summary.txt" "$out"/*.jsonl "$out"/pytest.txt "${OUT:-/tmp}/" 2>/dev/null; tar -C /tmp -czf "${OUT:-/tmp}/s11ab-out.tgz" s11ab-out' EXIT
-export PATH=$PATH:/usr/local/cuda/bin
-t0=$(date +%s)
-log() { echo "== $(($(date +%s) - t0))s $*" | tee -a "$out/summary.txt"; }
-py=$(command -v python3)
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,temperature.gpu,power.draw --format=csv,noheader | tee -a "$out/summary.txt"
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
-sed -i 's/^set(FLASHATTN_SM80_GENCODE .*)$/set(FLASHATTN_SM80_GENCODE)/' src/cuda/CMakeLists.txt
+device_call_begin
 PY_DIMS="64;128;256" sm90_build_py base "" 4 330 &
 PY_DIMS="64;128;256" sm90_build_py wv "-DFLASHATTN_SM90_COUNTER_BY_STREAM_WRITE=1" 4 330 &
 PY_DIMS="64;128;256" sm90_build_py hd "-DFLASHATTN_SM90_HALF_TOP_BLOCK=1" 4 330 &
@@ -47,20 +42,5 @@ ab p3 base,wv,hd,new,ctrl 1 8192
 ab p4 base,hd,ctrl 0 512
 PYTHONPATH=$bld/pyroot timeout 150 python3 -m pytest -q -x tests/python -p no:cacheprovider >"$out/pytest.txt" 2>&1
 log "pytest (new) rc=$? $(tail -1 "$out/pytest.txt")"
-python3 - "$out/ab.jsonl" <<'PY' | tee -a "$out/summary.txt"
-import json, sys, collections
-rows = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    if not line.startswith('{"pass"'): continue
-    r = json.loads(line)
-    if "hdim" in r: rows[(r["hdim"], r["causal"], r["seqlen"])].append(r)
-names = ("base", "wv", "hd", "new", "ctrl", "cudnn")
-print("d causal s | " + " ".join(names) + " (mean of passes) | wv/base hd/base new/base ctrl/base new/cudnn base/cudnn | max err")
-for key, rs in sorted(rows.items()):
-    m = {n: sum(r[n] for r in rs if n in r) / max(1, sum(1 for r in rs if n in r)) for n in names}
-    err = max(max(r["err"].values()) for r in rs)
-    f = lambda a, b: f"{m[a] / m[b]:.3f}" if m[a] and m[b] else "-"
-    print(key, " ".join(f"{m[n]:.1f}" for n in names), "|", f("wv", "base"), f("hd", "base"), f("new", "base"),
-          f("ctrl", "base"), f("new", "cudnn"), f("base", "cudnn"), "|", f"{err:.4f}")
-PY
+python3 bench/integration/ab_summary.py "$out/ab.jsonl" base wv hd new ctrl | tee -a "$out/summary.txt"
 log total

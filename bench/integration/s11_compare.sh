@@ -9,14 +9,9 @@ out=/tmp/s11cmp-out
 bld=/tmp/s11cmp-build
 rm -rf "$out" "$bld" && mkdir -p "$out" "$bld/pyroot"
 trap 'cp -r "$out/summary.txt" "$out/compare" "${OUT:-/tmp}/" 2>/dev/null' EXIT
-export PATH=$PATH:/usr/local/cuda/bin
-t0=$(date +%s)
-log() { echo "== $(($(date +%s) - t0))s $*" | tee -a "$out/summary.txt"; }
-py=$(command -v python3)
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,temperature.gpu,power.draw --format=csv,noheader | tee -a "$out/summary.txt"
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
-sed -i 's/^set(FLASHATTN_SM80_GENCODE .*)$/set(FLASHATTN_SM80_GENCODE)/' src/cuda/CMakeLists.txt
+device_call_begin
 PY_DIMS="64;128;256" sm90_build_py new "" 16 300
 PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout 420 python3 bench/compare.py --modes fwd --rounds 4 \
   --out "$out/compare" --tag "$(date +%Y%m%d-%H%M%S)-fwd" >"$out/compare_fwd.log" 2>&1

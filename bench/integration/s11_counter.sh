@@ -12,14 +12,9 @@ out=/tmp/s11c-out
 bld=/tmp/s11c-build
 rm -rf "$out" "$bld" && mkdir -p "$out" "$bld/pyroot"
 trap 'cp "$out/summary.txt" "$out"/*.jsonl "$out"/pytest.txt "${OUT:-/tmp}/" 2>/dev/null' EXIT
-export PATH=$PATH:/usr/local/cuda/bin
-t0=$(date +%s)
-log() { echo "== $(($(date +%s) - t0))s $*" | tee -a "$out/summary.txt"; }
-py=$(command -v python3)
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,temperature.gpu,power.draw --format=csv,noheader | tee -a "$out/summary.txt"
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
-sed -i 's/^set(FLASHATTN_SM80_GENCODE .*)$/set(FLASHATTN_SM80_GENCODE)/' src/cuda/CMakeLists.txt
+device_call_begin
 PY_DIMS="64;128;256" sm90_build_py base "" 8 330 &
 PY_DIMS="64;128;256" sm90_build_py wv "-DFLASHATTN_SM90_COUNTER_BY_STREAM_WRITE=1" 8 330 &
 wait

@@ -15,14 +15,9 @@ out=/tmp/s11do-out
 bld=/tmp/s11do-build
 rm -rf "$out" "$bld" && mkdir -p "$out" "$bld/pyroot"
 trap 'cp "$out/summary.txt" "$out"/*.jsonl "$out"/tests.txt "$out"/san_*.txt "$out"/cli.txt "${OUT:-/tmp}/" 2>/dev/null' EXIT
-export PATH=$PATH:/usr/local/cuda/bin
-t0=$(date +%s)
-log() { echo "== $(($(date +%s) - t0))s $*" | tee -a "$out/summary.txt"; }
-py=$(command -v python3)
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,temperature.gpu,power.draw --format=csv,noheader | tee -a "$out/summary.txt"
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
-sed -i 's/^set(FLASHATTN_SM80_GENCODE .*)$/set(FLASHATTN_SM80_GENCODE)/' src/cuda/CMakeLists.txt
+device_call_begin
 PY_DIMS=256 sm90_build_py base "" 4 300 &
 PY_DIMS=256 sm90_build_py do "-DFLASHATTN_SM90_DIRECT_O=1" 4 300 &
 (cmake -S . -B "$bld/tests" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_HEAD_DIMS="192;256" \
@@ -68,20 +63,5 @@ if [[ -x $cli ]]; then
   run --backend cuda_sm90 --head-dim 256 --window 100,0 --seqlen-q 2048 -b 2 --heads 8
 fi
 ab p2 ctrl,do,base 1,0 512,1024,2048,8192
-python3 - "$out/ab.jsonl" <<'PY' | tee -a "$out/summary.txt"
-import json, sys, collections
-rows = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    if not line.startswith('{"pass"'): continue
-    r = json.loads(line)
-    if "hdim" in r: rows[(r["hdim"], r["causal"], r["seqlen"])].append(r)
-names = ("base", "do", "ctrl", "cudnn")
-print("d causal s | " + " ".join(names) + " (mean of passes) | do/base ctrl/base do/cudnn base/cudnn | max err")
-for key, rs in sorted(rows.items()):
-    m = {n: sum(r[n] for r in rs if n in r) / max(1, sum(1 for r in rs if n in r)) for n in names}
-    err = max(max(r["err"].values()) for r in rs)
-    f = lambda a, b: f"{m[a] / m[b]:.3f}" if m[a] and m[b] else "-"
-    print(key, " ".join(f"{m[n]:.1f}" for n in names), "|", f("do", "base"), f("ctrl", "base"), f("do", "cudnn"),
-          f("base", "cudnn"), "|", f"{err:.4f}")
-PY
+python3 bench/integration/ab_summary.py "$out/ab.jsonl" base do ctrl | tee -a "$out/summary.txt"
 log total

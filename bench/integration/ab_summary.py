@@ -1,0 +1,33 @@
+#!/usr/bin/env python3
+"""The summary table of a bench/sm90r_ab.py record: per row, each build's TFLOP/s averaged over the passes, its
+ratio to the base build and to cuDNN, and the largest |out - cuDNN| of any build.
+
+    ab_summary.py AB.jsonl BASE NAME ...   (the names in the order of the columns; "cudnn" is added)
+"""
+import collections
+import json
+import sys
+
+path, base, names = sys.argv[1], sys.argv[2], sys.argv[3:]
+columns = [base] + [n for n in names if n != base] + ["cudnn"]
+rows = collections.defaultdict(list)
+for line in open(path):
+    if line.startswith('{"pass"'):
+        r = json.loads(line)
+        if "hdim" in r:
+            rows[(r["hdim"], r["causal"], r["seqlen"])].append(r)
+
+
+def ratio(m, a, b):
+    return f"{m[a] / m[b]:.3f}" if m[a] and m[b] else "-"
+
+
+others = [n for n in columns if n not in (base, "cudnn")]
+print("d causal s | " + " ".join(columns) + " (mean of passes) | " +
+      " ".join(f"{n}/{base}" for n in others) + " | " + " ".join(f"{n}/cudnn" for n in columns[:-1]) +
+      " | max err")
+for key, rs in sorted(rows.items()):
+    m = {n: sum(r[n] for r in rs if n in r) / max(1, sum(1 for r in rs if n in r)) for n in columns}
+    err = max(max(r["err"].values()) for r in rs)
+    print(key, " ".join(f"{m[n]:.1f}" for n in columns), "|", " ".join(ratio(m, n, base) for n in others), "|",
+          " ".join(ratio(m, n, "cudnn") for n in columns[:-1]), "|", f"{err:.4f}")
