@@ -42,14 +42,14 @@ __device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::ui
   // barrier and the issue.
   const std::uint32_t q_rows =
       Config::kRebuildQDescriptors ? ptx::opaque_u32(q_rows_invariant) : q_rows_invariant;
+  const std::uint64_t desc_a0 = ptx::make_smem_desc_sw128(q_rows, 16, 1024);
+  const std::uint64_t desc_b0 = ptx::make_smem_desc_sw128(k, 16, 1024);
 #pragma unroll
   for (int kk = 0; kk < Config::kHeadDim / 16; ++kk) {
-    const std::uint32_t offset = (kk % 4) * 32;  // 16 elements = 32 bytes along the swizzled row
-    const std::uint64_t desc_a =
-        ptx::make_smem_desc_sw128(q_rows + (kk / 4) * Config::kQChunkBytes + offset, 16, 1024);
-    const std::uint64_t desc_b =
-        ptx::make_smem_desc_sw128(k + (kk / 4) * Config::kKVChunkBytes + offset, 16, 1024);
-    ptx::wgmma_m64k16_ss<Config::kBlockN, typename Config::Element>(s, desc_a, desc_b, kk > 0 ? 1 : 0);
+    const int offset = (kk % 4) * 32;  // 16 elements = 32 bytes along the swizzled row
+    ptx::wgmma_m64k16_ss<Config::kBlockN, typename Config::Element>(
+        s, ptx::smem_desc_moved(desc_a0, (kk / 4) * Config::kQChunkBytes + offset, 0),
+        ptx::smem_desc_moved(desc_b0, (kk / 4) * Config::kKVChunkBytes + offset, 0), kk > 0 ? 1 : 0);
   }
 }
 
@@ -72,11 +72,11 @@ __device__ __forceinline__ void gemm_pv(float (&o)[Config::kPVN / 2],
           o, p[kk], ptx::smem_desc_moved(desc0, step, -step), 1);
     }
   } else {
+    const std::uint64_t desc0 = ptx::make_smem_desc_sw128(v, Config::kKVChunkBytes, 1024);
 #pragma unroll
     for (int kk = 0; kk < Config::kBlockN / 16; ++kk) {
-      const std::uint64_t desc_b =
-          ptx::make_smem_desc_sw128(v + kk * 16 * Config::kRowBytes, Config::kKVChunkBytes, 1024);
-      ptx::wgmma_m64k16_rs_tb<Config::kHeadDimV, typename Config::Element>(o, p[kk], desc_b, 1);
+      ptx::wgmma_m64k16_rs_tb<Config::kHeadDimV, typename Config::Element>(
+          o, p[kk], ptx::smem_desc_moved(desc0, kk * 16 * Config::kRowBytes, 0), 1);
     }
   }
 }
