@@ -32,6 +32,10 @@ namespace flashattn::detail::cuda_sm90 {
 
 // S = Q_w K^T for this warpgroup's 64 query rows: K-major A (Q) and B (K), one
 // wgmma per 16 columns of the head dim, the first one overwriting S.
+// Each k-step's descriptors are the operands' first ones moved by a constant (one add on the low
+// word, ptx::smem_desc_moved), here and in gemm_pv: built in full per step (add, mask, shift, or on
+// the uniform datapath), every HGMMA of the batch waited on a dependent chain of four (d128 issue
+// stretch 116 -> 62 instructions, 359 -> 232 static stall cycles; docs/kernel-notes-sm90.md, session 12).
 template <class Config>
 __device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::uint32_t q_rows_invariant,
                                         std::uint32_t k) {
@@ -54,30 +58,23 @@ __device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::ui
 }
 
 // O += P V: P from registers (the A fragment of 16 keys is four packed pairs),
-// V N-major in shared memory (rows are keys, 64 head-dim columns per chunk).
+// V N-major in shared memory (rows are keys, 64 head-dim columns per chunk; the leading
+// byte offset is the distance from one 64-column chunk to the next).
 // kRowSumMma: N = dv + 8, and the B operand's second 64-column chunk, of which the GEMM
-// reads 8 columns, is the block of ones: the leading byte offset (the distance from one
-// 64-column chunk to the next) of step kk points from V's rows 16kk.. to it, so every step
-// reads the same 2 KB (two 8-row swizzle atoms) and o[kHeadDimV / 2 ..] accumulates P 1.
+// reads 8 columns, is the block of ones: the leading byte offset of step kk points from V's
+// rows 16kk.. to it, so every step reads the same 2 KB (two 8-row swizzle atoms) and
+// o[kHeadDimV / 2 ..] accumulates P 1.
 template <class Config>
 __device__ __forceinline__ void gemm_pv(float (&o)[Config::kPVN / 2],
                                         const std::uint32_t (&p)[Config::kBlockN / 16][4], std::uint32_t v,
                                         std::uint32_t ones) {
-  if constexpr (Config::kRowSumMma) {
-    const std::uint64_t desc0 = ptx::make_smem_desc_sw128(v, ones - v, 1024);
+  const std::uint64_t desc0 =
+      ptx::make_smem_desc_sw128(v, Config::kRowSumMma ? ones - v : Config::kKVChunkBytes, 1024);
 #pragma unroll
-    for (int kk = 0; kk < Config::kBlockN / 16; ++kk) {
-      const int step = kk * 16 * Config::kRowBytes;
-      ptx::wgmma_m64k16_rs_tb<Config::kPVN, typename Config::Element>(
-          o, p[kk], ptx::smem_desc_moved(desc0, step, -step), 1);
-    }
-  } else {
-    const std::uint64_t desc0 = ptx::make_smem_desc_sw128(v, Config::kKVChunkBytes, 1024);
-#pragma unroll
-    for (int kk = 0; kk < Config::kBlockN / 16; ++kk) {
-      ptx::wgmma_m64k16_rs_tb<Config::kHeadDimV, typename Config::Element>(
-          o, p[kk], ptx::smem_desc_moved(desc0, kk * 16 * Config::kRowBytes, 0), 1);
-    }
+  for (int kk = 0; kk < Config::kBlockN / 16; ++kk) {
+    const int step = kk * 16 * Config::kRowBytes;
+    ptx::wgmma_m64k16_rs_tb<Config::kPVN, typename Config::Element>(
+        o, p[kk], ptx::smem_desc_moved(desc0, step, Config::kRowSumMma ? -step : 0), 1);
   }
 }
 
