@@ -3,10 +3,18 @@
 # out (the results folder), bld (the build root), py (python3) and defines log(), or calls
 # device_call_begin for all but out and bld.
 
-# device_call_begin: what every device call of bench/integration starts with: CUDA's tools on PATH, t0, py,
+# device_call_begin [NAME]: what every device call of bench/integration starts with: CUDA's tools on PATH, t0, py,
 # log MESSAGE (elapsed seconds, appended to $out/summary.txt), the GPU's state in the summary, and the sm80
-# kernels compiled for the build's arch list (90a) instead of their sm_80 / compute_80 gencode.
+# kernels compiled for the build's arch list (90a) instead of their sm_80 / compute_80 gencode. With NAME it also
+# makes out=/tmp/NAME-out and bld=/tmp/NAME-build afresh and, on exit, copies the summary and every .jsonl of $out
+# to $OUT (what the device call brings back); without, the caller has set out and bld.
 device_call_begin() {
+  if [[ -n ${1:-} ]]; then
+    out=/tmp/$1-out
+    bld=/tmp/$1-build
+    rm -rf "$out" "$bld" && mkdir -p "$out" "$bld/pyroot"
+    trap 'cp "$out/summary.txt" "$out"/*.jsonl "${OUT:-/tmp}/" 2>/dev/null' EXIT
+  fi
   export PATH=$PATH:/usr/local/cuda/bin
   t0=$(date +%s)
   py=$(command -v python3)
@@ -49,4 +57,28 @@ sm90_sass_counts() {
       name != "" && /LDL|STL/ {l[name]++}
       END {for (n in h) printf "%s %s HGMMA %d LDL/STL %d\n", f, substr(n, 1, 100), h[n], l[n] + 0}'
   done
+}
+
+# tree_copy DEST [PATCH [-R]]: this tree (without .git and bench/results) copied to DEST, PATCH applied there
+# (-R: reversed), so a variant builds beside the tree itself (sm90_build_py in a subshell that cd's to DEST).
+tree_copy() {
+  rm -rf "$1" && mkdir -p "$1" && tar --exclude=./.git --exclude=./bench/results -cf - . | tar -C "$1" -xf - &&
+    if [[ -n ${2:-} ]]; then (cd "$1" && patch -p1 -s ${3:-} <"$OLDPWD/$2"); fi
+  log "tree $1 ${2:-} ${3:-} rc=$?"
+}
+
+# sm90_ctrl_copy: the base build's extension installed a second time as flashattn_ctrl (identical kernels: its
+# ratio to base is the run's noise floor).
+sm90_ctrl_copy() {
+  rm -rf "$bld/pyroot/flashattn_ctrl" && cp -r "$bld/pyroot/flashattn_base" "$bld/pyroot/flashattn_ctrl" &&
+    sed -i 's/"flashattn_base::/"flashattn_ctrl::/' "$bld/pyroot/flashattn_ctrl/_ops.py"
+}
+
+# sm90_ab PASS BUILDS HDIMS CAUSAL SEQLENS [REP] [TIMEOUT]: bench/sm90r_ab.py over those rows, each line tagged with
+# PASS and appended to $out/ab.jsonl (bench/integration/ab_summary.py reads it).
+sm90_ab() {
+  PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout "${7:-200}" python3 bench/sm90r_ab.py --builds "$2" --hdims "$3" \
+    --causal "$4" --seqlens "$5" --rep "${6:-60}" 2>&1 | grep -v Warning | sed "s/^{/{\"pass\": \"$1\", /" |
+    tee -a "$out/ab.jsonl"
+  log "ab $1 d $3 causal $4"
 }

@@ -5,7 +5,10 @@
 # the sm80 d256 causal <= 2048 table row. `--verify sample` compares the last 128 rows of two heads against the
 # reference and (new this session) scans every output row of every sequence and head for poisoned elements, so
 # a tile the order missed fails the run.
-O=$OUT; export OUT=/tmp/g10a; mkdir -p $OUT; trap 'tar czf $O/x.tgz -C /tmp g10a; cp $OUT/summary.txt $O/' EXIT
+# FINAL_NAME (default g10a): the results folder under /tmp (and the tarball's top folder); EXTRA_RUNS: a file of
+# further `flashattn run` argument lines (# comments allowed), run after the list below (final12a.sh).
+name=${FINAL_NAME:-g10a}
+O=$OUT; export OUT=/tmp/$name; mkdir -p $OUT; trap 'tar czf $O/x.tgz -C /tmp $name; cp $OUT/summary.txt $O/' EXIT
 FLASHATTN_GPU_STEPS="build tests sanitize ptxjit" scripts/gpu_check.sh > $OUT/all.txt 2>&1
 cli=build/gpu/tools/cli/flashattn
 run() { timeout 90 $cli run --repeat 2 --verify sample "$@" >> $OUT/cli.txt 2>&1; echo "== run [$*] rc=$?" >> $OUT/summary.txt; }
@@ -24,4 +27,7 @@ run --backend cuda_sm90 --head-dim 96 --causal --seqlen-q 8192 -b 1 --heads 8 --
 # sm80: the d256 causal single-buffer grouped row now up to 2048 queries
 run --backend cuda_sm80 --head-dim 256 --causal --seqlen-q 2048 -b 8 --heads 8
 run --backend cuda_sm80 --head-dim 256 --causal --seqlen-q 1500 --seqlen-k 2000 -b 2 --heads 8 --dtype fp16
+if [[ -n ${EXTRA_RUNS:-} ]]; then
+  while read -r args; do [[ -z $args || $args == \#* ]] || run $args; done <"$EXTRA_RUNS"
+fi
 grep -cE "PASS" $OUT/cli.txt; grep -E "FAIL" $OUT/cli.txt; cat $OUT/summary.txt

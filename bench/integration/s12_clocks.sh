@@ -3,16 +3,10 @@
 # (s12_skeleton.patch: noexp, nosoft; wrong results by design) and cuDNN (bench/integration/s12_clocks.py).
 #   bash bench/integration/s12_clocks.sh
 set -uo pipefail
-out=/tmp/s12ck-out
-bld=/tmp/s12ck-build
-rm -rf "$out" "$bld" && mkdir -p "$out" "$bld/pyroot"
-trap 'cp "$out/summary.txt" "$out"/*.jsonl "${OUT:-/tmp}/" 2>/dev/null' EXIT
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
-device_call_begin
-root=$(pwd)
-rm -rf /tmp/s12ck-diag && mkdir -p /tmp/s12ck-diag && tar --exclude=./.git --exclude=./bench/results -cf - . | tar -C /tmp/s12ck-diag -xf -
-(cd /tmp/s12ck-diag && patch -p1 -s <"$root/bench/integration/s12_skeleton.patch")
+device_call_begin s12ck
+tree_copy /tmp/s12ck-diag bench/integration/s12_skeleton.patch
 PY_DIMS=128 sm90_build_py base "" 5 300 &
 (cd /tmp/s12ck-diag && PY_DIMS=128 sm90_build_py noexp "-DFLASHATTN_SM90_DIAG_SOFTMAX=1" 5 300) &
 (cd /tmp/s12ck-diag && PY_DIMS=128 sm90_build_py nosoft "-DFLASHATTN_SM90_DIAG_SOFTMAX=2" 5 300) &

@@ -7,31 +7,19 @@
 #   base  the tree with the patch reversed; new  the tree; ctrl  base again
 # bench/sm90r_ab.py (cuDNN beside), the standard grid's 36 forward rows (d 64 / 128 / 256), then a second pass
 # (order reversed) over d64 / d128.
-#   bash bench/integration/s12_desc.sh
+#   bash bench/integration/s12_desc.sh   (at commit 0422290: the patch reverses there, not after 4635887)
 set -uo pipefail
-out=/tmp/s12d-out
-bld=/tmp/s12d-build
-rm -rf "$out" "$bld" && mkdir -p "$out" "$bld/pyroot"
-trap 'cp "$out/summary.txt" "$out"/*.jsonl "${OUT:-/tmp}/" 2>/dev/null' EXIT
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
-device_call_begin
-root=$(pwd)
-rm -rf /tmp/s12d-base && mkdir -p /tmp/s12d-base && tar --exclude=./.git --exclude=./bench/results -cf - . | tar -C /tmp/s12d-base -xf -
-(cd /tmp/s12d-base && patch -R -p1 -s <"$root/bench/integration/s12_desc.patch") || log "reverse patch failed"
+device_call_begin s12d
+tree_copy /tmp/s12d-base bench/integration/s12_desc.patch -R
 (cd /tmp/s12d-base && PY_DIMS="64;128;256" sm90_build_py base "" 8 330) &
 PY_DIMS="64;128;256" sm90_build_py new "" 8 330 &
 wait
 log "builds done"
 grep -h "spill\|C75" "$out"/py_*_build.log | sort | uniq -c | tee -a "$out/summary.txt"
-rm -rf "$bld/pyroot/flashattn_ctrl" && cp -r "$bld/pyroot/flashattn_base" "$bld/pyroot/flashattn_ctrl" &&
-  sed -i 's/"flashattn_base::/"flashattn_ctrl::/' "$bld/pyroot/flashattn_ctrl/_ops.py"
-ab() {  # ab PASS BUILDS HDIMS SEQLENS
-  PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout 260 python3 bench/sm90r_ab.py --builds "$2" --hdims "$3" \
-    --causal 0,1 --seqlens "$4" --rep 40 2>&1 | grep -v Warning | sed "s/^{/{\"pass\": \"$1\", /" | tee -a "$out/ab.jsonl"
-  log "ab $1 $3"
-}
-ab p1 base,new,ctrl 64,128,256 512,1024,2048,4096,8192,16384
-ab p2 ctrl,new,base 64,128,256 512,1024,2048,4096,8192,16384
+sm90_ctrl_copy
+sm90_ab p1 base,new,ctrl 64,128,256 0,1 512,1024,2048,4096,8192,16384 40 260
+sm90_ab p2 ctrl,new,base 64,128,256 0,1 512,1024,2048,4096,8192,16384 40 260
 python3 bench/integration/ab_summary.py "$out/ab.jsonl" base new ctrl | tee -a "$out/summary.txt"
 log total

@@ -4,13 +4,10 @@
 # (bench/sm90L_ncu_target.py), and the SASS of the d128 bf16 translation unit (cuobjdump).
 #   bash bench/integration/s12_profile.sh
 set -uo pipefail
-out=/tmp/s12pf-out
-bld=/tmp/s12pf-build
-rm -rf "$out" "$bld" && mkdir -p "$out" "$bld/pyroot"
-trap 'cp "$out/summary.txt" "$out"/*.gz "$out"/*.txt "${OUT:-/tmp}/" 2>/dev/null' EXIT
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
-device_call_begin
+device_call_begin s12pf
+trap 'cp "$out/summary.txt" "$out"/*.gz "$out"/*.txt "${OUT:-/tmp}/" 2>/dev/null' EXIT  # the profile's files too
 PY_DIMS=128 sm90_build_py base "" 16 300
 obj=$(find "$bld/py-base" -name 'forward_hdim128_bf16.cu.o' | head -1)
 cuobjdump -sass "$obj" | gzip >"$out/sass_d128.txt.gz"

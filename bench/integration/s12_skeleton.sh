@@ -9,20 +9,14 @@
 # bench/sm90r_ab.py (cuDNN beside), d128 non-causal 1k / 4k / 16k and causal 16k, two passes (orders reversed).
 #   bash bench/integration/s12_skeleton.sh
 set -uo pipefail
-out=/tmp/s12sk-out
-bld=/tmp/s12sk-build
-rm -rf "$out" "$bld" && mkdir -p "$out" "$bld/pyroot"
-trap 'cp "$out/summary.txt" "$out"/*.jsonl "${OUT:-/tmp}/" 2>/dev/null' EXIT
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
-device_call_begin
-root=$(pwd)
-tree() {  # tree NAME PATCH NOPP: a copy of this tree under /tmp/s12sk-NAME
-  rm -rf "/tmp/s12sk-$1" && mkdir -p "/tmp/s12sk-$1" && tar --exclude=./.git --exclude=./bench/results -cf - . | tar -C "/tmp/s12sk-$1" -xf -
-  (cd "/tmp/s12sk-$1" && { [[ $2 == 0 ]] || patch -p1 -s <"$root/bench/integration/s12_skeleton.patch"; } &&
-    if [[ $3 == 1 ]]; then
-      sed -i 's/ptx::bar_sync(my_turn, 256);/;/; s/ptx::bar_arrive(next_turn, 256);/;/; s/ptx::bar_arrive(kIssueTurn, 256);/;/; s/ptx::bar_sync(kIssueTurn, 256);/;/' src/cuda/sm90/consumer.h
-    fi)
+device_call_begin s12sk
+tree() {  # tree NAME PATCH NOPP: a copy of this tree under /tmp/s12sk-NAME, the patch applied (1), the turns removed (1)
+  tree_copy "/tmp/s12sk-$1" "$([[ $2 == 1 ]] && echo bench/integration/s12_skeleton.patch)"
+  if [[ $3 == 1 ]]; then
+    sed -i 's/ptx::bar_sync(my_turn, 256);/;/; s/ptx::bar_arrive(next_turn, 256);/;/; s/ptx::bar_arrive(kIssueTurn, 256);/;/; s/ptx::bar_sync(kIssueTurn, 256);/;/' "/tmp/s12sk-$1/src/cuda/sm90/consumer.h"
+  fi
 }
 tree noexp 1 0; tree nosoft 1 0; tree nopp 0 1; tree nopp_nosoft 1 1
 PY_DIMS=128 sm90_build_py base "" 3 300 &
@@ -33,17 +27,12 @@ PY_DIMS=128 sm90_build_py base "" 3 300 &
 wait
 log "builds done"
 grep -h "spill\|C75" "$out"/py_*_build.log | sort | uniq -c | tee -a "$out/summary.txt"
-rm -rf "$bld/pyroot/flashattn_ctrl" && cp -r "$bld/pyroot/flashattn_base" "$bld/pyroot/flashattn_ctrl" &&
-  sed -i 's/"flashattn_base::/"flashattn_ctrl::/' "$bld/pyroot/flashattn_ctrl/_ops.py"
-ab() {  # ab PASS BUILDS CAUSAL SEQLENS
-  PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout 150 python3 bench/sm90r_ab.py --builds "$2" --hdims 128 \
-    --causal "$3" --seqlens "$4" --rep 60 2>&1 | grep -v Warning | sed "s/^{/{\"pass\": \"$1\", /" | tee -a "$out/ab.jsonl"
-  log "ab $1 $3"
-}
+sm90_ctrl_copy
 b=base,noexp,nosoft,nopp,nopp_nosoft,ctrl
-ab p1 $b 0 1024,4096,16384
-ab p1 $b 1 16384
-ab p2 "$(echo $b | tr , '\n' | tac | paste -sd,)" 0 1024,4096,16384
-ab p2 "$(echo $b | tr , '\n' | tac | paste -sd,)" 1 16384
+r=$(echo $b | tr , '\n' | tac | paste -sd,)
+sm90_ab p1 $b 128 0 1024,4096,16384 60 150
+sm90_ab p1 $b 128 1 16384 60 150
+sm90_ab p2 "$r" 128 0 1024,4096,16384 60 150
+sm90_ab p2 "$r" 128 1 16384 60 150
 python3 bench/integration/ab_summary.py "$out/ab.jsonl" base noexp nosoft nopp nopp_nosoft ctrl | tee -a "$out/summary.txt"
 log total
