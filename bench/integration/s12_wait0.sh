@@ -4,7 +4,7 @@
 # register-A P V, as in cuDNN's kernel), against the tree's wait_group 1. Why it is worth a run: in the tree, ptxas
 # already hoists the P V wait above the exponentials (only the row maxima overlap P V), and moving the exponentials
 # in front of it measured 0.86-0.97 (s12_pvwait); a kernel whose softmax is one basic block (no rescale branch, as
-# FlashAttention 3's) would get its P V wait hoisted to the block's top, above the maxima too.
+# FlashAttention 3's) may get its P V wait hoisted to the block's top, above the maxima too (not checked).
 # Variant: a sed of consumer.h on a copy of the tree (builds clean: no spills beyond base's, no C75xx; issue
 # stretch unchanged). Prediction: within +-2% if the maxima's overlap with P V is neutral; up if it costs like the
 # exponentials' did.
