@@ -37,7 +37,7 @@ def test_control_words_decode_to_the_scheduled_stalls():
     # Shared-memory-operand HGMMAs are scheduled 12 cycles apart; the register-A one and UMOV 1 cycle, yielding.
     assert [x["stall"] for x in ins] == [1, 1, 12, 12, 1, 6]
     assert [x["yield"] for x in ins] == [1, 1, 0, 0, 1, 1]
-    # Neither HGMMA sets a scoreboard (7 = none): their completion is waited for by WARPGROUP.DEPBAR.
+    # HGMMAs set no scoreboard (7 = none): their completion is waited for by WARPGROUP.DEPBAR.
     assert ins[2]["wbar"] == 7 and ins[2]["rbar"] == 7
 
 

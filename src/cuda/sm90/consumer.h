@@ -33,9 +33,10 @@ namespace flashattn::detail::cuda_sm90 {
 // S = Q_w K^T for this warpgroup's 64 query rows: K-major A (Q) and B (K), one
 // wgmma per 16 columns of the head dim, the first one overwriting S.
 // Each k-step's descriptors are the operands' first ones moved by a constant (one add on the low
-// word, ptx::smem_desc_moved), here and in gemm_pv: built in full per step (add, mask, shift, or on
-// the uniform datapath), every HGMMA of the batch waited on a dependent chain of four (d128 issue
-// stretch 116 -> 62 instructions, 359 -> 232 static stall cycles; docs/kernel-notes-sm90.md, session 12).
+// word, ptx::smem_desc_moved), here and in gemm_pv. Built in full per step (add, mask, shift, or on
+// the uniform datapath), they were dependent chains of four ahead of the HGMMAs, the P V ones all through
+// one uniform register pair (d128 issue stretch 116 -> 62 instructions, 359 -> 232 static stall cycles;
+// docs/kernel-notes-sm90.md, session 12).
 template <class Config>
 __device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::uint32_t q_rows_invariant,
                                         std::uint32_t k) {
