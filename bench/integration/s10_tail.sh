@@ -13,13 +13,10 @@
 #        non-causal 512.
 #   bash bench/integration/s10_tail.sh
 set -uo pipefail
-out=/tmp/s10tail-out
-bld=/tmp/s10tail-build
-rm -rf "$out" "$bld" && mkdir -p "$out" "$bld/pyroot"
-trap 'cp "$out/summary.txt" "$out"/*.jsonl "${OUT:-/tmp}/" 2>/dev/null; tar -C /tmp -czf "${OUT:-/tmp}/s10tail-out.tgz" s10tail-out' EXIT
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
-device_call_begin
+device_call_begin s10tail
+trap 'cp "$out/summary.txt" "$out"/*.jsonl "${OUT:-/tmp}/" 2>/dev/null; tar -C /tmp -czf "${OUT:-/tmp}/s10tail-out.tgz" s10tail-out' EXIT  # more than device_call_begin brings back
 here=$PWD
 # The sm80 variant: a copy of the tree with the variant table.
 rm -rf /tmp/s10-b && mkdir -p /tmp/s10-b && tar -C "$here" --exclude='./build*' --exclude=./.git -cf - . | tar -C /tmp/s10-b -xf -
@@ -35,11 +32,7 @@ for n in ctrl new; do
   rm -rf "$bld/pyroot/$pkg" && cp -r "$bld/pyroot/flashattn_base" "$bld/pyroot/$pkg" &&
     sed -i "s/\"flashattn_base::/\"$pkg::/" "$bld/pyroot/$pkg/_ops.py"
 done
-ab() {  # ab PASS BUILDS CAUSAL SEQLENS
-  PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout 150 python3 bench/sm90r_ab.py --builds "$2" --hdims 64,128,256 \
-    --causal "$3" --seqlens "$4" --rep 40 2>&1 | grep -v Warning | sed "s/^{/{\"pass\": \"$1\", /" | tee -a "$out/ab.jsonl"
-  log "ab $1 $3"
-}
+ab() { sm90_ab "$1" "$2" 64,128,256 "$3" "$4" 40 150; }  # ab PASS BUILDS CAUSAL SEQLENS
 ab p1 base,f2,f3,ctrl 1 512,1024,2048,4096,8192,16384
 SM80D_OTHERS=b PYTHONPATH=$bld/pyroot:$here/bench PYTHONUNBUFFERED=1 timeout 90 python3 bench/sm80d_peers.py 4 \
   256:1:1024,256:1:2048,256:1:4096,256:0:512 2>&1 | grep -v Warning | tee -a "$out/sm80.jsonl"

@@ -15,13 +15,10 @@
 # docs/kernel-notes-sm90.md, session 11). That tree is commit 5222a53 on branch session11-measured, also s11_measured.patch on 74653e7 (rebuilt from
 # the session's edits, the off build of d128 compiling as it did then); on main the wv / hd builds are the base's code.
 set -uo pipefail
-out=/tmp/s11ab-out
-bld=/tmp/s11ab-build
-rm -rf "$out" "$bld" && mkdir -p "$out" "$bld/pyroot"
-trap 'cp "$out/summary.txt" "$out"/*.jsonl "$out"/pytest.txt "${OUT:-/tmp}/" 2>/dev/null; tar -C /tmp -czf "${OUT:-/tmp}/s11ab-out.tgz" s11ab-out' EXIT
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
-device_call_begin
+device_call_begin s11ab
+trap 'cp "$out/summary.txt" "$out"/*.jsonl "$out"/pytest.txt "${OUT:-/tmp}/" 2>/dev/null; tar -C /tmp -czf "${OUT:-/tmp}/s11ab-out.tgz" s11ab-out' EXIT  # more than device_call_begin brings back
 PY_DIMS="64;128;256" sm90_build_py base "" 4 330 &
 PY_DIMS="64;128;256" sm90_build_py wv "-DFLASHATTN_SM90_COUNTER_BY_STREAM_WRITE=1" 4 330 &
 PY_DIMS="64;128;256" sm90_build_py hd "-DFLASHATTN_SM90_HALF_TOP_BLOCK=1" 4 330 &
@@ -29,13 +26,8 @@ PY_DIMS="64;128;256" sm90_build_py new "-DFLASHATTN_SM90_COUNTER_BY_STREAM_WRITE
 wait
 log "builds done"
 grep -h "C75[0-9][0-9]" "$out"/py_*_build.log | grep -o "(C75..)" | sort | uniq -c | tee -a "$out/summary.txt"
-rm -rf "$bld/pyroot/flashattn_ctrl" && cp -r "$bld/pyroot/flashattn_base" "$bld/pyroot/flashattn_ctrl" &&
-  sed -i 's/"flashattn_base::/"flashattn_ctrl::/' "$bld/pyroot/flashattn_ctrl/_ops.py"
-ab() {  # ab PASS BUILDS CAUSAL SEQLENS
-  PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout 150 python3 bench/sm90r_ab.py --builds "$2" --hdims 64,128,256 \
-    --causal "$3" --seqlens "$4" --rep 40 2>&1 | grep -v Warning | sed "s/^{/{\"pass\": \"$1\", /" | tee -a "$out/ab.jsonl"
-  log "ab $1 $3"
-}
+sm90_ctrl_copy
+ab() { sm90_ab "$1" "$2" 64,128,256 "$3" "$4" 40 150; }  # ab PASS BUILDS CAUSAL SEQLENS
 ab p1 base,wv,hd,new,ctrl 1 512,1024,2048
 ab p2 ctrl,new,hd,wv,base 1 512,1024,2048
 ab p3 base,wv,hd,new,ctrl 1 8192

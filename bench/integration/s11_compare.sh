@@ -5,13 +5,10 @@
 # built for d 64 / 128 / 256 bf16 with the sm80 kernels compiled for sm_90a (what the flashattn_sm80 column runs).
 #   bash bench/integration/s11_compare.sh
 set -uo pipefail
-out=/tmp/s11cmp-out
-bld=/tmp/s11cmp-build
-rm -rf "$out" "$bld" && mkdir -p "$out" "$bld/pyroot"
-trap 'cp -r "$out/summary.txt" "$out/compare" "${OUT:-/tmp}/" 2>/dev/null' EXIT
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
-device_call_begin
+device_call_begin s11cmp
+trap 'cp -r "$out/summary.txt" "$out/compare" "${OUT:-/tmp}/" 2>/dev/null' EXIT  # more than device_call_begin brings back
 PY_DIMS="64;128;256" sm90_build_py new "" 16 300
 PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout 420 python3 bench/compare.py --modes fwd --rounds 4 \
   --out "$out/compare" --tag "$(date +%Y%m%d-%H%M%S)-fwd" >"$out/compare_fwd.log" 2>&1

@@ -8,13 +8,10 @@
 # 2-3 us more per call than the memset on every causal row, back to back and in CUDA graphs
 # (docs/kernel-notes-sm90.md, session 11).
 set -uo pipefail
-out=/tmp/s11c-out
-bld=/tmp/s11c-build
-rm -rf "$out" "$bld" && mkdir -p "$out" "$bld/pyroot"
-trap 'cp "$out/summary.txt" "$out"/*.jsonl "$out"/pytest.txt "${OUT:-/tmp}/" 2>/dev/null' EXIT
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
-device_call_begin
+device_call_begin s11c
+trap 'cp "$out/summary.txt" "$out"/*.jsonl "$out"/pytest.txt "${OUT:-/tmp}/" 2>/dev/null' EXIT  # more than device_call_begin brings back
 PY_DIMS="64;128;256" sm90_build_py base "" 8 330 &
 PY_DIMS="64;128;256" sm90_build_py wv "-DFLASHATTN_SM90_COUNTER_BY_STREAM_WRITE=1" 8 330 &
 wait

@@ -11,13 +11,10 @@
 # correct (40 suites, memcheck / racecheck / synccheck clean, 6 float64-checked CLI runs) but do / base 0.947-1.006,
 # mean 0.976 over the eight d256 rows (session 8's 4-byte stores: 0.83-0.92). Not kept: later trees have no switch.
 set -uo pipefail
-out=/tmp/s11do-out
-bld=/tmp/s11do-build
-rm -rf "$out" "$bld" && mkdir -p "$out" "$bld/pyroot"
-trap 'cp "$out/summary.txt" "$out"/*.jsonl "$out"/tests.txt "$out"/san_*.txt "$out"/cli.txt "${OUT:-/tmp}/" 2>/dev/null' EXIT
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
-device_call_begin
+device_call_begin s11do
+trap 'cp "$out/summary.txt" "$out"/*.jsonl "$out"/tests.txt "$out"/san_*.txt "$out"/cli.txt "${OUT:-/tmp}/" 2>/dev/null' EXIT  # more than device_call_begin brings back
 PY_DIMS=256 sm90_build_py base "" 4 300 &
 PY_DIMS=256 sm90_build_py do "-DFLASHATTN_SM90_DIRECT_O=1" 4 300 &
 (cmake -S . -B "$bld/tests" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_HEAD_DIMS="192;256" \
@@ -29,13 +26,8 @@ PY_DIMS=256 sm90_build_py do "-DFLASHATTN_SM90_DIRECT_O=1" 4 300 &
 wait
 log "builds done"
 grep -h "spill\|C75" "$out"/py_*_build.log "$out/tests_build.log" | sort | uniq -c | tee -a "$out/summary.txt"
-rm -rf "$bld/pyroot/flashattn_ctrl" && cp -r "$bld/pyroot/flashattn_base" "$bld/pyroot/flashattn_ctrl" &&
-  sed -i 's/"flashattn_base::/"flashattn_ctrl::/' "$bld/pyroot/flashattn_ctrl/_ops.py"
-ab() {  # ab PASS BUILDS CAUSAL SEQLENS
-  PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout 150 python3 bench/sm90r_ab.py --builds "$2" --hdims 256 \
-    --causal "$3" --seqlens "$4" --rep 40 2>&1 | grep -v Warning | sed "s/^{/{\"pass\": \"$1\", /" | tee -a "$out/ab.jsonl"
-  log "ab $1 $3"
-}
+sm90_ctrl_copy
+ab() { sm90_ab "$1" "$2" 256 "$3" "$4" 40 150; }  # ab PASS BUILDS CAUSAL SEQLENS
 ab p1 base,do,ctrl 1,0 512,1024,2048,8192
 tests=$bld/tests/tests/flashattn_tests
 if [[ -x $tests ]]; then

@@ -8,13 +8,9 @@
 # bench/sm90r_ab.py (cuDNN beside), d128 non-causal 4k / 8k / 16k and causal 8k / 16k, two passes (orders reversed).
 #   bash bench/integration/s11_longkeys.sh
 set -uo pipefail
-out=/tmp/s11lk-out
-bld=/tmp/s11lk-build
-rm -rf "$out" "$bld" && mkdir -p "$out" "$bld/pyroot"
-trap 'cp "$out/summary.txt" "$out"/*.jsonl "${OUT:-/tmp}/" 2>/dev/null' EXIT
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
-device_call_begin
+device_call_begin s11lk
 nomc="-DFLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN=0"
 PY_DIMS=128 sm90_build_py base "" 4 300 &
 PY_DIMS=128 sm90_build_py nomc "$nomc" 4 300 &
@@ -23,13 +19,8 @@ PY_DIMS=128 sm90_build_py k176 "$nomc -DFLASHATTN_SM90_LONG_KEY_BLOCK_N=176" 4 3
 wait
 log "builds done"
 grep -h "spill\|C75" "$out"/py_*_build.log | sort | uniq -c | tee -a "$out/summary.txt"
-rm -rf "$bld/pyroot/flashattn_ctrl" && cp -r "$bld/pyroot/flashattn_base" "$bld/pyroot/flashattn_ctrl" &&
-  sed -i 's/"flashattn_base::/"flashattn_ctrl::/' "$bld/pyroot/flashattn_ctrl/_ops.py"
-ab() {  # ab PASS BUILDS CAUSAL SEQLENS
-  PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout 150 python3 bench/sm90r_ab.py --builds "$2" --hdims 128 \
-    --causal "$3" --seqlens "$4" --rep 60 2>&1 | grep -v Warning | sed "s/^{/{\"pass\": \"$1\", /" | tee -a "$out/ab.jsonl"
-  log "ab $1 $3"
-}
+sm90_ctrl_copy
+ab() { sm90_ab "$1" "$2" 128 "$3" "$4" 60 150; }  # ab PASS BUILDS CAUSAL SEQLENS
 ab p1 base,nomc,k160,k176,ctrl 0 4096,8192,16384
 ab p1 base,nomc,k160,k176,ctrl 1 8192,16384
 ab p2 ctrl,k176,k160,nomc,base 0 4096,8192,16384

@@ -9,14 +9,11 @@
 # 1.028 and 1.002 at d256 non-causal 512 (two blocks), 0.99-1.014 elsewhere, mean +0.6%, within the control's
 # spread; suites 28 / 28 and racecheck clean. Not kept: later trees have no switch (pq builds the tree's code).
 set -uo pipefail
-out=/tmp/s11pq-out
-bld=/tmp/s11pq-build
-rm -rf "$out" "$bld" && mkdir -p "$out" "$bld/pyroot"
-trap 'cp "$out/summary.txt" "$out"/*.jsonl "$out"/tests.txt "${OUT:-/tmp}/" 2>/dev/null' EXIT
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
 here=$PWD
-device_call_begin
+device_call_begin s11pq
+trap 'cp "$out/summary.txt" "$out"/*.jsonl "$out"/tests.txt "${OUT:-/tmp}/" 2>/dev/null' EXIT  # more than device_call_begin brings back
 PY_DIMS=256 sm90_build_py new "" 5 330 &
 PY_DIMS=256 sm90_build_py pq "-DFLASHATTN_SM80_PANEL_Q=1" 5 330 &
 (cmake -S . -B "$bld/tests" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_HEAD_DIMS=256 \
