@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 12 (issue 6), PREPARED FOR THE NEXT SESSION, NOT RUN (session 12's device time was spent). Two ways of
+# Prepared in session 12, run in session 13 (issue 6; records s13_next_ab.jsonl, s13_next_summary.txt). Two ways of
 # placing a key block's P V wait against its softmax (docs/kernel-notes-sm90.md, session 12: ptxas hoists the tree's
 # wait above the exponentials, so only the row maxima overlap the warpgroup's own P V):
 #   base  the tree
