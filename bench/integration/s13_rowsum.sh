@@ -5,12 +5,14 @@
 # instructions between a block's S and the next issue do cost. Prediction: +2-4% at d128 from 2k if removing the
 # sum tree's instructions pays more than 8 small HGMMAs per block cost the tensor pipe; the error column must stay
 # at base's (the sums are of the bf16 P the P V GEMM uses).
+# Measured: 0.945-0.977 of base from 2k (records s13_rowsum_*); not kept: the code is s13_rowsum.patch (applies on
+# 88c6e72; the script applies it to the rs8 copy).
 #   bash bench/integration/s13_rowsum.sh
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
 device_call_begin s13r
-tree_copy /tmp/s13r-rs8
+tree_copy /tmp/s13r-rs8 bench/integration/s13_rowsum.patch
 PY_DIMS=128 sm90_build_py base "" 8 300 &
 (cd /tmp/s13r-rs8 && PY_DIMS=128 sm90_build_py rs8 "-DFLASHATTN_SM90_ROW_SUM_N8=1" 8 300) &
 wait

@@ -66,22 +66,16 @@ __device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::ui
 // rows 16kk.. to it, so every step reads the same 2 KB (two 8-row swizzle atoms) and
 // o[kHeadDimV / 2 ..] accumulates P 1.
 template <class Config>
-__device__ __forceinline__ void gemm_pv(float (&o)[Config::kOAccumulators],
+__device__ __forceinline__ void gemm_pv(float (&o)[Config::kPVN / 2],
                                         const std::uint32_t (&p)[Config::kBlockN / 16][4], std::uint32_t v,
                                         std::uint32_t ones) {
   const std::uint64_t desc0 =
       ptx::make_smem_desc_sw128(v, Config::kRowSumMma ? ones - v : Config::kKVChunkBytes, 1024);
-  float(&o_pv)[Config::kPVN / 2] = *reinterpret_cast<float(*)[Config::kPVN / 2]>(&o[0]);
-  [[maybe_unused]] const std::uint64_t ones_desc = ptx::make_smem_desc_sw128(ones, 16, 1024);
 #pragma unroll
   for (int kk = 0; kk < Config::kBlockN / 16; ++kk) {
     const int step = kk * 16 * Config::kRowBytes;
     ptx::wgmma_m64k16_rs_tb<Config::kPVN, typename Config::Element>(
-        o_pv, p[kk], ptx::smem_desc_moved(desc0, step, Config::kRowSumMma ? -step : 0), 1);
-    if constexpr (Config::kRowSumN8) {
-      ptx::wgmma_m64k16_rs<8, typename Config::Element>(
-          *reinterpret_cast<float(*)[4]>(&o[Config::kPVN / 2]), p[kk], ones_desc, 1);
-    }
+        o, p[kk], ptx::smem_desc_moved(desc0, step, Config::kRowSumMma ? -step : 0), 1);
   }
 }
 
@@ -150,7 +144,7 @@ __device__ __forceinline__ void prepare_scores_decided(float (&s)[Config::kBlock
 template <class Config>
 __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
                               int consumer) {
-  constexpr int kO = Config::kOAccumulators;  // O's accumulators (kRowSumOnTensorCores: then the row sums)
+  constexpr int kO = Config::kPVN / 2;  // O's accumulators (kRowSumMma: then the row sums)
   constexpr int kS = Config::kBlockN / 2;
   const int thread = threadIdx.x % 128;
   const int lane = thread % 32;
@@ -278,7 +272,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     // (kRowSumMma: after it, which yields the row sums).
     RowFinal final_rows;
     if (n_blocks == 0) {
-      final_rows = softmax_finalize<!Config::kRowSumOnTensorCores, Config::kFastFinalize>(
+      final_rows = softmax_finalize<!Config::kRowSumMma, Config::kFastFinalize>(
           rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
       claim_output_buffer<Config>(consumer);
       if (!Config::kSeparateO) {
@@ -325,7 +319,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       }
       prepare_scores<Config>(s, p, w, slope_s, n, row0, clean, consumer);
       softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions,
-                     !Config::kRowSumOnTensorCores>(s, rows, p.score_log2, correction);
+                     !Config::kRowSumMma>(s, rows, p.score_log2, correction);
       convert_p<Config>(s, pf);
 
       // kEarlyBlockFlags: softcap or ALiBi in this tile (then every block is transformed).
@@ -372,7 +366,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         }
         const bool rescale =
             softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions,
-                           !Config::kRowSumOnTensorCores>(s, rows, p.score_log2, correction);
+                           !Config::kRowSumMma>(s, rows, p.score_log2, correction);
 
         ptx::wgmma_wait_group<0>();  // P V done: V stage free, O may be rescaled
         ptx::wgmma_fence_operand(o);
@@ -397,7 +391,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage), pipe.ones());
       ptx::wgmma_commit_group();
       ptx::bar_arrive(next_turn, 256);
-      if constexpr (!Config::kRowSumOnTensorCores) {
+      if constexpr (!Config::kRowSumMma) {
         final_rows = softmax_finalize<true, Config::kFastFinalize>(
             rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
       }
@@ -424,7 +418,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           ptx::bar_arrive(next_turn, 256);
         }
       }
-      if constexpr (Config::kRowSumOnTensorCores) {
+      if constexpr (Config::kRowSumMma) {
         // The whole rows' sums, from the last P V GEMM (any of the 8 ones columns).
         rows.sum[0] = o[Config::kHeadDimV / 2];
         rows.sum[1] = o[Config::kHeadDimV / 2 + 2];

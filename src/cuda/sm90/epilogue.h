@@ -43,7 +43,7 @@ __device__ __forceinline__ void claim_output_buffer(int consumer) {
 // accumulator: its first kHeadDimV / 2 values are O's (kRowSumMma: the row sums follow).
 template <class Config>
 __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
-                             const WorkTile& w, int consumer, const float (&o)[Config::kOAccumulators],
+                             const WorkTile& w, int consumer, const float (&o)[Config::kPVN / 2],
                              const RowFinal& final_rows) {
   const int thread = threadIdx.x % 128;
   const int lane = thread % 32;

@@ -81,11 +81,6 @@
 #ifndef FLASHATTN_SM90_ROW_SUM_MMA_THREE
 #define FLASHATTN_SM90_ROW_SUM_MMA_THREE 1
 #endif
-// Row sums at d = dv = 128 on the tensor cores as a GEMM of their own (session 13): per P V k-step one
-// m64n8k16 with P's registers against a 1 KB block of ones, into 4 accumulators beside O's. 0 off.
-#ifndef FLASHATTN_SM90_ROW_SUM_N8
-#define FLASHATTN_SM90_ROW_SUM_N8 0
-#endif
 #ifndef FLASHATTN_SM90_TILE_MASK_RANGE
 #define FLASHATTN_SM90_TILE_MASK_RANGE 0
 #endif
@@ -381,13 +376,7 @@ struct ForwardConfig {
       kHeadDimV == 64 && !kLargeV &&
       (kConsumerWarpgroups >= 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE : FLASHATTN_SM90_ROW_SUM_MMA) != 0;
   static constexpr int kPVN = kRowSumMma ? kHeadDimV + 8 : kHeadDimV;
-  // FLASHATTN_SM90_ROW_SUM_N8 above: the sums' 4 accumulators follow O's (kOAccumulators), at the
-  // index kRowSumMma's sums have too.
-  static constexpr bool kRowSumN8 =
-      FLASHATTN_SM90_ROW_SUM_N8 != 0 && !kRowSumMma && kHeadDim == 128 && kHeadDimV == 128;
-  static constexpr bool kRowSumOnTensorCores = kRowSumMma || kRowSumN8;
-  static constexpr int kOAccumulators = kPVN / 2 + (kRowSumN8 ? 4 : 0);
-  static constexpr int kOnesBytes = kRowSumMma ? 2048 : (kRowSumN8 ? 1024 : 0);
+  static constexpr int kOnesBytes = kRowSumMma ? 2048 : 0;
   // Per-block decisions made while S runs (FLASHATTN_SM90_EARLY_BLOCK_FLAGS above).
   static constexpr bool kEarlyBlockFlags = FLASHATTN_SM90_EARLY_BLOCK_FLAGS != 0;
   // Mask decisions per tile (FLASHATTN_SM90_TILE_MASK_RANGE{,_THREE} above).

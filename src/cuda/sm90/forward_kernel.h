@@ -34,7 +34,7 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
   const SharedPipeline<Config> pipe{(raw + 1023u) & ~1023u};
 
   if (threadIdx.x == 0) pipe.init_barriers();
-  if constexpr (Config::kRowSumOnTensorCores) {
+  if constexpr (Config::kRowSumMma) {
     // The constant operand of the row sums (consumer.h gemm_pv), written once per CTA through
     // the generic proxy and fenced before the barrier, so that the tensor cores (async proxy)
     // read it after it.
