@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 
 #include "cuda/ptx/approx_math.h"
 #include "cuda/ptx/ptx.h"
@@ -73,10 +74,11 @@ inline constexpr float kRescaleThreshold = 8.f;
 // kTreeReductions says where it is on.
 // kSums false: rows.sum is left alone, the caller gets the row sums elsewhere (forward_config.h
 // kRowSumMma: from the P V GEMM's extra columns; rows.sum is then set before softmax_finalize).
-template <int kBlockN, bool kConditional, bool kTree = false, bool kSums = true>
-__device__ __forceinline__ bool softmax_update(float (&s)[kBlockN / 2], SoftmaxRows& rows, float score_log2,
-                                               float (&correction)[2]) {
-  float block_max[2] = {rows.max[0], rows.max[1]};
+// The maxima of this thread's share of each row, this block's scores and the rows' references together.
+template <int kBlockN, bool kTree>
+__device__ __forceinline__ void thread_row_max(const float (&s)[kBlockN / 2], const SoftmaxRows& rows,
+                                               float (&block_max)[2]) {
+  block_max[0] = rows.max[0], block_max[1] = rows.max[1];
   if constexpr (kTree) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -93,6 +95,13 @@ __device__ __forceinline__ bool softmax_update(float (&s)[kBlockN / 2], SoftmaxR
       block_max[1] = fmaxf(block_max[1], fmaxf(s[4 * i + 2], s[4 * i + 3]));
     }
   }
+}
+
+template <int kBlockN, bool kConditional, bool kTree = false, bool kSums = true>
+__device__ __forceinline__ bool softmax_update(float (&s)[kBlockN / 2], SoftmaxRows& rows, float score_log2,
+                                               float (&correction)[2]) {
+  float block_max[2];
+  thread_row_max<kBlockN, kTree>(s, rows, block_max);
   float new_max[2];
   bool grows = false;
 #pragma unroll
@@ -144,6 +153,82 @@ __device__ __forceinline__ bool softmax_update(float (&s)[kBlockN / 2], SoftmaxR
     for (int r = 0; r < 2; ++r) rows.sum[r] = rows.sum[r] * correction[r] + block_sum[r];
   }
   return rescale;
+}
+
+// A thread's partial row sum of one block above which softmax_update_by_sum takes the exact way: every
+// probability of the block is at most its row's partial sum, so below it none exceeds 2^8, the bound
+// kRescaleThreshold keeps.
+inline constexpr float kSumTrigger = 256.f;
+
+// One block's probabilities against the reference offsets (scaled units), packed into the P V GEMM's
+// register-A fragments as they come (pf[kk][j] = the pair s[8 kk + 2 j], s[8 kk + 2 j + 1], row j % 2), and
+// this thread's partial row sums (four chains per row, so no fp32 probability outlives its pack).
+template <int kBlockN, class Pack>
+__device__ __forceinline__ void exponentials_packed(const float (&s)[kBlockN / 2],
+                                                    std::uint32_t (&pf)[kBlockN / 16][4], const float (&offset)[2],
+                                                    float score_log2, float (&block_sum)[2], Pack pack) {
+  float chain[2][4] = {};
+#pragma unroll
+  for (int kk = 0; kk < kBlockN / 16; ++kk) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int row = j % 2;
+      const float a = ptx::ex2_approx_ftz_f32(fmaf(s[8 * kk + 2 * j], score_log2, -offset[row]));
+      const float b = ptx::ex2_approx_ftz_f32(fmaf(s[8 * kk + 2 * j + 1], score_log2, -offset[row]));
+      pf[kk][j] = pack(a, b);
+      chain[row][(2 * kk + j / 2) % 4] += a + b;
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) block_sum[r] = (chain[r][0] + chain[r][1]) + (chain[r][2] + chain[r][3]);
+}
+
+// softmax_update's conditional rescaling without the row maxima on the common path (forward_config.h
+// kRescaleBySum): the block's probabilities are taken against the rows' current references first, packed
+// straight into pf, with s left as it was; only when some thread's partial row sum exceeds kSumTrigger (some
+// probability may exceed 2^8, or overflowed), is NaN, or a row has no reference yet (max -inf) does the
+// warp compute the maxima, move every reference to its row's maximum (correction as in softmax_update) and
+// take the probabilities again. Returns true (warp-uniform) when it did: O must then be multiplied by
+// correction. Without it the result is softmax_update's with kConditional whenever no reference moves there,
+// and where it moves one there this moves it too; the final O / sum and LSE do not depend on the reference.
+template <int kBlockN, bool kTree, class Pack>
+__device__ __forceinline__ bool softmax_update_by_sum(const float (&s)[kBlockN / 2],
+                                                      std::uint32_t (&pf)[kBlockN / 16][4], SoftmaxRows& rows,
+                                                      float score_log2, float (&correction)[2], Pack pack) {
+  float offset[2], block_sum[2];
+  bool exact = false;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    exact |= rows.max[r] == -INFINITY;
+    offset[r] = rows.max[r] * score_log2;
+  }
+  exponentials_packed<kBlockN>(s, pf, offset, score_log2, block_sum, pack);
+  // NaN (an overflowed probability times 0, or -inf - -inf) fails <= as well.
+  exact |= !(block_sum[0] <= kSumTrigger) || !(block_sum[1] <= kSumTrigger);
+  if (__any_sync(0xffffffffu, exact)) {
+    float block_max[2];
+    thread_row_max<kBlockN, kTree>(s, rows, block_max);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const float new_max = quad_max(block_max[r]);
+      // A row with no visible key so far keeps max -inf (correction 1, nothing to scale).
+      correction[r] = new_max != -INFINITY ? ptx::ex2_approx_ftz_f32(rows.max[r] * score_log2 - new_max * score_log2)
+                                           : 1.f;
+      rows.max[r] = new_max;
+      // Offset 0 for a row with no visible key: every p = 2^-inf = 0 instead of NaN from (-inf) - (-inf).
+      offset[r] = new_max == -INFINITY ? 0.f : new_max * score_log2;
+    }
+    exponentials_packed<kBlockN>(s, pf, offset, score_log2, block_sum, pack);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) rows.sum[r] = rows.sum[r] * correction[r] + block_sum[r];
+    return true;
+  }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    correction[r] = 1.f;
+    rows.sum[r] += block_sum[r];
+  }
+  return false;
 }
 
 // Final normalisation: the factor O's rows are multiplied by and their LSE
