@@ -82,7 +82,7 @@
 #define FLASHATTN_SM90_ROW_SUM_MMA_THREE 1
 #endif
 // The row maxima off the key-block loop's common path (softmax.h softmax_update_by_sum; session 13):
-// 0 off, else on for d = dv = 128.
+// 0 off, 1 d = dv = 128 only, 2 every kernel with the conditional rescale (dv >= 128, sums in the softmax).
 #ifndef FLASHATTN_SM90_RESCALE_BY_SUM
 #define FLASHATTN_SM90_RESCALE_BY_SUM 0
 #endif
@@ -382,8 +382,9 @@ struct ForwardConfig {
       (kConsumerWarpgroups >= 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE : FLASHATTN_SM90_ROW_SUM_MMA) != 0;
   static constexpr int kPVN = kRowSumMma ? kHeadDimV + 8 : kHeadDimV;
   // FLASHATTN_SM90_RESCALE_BY_SUM above (needs the conditional rescale and the sums in the softmax).
-  static constexpr bool kRescaleBySum = FLASHATTN_SM90_RESCALE_BY_SUM != 0 && kConditionalRescale && !kRowSumMma &&
-                                        kHeadDim == 128 && kHeadDimV == 128;
+  static constexpr bool kRescaleBySum =
+      kConditionalRescale && !kRowSumMma &&
+      (FLASHATTN_SM90_RESCALE_BY_SUM >= 2 || (FLASHATTN_SM90_RESCALE_BY_SUM == 1 && kHeadDim == 128 && kHeadDimV == 128));
   static constexpr int kOnesBytes = kRowSumMma ? 2048 : 0;
   // Per-block decisions made while S runs (FLASHATTN_SM90_EARLY_BLOCK_FLAGS above).
   static constexpr bool kEarlyBlockFlags = FLASHATTN_SM90_EARLY_BLOCK_FLAGS != 0;
