@@ -53,6 +53,7 @@ if [[ " $steps " == *" sanitize "* ]]; then
   sanitize_filter+=':Grid/*cuda_sm90*_8193x300_*:Grid/*cuda_sm90*_8200x333_*'  # sm90: the three-consumer d64 kernel
   sanitize_filter+=':Sm90/ConsumerKeyRangeTest.*'  # sm90: per-consumer key ranges (d256; d64 four consumers)
   sanitize_filter+=':Grid/ForwardTest.*cuda_sm90_*_2048x2048_*_d128_*'  # sm90: d128 K/V multicast clusters
+  sanitize_filter+=':Spread/ForwardSpreadTest.*cuda_sm90_*'  # sm90: the softmax's exact ways (wide / trending scores)
   for tool in memcheck racecheck synccheck; do
     start=$(date +%s)
     timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 3 "$tests" \

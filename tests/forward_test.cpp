@@ -231,6 +231,101 @@ TEST_P(ForwardTest, MatchesReference) {
   }
 }
 
+// Scores far wider than the grid's (N(0, 1) inputs give logits of a few units), where the online softmax's
+// reference maxima move often and far: q drawn with a large deviation makes the row maxima jump between key
+// blocks (up to overflowing probabilities against a stale reference at stddev 40), and keys whose norm grows or
+// shrinks along the sequence make each block's maximum higher than the last one's in one walking direction or
+// the other (cuda_sm90 walks from the last block down). Shapes reach the kernels that rescale conditionally:
+// d128 with K/V multicast (non-causal, >= 2048 keys, an even number of 128-row query blocks) and without, d256,
+// and the d64 kernels.
+struct SpreadCase {
+  std::int64_t b, sq, sk, h, d;
+  DType dtype;
+  bool causal;
+  float q_stddev;
+  int key_trend;  // 0: none; +1: key j scaled by 0.5 + 20 j / sk; -1: by 0.5 + 20 (1 - j / sk)
+  std::string name() const {
+    return std::to_string(sq) + "x" + std::to_string(sk) + "_b" + std::to_string(b) + "_h" + std::to_string(h) +
+           "_d" + std::to_string(d) + "_" + dtype_label(dtype) + (causal ? "_causal" : "") + "_q" +
+           std::to_string(static_cast<int>(q_stddev)) +
+           (key_trend > 0 ? "_rising" : key_trend < 0 ? "_falling" : "");
+  }
+};
+
+std::vector<SpreadCase> spread_cases() {
+  return {
+      {1, 512, 2304, 2, 128, DType::bfloat16, false, 6.f, 0},   // d128 K/V multicast
+      {1, 512, 2304, 2, 128, DType::float16, false, 40.f, 0},   // overflow against a stale reference
+      {1, 700, 700, 2, 128, DType::float16, true, 6.f, 0},
+      {2, 384, 1500, 2, 128, DType::bfloat16, false, 1.f, -1},  // every block above the last (sm90's order)
+      {1, 600, 900, 2, 128, DType::float16, true, 1.f, 1},
+      {1, 512, 2304, 2, 128, DType::bfloat16, false, 1.f, -1},  // the same under K/V multicast
+      {1, 300, 1000, 2, 256, DType::bfloat16, false, 6.f, -1},
+      {1, 500, 700, 2, 64, DType::float16, true, 6.f, 1},
+  };
+}
+
+using SpreadParam = std::tuple<Backend, SpreadCase>;
+
+class ForwardSpreadTest : public ::testing::TestWithParam<SpreadParam> {};
+
+TEST_P(ForwardSpreadTest, MatchesReference) {
+  const auto& [backend, c] = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  SCOPED_TRACE(seed_trace());
+  Rng rng = Rng::for_current_test();
+
+  HostTensor q(c.dtype, {c.b, c.sq, c.h, c.d});
+  HostTensor k(c.dtype, {c.b, c.sk, c.h, c.d});
+  HostTensor v(c.dtype, {c.b, c.sk, c.h, c.d});
+  q.fill_normal(rng, c.q_stddev);
+  k.fill_normal(rng);
+  v.fill_normal(rng);
+  if (c.key_trend != 0) {
+    k.for_each_index([&](const std::int64_t* index) {
+      const float position = static_cast<float>(index[1]) / static_cast<float>(c.sk);
+      const float scale = 0.5f + 20.f * (c.key_trend > 0 ? position : 1.f - position);
+      k.set(index, k.get(index) * scale);
+    });
+  }
+  HostTensor out(c.dtype, {c.b, c.sq, c.h, c.d});  // poisoned
+  HostTensor lse(DType::float32, {c.b, c.h, c.sq});
+
+  auto build = [&](Binding& bind) {
+    ForwardArgs a;
+    a.q = bind.view(q);
+    a.k = bind.view(k);
+    a.v = bind.view(v);
+    a.out = bind.view(out);
+    a.lse = bind.view(lse);
+    a.options.causal = c.causal;
+    return a;
+  };
+
+  DeviceBinding device(backend);
+  const Status status = run_on(backend, build(device));
+  if (status.code() == ErrorCode::unsupported && is_cuda(backend)) {
+    GTEST_SKIP() << status.message();
+  }
+  ASSERT_TRUE(status.ok()) << error_code_name(status.code()) << ": " << status.message();
+  expect_inputs_unchanged(device, {{"q", &q}, {"k", &k}, {"v", &v}});
+
+  const ReferenceBinding ref = reference(build);
+  const ReferenceBinding lowp = reference_lowp(build, c.dtype);
+  EXPECT_TRUE(expect_close("out", device.fetch(out), out, ref.result(out), lowp.result(out),
+                           {2.0, output_atol(c.dtype)}));
+  EXPECT_TRUE(expect_close("lse", device.fetch(lse), lse, ref.result(lse), lowp.result(lse), {2.0, kLseAtol}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Spread, ForwardSpreadTest,
+                         ::testing::Combine(::testing::ValuesIn(backends_under_test()),
+                                            ::testing::ValuesIn(spread_cases())),
+                         [](const ::testing::TestParamInfo<SpreadParam>& info) {
+                           return sanitize_name(std::string(backend_name(std::get<0>(info.param))) + "_" +
+                                                std::to_string(info.index) + "_" +
+                                                std::get<1>(info.param).name());
+                         });
+
 // The harness itself: a result that is slightly wrong (scale off by 1%, one element
 // left poisoned, one padding element written) must be caught, or the suites above
 // prove nothing.

@@ -324,6 +324,8 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
 
       // kEarlyBlockFlags: softcap or ALiBi in this tile (then every block is transformed).
       const bool transforms = p.softcap_in != 0.f || slope_s != 0.f;
+      // kRescaleBySum: whether the last block moved a reference (softmax.h softmax_update_by_sum).
+      [[maybe_unused]] bool max_first = false;
       for (int i = 1; i < n_blocks; ++i) {
         n = range.end - 1 - i;
         ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
@@ -372,11 +374,12 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           pv_ring.advance();
           const bool rescale = softmax_update_by_sum<Config::kBlockN, Config::kTreeReductions>(
               s, pf, rows, p.score_log2, correction,
-              [](float lo, float hi) { return pack_pair<typename Config::Element>(lo, hi); });
+              [](float lo, float hi) { return pack_pair<typename Config::Element>(lo, hi); }, max_first);
           if (rescale) {  // warp-uniform and rare, as below
 #pragma unroll
             for (int j = 0; j < kO; ++j) o[j] *= correction[(j / 2) % 2];
           }
+          max_first = rescale;
           continue;
         }
         const bool rescale =
