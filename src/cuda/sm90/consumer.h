@@ -372,9 +372,16 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           ptx::wgmma_fence_operand(o);
           pipe.release_kv_if(pipe.v_empty(pv_ring.stage), warp_leader);
           pv_ring.advance();
-          const bool rescale = softmax_update_by_sum<Config::kBlockN, Config::kTreeReductions>(
-              s, pf, rows, p.score_log2, correction,
-              [](float lo, float hi) { return pack_pair<typename Config::Element>(lo, hi); }, max_first);
+          bool rescale;
+          if (max_first) {  // the last block moved a reference: maybe scores rising block after block
+            rescale = softmax_update<Config::kBlockN, true, Config::kTreeReductions>(s, rows, p.score_log2,
+                                                                                      correction);
+            convert_p<Config>(s, pf);
+          } else {
+            rescale = softmax_update_by_sum<Config::kBlockN, Config::kTreeReductions>(
+                s, pf, rows, p.score_log2, correction,
+                [](float lo, float hi) { return pack_pair<typename Config::Element>(lo, hi); });
+          }
           if (rescale) {  // warp-uniform and rare, as below
 #pragma unroll
             for (int j = 0; j < kO; ++j) o[j] *= correction[(j / 2) % 2];
