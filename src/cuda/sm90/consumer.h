@@ -317,15 +317,22 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           pv_ring.advance();
         }
       }
-      prepare_scores<Config>(s, p, w, slope_s, n, row0, clean, consumer);
+      // kRescaleBySum: whether the last block moved a reference (softmax.h softmax_update_by_sum). After a
+      // masked first block (a causal diagonal, a window's edge, a ragged end) some rows' references come from
+      // few keys, so the second block takes the exact way at once rather than after a triggered pass.
+      [[maybe_unused]] bool max_first = false;
+      if constexpr (Config::kRescaleBySum) {
+        max_first = block_masked<Config>(p, w, n, clean, consumer);
+        prepare_scores_decided<Config>(s, p, w, slope_s, n, row0, max_first);
+      } else {
+        prepare_scores<Config>(s, p, w, slope_s, n, row0, clean, consumer);
+      }
       softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions,
                      !Config::kRowSumMma>(s, rows, p.score_log2, correction);
       convert_p<Config>(s, pf);
 
       // kEarlyBlockFlags: softcap or ALiBi in this tile (then every block is transformed).
       const bool transforms = p.softcap_in != 0.f || slope_s != 0.f;
-      // kRescaleBySum: whether the last block moved a reference (softmax.h softmax_update_by_sum).
-      [[maybe_unused]] bool max_first = false;
       for (int i = 1; i < n_blocks; ++i) {
         n = range.end - 1 - i;
         ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
@@ -372,16 +379,9 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           ptx::wgmma_fence_operand(o);
           pipe.release_kv_if(pipe.v_empty(pv_ring.stage), warp_leader);
           pv_ring.advance();
-          bool rescale;
-          if (max_first) {  // the last block moved a reference: maybe scores rising block after block
-            rescale = softmax_update<Config::kBlockN, true, Config::kTreeReductions>(s, rows, p.score_log2,
-                                                                                      correction);
-            convert_p<Config>(s, pf);
-          } else {
-            rescale = softmax_update_by_sum<Config::kBlockN, Config::kTreeReductions>(
-                s, pf, rows, p.score_log2, correction,
-                [](float lo, float hi) { return pack_pair<typename Config::Element>(lo, hi); });
-          }
+          const bool rescale = softmax_update_by_sum<Config::kBlockN, Config::kTreeReductions>(
+              s, pf, rows, p.score_log2, correction,
+              [](float lo, float hi) { return pack_pair<typename Config::Element>(lo, hi); }, max_first);
           if (rescale) {  // warp-uniform and rare, as below
 #pragma unroll
             for (int j = 0; j < kO; ++j) o[j] *= correction[(j / 2) % 2];

@@ -184,46 +184,64 @@ __device__ __forceinline__ void exponentials_packed(const float (&s)[kBlockN / 2
 }
 
 // softmax_update's conditional rescaling without the row maxima on the common path (forward_config.h
-// kRescaleBySum): the block's probabilities are taken against the rows' current references first, packed
-// straight into pf, s left as it was; only when some thread's partial row sum exceeds kSumTrigger (a
-// probability may exceed 2^8, or overflowed), is NaN, or a row has no reference yet (max -inf) does the warp
-// compute the row maxima, move every reference to its row's maximum (so that the block's probabilities come
-// out at most 1 and the next block does not trigger again for the same scores; correction as in
-// softmax_update) and take the probabilities again. Returns true (warp-uniform) when it did: O must then be
-// multiplied by correction. The final O / sum and LSE do not depend on the references. Scores that rise from
-// block to block pay two passes per block here; the caller runs softmax_update after a block that moved a
-// reference (consumer.h), which costs one.
+// kRescaleBySum). Unless max_first, the block's probabilities are taken against the rows' current references
+// first, packed straight into pf, s left as it was; only when some thread's partial row sum exceeds
+// kSumTrigger (a probability may exceed 2^8, or overflowed), is NaN, or a row has no reference yet (max -inf)
+// does the warp take the exact way: the row maxima, every reference moved to its row's maximum, the
+// probabilities taken again. max_first (warp-uniform; the caller passes whether the previous block moved a
+// reference) goes the exact way at once, moving the references only as softmax_update's conditional rule does
+// (a maximum more than kRescaleThreshold above its reference): scores that keep rising from block to block
+// (a bias growing along the keys) then cost one pass per block, as in softmax_update, not two. Returns true
+// (warp-uniform) when a reference moved: O must then be multiplied by correction. The final O / sum and LSE
+// do not depend on the references.
 template <int kBlockN, bool kTree, class Pack>
 __device__ __forceinline__ bool softmax_update_by_sum(const float (&s)[kBlockN / 2],
                                                       std::uint32_t (&pf)[kBlockN / 16][4], SoftmaxRows& rows,
-                                                      float score_log2, float (&correction)[2], Pack pack) {
+                                                      float score_log2, float (&correction)[2], Pack pack,
+                                                      bool max_first) {
   float offset[2], block_sum[2];
-  bool exact = false;
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    exact |= rows.max[r] == -INFINITY;
-    offset[r] = rows.max[r] * score_log2;
-  }
-  exponentials_packed<kBlockN>(s, pf, offset, score_log2, block_sum, pack);
-  // NaN (an overflowed probability times 0, or -inf - -inf) fails <= as well.
-  exact |= !(block_sum[0] <= kSumTrigger) || !(block_sum[1] <= kSumTrigger);
-  if (__any_sync(0xffffffffu, exact)) {
-    float block_max[2];
-    thread_row_max<kBlockN, kTree>(s, rows, block_max);
+  bool triggered = false;
+  if (!max_first) {
+    bool exact = false;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const float new_max = quad_max(block_max[r]);
-      // A row with no visible key so far keeps max -inf (correction 1, nothing to scale).
-      correction[r] = new_max != -INFINITY ? ptx::ex2_approx_ftz_f32(rows.max[r] * score_log2 - new_max * score_log2)
-                                           : 1.f;
-      rows.max[r] = new_max;
+      exact |= rows.max[r] == -INFINITY;
+      offset[r] = rows.max[r] * score_log2;
+    }
+    exponentials_packed<kBlockN>(s, pf, offset, score_log2, block_sum, pack);
+    // NaN (an overflowed probability times 0, or -inf - -inf) fails <= as well.
+    exact |= !(block_sum[0] <= kSumTrigger) || !(block_sum[1] <= kSumTrigger);
+    triggered = __any_sync(0xffffffffu, exact);
+  }
+  if (max_first || triggered) {
+    float block_max[2], new_max[2];
+    thread_row_max<kBlockN, kTree>(s, rows, block_max);
+    bool grows = false;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      new_max[r] = quad_max(block_max[r]);
+      // From -inf (nothing seen yet) to a finite maximum: +inf > threshold; -inf to -inf: NaN, false.
+      grows |= new_max[r] * score_log2 - rows.max[r] * score_log2 > kRescaleThreshold;
+    }
+    // Triggered: always moved, so that the block's probabilities come out at most 1 and the next block does
+    // not trigger again for the same scores.
+    const bool move = triggered || __any_sync(0xffffffffu, grows);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      correction[r] = 1.f;
+      if (move) {
+        // A row with no visible key so far keeps max -inf (correction 1, nothing to scale).
+        if (new_max[r] != -INFINITY)
+          correction[r] = ptx::ex2_approx_ftz_f32(rows.max[r] * score_log2 - new_max[r] * score_log2);
+        rows.max[r] = new_max[r];
+      }
       // Offset 0 for a row with no visible key: every p = 2^-inf = 0 instead of NaN from (-inf) - (-inf).
-      offset[r] = new_max == -INFINITY ? 0.f : new_max * score_log2;
+      offset[r] = rows.max[r] == -INFINITY ? 0.f : rows.max[r] * score_log2;
     }
     exponentials_packed<kBlockN>(s, pf, offset, score_log2, block_sum, pack);
 #pragma unroll
     for (int r = 0; r < 2; ++r) rows.sum[r] = rows.sum[r] * correction[r] + block_sum[r];
-    return true;
+    return move;
   }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
