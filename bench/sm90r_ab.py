@@ -39,6 +39,9 @@ def main():
     ap.add_argument("--causal", default="0,1")
     ap.add_argument("--rep", type=int, default=50)
     ap.add_argument("--settle-ms", type=float, default=200)
+    ap.add_argument("--alibi", action="store_true",
+                    help="ALiBi with the usual slopes 2^(-8 i / h); no cuDNN column (the error is against the "
+                         "first build)")
     args = ap.parse_args()
     impls = {}
     for name in args.builds.split(","):
@@ -68,9 +71,16 @@ def main():
                     k, v = torch.randn_like(q), torch.randn_like(q)
                     flop = 4 * b * h * s * s * d / (2 if causal else 1)
                     row = {"hdim": d, "causal": causal, "seqlen": s}
-                    fns = {name: (lambda f=f: f(q, k, v, causal=causal)) for name, f in impls.items()}
-                    fns["cudnn"] = lambda: sdpa(q, k, v, causal)
-                    ref = fns["cudnn"]().transpose(1, 2).float()
+                    slopes = (torch.tensor([2.0 ** (-8.0 * (i + 1) / h) for i in range(h)], device="cuda")
+                              if args.alibi else None)
+                    fns = {name: (lambda f=f: f(q, k, v, causal=causal, alibi_slopes=slopes))
+                           for name, f in impls.items()}
+                    if args.alibi:
+                        row["alibi"] = True
+                        ref = next(iter(fns.values()))().float()
+                    else:
+                        fns["cudnn"] = lambda: sdpa(q, k, v, causal)
+                        ref = fns["cudnn"]().transpose(1, 2).float()
                     row["err"] = {name: float((fn().float() - ref).abs().max())
                                   for name, fn in fns.items() if name != "cudnn"}
                     ms = {name: [] for name in fns}
