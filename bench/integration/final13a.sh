@@ -3,6 +3,7 @@
 # after a moved reference) against the same tree built with =0 (session 12's softmax), cuDNN and a control, d128,
 # two passes; (2) final10a.sh's verification (build, suites incl. the new Spread cases, sanitizers, PTX-JIT
 # backward, float64-checked CLI runs) plus final13a_runs.txt.
+# Run as of commit 0248e83 (later commits change the defaults it compares against).
 #   bash bench/integration/final13a.sh
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh

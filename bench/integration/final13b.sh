@@ -5,6 +5,7 @@
 # meant for short causal tiles (final13a / s13_adapt read causal 512 at 0.96-0.97 without it). (2) final10a.sh's
 # verification of this tree (build, suites incl. the Spread cases, sanitizers, PTX-JIT backward, float64-checked
 # CLI runs) plus final13a_runs.txt.
+# Run as of commit 6728360 (later commits change the defaults it compares against).
 #   bash bench/integration/final13b.sh
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh

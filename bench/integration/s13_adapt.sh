@@ -7,6 +7,7 @@
 #           final13a's A/B: 0.99-1.05, 2k ~1.0: lower than pure's readings of other runs; s13_adapt1.patch)
 #   adapt2  this tree: after such a block, softmax_update + convert_p (the old code) in a branch of its own
 # Prediction: adapt2 = pure within noise (its fast path is pure's); adapt1 below both if final13a's reading was real.
+# Run as of commit 42e52f1 (later commits change the defaults it compares against).
 #   bash bench/integration/s13_adapt.sh
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh

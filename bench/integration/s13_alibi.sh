@@ -5,6 +5,7 @@
 # control, d128, non-causal and causal, 2k / 8k, two passes (bench/sm90r_ab.py --alibi: no cuDNN column, the error
 # is against the base build). Prediction: >= 1.0 of base (the steep heads pay one pass per block as before, the
 # flat ones gain as without ALiBi).
+# Run as of commit 236853f (later commits change the defaults it compares against).
 #   bash bench/integration/s13_alibi.sh
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh

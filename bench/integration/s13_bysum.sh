@@ -8,6 +8,7 @@
 # Prediction: +2-5% at d128 from 2k if the maxima's instructions cost like session 13's O rescale did (64
 # instructions ~4%), ~0 if, like the exponentials (session 12), they ride in the shadow of the P V wait. The error
 # column must equal base's.
+# Run as of commit a76546d (later commits change the defaults it compares against).
 #   bash bench/integration/s13_bysum.sh
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh

@@ -3,6 +3,7 @@
 # conditional rescale (FLASHATTN_SM90_RESCALE_BY_SUM=2: dv >= 128, here the d128 and d256 rows), beside base, cuDNN
 # and a control. Prediction: d128 as in s13_bysum; d256 smaller (its softmax is a smaller share: 64/80-key blocks
 # against 128 columns of O per thread), +0-3%.
+# Run as of commit bbd1dc8 (later commits change the defaults it compares against).
 #   bash bench/integration/s13_bysum2.sh
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh

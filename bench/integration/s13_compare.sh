@@ -3,6 +3,7 @@
 # before each timing) on this tree: the standing with session 12's kept change (wgmma descriptors as constant moves;
 # session 13 kept no kernel change), beside FA2 and cuDNN in one process. The Python extension is
 # built for d 64 / 128 / 256 bf16 with the sm80 kernels compiled for sm_90a (what the flashattn_sm80 column runs).
+# Run as of commit 1339f37 (later commits change the defaults it compares against).
 #   bash bench/integration/s13_compare.sh
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh

@@ -3,6 +3,7 @@
 # before each timing) on this tree: the standing with session 13's kept change (the d128 row maxima off the
 # common path, FLASHATTN_SM90_RESCALE_BY_SUM=1), beside FA2 and cuDNN in one process. The Python extension is
 # built for d 64 / 128 / 256 bf16 with the sm80 kernels compiled for sm_90a (what the flashattn_sm80 column runs).
+# Run as of commit 781727a (later commits change the defaults it compares against).
 #   bash bench/integration/s13_compare2.sh
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh

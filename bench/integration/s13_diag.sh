@@ -11,6 +11,7 @@
 # Hypothesis: the register-A P V GEMM and the warp's own exponentials compete (the tensor core reads P from the
 # warp's registers while the warp runs its softmax at full rate). Predictions if it holds: topss / basess > 1
 # while top / base < 1; if not: topss / basess ~ top / base. topnr / top says what the unconditional rescale costs.
+# Run as of commit 88c6e72 (later commits change the defaults it compares against).
 #   bash bench/integration/s13_diag.sh
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh

@@ -14,6 +14,7 @@
 # Predictions: w0 within +-2% (the maxima's overlap is short); top: up if the first try's loss was the artefacts,
 # down like the first try if running the exponentials beside their own register-A P V is what costs.
 # bench/sm90r_ab.py (cuDNN beside), d 64 / 128 / 256, causal and not, 512 / 2k / 8k / 16k, two passes.
+# Run as of commit abac273 (later commits change the defaults it compares against).
 #   bash bench/integration/s12_next.sh
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh

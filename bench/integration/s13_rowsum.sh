@@ -7,6 +7,7 @@
 # at base's (the sums are of the bf16 P the P V GEMM uses).
 # Measured: 0.945-0.977 of base from 2k (records s13_rowsum_*); not kept: the code is s13_rowsum.patch (applies on
 # 88c6e72; the script applies it to the rs8 copy).
+# Run as of commit 5877b17 (later commits change the defaults it compares against).
 #   bash bench/integration/s13_rowsum.sh
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
