@@ -177,6 +177,31 @@ std::vector<ForwardCase> forward_cases() {
   return cases;
 }
 
+// The check of both forward suites below: the call `build` binds runs on `backend` (a CUDA backend that
+// reports the case unsupported skips the test), leaves `inputs` as they were, and its out (and lse, when
+// defined) pass the FlashAttention rule against the float64 reference.
+template <class Build>
+void expect_forward_matches(Backend backend, DType dtype, Build&& build, const HostTensor& out,
+                            const HostTensor& lse, NamedTensors inputs) {
+  DeviceBinding device(backend);
+  const Status status = run_on(backend, build(device));
+  if (status.code() == ErrorCode::unsupported && is_cuda(backend)) {
+    GTEST_SKIP() << status.message();
+  }
+  ASSERT_TRUE(status.ok()) << error_code_name(status.code()) << ": " << status.message();
+
+  expect_inputs_unchanged(device, inputs);
+
+  const ReferenceBinding ref = reference(build);
+  const ReferenceBinding lowp = reference_lowp(build, dtype);
+  EXPECT_TRUE(expect_close("out", device.fetch(out), out, ref.result(out), lowp.result(out),
+                           {2.0, output_atol(dtype)}));
+  if (lse.defined()) {
+    EXPECT_TRUE(
+        expect_close("lse", device.fetch(lse), lse, ref.result(lse), lowp.result(lse), {2.0, kLseAtol}));
+  }
+}
+
 using ForwardParam = std::tuple<Backend, ForwardCase>;
 
 class ForwardTest : public ::testing::TestWithParam<ForwardParam> {};
@@ -211,24 +236,8 @@ TEST_P(ForwardTest, MatchesReference) {
     return a;
   };
 
-  DeviceBinding device(backend);
-  const Status status = run_on(backend, build(device));
-  if (status.code() == ErrorCode::unsupported && is_cuda(backend)) {
-    GTEST_SKIP() << status.message();
-  }
-  ASSERT_TRUE(status.ok()) << error_code_name(status.code()) << ": " << status.message();
-
-  expect_inputs_unchanged(
-      device, {{"q", &q}, {"k", &k}, {"v", &v}, {"alibi_slopes", &opts.alibi}, {"sink", &opts.sink}});
-
-  const ReferenceBinding ref = reference(build);
-  const ReferenceBinding lowp = reference_lowp(build, c.dtype);
-  EXPECT_TRUE(expect_close("out", device.fetch(out), out, ref.result(out), lowp.result(out),
-                           {2.0, output_atol(c.dtype)}));
-  if (c.with_lse) {
-    EXPECT_TRUE(
-        expect_close("lse", device.fetch(lse), lse, ref.result(lse), lowp.result(lse), {2.0, kLseAtol}));
-  }
+  expect_forward_matches(backend, c.dtype, build, out, lse,
+                         {{"q", &q}, {"k", &k}, {"v", &v}, {"alibi_slopes", &opts.alibi}, {"sink", &opts.sink}});
 }
 
 // Scores far wider than the grid's (N(0, 1) inputs give logits of a few units), where the online softmax's
@@ -302,19 +311,7 @@ TEST_P(ForwardSpreadTest, MatchesReference) {
     return a;
   };
 
-  DeviceBinding device(backend);
-  const Status status = run_on(backend, build(device));
-  if (status.code() == ErrorCode::unsupported && is_cuda(backend)) {
-    GTEST_SKIP() << status.message();
-  }
-  ASSERT_TRUE(status.ok()) << error_code_name(status.code()) << ": " << status.message();
-  expect_inputs_unchanged(device, {{"q", &q}, {"k", &k}, {"v", &v}});
-
-  const ReferenceBinding ref = reference(build);
-  const ReferenceBinding lowp = reference_lowp(build, c.dtype);
-  EXPECT_TRUE(expect_close("out", device.fetch(out), out, ref.result(out), lowp.result(out),
-                           {2.0, output_atol(c.dtype)}));
-  EXPECT_TRUE(expect_close("lse", device.fetch(lse), lse, ref.result(lse), lowp.result(lse), {2.0, kLseAtol}));
+  expect_forward_matches(backend, c.dtype, build, out, lse, {{"q", &q}, {"k", &k}, {"v", &v}});
 }
 
 INSTANTIATE_TEST_SUITE_P(Spread, ForwardSpreadTest,
