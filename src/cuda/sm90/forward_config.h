@@ -82,7 +82,8 @@
 #define FLASHATTN_SM90_ROW_SUM_MMA_THREE 1
 #endif
 // The row maxima off the key-block loop's common path (softmax.h softmax_update_by_sum; session 13):
-// 0 off, 1 d = dv = 128 only, 2 every kernel with the conditional rescale (dv >= 128, sums in the softmax).
+// 0 off, 1 the d = dv = 128 kernels only (d = 96 problems run them too), 2 every kernel with the conditional
+// rescale (dv >= 128, sums in the softmax).
 // Measured on an H200 (docs/performance.md, session 13; same-process A/Bs with a control): d128 +1-7% from
 // 1k keys (most readings 3-6%), causal or not, 512 within noise; d256 +0.5% beyond the control on average
 // (0.96-1.04 per row), so not there by default.
