@@ -236,17 +236,18 @@ TEST_P(ForwardTest, MatchesReference) {
     return a;
   };
 
-  expect_forward_matches(backend, c.dtype, build, out, lse,
-                         {{"q", &q}, {"k", &k}, {"v", &v}, {"alibi_slopes", &opts.alibi}, {"sink", &opts.sink}});
+  expect_forward_matches(
+      backend, c.dtype, build, out, lse,
+      {{"q", &q}, {"k", &k}, {"v", &v}, {"alibi_slopes", &opts.alibi}, {"sink", &opts.sink}});
 }
 
 // Scores far wider than the grid's (N(0, 1) inputs give logits of a few units), where the online softmax's
 // reference maxima move often and far: q drawn with a large deviation makes the row maxima jump between key
-// blocks (up to overflowing probabilities against a stale reference at stddev 40), and keys whose norm grows or
-// shrinks along the sequence make each block's maximum higher than the last one's in one walking direction or
-// the other (cuda_sm90 walks from the last block down). Shapes reach the kernels that rescale conditionally:
-// d128 with K/V multicast (non-causal, >= 2048 keys, an even number of 128-row query blocks) and without, d256,
-// and the d64 kernels.
+// blocks (up to overflowing probabilities against a stale reference at stddev 40), and keys whose norm grows
+// or shrinks along the sequence make each block's maximum higher than the last one's in one walking direction
+// or the other (cuda_sm90 walks from the last block down). Shapes reach the kernels that rescale
+// conditionally: d128 with K/V multicast (non-causal, >= 2048 keys, an even number of 128-row query blocks)
+// and without, d256, and the d64 kernels.
 struct SpreadCase {
   std::int64_t b, sq, sk, h, d;
   DType dtype;
@@ -254,17 +255,19 @@ struct SpreadCase {
   float q_stddev;
   int key_trend;  // 0: none; +1: key j scaled by 0.5 + 20 j / sk; -1: by 0.5 + 20 (1 - j / sk)
   std::string name() const {
-    return std::to_string(sq) + "x" + std::to_string(sk) + "_b" + std::to_string(b) + "_h" + std::to_string(h) +
-           "_d" + std::to_string(d) + "_" + dtype_label(dtype) + (causal ? "_causal" : "") + "_q" +
-           std::to_string(static_cast<int>(q_stddev)) +
-           (key_trend > 0 ? "_rising" : key_trend < 0 ? "_falling" : "");
+    return std::to_string(sq) + "x" + std::to_string(sk) + "_b" + std::to_string(b) + "_h" +
+           std::to_string(h) + "_d" + std::to_string(d) + "_" + dtype_label(dtype) +
+           (causal ? "_causal" : "") + "_q" + std::to_string(static_cast<int>(q_stddev)) +
+           (key_trend > 0   ? "_rising"
+            : key_trend < 0 ? "_falling"
+                            : "");
   }
 };
 
 std::vector<SpreadCase> spread_cases() {
   return {
-      {1, 512, 2304, 2, 128, DType::bfloat16, false, 6.f, 0},   // d128 K/V multicast
-      {1, 512, 2304, 2, 128, DType::float16, false, 40.f, 0},   // overflow against a stale reference
+      {1, 512, 2304, 2, 128, DType::bfloat16, false, 6.f, 0},  // d128 K/V multicast
+      {1, 512, 2304, 2, 128, DType::float16, false, 40.f, 0},  // overflow against a stale reference
       {1, 700, 700, 2, 128, DType::float16, true, 6.f, 0},
       {2, 384, 1500, 2, 128, DType::bfloat16, false, 1.f, -1},  // every block above the last (sm90's order)
       {1, 600, 900, 2, 128, DType::float16, true, 1.f, 1},

@@ -373,39 +373,35 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           ring.advance();
           prepare_scores<Config>(s, p, w, slope_s, n, row0, clean, consumer);
         }
+        // P V done: its V stage is free, O may be rescaled.
+        auto finish_pv = [&]() {
+          ptx::wgmma_wait_group<0>();
+          ptx::wgmma_fence_operand(o);
+          if constexpr (Config::kEarlyBlockFlags) {
+            pipe.release_kv_if(pipe.v_empty(pv_ring.stage), warp_leader);
+          } else if (warp_leader) {
+            pipe.release_kv(pipe.v_empty(pv_ring.stage));
+          }
+          pv_ring.advance();
+        };
+        bool rescale;
         if constexpr (Config::kRescaleBySum) {
           // The probabilities go straight into P V's register operand: its GEMM must be done first.
-          ptx::wgmma_wait_group<0>();  // P V done: V stage free, P's registers free
-          ptx::wgmma_fence_operand(o);
-          pipe.release_kv_if(pipe.v_empty(pv_ring.stage), warp_leader);
-          pv_ring.advance();
-          const bool rescale = softmax_update_by_sum<Config::kBlockN, Config::kTreeReductions>(
+          finish_pv();
+          rescale = softmax_update_by_sum<Config::kBlockN, Config::kTreeReductions>(
               s, pf, rows, p.score_log2, correction,
               [](float lo, float hi) { return pack_pair<typename Config::Element>(lo, hi); }, max_first);
-          if (rescale) {  // warp-uniform and rare, as below
-#pragma unroll
-            for (int j = 0; j < kO; ++j) o[j] *= correction[(j / 2) % 2];
-          }
           max_first = rescale;
-          continue;
+        } else {
+          rescale = softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions,
+                                   !Config::kRowSumMma>(s, rows, p.score_log2, correction);
+          finish_pv();
         }
-        const bool rescale =
-            softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions,
-                           !Config::kRowSumMma>(s, rows, p.score_log2, correction);
-
-        ptx::wgmma_wait_group<0>();  // P V done: V stage free, O may be rescaled
-        ptx::wgmma_fence_operand(o);
-        if constexpr (Config::kEarlyBlockFlags) {
-          pipe.release_kv_if(pipe.v_empty(pv_ring.stage), warp_leader);
-        } else if (warp_leader) {
-          pipe.release_kv(pipe.v_empty(pv_ring.stage));
-        }
-        pv_ring.advance();
         if (rescale) {  // warp-uniform; rare once the rows' large scores were seen (softmax.h)
 #pragma unroll
           for (int j = 0; j < kO; ++j) o[j] *= correction[(j / 2) % 2];
         }
-        convert_p<Config>(s, pf);
+        if constexpr (!Config::kRescaleBySum) convert_p<Config>(s, pf);
       }
 
       // Last P V.

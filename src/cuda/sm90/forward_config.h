@@ -388,7 +388,8 @@ struct ForwardConfig {
   // FLASHATTN_SM90_RESCALE_BY_SUM above (needs the conditional rescale and the sums in the softmax).
   static constexpr bool kRescaleBySum =
       kConditionalRescale && !kRowSumMma &&
-      (FLASHATTN_SM90_RESCALE_BY_SUM >= 2 || (FLASHATTN_SM90_RESCALE_BY_SUM == 1 && kHeadDim == 128 && kHeadDimV == 128));
+      (FLASHATTN_SM90_RESCALE_BY_SUM >= 2 ||
+       (FLASHATTN_SM90_RESCALE_BY_SUM == 1 && kHeadDim == 128 && kHeadDimV == 128));
   static constexpr int kOnesBytes = kRowSumMma ? 2048 : 0;
   // Per-block decisions made while S runs (FLASHATTN_SM90_EARLY_BLOCK_FLAGS above).
   static constexpr bool kEarlyBlockFlags = FLASHATTN_SM90_EARLY_BLOCK_FLAGS != 0;

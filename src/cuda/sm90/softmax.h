@@ -60,25 +60,13 @@ __device__ __forceinline__ float quad_sum(float x) {
 // is wide (forward_config.h kConditionalRescale: dv >= 128).
 inline constexpr float kRescaleThreshold = 8.f;
 
-// Folds one block of scores into the running state: s becomes the
-// unnormalised probabilities (against the rows' reference maxima). Returns true
-// (the same in every lane of the warp) when the references moved, and then
-// correction[r] is the factor the O rows accumulated so far must be multiplied by
-// (0 when nothing had been seen); false: O stays as it is (correction 1).
-// kConditional false: the references follow the running maxima exactly and the
-// result is always true (no vote).
-// kTree: a thread's row maxima and row sums of the block are folded as balanced
-// trees (fold_tree: dependency depth log2(kBlockN / 8) + 1) instead of one running
-// chain of kBlockN / 4 - 1 dependent FMNMX / FADD per row (the SASS of the chain
-// form keeps it serial: ptxas does not reassociate). forward_config.h
-// kTreeReductions says where it is on.
-// kSums false: rows.sum is left alone, the caller gets the row sums elsewhere (forward_config.h
-// kRowSumMma: from the P V GEMM's extra columns; rows.sum is then set before softmax_finalize).
-// The maxima of this thread's share of each row, this block's scores and the rows' references together.
+// This block's row maxima, the rows' references folded in (quad-reduced: the whole rows'), and whether one of
+// this thread's rows grew past its reference by more than kRescaleThreshold (from -inf, nothing seen yet, to
+// a finite maximum: +inf > threshold; -inf to -inf: NaN, false).
 template <int kBlockN, bool kTree>
-__device__ __forceinline__ void thread_row_max(const float (&s)[kBlockN / 2], const SoftmaxRows& rows,
-                                               float (&block_max)[2]) {
-  block_max[0] = rows.max[0], block_max[1] = rows.max[1];
+__device__ __forceinline__ bool block_row_max(const float (&s)[kBlockN / 2], const SoftmaxRows& rows,
+                                              float score_log2, float (&new_max)[2]) {
+  float block_max[2] = {rows.max[0], rows.max[1]};
   if constexpr (kTree) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -95,30 +83,25 @@ __device__ __forceinline__ void thread_row_max(const float (&s)[kBlockN / 2], co
       block_max[1] = fmaxf(block_max[1], fmaxf(s[4 * i + 2], s[4 * i + 3]));
     }
   }
-}
-
-template <int kBlockN, bool kConditional, bool kTree = false, bool kSums = true>
-__device__ __forceinline__ bool softmax_update(float (&s)[kBlockN / 2], SoftmaxRows& rows, float score_log2,
-                                               float (&correction)[2]) {
-  float block_max[2];
-  thread_row_max<kBlockN, kTree>(s, rows, block_max);
-  float new_max[2];
   bool grows = false;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     new_max[r] = quad_max(block_max[r]);
-    // From -inf (nothing seen yet) to a finite maximum: +inf > threshold; -inf to -inf: NaN, false.
-    if constexpr (kConditional)
-      grows |= new_max[r] * score_log2 - rows.max[r] * score_log2 > kRescaleThreshold;
+    grows |= new_max[r] * score_log2 - rows.max[r] * score_log2 > kRescaleThreshold;
   }
-  // One decision per warp: rescaling is a warp's work either way.
-  bool rescale = true;
-  if constexpr (kConditional) rescale = __any_sync(0xffffffffu, grows);
-  float max_scaled[2];
+  return grows;
+}
+
+// When `move`, each row's reference becomes new_max and correction the factor for what was accumulated
+// against the old one (else 1); offset: each row's reference in scaled units, the block's probabilities'
+// offset.
+__device__ __forceinline__ void move_references(SoftmaxRows& rows, const float (&new_max)[2], bool move,
+                                                float score_log2, float (&correction)[2],
+                                                float (&offset)[2]) {
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     correction[r] = 1.f;
-    if (rescale) {
+    if (move) {
       // A row with no visible key so far keeps max -inf (correction 1, nothing to scale).
       if (new_max[r] != -INFINITY) {
         correction[r] = ptx::ex2_approx_ftz_f32(rows.max[r] * score_log2 - new_max[r] * score_log2);
@@ -126,8 +109,34 @@ __device__ __forceinline__ bool softmax_update(float (&s)[kBlockN / 2], SoftmaxR
       rows.max[r] = new_max[r];
     }
     // Offset 0 for a row with no visible key: every p = 2^-inf = 0 instead of NaN from (-inf) - (-inf).
-    max_scaled[r] = rows.max[r] == -INFINITY ? 0.f : rows.max[r] * score_log2;
+    offset[r] = rows.max[r] == -INFINITY ? 0.f : rows.max[r] * score_log2;
   }
+}
+
+// Folds one block of scores into the running state: s becomes the
+// unnormalised probabilities (against the rows' reference maxima). Returns true
+// (the same in every lane of the warp) when the references moved, and then
+// correction[r] is the factor the O rows accumulated so far must be multiplied by
+// (0 when nothing had been seen); false: O stays as it is (correction 1).
+// kConditional false: the references follow the running maxima exactly and the
+// result is always true (no vote).
+// kTree: a thread's row maxima and row sums of the block are folded as balanced
+// trees (fold_tree: dependency depth log2(kBlockN / 8) + 1) instead of one running
+// chain of kBlockN / 4 - 1 dependent FMNMX / FADD per row (the SASS of the chain
+// form keeps it serial: ptxas does not reassociate). forward_config.h
+// kTreeReductions says where it is on.
+// kSums false: rows.sum is left alone, the caller gets the row sums elsewhere (forward_config.h
+// kRowSumMma: from the P V GEMM's extra columns; rows.sum is then set before softmax_finalize).
+template <int kBlockN, bool kConditional, bool kTree = false, bool kSums = true>
+__device__ __forceinline__ bool softmax_update(float (&s)[kBlockN / 2], SoftmaxRows& rows, float score_log2,
+                                               float (&correction)[2]) {
+  float new_max[2];
+  const bool grows = block_row_max<kBlockN, kTree>(s, rows, score_log2, new_max);
+  // One decision per warp: rescaling is a warp's work either way.
+  bool rescale = true;
+  if constexpr (kConditional) rescale = __any_sync(0xffffffffu, grows);
+  float max_scaled[2];
+  move_references(rows, new_max, rescale, score_log2, correction, max_scaled);
   float block_sum[2] = {0.f, 0.f};
 #pragma unroll
   for (int i = 0; i < kBlockN / 8; ++i) {
@@ -165,8 +174,9 @@ inline constexpr float kSumTrigger = 256.f;
 // this thread's partial row sums (four chains per row, so no fp32 probability outlives its pack).
 template <int kBlockN, class Pack>
 __device__ __forceinline__ void exponentials_packed(const float (&s)[kBlockN / 2],
-                                                    std::uint32_t (&pf)[kBlockN / 16][4], const float (&offset)[2],
-                                                    float score_log2, float (&block_sum)[2], Pack pack) {
+                                                    std::uint32_t (&pf)[kBlockN / 16][4],
+                                                    const float (&offset)[2], float score_log2,
+                                                    float (&block_sum)[2], Pack pack) {
   float chain[2][4] = {};
 #pragma unroll
   for (int kk = 0; kk < kBlockN / 16; ++kk) {
@@ -214,30 +224,12 @@ __device__ __forceinline__ bool softmax_update_by_sum(const float (&s)[kBlockN /
     triggered = __any_sync(0xffffffffu, exact);
   }
   if (max_first || triggered) {
-    float block_max[2], new_max[2];
-    thread_row_max<kBlockN, kTree>(s, rows, block_max);
-    bool grows = false;
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      new_max[r] = quad_max(block_max[r]);
-      // From -inf (nothing seen yet) to a finite maximum: +inf > threshold; -inf to -inf: NaN, false.
-      grows |= new_max[r] * score_log2 - rows.max[r] * score_log2 > kRescaleThreshold;
-    }
+    float new_max[2];
+    const bool grows = block_row_max<kBlockN, kTree>(s, rows, score_log2, new_max);
     // Triggered: always moved, so that the block's probabilities come out at most 1 and the next block does
     // not trigger again for the same scores.
     const bool move = triggered || __any_sync(0xffffffffu, grows);
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      correction[r] = 1.f;
-      if (move) {
-        // A row with no visible key so far keeps max -inf (correction 1, nothing to scale).
-        if (new_max[r] != -INFINITY)
-          correction[r] = ptx::ex2_approx_ftz_f32(rows.max[r] * score_log2 - new_max[r] * score_log2);
-        rows.max[r] = new_max[r];
-      }
-      // Offset 0 for a row with no visible key: every p = 2^-inf = 0 instead of NaN from (-inf) - (-inf).
-      offset[r] = rows.max[r] == -INFINITY ? 0.f : rows.max[r] * score_log2;
-    }
+    move_references(rows, new_max, move, score_log2, correction, offset);
     exponentials_packed<kBlockN>(s, pf, offset, score_log2, block_sum, pack);
 #pragma unroll
     for (int r = 0; r < 2; ++r) rows.sum[r] = rows.sum[r] * correction[r] + block_sum[r];
