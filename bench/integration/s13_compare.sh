@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Session 13, one device call: bench/compare.py's forward grid + decode (4 rounds, every backend settled 200 ms
-# before each timing) on this tree: the standing with session 12's kept change (wgmma descriptors as constant moves;
-# session 13 kept no kernel change), beside FA2 and cuDNN in one process. The Python extension is
+# before each timing) on this tree, beside FA2 and cuDNN in one process. The Python extension is
 # built for d 64 / 128 / 256 bf16 with the sm80 kernels compiled for sm_90a (what the flashattn_sm80 column runs).
-# Run as of commit 1339f37 (later commits change the defaults it compares against).
+# Ran twice: on 1339f37 (session 12's kernels; compare-20261127-152436, s13_compare_summary.txt) and on 781727a
+# (with the kept FLASHATTN_SM90_RESCALE_BY_SUM=1; compare-20261127-155855, s13_compare2_summary.txt, then under the
+# device_call name s13cmp2).
 #   bash bench/integration/s13_compare.sh
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
