@@ -10,7 +10,39 @@
 
 #include "cuda/ptx/ptx.h"
 
+// BRANCH session13-sm80cond, not measured: FLASHATTN_SM80_CONDITIONAL_RESCALE (0 off, else on) moves a row's
+// reference maximum only when a tile raises the row's maximum by more than 2^8 (kRescaleThreshold, in base-2
+// units), as the sm90 kernels do (FlashAttention 4's conditional rescaling): the O rescale (d256: 128
+// multiplications per thread and tile) and the corrections' exponentials are skipped on the tiles that do not,
+// decided once per warp by a vote. row_max is then a reference at most 2^8 below the running maximum; every
+// probability stays below 2^8, a non-empty row's sum is still >= 1, and the final O / sum and LSE do not depend on
+// the reference (epilogue.h finalize_rows).
+#ifndef FLASHATTN_SM80_CONDITIONAL_RESCALE
+#define FLASHATTN_SM80_CONDITIONAL_RESCALE 0
+#endif
+
 namespace flashattn::detail::cuda_sm80 {
+
+inline constexpr bool kConditionalRescale = FLASHATTN_SM80_CONDITIONAL_RESCALE != 0;
+inline constexpr float kRescaleThreshold = 8.f;
+
+// Whether any of the warp's rows must move its reference (kConditionalRescale; always true without it):
+// new_max[i] (raw units) against old_max[i] over kRows rows.
+template <int kRows>
+__device__ __forceinline__ bool warp_moves_reference(const float* new_max, const float* old_max,
+                                                     float scale_log2) {
+  if constexpr (!kConditionalRescale) {
+    return true;
+  } else {
+    bool grows = false;
+#pragma unroll
+    for (int i = 0; i < kRows; ++i) {
+      // From -inf (nothing seen yet) to a finite maximum: +inf > threshold; -inf to -inf: NaN, false.
+      grows |= new_max[i] * scale_log2 - old_max[i] * scale_log2 > kRescaleThreshold;
+    }
+    return __any_sync(0xffffffffu, grows);
+  }
+}
 
 template <int kNTiles, int kOTiles>
 struct OnlineSoftmax {
@@ -20,6 +52,7 @@ struct OnlineSoftmax {
   // Replaces s by unnormalised probabilities exp2(s * scale_log2 - max) and
   // rescales the O accumulator rows by exp2(old max - new max).
   __device__ __forceinline__ void update(float (&s)[kNTiles][4], float (&o)[kOTiles][4], float scale_log2) {
+    float tile_max[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       // Four independent partial reductions: a single chain of kNTiles dependent
@@ -30,17 +63,24 @@ struct OnlineSoftmax {
 #pragma unroll
       for (int n = 0; n < kNTiles; ++n)
         partial[n % 4] = fmaxf(partial[n % 4], fmaxf(s[n][2 * r], s[n][2 * r + 1]));
-      float tile_max = fmaxf(fmaxf(partial[0], partial[1]), fmaxf(partial[2], partial[3]));
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
-      // A row that has seen only masked keys keeps max -inf; subtracting 0
-      // instead keeps exp2(-inf - max) at 0 rather than NaN.
-      const float max_scaled = tile_max == -INFINITY ? 0.f : tile_max * scale_log2;
-      const float correction = ptx::ex2_approx_ftz_f32(row_max[r] * scale_log2 - max_scaled);
-      row_max[r] = tile_max;
-      row_sum[r] *= correction;
+      tile_max[r] = fmaxf(fmaxf(partial[0], partial[1]), fmaxf(partial[2], partial[3]));
+      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
+      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
+    }
+    const bool move = warp_moves_reference<2>(tile_max, row_max, scale_log2);
 #pragma unroll
-      for (int d = 0; d < kOTiles; ++d) o[d][2 * r] *= correction, o[d][2 * r + 1] *= correction;
+    for (int r = 0; r < 2; ++r) {
+      if (move) {
+        // A row that has seen only masked keys keeps max -inf; subtracting 0
+        // instead keeps exp2(-inf - max) at 0 rather than NaN.
+        const float new_scaled = tile_max[r] == -INFINITY ? 0.f : tile_max[r] * scale_log2;
+        const float correction = ptx::ex2_approx_ftz_f32(row_max[r] * scale_log2 - new_scaled);
+        row_max[r] = tile_max[r];
+        row_sum[r] *= correction;
+#pragma unroll
+        for (int d = 0; d < kOTiles; ++d) o[d][2 * r] *= correction, o[d][2 * r + 1] *= correction;
+      }
+      const float max_scaled = row_max[r] == -INFINITY ? 0.f : row_max[r] * scale_log2;
       float sums[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
       for (int n = 0; n < kNTiles; ++n) {
@@ -86,17 +126,24 @@ __device__ __forceinline__ void update_all(OnlineSoftmax<kNTiles, kOTiles> (&sof
     for (int r = 0; r < 2; ++r)
       tile_max[mt][r] = fmaxf(tile_max[mt][r], __shfl_xor_sync(0xffffffffu, tile_max[mt][r], 2));
   }
+  float old_max[kMTiles][2];
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt) old_max[mt][0] = softmax[mt].row_max[0], old_max[mt][1] = softmax[mt].row_max[1];
+  const bool move = warp_moves_reference<2 * kMTiles>(&tile_max[0][0], &old_max[0][0], scale_log2);
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      // As in OnlineSoftmax::update: a row with only masked keys so far subtracts 0, not -inf.
-      const float max_scaled = tile_max[mt][r] == -INFINITY ? 0.f : tile_max[mt][r] * scale_log2;
-      const float correction = ptx::ex2_approx_ftz_f32(softmax[mt].row_max[r] * scale_log2 - max_scaled);
-      softmax[mt].row_max[r] = tile_max[mt][r];
-      softmax[mt].row_sum[r] *= correction;
+      if (move) {
+        // As in OnlineSoftmax::update: a row with only masked keys so far subtracts 0, not -inf.
+        const float new_scaled = tile_max[mt][r] == -INFINITY ? 0.f : tile_max[mt][r] * scale_log2;
+        const float correction = ptx::ex2_approx_ftz_f32(softmax[mt].row_max[r] * scale_log2 - new_scaled);
+        softmax[mt].row_max[r] = tile_max[mt][r];
+        softmax[mt].row_sum[r] *= correction;
 #pragma unroll
-      for (int d = 0; d < kOTiles; ++d) o[mt][d][2 * r] *= correction, o[mt][d][2 * r + 1] *= correction;
+        for (int d = 0; d < kOTiles; ++d) o[mt][d][2 * r] *= correction, o[mt][d][2 * r + 1] *= correction;
+      }
+      const float max_scaled = softmax[mt].row_max[r] == -INFINITY ? 0.f : softmax[mt].row_max[r] * scale_log2;
       float sums[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
       for (int n = 0; n < kNTiles; ++n) {
