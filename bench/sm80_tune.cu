@@ -149,14 +149,15 @@ std::string shape_json(const TileShape& s) {
       "\"prefetch_fragments\": %s, \"whole_tile_loads\": %s, \"late_copies\": %s, \"approx_epilogue\": %s, "
       "\"early_k_copy\": %s, "
       "\"panel_loads\": %s, \"qk_step_ahead\": %s, \"mask_bounds\": %s, \"xor_lane_offsets\": %s, "
-      "\"lean_setup\": %s}",
+      "\"lean_setup\": %s, \"conditional_rescale\": %s}",
       s.m_tiles_per_warp, s.warps, s.block_n, s.stages, s.q_in_registers ? "true" : "false",
       s.min_blocks_per_sm, s.prefetch_next ? "true" : "false", s.joint_softmax ? "true" : "false",
       s.o_from_registers ? "true" : "false", s.prefetch_fragments ? "true" : "false",
       s.whole_tile_loads ? "true" : "false", s.late_copies ? "true" : "false",
       s.approx_epilogue ? "true" : "false", s.early_k_copy ? "true" : "false",
       s.panel_loads ? "true" : "false", s.qk_step_ahead ? "true" : "false", s.mask_bounds ? "true" : "false",
-      s.xor_lane_offsets ? "true" : "false", s.lean_setup ? "true" : "false");
+      s.xor_lane_offsets ? "true" : "false", s.lean_setup ? "true" : "false",
+      s.conditional_rescale ? "true" : "false");
   return buffer;
 }
 

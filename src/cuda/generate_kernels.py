@@ -43,16 +43,16 @@ def write_if_changed(path: pathlib.Path, text: str) -> None:
 SHAPE_FIELDS = ("m_tiles_per_warp", "warps", "block_n", "stages", "q_in_registers", "min_blocks_per_sm",
                 "prefetch_next", "joint_softmax", "o_from_registers", "prefetch_fragments", "whole_tile_loads",
                 "late_copies", "approx_epilogue", "early_k_copy", "panel_loads", "qk_step_ahead", "mask_bounds",
-                "xor_lane_offsets", "lean_setup")
+                "xor_lane_offsets", "lean_setup", "conditional_rescale")
 # Fields added after tables were written: their value when a shape does not name them.
 SHAPE_FIELD_DEFAULTS = {"prefetch_next": False, "joint_softmax": False, "o_from_registers": False,
                         "prefetch_fragments": False, "whole_tile_loads": False,
                         "late_copies": False, "approx_epilogue": False, "early_k_copy": False, "panel_loads": False,
                         "qk_step_ahead": False, "mask_bounds": False, "xor_lane_offsets": False,
-                        "lean_setup": False}
+                        "lean_setup": False, "conditional_rescale": False}
 BOOL_FIELDS = ("q_in_registers", "prefetch_next", "joint_softmax", "o_from_registers", "prefetch_fragments",
                "whole_tile_loads", "late_copies", "approx_epilogue", "early_k_copy", "panel_loads", "qk_step_ahead",
-               "mask_bounds", "xor_lane_offsets", "lean_setup")
+               "mask_bounds", "xor_lane_offsets", "lean_setup", "conditional_rescale")
 DEFAULT_TABLE = pathlib.Path(__file__).resolve().parent / "sm80" / "forward_tuning.json"
 
 

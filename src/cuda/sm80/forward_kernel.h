@@ -275,7 +275,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 #pragma unroll
       for (int d = 0; d < kOTiles; ++d) o[mt][d][0] = o[mt][d][1] = o[mt][d][2] = o[mt][d][3] = 0.f;
     }
-    OnlineSoftmax<kNTiles, kOTiles> softmax[Cfg::kMTiles];
+    OnlineSoftmax<kNTiles, kOTiles, Cfg::kConditionalRescale> softmax[Cfg::kMTiles];
     QFragments<Cfg> q_fragments;
 
     const ScoreModifiers modifiers = ScoreModifiers::make(

@@ -10,28 +10,18 @@
 
 #include "cuda/ptx/ptx.h"
 
-// BRANCH session13-sm80cond, not measured: FLASHATTN_SM80_CONDITIONAL_RESCALE (0 off, else on) moves a row's
-// reference maximum only when a tile raises the row's maximum by more than 2^8 (kRescaleThreshold, in base-2
-// units), as the sm90 kernels do (FlashAttention 4's conditional rescaling): the O rescale (d256: 128
-// multiplications per thread and tile) and the corrections' exponentials are skipped on the tiles that do not,
-// decided once per warp by a vote. row_max is then a reference at most 2^8 below the running maximum; every
-// probability stays below 2^8, a non-empty row's sum is still >= 1, and the final O / sum and LSE do not depend on
-// the reference (epilogue.h finalize_rows).
-#ifndef FLASHATTN_SM80_CONDITIONAL_RESCALE
-#define FLASHATTN_SM80_CONDITIONAL_RESCALE 0
-#endif
-
 namespace flashattn::detail::cuda_sm80 {
 
-inline constexpr bool kConditionalRescale = FLASHATTN_SM80_CONDITIONAL_RESCALE != 0;
+// TileShape::conditional_rescale: a row's reference maximum moves only when a tile raises the row's maximum by
+// more than 2^8 (in base-2 units), as in the sm90 kernels (FlashAttention 4's conditional rescaling).
 inline constexpr float kRescaleThreshold = 8.f;
 
-// Whether any of the warp's rows must move its reference (kConditionalRescale; always true without it):
-// new_max[i] (raw units) against old_max[i] over kRows rows.
-template <int kRows>
+// Whether any of the warp's rows must move its reference (always true without kConditional): new_max[i]
+// (raw units) against old_max[i] over kRows rows.
+template <bool kConditional, int kRows>
 __device__ __forceinline__ bool warp_moves_reference(const float* new_max, const float* old_max,
                                                      float scale_log2) {
-  if constexpr (!kConditionalRescale) {
+  if constexpr (!kConditional) {
     return true;
   } else {
     bool grows = false;
@@ -44,7 +34,12 @@ __device__ __forceinline__ bool warp_moves_reference(const float* new_max, const
   }
 }
 
-template <int kNTiles, int kOTiles>
+// kConditional (TileShape::conditional_rescale): the O rescale (d256: 128 multiplications per thread and tile)
+// and the corrections' exponentials are skipped on the tiles that do not raise any of the warp's row maxima past
+// kRescaleThreshold, decided once per warp by a vote. row_max is then a reference up to 2^8 below the running
+// maximum: every probability stays below 2^8 (exact in fp16 / bf16 for P V), a non-empty row's sum is still >= 1,
+// and O / sum and the LSE do not depend on the reference (epilogue.h finalize_rows).
+template <int kNTiles, int kOTiles, bool kConditional>
 struct OnlineSoftmax {
   float row_max[2] = {-INFINITY, -INFINITY};
   float row_sum[2] = {0.f, 0.f};
@@ -67,7 +62,7 @@ struct OnlineSoftmax {
       tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
       tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
     }
-    const bool move = warp_moves_reference<2>(tile_max, row_max, scale_log2);
+    const bool move = warp_moves_reference<kConditional, 2>(tile_max, row_max, scale_log2);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       if (move) {
@@ -97,8 +92,8 @@ struct OnlineSoftmax {
 // row's max reduction first, then the quad shuffles of all rows side by side, then the
 // exponentials. The per-m-tile updates are independent; written as one straight-line block the
 // 2 * kMTiles dependent fmax -> shuffle -> exp2 chains can hide each other's latency.
-template <int kMTiles, int kNTiles, int kOTiles>
-__device__ __forceinline__ void update_all(OnlineSoftmax<kNTiles, kOTiles> (&softmax)[kMTiles],
+template <int kMTiles, int kNTiles, int kOTiles, bool kConditional>
+__device__ __forceinline__ void update_all(OnlineSoftmax<kNTiles, kOTiles, kConditional> (&softmax)[kMTiles],
                                            float (&s)[kMTiles][kNTiles][4], float (&o)[kMTiles][kOTiles][4],
                                            float scale_log2) {
   float tile_max[kMTiles][2];
@@ -129,7 +124,7 @@ __device__ __forceinline__ void update_all(OnlineSoftmax<kNTiles, kOTiles> (&sof
   float old_max[kMTiles][2];
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt) old_max[mt][0] = softmax[mt].row_max[0], old_max[mt][1] = softmax[mt].row_max[1];
-  const bool move = warp_moves_reference<2 * kMTiles>(&tile_max[0][0], &old_max[0][0], scale_log2);
+  const bool move = warp_moves_reference<kConditional, 2 * kMTiles>(&tile_max[0][0], &old_max[0][0], scale_log2);
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt) {
 #pragma unroll
