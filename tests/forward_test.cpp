@@ -247,7 +247,7 @@ TEST_P(ForwardTest, MatchesReference) {
 // or shrinks along the sequence make each block's maximum higher than the last one's in one walking direction
 // or the other (cuda_sm90 walks from the last block down). Shapes reach the kernels that rescale
 // conditionally: d128 with K/V multicast (non-causal, >= 2048 keys, an even number of 128-row query blocks)
-// and without, d256, and the d64 kernels.
+// and without, d256, and the d64 kernels (two, three and four consumers).
 struct SpreadCase {
   std::int64_t b, sq, sk, h, d;
   DType dtype;
@@ -274,6 +274,11 @@ std::vector<SpreadCase> spread_cases() {
       {1, 512, 2304, 2, 128, DType::bfloat16, false, 1.f, -1},  // the same under K/V multicast
       {1, 300, 1000, 2, 256, DType::bfloat16, false, 6.f, -1},
       {1, 500, 700, 2, 64, DType::float16, true, 6.f, 1},
+      // d64 kernels whose row sums come from the P V GEMM (softmax.h: the trigger is a probability >= 2):
+      // four consumers (512 <= sq < 8192) and three (sq >= 8192 non-causal).
+      {1, 1024, 1536, 2, 64, DType::bfloat16, false, 40.f, 0},
+      {1, 1024, 1024, 2, 64, DType::float16, true, 6.f, -1},
+      {1, 8192, 768, 1, 64, DType::bfloat16, false, 6.f, 1},
   };
 }
 
