@@ -274,8 +274,8 @@ std::vector<SpreadCase> spread_cases() {
       {1, 512, 2304, 2, 128, DType::bfloat16, false, 1.f, -1},  // the same under K/V multicast
       {1, 300, 1000, 2, 256, DType::bfloat16, false, 6.f, -1},
       {1, 500, 700, 2, 64, DType::float16, true, 6.f, 1},
-      // d64 kernels whose row sums come from the P V GEMM (softmax.h: the trigger is a probability >= 2):
-      // four consumers (512 <= sq < 8192) and three (sq >= 8192 non-causal).
+      // d64 kernels whose row sums come from the P V GEMM (forward_config.h kRowSumMma): four consumers
+      // (512 <= sq < 8192) and three (sq >= 8192 non-causal).
       {1, 1024, 1536, 2, 64, DType::bfloat16, false, 40.f, 0},
       {1, 1024, 1024, 2, 64, DType::float16, true, 6.f, -1},
       {1, 8192, 768, 1, 64, DType::bfloat16, false, 6.f, 1},
