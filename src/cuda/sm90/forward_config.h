@@ -528,8 +528,10 @@ inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked, b
 // +0.4 / +0.7% above the better identical column. With per-consumer key ranges on its masked instance
 // (FLASHATTN_SM90_CONSUMER_KEY_RANGE_FOUR above, bench/integration/s9_d64_kr4.sh) causal gains +3..7% at
 // 512-4k and +1.8% at 8k, 16k even. So: four consumers with 64-key blocks for unmasked queries of 512 up to
-// 8191 and masked ones of 512 up to 16383 (16k and beyond keep three consumers, as measured). Host side;
-// lengths are the longest sequence's. Macros so that an A/B build can move them (bench/sm90r_run2.sh; there
+// 8191 (8k and beyond keep three consumers: session 14's s14_d64alt.sh read 0.996 / 0.998 at 8k / 16k with
+// four) and masked ones from 512 at any length (session 14, s14_d64cond.sh and s14_d64alt.sh: causal 16k
+// +2.9% over three passes, 5 of 5 readings above every reading of the three-consumer build and its control;
+// until then 16k and beyond kept three consumers). Host side; lengths are the longest sequence's. Macros so that an A/B build can move them (bench/sm90r_run2.sh; there
 // named FLASHATTN_SM90_D64_WIDE_*).
 #ifndef FLASHATTN_SM90_D64_ALT_BLOCK_N
 #define FLASHATTN_SM90_D64_ALT_BLOCK_N 64
@@ -553,7 +555,7 @@ inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked, b
 #define FLASHATTN_SM90_D64_ALT_MIN_SEQLEN_MASKED 512
 #endif
 #ifndef FLASHATTN_SM90_D64_ALT_MAX_SEQLEN_MASKED
-#define FLASHATTN_SM90_D64_ALT_MAX_SEQLEN_MASKED 16384
+#define FLASHATTN_SM90_D64_ALT_MAX_SEQLEN_MASKED 0
 #endif
 inline bool use_d64_alt_tile(int head_dim, int head_dim_v, long long seqlen_q, long long seqlen_k,
                              bool masked, bool paged) {
