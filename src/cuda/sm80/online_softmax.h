@@ -12,8 +12,8 @@
 
 namespace flashattn::detail::cuda_sm80 {
 
-// TileShape::conditional_rescale: a row's reference maximum moves only when a tile raises the row's maximum by
-// more than 2^8 (in base-2 units), as in the sm90 kernels (FlashAttention 4's conditional rescaling).
+// TileShape::conditional_rescale: a row's reference maximum moves only when a tile raises the row's maximum
+// by more than 2^8 (in base-2 units), as in the sm90 kernels (FlashAttention 4's conditional rescaling).
 inline constexpr float kRescaleThreshold = 8.f;
 
 // Whether any of the warp's rows must move its reference (always true without kConditional): new_max[i]
@@ -34,11 +34,11 @@ __device__ __forceinline__ bool warp_moves_reference(const float* new_max, const
   }
 }
 
-// kConditional (TileShape::conditional_rescale): the O rescale (d256: 128 multiplications per thread and tile)
-// and the corrections' exponentials are skipped on the tiles that do not raise any of the warp's row maxima past
-// kRescaleThreshold, decided once per warp by a vote. row_max is then a reference up to 2^8 below the running
-// maximum: every probability stays below 2^8 (exact in fp16 / bf16 for P V), a non-empty row's sum is still >= 1,
-// and O / sum and the LSE do not depend on the reference (epilogue.h finalize_rows).
+// kConditional (TileShape::conditional_rescale): the O rescale (d256: 128 multiplications per thread and
+// tile) and the corrections' exponentials are skipped on the tiles that do not raise any of the warp's row
+// maxima past kRescaleThreshold, decided once per warp by a vote. row_max is then a reference up to 2^8 below
+// the running maximum: every probability stays below 2^8 (well inside fp16's range for P V), a non-empty row's
+// sum is still >= 1, and O / sum and the LSE do not depend on the reference (epilogue.h finalize_rows).
 template <int kNTiles, int kOTiles, bool kConditional>
 struct OnlineSoftmax {
   float row_max[2] = {-INFINITY, -INFINITY};
@@ -123,8 +123,10 @@ __device__ __forceinline__ void update_all(OnlineSoftmax<kNTiles, kOTiles, kCond
   }
   float old_max[kMTiles][2];
 #pragma unroll
-  for (int mt = 0; mt < kMTiles; ++mt) old_max[mt][0] = softmax[mt].row_max[0], old_max[mt][1] = softmax[mt].row_max[1];
-  const bool move = warp_moves_reference<kConditional, 2 * kMTiles>(&tile_max[0][0], &old_max[0][0], scale_log2);
+  for (int mt = 0; mt < kMTiles; ++mt)
+    old_max[mt][0] = softmax[mt].row_max[0], old_max[mt][1] = softmax[mt].row_max[1];
+  const bool move =
+      warp_moves_reference<kConditional, 2 * kMTiles>(&tile_max[0][0], &old_max[0][0], scale_log2);
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt) {
 #pragma unroll
@@ -138,7 +140,8 @@ __device__ __forceinline__ void update_all(OnlineSoftmax<kNTiles, kOTiles, kCond
 #pragma unroll
         for (int d = 0; d < kOTiles; ++d) o[mt][d][2 * r] *= correction, o[mt][d][2 * r + 1] *= correction;
       }
-      const float max_scaled = softmax[mt].row_max[r] == -INFINITY ? 0.f : softmax[mt].row_max[r] * scale_log2;
+      const float max_scaled =
+          softmax[mt].row_max[r] == -INFINITY ? 0.f : softmax[mt].row_max[r] * scale_log2;
       float sums[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
       for (int n = 0; n < kNTiles; ++n) {

@@ -531,8 +531,8 @@ inline bool use_three_consumers(int head_dim, long long seqlen_q, bool masked, b
 // 8191 (8k and beyond keep three consumers: session 14's s14_d64alt.sh read 0.996 / 0.998 at 8k / 16k with
 // four) and masked ones from 512 at any length (session 14, s14_d64cond.sh and s14_d64alt.sh: causal 16k
 // +2.9% over three passes, 5 of 5 readings above every reading of the three-consumer build and its control;
-// until then 16k and beyond kept three consumers). Host side; lengths are the longest sequence's. Macros so that an A/B build can move them (bench/sm90r_run2.sh; there
-// named FLASHATTN_SM90_D64_WIDE_*).
+// until then 16k and beyond kept three consumers). Host side; lengths are the longest sequence's. Macros so
+// that an A/B build can move them (bench/sm90r_run2.sh; there named FLASHATTN_SM90_D64_WIDE_*).
 #ifndef FLASHATTN_SM90_D64_ALT_BLOCK_N
 #define FLASHATTN_SM90_D64_ALT_BLOCK_N 64
 #endif
