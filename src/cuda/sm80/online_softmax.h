@@ -37,8 +37,8 @@ __device__ __forceinline__ bool warp_moves_reference(const float* new_max, const
 // kConditional (TileShape::conditional_rescale): the O rescale (d256: 128 multiplications per thread and
 // tile) and the corrections' exponentials are skipped on the tiles that do not raise any of the warp's row
 // maxima past kRescaleThreshold, decided once per warp by a vote. row_max is then a reference up to 2^8 below
-// the running maximum: every probability stays below 2^8 (well inside fp16's range for P V), a non-empty row's
-// sum is still >= 1, and O / sum and the LSE do not depend on the reference (epilogue.h finalize_rows).
+// the running maximum: every probability stays below 2^8 (well inside fp16's range for P V), a non-empty
+// row's sum is still >= 1, and O / sum and the LSE do not depend on the reference (epilogue.h finalize_rows).
 template <int kNTiles, int kOTiles, bool kConditional>
 struct OnlineSoftmax {
   float row_max[2] = {-INFINITY, -INFINITY};
