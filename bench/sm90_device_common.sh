@@ -82,3 +82,25 @@ sm90_ab() {
     tee -a "$out/ab.jsonl"
   log "ab $1 d $3 causal $4"
 }
+
+# test_build SRC HEAD_DIMS DTYPES CUDA_FLAGS [JOBS]: the C++ test binary of source tree SRC (forward only, 90a,
+# those head dims and dtypes, CUDA flags) built into $bld/tests.
+test_build() {
+  cmake -S "$1" -B "$bld/tests" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_HEAD_DIMS="$2" \
+    -DFLASHATTN_DTYPES="$3" -DFLASHATTN_BACKWARD=OFF -DFLASHATTN_BUILD_TESTS=ON -DFLASHATTN_BUILD_PYTHON=OFF \
+    -DFLASHATTN_BUILD_CLI=OFF -DFLASHATTN_BUILD_EXAMPLES=OFF -DCMAKE_CUDA_FLAGS="$4" >"$out/tests_configure.log" 2>&1 &&
+    timeout 300 cmake --build "$bld/tests" --target flashattn_tests -j "${5:-6}" >"$out/tests_build.log" 2>&1
+  log "test build rc=$?"
+}
+
+# suites_and_racecheck SUITE_FILTER RACE_FILTER [TIMEOUT]: test_build's binary on the GPU suites of that gtest
+# filter (into $out/tests.txt), then racecheck on the second filter; one summary line each.
+suites_and_racecheck() {
+  local tests=$bld/tests/tests/flashattn_tests
+  [[ -x $tests ]] || { log "no test binary"; return; }
+  timeout "${3:-100}" "$tests" --gtest_filter="$1" --gtest_brief=1 >"$out/tests.txt" 2>&1
+  log "suites rc=$? $(tail -2 "$out/tests.txt" | tr '\n' ' ')"
+  timeout 60 compute-sanitizer --tool racecheck --error-exitcode 3 "$tests" --gtest_filter="$2" --gtest_brief=1 \
+    >"$out/racecheck.txt" 2>&1
+  log "racecheck rc=$? $(grep -m1 'SUMMARY' "$out/racecheck.txt")"
+}

@@ -18,24 +18,12 @@ trap 'cp "$out/summary.txt" "$out"/*.jsonl "$out"/tests.txt "${OUT:-/tmp}/" 2>/d
 PY_DIMS=64 sm90_build_py base "" 4 300 &
 PY_DIMS=64 sm90_build_py c64 "-DFLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV=64" 4 300 &
 PY_DIMS=64 sm90_build_py c64a "-DFLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV=64 -DFLASHATTN_SM90_D64_ALT_MAX_SEQLEN=0 -DFLASHATTN_SM90_D64_ALT_MAX_SEQLEN_MASKED=0" 4 300 &
-(cmake -S . -B "$bld/tests" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_HEAD_DIMS=64 \
-   -DFLASHATTN_DTYPES="fp16;bf16" -DFLASHATTN_BACKWARD=OFF -DFLASHATTN_BUILD_TESTS=ON -DFLASHATTN_BUILD_PYTHON=OFF \
-   -DFLASHATTN_BUILD_CLI=OFF -DFLASHATTN_BUILD_EXAMPLES=OFF \
-   -DCMAKE_CUDA_FLAGS="-DFLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV=64" >"$out/tests_configure.log" 2>&1 &&
-   timeout 300 cmake --build "$bld/tests" --target flashattn_tests -j 4 >"$out/tests_build.log" 2>&1
- log "test build rc=$?") &
+test_build . 64 "fp16;bf16" "-DFLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV=64" 4 &
 wait
 grep -h "spill\|C75" "$out"/py_*_build.log | sort | uniq -c | tee -a "$out/summary.txt"
 sm90_ctrl_copy
 sm90_ab p1 base,c64,c64a,ctrl 64 0,1 512,1024,2048,4096,8192,16384 40 200
 sm90_ab p2 ctrl,c64a,c64,base 64 0,1 512,1024,2048,4096,8192,16384 40 200
 python3 bench/integration/ab_summary.py "$out/ab.jsonl" base c64 c64a ctrl | tee -a "$out/summary.txt"
-tests=$bld/tests/tests/flashattn_tests
-if [[ -x $tests ]]; then
-  timeout 100 "$tests" --gtest_filter='*cuda_sm90*:-*GarbageIndices*' --gtest_brief=1 >"$out/tests.txt" 2>&1
-  log "suites rc=$? $(tail -2 "$out/tests.txt" | tr '\n' ' ')"
-  timeout 60 compute-sanitizer --tool racecheck --error-exitcode 3 "$tests" \
-    --gtest_filter='*Spread*cuda_sm90*d64*' --gtest_brief=1 >"$out/racecheck.txt" 2>&1
-  log "racecheck rc=$? $(grep -m1 'SUMMARY' "$out/racecheck.txt")"
-fi
+suites_and_racecheck '*cuda_sm90*:-*GarbageIndices*' '*Spread*cuda_sm90*d64*'
 log total

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 14 (issue 4), device call 3: TileShape::conditional_rescale (the sm80 O rescale only when a tile raises a
+# Session 14 (issue 4), device call 3, ran on d5d79a7 (later commits turn the field on in the table, so "new" is no
+# longer all off): TileShape::conditional_rescale (the sm80 O rescale only when a tile raises a
 # row maximum past 2^8; online_softmax.h) per tuning-table row. Call 1 (s14_sm80cond.sh, the switch for every
 # shape at once) measured d128 +1.3-3.9%, d256's 1 x 4 x 64 rows +0-1%, d256's 8-warp long row -2.5%; this
 # call decides each table row. Builds (d 64 / 128 / 256, bf16): new = this tree (every row off, the table as
@@ -25,12 +26,7 @@ json.dump(table, open(sys.argv[1], "w"), indent=2)
 PY
 PY_DIMS="64;128;256" sm90_build_py new "" 5 300 &
 (cd "$bld/on-tree" && PY_DIMS="64;128;256" sm90_build_py on "" 5 300) &
-(cmake -S "$bld/on-tree" -B "$bld/tests" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a \
-   -DFLASHATTN_HEAD_DIMS="64;128;256" -DFLASHATTN_DTYPES=bf16 -DFLASHATTN_BACKWARD=OFF -DFLASHATTN_BUILD_TESTS=ON \
-   -DFLASHATTN_BUILD_PYTHON=OFF -DFLASHATTN_BUILD_CLI=OFF -DFLASHATTN_BUILD_EXAMPLES=OFF \
-   >"$out/tests_configure.log" 2>&1 &&
-   timeout 300 cmake --build "$bld/tests" --target flashattn_tests -j 6 >"$out/tests_build.log" 2>&1
- log "test build rc=$?") &
+test_build "$bld/on-tree" "64;128;256" bf16 "" &
 wait
 log "builds done"
 grep -h "spill" "$out"/py_*_build.log | sort | uniq -c | tee -a "$out/summary.txt"
@@ -44,14 +40,7 @@ for d in 64 128 256; do general+="$d:0:2048:softcap,$d:1:8192:softcap,$d:0:8192:
 PYTHONPATH=$bld/pyroot:$here/bench PYTHONUNBUFFERED=1 timeout 90 python3 bench/sm80_general_ab.py on 3 \
   "${general%,}" 2>&1 | grep -v Warning | tee -a "$out/general.jsonl" | cut -c1-100
 log "general"
-tests=$bld/tests/tests/flashattn_tests
-if [[ -x $tests ]]; then
-  timeout 90 "$tests" --gtest_filter='*cuda_sm80*:-*GarbageIndices*' --gtest_brief=1 >"$out/tests.txt" 2>&1
-  log "suites rc=$? $(tail -2 "$out/tests.txt" | tr '\n' ' ')"
-  timeout 60 compute-sanitizer --tool racecheck --error-exitcode 3 "$tests" \
-    --gtest_filter='Grid/*cuda_sm80*_113x203_*:Grid/*cuda_sm80*_128x217_*' --gtest_brief=1 >"$out/racecheck.txt" 2>&1
-  log "racecheck rc=$? $(grep -m1 'SUMMARY' "$out/racecheck.txt")"
-fi
+suites_and_racecheck '*cuda_sm80*:-*GarbageIndices*' 'Grid/*cuda_sm80*_113x203_*:Grid/*cuda_sm80*_128x217_*' 90
 python3 - "$out/peers.jsonl" "$out/general.jsonl" <<'PY' | tee -a "$out/summary.txt"
 import json, sys
 for path in sys.argv[1:]:
