@@ -26,6 +26,14 @@
 #define FLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV 128
 #endif
 
+// The key block width of the three-consumer d = 64 kernel (use_three_consumers; 192-row tiles, 160 registers
+// per consumer thread). 96 since session 4, when 128 spilled in the main loop; session 14 (nvcc 13.0): 128
+// compiles with no spills in the loop (the kernel's 2 LDL/STL are base's) and no C75xx (s14_d64n128.sh
+// measures it). Settable for measurement builds only.
+#ifndef FLASHATTN_SM90_D64_THREE_BLOCK_N
+#define FLASHATTN_SM90_D64_THREE_BLOCK_N 96
+#endif
+
 // d = 128 with long key sequences (use_long_key_blocks): the key block width (0 = never
 // wider than 128: the default, the wider block measured neutral within noise on an H200,
 // docs/performance-sm90.md session 4) and the shortest key length that gets it, unmasked
@@ -303,7 +311,7 @@ struct ForwardConfig {
   // d=192: 96 (S 48 + P 24 + O 96 registers per thread; N = 96 is a generated wgmma shape).
   // (64, 256): O alone takes 128 registers per thread, so 64 keys (S 32 + P 16) and
   // three stages of K (8 KB) + V (32 KB) beside Q (16 KB) and O (64 KB).
-  // d=64 with three consumers (160 registers each): 96; 128 spilled in the main loop.
+  // d=64 with three consumers (160 registers each): FLASHATTN_SM90_D64_THREE_BLOCK_N (above).
   // d=128, long key sequences: kLongKeyBlockN_ (use_long_key_blocks).
   // d=64 alternative tiles (session 9, sm90r; use_d64_alt_tile): kLongKeyBlockN_ keys with two consumers
   // (240 registers) or four (kBlockM 256, 112 registers each). P stays in registers: at 160 or 192 keys with
@@ -317,7 +325,9 @@ struct ForwardConfig {
                     kD256Block64 || kD64Alt,
                 "a long-key block only for the two-consumer d = 128 kernel, 64 keys only at d = 256");
   static constexpr int kDefaultBlockN =
-      kLargeV ? 64 : (kConsumerWarpgroups == 3 ? 96 : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
+      kLargeV ? 64
+              : (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_D64_THREE_BLOCK_N
+                                          : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
   static constexpr int kBlockN = kLongKeyBlockN_ != 0 ? kLongKeyBlockN_ : kDefaultBlockN;
   static constexpr int kStages = kLargeV ? 3 : (kHeadDim <= 64 ? 4 : 2);
   // The long-key, cluster and three-consumer kernels serve dense K/V only (paged K/V runs the
