@@ -125,7 +125,7 @@ std::vector<ForwardCase> forward_cases() {
                    false});
   // Long enough (sq >= 4096, no causal/window mask) for cuda_sm90's three-consumer d64 kernel, whose
   // row sums come from the tensor cores (P V against a block of ones): ragged tails against its
-  // 192-row / 96-key tiles, GQA with a sink joining that sum, and softcap in fp16.
+  // 192-row / 128-key tiles, GQA with a sink joining that sum, and softcap in fp16.
   cases.push_back({1,
                    4100,
                    4100,

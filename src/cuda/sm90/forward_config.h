@@ -27,11 +27,14 @@
 #endif
 
 // The key block width of the three-consumer d = 64 kernel (use_three_consumers; 192-row tiles, 160 registers
-// per consumer thread). 96 since session 4, when 128 spilled in the main loop; session 14 (nvcc 13.0): 128
-// compiles with no spills in the loop (the kernel's 2 LDL/STL are base's) and no C75xx (s14_d64n128.sh
-// measures it). Settable for measurement builds only.
+// per consumer thread; FlashAttention 3's d64 tile is 192 x 128 too). 96 from session 4, when 128 spilled in
+// the main loop; with nvcc 13.0 and session 14's kernel 128 compiles with no spills in the loop (the kernel's
+// 2 LDL/STL as with 96) and no C75xx. Measured on an H200 (bench/integration/s14_d64n128.sh, three passes,
+// cuDNN and a control in the same process): non-causal 8k / 16k +3.3 / +3.5% (every reading of 128 above
+// every reading of 96 and its control; 4k, which runs the four-consumer kernel, 0.991 against the control's
+// 0.993). Settable for measurement builds only.
 #ifndef FLASHATTN_SM90_D64_THREE_BLOCK_N
-#define FLASHATTN_SM90_D64_THREE_BLOCK_N 96
+#define FLASHATTN_SM90_D64_THREE_BLOCK_N 128
 #endif
 
 // d = 128 with long key sequences (use_long_key_blocks): the key block width (0 = never
@@ -497,8 +500,9 @@ struct ForwardConfig {
                 "per-consumer key ranges: more skipped top blocks than stages would deadlock the ring");
 };
 
-// d = 64: three consumer warpgroups (kBlockM 192, kBlockN 96) for long query
-// sequences, two (128 x 128) for short ones, where 192 x 96 tiles waste up to a
+// d = 64: three consumer warpgroups (kBlockM 192, kBlockN 96 until session 14, now
+// FLASHATTN_SM90_D64_THREE_BLOCK_N) for long query sequences, two (128 x 128) for short
+// ones. Measured with 96-key blocks (the numbers below), where 192 x 96 tiles waste up to a
 // fifth of their work on rows and keys past the end (512 = 2.67 x 192 = 5.33 x 96)
 // and leave fewer tiles to balance. Measured on an H200 (docs/performance-sm90.md,
 // 2026-11-22, session 3): three +3% at 4k, +7% at 8k-16k non-causal; -15% at 512;
