@@ -92,6 +92,14 @@
 #ifndef FLASHATTN_SM90_ROW_SUM_MMA_THREE
 #define FLASHATTN_SM90_ROW_SUM_MMA_THREE 1
 #endif
+// The four-consumer d 64 kernel (use_d64_alt_tile, session 9) took ROW_SUM_MMA_THREE's value until session
+// 14, whose A/B (s14_d64n128.sh) showed the two kernels want different values: with the row sums in the
+// softmax the three-consumer kernel at 128-key blocks read +1% over the sums on the tensor cores at 8k / 16k
+// while the four-consumer kernel lost 4.4% at 4k. Its own switch, same default as before (bench/integration/
+// s15_d64rowsum.sh, prepared, measures ROW_SUM_MMA_THREE=0 alone).
+#ifndef FLASHATTN_SM90_ROW_SUM_MMA_FOUR
+#define FLASHATTN_SM90_ROW_SUM_MMA_FOUR 1
+#endif
 // The row maxima off the key-block loop's common path (softmax.h softmax_update_by_sum; session 13):
 // 0 off, 1 the d = dv = 128 kernels only (d = 96 problems run them too), 2 every kernel with the conditional
 // rescale (dv >= 128, sums in the softmax).
@@ -394,9 +402,10 @@ struct ForwardConfig {
   // and the accumulator's last 8 columns hold each row's sum; kOnesBytes of shared memory hold
   // two swizzle atoms of ones (8 key rows x 64 columns each), the 16 key rows one k16 step of
   // the P V GEMM reads as its second 64-column chunk (consumer.h gemm_pv).
-  static constexpr bool kRowSumMma =
-      kHeadDimV == 64 && !kLargeV &&
-      (kConsumerWarpgroups >= 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE : FLASHATTN_SM90_ROW_SUM_MMA) != 0;
+  static constexpr bool kRowSumMma = kHeadDimV == 64 && !kLargeV &&
+                                     (kConsumerWarpgroups >= 4   ? FLASHATTN_SM90_ROW_SUM_MMA_FOUR
+                                      : kConsumerWarpgroups == 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE
+                                                                 : FLASHATTN_SM90_ROW_SUM_MMA) != 0;
   static constexpr int kPVN = kRowSumMma ? kHeadDimV + 8 : kHeadDimV;
   // FLASHATTN_SM90_RESCALE_BY_SUM above (needs the conditional rescale and the sums in the softmax).
   static constexpr bool kRescaleBySum =
