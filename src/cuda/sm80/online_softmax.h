@@ -44,47 +44,57 @@ struct OnlineSoftmax {
   float row_max[2] = {-INFINITY, -INFINITY};
   float row_sum[2] = {0.f, 0.f};
 
-  // Replaces s by unnormalised probabilities exp2(s * scale_log2 - max) and
-  // rescales the O accumulator rows by exp2(old max - new max).
+  // This thread's maximum of row r over s, the row's reference folded in: four independent partial
+  // reductions, since a single chain of kNTiles dependent fmaxf exposes the ALU latency with only two warps
+  // per scheduler. (A tree over a local array was not fully unrolled at kNTiles = 16 and went to the stack:
+  // d64 fell from 160 to 95 TFLOP/s.)
+  __device__ __forceinline__ float thread_row_max(const float (&s)[kNTiles][4], int r) const {
+    float partial[4] = {row_max[r], -INFINITY, -INFINITY, -INFINITY};
+#pragma unroll
+    for (int n = 0; n < kNTiles; ++n)
+      partial[n % 4] = fmaxf(partial[n % 4], fmaxf(s[n][2 * r], s[n][2 * r + 1]));
+    return fmaxf(fmaxf(partial[0], partial[1]), fmaxf(partial[2], partial[3]));
+  }
+
+  // Row r of one tile, given the row's quad-reduced maximum and the warp's decision `move`: when moving,
+  // the reference becomes tile_max and O's rows and the sum are rescaled by exp2(old - new); then s's row
+  // becomes unnormalised probabilities exp2(s * scale_log2 - reference), added to the row sum.
+  __device__ __forceinline__ void fold_row(int r, float tile_max, bool move, float (&s)[kNTiles][4],
+                                           float (&o)[kOTiles][4], float scale_log2) {
+    if (move) {
+      // A row that has seen only masked keys keeps max -inf; subtracting 0
+      // instead keeps exp2(-inf - max) at 0 rather than NaN.
+      const float new_scaled = tile_max == -INFINITY ? 0.f : tile_max * scale_log2;
+      const float correction = ptx::ex2_approx_ftz_f32(row_max[r] * scale_log2 - new_scaled);
+      row_max[r] = tile_max;
+      row_sum[r] *= correction;
+#pragma unroll
+      for (int d = 0; d < kOTiles; ++d) o[d][2 * r] *= correction, o[d][2 * r + 1] *= correction;
+    }
+    const float max_scaled = row_max[r] == -INFINITY ? 0.f : row_max[r] * scale_log2;
+    float sums[4] = {0.f, 0.f, 0.f, 0.f};  // four chains, as in thread_row_max
+#pragma unroll
+    for (int n = 0; n < kNTiles; ++n) {
+      s[n][2 * r] = ptx::ex2_approx_ftz_f32(fmaf(s[n][2 * r], scale_log2, -max_scaled));
+      s[n][2 * r + 1] = ptx::ex2_approx_ftz_f32(fmaf(s[n][2 * r + 1], scale_log2, -max_scaled));
+      sums[n % 4] += s[n][2 * r] + s[n][2 * r + 1];
+    }
+    row_sum[r] += (sums[0] + sums[1]) + (sums[2] + sums[3]);
+  }
+
+  // Replaces s by unnormalised probabilities against the rows' references and rescales the O
+  // accumulator rows when a reference moves (always without kConditional).
   __device__ __forceinline__ void update(float (&s)[kNTiles][4], float (&o)[kOTiles][4], float scale_log2) {
     float tile_max[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      // Four independent partial reductions: a single chain of kNTiles dependent
-      // fmaxf/fadd exposes the ALU latency with only two warps per scheduler.
-      // (A tree over a local array was not fully unrolled at kNTiles = 16 and
-      // went to the stack: d64 fell from 160 to 95 TFLOP/s.)
-      float partial[4] = {row_max[r], -INFINITY, -INFINITY, -INFINITY};
-#pragma unroll
-      for (int n = 0; n < kNTiles; ++n)
-        partial[n % 4] = fmaxf(partial[n % 4], fmaxf(s[n][2 * r], s[n][2 * r + 1]));
-      tile_max[r] = fmaxf(fmaxf(partial[0], partial[1]), fmaxf(partial[2], partial[3]));
+      tile_max[r] = thread_row_max(s, r);
       tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
       tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
     }
     const bool move = warp_moves_reference<kConditional, 2>(tile_max, row_max, scale_log2);
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      if (move) {
-        // A row that has seen only masked keys keeps max -inf; subtracting 0
-        // instead keeps exp2(-inf - max) at 0 rather than NaN.
-        const float new_scaled = tile_max[r] == -INFINITY ? 0.f : tile_max[r] * scale_log2;
-        const float correction = ptx::ex2_approx_ftz_f32(row_max[r] * scale_log2 - new_scaled);
-        row_max[r] = tile_max[r];
-        row_sum[r] *= correction;
-#pragma unroll
-        for (int d = 0; d < kOTiles; ++d) o[d][2 * r] *= correction, o[d][2 * r + 1] *= correction;
-      }
-      const float max_scaled = row_max[r] == -INFINITY ? 0.f : row_max[r] * scale_log2;
-      float sums[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-      for (int n = 0; n < kNTiles; ++n) {
-        s[n][2 * r] = ptx::ex2_approx_ftz_f32(fmaf(s[n][2 * r], scale_log2, -max_scaled));
-        s[n][2 * r + 1] = ptx::ex2_approx_ftz_f32(fmaf(s[n][2 * r + 1], scale_log2, -max_scaled));
-        sums[n % 4] += s[n][2 * r] + s[n][2 * r + 1];
-      }
-      row_sum[r] += (sums[0] + sums[1]) + (sums[2] + sums[3]);
-    }
+    for (int r = 0; r < 2; ++r) fold_row(r, tile_max[r], move, s, o, scale_log2);
   }
 };
 
@@ -100,14 +110,7 @@ __device__ __forceinline__ void update_all(OnlineSoftmax<kNTiles, kOTiles, kCond
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt) {
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      // Four independent partial reductions per row (see OnlineSoftmax::update).
-      float partial[4] = {softmax[mt].row_max[r], -INFINITY, -INFINITY, -INFINITY};
-#pragma unroll
-      for (int n = 0; n < kNTiles; ++n)
-        partial[n % 4] = fmaxf(partial[n % 4], fmaxf(s[mt][n][2 * r], s[mt][n][2 * r + 1]));
-      tile_max[mt][r] = fmaxf(fmaxf(partial[0], partial[1]), fmaxf(partial[2], partial[3]));
-    }
+    for (int r = 0; r < 2; ++r) tile_max[mt][r] = softmax[mt].thread_row_max(s[mt], r);
   }
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt) {
@@ -130,27 +133,7 @@ __device__ __forceinline__ void update_all(OnlineSoftmax<kNTiles, kOTiles, kCond
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt) {
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      if (move) {
-        // As in OnlineSoftmax::update: a row with only masked keys so far subtracts 0, not -inf.
-        const float new_scaled = tile_max[mt][r] == -INFINITY ? 0.f : tile_max[mt][r] * scale_log2;
-        const float correction = ptx::ex2_approx_ftz_f32(softmax[mt].row_max[r] * scale_log2 - new_scaled);
-        softmax[mt].row_max[r] = tile_max[mt][r];
-        softmax[mt].row_sum[r] *= correction;
-#pragma unroll
-        for (int d = 0; d < kOTiles; ++d) o[mt][d][2 * r] *= correction, o[mt][d][2 * r + 1] *= correction;
-      }
-      const float max_scaled =
-          softmax[mt].row_max[r] == -INFINITY ? 0.f : softmax[mt].row_max[r] * scale_log2;
-      float sums[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-      for (int n = 0; n < kNTiles; ++n) {
-        s[mt][n][2 * r] = ptx::ex2_approx_ftz_f32(fmaf(s[mt][n][2 * r], scale_log2, -max_scaled));
-        s[mt][n][2 * r + 1] = ptx::ex2_approx_ftz_f32(fmaf(s[mt][n][2 * r + 1], scale_log2, -max_scaled));
-        sums[n % 4] += s[mt][n][2 * r] + s[mt][n][2 * r + 1];
-      }
-      softmax[mt].row_sum[r] += (sums[0] + sums[1]) + (sums[2] + sums[3]);
-    }
+    for (int r = 0; r < 2; ++r) softmax[mt].fold_row(r, tile_max[mt][r], move, s[mt], o[mt], scale_log2);
   }
 }
 
