@@ -25,9 +25,10 @@ fi
 log "builds ready"
 rows=256:1:16384,256:0:8192,256:1:4096,256:0:2048,128:0:4096,128:0:16384
 metrics=gpu__time_duration.sum,sm__cycles_active.avg,sm__cycles_active.max,sm__cycles_active.min,sm__cycles_elapsed.max
-metrics+=,smsp__inst_executed.sum,sm__inst_executed_pipe_tensor_op_gmma.sum,sm__pipe_tensor_op_gmma_cycles_active.avg
-metrics+=,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum,lts__t_sector_hit_rate.pct
-PYTHONPATH=$bld/pyroot timeout 240 ncu --metrics "$metrics" --profile-from-start off --csv \
+metrics+=,smsp__inst_executed.sum,dram__bytes_read.sum,lts__t_sector_hit_rate.pct
+ncu --query-metrics 2>/dev/null | grep -i 'gmma\|tensor_op' >"$out/ncu_tensor_metrics.txt"
+PYTHONPATH=$bld/pyroot timeout 240 ncu --section SpeedOfLight --section ComputeWorkloadAnalysis --metrics "$metrics" \
+  --profile-from-start off --csv --page raw \
   python3 bench/ncu_grid_target.py --rows "$rows" --builds base --cudnn >"$out/ncu_metrics.csv" 2>"$out/ncu_err.txt"
 log "ncu rc=$? $(grep -c '"gpu__time_duration.sum"' "$out/ncu_metrics.csv") kernel rows"
 for pass in "p3 s3,ctrl,base" "p4 base,ctrl,s3"; do
