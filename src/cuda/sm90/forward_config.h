@@ -230,6 +230,10 @@
 #ifndef FLASHATTN_SM90_SECTION_L2_DIVISOR
 #define FLASHATTN_SM90_SECTION_L2_DIVISOR 8
 #endif
+// The same for every other kernel (half of L2 since session 2); settable for measurement builds only.
+#ifndef FLASHATTN_SM90_SECTION_L2_DIVISOR_OTHER
+#define FLASHATTN_SM90_SECTION_L2_DIVISOR_OTHER 2
+#endif
 // Session 10 (issue 6, causal rows): the dynamic schedule's last L2 section takes in the regular sections
 // before it until it holds at least this many tiles per CTA (tile_sections.h plan_tile_sections; 0: the
 // last section keeps only the remainder, the order before session 10). A small last section (one or two
