@@ -32,17 +32,21 @@ for pass in "p1 base,X,ctrl" "p2 ctrl,X,base" "p3 X,base,ctrl"; do
   sm90_ab "$1" "${2/X/kvh0}" 128 0 16384 60 100
 done
 python3 bench/integration/ab_summary.py "$out/ab.jsonl" base kvh0 sec1 ctrl | tee -a "$out/summary.txt"
-PYTHONPATH=$bld/pyroot timeout 120 ncu --metrics gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sector_hit_rate.pct \
-  --profile-from-start off --csv --page raw python3 bench/ncu_grid_target.py \
-  --rows 128:1:16384,64:1:16384,128:0:16384,256:1:16384 --builds base,sec1 >"$out/ncu_dram.csv" 2>"$out/ncu_err.txt" ||
-  python3 bench/ncu_grid_target.py --rows 64:1:16384 --builds sec1 >/dev/null 2>&1
+for spec in "base 128:1:16384,64:1:16384,128:0:16384,256:1:16384" "sec1 64:1:16384,256:1:16384"; do
+  set -- $spec
+  PYTHONPATH=$bld/pyroot timeout 120 ncu --metrics gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sector_hit_rate.pct \
+    --profile-from-start off --csv --page raw python3 bench/ncu_grid_target.py --rows "$2" --builds "$1" \
+    >"$out/ncu_dram_$1.csv" 2>"$out/ncu_err_$1.txt"
+done
 log "ncu rc=$?"
-python3 - "$out/ncu_dram.csv" <<'PY' | tee -a "$out/summary.txt"
+python3 - "$out"/ncu_dram_*.csv <<'PY' | tee -a "$out/summary.txt"
 import csv, sys
-rows = list(csv.reader(open(sys.argv[1])))
-hi = [i for i, r in enumerate(rows) if r and r[0] == "ID"][0]
-for r in rows[hi + 2:]:
-    d = dict(zip(rows[hi], r))
-    print(d["Kernel Name"][:30], d["gpu__time_duration.sum"], d["dram__bytes_read.sum"], d["lts__t_sector_hit_rate.pct"])
+for path in sys.argv[1:]:
+    rows = list(csv.reader(open(path)))
+    his = [i for i, r in enumerate(rows) if r and r[0] == "ID"]
+    for r in rows[his[0] + 2:] if his else []:
+        d = dict(zip(rows[his[0]], r))
+        print(path[-12:], d["Kernel Name"][:30], d["gpu__time_duration.sum"], d["dram__bytes_read.sum"],
+              d["lts__t_sector_hit_rate.pct"])
 PY
 log total
