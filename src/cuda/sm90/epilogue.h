@@ -127,4 +127,125 @@ __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<
   }
 }
 
+// A part of a split unit (kernel_params.h SplitTail): each consumer warp leaves its 16 rows' normalised O
+// (fp32, in the accumulator's register order: the warp that merges holds the same rows and columns) and LSE
+// in its CTA's slot, then counts itself in. The warp whose count comes last merges the parts, O = sum_i
+// e^(lse_i - lse) O_i with lse = log sum_i e^lse_i, and writes O and the LSE itself (direct stores: the
+// warpgroup's TMA store would need all four warps). No warp waits for another: nothing depends on the order
+// in which the CTAs get there.
+template <class Config>
+__device__ void finish_split_unit(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
+                                  const WorkTile& w, int consumer, float (&o)[Config::kPVN / 2],
+                                  const RowFinal& final_rows, const SplitItem& item) {
+  constexpr int kWarps = Config::kConsumerWarpgroups * 4;
+  constexpr int kPairs = Config::kHeadDimV / 4;  // float2 of O per lane
+  constexpr float kLog2e = 1.4426950408889634f;
+  const SplitTail& split = p.split;
+  const int thread = threadIdx.x % 128;
+  const int lane = thread % 32;
+  const int warp = consumer * 4 + thread / 32;  // consumer warp of the CTA
+  const int cta = static_cast<int>(blockIdx.x);
+  const int rank = cta % Config::kClusterM;
+  if constexpr (!Config::kSeparateO) {
+    // O would have gone through Q's buffer; here it does not, so Q is free now (its S GEMMs completed).
+    if (thread == 0) ptx::mbarrier_arrive_count(pipe.q_empty(consumer), 4);
+  }
+  auto part_o = [&](int slot) {
+    return reinterpret_cast<float2*>(split.partial_o) +
+           (static_cast<std::size_t>(slot) * kWarps + warp) * kPairs * 32;
+  };
+  auto part_lse = [&](int slot) {
+    return reinterpret_cast<float2*>(split.partial_lse) +
+           (static_cast<std::size_t>(slot) * kWarps + warp) * 32 + lane;
+  };
+  const int my_slot = split_slot(split, cta, cta / Config::kClusterM, item.unit);
+  float2* mine = part_o(my_slot);
+#pragma unroll
+  for (int i = 0; i < kPairs; ++i) {
+    const float scale = final_rows.scale[i % 2];
+    mine[i * 32 + lane] = make_float2(o[2 * i] * scale, o[2 * i + 1] * scale);
+  }
+  *part_lse(my_slot) = make_float2(final_rows.lse[0], final_rows.lse[1]);
+  __threadfence();  // this warp's part is visible to the GPU before its count
+  __syncwarp();
+  int arrived = 0;
+  int* count =
+      split.arrivals + (static_cast<std::size_t>(item.unit) * Config::kClusterM + rank) * kWarps + warp;
+  if (lane == 0) arrived = atomicAdd(count, 1);
+  if (__shfl_sync(0xffffffffu, arrived, 0) != item.parts - 1) return;
+  __threadfence();  // the other parts' stores, counted before this warp's, are read after
+
+  // The merge, in place: o = e^(lse_mine - lse_max) O_mine, plus the others', over the sum of the weights.
+  float lse_max[2] = {final_rows.lse[0], final_rows.lse[1]};
+  for (int g = item.first_group; g < item.first_group + item.parts; ++g) {
+    const int other = g * Config::kClusterM + rank;
+    if (other == cta) continue;
+    const float2 l = __ldcg(part_lse(split_slot(split, other, g, item.unit)));
+    lse_max[0] = fmaxf(lse_max[0], l.x), lse_max[1] = fmaxf(lse_max[1], l.y);
+  }
+  float weight_sum[2], weight[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    weight[r] = lse_max[r] == -INFINITY ? 0.f : exp2f((final_rows.lse[r] - lse_max[r]) * kLog2e);
+    weight_sum[r] = weight[r];
+  }
+#pragma unroll
+  for (int i = 0; i < kPairs; ++i) {
+    const float f = final_rows.scale[i % 2] * weight[i % 2];
+    o[2 * i] *= f, o[2 * i + 1] *= f;
+  }
+  for (int g = item.first_group; g < item.first_group + item.parts; ++g) {
+    const int other = g * Config::kClusterM + rank;
+    if (other == cta) continue;
+    const int slot = split_slot(split, other, g, item.unit);
+    const float2 l = __ldcg(part_lse(slot));
+    const float wl[2] = {lse_max[0] == -INFINITY ? 0.f : exp2f((l.x - lse_max[0]) * kLog2e),
+                         lse_max[1] == -INFINITY ? 0.f : exp2f((l.y - lse_max[1]) * kLog2e)};
+    weight_sum[0] += wl[0], weight_sum[1] += wl[1];
+    const float2* theirs = part_o(slot);
+#pragma unroll
+    for (int i = 0; i < kPairs; ++i) {
+      const float2 v = __ldcg(theirs + i * 32 + lane);
+      o[2 * i] += wl[i % 2] * v.x, o[2 * i + 1] += wl[i % 2] * v.y;
+    }
+  }
+  const float inv[2] = {weight_sum[0] > 0.f ? 1.f / weight_sum[0] : 0.f,
+                        weight_sum[1] > 0.f ? 1.f / weight_sum[1] : 0.f};
+  // Rows of the accumulator: 16 per warp, lane / 4 and + 8; columns 8 (i / 2) + 2 (lane % 4) of pair i.
+  const int row_in_tile = consumer * 64 + (thread / 32) * 16 + lane / 4;
+  auto* out = static_cast<typename Config::Element*>(split.out) + w.batch * split.out_batch_stride +
+              w.head * split.out_head_stride + 2 * (lane % 4);
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int row = w.m_block * Config::kBlockM + row_in_tile + 8 * half;
+    if (row >= w.seqlen_q) continue;
+    auto* out_row = out + row * split.out_row_stride;
+#pragma unroll
+    for (int i = half; i < kPairs; i += 2) {
+      if (8 * (i / 2) + 2 * (lane % 4) >= split.out_cols) continue;  // d = 96 on the 128-column kernel
+      *reinterpret_cast<std::uint32_t*>(out_row + 8 * (i / 2)) =
+          pack_pair<typename Config::Element>(o[2 * i] * inv[half], o[2 * i + 1] * inv[half]);
+    }
+    if (p.lse != nullptr && lane % 4 == 0) {
+      p.lse[w.batch * p.lse_batch_stride + w.head * p.lse_head_stride +
+            static_cast<std::int64_t>(row) * p.lse_row_stride] =
+          lse_max[half] == -INFINITY ? -INFINITY : lse_max[half] + logf(weight_sum[half]);
+    }
+  }
+}
+
+// A tile's end: store_output, or a split unit's part.
+template <class Config>
+__device__ __forceinline__ void finish_tile(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
+                                            const WorkTile& w, int consumer, float (&o)[Config::kPVN / 2],
+                                            const RowFinal& final_rows, const SplitItem& item) {
+  if constexpr (Config::kSplitTail) {
+    if (item.parts > 1) {
+      finish_split_unit<Config>(p, pipe, w, consumer, o, final_rows, item);
+      return;
+    }
+  }
+  store_output<Config>(p, pipe, w, consumer, o, final_rows);
+}
+
 }  // namespace flashattn::detail::cuda_sm90
