@@ -11,7 +11,7 @@ device_call_begin s15s
 trap 'cp "$out/summary.txt" "$out"/*.txt "${OUT:-/tmp}/" 2>/dev/null' EXIT
 tree_copy /tmp/s15-mut bench/integration/s15_split_mutate.patch
 test_build . "64;96;128;192;256" "fp16;bf16" "" 12 &
-(bld=/tmp/s15s-mut-build && mkdir -p $bld && test_build /tmp/s15-mut 128 bf16 "" 4) &
+(bld=/tmp/s15s-mut-build out=$out/mut && mkdir -p $bld $out && test_build /tmp/s15-mut 128 bf16 "" 4) &
 wait
 tests=$bld/tests/tests/flashattn_tests
 timeout 300 "$tests" --gtest_filter='*SplitTail*' >"$out/split_tests.txt" 2>&1
