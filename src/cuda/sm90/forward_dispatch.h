@@ -61,8 +61,8 @@ inline SplitTailRegion split_tail_region(const AttentionParams& p, std::size_t o
   r.offset = offset;
   r.lse_offset = offset + (static_cast<std::size_t>(2 * sms) * 16 * sizeof(int) + 255) / 256 * 256;
   r.o_offset = r.lse_offset + static_cast<std::size_t>(r.slots) * tile_rows * 16;
-  r.bytes =
-      r.o_offset - offset + static_cast<std::size_t>(r.slots) * tile_rows * p.head_dim_v * sizeof(float);
+  const std::size_t kernel_dv = p.head_dim_v == 96 ? 128 : p.head_dim_v;  // d = 96 runs the d = 128 kernel
+  r.bytes = r.o_offset - offset + static_cast<std::size_t>(r.slots) * tile_rows * kernel_dv * sizeof(float);
   return r;
 }
 inline int device_sms() {

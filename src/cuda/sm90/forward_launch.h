@@ -116,7 +116,7 @@ cudaError_t plan_split_tail(const AttentionParams& a, ForwardKernelParams& k, in
       groups == 0 || units < 2 * groups || units % groups == 0 ||
       unit_blocks < FLASHATTN_SM90_SPLIT_TAIL_MIN_BLOCKS ||
       static_cast<std::int64_t>(2 * groups) * unit_blocks * groups >= (std::int64_t{1} << 31) ||
-      static_cast<std::size_t>(Config::kBlockM) * a.head_dim_v * sizeof(float) * 2 * grid >
+      static_cast<std::size_t>(Config::kBlockM) * Config::kHeadDimV * sizeof(float) * 2 * grid >
           region.bytes - (region.o_offset - region.offset)) {
     return cudaSuccess;
   }
