@@ -168,33 +168,28 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   KeyBlockRange next_own{};
   RingPosition<Config::kStages> skip_ring;
   // Receives the next tile (false: no work left), waits for its Q and decodes it.
-  // A split tail's item (tile_scheduler.h): its part of the unit's key blocks, and who finishes the unit.
-  SplitItem next_item;
-  auto decode_next = [&](int tile) {
-    next_w = tile_work<Config::kClusterM>(p, tile);
-    next_range = key_block_range<Config>(p, next_w);
-    if (next_item.valid) next_range = {next_range.begin + next_item.lo, next_range.begin + next_item.hi};
-    next_keys = next_range.end > next_range.begin;
-    if constexpr (Config::kConsumerKeyRange) {
-      next_own = consumer_key_block_range<Config>(p, next_w, consumer, next_range);
-      next_own = {max(next_own.begin, next_range.begin), min(next_own.end, next_range.end)};
-    }
-  };
   auto receive_next = [&]() -> bool {
-    int tile;
-    const bool more_tiles = resolve_work<Config::kClusterM, Config::kSplitTail>(
-        p, receive_tile(pipe.tile_handoff(), q_phase), tile, next_item);
+    const int tile = receive_tile(pipe.tile_handoff(), q_phase);  // one index per Q so far
+    const bool more_tiles = tile < p.num_tiles;
     next_keys = false;
     if (more_tiles) {
       if constexpr (Config::kEarlyDecode) {
         // The producer publishes the index before it loads Q: decode while Q lands.
-        decode_next(tile);
+        next_w = tile_work<Config::kClusterM>(p, tile);
+        next_range = key_block_range<Config>(p, next_w);
+        next_keys = next_range.end > next_range.begin;
+        if constexpr (Config::kConsumerKeyRange)
+          next_own = consumer_key_block_range<Config>(p, next_w, consumer, next_range);
         ptx::mbarrier_wait_parity(pipe.q_full(consumer), q_phase);
         q_phase ^= 1;
       } else {
         ptx::mbarrier_wait_parity(pipe.q_full(consumer), q_phase);
         q_phase ^= 1;
-        decode_next(tile);
+        next_w = tile_work<Config::kClusterM>(p, tile);
+        next_range = key_block_range<Config>(p, next_w);
+        next_keys = next_range.end > next_range.begin;
+        if constexpr (Config::kConsumerKeyRange)
+          next_own = consumer_key_block_range<Config>(p, next_w, consumer, next_range);
       }
     }
     return more_tiles;
@@ -251,7 +246,6 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   bool more = begin_tile();
   while (more) {
     const WorkTile w = next_w;
-    const SplitItem item = next_item;
     // kConsumerKeyRange: `range` is this consumer's blocks, `tile_range` the tile's (the producer's).
     const KeyBlockRange tile_range = next_range;
     const KeyBlockRange range = Config::kConsumerKeyRange ? next_own : next_range;
@@ -461,9 +455,9 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       } else {
         more = begin_tile();
       }
-      finish_tile<Config>(p, pipe, w, consumer, o, final_rows, item);
+      store_output<Config>(p, pipe, w, consumer, o, final_rows);
     } else {
-      finish_tile<Config>(p, pipe, w, consumer, o, final_rows, item);
+      store_output<Config>(p, pipe, w, consumer, o, final_rows);
       more = begin_tile();
     }
   }

@@ -253,16 +253,6 @@
 #define FLASHATTN_SM90_HEAD_MAJOR_MAX_D 256
 #endif
 
-// Session 15 (issue 6): the split tail of the static schedule (kernel_params.h SplitTail): 1 on, 0 off; and
-// the fewest key blocks per tile that take it (below, the parts' stores and merges cost more than the last
-// round's idle CTAs).
-#ifndef FLASHATTN_SM90_SPLIT_TAIL
-#define FLASHATTN_SM90_SPLIT_TAIL 1
-#endif
-#ifndef FLASHATTN_SM90_SPLIT_TAIL_MIN_BLOCKS
-#define FLASHATTN_SM90_SPLIT_TAIL_MIN_BLOCKS 16
-#endif
-
 // Session 9, helper sm90v (issue 6, causal short rows): per-consumer key ranges (consumer.h
 // kConsumerKeyRange). Each consumer warpgroup visits only the key blocks its own 64 rows see
 // (score_mask.h consumer_key_block_range), not the tile's; for a block only the other consumer sees
@@ -472,9 +462,6 @@ struct ForwardConfig {
   // + the tile-index slot; kSplitQ: + a q_full / q_empty pair per part (pipeline.h).
   static constexpr int kBarrierBytes = 8 * (4 + 4 * kStages) + 8 + (kSplitQ ? 16 * kQParts : 0);
   static constexpr bool kSeparateO = kOEnd + kOBytes + kOnesBytes + kBarrierBytes + 1024 <= kSmemLimit;
-  // The split tail (kernel_params.h SplitTail) on the two-consumer kernels: at 160 registers per thread the
-  // three- and four-consumer d64 kernels' consumers spill with it.
-  static constexpr bool kSplitTail = FLASHATTN_SM90_SPLIT_TAIL != 0 && kConsumerWarpgroups == 2;
   // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that
   // the O normalisation, its shared-memory write and the TMA store run beside a GEMM
   // rather than between two. Needs the next Q before this tile's O is stored, so only where

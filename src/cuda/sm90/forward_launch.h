@@ -100,44 +100,6 @@ int paged_box_rows(const AttentionParams& a) {
   return rows;
 }
 
-// The split tail (kernel_params.h SplitTail), where it applies: a static schedule (equal tiles) of dense K/V
-// with no sink and no packed GQA, whose units do not fill the last round of `grid` CTAs exactly, with at
-// least two rounds and at least FLASHATTN_SM90_SPLIT_TAIL_MIN_BLOCKS key blocks per tile. Its counts are
-// zeroed here (a memset on the stream); the parts need no clearing. Otherwise k.split stays off.
-template <class Config>
-cudaError_t plan_split_tail(const AttentionParams& a, ForwardKernelParams& k, int grid, int sms,
-                            void* workspace, cudaStream_t stream) {
-  const int groups = grid / Config::kClusterM;
-  const int units = k.num_tiles / Config::kClusterM;
-  const int unit_blocks = static_cast<int>((a.seqlen_k + Config::kBlockN - 1) / Config::kBlockN);
-  const std::size_t offset = split_tail_offset(a);
-  const SplitTailRegion region = split_tail_region(a, offset, sms);
-  if (!Config::kSplitTail || !k.static_schedule || k.pack != 1 || region.bytes == 0 || grid > sms ||
-      groups == 0 || units < 2 * groups || units % groups == 0 ||
-      unit_blocks < FLASHATTN_SM90_SPLIT_TAIL_MIN_BLOCKS ||
-      static_cast<std::int64_t>(2 * groups) * unit_blocks * groups >= (std::int64_t{1} << 31) ||
-      static_cast<std::size_t>(Config::kBlockM) * Config::kHeadDimV * sizeof(float) * 2 * grid >
-          region.bytes - (region.o_offset - region.offset)) {
-    return cudaSuccess;
-  }
-  SplitTail& s = k.split;
-  s.groups = groups;
-  s.dp_units = (units / groups - 1) * groups;
-  s.unit_blocks = unit_blocks;
-  s.blocks = (units - s.dp_units) * unit_blocks;
-  auto* bytes = static_cast<unsigned char*>(workspace);
-  s.arrivals = reinterpret_cast<int*>(bytes + region.offset);
-  s.partial_lse = reinterpret_cast<float*>(bytes + region.lse_offset);
-  s.partial_o = reinterpret_cast<float*>(bytes + region.o_offset);
-  s.out = a.out.data;
-  s.out_batch_stride = a.out.batch_stride, s.out_row_stride = a.out.row_stride,
-  s.out_head_stride = a.out.head_stride;
-  s.out_cols = static_cast<int>(a.head_dim_v);
-  const std::size_t counts =
-      static_cast<std::size_t>(units - s.dp_units) * Config::kClusterM * Config::kConsumerWarpgroups * 4;
-  return cudaMemsetAsync(s.arrivals, 0, counts * sizeof(int), stream);
-}
-
 template <class Config>
 cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream_t stream) {
   int* tile_counter = static_cast<int*>(workspace);
@@ -276,14 +238,13 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
       e != cudaSuccess) {
     return e;
   }
-  // The grid: one CTA per SM, or as many clusters of kClusterM CTAs on pairs of query blocks as fit on the
-  // GPU at once (run_forward checked that the schedule is static and m_blocks even).
-  cudaLaunchConfig_t config{};
-  cudaLaunchAttribute cluster{};
-  int grid = std::max(1, std::min(sms, k.num_tiles));
   if constexpr (Config::kClusterM > 1) {
+    // Clusters of kClusterM CTAs on pairs of query blocks (run_forward checked that the
+    // schedule is static and m_blocks even), as many as fit on the GPU at once.
     static_assert(Config::kClusterM == 2);
     if (!k.static_schedule || k.m_blocks % 2 != 0) return cudaErrorInvalidValue;
+    cudaLaunchConfig_t config{};
+    cudaLaunchAttribute cluster{};
     cluster.id = cudaLaunchAttributeClusterDimension;
     cluster.val.clusterDim.x = Config::kClusterM, cluster.val.clusterDim.y = 1, cluster.val.clusterDim.z = 1;
     config.blockDim = dim3(Config::kThreads);
@@ -295,13 +256,11 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     int clusters = 0;
     if (cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config); e != cudaSuccess)
       return e;
-    grid = std::min(std::max(1, clusters) * Config::kClusterM, k.num_tiles);
+    const int grid = std::min(std::max(1, clusters) * Config::kClusterM, k.num_tiles);
     config.gridDim = dim3(static_cast<unsigned>(grid));
-  }
-  if (cudaError_t e = plan_split_tail<Config>(a, k, grid, sms, workspace, stream); e != cudaSuccess) return e;
-  if constexpr (Config::kClusterM > 1) {
     return cudaLaunchKernelEx(&config, kernel, k);
   } else {
+    const int grid = std::max(1, std::min(sms, k.num_tiles));
     kernel<<<grid, Config::kThreads, Config::kSmemBytes, stream>>>(k);
     return cudaGetLastError();
   }

@@ -56,29 +56,6 @@ struct SequenceMaps {
   CUtensorMap q, k, v, o;
 };
 
-// The split tail of a static schedule (tile_scheduler.h stream_item; forward_launch.h plan_split_tail). With
-// U equal units of work (tiles, or tile pairs of a K/V-multicast cluster) on G CTA groups (CTAs, or
-// clusters), whole units run in rounds of G only while at least two rounds remain (dp_units of them); the
-// last U - dp_units units (G to 2G - 1) are cut along their key blocks and shared out evenly: group g walks
-// positions [g B / G, (g + 1) B / G) of the B = (U - dp_units) unit_blocks key blocks, unit after unit. A
-// unit that one group walks whole is stored as usual; a unit that two or three groups share is finished by
-// the last of them (epilogue.h finish_split_unit): each part leaves its normalised O (fp32) and LSE in the
-// workspace, and the warp whose count arrives last merges them and writes O and the LSE directly. Without it
-// the last round runs U mod G units on G groups: at 2048 d128 tiles on 132 SMs 68 CTAs run a 16th tile while
-// 64 idle (3%).
-struct SplitTail {
-  int groups = 0;                // G; 0: no split tail
-  int dp_units = 0;              // units run whole, a multiple of G
-  int unit_blocks = 0;           // key blocks per unit
-  std::int64_t blocks = 0;       // B
-  float* partial_o = nullptr;    // [2 slots per CTA][consumer warp][kPVN / 4 float2 per lane][32 lanes]
-  float* partial_lse = nullptr;  // [2 slots per CTA][consumer warp][32 lanes][2 rows]
-  int* arrivals = nullptr;       // per (stream unit, CTA rank, consumer warp): parts stored so far
-  void* out = nullptr;           // O, for the merged rows (element strides), out_cols columns of dv
-  int out_cols = 0;
-  std::int64_t out_batch_stride = 0, out_row_stride = 0, out_head_stride = 0;
-};
-
 struct ForwardKernelParams {
   // (d, seqlen, heads, batch) views, innermost first, 128B-swizzled boxes of 64 columns:
   // q: box {64, kBlockM}; k, v: box {64, kBlockN}; o: box {64, 64}, one consumer
@@ -123,7 +100,6 @@ struct ForwardKernelParams {
   const SequenceMaps* sequence_maps = nullptr;
 
   PagedKV paged;
-  SplitTail split;
 };
 
 }  // namespace flashattn::detail::cuda_sm90

@@ -102,23 +102,16 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     // Tiles of a short sequence past its last query row (variable length) carry no work.
     WorkTile w{};
     tile = next_busy_tile<Config>(p, tile, w, [&](int t) { return claim_next_tile(p, t); });
-    // A split tail's item (tile_scheduler.h): its unit's tile, a part of its key blocks.
-    int work_tile;
-    SplitItem item;
-    const bool more = resolve_work<Config::kClusterM, Config::kSplitTail>(p, tile, work_tile, item);
-    if (!more) tile = p.num_tiles + kSplitItems;  // the end marker, whatever the schedule
     // The index (or the end marker) goes to the consumers first; Q's buffer is
     // free once every consumer warp released the previous Q.
     publish_tile(pipe.tile_handoff(), tile, q_phase);  // one index per Q so far: the same parity
-    if (!more) break;
-    if (item.valid) w = tile_work<Config::kClusterM>(p, work_tile);
+    if (tile >= p.num_tiles) break;
     if constexpr (!Config::kFirstKBeforeQ && !Config::kSplitQ) {
       ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
       q_phase ^= 1;
     }
     const int kv_head = w.head / p.heads_per_kv;
-    KeyBlockRange range = key_block_range<Config>(p, w);
-    if (item.valid) range = {range.begin + item.lo, range.begin + item.hi};
+    const KeyBlockRange range = key_block_range<Config>(p, w);
     const SequenceMaps* maps = tile_maps(p, w);  // one pointer live, not three
     const CUtensorMap* tma_q = &maps->q;
     const CUtensorMap* tma_k = &maps->k;

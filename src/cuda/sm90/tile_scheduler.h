@@ -73,79 +73,12 @@ __device__ __forceinline__ WorkTile tile_work(const ForwardKernelParams& p, int 
   return w;
 }
 
-// The split tail (kernel_params.h SplitTail): after its whole units, a CTA's work items are the units its
-// group's positions touch, k = 0, 1, 2 (a group's B / G < 2 unit_blocks positions touch at most three). They
-// travel through the tile handoff as num_tiles + k; num_tiles + kSplitItems ends the CTA's work.
-constexpr int kSplitItems = 3;
-
-struct SplitItem {
-  int tile = 0;         // for tile_work
-  int lo = 0, hi = 0;   // the key blocks [range.begin + lo, range.begin + hi) of the tile's range
-  int unit = 0;         // among the split units (arrival counters)
-  int first_group = 0;  // the first group whose positions touch the unit
-  int parts = 1;        // how many groups' do (1: this CTA stores the unit whole)
-  bool valid = false;
-};
-
-// The first position of group g, and the group holding position pos (the largest g with g B / G <= pos). The
-// host keeps B G below 2^31 (forward_launch.h plan_split_tail), so 32-bit arithmetic is exact.
-__device__ __forceinline__ int split_group_begin(const SplitTail& s, int g) {
-  return g * s.blocks / s.groups;
-}
-__device__ __forceinline__ int split_group_at(const SplitTail& s, int pos) {
-  return ((pos + 1) * s.groups + s.blocks - 1) / s.blocks - 1;
-}
-// Which of a CTA's two part slots holds its part of a split unit: 0 for its group's first unit, 1 for the
-// last.
-__device__ __forceinline__ int split_slot(const SplitTail& s, int cta, int group, int unit) {
-  return 2 * cta + (split_group_begin(s, group) / s.unit_blocks == unit ? 0 : 1);
-}
-
-// Work item k of this CTA's split tail (valid = false: none left).
-template <int kClusterM>
-__device__ __forceinline__ SplitItem split_item(const ForwardKernelParams& p, int k) {
-  const SplitTail& s = p.split;
-  const int group = static_cast<int>(blockIdx.x) / kClusterM;
-  const int begin = split_group_begin(s, group), end = split_group_begin(s, group + 1);
-  SplitItem item;
-  const int unit = begin / s.unit_blocks + k;
-  const int unit_begin = unit * s.unit_blocks;
-  if (k >= kSplitItems || unit_begin >= end) return item;
-  item.lo = max(begin, unit_begin) - unit_begin;
-  item.hi = min(end, unit_begin + s.unit_blocks) - unit_begin;
-  item.unit = unit;
-  item.tile = (s.dp_units + unit) * kClusterM + static_cast<int>(blockIdx.x) % kClusterM;
-  item.first_group = split_group_at(s, unit_begin);
-  item.parts = split_group_at(s, unit_begin + s.unit_blocks - 1) - item.first_group + 1;
-  item.valid = true;
-  return item;
-}
-
 // The producer's next tile after `tile`. When every tile costs the same
 // (static_schedule: no causal/window mask, one length) CTAs simply stride by
-// the grid size: no atomic, and the same order as the dynamic claims would give;
-// with a split tail only through the whole units, then item by item.
+// the grid size: no atomic, and the same order as the dynamic claims would give.
 __device__ __forceinline__ int claim_next_tile(const ForwardKernelParams& p, int tile) {
-  if (p.split.groups > 0) {
-    if (tile >= p.num_tiles) return tile + 1;
-    const int next = tile + static_cast<int>(gridDim.x);
-    return next < p.split.dp_units * (static_cast<int>(gridDim.x) / p.split.groups) ? next : p.num_tiles;
-  }
   if (p.static_schedule) return tile + static_cast<int>(gridDim.x);
   return static_cast<int>(gridDim.x) + atomicAdd(p.tile_counter, 1);
-}
-
-// A handoff value: a tile, a split item (item.valid) or the end (false).
-template <int kClusterM, bool kSplitTail>
-__device__ __forceinline__ bool resolve_work(const ForwardKernelParams& p, int value, int& tile,
-                                             SplitItem& item) {
-  tile = value;
-  item = SplitItem{};
-  if (value < p.num_tiles) return true;
-  if (!kSplitTail || p.split.groups == 0) return false;
-  item = split_item<kClusterM>(p, value - p.num_tiles);
-  tile = item.tile;
-  return item.valid;
 }
 
 // Tile-index handoff, producer -> consumers, through one word of shared memory
