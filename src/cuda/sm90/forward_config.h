@@ -95,8 +95,9 @@
 // The four-consumer d 64 kernel (use_d64_alt_tile, session 9) took ROW_SUM_MMA_THREE's value until session
 // 14, whose A/B (s14_d64n128.sh) showed the two kernels want different values: with the row sums in the
 // softmax the three-consumer kernel at 128-key blocks read +1% over the sums on the tensor cores at 8k / 16k
-// while the four-consumer kernel lost 4.4% at 4k. Its own switch, same default as before (bench/integration/
-// s15_d64rowsum.sh, prepared, measures ROW_SUM_MMA_THREE=0 alone).
+// while the four-consumer kernel lost 4.4% at 4k. Its own switch, same default as before. ROW_SUM_MMA_THREE=0
+// alone (session 15, s15_first.sh / s15_ncu.sh, four passes): 8k +1.1 / -0.1%, 16k +2.1 / +1.8% against a
+// control at +0.3 / +0.7% and -1.0 / +3.3%: not separable from noise, so THREE stays 1.
 #ifndef FLASHATTN_SM90_ROW_SUM_MMA_FOUR
 #define FLASHATTN_SM90_ROW_SUM_MMA_FOUR 1
 #endif
@@ -230,7 +231,10 @@
 #ifndef FLASHATTN_SM90_SECTION_L2_DIVISOR
 #define FLASHATTN_SM90_SECTION_L2_DIVISOR 8
 #endif
-// The same for every other kernel (half of L2 since session 2); settable for measurement builds only.
+// The same for every other kernel (half of L2 since session 2); settable for measurement builds only. Session 15
+// (s15_l2.sh, s15_sec4.sh): all of L2 (1) 0.986-1.015 of half on d64 / d256 causal rows (control 0.972-1.021)
+// with d64 causal 16k DRAM reads 283 -> 583 MB; a quarter (4) at d256 causal 2k / 4k / 8k 0.971 / 1.007 / 0.956
+// (control 0.978 / 0.997 / 1.022).
 #ifndef FLASHATTN_SM90_SECTION_L2_DIVISOR_OTHER
 #define FLASHATTN_SM90_SECTION_L2_DIVISOR_OTHER 2
 #endif
