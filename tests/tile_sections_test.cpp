@@ -76,6 +76,39 @@ TEST(TileSections, EveryUnitOnceInSectionOrder) {
   }
 }
 
+// Paired plans (the dynamic schedule of causal problems): every unit once; units 2c and 2c + 1 are one pair's
+// ranks r and units - 1 - r (equal key blocks under a causal mask), couples rank-major with the pairs fastest
+// inside each section, sections in order. Odd unit counts are never paired.
+TEST(TileSections, PairedCouplesAreComplementary) {
+  for (int pairs : {1, 2, 3, 7, 16, 100, 257}) {
+    for (int sec : {1, 2, 3, 30, 1000}) {
+      for (int units : {1, 2, 4, 17, 64, 128}) {
+        for (int factor : {0, 2}) {
+          const Plan c{pairs, sec, units, 132, factor};
+          SCOPED_TRACE(c.name());
+          const TileSections s = plan_tile_sections(pairs, sec, units, 132, factor, true);
+          ASSERT_EQ(s.paired, units % 2 == 0);
+          if (!s.paired) continue;
+          std::vector<int> seen(static_cast<std::size_t>(pairs) * units, 0);
+          for (int unit = 0; unit < pairs * units; unit += 2) {
+            const SectionUnit a = section_unit(s, unit), b = section_unit(s, unit + 1);
+            ASSERT_EQ(a.bh, b.bh) << unit;
+            ASSERT_EQ(a.m_rank + b.m_rank, units - 1) << unit;
+            ASSERT_LT(a.m_rank, units / 2) << unit;  // the longer tile first
+            ++seen[static_cast<std::size_t>(a.bh) * units + a.m_rank];
+            ++seen[static_cast<std::size_t>(b.bh) * units + b.m_rank];
+            const bool last = a.bh >= s.last_bh;
+            const int first = last ? s.last_bh : a.bh / s.sec_heads * s.sec_heads;
+            const int size = last ? s.last_heads : s.sec_heads;
+            ASSERT_EQ(unit, first * units + 2 * (a.m_rank * size + (a.bh - first))) << "pair " << a.bh;
+          }
+          for (std::size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], 1) << "pair/unit " << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(TileSections, WithoutTailFactorTheLastSectionIsTheRemainder) {
   for (int pairs : {1, 5, 6, 7, 16, 100}) {
     for (int sec : {1, 3, 6, 200}) {

@@ -231,10 +231,10 @@
 #ifndef FLASHATTN_SM90_SECTION_L2_DIVISOR
 #define FLASHATTN_SM90_SECTION_L2_DIVISOR 8
 #endif
-// The same for every other kernel (half of L2 since session 2); settable for measurement builds only. Session 15
-// (s15_l2.sh, s15_sec4.sh): all of L2 (1) 0.986-1.015 of half on d64 / d256 causal rows (control 0.972-1.021)
-// with d64 causal 16k DRAM reads 283 -> 583 MB; a quarter (4) at d256 causal 2k / 4k / 8k 0.971 / 1.007 / 0.956
-// (control 0.978 / 0.997 / 1.022).
+// The same for every other kernel (half of L2 since session 2); settable for measurement builds only. Session
+// 15 (s15_l2.sh, s15_sec4.sh): all of L2 (1) 0.986-1.015 of half on d64 / d256 causal rows (control
+// 0.972-1.021) with d64 causal 16k DRAM reads 283 -> 583 MB; a quarter (4) at d256 causal 2k / 4k / 8k 0.971
+// / 1.007 / 0.956 (control 0.978 / 0.997 / 1.022).
 #ifndef FLASHATTN_SM90_SECTION_L2_DIVISOR_OTHER
 #define FLASHATTN_SM90_SECTION_L2_DIVISOR_OTHER 2
 #endif
@@ -244,6 +244,15 @@
 // heads at long causal rows) hands out its longest tiles at the end of the launch, where one runs on alone.
 #ifndef FLASHATTN_SM90_TAIL_SECTION_FACTOR
 #define FLASHATTN_SM90_TAIL_SECTION_FACTOR 2
+#endif
+// Session 15 (issue 6, masked long rows): the dynamic schedule of causal (and right-window) problems of one
+// length hands out tiles in complementary couples (tile_sections.h paired: query units r and units - 1 - r of
+// a head, the same key blocks together for every r), each couple to one CTA. All CTAs then run equal work
+// from claim to claim, so the heads in flight stay the two or so that the CTAs' couples cover, where the
+// longest-first order of single tiles spread them over three or four (d256 causal 16k read its K/V from DRAM
+// 4-5 times: docs/kernel-notes-sm90.md, session 15). 0: single tiles, longest first (the order before).
+#ifndef FLASHATTN_SM90_PAIRED_TILES
+#define FLASHATTN_SM90_PAIRED_TILES 1
 #endif
 // HEAD_MAJOR_MAX_D (helper sm90o, session 8): the largest d / dv whose kernels take HEAD_MAJOR_MAX_SEQLEN's
 // order (128: only the kernels sm90t measured; 256: every kernel). At d256 s 512 (b32 h8) a half-L2 section

@@ -97,7 +97,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
   ptx::prefetch_tensormap(&p.maps.v);
   RingPosition<Config::kStages> ring;
   std::uint32_t q_phase = 0;
-  int tile = static_cast<int>(blockIdx.x);
+  int tile = first_tile(p);
   for (;;) {
     // Tiles of a short sequence past its last query row (variable length) carry no work.
     WorkTile w{};
@@ -232,7 +232,7 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
   }
   RingPosition<Config::kStages> ring;
   std::uint32_t q_phase = 0;
-  int tile = static_cast<int>(blockIdx.x);
+  int tile = first_tile(p);
   for (;;) {
     WorkTile w{};
     tile = next_busy_tile<Config>(

@@ -76,9 +76,18 @@ __device__ __forceinline__ WorkTile tile_work(const ForwardKernelParams& p, int 
 // The producer's next tile after `tile`. When every tile costs the same
 // (static_schedule: no causal/window mask, one length) CTAs simply stride by
 // the grid size: no atomic, and the same order as the dynamic claims would give.
+// Paired sections (tile_sections.h): tiles come in couples 2c, 2c + 1 of equal total length, and a CTA claims
+// a couple at once: its first is 2 blockIdx.x, its next after an even tile the odd one.
 __device__ __forceinline__ int claim_next_tile(const ForwardKernelParams& p, int tile) {
   if (p.static_schedule) return tile + static_cast<int>(gridDim.x);
+  if (p.sections.paired) {
+    if (tile % 2 == 0) return tile + 1;
+    return 2 * (static_cast<int>(gridDim.x) + atomicAdd(p.tile_counter, 1));
+  }
   return static_cast<int>(gridDim.x) + atomicAdd(p.tile_counter, 1);
+}
+__device__ __forceinline__ int first_tile(const ForwardKernelParams& p) {
+  return static_cast<int>(blockIdx.x) * (p.sections.paired ? 2 : 1);
 }
 
 // Tile-index handoff, producer -> consumers, through one word of shared memory

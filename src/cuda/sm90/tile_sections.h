@@ -32,6 +32,11 @@ struct TileSections {
   int last_unit = 0;   // first unit index of the last section (= last_bh * units)
   int last_bh = 0;     // its first pair
   int last_heads = 1;  // its pairs
+  // Complementary query units in turn (paired_units, the dynamic schedule of masked problems): inside a
+  // section the units are taken two at a time, the longest and the shortest of a pair's that are left (ranks
+  // r and units - 1 - r, which under a causal mask sum to the same key blocks for every r), pairs fastest; a
+  // CTA claims such a couple at once (tile_scheduler.h claim_next_tile). units is even.
+  bool paired = false;
   // Quotients by multiply-high (fast_division.h): by sec_heads * units, sec_heads, last_heads.
   FastDivisor section_units_div, sec_heads_div, last_heads_div;
 };
@@ -39,8 +44,10 @@ struct TileSections {
 // Host: sections of `sec_heads` pairs (clamped to 1..pairs) over `pairs` pairs of `units` query units
 // each; tail_factor 0 keeps the remainder as the last section, else the last section grows to at least
 // tail_factor * ctas units (or to every pair). Needs pairs * units < 2^31 (the launch's tile count).
-inline TileSections plan_tile_sections(int pairs, int sec_heads, int units, int ctas, int tail_factor) {
+inline TileSections plan_tile_sections(int pairs, int sec_heads, int units, int ctas, int tail_factor,
+                                       bool paired = false) {
   TileSections s;
+  s.paired = paired && units % 2 == 0;
   pairs = pairs < 1 ? 1 : pairs;
   units = units < 1 ? 1 : units;
   s.sec_heads = sec_heads < 1 ? 1 : (sec_heads > pairs ? pairs : sec_heads);
@@ -71,9 +78,12 @@ FLASHATTN_HD SectionUnit section_unit(const TileSections& s, int unit) {
   const int section = fast_divide(unit, s.section_units_div);
   const int index = last ? unit - s.last_unit : unit - section * s.sec_heads * s.units;
   const int size = last ? s.last_heads : s.sec_heads;
-  const int m_rank = fast_divide(index, last ? s.last_heads_div : s.sec_heads_div);
   const int first_bh = last ? s.last_bh : section * s.sec_heads;
-  return SectionUnit{first_bh + index - m_rank * size, m_rank};
+  // Paired: couple index / 2 of the section (pairs fastest), its longest unit first.
+  const int ranked = s.paired ? index >> 1 : index;
+  const int rank = fast_divide(ranked, last ? s.last_heads_div : s.sec_heads_div);
+  const int m_rank = s.paired && (index & 1) ? s.units - 1 - rank : rank;
+  return SectionUnit{first_bh + ranked - rank * size, m_rank};
 }
 
 }  // namespace flashattn::detail::cuda_sm90
