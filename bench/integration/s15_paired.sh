@@ -36,7 +36,7 @@ for args in "--head-dim 256 --causal --seqlen-q 16384 -b 1 --heads 8" \
   "--head-dim 128 --causal --seqlen-q 8192 -b 1 --heads 16 --heads-kv 4" \
   "--head-dim 64 --causal --seqlen-q 16384 -b 1 --heads 32" \
   "--head-dim 128 --causal --seqlen-q 3000 --seqlen-k 5000 -b 2 --heads 8" \
-  "--head-dim 256 --window -1,64 --seqlen-q 4096 -b 1 --heads 8 --alibi"; do
+  "--head-dim 256 --window=-1,64 --seqlen-q 4096 -b 1 --heads 8 --alibi"; do
   timeout 90 $cli run --backend cuda_sm90 --repeat 2 --verify sample $args >>"$out/cli.txt" 2>&1
   log "cli [$args] rc=$?"
 done
