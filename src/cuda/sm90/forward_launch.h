@@ -202,9 +202,11 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   // TAIL_SECTION_FACTOR tiles per CTA (tile_sections.h). The static schedule's are equal (the
   // tail is at most one tile, in any order), so its sections stay the L2's. The backend never
   // launches an empty grid; the clamps in plan_tile_sections keep every divisor at least 1.
-  // Causal (or right-window) problems of one length: tiles in complementary couples (PAIRED_TILES).
-  const bool paired = FLASHATTN_SM90_PAIRED_TILES != 0 && Config::kClusterM == 1 && !k.static_schedule &&
-                      !uses_sequence_maps(a) && a.mask.window_left < 0 && a.mask.window_right >= 0;
+  // Causal (or right-window) problems of one length whose sections hold one kv head: tiles in complementary
+  // couples (PAIRED_TILES).
+  const bool paired = FLASHATTN_SM90_PAIRED_TILES != 0 && !kSmallSections && kv_heads_per_section == 1 &&
+                      Config::kClusterM == 1 && !k.static_schedule && !uses_sequence_maps(a) &&
+                      a.mask.window_left < 0 && a.mask.window_right >= 0;
   k.sections = plan_tile_sections(k.batch * k.heads, static_cast<int>(sec_heads),
                                   k.m_blocks / Config::kClusterM, std::max(1, std::min(sms, k.num_tiles)),
                                   k.static_schedule ? 0 : FLASHATTN_SM90_TAIL_SECTION_FACTOR, paired);
