@@ -200,10 +200,10 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   if (kShortRowOrder && k.static_schedule && head_major_order(a.seqlen_k)) sec_heads = 1;
   // The dynamic schedule's tiles differ in length: its last section holds at least
   // TAIL_SECTION_FACTOR tiles per CTA (tile_sections.h). The static schedule's are equal (the
-  // tail is at most one tile, in any order), so its sections stay the L2's. The backend never
-  // launches an empty grid; the clamps in plan_tile_sections keep every divisor at least 1.
-  // Causal (or right-window) problems of one length whose sections hold one kv head: tiles in complementary
-  // couples (PAIRED_TILES).
+  // tail is at most one tile, in any order), so its sections stay the L2's. Causal (or right-window)
+  // problems of one length whose sections hold one kv head take their tiles in complementary couples
+  // (PAIRED_TILES, forward_config.h). The backend never launches an empty grid; the clamps in
+  // plan_tile_sections keep every divisor at least 1.
   const bool paired = FLASHATTN_SM90_PAIRED_TILES != 0 && !kSmallSections && kv_heads_per_section == 1 &&
                       Config::kClusterM == 1 && !k.static_schedule && !uses_sequence_maps(a) &&
                       a.mask.window_left < 0 && a.mask.window_right >= 0;

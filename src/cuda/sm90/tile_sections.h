@@ -32,10 +32,10 @@ struct TileSections {
   int last_unit = 0;   // first unit index of the last section (= last_bh * units)
   int last_bh = 0;     // its first pair
   int last_heads = 1;  // its pairs
-  // Complementary query units in turn (paired_units, the dynamic schedule of masked problems): inside a
-  // section the units are taken two at a time, the longest and the shortest of a pair's that are left (ranks
-  // r and units - 1 - r, which under a causal mask sum to the same key blocks for every r), pairs fastest; a
-  // CTA claims such a couple at once (tile_scheduler.h claim_next_tile). units is even.
+  // Couples of complementary query units (forward_launch.h: causal problems whose sections hold one kv head):
+  // inside a section the units go two at a time, ranks r and units - 1 - r of one (batch, head) pair (under a
+  // causal mask the two tiles' key blocks add up to the same for every r), the pairs fastest; a CTA claims a
+  // couple at once (tile_scheduler.h claim_next_tile). Only with an even number of units.
   bool paired = false;
   // Quotients by multiply-high (fast_division.h): by sec_heads * units, sec_heads, last_heads.
   FastDivisor section_units_div, sec_heads_div, last_heads_div;
