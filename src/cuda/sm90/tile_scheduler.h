@@ -11,7 +11,9 @@
 // (longest causal tiles first), heads fastest. Concurrent tiles then share few
 // K/V heads, which stream through L2 once for all of them. The dynamic schedule's
 // last section is large enough that its longest tiles do not start at the end
-// (tile_sections.h).
+// (tile_sections.h). Causal problems whose sections hold one kv head take their
+// query blocks in complementary couples instead, a couple per claim (tile_sections.h
+// paired, claim_next_tile).
 #pragma once
 
 #include <cstdint>
