@@ -11,10 +11,7 @@ set -uo pipefail
 source bench/sm90_device_common.sh
 device_call_begin s15q
 trap 'cp "$out/summary.txt" "$out"/*.jsonl "$out"/tests.txt "$out"/cli.txt "${OUT:-/tmp}/" 2>/dev/null' EXIT
-cmake -S . -B "$bld/tests" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_HEAD_DIMS="64;256" \
-  -DFLASHATTN_DTYPES="fp16;bf16" -DFLASHATTN_BACKWARD=OFF -DFLASHATTN_BUILD_TESTS=ON -DFLASHATTN_BUILD_PYTHON=OFF \
-  -DFLASHATTN_BUILD_CLI=ON -DFLASHATTN_BUILD_EXAMPLES=OFF >"$out/tests_configure.log" 2>&1 &&
-  timeout 300 cmake --build "$bld/tests" -j 10 >"$out/tests_build.log" 2>&1 &
+test_cli_build "64;256" "fp16;bf16" 10 &
 PY_DIMS="64;256" sm90_build_py base "-DFLASHATTN_SM90_PAIRED_TILES=0" 3 400 &
 PY_DIMS="64;256" sm90_build_py new "" 3 400 &
 wait
