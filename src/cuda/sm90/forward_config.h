@@ -246,15 +246,16 @@
 #define FLASHATTN_SM90_TAIL_SECTION_FACTOR 2
 #endif
 // Session 15 (issue 6, masked long rows): the dynamic schedule of causal (and right-window) problems of one
-// length whose L2 section holds a single kv head (the kernels with half-L2 sections: d256 from ~12k keys, d192,
-// large V; not d128, whose 1/8-L2 sections already read about Q + K + V from DRAM) hands out its tiles in
-// complementary couples (tile_sections.h paired: query units r and units - 1 - r of a head, the same key blocks
-// together for every r), each couple to one CTA. Every claim is then equal work and the CTAs' couples cover about
-// two heads at a time, where the longest-first order of single tiles kept three or four heads' K/V in flight.
-// Measured on an H200 (bench/integration/s15_paired.sh, three passes, cuDNN and a control beside; pairing on every
-// causal problem): d256 causal 16k +3.1% (683.7-690.4 against base 661.9-673.9, control 651.8-664.7), DRAM reads
-// (ncu) 741 -> 295 MB; but d256 causal 8k (three heads per section) -1.4%, 2k -5%, d64 causal 16k -2% with DRAM
-// 284 -> 408 MB, d128 within noise: hence only one-head sections. 0: single tiles, longest first, everywhere.
+// length whose L2 section holds a single kv head (the kernels with half-L2 sections: d256 from ~12k keys,
+// d192, large V; not d128, whose 1/8-L2 sections already read about Q + K + V from DRAM) hands out its tiles
+// in complementary couples (tile_sections.h paired: query units r and units - 1 - r of a head, the same key
+// blocks together for every r), each couple to one CTA. Every claim is then equal work and the CTAs' couples
+// cover about two heads at a time, where the longest-first order of single tiles kept three or four heads'
+// K/V in flight. Measured on an H200 (bench/integration/s15_paired.sh, three passes, cuDNN and a control
+// beside; pairing on every causal problem): d256 causal 16k +3.1% (683.7-690.4 against base 661.9-673.9,
+// control 651.8-664.7), DRAM reads (ncu) 741 -> 295 MB; but d256 causal 8k (three heads per section) -1.4%,
+// 2k -5%, d64 causal 16k -2% with DRAM 284 -> 408 MB, d128 within noise: hence only one-head sections. 0:
+// single tiles, longest first, everywhere.
 #ifndef FLASHATTN_SM90_PAIRED_TILES
 #define FLASHATTN_SM90_PAIRED_TILES 1
 #endif
