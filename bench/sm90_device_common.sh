@@ -93,12 +93,13 @@ test_build() {
   log "test build rc=$?"
 }
 
-# test_cli_build HEAD_DIMS DTYPES [JOBS]: the C++ test binary and the CLI of this tree (forward only, 90a, default
-# CUDA flags) built into $bld/tests ($bld/tests/tests/flashattn_tests, $bld/tests/tools/cli/flashattn).
+# test_cli_build HEAD_DIMS DTYPES [JOBS] [CUDA_FLAGS]: the C++ test binary and the CLI of this tree (forward only,
+# 90a, CUDA flags default or CUDA_FLAGS) built into $bld/tests ($bld/tests/tests/flashattn_tests,
+# $bld/tests/tools/cli/flashattn).
 test_cli_build() {
   cmake -S . -B "$bld/tests" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_HEAD_DIMS="$1" \
     -DFLASHATTN_DTYPES="$2" -DFLASHATTN_BACKWARD=OFF -DFLASHATTN_BUILD_TESTS=ON -DFLASHATTN_BUILD_PYTHON=OFF \
-    -DFLASHATTN_BUILD_CLI=ON -DFLASHATTN_BUILD_EXAMPLES=OFF >"$out/tests_configure.log" 2>&1 &&
+    -DFLASHATTN_BUILD_CLI=ON -DFLASHATTN_BUILD_EXAMPLES=OFF -DCMAKE_CUDA_FLAGS="${4:-}" >"$out/tests_configure.log" 2>&1 &&
     timeout 300 cmake --build "$bld/tests" -j "${3:-10}" >"$out/tests_build.log" 2>&1
   log "test + CLI build rc=$?"
 }

@@ -109,6 +109,44 @@ TEST(TileSections, PairedCouplesAreComplementary) {
   }
 }
 
+// Static couples (tile_scheduler.h claim_next_tile under a static schedule, on single CTAs and on clusters of
+// two): every CTA walks its tiles from couple_first_tile by static_couple_next until the launch's tile count.
+// Every tile is taken exactly once, a CTA's tiles come as whole couples, and the two ranks of a cluster hold
+// the two tiles of the same unit at every step (the K/V multicast kernel's CTAs share each key block).
+TEST(TileSections, StaticCouplesCoverEveryTileOnceAndKeepClustersTogether) {
+  using detail::cuda_sm90::couple_first_tile;
+  using detail::cuda_sm90::static_couple_next;
+  for (int cluster : {1, 2}) {
+    for (int units : {2, 4, 8}) {             // couples need an even number of units per pair
+      for (int pairs : {1, 3, 16, 100}) {
+        for (int grid : {2, 4, 66, 132, 264}) {  // a multiple of the cluster size
+          SCOPED_TRACE("cluster " + std::to_string(cluster) + ", " + std::to_string(units) + " units, " +
+                       std::to_string(pairs) + " pairs, grid " + std::to_string(grid));
+          const int tiles = pairs * units * cluster;
+          std::vector<int> seen(static_cast<std::size_t>(tiles), 0);
+          std::vector<std::vector<int>> walks(static_cast<std::size_t>(grid));
+          for (int block = 0; block < grid; ++block) {
+            for (int t = couple_first_tile(block, cluster); t < tiles; t = static_couple_next(t, grid, cluster)) {
+              ASSERT_GE(t, 0);
+              ASSERT_EQ(t % cluster, block % cluster) << "a CTA keeps its rank's tiles";
+              ++seen[static_cast<std::size_t>(t)];
+              walks[static_cast<std::size_t>(block)].push_back(t);
+            }
+            ASSERT_EQ(walks[static_cast<std::size_t>(block)].size() % 2, 0u) << "whole couples, block " << block;
+          }
+          for (int t = 0; t < tiles; ++t) ASSERT_EQ(seen[static_cast<std::size_t>(t)], 1) << "tile " << t;
+          for (int block = 1; block < grid && cluster == 2; block += 2) {
+            const auto& lower = walks[static_cast<std::size_t>(block - 1)];
+            const auto& upper = walks[static_cast<std::size_t>(block)];
+            ASSERT_EQ(lower.size(), upper.size()) << "cluster " << block / 2;
+            for (std::size_t i = 0; i < lower.size(); ++i) ASSERT_EQ(lower[i] + 1, upper[i]) << "step " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(TileSections, WithoutTailFactorTheLastSectionIsTheRemainder) {
   for (int pairs : {1, 5, 6, 7, 16, 100}) {
     for (int sec : {1, 3, 6, 200}) {

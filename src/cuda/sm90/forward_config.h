@@ -259,6 +259,13 @@
 #ifndef FLASHATTN_SM90_PAIRED_TILES
 #define FLASHATTN_SM90_PAIRED_TILES 1
 #endif
+// Session 16: causal (and right-window) problems of one length take their couples on the static schedule
+// (CTA b the couples b, b + grid, ...: every couple is the same work, so no claims) on every kernel, whatever
+// the sections hold. 0: the dynamic schedule (couples only as above). The K/V multicast kernel's causal
+// problems (KV_MULTICAST_CAUSAL) always run static couples.
+#ifndef FLASHATTN_SM90_STATIC_COUPLES
+#define FLASHATTN_SM90_STATIC_COUPLES 0
+#endif
 // HEAD_MAJOR_MAX_D (helper sm90o, session 8): the largest d / dv whose kernels take HEAD_MAJOR_MAX_SEQLEN's
 // order (128: only the kernels sm90t measured; 256: every kernel). At d256 s 512 (b32 h8) a half-L2 section
 // is ~50 heads of K/V, so a head's next query block ran ~50 tiles after the previous one: ncu (locked
@@ -519,15 +526,20 @@ struct ForwardConfig {
   // FLASHATTN_SM90_CONSUMER_KEY_RANGE and _FOUR above (two-consumer kernels, and the four-consumer
   // kernel's masked instance; the K/V multicast kernel runs unmasked problems only, where every
   // consumer's range is the tile's).
+  // The masked K/V multicast instance (causal problems, KV_MULTICAST_CAUSAL below) needs it: the lower query
+  // block of a cluster walks the pair's key blocks (score_mask.h key_block_range), one more than its rows see.
   static constexpr bool kConsumerKeyRange =
       (kConsumerWarpgroups == 2 &&
        (FLASHATTN_SM90_CONSUMER_KEY_RANGE >= 2 ||
         (FLASHATTN_SM90_CONSUMER_KEY_RANGE == 1 && kHeadDim == 256 && kHeadDimV == 256))) ||
-      (kConsumerWarpgroups == 4 && kMaskedInstance_ && FLASHATTN_SM90_CONSUMER_KEY_RANGE_FOUR != 0);
-  // A consumer's rows end at most (kConsumerWarpgroups - 1) * 64 rows before the tile's, so it skips at
-  // most that many keys' worth of top blocks; their V stages are released only after its first S
-  // (consumer.h skip_top_keys), which the producer reaches only if they fit in the ring.
-  static_assert(!kConsumerKeyRange || ((kConsumerWarpgroups - 1) * 64 + kBlockN - 1) / kBlockN <= kStages,
+      (kConsumerWarpgroups == 4 && kMaskedInstance_ && FLASHATTN_SM90_CONSUMER_KEY_RANGE_FOUR != 0) ||
+      (kClusterM > 1 && kMaskedInstance_);
+  // A consumer's rows end at most (kConsumerWarpgroups - 1) * 64 rows before the tile's, and the tile's at
+  // most (kClusterM - 1) * kBlockM before the cluster's, so it skips at most that many keys' worth of top
+  // blocks; their V stages are released only after its first S (consumer.h skip_top_keys), which the
+  // producer reaches only if they fit in the ring.
+  static_assert(!kConsumerKeyRange ||
+                    ((kConsumerWarpgroups - 1) * 64 + (kClusterM - 1) * kBlockM + kBlockN - 1) / kBlockN <= kStages,
                 "per-consumer key ranges: more skipped top blocks than stages would deadlock the ring");
 };
 
@@ -631,6 +643,24 @@ inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked
                              bool sequence_maps) {
   return FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN != 0 && seqlen_k >= FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN &&
          m_blocks % 2 == 0 && !masked && !paged && !sequence_maps;
+}
+
+// Session 16 (issue 6, d128 causal rows): K/V multicast for causal problems (no left window) of one length
+// with at least KV_MULTICAST_MIN_SEQLEN keys and a multiple of four 128-row query blocks. A cluster's two CTAs
+// take adjacent query blocks and walk the key blocks both see (the lower block's consumers skip the
+// one past its diagonal); the tiles go as static couples (tile_sections.h paired, tile_scheduler.h
+// claim_next_tile): pairs of query blocks r and units - 1 - r of a head, the same key blocks for every r, so
+// the clusters need no claims to stay balanced, and the two CTAs never hold different work. Session 14 put
+// the multicast that non-causal rows have and causal rows lacked at +1-2% (s14_mc.sh). 0: causal problems
+// run the dynamic schedule without multicast. Host side.
+#ifndef FLASHATTN_SM90_KV_MULTICAST_CAUSAL
+#define FLASHATTN_SM90_KV_MULTICAST_CAUSAL 0
+#endif
+inline bool use_kv_multicast_causal(long long seqlen_k, long long m_blocks, int window_left, int window_right,
+                                    bool paged, bool sequence_maps) {
+  return FLASHATTN_SM90_KV_MULTICAST_CAUSAL != 0 && FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN != 0 &&
+         seqlen_k >= FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN && m_blocks % 4 == 0 && window_left < 0 &&
+         window_right >= 0 && !paged && !sequence_maps;
 }
 
 // HEAD_MAJOR_MAX_SEQLEN above: sections of one head, for calls that run the static schedule (the caller

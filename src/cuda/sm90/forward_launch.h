@@ -183,7 +183,14 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     return e;
   // Equal tiles (no mask cutting key ranges, no per-sequence lengths): the static
   // schedule saves the atomic per tile (measured 2-7% at <= 4k, docs/kernel-notes-sm90.md).
-  k.static_schedule = a.mask.window_left < 0 && a.mask.window_right < 0 && !uses_sequence_maps(a);
+  // Causal (or right-window) problems of one length: couples of complementary query units (tile_sections.h
+  // paired) are equal work, so with STATIC_COUPLES, and always on the K/V multicast kernel (whose two CTAs must
+  // hold the same couple, which separate claims would not give), they go on the static schedule too.
+  const bool couples_shape = !uses_sequence_maps(a) && a.mask.window_left < 0 && a.mask.window_right >= 0;
+  const bool static_couples = couples_shape && (FLASHATTN_SM90_STATIC_COUPLES != 0 || Config::kClusterM > 1) &&
+                              (k.m_blocks / Config::kClusterM) % 2 == 0;
+  k.static_schedule =
+      (a.mask.window_left < 0 && a.mask.window_right < 0 && !uses_sequence_maps(a)) || static_couples;
   // L2 sections (tile_scheduler.h): as many kv heads as fill a part of L2, times their query heads:
   // half of L2, or 1 / SECTION_L2_DIVISOR for the d = dv = 128 kernel; sections of one head for the
   // static schedule of the kernels with d, dv <= HEAD_MAJOR_MAX_D (HEAD_MAJOR_MAX_SEQLEN;
@@ -197,16 +204,16 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   const std::int64_t kv_heads_per_section = std::max<std::int64_t>(1, section_bytes / kv_head_bytes);
   std::int64_t sec_heads =
       std::min<std::int64_t>(kv_heads_per_section * k.heads_per_kv, std::int64_t{k.batch} * k.heads);
-  if (kShortRowOrder && k.static_schedule && head_major_order(a.seqlen_k)) sec_heads = 1;
+  if (kShortRowOrder && k.static_schedule && !static_couples && head_major_order(a.seqlen_k)) sec_heads = 1;
   // The dynamic schedule's tiles differ in length: its last section holds at least
   // TAIL_SECTION_FACTOR tiles per CTA (tile_sections.h). The static schedule's are equal (the
   // tail is at most one tile, in any order), so its sections stay the L2's. Causal (or right-window)
   // problems of one length whose sections hold one kv head take their tiles in complementary couples
   // (PAIRED_TILES, forward_config.h). The backend never launches an empty grid; the clamps in
   // plan_tile_sections keep every divisor at least 1.
-  const bool paired = FLASHATTN_SM90_PAIRED_TILES != 0 && !kSmallSections && kv_heads_per_section == 1 &&
-                      Config::kClusterM == 1 && !k.static_schedule && !uses_sequence_maps(a) &&
-                      a.mask.window_left < 0 && a.mask.window_right >= 0;
+  const bool paired = static_couples || (FLASHATTN_SM90_PAIRED_TILES != 0 && !kSmallSections &&
+                                         kv_heads_per_section == 1 && Config::kClusterM == 1 &&
+                                         !k.static_schedule && couples_shape);
   k.sections = plan_tile_sections(k.batch * k.heads, static_cast<int>(sec_heads),
                                   k.m_blocks / Config::kClusterM, std::max(1, std::min(sms, k.num_tiles)),
                                   k.static_schedule ? 0 : FLASHATTN_SM90_TAIL_SECTION_FACTOR, paired);
@@ -245,9 +252,10 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   }
   if constexpr (Config::kClusterM > 1) {
     // Clusters of kClusterM CTAs on pairs of query blocks (run_forward checked that the
-    // schedule is static and m_blocks even), as many as fit on the GPU at once.
+    // schedule is static and m_blocks even; masked: static couples), as many as fit on the GPU at once.
     static_assert(Config::kClusterM == 2);
-    if (!k.static_schedule || k.m_blocks % 2 != 0) return cudaErrorInvalidValue;
+    if (!k.static_schedule || k.m_blocks % 2 != 0 || (couples_shape && !k.sections.paired))
+      return cudaErrorInvalidValue;
     cudaLaunchConfig_t config{};
     cudaLaunchAttribute cluster{};
     cluster.id = cudaLaunchAttributeClusterDimension;
@@ -332,6 +340,14 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
           use_kv_multicast(a.seqlen_k, m_blocks, masked, a.block_table != nullptr, uses_sequence_maps(a))) {
         return launch_forward<Clustered>(a, workspace, stream);
       }
+#if FLASHATTN_SM90_KV_MULTICAST_CAUSAL != 0
+      using ClusteredMasked = ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 0, 2, true>;
+      if (pack_factor<ClusteredMasked>(a) == 1 &&
+          use_kv_multicast_causal(a.seqlen_k, m_blocks, a.mask.window_left, a.mask.window_right,
+                                  a.block_table != nullptr, uses_sequence_maps(a))) {
+        return launch_forward<ClusteredMasked>(a, workspace, stream);
+      }
+#endif
     }
 #endif
 #if FLASHATTN_SM90_D256_BLOCK64

@@ -97,11 +97,11 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
   ptx::prefetch_tensormap(&p.maps.v);
   RingPosition<Config::kStages> ring;
   std::uint32_t q_phase = 0;
-  int tile = first_tile(p);
+  int tile = first_tile<Config::kClusterM>(p);
   for (;;) {
     // Tiles of a short sequence past its last query row (variable length) carry no work.
     WorkTile w{};
-    tile = next_busy_tile<Config>(p, tile, w, [&](int t) { return claim_next_tile(p, t); });
+    tile = next_busy_tile<Config>(p, tile, w, [&](int t) { return claim_next_tile<Config::kClusterM>(p, t); });
     // The index (or the end marker) goes to the consumers first; Q's buffer is
     // free once every consumer warp released the previous Q.
     publish_tile(pipe.tile_handoff(), tile, q_phase);  // one index per Q so far: the same parity
@@ -143,7 +143,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
       load_q<Config>(p, pipe, tma_q, w, 0);  // its wait came first (above)
     }
     // Claimed now, used next iteration: the atomic's latency hides behind this tile's loads.
-    tile = claim_next_tile(p, tile);
+    tile = claim_next_tile<Config::kClusterM>(p, tile);
 
 #pragma unroll 1  // not unrolled: more live values in a thread of 24 registers
     for (int n = range.end - 1; n >= range.begin; --n) {
@@ -232,11 +232,11 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
   }
   RingPosition<Config::kStages> ring;
   std::uint32_t q_phase = 0;
-  int tile = first_tile(p);
+  int tile = first_tile<Config::kClusterM>(p);
   for (;;) {
     WorkTile w{};
     tile = next_busy_tile<Config>(
-        p, tile, w, [&](int t) { return __shfl_sync(0xffffffffu, leader ? claim_next_tile(p, t) : 0, 0); });
+        p, tile, w, [&](int t) { return __shfl_sync(0xffffffffu, leader ? claim_next_tile<Config::kClusterM>(p, t) : 0, 0); });
     // The same handoff as producer_loop: the index (or the end marker) first, by the leader.
     if (leader) publish_tile(pipe.tile_handoff(), tile, q_phase);
     if (tile >= p.num_tiles) break;
@@ -269,7 +269,7 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
       }
       q_phase ^= 1;
     }
-    tile = __shfl_sync(0xffffffffu, leader ? claim_next_tile(p, tile) : 0, 0);
+    tile = __shfl_sync(0xffffffffu, leader ? claim_next_tile<Config::kClusterM>(p, tile) : 0, 0);
 
 #pragma unroll 1
     for (int n = range.end - 1; n >= range.begin; --n) {

@@ -78,18 +78,26 @@ __device__ __forceinline__ WorkTile tile_work(const ForwardKernelParams& p, int 
 // The producer's next tile after `tile`. When every tile costs the same
 // (static_schedule: no causal/window mask, one length) CTAs simply stride by
 // the grid size: no atomic, and the same order as the dynamic claims would give.
-// Paired sections (tile_sections.h): tiles come in couples 2c, 2c + 1 of equal total length, and a CTA claims
-// a couple at once: its first is 2 blockIdx.x, its next after an even tile the odd one.
+// Paired sections (tile_sections.h): units come in couples 2c, 2c + 1 of equal total length, and a CTA (a
+// cluster, each CTA on its rank's tiles of the two units) takes a couple at once: after a couple's first unit
+// the second, and then the next couple, claimed by one atomic (dynamic schedule) or its group's couple one grid
+// further on (static couples: every couple is the same work). A unit is kClusterM consecutive tiles.
+template <int kClusterM = 1>
 __device__ __forceinline__ int claim_next_tile(const ForwardKernelParams& p, int tile) {
-  if (p.static_schedule) return tile + static_cast<int>(gridDim.x);
+  const int grid = static_cast<int>(gridDim.x);
   if (p.sections.paired) {
-    if (tile % 2 == 0) return tile + 1;
-    return 2 * (static_cast<int>(gridDim.x) + atomicAdd(p.tile_counter, 1));
+    if (p.static_schedule) return static_couple_next(tile, grid, kClusterM);
+    if (couple_first_unit(tile, kClusterM)) return tile + kClusterM;
+    return 2 * (grid + atomicAdd(p.tile_counter, 1));  // dynamic couples run with kClusterM 1 only
   }
-  return static_cast<int>(gridDim.x) + atomicAdd(p.tile_counter, 1);
+  if (p.static_schedule) return tile + grid;
+  return grid + atomicAdd(p.tile_counter, 1);
 }
+// CTA b's first tile: tile b, or under paired sections the first unit of couple b / kClusterM (its rank's tile).
+template <int kClusterM = 1>
 __device__ __forceinline__ int first_tile(const ForwardKernelParams& p) {
-  return static_cast<int>(blockIdx.x) * (p.sections.paired ? 2 : 1);
+  const int b = static_cast<int>(blockIdx.x);
+  return p.sections.paired ? couple_first_tile(b, kClusterM) : b;
 }
 
 // Tile-index handoff, producer -> consumers, through one word of shared memory

@@ -86,4 +86,15 @@ FLASHATTN_HD SectionUnit section_unit(const TileSections& s, int unit) {
   return SectionUnit{first_bh + ranked - rank * size, m_rank};
 }
 
+// Paired sections walked by CTAs: a unit is `cluster` consecutive tiles (one per CTA rank of a cluster), a
+// couple two consecutive units. CTA `block` starts on the first unit of couple block / cluster (its rank's
+// tile); after a couple's first unit comes its second, after the second (static couples) the same rank's
+// tile of the couple one grid of clusters further on, so the clusters take couples g, g + G, ... and the
+// two ranks of a cluster always hold the same unit. tile_scheduler.h claim_next_tile / first_tile.
+FLASHATTN_HD int couple_first_tile(int block, int cluster) { return 2 * block - block % cluster; }
+FLASHATTN_HD bool couple_first_unit(int tile, int cluster) { return (tile / cluster) % 2 == 0; }
+FLASHATTN_HD int static_couple_next(int tile, int grid, int cluster) {
+  return couple_first_unit(tile, cluster) ? tile + cluster : tile - cluster + 2 * grid;
+}
+
 }  // namespace flashattn::detail::cuda_sm90
