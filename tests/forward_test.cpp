@@ -156,14 +156,15 @@ std::vector<ForwardCase> forward_cases() {
                    DType::bfloat16,
                    {MaskKind::none, 0.f, AlibiKind::per_head, 0.f, true},
                    Layout::padded});
-  // A multiple of four 128-row query blocks with at least 2048 keys under a causal or right-only mask: cuda_sm90's
-  // d128 K/V multicast kernel for causal problems (built with FLASHATTN_SM90_KV_MULTICAST_CAUSAL), whose
-  // clusters walk the key blocks of two query blocks and run static couples of them: bottom-right alignment
-  // with more keys than queries and a ragged last key block, GQA, fp16 with a sink, a random right window.
-  cases.push_back({1, 512, 2100, 4, 2, 128, 128, DType::bfloat16, {MaskKind::causal}, Layout::padded});
-  cases.push_back({2,
+  // A multiple of four 128-row query blocks with at least 8192 keys under a causal or right-only mask:
+  // cuda_sm90's d128 K/V multicast kernel for causal problems (forward_config.h
+  // FLASHATTN_SM90_KV_MULTICAST_CAUSAL), whose clusters walk the key blocks of two query blocks and run
+  // static couples of them: bottom-right alignment with more keys than queries and a ragged last key block,
+  // GQA, fp16 with ALiBi and a sink, a random right window.
+  cases.push_back({1, 512, 8200, 4, 2, 128, 128, DType::bfloat16, {MaskKind::causal}, Layout::padded});
+  cases.push_back({1,
                    1024,
-                   2048,
+                   8192,
                    2,
                    1,
                    128,
@@ -171,7 +172,8 @@ std::vector<ForwardCase> forward_cases() {
                    DType::float16,
                    {MaskKind::causal, 0.f, AlibiKind::per_head, 0.f, true},
                    Layout::contiguous});
-  cases.push_back({1, 512, 2304, 2, 2, 128, 128, DType::bfloat16, {MaskKind::right_only}, Layout::heads_major});
+  cases.push_back(
+      {1, 512, 8192, 2, 2, 128, 128, DType::bfloat16, {MaskKind::right_only}, Layout::heads_major});
   // Past 2048 queries, so cuda_sm80's d256 non-causal table entry for long sequences (whole-tile K/V copies
   // without per-copy bounds tests, forward_tuning.json) runs, with a ragged tail against its 64-row tiles.
   cases.push_back({1, 2113, 2100, 1, 1, 256, 256, DType::float16, plain, Layout::contiguous});
@@ -262,8 +264,8 @@ TEST_P(ForwardTest, MatchesReference) {
 // blocks (up to overflowing probabilities against a stale reference at stddev 40), and keys whose norm grows
 // or shrinks along the sequence make each block's maximum higher than the last one's in one walking direction
 // or the other (cuda_sm90 walks from the last block down). Shapes reach the kernels that rescale
-// conditionally: d128 with K/V multicast (>= 2048 keys, an even number of 128-row query blocks; causal: a
-// multiple of four, in builds with FLASHATTN_SM90_KV_MULTICAST_CAUSAL) and without, d256, and the d64 kernels (two, three and four consumers).
+// conditionally: d128 with K/V multicast (>= 2048 keys, an even number of 128-row query blocks; causal: >=
+// 8192 keys and a multiple of four) and without, d256, and the d64 kernels (two, three and four consumers).
 struct SpreadCase {
   std::int64_t b, sq, sk, h, d;
   DType dtype;
@@ -288,10 +290,10 @@ std::vector<SpreadCase> spread_cases() {
       {2, 384, 1500, 2, 128, DType::bfloat16, false, 1.f, -1},  // every block above the last (sm90's order)
       {1, 600, 900, 2, 128, DType::float16, true, 1.f, 1},
       {1, 512, 2304, 2, 128, DType::bfloat16, false, 1.f, -1},  // the same under K/V multicast
-      // Causal under K/V multicast (FLASHATTN_SM90_KV_MULTICAST_CAUSAL builds): rows whose first block is
-      // the diagonal, and a lower query block that skips the cluster's top block.
-      {1, 2048, 2048, 1, 128, DType::bfloat16, true, 6.f, 0},
-      {1, 512, 2304, 2, 128, DType::float16, true, 1.f, -1},
+      // Causal under K/V multicast (>= 8192 keys, FLASHATTN_SM90_KV_MULTICAST_CAUSAL): rows whose first
+      // block is the diagonal, and a lower query block that skips the cluster's top block.
+      {1, 512, 8192, 1, 128, DType::bfloat16, true, 6.f, 0},
+      {1, 512, 8192, 2, 128, DType::float16, true, 1.f, -1},
       {1, 300, 1000, 2, 256, DType::bfloat16, false, 6.f, -1},
       {1, 500, 700, 2, 64, DType::float16, true, 6.f, 1},
       // d64 kernels whose row sums come from the P V GEMM (forward_config.h kRowSumMma): four consumers

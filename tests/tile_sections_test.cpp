@@ -117,7 +117,7 @@ TEST(TileSections, StaticCouplesCoverEveryTileOnceAndKeepClustersTogether) {
   using detail::cuda_sm90::couple_first_tile;
   using detail::cuda_sm90::static_couple_next;
   for (int cluster : {1, 2}) {
-    for (int units : {2, 4, 8}) {             // couples need an even number of units per pair
+    for (int units : {2, 4, 8}) {  // couples need an even number of units per pair
       for (int pairs : {1, 3, 16, 100}) {
         for (int grid : {2, 4, 66, 132, 264}) {  // a multiple of the cluster size
           SCOPED_TRACE("cluster " + std::to_string(cluster) + ", " + std::to_string(units) + " units, " +
@@ -126,13 +126,15 @@ TEST(TileSections, StaticCouplesCoverEveryTileOnceAndKeepClustersTogether) {
           std::vector<int> seen(static_cast<std::size_t>(tiles), 0);
           std::vector<std::vector<int>> walks(static_cast<std::size_t>(grid));
           for (int block = 0; block < grid; ++block) {
-            for (int t = couple_first_tile(block, cluster); t < tiles; t = static_couple_next(t, grid, cluster)) {
+            for (int t = couple_first_tile(block, cluster); t < tiles;
+                 t = static_couple_next(t, grid, cluster)) {
               ASSERT_GE(t, 0);
               ASSERT_EQ(t % cluster, block % cluster) << "a CTA keeps its rank's tiles";
               ++seen[static_cast<std::size_t>(t)];
               walks[static_cast<std::size_t>(block)].push_back(t);
             }
-            ASSERT_EQ(walks[static_cast<std::size_t>(block)].size() % 2, 0u) << "whole couples, block " << block;
+            ASSERT_EQ(walks[static_cast<std::size_t>(block)].size() % 2, 0u)
+                << "whole couples, block " << block;
           }
           for (int t = 0; t < tiles; ++t) ASSERT_EQ(seen[static_cast<std::size_t>(t)], 1) << "tile " << t;
           for (int block = 1; block < grid && cluster == 2; block += 2) {

@@ -527,7 +527,8 @@ struct ForwardConfig {
   // kernel's masked instance; the K/V multicast kernel runs unmasked problems only, where every
   // consumer's range is the tile's).
   // The masked K/V multicast instance (causal problems, KV_MULTICAST_CAUSAL below) needs it: the lower query
-  // block of a cluster walks the pair's key blocks (score_mask.h key_block_range), one more than its rows see.
+  // block of a cluster walks the pair's key blocks (score_mask.h key_block_range), one more than its rows
+  // see.
   static constexpr bool kConsumerKeyRange =
       (kConsumerWarpgroups == 2 &&
        (FLASHATTN_SM90_CONSUMER_KEY_RANGE >= 2 ||
@@ -539,7 +540,8 @@ struct ForwardConfig {
   // blocks; their V stages are released only after its first S (consumer.h skip_top_keys), which the
   // producer reaches only if they fit in the ring.
   static_assert(!kConsumerKeyRange ||
-                    ((kConsumerWarpgroups - 1) * 64 + (kClusterM - 1) * kBlockM + kBlockN - 1) / kBlockN <= kStages,
+                    ((kConsumerWarpgroups - 1) * 64 + (kClusterM - 1) * kBlockM + kBlockN - 1) / kBlockN <=
+                        kStages,
                 "per-consumer key ranges: more skipped top blocks than stages would deadlock the ring");
 };
 
@@ -645,22 +647,24 @@ inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked
          m_blocks % 2 == 0 && !masked && !paged && !sequence_maps;
 }
 
-// Session 16 (issue 6, d128 causal rows): K/V multicast for causal problems (no left window) of one length
-// with at least KV_MULTICAST_MIN_SEQLEN keys and a multiple of four 128-row query blocks. A cluster's two CTAs
-// take adjacent query blocks and walk the key blocks both see (the lower block's consumers skip the
-// one past its diagonal); the tiles go as static couples (tile_sections.h paired, tile_scheduler.h
-// claim_next_tile): pairs of query blocks r and units - 1 - r of a head, the same key blocks for every r, so
-// the clusters need no claims to stay balanced, and the two CTAs never hold different work. Session 14 put
-// the multicast that non-causal rows have and causal rows lacked at +1-2% (s14_mc.sh). 0: causal problems
-// run the dynamic schedule without multicast. Host side.
+// Session 16 (issue 6, d128 causal rows): K/V multicast for causal (and right-window) problems of one length
+// with at least FLASHATTN_SM90_KV_MULTICAST_CAUSAL keys (0: never) and a multiple of four 128-row query
+// blocks. A cluster's two CTAs take adjacent query blocks and walk the key blocks both see (the lower block's
+// consumers skip the one past its diagonal); the tiles go as static couples (tile_sections.h paired,
+// tile_scheduler.h claim_next_tile): pairs of query blocks r and units - 1 - r of a head, the same key blocks
+// for every r, so the clusters need no claims to stay balanced and a cluster's two CTAs never hold different
+// work. Session 14 put the multicast that non-causal rows have and causal rows lacked at +1-2% (s14_mc.sh).
+// Measured on an H200 (bench/integration/s16_mc.sh, three passes, cuDNN and a control beside; from 2k keys):
+// causal 16k +2.2%, 8k +1.6%, 4k +0.5%, 2k -1.4% against the mean of base and control (whose spread was
+// 0.3-2.7%); ncu at locked clocks 4% slower with L2 traffic halved, as on the non-causal rows (the gain is
+// the power limiter's). Hence from 8k keys.
 #ifndef FLASHATTN_SM90_KV_MULTICAST_CAUSAL
-#define FLASHATTN_SM90_KV_MULTICAST_CAUSAL 0
+#define FLASHATTN_SM90_KV_MULTICAST_CAUSAL 8192
 #endif
 inline bool use_kv_multicast_causal(long long seqlen_k, long long m_blocks, int window_left, int window_right,
                                     bool paged, bool sequence_maps) {
-  return FLASHATTN_SM90_KV_MULTICAST_CAUSAL != 0 && FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN != 0 &&
-         seqlen_k >= FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN && m_blocks % 4 == 0 && window_left < 0 &&
-         window_right >= 0 && !paged && !sequence_maps;
+  return FLASHATTN_SM90_KV_MULTICAST_CAUSAL != 0 && seqlen_k >= FLASHATTN_SM90_KV_MULTICAST_CAUSAL &&
+         m_blocks % 4 == 0 && window_left < 0 && window_right >= 0 && !paged && !sequence_maps;
 }
 
 // HEAD_MAJOR_MAX_SEQLEN above: sections of one head, for calls that run the static schedule (the caller

@@ -184,10 +184,11 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   // Equal tiles (no mask cutting key ranges, no per-sequence lengths): the static
   // schedule saves the atomic per tile (measured 2-7% at <= 4k, docs/kernel-notes-sm90.md).
   // Causal (or right-window) problems of one length: couples of complementary query units (tile_sections.h
-  // paired) are equal work, so with STATIC_COUPLES, and always on the K/V multicast kernel (whose two CTAs must
-  // hold the same couple, which separate claims would not give), they go on the static schedule too.
+  // paired) are equal work, so with STATIC_COUPLES, and always on the K/V multicast kernel (whose two CTAs
+  // must hold the same couple, which separate claims would not give), they go on the static schedule too.
   const bool couples_shape = !uses_sequence_maps(a) && a.mask.window_left < 0 && a.mask.window_right >= 0;
-  const bool static_couples = couples_shape && (FLASHATTN_SM90_STATIC_COUPLES != 0 || Config::kClusterM > 1) &&
+  const bool static_couples = couples_shape &&
+                              (FLASHATTN_SM90_STATIC_COUPLES != 0 || Config::kClusterM > 1) &&
                               (k.m_blocks / Config::kClusterM) % 2 == 0;
   k.static_schedule =
       (a.mask.window_left < 0 && a.mask.window_right < 0 && !uses_sequence_maps(a)) || static_couples;
@@ -211,9 +212,9 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   // problems of one length whose sections hold one kv head take their tiles in complementary couples
   // (PAIRED_TILES, forward_config.h). The backend never launches an empty grid; the clamps in
   // plan_tile_sections keep every divisor at least 1.
-  const bool paired = static_couples || (FLASHATTN_SM90_PAIRED_TILES != 0 && !kSmallSections &&
-                                         kv_heads_per_section == 1 && Config::kClusterM == 1 &&
-                                         !k.static_schedule && couples_shape);
+  const bool paired =
+      static_couples || (FLASHATTN_SM90_PAIRED_TILES != 0 && !kSmallSections && kv_heads_per_section == 1 &&
+                         Config::kClusterM == 1 && !k.static_schedule && couples_shape);
   k.sections = plan_tile_sections(k.batch * k.heads, static_cast<int>(sec_heads),
                                   k.m_blocks / Config::kClusterM, std::max(1, std::min(sms, k.num_tiles)),
                                   k.static_schedule ? 0 : FLASHATTN_SM90_TAIL_SECTION_FACTOR, paired);

@@ -101,7 +101,8 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
   for (;;) {
     // Tiles of a short sequence past its last query row (variable length) carry no work.
     WorkTile w{};
-    tile = next_busy_tile<Config>(p, tile, w, [&](int t) { return claim_next_tile<Config::kClusterM>(p, t); });
+    tile =
+        next_busy_tile<Config>(p, tile, w, [&](int t) { return claim_next_tile<Config::kClusterM>(p, t); });
     // The index (or the end marker) goes to the consumers first; Q's buffer is
     // free once every consumer warp released the previous Q.
     publish_tile(pipe.tile_handoff(), tile, q_phase);  // one index per Q so far: the same parity
@@ -235,8 +236,9 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
   int tile = first_tile<Config::kClusterM>(p);
   for (;;) {
     WorkTile w{};
-    tile = next_busy_tile<Config>(
-        p, tile, w, [&](int t) { return __shfl_sync(0xffffffffu, leader ? claim_next_tile<Config::kClusterM>(p, t) : 0, 0); });
+    tile = next_busy_tile<Config>(p, tile, w, [&](int t) {
+      return __shfl_sync(0xffffffffu, leader ? claim_next_tile<Config::kClusterM>(p, t) : 0, 0);
+    });
     // The same handoff as producer_loop: the index (or the end marker) first, by the leader.
     if (leader) publish_tile(pipe.tile_handoff(), tile, q_phase);
     if (tile >= p.num_tiles) break;

@@ -39,15 +39,15 @@ __device__ __forceinline__ KeyBlockRange rows_key_block_range(const ForwardKerne
   return {key_first / Config::kBlockN, key_last / Config::kBlockN + 1};
 }
 
-// The key blocks a tile visits (empty when its rows see no key). Under K/V multicast (kClusterM 2) both CTAs of
-// a cluster walk the blocks that the rows of both their query blocks see (tile_work: m_blocks even, the pair
-// is m_block & ~1 and its successor), since every block is loaded half by each; under a causal mask that is
-// one block more than the lower query block sees, which its consumers skip (kConsumerKeyRange).
+// The key blocks a tile visits (empty when its rows see no key). Under K/V multicast (kClusterM 2) both CTAs
+// of a cluster walk the blocks that the rows of both their query blocks see (tile_work: m_blocks even, the
+// pair is m_block & ~1 and its successor), since every block is loaded half by each; under a causal mask that
+// is one block more than the lower query block sees, which its consumers skip (kConsumerKeyRange).
 template <class Config>
 __device__ __forceinline__ KeyBlockRange key_block_range(const ForwardKernelParams& p, const WorkTile& w) {
   const int first_block = Config::kClusterM == 1 ? w.m_block : w.m_block & ~(Config::kClusterM - 1);
-  return rows_key_block_range<Config>(p, w, first_block * Config::kBlockM, Config::kClusterM * Config::kBlockM,
-                                      KeyBlockRange{0, 0});
+  return rows_key_block_range<Config>(p, w, first_block * Config::kBlockM,
+                                      Config::kClusterM * Config::kBlockM, KeyBlockRange{0, 0});
 }
 
 // The key blocks consumer warpgroup `consumer` visits (forward_config.h kConsumerKeyRange): those

@@ -80,8 +80,8 @@ __device__ __forceinline__ WorkTile tile_work(const ForwardKernelParams& p, int 
 // the grid size: no atomic, and the same order as the dynamic claims would give.
 // Paired sections (tile_sections.h): units come in couples 2c, 2c + 1 of equal total length, and a CTA (a
 // cluster, each CTA on its rank's tiles of the two units) takes a couple at once: after a couple's first unit
-// the second, and then the next couple, claimed by one atomic (dynamic schedule) or its group's couple one grid
-// further on (static couples: every couple is the same work). A unit is kClusterM consecutive tiles.
+// the second, and then the next couple, claimed by one atomic (dynamic schedule) or its group's couple one
+// grid further on (static couples: every couple is the same work). A unit is kClusterM consecutive tiles.
 template <int kClusterM = 1>
 __device__ __forceinline__ int claim_next_tile(const ForwardKernelParams& p, int tile) {
   const int grid = static_cast<int>(gridDim.x);
@@ -93,7 +93,8 @@ __device__ __forceinline__ int claim_next_tile(const ForwardKernelParams& p, int
   if (p.static_schedule) return tile + grid;
   return grid + atomicAdd(p.tile_counter, 1);
 }
-// CTA b's first tile: tile b, or under paired sections the first unit of couple b / kClusterM (its rank's tile).
+// CTA b's first tile: tile b, or under paired sections the first unit of couple b / kClusterM (its rank's
+// tile).
 template <int kClusterM = 1>
 __device__ __forceinline__ int first_tile(const ForwardKernelParams& p) {
   const int b = static_cast<int>(blockIdx.x);
