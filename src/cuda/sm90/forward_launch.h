@@ -195,7 +195,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   // L2 sections (tile_scheduler.h): as many kv heads as fill a part of L2, times their query heads:
   // half of L2, or 1 / SECTION_L2_DIVISOR for the d = dv = 128 kernel; sections of one head for the
   // static schedule of the kernels with d, dv <= HEAD_MAJOR_MAX_D (HEAD_MAJOR_MAX_SEQLEN;
-  // forward_config.h, session 8).
+  // forward_config.h, session 8) and, up to HEAD_MAJOR_MASKED_MAX_SEQLEN keys, for their dynamic one.
   constexpr bool kShortRowOrder = Config::kHeadDim <= FLASHATTN_SM90_HEAD_MAJOR_MAX_D &&
                                   Config::kHeadDimV <= FLASHATTN_SM90_HEAD_MAJOR_MAX_D;
   constexpr bool kSmallSections = Config::kHeadDim == 128 && Config::kHeadDimV == 128;
@@ -206,6 +206,8 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   std::int64_t sec_heads =
       std::min<std::int64_t>(kv_heads_per_section * k.heads_per_kv, std::int64_t{k.batch} * k.heads);
   if (kShortRowOrder && k.static_schedule && !static_couples && head_major_order(a.seqlen_k)) sec_heads = 1;
+  if (kShortRowOrder && !k.static_schedule && !uses_sequence_maps(a) && head_major_order(a.seqlen_k, true))
+    sec_heads = 1;
   // The dynamic schedule's tiles differ in length: its last section holds at least
   // TAIL_SECTION_FACTOR tiles per CTA (tile_sections.h). The static schedule's are equal (the
   // tail is at most one tile, in any order), so its sections stay the L2's. Causal (or right-window)
