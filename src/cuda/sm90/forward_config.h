@@ -228,12 +228,12 @@
 #ifndef FLASHATTN_SM90_HEAD_MAJOR_MAX_SEQLEN
 #define FLASHATTN_SM90_HEAD_MAJOR_MAX_SEQLEN -1
 #endif
-// Session 16 (prepared for session 17, not measured): sections of one head for the dynamic schedule too (masked
-// problems of one length) up to this many keys (0: never), on the same kernels. ncu on an H100
-// (bench/integration/s16_h100_short.sh): d256 causal 512 / 1k read 249 / 285 MB from DRAM against cuDNN's 201 MB
-// (Q, K and V are 192 MB) and run 0.89 / 0.97 of cuDNN at free clocks; d64 / d128 causal 512 read 211 / 203 MB.
-// With half-L2 sections ~48 heads' K/V (24 MB at 512 keys) and their tiles' Q and O pass between a head's first
-// and last query block. bench/integration/s17_short_causal.sh is the A/B.
+// Session 16 (prepared for session 17, not measured): sections of one head for the dynamic schedule too
+// (masked problems of one length) up to this many keys (0: never), on the same kernels. ncu on an H100
+// (bench/integration/s16_h100_short.sh): d256 causal 512 / 1k read 249 / 285 MB from DRAM against cuDNN's 201
+// MB (Q, K and V are 192 MB) and run 0.89 / 0.97 of cuDNN at free clocks; d64 / d128 causal 512 read 211 /
+// 203 MB. With half-L2 sections ~48 heads' K/V (24 MB at 512 keys) and their tiles' Q and O pass between a
+// head's first and last query block. bench/integration/s17_short_causal.sh is the A/B.
 #ifndef FLASHATTN_SM90_HEAD_MAJOR_MASKED_MAX_SEQLEN
 #define FLASHATTN_SM90_HEAD_MAJOR_MASKED_MAX_SEQLEN 0
 #endif
