@@ -174,6 +174,22 @@ std::vector<ForwardCase> forward_cases() {
                    Layout::contiguous});
   cases.push_back(
       {1, 512, 8192, 2, 2, 128, 128, DType::bfloat16, {MaskKind::right_only}, Layout::heads_major});
+  // An even number of 128-row query blocks with at least 2048 keys, unmasked: cuda_sm90's d256 kernel as
+  // clusters of two CTAs sharing each K/V block by column chunks (in builds with
+  // FLASHATTN_SM90_KV_MULTICAST_D256 <= 2100): ragged keys, GQA, ALiBi and a sink; fp16 with softcap, every
+  // head its own kv head.
+  cases.push_back({1,
+                   512,
+                   2100,
+                   2,
+                   1,
+                   256,
+                   256,
+                   DType::bfloat16,
+                   {MaskKind::none, 0.f, AlibiKind::per_head, 0.f, true},
+                   Layout::padded});
+  cases.push_back(
+      {2, 256, 2304, 2, 2, 256, 256, DType::float16, {MaskKind::none, 1.5f}, Layout::heads_major});
   // Past 2048 queries, so cuda_sm80's d256 non-causal table entry for long sequences (whole-tile K/V copies
   // without per-copy bounds tests, forward_tuning.json) runs, with a ragged tail against its 64-row tiles.
   cases.push_back({1, 2113, 2100, 1, 1, 256, 256, DType::float16, plain, Layout::contiguous});
@@ -295,6 +311,8 @@ std::vector<SpreadCase> spread_cases() {
       {1, 512, 8192, 1, 128, DType::bfloat16, true, 6.f, 0},
       {1, 512, 8192, 2, 128, DType::float16, true, 1.f, -1},
       {1, 300, 1000, 2, 256, DType::bfloat16, false, 6.f, -1},
+      {1, 512, 2304, 2, 256, DType::float16, false, 40.f,
+       0},  // d256 K/V multicast (KV_MULTICAST_D256 builds)
       {1, 500, 700, 2, 64, DType::float16, true, 6.f, 1},
       // d64 kernels whose row sums come from the P V GEMM (forward_config.h kRowSumMma): four consumers
       // (512 <= sq < 8192) and three (sq >= 8192 non-causal).

@@ -386,14 +386,17 @@ struct ForwardConfig {
       (kLongKeyBlockN_ == 0 || kD256Block64) && kClusterM_ == 1 && kConsumerWarpgroups_ == 2;
   // Cluster of kClusterM CTAs on adjacent query blocks of one head (tile_scheduler.h
   // tile_work): each CTA's producer loads 1/kClusterM of every K and V block (kBlockN /
-  // kClusterM rows) and multicasts it to all of them, so each block crosses from L2 once
-  // per cluster instead of once per CTA. Every consumer warp releases a stage on the empty
-  // barrier of every CTA of the cluster (a peer's producer overwrites its rows there).
-  // Dense, unmasked, equal-length problems only (forward_launch.h run_forward).
+  // kClusterM rows, or kChunks / kClusterM column chunks: kKVSliceRows below) and multicasts it
+  // to all of them, so each block crosses from L2 once per cluster instead of once per CTA.
+  // Every consumer warp releases a stage on the empty barrier of every CTA of the cluster (a
+  // peer's producer overwrites its rows there). Dense problems of one length, unmasked or (the
+  // d = 128 masked instance) causal (forward_launch.h run_forward); d = 256 behind
+  // FLASHATTN_SM90_KV_MULTICAST_D256.
   static constexpr int kClusterM = kClusterM_;
-  static_assert(kClusterM == 1 || (kClusterM == 2 && kHeadDim == 128 && kHeadDimV == 128 &&
-                                   kLongKeyBlockN_ == 0 && kConsumerWarpgroups == 2),
-                "K/V multicast only for the d = 128 kernel");
+  static_assert(kClusterM == 1 || (kClusterM == 2 && kLongKeyBlockN_ == 0 && kConsumerWarpgroups == 2 &&
+                                   ((kHeadDim == 128 && kHeadDimV == 128) ||
+                                    (kHeadDim == 256 && kHeadDimV == 256 && !kMaskedInstance_))),
+                "K/V multicast only for the d = 128 kernel and the unmasked d = 256 one");
 
   // setmaxnreg split: 128 * 24 + 256 * 240 = 64512 <= 65536 registers per SM
   // with two consumers; 128 * 24 + 384 * 160 = 64512 with three (d = 64: S 64 +
@@ -474,10 +477,15 @@ struct ForwardConfig {
   static constexpr int kQChunkBytes = kBlockM * kRowBytes;
   static constexpr int kKVChunkBytes = kBlockN * kRowBytes;  // K and V chunks alike
   static_assert(kKVChunkBytes % 1024 == 0, "swizzle atoms must stay 1024-byte aligned");
-  // One CTA's share of a K/V chunk under multicast: rows [rank * kBlockN / kClusterM, ...).
-  static constexpr int kKVSliceRows = kBlockN / kClusterM;
+  // One CTA's share of a K/V block under multicast: rows [rank * kBlockN / kClusterM, ...) of every chunk
+  // where that slice is a whole number of 1 KB swizzle atoms (d = 128: 64 of 128 rows), else whole chunks
+  // c with c % kClusterM == rank (kMulticastByChunk; d = 256: 80-row blocks, chunks 0 / 2 and 1 / 3).
+  static constexpr bool kMulticastByChunk = kClusterM > 1 && (kBlockN / kClusterM * kRowBytes) % 1024 != 0;
+  static constexpr int kKVSliceRows = kMulticastByChunk ? kBlockN : kBlockN / kClusterM;
   static constexpr int kKVSliceBytes = kKVSliceRows * kRowBytes;
   static_assert(kKVSliceBytes % 1024 == 0, "a multicast slice must start on a swizzle atom");
+  static_assert(!kMulticastByChunk || (kChunks % kClusterM == 0 && kChunksV % kClusterM == 0),
+                "chunk multicast needs the chunks of K and V to divide among the cluster");
 
   // Shared memory: [Q][K stages][V stages][O][barriers]. O gets its own buffer
   // when it fits (its TMA store then overlaps the next tile's Q load); at d=256 it
@@ -539,7 +547,7 @@ struct ForwardConfig {
   // block of a cluster walks the pair's key blocks (score_mask.h key_block_range), one more than its rows
   // see.
   static constexpr bool kConsumerKeyRange =
-      (kConsumerWarpgroups == 2 &&
+      (kConsumerWarpgroups == 2 && kClusterM == 1 &&
        (FLASHATTN_SM90_CONSUMER_KEY_RANGE >= 2 ||
         (FLASHATTN_SM90_CONSUMER_KEY_RANGE == 1 && kHeadDim == 256 && kHeadDimV == 256))) ||
       (kConsumerWarpgroups == 4 && kMaskedInstance_ && FLASHATTN_SM90_CONSUMER_KEY_RANGE_FOUR != 0) ||
@@ -655,6 +663,16 @@ inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked
   return FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN != 0 && seqlen_k >= FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN &&
          m_blocks % 2 == 0 && !masked && !paged && !sequence_maps;
 }
+
+// Session 16 (prepared for session 17, not measured): K/V multicast for the d = 256 kernel (80-key blocks,
+// shared by column chunks: ForwardConfig kMulticastByChunk) on unmasked problems with at least this many keys
+// (0: never) and an even number of query blocks. Its non-causal rows stand at 0.96-1.02 of the normalised FA3
+// anchor (8k 0.990 on the H200, 0.954 on the H100); the d128 kernel's multicast read +1-3% (sessions 6, 14).
+// The unmasked cluster instance has no per-consumer key ranges (every consumer's range is the tile's).
+// bench/integration/s17_d256mc.sh is the A/B.
+#ifndef FLASHATTN_SM90_KV_MULTICAST_D256
+#define FLASHATTN_SM90_KV_MULTICAST_D256 0
+#endif
 
 // Session 16 (issue 6, d128 causal rows): K/V multicast for causal (and right-window) problems of one length
 // with at least FLASHATTN_SM90_KV_MULTICAST_CAUSAL keys (0: never) and a multiple of four 128-row query

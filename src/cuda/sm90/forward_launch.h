@@ -353,6 +353,17 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
 #endif
     }
 #endif
+#if FLASHATTN_SM90_KV_MULTICAST_D256 != 0
+    if constexpr (kHeadDim == 256 && kHeadDimV == 256) {
+      using Clustered = ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 0, 2>;
+      const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
+      const long long m_blocks = (a.seqlen_q + Clustered::kBlockM - 1) / Clustered::kBlockM;
+      if (pack_factor<Clustered>(a) == 1 && a.seqlen_k >= FLASHATTN_SM90_KV_MULTICAST_D256 &&
+          use_kv_multicast(a.seqlen_k, m_blocks, masked, a.block_table != nullptr, uses_sequence_maps(a))) {
+        return launch_forward<Clustered>(a, workspace, stream);
+      }
+    }
+#endif
 #if FLASHATTN_SM90_D256_BLOCK64
     if constexpr (kHeadDim == 256 && kHeadDimV == 256) {
       const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;

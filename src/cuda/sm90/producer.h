@@ -70,8 +70,8 @@ __device__ __forceinline__ void wait_and_load_q(const ForwardKernelParams& p,
 }
 
 // Key block n of K or V (kChunks column chunks) into the stage at `stage_smem`, completing
-// on `full`. K/V multicast (Config::kClusterM > 1): this CTA's slice of the block's rows,
-// written to the same place in every CTA of the cluster.
+// on `full`. K/V multicast (Config::kClusterM > 1): this CTA's slice of the block's rows (or,
+// kMulticastByChunk, its chunks), written to the same place in every CTA of the cluster.
 template <class Config, int kChunks>
 __device__ __forceinline__ void load_kv_block(std::uint32_t stage_smem, const CUtensorMap* map,
                                               std::uint32_t full, int n, int kv_head, int batch) {
@@ -80,6 +80,12 @@ __device__ __forceinline__ void load_kv_block(std::uint32_t stage_smem, const CU
     if constexpr (Config::kClusterM == 1) {
       ptx::tma_load_4d(stage_smem + c * Config::kKVChunkBytes, map, full, c * Config::kChunkCols,
                        n * Config::kBlockN, kv_head, batch);
+    } else if constexpr (Config::kMulticastByChunk) {
+      if (c % Config::kClusterM == static_cast<int>(ptx::cluster_ctarank())) {
+        ptx::tma_load_4d_multicast(stage_smem + c * Config::kKVChunkBytes, map, full, c * Config::kChunkCols,
+                                   n * Config::kBlockN, kv_head, batch,
+                                   static_cast<std::uint16_t>((1u << Config::kClusterM) - 1));
+      }
     } else {
       const int rank = static_cast<int>(ptx::cluster_ctarank());
       ptx::tma_load_4d_multicast(stage_smem + c * Config::kKVChunkBytes + rank * Config::kKVSliceBytes, map,
