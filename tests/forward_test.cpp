@@ -190,6 +190,10 @@ std::vector<ForwardCase> forward_cases() {
                    Layout::padded});
   cases.push_back(
       {2, 256, 2304, 2, 2, 256, 256, DType::float16, {MaskKind::none, 1.5f}, Layout::heads_major});
+  // The same kernel for causal problems (FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL <= 2100 builds): a multiple
+  // of four query blocks, bottom-right alignment with a ragged last key block, GQA; a right window in fp16.
+  cases.push_back({1, 512, 2100, 4, 2, 256, 256, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
+  cases.push_back({1, 512, 2304, 2, 1, 256, 256, DType::float16, {MaskKind::right_only}, Layout::padded});
   // Past 2048 queries, so cuda_sm80's d256 non-causal table entry for long sequences (whole-tile K/V copies
   // without per-copy bounds tests, forward_tuning.json) runs, with a ragged tail against its 64-row tiles.
   cases.push_back({1, 2113, 2100, 1, 1, 256, 256, DType::float16, plain, Layout::contiguous});
@@ -311,8 +315,9 @@ std::vector<SpreadCase> spread_cases() {
       {1, 512, 8192, 1, 128, DType::bfloat16, true, 6.f, 0},
       {1, 512, 8192, 2, 128, DType::float16, true, 1.f, -1},
       {1, 300, 1000, 2, 256, DType::bfloat16, false, 6.f, -1},
-      {1, 512, 2304, 2, 256, DType::float16, false, 40.f,
-       0},  // d256 K/V multicast (KV_MULTICAST_D256 builds)
+      // d256 K/V multicast, unmasked and causal (KV_MULTICAST_D256{,_CAUSAL} builds).
+      {1, 512, 2304, 2, 256, DType::float16, false, 40.f, 0},
+      {1, 512, 2304, 2, 256, DType::bfloat16, true, 6.f, -1},
       {1, 500, 700, 2, 64, DType::float16, true, 6.f, 1},
       // d64 kernels whose row sums come from the P V GEMM (forward_config.h kRowSumMma): four consumers
       // (512 <= sq < 8192) and three (sq >= 8192 non-causal).

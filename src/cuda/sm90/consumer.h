@@ -210,7 +210,8 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   // longer for a turn than they would if this one had issued the block. The K stages are released at
   // once, the V stages only after the first S: the producer loads K(j), V(j), K(j - 1), ..., so it can
   // reach the first S's K stage only if no V load before it needs one of the deferred releases, i.e.
-  // at most kStages blocks are skipped (forward_config.h asserts it for every kConsumerKeyRange shape).
+  // at most kStages blocks are skipped. Shapes that may skip more (forward_config.h kEagerSkipRelease: the
+  // d = 256 masked cluster instance) release each skipped block's V stage in the skip too, once it landed.
   // (Owing the turn to the tile's end made the other consumer's last P V wait for this one's epilogue: d256
   // causal -16..-20%, run 1.) The skipped blocks' V stages follow in the tile's body (skip_ring).
   auto skip_top_keys = [&]() {
@@ -220,6 +221,10 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       for (int n = next_range.end; n > next_own.end; --n) {
         ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
         pipe.release_kv_if(pipe.k_empty(ring.stage), warp_leader);
+        if constexpr (Config::kEagerSkipRelease) {
+          ptx::mbarrier_wait_parity(pipe.v_full(ring.stage), ring.phase);
+          pipe.release_kv_if(pipe.v_empty(ring.stage), warp_leader);
+        }
         ring.advance();
         ptx::bar_sync(my_turn, 256);
         ptx::bar_arrive(next_turn, 256);
@@ -290,7 +295,8 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       int n = range.end - 1;
       if constexpr (!Config::kEarlyNextS) skip_top_keys();
       // Stage whose V the next P V GEMM reads (kConsumerKeyRange: first the skipped blocks' V).
-      RingPosition<Config::kStages> pv_ring = Config::kConsumerKeyRange ? skip_ring : ring;
+      RingPosition<Config::kStages> pv_ring =
+          Config::kConsumerKeyRange && !Config::kEagerSkipRelease ? skip_ring : ring;
       if constexpr (!Config::kEarlyNextS) {
         ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
         ptx::bar_sync(my_turn, 256);
@@ -309,7 +315,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       // kConsumerKeyRange: the V stages of the top blocks this consumer skips (skip_top_keys), released
       // here rather than before the first S: the producer loads V(top) before K(top - 1), so by now it
       // has landed, and the first S did not wait for it.
-      if constexpr (Config::kConsumerKeyRange) {
+      if constexpr (Config::kConsumerKeyRange && !Config::kEagerSkipRelease) {
 #pragma unroll 1
         for (int skipped = tile_range.end; skipped > range.end; --skipped) {
           ptx::mbarrier_wait_parity(pipe.v_full(pv_ring.stage), pv_ring.phase);

@@ -393,10 +393,10 @@ struct ForwardConfig {
   // d = 128 masked instance) causal (forward_launch.h run_forward); d = 256 behind
   // FLASHATTN_SM90_KV_MULTICAST_D256.
   static constexpr int kClusterM = kClusterM_;
-  static_assert(kClusterM == 1 || (kClusterM == 2 && kLongKeyBlockN_ == 0 && kConsumerWarpgroups == 2 &&
-                                   ((kHeadDim == 128 && kHeadDimV == 128) ||
-                                    (kHeadDim == 256 && kHeadDimV == 256 && !kMaskedInstance_))),
-                "K/V multicast only for the d = 128 kernel and the unmasked d = 256 one");
+  static_assert(kClusterM == 1 ||
+                    (kClusterM == 2 && kLongKeyBlockN_ == 0 && kConsumerWarpgroups == 2 &&
+                     ((kHeadDim == 128 && kHeadDimV == 128) || (kHeadDim == 256 && kHeadDimV == 256))),
+                "K/V multicast only for the d = 128 and d = 256 kernels");
 
   // setmaxnreg split: 128 * 24 + 256 * 240 = 64512 <= 65536 registers per SM
   // with two consumers; 128 * 24 + 384 * 160 = 64512 with three (d = 64: S 64 +
@@ -556,10 +556,12 @@ struct ForwardConfig {
   // most (kClusterM - 1) * kBlockM before the cluster's, so it skips at most that many keys' worth of top
   // blocks; their V stages are released only after its first S (consumer.h skip_top_keys), which the
   // producer reaches only if they fit in the ring.
-  static_assert(!kConsumerKeyRange ||
-                    ((kConsumerWarpgroups - 1) * 64 + (kClusterM - 1) * kBlockM + kBlockN - 1) / kBlockN <=
-                        kStages,
-                "per-consumer key ranges: more skipped top blocks than stages would deadlock the ring");
+  // Where more may be skipped than the ring holds (the d = 256 masked cluster instance: up to three 80-key
+  // blocks with two stages), the skipped blocks' V stages are released as they are skipped instead, each once
+  // it has landed (kEagerSkipRelease; the first S then also waits for those V loads).
+  static constexpr bool kEagerSkipRelease =
+      kConsumerKeyRange &&
+      ((kConsumerWarpgroups - 1) * 64 + (kClusterM - 1) * kBlockM + kBlockN - 1) / kBlockN > kStages;
 };
 
 // d = 64: three consumer warpgroups (kBlockM 192, kBlockN 96 until session 14, now
@@ -669,9 +671,15 @@ inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked
 // (0: never) and an even number of query blocks. Its non-causal rows stand at 0.96-1.02 of the normalised FA3
 // anchor (8k 0.990 on the H200, 0.954 on the H100); the d128 kernel's multicast read +1-3% (sessions 6, 14).
 // The unmasked cluster instance has no per-consumer key ranges (every consumer's range is the tile's).
-// bench/integration/s17_d256mc.sh is the A/B.
+// KV_MULTICAST_D256_CAUSAL: the same for causal (and right-window) problems with a multiple of four query
+// blocks, as KV_MULTICAST_CAUSAL does at d = 128 (static couples; the masked cluster instance, whose lower
+// query block may skip three 80-key blocks: kEagerSkipRelease). bench/integration/s17_d256mc.sh is the A/B of
+// both.
 #ifndef FLASHATTN_SM90_KV_MULTICAST_D256
 #define FLASHATTN_SM90_KV_MULTICAST_D256 0
+#endif
+#ifndef FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL
+#define FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL 0
 #endif
 
 // Session 16 (issue 6, d128 causal rows): K/V multicast for causal (and right-window) problems of one length
@@ -689,9 +697,10 @@ inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked
 #define FLASHATTN_SM90_KV_MULTICAST_CAUSAL 8192
 #endif
 inline bool use_kv_multicast_causal(long long seqlen_k, long long m_blocks, int window_left, int window_right,
-                                    bool paged, bool sequence_maps) {
-  return FLASHATTN_SM90_KV_MULTICAST_CAUSAL != 0 && seqlen_k >= FLASHATTN_SM90_KV_MULTICAST_CAUSAL &&
-         m_blocks % 4 == 0 && window_left < 0 && window_right >= 0 && !paged && !sequence_maps;
+                                    bool paged, bool sequence_maps,
+                                    long long min_seqlen = FLASHATTN_SM90_KV_MULTICAST_CAUSAL) {
+  return min_seqlen != 0 && seqlen_k >= min_seqlen && m_blocks % 4 == 0 && window_left < 0 &&
+         window_right >= 0 && !paged && !sequence_maps;
 }
 
 // HEAD_MAJOR_MAX_SEQLEN above: sections of one head, for calls that run the static schedule (the caller

@@ -364,6 +364,18 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
       }
     }
 #endif
+#if FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL != 0
+    if constexpr (kHeadDim == 256 && kHeadDimV == 256) {
+      using ClusteredMasked = ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 0, 2, true>;
+      const long long m_blocks = (a.seqlen_q + ClusteredMasked::kBlockM - 1) / ClusteredMasked::kBlockM;
+      if (pack_factor<ClusteredMasked>(a) == 1 &&
+          use_kv_multicast_causal(a.seqlen_k, m_blocks, a.mask.window_left, a.mask.window_right,
+                                  a.block_table != nullptr, uses_sequence_maps(a),
+                                  FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL)) {
+        return launch_forward<ClusteredMasked>(a, workspace, stream);
+      }
+    }
+#endif
 #if FLASHATTN_SM90_D256_BLOCK64
     if constexpr (kHeadDim == 256 && kHeadDimV == 256) {
       const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
