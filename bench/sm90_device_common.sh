@@ -115,3 +115,15 @@ suites_and_racecheck() {
     >"$out/racecheck.txt" 2>&1
   log "racecheck rc=$? $(grep -m1 'SUMMARY' "$out/racecheck.txt")"
 }
+
+# cli_runs ARGS...: float64-checked runs of test_cli_build's CLI on cuda_sm90, one per argument (each a string of
+# `flashattn run` options), appended to $out/cli.txt with one summary line each.
+cli_runs() {
+  local cli=$bld/tests/tools/cli/flashattn args
+  for args in "$@"; do
+    # shellcheck disable=SC2086  # each argument is a list of options
+    timeout 90 "$cli" run --backend cuda_sm90 --repeat 2 --verify sample $args >>"$out/cli.txt" 2>&1
+    log "cli [$args] rc=$?"
+  done
+}
+

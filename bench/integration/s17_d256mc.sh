@@ -28,25 +28,17 @@ test_cli_build "256" "fp16;bf16" 6 "$flags" &
 PY_DIMS="256" sm90_build_py base "" 4 400 &
 PY_DIMS="256" sm90_build_py mc "$flags" 4 400 &
 wait
-tests=$bld/tests/tests/flashattn_tests
-timeout 150 "$tests" --gtest_filter='*cuda_sm90*:*Sm90*' --gtest_brief=1 >"$out/tests.txt" 2>&1
-log "sm90 suites rc=$? $(tail -3 "$out/tests.txt" | tr '\n' ' ')"
-timeout 120 compute-sanitizer --tool racecheck --error-exitcode 3 "$tests" \
-  --gtest_filter='*ForwardTest*cuda_sm90*512x2100*d256*:*ForwardTest*cuda_sm90*256x2304*d256*:*ForwardTest*cuda_sm90*512x2304*d256*rightwin*:*Spread*cuda_sm90*512x2304*d256*' \
-  >"$out/racecheck.txt" 2>&1
-log "racecheck rc=$? $(grep -m1 'SUMMARY' "$out/racecheck.txt") $(grep -c '^\[       OK' "$out/racecheck.txt") ok"
-cli=$bld/tests/tools/cli/flashattn
-for args in "--head-dim 256 --seqlen-q 8192 -b 2 --heads 8" \
+suites_and_racecheck '*cuda_sm90*:*Sm90*' \
+  '*ForwardTest*cuda_sm90*512x2100*d256*:*ForwardTest*cuda_sm90*256x2304*d256*:*ForwardTest*cuda_sm90*512x2304*d256*rightwin*:*Spread*cuda_sm90*512x2304*d256*' \
+  150
+cli_runs "--head-dim 256 --seqlen-q 8192 -b 2 --heads 8" \
   "--head-dim 256 --seqlen-q 16384 -b 1 --heads 8 --dtype fp16" \
   "--head-dim 256 --seqlen-q 4096 -b 2 --heads 8 --heads-kv 2 --alibi" \
   "--head-dim 256 --seqlen-q 3000 --seqlen-k 5000 -b 2 --heads 8 --softcap 30 --sink" \
   "--head-dim 256 --causal --seqlen-q 8192 -b 2 --heads 8" \
   "--head-dim 256 --causal --seqlen-q 16384 -b 1 --heads 8 --heads-kv 2 --dtype fp16" \
   "--head-dim 256 --causal --seqlen-q 3072 --seqlen-k 5000 -b 2 --heads 8 --alibi" \
-  "--head-dim 256 --window=-1,100 --seqlen-q 4096 -b 2 --heads 8"; do
-  timeout 90 $cli run --backend cuda_sm90 --repeat 2 --verify sample $args >>"$out/cli.txt" 2>&1
-  log "cli [$args] rc=$?"
-done
+  "--head-dim 256 --window=-1,100 --seqlen-q 4096 -b 2 --heads 8"
 for b in base mc; do
   PYTHONPATH=$bld/pyroot timeout 60 ncu --metrics gpu__time_duration.sum,dram__bytes_read.sum,lts__t_bytes.sum \
     --profile-from-start off --csv --page raw python3 bench/ncu_grid_target.py --rows 256:0:8192,256:1:16384 \

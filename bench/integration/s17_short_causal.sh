@@ -21,17 +21,13 @@ PY_DIMS="64;128;256" sm90_build_py base "" 3 400 &
 PY_DIMS="64;128;256" sm90_build_py hm "-DFLASHATTN_SM90_HEAD_MAJOR_MASKED_MAX_SEQLEN=1024" 3 400 &
 PY_DIMS="64;128;256" sm90_build_py hm2 "-DFLASHATTN_SM90_HEAD_MAJOR_MASKED_MAX_SEQLEN=2048" 3 400 &
 wait
-tests=$bld/tests/tests/flashattn_tests
-timeout 150 "$tests" --gtest_filter='*cuda_sm90*:*Sm90*:*TileSections*' --gtest_brief=1 >"$out/tests.txt" 2>&1
+timeout 150 "$bld/tests/tests/flashattn_tests" --gtest_filter='*cuda_sm90*:*Sm90*:*TileSections*' --gtest_brief=1 \
+  >"$out/tests.txt" 2>&1
 log "sm90 suites rc=$? $(tail -3 "$out/tests.txt" | tr '\n' ' ')"
-cli=$bld/tests/tools/cli/flashattn
-for args in "--head-dim 256 --causal --seqlen-q 512 -b 32 --heads 8" \
+cli_runs "--head-dim 256 --causal --seqlen-q 512 -b 32 --heads 8" \
   "--head-dim 256 --causal --seqlen-q 1000 --seqlen-k 1500 -b 8 --heads 8 --heads-kv 2 --dtype fp16" \
   "--head-dim 128 --window=300,0 --seqlen-q 2048 -b 4 --heads 16" \
-  "--head-dim 64 --causal --seqlen-q 1024 -b 16 --heads 32 --alibi"; do
-  timeout 90 $cli run --backend cuda_sm90 --repeat 2 --verify sample $args >>"$out/cli.txt" 2>&1
-  log "cli [$args] rc=$?"
-done
+  "--head-dim 64 --causal --seqlen-q 1024 -b 16 --heads 32 --alibi"
 PYTHONPATH=$bld/pyroot timeout 90 ncu --metrics gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sector_hit_rate.pct \
   --profile-from-start off --csv --page raw python3 bench/ncu_grid_target.py --rows 256:1:512,256:1:1024,256:1:2048 \
   --builds base,hm,hm2 --cudnn >"$out/ncu.csv" 2>/dev/null
