@@ -541,11 +541,9 @@ struct ForwardConfig {
   // FLASHATTN_SM90_UNIFORM_CONSUMER above.
   static constexpr bool kUniformConsumer = FLASHATTN_SM90_UNIFORM_CONSUMER != 0;
   // FLASHATTN_SM90_CONSUMER_KEY_RANGE and _FOUR above (two-consumer kernels, and the four-consumer
-  // kernel's masked instance; the K/V multicast kernel runs unmasked problems only, where every
-  // consumer's range is the tile's).
-  // The masked K/V multicast instance (causal problems, KV_MULTICAST_CAUSAL below) needs it: the lower query
-  // block of a cluster walks the pair's key blocks (score_mask.h key_block_range), one more than its rows
-  // see.
+  // kernel's masked instance). The unmasked K/V multicast instances have none (every consumer's range is
+  // the tile's); the masked ones (causal problems, KV_MULTICAST_CAUSAL below) need them: the lower query
+  // block of a cluster walks the pair's key blocks (score_mask.h key_block_range), more than its rows see.
   static constexpr bool kConsumerKeyRange =
       (kConsumerWarpgroups == 2 && kClusterM == 1 &&
        (FLASHATTN_SM90_CONSUMER_KEY_RANGE >= 2 ||
