@@ -659,9 +659,10 @@ inline bool use_d64_alt_tile(int head_dim, int head_dim_v, long long seqlen_q, l
 #define FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN 2048
 #endif
 inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked, bool paged,
-                             bool sequence_maps) {
-  return FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN != 0 && seqlen_k >= FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN &&
-         m_blocks % 2 == 0 && !masked && !paged && !sequence_maps;
+                             bool sequence_maps,
+                             long long min_seqlen = FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN) {
+  return min_seqlen != 0 && seqlen_k >= min_seqlen && m_blocks % 2 == 0 && !masked && !paged &&
+         !sequence_maps;
 }
 
 // Session 16 (prepared for session 17, not measured): K/V multicast for the d = 256 kernel (80-key blocks,

@@ -334,48 +334,34 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
         return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 3>>(a, workspace, stream);
       }
     }
-#if FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN != 0
-    if constexpr (kHeadDim == 128 && kHeadDimV == 128) {
-      using Clustered = ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 0, 2>;
+    if constexpr ((kHeadDim == 128 && kHeadDimV == 128) || (kHeadDim == 256 && kHeadDimV == 256)) {
+      // K/V multicast (forward_config.h use_kv_multicast, use_kv_multicast_causal), each instance compiled
+      // only where its key threshold is not 0: d = 128 unmasked and causal by default, d = 256 behind its
+      // switches.
+      constexpr long long kMinKeys =
+          kHeadDim == 128 ? FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN : FLASHATTN_SM90_KV_MULTICAST_D256;
+      constexpr long long kMinKeysCausal =
+          kHeadDim == 128 ? FLASHATTN_SM90_KV_MULTICAST_CAUSAL : FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL;
       const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
-      const long long m_blocks = (a.seqlen_q + Clustered::kBlockM - 1) / Clustered::kBlockM;
-      if (pack_factor<Clustered>(a) == 1 &&
-          use_kv_multicast(a.seqlen_k, m_blocks, masked, a.block_table != nullptr, uses_sequence_maps(a))) {
-        return launch_forward<Clustered>(a, workspace, stream);
+      const bool paged = a.block_table != nullptr;
+      if constexpr (kMinKeys != 0) {
+        using Clustered = ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 0, 2>;
+        const long long m_blocks = (a.seqlen_q + Clustered::kBlockM - 1) / Clustered::kBlockM;
+        if (pack_factor<Clustered>(a) == 1 &&
+            use_kv_multicast(a.seqlen_k, m_blocks, masked, paged, uses_sequence_maps(a), kMinKeys)) {
+          return launch_forward<Clustered>(a, workspace, stream);
+        }
       }
-#if FLASHATTN_SM90_KV_MULTICAST_CAUSAL != 0
-      using ClusteredMasked = ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 0, 2, true>;
-      if (pack_factor<ClusteredMasked>(a) == 1 &&
-          use_kv_multicast_causal(a.seqlen_k, m_blocks, a.mask.window_left, a.mask.window_right,
-                                  a.block_table != nullptr, uses_sequence_maps(a))) {
-        return launch_forward<ClusteredMasked>(a, workspace, stream);
-      }
-#endif
-    }
-#endif
-#if FLASHATTN_SM90_KV_MULTICAST_D256 != 0
-    if constexpr (kHeadDim == 256 && kHeadDimV == 256) {
-      using Clustered = ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 0, 2>;
-      const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
-      const long long m_blocks = (a.seqlen_q + Clustered::kBlockM - 1) / Clustered::kBlockM;
-      if (pack_factor<Clustered>(a) == 1 && a.seqlen_k >= FLASHATTN_SM90_KV_MULTICAST_D256 &&
-          use_kv_multicast(a.seqlen_k, m_blocks, masked, a.block_table != nullptr, uses_sequence_maps(a))) {
-        return launch_forward<Clustered>(a, workspace, stream);
+      if constexpr (kMinKeysCausal != 0) {
+        using ClusteredMasked = ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 0, 2, true>;
+        const long long m_blocks = (a.seqlen_q + ClusteredMasked::kBlockM - 1) / ClusteredMasked::kBlockM;
+        if (pack_factor<ClusteredMasked>(a) == 1 &&
+            use_kv_multicast_causal(a.seqlen_k, m_blocks, a.mask.window_left, a.mask.window_right, paged,
+                                    uses_sequence_maps(a), kMinKeysCausal)) {
+          return launch_forward<ClusteredMasked>(a, workspace, stream);
+        }
       }
     }
-#endif
-#if FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL != 0
-    if constexpr (kHeadDim == 256 && kHeadDimV == 256) {
-      using ClusteredMasked = ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 0, 2, true>;
-      const long long m_blocks = (a.seqlen_q + ClusteredMasked::kBlockM - 1) / ClusteredMasked::kBlockM;
-      if (pack_factor<ClusteredMasked>(a) == 1 &&
-          use_kv_multicast_causal(a.seqlen_k, m_blocks, a.mask.window_left, a.mask.window_right,
-                                  a.block_table != nullptr, uses_sequence_maps(a),
-                                  FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL)) {
-        return launch_forward<ClusteredMasked>(a, workspace, stream);
-      }
-    }
-#endif
 #if FLASHATTN_SM90_D256_BLOCK64
     if constexpr (kHeadDim == 256 && kHeadDimV == 256) {
       const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
