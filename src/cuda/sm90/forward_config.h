@@ -390,7 +390,7 @@ struct ForwardConfig {
   // to all of them, so each block crosses from L2 once per cluster instead of once per CTA.
   // Every consumer warp releases a stage on the empty barrier of every CTA of the cluster (a
   // peer's producer overwrites its rows there). Dense problems of one length, unmasked or (the
-  // d = 128 masked instance) causal (forward_launch.h run_forward); d = 256 behind
+  // masked instances) causal (forward_launch.h run_forward); d = 256 unmasked only behind
   // FLASHATTN_SM90_KV_MULTICAST_D256.
   static constexpr int kClusterM = kClusterM_;
   static_assert(kClusterM == 1 ||
@@ -665,20 +665,21 @@ inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked
          !sequence_maps;
 }
 
-// Session 16 (prepared for session 17, not measured): K/V multicast for the d = 256 kernel (80-key blocks,
-// shared by column chunks: ForwardConfig kMulticastByChunk) on unmasked problems with at least this many keys
-// (0: never) and an even number of query blocks. Its non-causal rows stand at 0.96-1.02 of the normalised FA3
-// anchor (8k 0.990 on the H200, 0.954 on the H100); the d128 kernel's multicast read +1-3% (sessions 6, 14).
-// The unmasked cluster instance has no per-consumer key ranges (every consumer's range is the tile's).
-// KV_MULTICAST_D256_CAUSAL: the same for causal (and right-window) problems with a multiple of four query
-// blocks, as KV_MULTICAST_CAUSAL does at d = 128 (static couples; the masked cluster instance, whose lower
-// query block may skip three 80-key blocks: kEagerSkipRelease). bench/integration/s17_d256mc.sh is the A/B of
-// both.
+// K/V multicast for the d = 256 kernel (80-key blocks, shared by column chunks: ForwardConfig
+// kMulticastByChunk). KV_MULTICAST_D256: unmasked problems with at least this many keys (0: never) and an
+// even number of query blocks; the unmasked cluster instance has no per-consumer key ranges (every consumer's
+// range is the tile's). Measured on an H200 (session 17, bench/integration/s17_d256mc.sh, from 2048 keys,
+// three passes beside cuDNN and a control): 0.968-1.010 of base at 2k-16k against a control at 0.995-1.022,
+// i.e. slower; hence 0. KV_MULTICAST_D256_CAUSAL: causal (and right-window) problems with a multiple of four
+// query blocks, as KV_MULTICAST_CAUSAL does at d = 128 (static couples; the masked cluster instance, whose
+// lower query block may skip three 80-key blocks: kEagerSkipRelease). Same run: causal 2k 1.024
+// (control 1.028), 4k 1.022 (1.000), 8k 1.041 (0.993), 16k 1.041 (1.010) of base; ncu at 16k: L2 bytes 9.16
+// -> 4.97 GB, DRAM reads 298 -> 256.5 MB, time 1656 -> 1646 us. Hence from 4096 keys.
 #ifndef FLASHATTN_SM90_KV_MULTICAST_D256
 #define FLASHATTN_SM90_KV_MULTICAST_D256 0
 #endif
 #ifndef FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL
-#define FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL 0
+#define FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL 4096
 #endif
 
 // Session 16 (issue 6, d128 causal rows): K/V multicast for causal (and right-window) problems of one length
