@@ -190,9 +190,9 @@ std::vector<ForwardCase> forward_cases() {
                    Layout::padded});
   cases.push_back(
       {2, 256, 2304, 2, 2, 256, 256, DType::float16, {MaskKind::none, 1.5f}, Layout::heads_major});
-  // The same kernel for causal problems (FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL, by default from 4096 keys):
+  // The same kernel for causal problems (FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL, by default from 2048 keys):
   // a multiple of four query blocks, bottom-right alignment with a ragged last key block, GQA; a right window
-  // in fp16; and (in builds with the switch at <= 2100) the same shapes at 2100 / 2304 keys.
+  // in fp16; at 4100 / 4352 keys and at 2100 / 2304.
   cases.push_back({1, 512, 4100, 4, 2, 256, 256, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
   cases.push_back({1, 512, 4352, 2, 1, 256, 256, DType::float16, {MaskKind::right_only}, Layout::padded});
   cases.push_back({1, 512, 2100, 4, 2, 256, 256, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
@@ -288,7 +288,7 @@ TEST_P(ForwardTest, MatchesReference) {
 // or shrinks along the sequence make each block's maximum higher than the last one's in one walking direction
 // or the other (cuda_sm90 walks from the last block down). Shapes reach the kernels that rescale
 // conditionally: d128 with K/V multicast (>= 2048 keys, an even number of 128-row query blocks; causal: >=
-// 8192 keys and a multiple of four) and without, d256 (causal multicast from 4096 keys), and the d64 kernels
+// 8192 keys and a multiple of four) and without, d256 (causal multicast from 2048 keys), and the d64 kernels
 // (two, three and four consumers).
 struct SpreadCase {
   std::int64_t b, sq, sk, h, d;
@@ -319,7 +319,7 @@ std::vector<SpreadCase> spread_cases() {
       {1, 512, 8192, 1, 128, DType::bfloat16, true, 6.f, 0},
       {1, 512, 8192, 2, 128, DType::float16, true, 1.f, -1},
       {1, 300, 1000, 2, 256, DType::bfloat16, false, 6.f, -1},
-      // d256 K/V multicast: unmasked (KV_MULTICAST_D256 builds) and causal (by default from 4096 keys).
+      // d256 K/V multicast: unmasked (KV_MULTICAST_D256 builds) and causal (by default from 2048 keys).
       {1, 512, 2304, 2, 256, DType::float16, false, 40.f, 0},
       {1, 512, 2304, 2, 256, DType::bfloat16, true, 6.f, -1},
       {1, 512, 4352, 2, 256, DType::bfloat16, true, 6.f, -1},
