@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# PREPARED in session 16 (issue 6), not run (the session's device time was spent): K/V multicast for the d256 kernel
+# Prepared in session 16 (issue 6), run in session 17 on 3dcaa1a (an H200; records s17_d256mc_*): K/V multicast for the d256 kernel
 # (FLASHATTN_SM90_KV_MULTICAST_D256 unmasked, _D256_CAUSAL causal, both default 0; ForwardConfig kMulticastByChunk:
 # the 80-key blocks cannot be split by rows on 1 KB swizzle atoms, so each CTA of a cluster loads two of the four
 # 64-column chunks of every K and V block for both; causal: static couples and the masked cluster instance, whose

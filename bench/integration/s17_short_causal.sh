@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# PREPARED in session 16 (issue 6), not run (the session's device time was spent): sections of one head for the
+# Prepared in session 16 (issue 6), run in session 17 on 3dcaa1a (an H200; records s17_short_causal_*): sections of one head for the
 # dynamic schedule at short rows (FLASHATTN_SM90_HEAD_MAJOR_MASKED_MAX_SEQLEN, default 0), against the DRAM reads
 # s16_h100_short.sh found at d256 causal 512 / 1k on an H100 (249 / 285 MB against cuDNN's 201 MB; ours / cuDNN at
 # free clocks 0.89 / 0.97). Builds (d64 / d128 / d256, bf16): base, hm (=1024), hm2 (=2048), a control; ncu time and
