@@ -3,8 +3,8 @@
 // key blocks its own 64 query rows see, and for the tile's other blocks only releases their K / V stages
 // and takes an empty issue turn. The grid suites draw their windows at
 // random; these cases fix them where the skip happens at each end of a tile's range:
-//  - causal with 80-key (d256 > 512 keys) and 64-key blocks (d256 <= 512 keys): the first consumer skips the
-//    top block(s);
+//  - causal with 80-key (masked d256 > 1024 keys) and 64-key blocks (masked d256 <= 1024 keys): the first
+//    consumer skips the top block(s);
 //  - a left window narrower than a tile: the second consumer's rows start later, so it skips the bottom
 //    block(s) (a right window too: both ends at once);
 //  - sq != sk both ways (bottom-right alignment; sq > sk: whole consumers whose rows see no key, which keep
@@ -43,20 +43,27 @@ struct RangeCase {
 std::vector<RangeCase> range_cases() {
   const DType f16 = DType::float16, bf16 = DType::bfloat16;
   return {
-      // d256, 64-key blocks (<= 512 keys): the first consumer skips one block in every tile.
+      // d256, 64-key blocks (masked, <= 1024 keys): the first consumer skips one block in every tile.
       {2, 512, 512, 2, 2, 256, bf16, true, -1, -1},
       {2, 300, 512, 2, 1, 256, f16, true, -1, -1, true},
       {2, 500, 400, 2, 2, 256, bf16, true, -1, -1},  // sq > sk: the first 100 rows see nothing
       {1, 480, 510, 2, 2, 256, f16, false, 40, 0},   // sliding window: skips at both ends
       {2, 40, 300, 8, 2, 256, bf16, true, -1, -1},   // packed GQA (4 heads per kv head)
-      // d256, 80-key blocks (> 512 keys).
+      // The same up to 1024 keys with a ragged last block.
       {1, 1000, 1000, 2, 1, 256, bf16, true, -1, -1, true},
-      {1, 900, 1100, 2, 2, 256, f16, true, -1, -1, false, true},
       {1, 1100, 700, 2, 2, 256, bf16, true, -1, -1},
       {1, 900, 900, 2, 2, 256, bf16, false, 37, 0},
       {1, 700, 750, 2, 2, 256, f16, false, 100, 20},
       {1, 800, 800, 2, 2, 256, bf16, false, 50, -1},  // left window only
       {2, 33, 600, 16, 2, 256, f16, false, 30, 5},    // packed GQA (8 per kv head), window
+      // d256, 80-key blocks (masked, > 1024 keys).
+      {1, 1100, 1100, 2, 1, 256, bf16, true, -1, -1, true},
+      {1, 900, 1100, 2, 2, 256, f16, true, -1, -1, false, true},
+      {1, 1400, 1100, 2, 2, 256, bf16, true, -1, -1},  // sq > sk
+      {1, 1050, 1050, 2, 2, 256, bf16, false, 37, 0},
+      {1, 1000, 1150, 2, 2, 256, f16, false, 100, 20},
+      {1, 1100, 1100, 2, 2, 256, bf16, false, 50, -1},  // left window only
+      {2, 33, 1100, 16, 2, 256, f16, false, 30, 5},     // packed GQA (8 per kv head), window
       // d64 from 512 queries and keys: the four-consumer kernel (256-row tiles, 64-key blocks) with key
       // ranges: consumer c skips 3 - c diagonal blocks. Below that d64, and d128: 128-key blocks, key ranges
       // only with FLASHATTN_SM90_CONSUMER_KEY_RANGE=2 (a consumer then skips a block at windows and

@@ -200,9 +200,9 @@ std::vector<ForwardCase> forward_cases() {
   // Past 2048 queries, so cuda_sm80's d256 non-causal table entry for long sequences (whole-tile K/V copies
   // without per-copy bounds tests, forward_tuning.json) runs, with a ragged tail against its 64-row tiles.
   cases.push_back({1, 2113, 2100, 1, 1, 256, 256, DType::float16, plain, Layout::contiguous});
-  // cuda_sm90's d256 kernel with 64-key blocks (forward_config.h use_d256_block64, up to 512 keys by
-  // default): 512 keys (8 whole blocks), causal and not; 1001 keys with ALiBi (the 80-key kernel by default,
-  // a ragged 64-key block in builds that move FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN_MASKED past it).
+  // cuda_sm90's d256 kernel with 64-key blocks (forward_config.h use_d256_block64, by default up to 512
+  // keys unmasked and 1024 masked): 512 keys (8 whole blocks), causal and not; causal 1001 keys with ALiBi (a
+  // ragged 64-key block).
   cases.push_back({2, 512, 512, 2, 2, 256, 256, DType::bfloat16, plain, Layout::contiguous});
   cases.push_back({2, 512, 512, 2, 1, 256, 256, DType::float16, {MaskKind::causal}, Layout::padded});
   cases.push_back({1,
