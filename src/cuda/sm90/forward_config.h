@@ -742,8 +742,8 @@ inline bool use_long_key_blocks(int head_dim, int head_dim_v, long long seqlen_k
 // 4096 keys b4 h16) pages of 64/128/256 0.77-0.80x of the 80-key time, 32 0.81-0.85x, pages of 16 / 48
 // (16-row boxes either way) 0.94-1.03x. Session 17, on an H100 (bench/integration/s17_l2_short.sh, three
 // passes beside cuDNN and a control): causal 1k 64-key / 80-key 1.037 (control 1.017), under ncu 171.9 ->
-// 167.1 us with the SM's L2 reads 707 -> 671 MB (cuDNN's: 671 MB), so the masked bound moved to 1024 (the
-// H200's 1.00 of session 8 at 1k predicts no loss there). So: dense K/V up to
+// 167.1 us with the SM's L2 reads 707 -> 671 MB (cuDNN's: 671 MB); on an H200 (s17_b64_confirm.sh) 1.025
+// (control 1.011). So the masked bound moved to 1024. So: dense K/V up to
 // FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN keys (unmasked) / _MASKED (causal or windowed; 0 = never), and paged
 // K/V whose pages are a multiple of 32 rows when FLASHATTN_SM90_D256_BLOCK64_PAGED is 1 (0 = never; 2 = every
 // page size, a measurement setting). Host side; seqlen_k is the longest sequence's. Macros so that an A/B
