@@ -109,6 +109,53 @@ TEST(TileSections, PairedCouplesAreComplementary) {
   }
 }
 
+// The placement diagnostic's order (section_unit_couples_by_pair, forward_config.h PLACEMENT_CLUSTERS): the
+// same complementary couples, each unit once, but inside a section a pair's couples consecutive (couple ranks
+// fastest, longer tile first); so at four units a pair's two couples are couples 2c and 2c + 1 of its
+// section, which the static walk gives to the two CTAs of one cluster of two at every step.
+TEST(TileSections, CouplesByPairKeepAPairsCouplesTogether) {
+  using detail::cuda_sm90::couple_first_tile;
+  using detail::cuda_sm90::section_unit_couples_by_pair;
+  using detail::cuda_sm90::static_couple_next;
+  for (int pairs : {1, 2, 3, 16, 100, 257}) {
+    for (int sec : {1, 2, 3, 30, 1000}) {
+      for (int units : {2, 4, 8, 64}) {
+        const Plan c{pairs, sec, units, 132, 0};
+        SCOPED_TRACE(c.name());
+        const TileSections s = plan_tile_sections(pairs, sec, units, 132, 0, true);
+        ASSERT_TRUE(s.paired);
+        std::vector<int> seen(static_cast<std::size_t>(pairs) * units, 0);
+        for (int unit = 0; unit < pairs * units; unit += 2) {
+          const SectionUnit a = section_unit_couples_by_pair(s, unit);
+          const SectionUnit b = section_unit_couples_by_pair(s, unit + 1);
+          ASSERT_EQ(a.bh, b.bh) << unit;
+          ASSERT_EQ(a.m_rank + b.m_rank, units - 1) << unit;
+          ASSERT_LT(a.m_rank, units / 2) << unit;
+          ++seen[static_cast<std::size_t>(a.bh) * units + a.m_rank];
+          ++seen[static_cast<std::size_t>(b.bh) * units + b.m_rank];
+          // Expected: the pair's section first, then the pair, then the couple rank.
+          const bool last = a.bh >= s.last_bh;
+          const int first = last ? s.last_bh : a.bh / s.sec_heads * s.sec_heads;
+          ASSERT_EQ(unit, first * units + (a.bh - first) * units + 2 * a.m_rank) << "pair " << a.bh;
+        }
+        for (std::size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], 1) << "pair/unit " << i;
+        if (units != 4) continue;
+        // Static couples on single CTAs in clusters of two: blocks 2j and 2j + 1 hold one pair at every step.
+        for (int grid : {2, 66, 132}) {
+          for (int block = 0; block + 1 < grid; block += 2) {
+            int t0 = couple_first_tile(block, 1), t1 = couple_first_tile(block + 1, 1);
+            for (; t1 < pairs * units; t0 = static_couple_next(static_couple_next(t0, grid, 1), grid, 1),
+                                       t1 = static_couple_next(static_couple_next(t1, grid, 1), grid, 1)) {
+              ASSERT_EQ(section_unit_couples_by_pair(s, t0).bh, section_unit_couples_by_pair(s, t1).bh)
+                  << "grid " << grid << ", block " << block << ", tiles " << t0 << " / " << t1;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // Static couples (tile_scheduler.h claim_next_tile under a static schedule, on single CTAs and on clusters of
 // two): every CTA walks its tiles from couple_first_tile by static_couple_next until the launch's tile count.
 // Every tile is taken exactly once, a CTA's tiles come as whole couples, and the two ranks of a cluster hold

@@ -275,6 +275,17 @@
 #ifndef FLASHATTN_SM90_STATIC_COUPLES
 #define FLASHATTN_SM90_STATIC_COUPLES 0
 #endif
+// Session 17, DIAGNOSTIC (default 0; bench/integration/s18_placement.sh, not run yet): with STATIC_COUPLES,
+// the kernels of one CTA per tile (kClusterM 1) launch in clusters of two CTAs, which the hardware places in
+// one GPC (and, the hypothesis, next to one of the H100's two L2 partitions), and their paired sections order
+// a head's couples consecutively (tile_sections.h section_unit_couples_by_pair): at four query blocks a head
+// (512 keys at d = 256) a cluster's two CTAs hold the two couples of one head. The kernels do not use the
+// cluster. Why: s17_l2_short.sh found d256 causal 512 reading as much from L2 into the SMs as cuDNN but 1.7x
+// its traffic between the L2 partitions and 50 MB more from DRAM; this asks whether placing a head's tiles in
+// one partition removes both.
+#ifndef FLASHATTN_SM90_PLACEMENT_CLUSTERS
+#define FLASHATTN_SM90_PLACEMENT_CLUSTERS 0
+#endif
 // HEAD_MAJOR_MAX_D (helper sm90o, session 8): the largest d / dv whose kernels take HEAD_MAJOR_MAX_SEQLEN's
 // order (128: only the kernels sm90t measured; 256: every kernel). At d256 s 512 (b32 h8) a half-L2 section
 // is ~50 heads of K/V, so a head's next query block ran ~50 tiles after the previous one: ncu (locked

@@ -100,6 +100,29 @@ int paged_box_rows(const AttentionParams& a) {
   return rows;
 }
 
+// The persistent grid in clusters of `cluster` CTAs along x (a whole number of clusters when the tile count
+// is a multiple of `cluster`), as many clusters as fit on the GPU at once, at most one CTA per tile.
+template <class Config, typename Kernel>
+cudaError_t launch_in_clusters(Kernel kernel, const ForwardKernelParams& k, int cluster, int sms,
+                               cudaStream_t stream) {
+  cudaLaunchConfig_t config{};
+  cudaLaunchAttribute dims{};
+  dims.id = cudaLaunchAttributeClusterDimension;
+  dims.val.clusterDim.x = static_cast<unsigned>(cluster);
+  dims.val.clusterDim.y = 1;
+  dims.val.clusterDim.z = 1;
+  config.blockDim = dim3(Config::kThreads);
+  config.dynamicSmemBytes = Config::kSmemBytes;
+  config.stream = stream;
+  config.attrs = &dims;
+  config.numAttrs = 1;
+  config.gridDim = dim3(static_cast<unsigned>(sms / cluster * cluster));
+  int clusters = 0;
+  if (cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config); e != cudaSuccess) return e;
+  config.gridDim = dim3(static_cast<unsigned>(std::min(std::max(1, clusters) * cluster, k.num_tiles)));
+  return cudaLaunchKernelEx(&config, kernel, k);
+}
+
 template <class Config>
 cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream_t stream) {
   int* tile_counter = static_cast<int*>(workspace);
@@ -259,23 +282,13 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     static_assert(Config::kClusterM == 2);
     if (!k.static_schedule || k.m_blocks % 2 != 0 || (couples_shape && !k.sections.paired))
       return cudaErrorInvalidValue;
-    cudaLaunchConfig_t config{};
-    cudaLaunchAttribute cluster{};
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = Config::kClusterM, cluster.val.clusterDim.y = 1, cluster.val.clusterDim.z = 1;
-    config.blockDim = dim3(Config::kThreads);
-    config.dynamicSmemBytes = Config::kSmemBytes;
-    config.stream = stream;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
-    config.gridDim = dim3(static_cast<unsigned>(sms / Config::kClusterM * Config::kClusterM));
-    int clusters = 0;
-    if (cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config); e != cudaSuccess)
-      return e;
-    const int grid = std::min(std::max(1, clusters) * Config::kClusterM, k.num_tiles);
-    config.gridDim = dim3(static_cast<unsigned>(grid));
-    return cudaLaunchKernelEx(&config, kernel, k);
+    return launch_in_clusters<Config>(kernel, k, Config::kClusterM, sms, stream);
   } else {
+#if FLASHATTN_SM90_PLACEMENT_CLUSTERS
+    // The placement diagnostic (forward_config.h): static couples in clusters of two CTAs the kernel does not
+    // use; a paired plan has an even tile count, so the grid is a whole number of clusters.
+    if (k.static_schedule && k.sections.paired) return launch_in_clusters<Config>(kernel, k, 2, sms, stream);
+#endif
     const int grid = std::max(1, std::min(sms, k.num_tiles));
     kernel<<<grid, Config::kThreads, Config::kSmemBytes, stream>>>(k);
     return cudaGetLastError();

@@ -71,19 +71,42 @@ struct SectionUnit {
   int m_rank;  // query unit counted from the last one (0 = the last, the longest causal tile)
 };
 
+// Where unit `unit` falls: its section (the last one or a regular one), its first pair and pair count, and
+// the unit's index inside it.
+struct SectionPlace {
+  bool last;
+  int index, size, first_bh;
+};
+FLASHATTN_HD SectionPlace section_place(const TileSections& s, int unit) {
+  const bool last = unit >= s.last_unit;
+  const int section = fast_divide(unit, s.section_units_div);
+  return SectionPlace{last, last ? unit - s.last_unit : unit - section * s.sec_heads * s.units,
+                      last ? s.last_heads : s.sec_heads, last ? s.last_bh : section * s.sec_heads};
+}
+
 // Unit `unit` (0 <= unit < pairs * units) of plan s. Selects, not branches: every thread of a warp
 // decodes the same index.
 FLASHATTN_HD SectionUnit section_unit(const TileSections& s, int unit) {
-  const bool last = unit >= s.last_unit;
-  const int section = fast_divide(unit, s.section_units_div);
-  const int index = last ? unit - s.last_unit : unit - section * s.sec_heads * s.units;
-  const int size = last ? s.last_heads : s.sec_heads;
-  const int first_bh = last ? s.last_bh : section * s.sec_heads;
+  const SectionPlace at = section_place(s, unit);
   // Paired: couple index / 2 of the section (pairs fastest), its longest unit first.
-  const int ranked = s.paired ? index >> 1 : index;
-  const int rank = fast_divide(ranked, last ? s.last_heads_div : s.sec_heads_div);
-  const int m_rank = s.paired && (index & 1) ? s.units - 1 - rank : rank;
-  return SectionUnit{first_bh + ranked - rank * size, m_rank};
+  const int ranked = s.paired ? at.index >> 1 : at.index;
+  const int rank = fast_divide(ranked, at.last ? s.last_heads_div : s.sec_heads_div);
+  const int m_rank = s.paired && (at.index & 1) ? s.units - 1 - rank : rank;
+  return SectionUnit{at.first_bh + ranked - rank * at.size, m_rank};
+}
+
+// Paired plans only (s.paired): the same couples in another order, a pair's couples consecutive (couple ranks
+// fastest) instead of the pairs fastest, so that couples 2c and 2c + 1 are the two couples of one pair when
+// it has four units (the placement diagnostic's clusters, forward_config.h
+// FLASHATTN_SM90_PLACEMENT_CLUSTERS). Sections keep their pairs; a plain division (one per tile, not the fast
+// divisors): diagnostic code.
+FLASHATTN_HD SectionUnit section_unit_couples_by_pair(const TileSections& s, int unit) {
+  const SectionPlace at = section_place(s, unit);
+  const int couples = s.units / 2;
+  const int couple = at.index >> 1;
+  const int pair = couple / couples;
+  const int rank = couple - pair * couples;
+  return SectionUnit{at.first_bh + pair, (at.index & 1) ? s.units - 1 - rank : rank};
 }
 
 // Paired sections walked by CTAs: a unit is `cluster` consecutive tiles (one per CTA rank of a cluster), a
