@@ -127,3 +127,28 @@ cli_runs() {
   done
 }
 
+
+# final_call TAG [RUN...]: a session's last device call (final16.sh's steps): final10a.sh's verification (the full
+# build with the sm80 gencode, GPU suites, sanitizers, PTX-JIT backward, float64-checked CLI runs: final10a's list,
+# bench/integration/final14a_runs.txt's and the RUN arguments, each a string of `flashattn run` options) on this
+# tree, the Python extension (d64 / d128 / d256) built beside it from a copy, then bench/compare.py's grid + decode
+# (the standing) into $OUT/compare. TAG names the work folders (/tmp/TAG-out, ...; final10a's: g plus TAG after
+# its first letter).
+final_call() {
+  local tag=$1
+  shift
+  cp src/cuda/CMakeLists.txt "/tmp/$tag-cmakelists" # device_call_begin drops the sm80 gencode; final10a.sh needs it
+  device_call_begin "$tag"
+  tree_copy "$bld/py-tree"
+  cp "/tmp/$tag-cmakelists" src/cuda/CMakeLists.txt
+  (cd "$bld/py-tree" && PY_DIMS="64;128;256" sm90_build_py new "" 6 400) &
+  printf '%s\n' "$@" | cat bench/integration/final14a_runs.txt - >"/tmp/$tag-runs.txt"
+  trap - EXIT
+  FINAL_NAME="g${tag#?}" EXTRA_RUNS="/tmp/$tag-runs.txt" bash bench/integration/final10a.sh
+  wait
+  cp "$out/summary.txt" "$OUT/py_summary.txt"
+  PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout 300 python3 bench/compare.py --modes fwd --rounds 4 \
+    --out "$OUT/compare" --tag "$(date +%Y%m%d-%H%M%S)-fwd" >"$OUT/compare_fwd.log" 2>&1
+  echo "== compare fwd rc=$?" >>"$OUT/summary.txt"
+  sed -n '/^# /,$p' "$OUT/compare_fwd.log"
+}

@@ -3,16 +3,12 @@
 # float64-checked CLI runs + final14a_runs.txt's sm80 runs + session 16's and this session's K/V multicast runs)
 # on the final tree (d256 causal K/V multicast from 2048 keys, session 16's d128 causal multicast from 8192), then
 # bench/compare.py's grid + decode on it (the standing), with the Python extension built beside the verification.
+# (It ran as a copy of final16.sh with these runs; the steps are now sm90_device_common.sh final_call.)
 #   bash bench/integration/final17.sh
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
-cp src/cuda/CMakeLists.txt /tmp/s17f-cmakelists  # device_call_begin drops the sm80 gencode; final10a.sh builds with it
-device_call_begin s17f
-tree_copy "$bld/py-tree"
-cp /tmp/s17f-cmakelists src/cuda/CMakeLists.txt
-(cd "$bld/py-tree" && PY_DIMS="64;128;256" sm90_build_py new "" 6 400) &
-printf '%s\n' "--backend cuda_sm90 --head-dim 64 --seqlen-q 8192 -b 2 --heads 8" \
+final_call s17f "--backend cuda_sm90 --head-dim 64 --seqlen-q 8192 -b 2 --heads 8" \
   "--backend cuda_sm90 --head-dim 128 --causal --seqlen-q 7680 --seqlen-k 9000 -b 2 --heads 8" \
   "--backend cuda_sm90 --head-dim 128 --window=-1,100 --seqlen-q 8192 --seqlen-k 10000 -b 1 --heads 8 --alibi" \
   "--backend cuda_sm90 --head-dim 128 --causal --seqlen-q 16384 -b 1 --heads 8 --softcap 30 --sink" \
@@ -21,13 +17,4 @@ printf '%s\n' "--backend cuda_sm90 --head-dim 64 --seqlen-q 8192 -b 2 --heads 8"
   "--backend cuda_sm90 --head-dim 256 --causal --seqlen-q 2560 --seqlen-k 2200 -b 2 --heads 4 --dtype fp16" \
   "--backend cuda_sm90 --head-dim 256 --causal --seqlen-q 2048 --seqlen-k 3000 -b 4 --heads 8 --heads-kv 2 --alibi" \
   "--backend cuda_sm90 --head-dim 256 --window=-1,64 --seqlen-q 2048 -b 4 --heads 8 --sink" \
-  "--backend cuda_sm90 --head-dim 256 --causal --seqlen-q 16384 -b 1 --heads 8 --softcap 30" |
-  cat bench/integration/final14a_runs.txt - >/tmp/s17f-runs.txt
-trap - EXIT
-FINAL_NAME=g17f EXTRA_RUNS=/tmp/s17f-runs.txt bash bench/integration/final10a.sh
-wait
-cp "$out/summary.txt" "$OUT/py_summary.txt"
-PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout 300 python3 bench/compare.py --modes fwd --rounds 4 \
-  --out "$OUT/compare" --tag "$(date +%Y%m%d-%H%M%S)-fwd" >"$OUT/compare_fwd.log" 2>&1
-echo "== compare fwd rc=$?" >>"$OUT/summary.txt"
-sed -n '/^# /,$p' "$OUT/compare_fwd.log"
+  "--backend cuda_sm90 --head-dim 256 --causal --seqlen-q 16384 -b 1 --heads 8 --softcap 30"
