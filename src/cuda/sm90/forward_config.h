@@ -754,7 +754,7 @@ inline bool use_long_key_blocks(int head_dim, int head_dim_v, long long seqlen_k
 // (16-row boxes either way) 0.94-1.03x. Session 17, on an H100 (bench/integration/s17_l2_short.sh, three
 // passes beside cuDNN and a control): causal 1k 64-key / 80-key 1.037 (control 1.017), under ncu 171.9 ->
 // 167.1 us with the SM's L2 reads 707 -> 671 MB (cuDNN's: 671 MB); on an H200 (s17_b64_confirm.sh) 1.025
-// (control 1.011). So the masked bound moved to 1024. So: dense K/V up to
+// (control 1.011); hence the masked bound 1024. In all: dense K/V up to
 // FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN keys (unmasked) / _MASKED (causal or windowed; 0 = never), and paged
 // K/V whose pages are a multiple of 32 rows when FLASHATTN_SM90_D256_BLOCK64_PAGED is 1 (0 = never; 2 = every
 // page size, a measurement setting). Host side; seqlen_k is the longest sequence's. Macros so that an A/B
