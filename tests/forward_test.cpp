@@ -142,6 +142,20 @@ std::vector<ForwardCase> forward_cases() {
   // causal with sq > sk leaves the first 7867 rows without a visible key (tiles with no key block).
   cases.push_back({1, 8193, 300, 2, 1, 64, 64, DType::bfloat16, plain, Layout::contiguous});
   cases.push_back({1, 8200, 333, 1, 1, 64, 64, DType::float16, {MaskKind::causal}, Layout::padded});
+  // The same kernel as clusters of two CTAs sharing each K/V block (builds with
+  // FLASHATTN_SM90_KV_MULTICAST_D64
+  // <= 2100): 44 query blocks of 192 rows (the last ragged), ragged keys, GQA with a sink; fp16 with softcap.
+  cases.push_back({1,
+                   8400,
+                   2100,
+                   2,
+                   1,
+                   64,
+                   64,
+                   DType::bfloat16,
+                   {MaskKind::none, 0.f, AlibiKind::none, 0.f, true},
+                   Layout::padded});
+  cases.push_back({1, 8448, 2100, 2, 2, 64, 64, DType::float16, {MaskKind::none, 30.f}, Layout::heads_major});
   // An even number of 128-row query blocks per head, unmasked, dense: cuda_sm90's d128 kernel launched as
   // clusters of two CTAs sharing each K/V block by TMA multicast (when built with
   // FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN <= 777): ragged keys (the last block's second half past the end),
@@ -329,6 +343,7 @@ std::vector<SpreadCase> spread_cases() {
       {1, 1024, 1536, 2, 64, DType::bfloat16, false, 40.f, 0},
       {1, 1024, 1024, 2, 64, DType::float16, true, 6.f, -1},
       {1, 8192, 768, 1, 64, DType::bfloat16, false, 6.f, 1},
+      {1, 8448, 2304, 1, 64, DType::float16, false, 40.f, -1},  // the same with K/V multicast (D64 builds)
   };
 }
 

@@ -331,8 +331,8 @@ namespace flashattn::detail::cuda_sm90 {
 // d = 128 kernel for long key sequences (use_long_key_blocks below), 64 at d = 256 for
 // short key sequences and paged K/V (use_d256_block64 below), or the key block of a d = 64
 // alternative tile (use_d64_alt_tile below).
-// kClusterM_: 1, or 2 for the d = 128 kernel launched as clusters of two CTAs that share
-// each K/V block through TMA multicast (use_kv_multicast below).
+// kClusterM_: 1, or 2 for the kernels launched as clusters of two CTAs that share each K/V block
+// through TMA multicast (use_kv_multicast below: d = 128, d = 256 and the d = 64 three-consumer kernel).
 // kMaskedInstance_: an instance launched for masked (causal / windowed) problems only, where it may
 // carry code that pays only under a mask (kConsumerKeyRange of the four-consumer kernel).
 template <int kHeadDim_, int kHeadDimV_, typename Element_, int kConsumerWarpgroups_ = 2,
@@ -404,10 +404,13 @@ struct ForwardConfig {
   // masked instances) causal (forward_launch.h run_forward); d = 256 unmasked only behind
   // FLASHATTN_SM90_KV_MULTICAST_D256.
   static constexpr int kClusterM = kClusterM_;
-  static_assert(kClusterM == 1 ||
-                    (kClusterM == 2 && kLongKeyBlockN_ == 0 && kConsumerWarpgroups == 2 &&
-                     ((kHeadDim == 128 && kHeadDimV == 128) || (kHeadDim == 256 && kHeadDimV == 256))),
-                "K/V multicast only for the d = 128 and d = 256 kernels");
+  static_assert(
+      kClusterM == 1 ||
+          (kClusterM == 2 && kLongKeyBlockN_ == 0 &&
+           ((kConsumerWarpgroups == 2 &&
+             ((kHeadDim == 128 && kHeadDimV == 128) || (kHeadDim == 256 && kHeadDimV == 256))) ||
+            (kConsumerWarpgroups == 3 && kHeadDim == 64 && kHeadDimV == 64 && !kMaskedInstance_))),
+      "K/V multicast only for the d = 128 and d = 256 kernels and the unmasked d = 64 three-consumer one");
 
   // setmaxnreg split: 128 * 24 + 256 * 240 = 64512 <= 65536 registers per SM
   // with two consumers; 128 * 24 + 384 * 160 = 64512 with three (d = 64: S 64 +
@@ -694,6 +697,16 @@ inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked
 #endif
 #ifndef FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL
 #define FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL 2048
+#endif
+
+// Session 17 (prepared for the next session, not measured; bench/integration/s18_d64mc.sh): K/V multicast for
+// the d = 64 three-consumer kernel (use_three_consumers: unmasked rows from 8192 queries, 192-row tiles,
+// 128-key blocks split by rows, 64 per CTA) with at least this many keys (0: never, the default) and an even
+// number of query blocks. Why: its rows are the d64 ones below the FA3 anchor (non-causal 8k 0.955 normalised
+// on the H200, 8k / 16k 0.969 / 0.982 on an H100), and d64 moves twice d128's K/V bytes per FLOP through L2,
+// where the d128 multicast read +1-3% (the power cap's share; the unmasked d256 one read -1..-4%).
+#ifndef FLASHATTN_SM90_KV_MULTICAST_D64
+#define FLASHATTN_SM90_KV_MULTICAST_D64 0
 #endif
 
 // Session 16 (issue 6, d128 causal rows): K/V multicast for causal (and right-window) problems of one length

@@ -344,6 +344,15 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
     if constexpr (kHeadDim == 64 && kHeadDimV == 64) {
       const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
       if (use_three_consumers(kHeadDim, a.seqlen_q, masked, a.block_table != nullptr)) {
+        if constexpr (FLASHATTN_SM90_KV_MULTICAST_D64 != 0) {
+          using Clustered = ForwardConfig<kHeadDim, kHeadDimV, Element, 3, 0, 2>;
+          const long long m_blocks = (a.seqlen_q + Clustered::kBlockM - 1) / Clustered::kBlockM;
+          if (pack_factor<Clustered>(a) == 1 &&
+              use_kv_multicast(a.seqlen_k, m_blocks, masked, false, uses_sequence_maps(a),
+                               FLASHATTN_SM90_KV_MULTICAST_D64)) {
+            return launch_forward<Clustered>(a, workspace, stream);
+          }
+        }
         return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 3>>(a, workspace, stream);
       }
     }
