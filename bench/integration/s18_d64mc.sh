@@ -31,12 +31,10 @@ cli_runs "--head-dim 64 --seqlen-q 8192 -b 2 --heads 32" \
   "--head-dim 64 --seqlen-q 8192 -b 2 --heads 32 --heads-kv 8 --alibi" \
   "--head-dim 64 --seqlen-q 9000 --seqlen-k 5000 -b 2 --heads 16 --softcap 30 --sink" \
   "--head-dim 64 --seqlen-q 8448 --seqlen-k 2049 -b 1 --heads 8 --dtype fp16"
-for b in base mc; do
-  PYTHONPATH=$bld/pyroot timeout 60 ncu --metrics gpu__time_duration.sum,dram__bytes_read.sum,lts__t_bytes.sum \
-    --profile-from-start off --csv --page raw python3 bench/ncu_grid_target.py --rows 64:0:8192,64:0:16384 \
-    --builds $b >"$out/ncu_$b.csv" 2>/dev/null
-  log "ncu $b rc=$?"
-done
+PYTHONPATH=$bld/pyroot timeout 90 ncu --metrics gpu__time_duration.sum,dram__bytes_read.sum,lts__t_bytes.sum \
+  --profile-from-start off --csv --page raw python3 bench/ncu_grid_target.py --rows 64:0:8192,64:0:16384 \
+  --builds base,mc >"$out/ncu.csv" 2>/dev/null
+log "ncu rc=$?"
 sm90_ctrl_copy
 for pass in "p1 base,mc,ctrl" "p2 ctrl,mc,base" "p3 mc,base,ctrl"; do
   set -- $pass

@@ -100,6 +100,13 @@ int paged_box_rows(const AttentionParams& a) {
   return rows;
 }
 
+// Query blocks of Config's tiles in an unpacked problem (the K/V multicast instances' predicates;
+// launch_forward counts packed rows itself).
+template <class Config>
+long long query_blocks(const AttentionParams& a) {
+  return (a.seqlen_q + Config::kBlockM - 1) / Config::kBlockM;
+}
+
 // The persistent grid in clusters of `cluster` CTAs along x (a whole number of clusters when the tile count
 // is a multiple of `cluster`), as many clusters as fit on the GPU at once, at most one CTA per tile.
 template <class Config, typename Kernel>
@@ -346,10 +353,9 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
       if (use_three_consumers(kHeadDim, a.seqlen_q, masked, a.block_table != nullptr)) {
         if constexpr (FLASHATTN_SM90_KV_MULTICAST_D64 != 0) {
           using Clustered = ForwardConfig<kHeadDim, kHeadDimV, Element, 3, 0, 2>;
-          const long long m_blocks = (a.seqlen_q + Clustered::kBlockM - 1) / Clustered::kBlockM;
           if (pack_factor<Clustered>(a) == 1 &&
-              use_kv_multicast(a.seqlen_k, m_blocks, masked, false, uses_sequence_maps(a),
-                               FLASHATTN_SM90_KV_MULTICAST_D64)) {
+              use_kv_multicast(a.seqlen_k, query_blocks<Clustered>(a), masked, a.block_table != nullptr,
+                               uses_sequence_maps(a), FLASHATTN_SM90_KV_MULTICAST_D64)) {
             return launch_forward<Clustered>(a, workspace, stream);
           }
         }
@@ -368,18 +374,16 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
       const bool paged = a.block_table != nullptr;
       if constexpr (kMinKeys != 0) {
         using Clustered = ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 0, 2>;
-        const long long m_blocks = (a.seqlen_q + Clustered::kBlockM - 1) / Clustered::kBlockM;
-        if (pack_factor<Clustered>(a) == 1 &&
-            use_kv_multicast(a.seqlen_k, m_blocks, masked, paged, uses_sequence_maps(a), kMinKeys)) {
+        if (pack_factor<Clustered>(a) == 1 && use_kv_multicast(a.seqlen_k, query_blocks<Clustered>(a), masked,
+                                                               paged, uses_sequence_maps(a), kMinKeys)) {
           return launch_forward<Clustered>(a, workspace, stream);
         }
       }
       if constexpr (kMinKeysCausal != 0) {
         using ClusteredMasked = ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 0, 2, true>;
-        const long long m_blocks = (a.seqlen_q + ClusteredMasked::kBlockM - 1) / ClusteredMasked::kBlockM;
         if (pack_factor<ClusteredMasked>(a) == 1 &&
-            use_kv_multicast_causal(a.seqlen_k, m_blocks, a.mask.window_left, a.mask.window_right, paged,
-                                    uses_sequence_maps(a), kMinKeysCausal)) {
+            use_kv_multicast_causal(a.seqlen_k, query_blocks<ClusteredMasked>(a), a.mask.window_left,
+                                    a.mask.window_right, paged, uses_sequence_maps(a), kMinKeysCausal)) {
           return launch_forward<ClusteredMasked>(a, workspace, stream);
         }
       }
