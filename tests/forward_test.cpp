@@ -229,6 +229,11 @@ std::vector<ForwardCase> forward_cases() {
                    DType::bfloat16,
                    {MaskKind::causal, 0.f, AlibiKind::per_head},
                    Layout::heads_major});
+  // The same rows on static couples in clusters of two, a head's couples together (forward_config.h
+  // use_placement_clusters, by default up to 1024 keys): more tiles than CTAs (192 tiles: the walk's later
+  // steps), GQA, more queries than keys (the first 128 rows see no key); a right window in fp16 at 1024 keys.
+  cases.push_back({3, 512, 384, 16, 4, 256, 256, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
+  cases.push_back({1, 1024, 1024, 2, 1, 256, 256, DType::float16, {MaskKind::right_only}, Layout::padded});
   return cases;
 }
 

@@ -109,25 +109,27 @@ TEST(TileSections, PairedCouplesAreComplementary) {
   }
 }
 
-// The placement diagnostic's order (section_unit_couples_by_pair, forward_config.h PLACEMENT_CLUSTERS): the
+// The order of couples by pair (TileSections couples_by_pair, forward_config.h PLACEMENT_MAX_SEQLEN): the
 // same complementary couples, each unit once, but inside a section a pair's couples consecutive (couple ranks
 // fastest, longer tile first); so at four units a pair's two couples are couples 2c and 2c + 1 of its
-// section, which the static walk gives to the two CTAs of one cluster of two at every step.
+// section, which the static walk gives to the two CTAs of one cluster of two at every step. Without pairing
+// the flag is dropped (an odd number of units).
 TEST(TileSections, CouplesByPairKeepAPairsCouplesTogether) {
   using detail::cuda_sm90::couple_first_tile;
-  using detail::cuda_sm90::section_unit_couples_by_pair;
   using detail::cuda_sm90::static_couple_next;
+  EXPECT_FALSE(plan_tile_sections(4, 2, 5, 132, 0, true, true).couples_by_pair);
+  EXPECT_FALSE(plan_tile_sections(4, 2, 4, 132, 0, false, true).couples_by_pair);
   for (int pairs : {1, 2, 3, 16, 100, 257}) {
     for (int sec : {1, 2, 3, 30, 1000}) {
       for (int units : {2, 4, 8, 64}) {
         const Plan c{pairs, sec, units, 132, 0};
         SCOPED_TRACE(c.name());
-        const TileSections s = plan_tile_sections(pairs, sec, units, 132, 0, true);
-        ASSERT_TRUE(s.paired);
+        const TileSections s = plan_tile_sections(pairs, sec, units, 132, 0, true, true);
+        ASSERT_TRUE(s.paired && s.couples_by_pair);
         std::vector<int> seen(static_cast<std::size_t>(pairs) * units, 0);
         for (int unit = 0; unit < pairs * units; unit += 2) {
-          const SectionUnit a = section_unit_couples_by_pair(s, unit);
-          const SectionUnit b = section_unit_couples_by_pair(s, unit + 1);
+          const SectionUnit a = section_unit(s, unit);
+          const SectionUnit b = section_unit(s, unit + 1);
           ASSERT_EQ(a.bh, b.bh) << unit;
           ASSERT_EQ(a.m_rank + b.m_rank, units - 1) << unit;
           ASSERT_LT(a.m_rank, units / 2) << unit;
@@ -146,7 +148,7 @@ TEST(TileSections, CouplesByPairKeepAPairsCouplesTogether) {
             int t0 = couple_first_tile(block, 1), t1 = couple_first_tile(block + 1, 1);
             for (; t1 < pairs * units; t0 = static_couple_next(static_couple_next(t0, grid, 1), grid, 1),
                                        t1 = static_couple_next(static_couple_next(t1, grid, 1), grid, 1)) {
-              ASSERT_EQ(section_unit_couples_by_pair(s, t0).bh, section_unit_couples_by_pair(s, t1).bh)
+              ASSERT_EQ(section_unit(s, t0).bh, section_unit(s, t1).bh)
                   << "grid " << grid << ", block " << block << ", tiles " << t0 << " / " << t1;
             }
           }

@@ -275,16 +275,19 @@
 #ifndef FLASHATTN_SM90_STATIC_COUPLES
 #define FLASHATTN_SM90_STATIC_COUPLES 0
 #endif
-// Session 17, DIAGNOSTIC (default 0; bench/integration/s18_placement.sh, not run yet): with STATIC_COUPLES,
-// the kernels of one CTA per tile (kClusterM 1) launch in clusters of two CTAs, which the hardware places in
-// one GPC (and, the hypothesis, next to one of the H100's two L2 partitions), and their paired sections order
-// a head's couples consecutively (tile_sections.h section_unit_couples_by_pair): at four query blocks a head
-// (512 keys at d = 256) a cluster's two CTAs hold the two couples of one head. The kernels do not use the
-// cluster. Why: s17_l2_short.sh found d256 causal 512 reading as much from L2 into the SMs as cuDNN but 1.7x
-// its traffic between the L2 partitions and 50 MB more from DRAM; this asks whether placing a head's tiles in
-// one partition removes both.
-#ifndef FLASHATTN_SM90_PLACEMENT_CLUSTERS
-#define FLASHATTN_SM90_PLACEMENT_CLUSTERS 0
+// Session 18 (issue 6, short causal d256 rows): causal (and right-window) problems of one length on the
+// d = dv = 256 kernels of one CTA per tile with at most this many keys (0: never) take their couples on the
+// static schedule in a head-major order (tile_sections.h couples_by_pair: a head's couples consecutive) and
+// launch in clusters of two CTAs, which the kernel does not use: the hardware puts a cluster in one GPC, so
+// the two CTAs that hold a head's two couples (at four query blocks, 512 keys) read its K/V through one L2
+// partition. Why: s17_l2_short.sh (H100, ncu) found d256 causal 512 reading as much from L2 into the SMs as
+// cuDNN but 8.5 M sectors between the L2 partitions against cuDNN's 5.2 M and 248 MB from DRAM against 201.
+// Measured on an H100 (bench/integration/s18_placement.sh, three passes, cuDNN and a control beside): ncu at
+// 512 fabric sectors 8.5 -> 6.0 M, DRAM 248 -> 209 MB, time 125.1 -> 123.6 us; at 1k 10.7 -> 6.9 M and 283 ->
+// 206 MB; A/B causal 512 1.060 of base (control 0.997; static couples without the clusters 0.944), 1k 1.036
+// (0.981). At d = 128 (512: 0.997, control 1.049) and d = 64 (0.990 / 1.011) nothing: not there.
+#ifndef FLASHATTN_SM90_PLACEMENT_MAX_SEQLEN
+#define FLASHATTN_SM90_PLACEMENT_MAX_SEQLEN 1024
 #endif
 // HEAD_MAJOR_MAX_D (helper sm90o, session 8): the largest d / dv whose kernels take HEAD_MAJOR_MAX_SEQLEN's
 // order (128: only the kernels sm90t measured; 256: every kernel). At d256 s 512 (b32 h8) a half-L2 section
@@ -699,12 +702,15 @@ inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked
 #define FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL 2048
 #endif
 
-// Session 17 (prepared for the next session, not measured; bench/integration/s18_d64mc.sh): K/V multicast for
-// the d = 64 three-consumer kernel (use_three_consumers: unmasked rows from 8192 queries, 192-row tiles,
-// 128-key blocks split by rows, 64 per CTA) with at least this many keys (0: never, the default) and an even
-// number of query blocks. Why: its rows are the d64 ones below the FA3 anchor (non-causal 8k 0.955 normalised
-// on the H200, 8k / 16k 0.969 / 0.982 on an H100), and d64 moves twice d128's K/V bytes per FLOP through L2,
-// where the d128 multicast read +1-3% (the power cap's share; the unmasked d256 one read -1..-4%).
+// Session 17 (measured in session 18; bench/integration/s18_d64mc.sh): K/V multicast for the d = 64
+// three-consumer kernel (use_three_consumers: unmasked rows from 8192 queries, 192-row tiles, 128-key blocks
+// split by rows, 64 per CTA) with at least this many keys (0: never, the default) and an even number of query
+// blocks. Why: its rows are the d64 ones below the FA3 anchor (non-causal 8k 0.955 normalised on the H200,
+// 8k / 16k 0.969 / 0.982 on an H100), and d64 moves twice d128's K/V bytes per FLOP through L2, where the
+// d128 multicast read +1-3%. Measured on an H200 (three passes, cuDNN and a control beside; the GPU suites,
+// racecheck and float64-checked CLI runs passed with it at 2048): 16k 0.990 of base (control 1.019), ncu L2
+// bytes 10.86 -> 6.27 GB but time 5144 -> 5233 us; 8k is 43 query blocks of 192 rows (odd), so it never
+// took the multicast. As with the unmasked d256 multicast, halving L2 traffic does not pay here: 0.
 #ifndef FLASHATTN_SM90_KV_MULTICAST_D64
 #define FLASHATTN_SM90_KV_MULTICAST_D64 0
 #endif
@@ -728,6 +734,16 @@ inline bool use_kv_multicast_causal(long long seqlen_k, long long m_blocks, int 
                                     long long min_seqlen = FLASHATTN_SM90_KV_MULTICAST_CAUSAL) {
   return min_seqlen != 0 && seqlen_k >= min_seqlen && m_blocks % 4 == 0 && window_left < 0 &&
          window_right >= 0 && !paged && !sequence_maps;
+}
+
+// PLACEMENT_MAX_SEQLEN above, for a kernel of one CTA per tile: causal (or right-window) problems of one
+// length (couples_shape) at d = dv = 256 with at most max_seqlen keys and whole couples of query blocks. Host
+// side.
+inline bool use_placement_clusters(int head_dim, int head_dim_v, long long seqlen_k, long long m_blocks,
+                                   bool couples_shape,
+                                   long long max_seqlen = FLASHATTN_SM90_PLACEMENT_MAX_SEQLEN) {
+  return max_seqlen != 0 && couples_shape && head_dim == 256 && head_dim_v == 256 && seqlen_k <= max_seqlen &&
+         m_blocks % 2 == 0;
 }
 
 // HEAD_MAJOR_MAX_SEQLEN above: sections of one head, for calls that run the static schedule (the caller

@@ -216,9 +216,14 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   // Causal (or right-window) problems of one length: couples of complementary query units (tile_sections.h
   // paired) are equal work, so with STATIC_COUPLES, and always on the K/V multicast kernel (whose two CTAs
   // must hold the same couple, which separate claims would not give), they go on the static schedule too.
+  // Short causal d256 rows (PLACEMENT_MAX_SEQLEN) take static couples too, a head's couples on the two CTAs
+  // of a cluster of two (below).
   const bool couples_shape = !uses_sequence_maps(a) && a.mask.window_left < 0 && a.mask.window_right >= 0;
+  const bool placement =
+      Config::kClusterM == 1 &&
+      use_placement_clusters(Config::kHeadDim, Config::kHeadDimV, a.seqlen_k, k.m_blocks, couples_shape);
   const bool static_couples = couples_shape &&
-                              (FLASHATTN_SM90_STATIC_COUPLES != 0 || Config::kClusterM > 1) &&
+                              (FLASHATTN_SM90_STATIC_COUPLES != 0 || Config::kClusterM > 1 || placement) &&
                               (k.m_blocks / Config::kClusterM) % 2 == 0;
   k.static_schedule =
       (a.mask.window_left < 0 && a.mask.window_right < 0 && !uses_sequence_maps(a)) || static_couples;
@@ -247,9 +252,10 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   const bool paired =
       static_couples || (FLASHATTN_SM90_PAIRED_TILES != 0 && !kSmallSections && kv_heads_per_section == 1 &&
                          Config::kClusterM == 1 && !k.static_schedule && couples_shape);
-  k.sections = plan_tile_sections(k.batch * k.heads, static_cast<int>(sec_heads),
-                                  k.m_blocks / Config::kClusterM, std::max(1, std::min(sms, k.num_tiles)),
-                                  k.static_schedule ? 0 : FLASHATTN_SM90_TAIL_SECTION_FACTOR, paired);
+  k.sections =
+      plan_tile_sections(k.batch * k.heads, static_cast<int>(sec_heads), k.m_blocks / Config::kClusterM,
+                         std::max(1, std::min(sms, k.num_tiles)),
+                         k.static_schedule ? 0 : FLASHATTN_SM90_TAIL_SECTION_FACTOR, paired, placement);
   k.heads_div = make_fast_divisor(std::max(1, k.heads));
   k.tile_counter = tile_counter;
   // The counter of the dynamic schedule starts at 0: zeroed by the prepare kernel
@@ -291,11 +297,12 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
       return cudaErrorInvalidValue;
     return launch_in_clusters<Config>(kernel, k, Config::kClusterM, sms, stream);
   } else {
-#if FLASHATTN_SM90_PLACEMENT_CLUSTERS
-    // The placement diagnostic (forward_config.h): static couples in clusters of two CTAs the kernel does not
-    // use; a paired plan has an even tile count, so the grid is a whole number of clusters.
-    if (k.static_schedule && k.sections.paired) return launch_in_clusters<Config>(kernel, k, 2, sms, stream);
-#endif
+    // Placement (forward_config.h PLACEMENT_MAX_SEQLEN): clusters of two CTAs the kernel does not use, for
+    // where the hardware puts them; the plan is paired (an even tile count: a whole number of clusters).
+    if (placement) {
+      if (!k.static_schedule || !k.sections.couples_by_pair) return cudaErrorInvalidValue;
+      return launch_in_clusters<Config>(kernel, k, 2, sms, stream);
+    }
     const int grid = std::max(1, std::min(sms, k.num_tiles));
     kernel<<<grid, Config::kThreads, Config::kSmemBytes, stream>>>(k);
     return cudaGetLastError();

@@ -61,13 +61,7 @@ template <int kClusterM = 1>
 __device__ __forceinline__ WorkTile tile_work(const ForwardKernelParams& p, int tile) {
   static_assert(kClusterM == 1 || kClusterM == 2);
   WorkTile w;
-#if FLASHATTN_SM90_PLACEMENT_CLUSTERS
-  const SectionUnit u = kClusterM == 1 && p.static_schedule && p.sections.paired
-                            ? section_unit_couples_by_pair(p.sections, tile)
-                            : section_unit(p.sections, kClusterM == 1 ? tile : tile >> 1);
-#else
   const SectionUnit u = section_unit(p.sections, kClusterM == 1 ? tile : tile >> 1);
-#endif
   const int m_rank = kClusterM == 1 ? u.m_rank : 2 * u.m_rank + (tile & 1);
   w.m_block = p.m_blocks - 1 - m_rank;
   w.batch = fast_divide(u.bh, p.heads_div);

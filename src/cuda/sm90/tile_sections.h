@@ -37,17 +37,24 @@ struct TileSections {
   // causal mask the two tiles' key blocks add up to the same for every r), the pairs fastest; a CTA claims a
   // couple at once (tile_scheduler.h claim_next_tile). Only with an even number of units.
   bool paired = false;
-  // Quotients by multiply-high (fast_division.h): by sec_heads * units, sec_heads, last_heads.
-  FastDivisor section_units_div, sec_heads_div, last_heads_div;
+  // Paired plans only: inside a section a pair's couples consecutive (couple ranks fastest, the longer tile
+  // first) instead of the pairs fastest, so that at four units a pair's two couples are couples 2c and 2c + 1
+  // of its section: the two CTAs of a cluster of two on static couples (forward_config.h
+  // PLACEMENT_MAX_SEQLEN) then hold one pair at every step.
+  bool couples_by_pair = false;
+  // Quotients by multiply-high (fast_division.h): by sec_heads * units, sec_heads, last_heads, units / 2.
+  FastDivisor section_units_div, sec_heads_div, last_heads_div, couples_div;
 };
 
 // Host: sections of `sec_heads` pairs (clamped to 1..pairs) over `pairs` pairs of `units` query units
 // each; tail_factor 0 keeps the remainder as the last section, else the last section grows to at least
-// tail_factor * ctas units (or to every pair). Needs pairs * units < 2^31 (the launch's tile count).
+// tail_factor * ctas units (or to every pair); paired / couples_by_pair as above (each needs the one before
+// it and an even number of units). Needs pairs * units < 2^31 (the launch's tile count).
 inline TileSections plan_tile_sections(int pairs, int sec_heads, int units, int ctas, int tail_factor,
-                                       bool paired = false) {
+                                       bool paired = false, bool couples_by_pair = false) {
   TileSections s;
   s.paired = paired && units % 2 == 0;
+  s.couples_by_pair = s.paired && couples_by_pair;
   pairs = pairs < 1 ? 1 : pairs;
   units = units < 1 ? 1 : units;
   s.sec_heads = sec_heads < 1 ? 1 : (sec_heads > pairs ? pairs : sec_heads);
@@ -63,6 +70,7 @@ inline TileSections plan_tile_sections(int pairs, int sec_heads, int units, int 
   s.section_units_div = make_fast_divisor(s.sec_heads * units);
   s.sec_heads_div = make_fast_divisor(s.sec_heads);
   s.last_heads_div = make_fast_divisor(s.last_heads);
+  s.couples_div = make_fast_divisor(units / 2 < 1 ? 1 : units / 2);
   return s;
 }
 
@@ -88,25 +96,16 @@ FLASHATTN_HD SectionPlace section_place(const TileSections& s, int unit) {
 // decodes the same index.
 FLASHATTN_HD SectionUnit section_unit(const TileSections& s, int unit) {
   const SectionPlace at = section_place(s, unit);
-  // Paired: couple index / 2 of the section (pairs fastest), its longest unit first.
-  const int ranked = s.paired ? at.index >> 1 : at.index;
-  const int rank = fast_divide(ranked, at.last ? s.last_heads_div : s.sec_heads_div);
-  const int m_rank = s.paired && (at.index & 1) ? s.units - 1 - rank : rank;
-  return SectionUnit{at.first_bh + ranked - rank * at.size, m_rank};
-}
-
-// Paired plans only (s.paired): the same couples in another order, a pair's couples consecutive (couple ranks
-// fastest) instead of the pairs fastest, so that couples 2c and 2c + 1 are the two couples of one pair when
-// it has four units (the placement diagnostic's clusters, forward_config.h
-// FLASHATTN_SM90_PLACEMENT_CLUSTERS). Sections keep their pairs; a plain division (one per tile, not the fast
-// divisors): diagnostic code.
-FLASHATTN_HD SectionUnit section_unit_couples_by_pair(const TileSections& s, int unit) {
-  const SectionPlace at = section_place(s, unit);
-  const int couples = s.units / 2;
+  // Paired: couple index / 2 of the section (pairs fastest), its longest unit first; by pair: the couple's
+  // pair and rank in it.
   const int couple = at.index >> 1;
-  const int pair = couple / couples;
-  const int rank = couple - pair * couples;
-  return SectionUnit{at.first_bh + pair, (at.index & 1) ? s.units - 1 - rank : rank};
+  const int couple_pair = fast_divide(couple, s.couples_div);
+  const int ranked = s.paired ? couple : at.index;
+  const int pairs_fastest = fast_divide(ranked, at.last ? s.last_heads_div : s.sec_heads_div);
+  const int rank = s.couples_by_pair ? couple - couple_pair * (s.units >> 1) : pairs_fastest;
+  const int pair = s.couples_by_pair ? couple_pair : ranked - rank * at.size;
+  const int m_rank = s.paired && (at.index & 1) ? s.units - 1 - rank : rank;
+  return SectionUnit{at.first_bh + pair, m_rank};
 }
 
 // Paired sections walked by CTAs: a unit is `cluster` consecutive tiles (one per CTA rank of a cluster), a
