@@ -289,6 +289,14 @@
 #ifndef FLASHATTN_SM90_PLACEMENT_MAX_SEQLEN
 #define FLASHATTN_SM90_PLACEMENT_MAX_SEQLEN 1024
 #endif
+// Session 18, EXPERIMENT (default 0; bench/integration/s18_placement_unmasked.sh): the same clusters of two
+// for unmasked problems of one length with at most this many keys on the static schedule in sections of one
+// head (HEAD_MAJOR_MAX_SEQLEN) and an even number of query blocks, so a cluster's two CTAs hold adjacent
+// query blocks of one head at every step (the tile count per head and the grid are even). Every kernel of one
+// CTA per tile. Why: non-causal d256 / d128 512 read 0.988 / 0.994 of cuDNN on an H100.
+#ifndef FLASHATTN_SM90_PLACEMENT_UNMASKED_MAX_SEQLEN
+#define FLASHATTN_SM90_PLACEMENT_UNMASKED_MAX_SEQLEN 0
+#endif
 // HEAD_MAJOR_MAX_D (helper sm90o, session 8): the largest d / dv whose kernels take HEAD_MAJOR_MAX_SEQLEN's
 // order (128: only the kernels sm90t measured; 256: every kernel). At d256 s 512 (b32 h8) a half-L2 section
 // is ~50 heads of K/V, so a head's next query block ran ~50 tiles after the previous one: ncu (locked
