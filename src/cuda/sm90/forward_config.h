@@ -289,11 +289,14 @@
 #ifndef FLASHATTN_SM90_PLACEMENT_MAX_SEQLEN
 #define FLASHATTN_SM90_PLACEMENT_MAX_SEQLEN 1024
 #endif
-// Session 18, EXPERIMENT (default 0; bench/integration/s18_placement_unmasked.sh): the same clusters of two
+// Session 18, measured and not kept (bench/integration/s18_placement_unmasked.sh): the same clusters of two
 // for unmasked problems of one length with at most this many keys on the static schedule in sections of one
 // head (HEAD_MAJOR_MAX_SEQLEN) and an even number of query blocks, so a cluster's two CTAs hold adjacent
-// query blocks of one head at every step (the tile count per head and the grid are even). Every kernel of one
-// CTA per tile. Why: non-causal d256 / d128 512 read 0.988 / 0.994 of cuDNN on an H100.
+// query blocks of one head at every step (the tile count per head and the grid are even); every kernel of one
+// CTA per tile. Why: non-causal d256 / d128 512 read 0.988 / 0.994 of cuDNN on an H100. Measured there (three
+// passes, cuDNN and a control beside; suites, racecheck and float64 CLI runs passed): 0.968-1.003 of base at
+// d64 / d128 / d256 512 and 1k (control 0.981-1.010); ncu at 512: these rows already read the DRAM minimum
+// (201.4 MB, as cuDNN), and the clusters raise fabric sectors (d256 5.9 -> 7.1 M, d128 5.9 -> 7.1 M). 0.
 #ifndef FLASHATTN_SM90_PLACEMENT_UNMASKED_MAX_SEQLEN
 #define FLASHATTN_SM90_PLACEMENT_UNMASKED_MAX_SEQLEN 0
 #endif
