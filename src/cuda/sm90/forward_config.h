@@ -300,6 +300,15 @@
 #ifndef FLASHATTN_SM90_PLACEMENT_UNMASKED_MAX_SEQLEN
 #define FLASHATTN_SM90_PLACEMENT_UNMASKED_MAX_SEQLEN 0
 #endif
+// Session 18, EXPERIMENT (default 0; bench/integration/s18_prefetch_q.sh): the producer fetches the next
+// tile's Q into L2 (TMA prefetch) once it has issued the current tile's first key block, so that the next
+// tile's Q load, issued only when the consumers release Q's buffer (at d = 256 after the O store has read
+// it), hits L2. Why: s18_clocks_short.sh found the short rows' gap to cuDNN growing with the SM clock at
+// equal DRAM bytes (latency at the tile boundaries), and every tile's Q is read once, from DRAM. Dense,
+// unpacked problems of one length.
+#ifndef FLASHATTN_SM90_PREFETCH_NEXT_Q
+#define FLASHATTN_SM90_PREFETCH_NEXT_Q 0
+#endif
 // HEAD_MAJOR_MAX_D (helper sm90o, session 8): the largest d / dv whose kernels take HEAD_MAJOR_MAX_SEQLEN's
 // order (128: only the kernels sm90t measured; 256: every kernel). At d256 s 512 (b32 h8) a half-L2 section
 // is ~50 heads of K/V, so a head's next query block ran ~50 tiles after the previous one: ncu (locked

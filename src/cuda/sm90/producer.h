@@ -54,6 +54,23 @@ __device__ __forceinline__ void load_q(const ForwardKernelParams& p, const Share
   }
 }
 
+// Tile `tile`'s Q (every part) into L2 ahead of its load (FLASHATTN_SM90_PREFETCH_NEXT_Q): dense, unpacked
+// problems of one length only (their Q map is the launch's), and only a tile with query rows.
+template <class Config>
+__device__ __forceinline__ void prefetch_q(const ForwardKernelParams& p, int tile) {
+  if (tile >= p.num_tiles || p.pack > 1 || p.sequence_maps != nullptr) return;
+  const WorkTile w = tile_work<Config::kClusterM>(p, tile);
+  if (tile_empty<Config::kBlockM>(p, w)) return;
+#pragma unroll
+  for (int part = 0; part < Config::kQParts; ++part) {
+#pragma unroll
+    for (int c = 0; c < Config::kChunks; ++c) {
+      ptx::tma_prefetch_l2_4d(&p.maps.q, c * Config::kChunkCols,
+                              w.m_block * Config::kBlockM + part * Config::kQBoxRows, w.head, w.map_batch);
+    }
+  }
+}
+
 // Every part of tile w's Q, each once its consumers released the previous tile's (q_phase: the
 // parity of the Q loads so far, flipped here). kSplitQ: the consumer that finishes first gets its
 // rows first (consumer 0 leads the issue rotation, so its parts come in that order).
@@ -161,6 +178,8 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
                                               w.map_batch);
       ring.advance();
     }
+    // The next tile (claimed above) once this tile's loads are out: at short rows about half a tile ahead.
+    if constexpr (FLASHATTN_SM90_PREFETCH_NEXT_Q != 0) prefetch_q<Config>(p, tile);
   }
 }
 
