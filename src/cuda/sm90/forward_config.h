@@ -300,12 +300,16 @@
 #ifndef FLASHATTN_SM90_PLACEMENT_UNMASKED_MAX_SEQLEN
 #define FLASHATTN_SM90_PLACEMENT_UNMASKED_MAX_SEQLEN 0
 #endif
-// Session 18, EXPERIMENT (default 0; bench/integration/s18_prefetch_q.sh): the producer fetches the next
-// tile's Q into L2 (TMA prefetch) once it has issued the current tile's first key block, so that the next
-// tile's Q load, issued only when the consumers release Q's buffer (at d = 256 after the O store has read
-// it), hits L2. Why: s18_clocks_short.sh found the short rows' gap to cuDNN growing with the SM clock at
-// equal DRAM bytes (latency at the tile boundaries), and every tile's Q is read once, from DRAM. Dense,
-// unpacked problems of one length.
+// Session 18, measured and not kept (bench/integration/s18_prefetch_q.sh): the producer fetches the next
+// tile's Q into L2 (TMA prefetch) once it has issued the current tile's key blocks, so that the next tile's Q
+// load, issued only when the consumers release Q's buffer (at d = 256 after the O store has read it), hits
+// L2. Dense, unpacked problems of one length. Why: s18_clocks_short.sh found the H100's short rows trailing
+// cuDNN by more at free clocks than at base clocks with equal DRAM bytes (latency at the tile boundaries, and
+// every tile's Q is read once, from DRAM). Measured on an H100 (three passes, cuDNN and a control beside;
+// suites, racecheck and float64 CLI runs passed): 0.997-1.012 of base on causal d256 / d128 / d64 512, d256
+// 1k, d128 2k and non-causal d128 / d256 512, d128 8k (control 0.990-1.010); causal d256 512 1.000. Q's DRAM
+// latency is not what those rows wait on. 0. (Issued inside the key-block loop instead, the producer's 24
+// registers spilled.)
 #ifndef FLASHATTN_SM90_PREFETCH_NEXT_Q
 #define FLASHATTN_SM90_PREFETCH_NEXT_Q 0
 #endif
