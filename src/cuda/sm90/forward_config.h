@@ -313,6 +313,15 @@
 #ifndef FLASHATTN_SM90_PREFETCH_NEXT_Q
 #define FLASHATTN_SM90_PREFETCH_NEXT_Q 0
 #endif
+// Session 18, EXPERIMENT (default 0; bench/integration/s18_prefetch_kv.sh): the producer fetches the first
+// this-many key blocks (K and V) of the next tile into L2 once it has issued the current tile's key blocks.
+// Why: s18_stall_sites.sh (PC sampling, H100) found the consumers of causal d256 512 waiting on K's full
+// barrier in 13.5% of all warp samples (causal d256 8k: 2.6%) and never on Q's: with two stages the ring runs
+// about two blocks ahead, less than a DRAM load under the short rows' 71% DRAM utilisation. Dense problems,
+// one CTA per tile.
+#ifndef FLASHATTN_SM90_PREFETCH_NEXT_KV
+#define FLASHATTN_SM90_PREFETCH_NEXT_KV 0
+#endif
 // HEAD_MAJOR_MAX_D (helper sm90o, session 8): the largest d / dv whose kernels take HEAD_MAJOR_MAX_SEQLEN's
 // order (128: only the kernels sm90t measured; 256: every kernel). At d256 s 512 (b32 h8) a half-L2 section
 // is ~50 heads of K/V, so a head's next query block ran ~50 tiles after the previous one: ncu (locked
