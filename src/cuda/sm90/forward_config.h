@@ -313,12 +313,14 @@
 #ifndef FLASHATTN_SM90_PREFETCH_NEXT_Q
 #define FLASHATTN_SM90_PREFETCH_NEXT_Q 0
 #endif
-// Session 18, EXPERIMENT (default 0; bench/integration/s18_prefetch_kv.sh): the producer fetches the first
+// Session 18, measured and not kept (bench/integration/s18_prefetch_kv.sh): the producer fetches the first
 // this-many key blocks (K and V) of the next tile into L2 once it has issued the current tile's key blocks.
 // Why: s18_stall_sites.sh (PC sampling, H100) found the consumers of causal d256 512 waiting on K's full
-// barrier in 13.5% of all warp samples (causal d256 8k: 2.6%) and never on Q's: with two stages the ring runs
-// about two blocks ahead, less than a DRAM load under the short rows' 71% DRAM utilisation. Dense problems,
-// one CTA per tile.
+// barrier in 13.5% of all warp samples (causal d256 8k: 2.6%) and never on Q's. Measured on an H100 (three
+// passes, cuDNN and a control beside): two blocks 0.916 / 0.948 / 0.968 of base at non-causal d128 / causal
+// d128 / causal d256 512 (control 0.986 / 0.995 / 1.000), four blocks 0.857 / 0.771 / 0.873; d256 1k and d128
+// 8k within the control. The short rows' DRAM runs at ~71% of peak: extra requests queue in front of the
+// demand loads, so the K waits are bandwidth, not latency a prefetch could hide. 0.
 #ifndef FLASHATTN_SM90_PREFETCH_NEXT_KV
 #define FLASHATTN_SM90_PREFETCH_NEXT_KV 0
 #endif
