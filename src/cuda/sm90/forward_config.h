@@ -324,17 +324,6 @@
 #ifndef FLASHATTN_SM90_PREFETCH_NEXT_KV
 #define FLASHATTN_SM90_PREFETCH_NEXT_KV 0
 #endif
-// Session 18, PREPARED (default 0; bench/integration/s19_k_leads_v.sh, not run): the producer of dense K/V
-// issues block n - 1's K before block n's V (K(e-1), K(e-2), V(e-1), K(e-3), V(e-2), ...), the order the
-// consumers use them in (each consumer issues S(n - 1) before P V(n)), where it issued K(n), V(n), K(n - 1),
-// ... Block n's K and V keep stage s(n); only the issue order changes, so the consumers are untouched. Why:
-// s18_stall_sites.sh found causal d256 512's consumers waiting on K's full barrier in 13.5% of the warp
-// samples with DRAM at ~71% of peak, where a V needed a block later went out before the K needed next. With
-// kConsumerKeyRange's skips the producer reaches the first S's K after s - 1 V loads instead of s
-// (consumer.h), so it may skip more, not fewer.
-#ifndef FLASHATTN_SM90_K_LEADS_V
-#define FLASHATTN_SM90_K_LEADS_V 0
-#endif
 // HEAD_MAJOR_MAX_D (helper sm90o, session 8): the largest d / dv whose kernels take HEAD_MAJOR_MAX_SEQLEN's
 // order (128: only the kernels sm90t measured; 256: every kernel). At d256 s 512 (b32 h8) a half-L2 section
 // is ~50 heads of K/V, so a head's next query block ran ~50 tiles after the previous one: ncu (locked

@@ -139,9 +139,6 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
   ptx::prefetch_tensormap(&p.maps.k);
   ptx::prefetch_tensormap(&p.maps.v);
   RingPosition<Config::kStages> ring;
-  // FLASHATTN_SM90_K_LEADS_V (forward_config.h): K and V of block n still share stage s(n), but inside a tile
-  // K goes out a block ahead, into the position after `ring`'s (so no second ring to keep).
-  constexpr bool kKLeadsV = FLASHATTN_SM90_K_LEADS_V != 0;
   std::uint32_t q_phase = 0;
   int tile = first_tile<Config::kClusterM>(p);
   for (;;) {
@@ -177,16 +174,6 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
       load_kv_block<Config, Config::kChunks>(pipe.k(ring.stage), tma_k, pipe.k_full(ring.stage), n, kv_head,
                                              w.map_batch);
     };
-    // kKLeadsV: block n's K into the ring position after the current one (the V ring's next block).
-    auto load_k_next = [&](int n) {
-      const bool wrap = ring.stage + 1 == Config::kStages;
-      const int stage = wrap ? 0 : ring.stage + 1;
-      const std::uint32_t phase = wrap ? ring.phase ^ 1 : ring.phase;
-      ptx::mbarrier_wait_parity(pipe.k_empty(stage), phase ^ 1);
-      ptx::mbarrier_arrive_expect_tx(pipe.k_full(stage), Config::kKVBytes);
-      load_kv_block<Config, Config::kChunks>(pipe.k(stage), tma_k, pipe.k_full(stage), n, kv_head,
-                                             w.map_batch);
-    };
     // Config::kFirstKBeforeQ: the tile's first K block goes out before its Q. Its stage was
     // released by an S GEMM older than the previous tile's last one, whose completion Q's
     // buffer waits for, so this load never waits longer than Q's would, and the first S of the
@@ -201,17 +188,10 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     }
     // Claimed now, used next iteration: the atomic's latency hides behind this tile's loads.
     tile = claim_next_tile<Config::kClusterM>(p, tile);
-    if constexpr (kKLeadsV && !Config::kFirstKBeforeQ) {
-      if (range.end > range.begin) load_k(range.end - 1);
-    }
 
 #pragma unroll 1  // not unrolled: more live values in a thread of 24 registers
     for (int n = range.end - 1; n >= range.begin; --n) {
-      if constexpr (kKLeadsV) {
-        if (n > range.begin) load_k_next(n - 1);  // the next block's K before this block's V
-      } else {
-        if (!Config::kFirstKBeforeQ || n != range.end - 1) load_k(n);
-      }
+      if (!Config::kFirstKBeforeQ || n != range.end - 1) load_k(n);
       ptx::mbarrier_wait_parity(pipe.v_empty(ring.stage), ring.phase ^ 1);
       ptx::mbarrier_arrive_expect_tx(pipe.v_full(ring.stage), Config::kVBytes);
       load_kv_block<Config, Config::kChunksV>(pipe.v(ring.stage), tma_v, pipe.v_full(ring.stage), n, kv_head,
