@@ -281,7 +281,7 @@
 // launch in clusters of two CTAs, which the kernel does not use: the hardware puts a cluster in one GPC, so
 // the two CTAs that hold a head's two couples (at four query blocks, 512 keys) read its K/V through one L2
 // partition. Why: s17_l2_short.sh (H100, ncu) found d256 causal 512 reading as much from L2 into the SMs as
-// cuDNN but 8.5 M sectors between the L2 partitions against cuDNN's 5.2 M and 248 MB from DRAM against 201.
+// cuDNN but 8.9 M sectors between the L2 partitions against cuDNN's 5.3 M and 251 MB from DRAM against 201.
 // Measured on an H100 (bench/integration/s18_placement.sh, three passes, cuDNN and a control beside): ncu at
 // 512 fabric sectors 8.5 -> 6.0 M, DRAM 248 -> 209 MB, time 125.1 -> 123.6 us; at 1k 10.7 -> 6.9 M and 283 ->
 // 206 MB; A/B causal 512 1.060 of base (control 0.997; static couples without the clusters 0.944), 1k 1.036
@@ -315,12 +315,13 @@
 #endif
 // Session 18, measured and not kept (bench/integration/s18_prefetch_kv.sh): the producer fetches the first
 // this-many key blocks (K and V) of the next tile into L2 once it has issued the current tile's key blocks.
-// Why: s18_stall_sites.sh (PC sampling, H100) found the consumers of causal d256 512 waiting on K's full
-// barrier in 13.5% of all warp samples (causal d256 8k: 2.6%) and never on Q's. Measured on an H100 (three
-// passes, cuDNN and a control beside): two blocks 0.916 / 0.948 / 0.968 of base at non-causal d128 / causal
-// d128 / causal d256 512 (control 0.986 / 0.995 / 1.000), four blocks 0.857 / 0.771 / 0.873; d256 1k and d128
-// 8k within the control. The short rows' DRAM runs at ~71% of peak: extra requests queue in front of the
-// demand loads, so the K waits are bandwidth, not latency a prefetch could hide. 0.
+// Why: s18_stall_sites.sh (PC sampling, H100) found the consumers of causal d256 512 waiting for the next key
+// block (13.5% of all warp samples on K's full barrier, V's waited on right after; causal d256 8k: 2.6%),
+// never for Q. Measured on an H100 (three passes, cuDNN and a control beside): two blocks 0.916 / 0.948 /
+// 0.968 of base at non-causal d128 / causal d128 / causal d256 512 (control 0.986 / 0.995 / 1.000), four
+// blocks 0.857 / 0.771 / 0.873; d256 1k and d128 8k within the control. The short rows' DRAM runs at ~71% of
+// peak: extra requests queue in front of the demand loads, so the key-block waits are bandwidth, not latency
+// a prefetch could hide. 0.
 #ifndef FLASHATTN_SM90_PREFETCH_NEXT_KV
 #define FLASHATTN_SM90_PREFETCH_NEXT_KV 0
 #endif
