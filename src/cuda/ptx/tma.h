@@ -62,15 +62,6 @@ __device__ __forceinline__ void tma_load_4d_multicast(std::uint32_t smem, const 
       : "memory");
 }
 
-// The box at these coordinates fetched into L2 only (no shared memory, no barrier): a later load of it then
-// hits L2 instead of waiting on DRAM.
-__device__ __forceinline__ void tma_prefetch_l2_4d(const void* tensor_map, int c0, int c1, int c2, int c3) {
-  asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];\n" ::"l"(
-                   reinterpret_cast<std::uint64_t>(tensor_map)),
-               "r"(c0), "r"(c1), "r"(c2), "r"(c3)
-               : "memory");
-}
-
 // 5-D: the packed-GQA query view (cols, heads in group, rows, kv heads, batch).
 __device__ __forceinline__ void tma_load_5d(std::uint32_t smem, const void* tensor_map, std::uint32_t bar,
                                             int c0, int c1, int c2, int c3, int c4) {

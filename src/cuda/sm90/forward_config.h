@@ -289,42 +289,21 @@
 #ifndef FLASHATTN_SM90_PLACEMENT_MAX_SEQLEN
 #define FLASHATTN_SM90_PLACEMENT_MAX_SEQLEN 1024
 #endif
-// Session 18, measured and not kept (bench/integration/s18_placement_unmasked.sh): the same clusters of two
-// for unmasked problems of one length with at most this many keys on the static schedule in sections of one
-// head (HEAD_MAJOR_MAX_SEQLEN) and an even number of query blocks, so a cluster's two CTAs hold adjacent
-// query blocks of one head at every step (the tile count per head and the grid are even); every kernel of one
-// CTA per tile. Why: non-causal d256 / d128 512 read 0.988 / 0.994 of cuDNN on an H100. Measured there (three
-// passes, cuDNN and a control beside; suites, racecheck and float64 CLI runs passed): 0.968-1.003 of base at
-// d64 / d128 / d256 512 and 1k (control 0.981-1.010); ncu at 512: these rows already read the DRAM minimum
-// (201.4 MB, as cuDNN), and the clusters raise fabric sectors (d256 5.9 -> 7.1 M, d128 5.9 -> 7.1 M). 0.
-#ifndef FLASHATTN_SM90_PLACEMENT_UNMASKED_MAX_SEQLEN
-#define FLASHATTN_SM90_PLACEMENT_UNMASKED_MAX_SEQLEN 0
-#endif
-// Session 18, measured and not kept (bench/integration/s18_prefetch_q.sh): the producer fetches the next
-// tile's Q into L2 (TMA prefetch) once it has issued the current tile's key blocks, so that the next tile's Q
-// load, issued only when the consumers release Q's buffer (at d = 256 after the O store has read it), hits
-// L2. Dense, unpacked problems of one length. Why: s18_clocks_short.sh found the H100's short rows trailing
-// cuDNN by more at free clocks than at base clocks with equal DRAM bytes (latency at the tile boundaries, and
-// every tile's Q is read once, from DRAM). Measured on an H100 (three passes, cuDNN and a control beside;
-// suites, racecheck and float64 CLI runs passed): 0.997-1.012 of base on causal d256 / d128 / d64 512, d256
-// 1k, d128 2k and non-causal d128 / d256 512, d128 8k (control 0.990-1.010); causal d256 512 1.000. Q's DRAM
-// latency is not what those rows wait on. 0. (Issued inside the key-block loop instead, the producer's 24
-// registers spilled.)
-#ifndef FLASHATTN_SM90_PREFETCH_NEXT_Q
-#define FLASHATTN_SM90_PREFETCH_NEXT_Q 0
-#endif
-// Session 18, measured and not kept (bench/integration/s18_prefetch_kv.sh): the producer fetches the first
-// this-many key blocks (K and V) of the next tile into L2 once it has issued the current tile's key blocks.
-// Why: s18_stall_sites.sh (PC sampling, H100) found the consumers of causal d256 512 waiting for the next key
-// block (13.5% of all warp samples on K's full barrier, V's waited on right after; causal d256 8k: 2.6%),
-// never for Q. Measured on an H100 (three passes, cuDNN and a control beside): two blocks 0.916 / 0.948 /
-// 0.968 of base at non-causal d128 / causal d128 / causal d256 512 (control 0.986 / 0.995 / 1.000), four
-// blocks 0.857 / 0.771 / 0.873; d256 1k and d128 8k within the control. The short rows' DRAM runs at ~71% of
-// peak: extra requests queue in front of the demand loads, so the key-block waits are bandwidth, not latency
-// a prefetch could hide. 0.
-#ifndef FLASHATTN_SM90_PREFETCH_NEXT_KV
-#define FLASHATTN_SM90_PREFETCH_NEXT_KV 0
-#endif
+// Session 18, measured on an H100 and removed (three passes beside cuDNN and a control; the code is in the
+// commits bench/integration/README.md names for each script):
+//  - the same clusters of two for unmasked short rows (FLASHATTN_SM90_PLACEMENT_UNMASKED_MAX_SEQLEN,
+//    s18_placement_unmasked.sh): 0.968-1.003 of base at d64 / d128 / d256 512 and 1k (control 0.981-1.010);
+//    those rows already read the DRAM minimum (201.4 MB, as cuDNN) and the clusters raised the L2 fabric
+//    sectors (5.9 -> 7.1 M at d256 and d128 512);
+//  - the next tile's Q fetched into L2 by the producer after the current tile's key blocks (TMA prefetch;
+//    FLASHATTN_SM90_PREFETCH_NEXT_Q, s18_prefetch_q.sh): 0.997-1.012 (control 0.990-1.010), so Q's DRAM
+//    latency is not what the short rows wait on (issued inside the key-block loop, the 24-register producer
+//    spilled);
+//  - the next tile's first two / four key blocks, K and V, fetched into L2 the same way
+//    (FLASHATTN_SM90_PREFETCH_NEXT_KV, s18_prefetch_kv.sh): 0.916 / 0.948 / 0.968 and 0.857 / 0.771 / 0.873
+//    of base at non-causal d128 / causal d128 / causal d256 512 (control 0.986 / 0.995 / 1.000). Those rows
+//    run the DRAM at ~71% of peak: extra requests queue in front of the demand loads (s18_stall_sites.sh: the
+//    consumers wait for the next key block, never for Q).
 // HEAD_MAJOR_MAX_D (helper sm90o, session 8): the largest d / dv whose kernels take HEAD_MAJOR_MAX_SEQLEN's
 // order (128: only the kernels sm90t measured; 256: every kernel). At d256 s 512 (b32 h8) a half-L2 section
 // is ~50 heads of K/V, so a head's next query block ran ~50 tiles after the previous one: ncu (locked

@@ -303,14 +303,6 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
       if (!k.static_schedule || !k.sections.couples_by_pair) return cudaErrorInvalidValue;
       return launch_in_clusters<Config>(kernel, k, 2, sms, stream);
     }
-    // The unmasked experiment (forward_config.h PLACEMENT_UNMASKED_MAX_SEQLEN): tile t is query unit t %
-    // units of head t / units (sections of one head); with an even units count and an even grid stride, CTAs
-    // 2c and 2c + 1 always hold one head.
-    if (FLASHATTN_SM90_PLACEMENT_UNMASKED_MAX_SEQLEN != 0 && k.static_schedule && !k.sections.paired &&
-        !couples_shape && k.sections.sec_heads == 1 && k.sections.last_heads == 1 && k.m_blocks % 2 == 0 &&
-        a.seqlen_k <= FLASHATTN_SM90_PLACEMENT_UNMASKED_MAX_SEQLEN && !uses_sequence_maps(a)) {
-      return launch_in_clusters<Config>(kernel, k, 2, sms, stream);
-    }
     const int grid = std::max(1, std::min(sms, k.num_tiles));
     kernel<<<grid, Config::kThreads, Config::kSmemBytes, stream>>>(k);
     return cudaGetLastError();

@@ -54,43 +54,6 @@ __device__ __forceinline__ void load_q(const ForwardKernelParams& p, const Share
   }
 }
 
-// Tile `tile`'s Q (every part) into L2 ahead of its load (FLASHATTN_SM90_PREFETCH_NEXT_Q): dense, unpacked
-// problems of one length only (their Q map is the launch's), and only a tile with query rows.
-template <class Config>
-__device__ __forceinline__ void prefetch_q(const ForwardKernelParams& p, int tile) {
-  if (tile >= p.num_tiles || p.pack > 1 || p.sequence_maps != nullptr) return;
-  const WorkTile w = tile_work<Config::kClusterM>(p, tile);
-  if (tile_empty<Config::kBlockM>(p, w)) return;
-#pragma unroll
-  for (int part = 0; part < Config::kQParts; ++part) {
-#pragma unroll
-    for (int c = 0; c < Config::kChunks; ++c) {
-      ptx::tma_prefetch_l2_4d(&p.maps.q, c * Config::kChunkCols,
-                              w.m_block * Config::kBlockM + part * Config::kQBoxRows, w.head, w.map_batch);
-    }
-  }
-}
-
-// The first `blocks` key blocks (in load order: the last ones in key order) of tile `tile` into L2, K and V
-// (FLASHATTN_SM90_PREFETCH_NEXT_KV): one CTA per tile, launches of one length.
-template <class Config>
-__device__ __forceinline__ void prefetch_kv(const ForwardKernelParams& p, int tile, int blocks) {
-  if (tile >= p.num_tiles || p.sequence_maps != nullptr) return;  // producer_loop: dense K/V only
-  const WorkTile w = tile_work<Config::kClusterM>(p, tile);
-  if (tile_empty<Config::kBlockM>(p, w)) return;
-  const KeyBlockRange range = key_block_range<Config>(p, w);
-  const int kv_head = w.head / p.heads_per_kv;
-#pragma unroll 1
-  for (int n = range.end - 1; n >= range.begin && n >= range.end - blocks; --n) {
-#pragma unroll
-    for (int c = 0; c < Config::kChunks; ++c)
-      ptx::tma_prefetch_l2_4d(&p.maps.k, c * Config::kChunkCols, n * Config::kBlockN, kv_head, w.map_batch);
-#pragma unroll
-    for (int c = 0; c < Config::kChunksV; ++c)
-      ptx::tma_prefetch_l2_4d(&p.maps.v, c * Config::kChunkCols, n * Config::kBlockN, kv_head, w.map_batch);
-  }
-}
-
 // Every part of tile w's Q, each once its consumers released the previous tile's (q_phase: the
 // parity of the Q loads so far, flipped here). kSplitQ: the consumer that finishes first gets its
 // rows first (consumer 0 leads the issue rotation, so its parts come in that order).
@@ -198,10 +161,6 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
                                               w.map_batch);
       ring.advance();
     }
-    // The next tile (claimed above) once this tile's loads are out: at short rows about half a tile ahead.
-    if constexpr (FLASHATTN_SM90_PREFETCH_NEXT_Q != 0) prefetch_q<Config>(p, tile);
-    if constexpr (FLASHATTN_SM90_PREFETCH_NEXT_KV != 0 && Config::kClusterM == 1)
-      prefetch_kv<Config>(p, tile, FLASHATTN_SM90_PREFETCH_NEXT_KV);
   }
 }
 
