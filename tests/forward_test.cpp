@@ -108,6 +108,23 @@ std::vector<ForwardCase> forward_cases() {
   cases.push_back({2, 113, 203, 4, 2, 64, 512, DType::bfloat16, {MaskKind::causal}, Layout::padded});
   cases.push_back({1, 1, 799, 8, 2, 64, 512, DType::float16, {MaskKind::none}, Layout::contiguous});
   cases.push_back({2, 1, 239, 8, 2, 128, 128, DType::float16, {MaskKind::causal}, Layout::contiguous});
+  // At most 64 query rows per head or packed group: cuda_sm90's one-consumer 64-row tiles
+  // (forward_config.h use_single_consumer): a full packed tile (16 x 4, 8 x 8), unpacked rows
+  // (MHA; ALiBi and the sink turn packing off), ragged key ends, every mask family.
+  cases.push_back({2, 16, 239, 8, 2, 128, 128, DType::bfloat16, {MaskKind::causal}, Layout::padded});
+  cases.push_back({1, 8, 300, 16, 2, 128, 128, DType::float16, {MaskKind::right_only}, Layout::contiguous});
+  cases.push_back(
+      {2, 64, 1000, 3, 3, 128, 128, DType::float16, {MaskKind::causal, 1.5f}, Layout::heads_major});
+  cases.push_back({2,
+                   50,
+                   700,
+                   8,
+                   2,
+                   128,
+                   128,
+                   DType::bfloat16,
+                   {MaskKind::local, 0.f, AlibiKind::per_head, 0.f, true},
+                   Layout::padded});
   cases.push_back({2, 17, 239, 8, 2, 128, 128, DType::bfloat16, {MaskKind::causal}, Layout::padded});
   cases.push_back({2, 5, 300, 32, 2, 64, 64, DType::bfloat16, {MaskKind::causal_left}, Layout::heads_major});
   cases.push_back({3, 3, 799, 16, 1, 256, 256, DType::float16, {MaskKind::left_only}, Layout::contiguous});

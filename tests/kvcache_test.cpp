@@ -239,6 +239,43 @@ std::vector<KVCacheCase> kvcache_cases() {
                    true,
                    false,
                    1});
+  // Decoding on cuda_sm90's one-consumer 64-row tiles (forward_config.h use_single_consumer): a paged
+  // cache read in 128-row boxes with a ragged end, and four speculative queries per sequence (16 packed
+  // rows, causal) appended with rotary into pages of 64.
+  cases.push_back({3,
+                   1,
+                   1500,
+                   8,
+                   2,
+                   128,
+                   128,
+                   DType::bfloat16,
+                   {MaskKind::none},
+                   Layout::contiguous,
+                   false,
+                   Rotary::none,
+                   false,
+                   256,
+                   false,
+                   false,
+                   0});
+  cases.push_back({2,
+                   4,
+                   700,
+                   8,
+                   2,
+                   128,
+                   128,
+                   DType::float16,
+                   {MaskKind::causal},
+                   Layout::padded,
+                   true,
+                   Rotary::neox,
+                   false,
+                   64,
+                   false,
+                   false,
+                   1});
   // Paged caches with packed GQA: pages smaller than, equal to and larger than a key block.
   cases.push_back({3,
                    1,

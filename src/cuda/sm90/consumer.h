@@ -152,10 +152,19 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   constexpr int kConsumers = Config::kConsumerWarpgroups;
   const int my_turn = kIssueTurn + consumer;
   const int next_turn = kIssueTurn + (consumer + 1 == kConsumers ? 0 : consumer + 1);
+  // The issue turns (named_barriers.h); a single consumer (the decode kernel) has nobody to take turns with.
+  auto wait_turn = [&] {
+    if constexpr (kConsumers > 1) ptx::bar_sync(my_turn, 256);
+  };
+  auto pass_turn = [&] {
+    if constexpr (kConsumers > 1) ptx::bar_arrive(next_turn, 256);
+  };
   const std::uint32_t q_rows = pipe.q() + consumer * 64 * Config::kRowBytes;
 
   // The last warpgroup opens the first turn for the first one.
-  if (consumer == kConsumers - 1) ptx::bar_arrive(kIssueTurn, 256);
+  if constexpr (kConsumers > 1) {
+    if (consumer == kConsumers - 1) ptx::bar_arrive(kIssueTurn, 256);
+  }
 
   RingPosition<Config::kStages> ring;
   std::uint32_t q_phase = 0;
@@ -226,8 +235,8 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           pipe.release_kv_if(pipe.v_empty(ring.stage), warp_leader);
         }
         ring.advance();
-        ptx::bar_sync(my_turn, 256);
-        ptx::bar_arrive(next_turn, 256);
+        wait_turn();
+        pass_turn();
       }
     }
   };
@@ -235,12 +244,12 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     if (next_keys) {
       skip_top_keys();
       ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
-      ptx::bar_sync(my_turn, 256);
+      wait_turn();
     }
     ptx::wgmma_fence();
     gemm_qk<Config>(s, q_rows, next_keys ? pipe.k(ring.stage) : pipe.q());
     ptx::wgmma_commit_group();
-    if (next_keys) ptx::bar_arrive(next_turn, 256);
+    if (next_keys) pass_turn();
   };
   auto begin_tile = [&]() -> bool {
     const bool more_tiles = receive_next();
@@ -299,11 +308,11 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           Config::kConsumerKeyRange && !Config::kEagerSkipRelease ? skip_ring : ring;
       if constexpr (!Config::kEarlyNextS) {
         ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
-        ptx::bar_sync(my_turn, 256);
+        wait_turn();
         ptx::wgmma_fence();
         gemm_qk<Config>(s, q_rows, pipe.k(ring.stage));
         ptx::wgmma_commit_group();
-        ptx::bar_arrive(next_turn, 256);
+        pass_turn();
         ptx::wgmma_wait_group<0>();
         ptx::wgmma_fence_operand(s);
       }
@@ -343,14 +352,14 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         n = range.end - 1 - i;
         ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
         ptx::mbarrier_wait_parity(pipe.v_full(pv_ring.stage), pv_ring.phase);
-        ptx::bar_sync(my_turn, 256);
+        wait_turn();
         ptx::wgmma_fence_operand(o);
         ptx::wgmma_fence();
         gemm_qk<Config>(s, q_rows, pipe.k(ring.stage));
         ptx::wgmma_commit_group();
         gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage), pipe.ones());
         ptx::wgmma_commit_group();
-        ptx::bar_arrive(next_turn, 256);
+        pass_turn();
 
         if constexpr (Config::kEarlyBlockFlags) {
           // Everything between S's completion and the softmax that does not need S is decided
@@ -412,12 +421,12 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
 
       // Last P V.
       ptx::mbarrier_wait_parity(pipe.v_full(pv_ring.stage), pv_ring.phase);
-      ptx::bar_sync(my_turn, 256);
+      wait_turn();
       ptx::wgmma_fence_operand(o);
       ptx::wgmma_fence();
       gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage), pipe.ones());
       ptx::wgmma_commit_group();
-      ptx::bar_arrive(next_turn, 256);
+      pass_turn();
       if constexpr (!Config::kRowSumMma) {
         final_rows = softmax_finalize<true, Config::kFastFinalize>(
             rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
@@ -441,8 +450,8 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           ptx::mbarrier_wait_parity(pipe.v_full(ring.stage), ring.phase);
           pipe.release_kv_if(pipe.v_empty(ring.stage), warp_leader);
           ring.advance();
-          ptx::bar_sync(my_turn, 256);
-          ptx::bar_arrive(next_turn, 256);
+          wait_turn();
+          pass_turn();
         }
       }
       if constexpr (Config::kRowSumMma) {
@@ -472,7 +481,9 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   // no warp leaves with an accumulator pending.
   if constexpr (Config::kEarlyNextS) ptx::wgmma_wait_group<0>();
   // Balance the ping-pong: the last warpgroup's last arrive on the first's turn is consumed here.
-  if (consumer == 0) ptx::bar_sync(kIssueTurn, 256);
+  if constexpr (kConsumers > 1) {
+    if (consumer == 0) ptx::bar_sync(kIssueTurn, 256);
+  }
   if (thread == 0) ptx::cp_async_bulk_wait_group<0>();
 }
 

@@ -9,7 +9,8 @@
 // cover one's softmax better; see use_three_consumers), or four at d = 64 from 512
 // queries (kBlockM 256, 64-key blocks: use_d64_alt_tile). The consumers take turns
 // issuing their GEMMs ("ping-pong", a rotation with three or four) so one's softmax
-// runs while the others' GEMMs keep the tensor cores busy.
+// runs while the others' GEMMs keep the tensor cores busy. Decoding (at most 64 query
+// rows per head or packed GQA group) runs one consumer (kBlockM 64: use_single_consumer).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -373,10 +374,15 @@ struct ForwardConfig {
       kLongKeyBlockN_ == 64 && kHeadDim_ == 256 && kHeadDimV_ == 256 && kConsumerWarpgroups_ == 2;
   static constexpr bool kD64Alt = kLongKeyBlockN_ != 0 && kHeadDim_ == 64 && kHeadDimV_ == 64;
   static constexpr int kConsumerWarpgroups = kConsumerWarpgroups_;
-  static_assert(kConsumerWarpgroups == 2 ||
-                    ((kConsumerWarpgroups == 3 || (kConsumerWarpgroups == 4 && kD64Alt)) && kHeadDim == 64 &&
-                     kHeadDimV == 64),
-                "three or four consumer warpgroups only at d = 64 (their registers hold no more)");
+  // One consumer warpgroup (kBlockM 64): the decode kernel (use_single_consumer below), d = dv = 128.
+  static constexpr bool kSingleConsumer = kConsumerWarpgroups_ == 1;
+  static_assert(
+      kConsumerWarpgroups == 2 ||
+          ((kConsumerWarpgroups == 3 || (kConsumerWarpgroups == 4 && kD64Alt)) && kHeadDim == 64 &&
+           kHeadDimV == 64) ||
+          (kSingleConsumer && kHeadDim == 128 && kHeadDimV == 128 && kLongKeyBlockN_ == 0 && kClusterM_ == 1),
+      "three or four consumer warpgroups only at d = 64 (their registers hold no more); one only at "
+      "d = dv = 128");
   static_assert(kConsumerWarpgroups <= kMaxConsumerWarpgroups);
   static constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);
   static constexpr int kConsumerWarps = 4 * kConsumerWarpgroups;
@@ -410,9 +416,10 @@ struct ForwardConfig {
   static constexpr int kStages = kLargeV ? 3 : (kHeadDim <= 64 ? 4 : 2);
   // The long-key, cluster and three-consumer kernels serve dense K/V only (paged K/V runs the
   // two-consumer kernel: use_three_consumers): no paged instantiation of them.
-  // (d = 256 with 64-key blocks has one: pages of 64..256 rows are then read as 64-row boxes.)
-  static constexpr bool kHasPagedKernel =
-      (kLongKeyBlockN_ == 0 || kD256Block64) && kClusterM_ == 1 && kConsumerWarpgroups_ == 2;
+  // (d = 256 with 64-key blocks has one: pages of 64..256 rows are then read as 64-row boxes; so has the
+  // one-consumer decode kernel: a paged cache is decoding's common case.)
+  static constexpr bool kHasPagedKernel = (kLongKeyBlockN_ == 0 || kD256Block64) && kClusterM_ == 1 &&
+                                          (kConsumerWarpgroups_ == 2 || kSingleConsumer);
   // Cluster of kClusterM CTAs on adjacent query blocks of one head (tile_scheduler.h
   // tile_work): each CTA's producer loads 1/kClusterM of every K and V block (kBlockN /
   // kClusterM rows, or kChunks / kClusterM column chunks: kKVSliceRows below) and multicasts it
@@ -440,6 +447,9 @@ struct ForwardConfig {
   // reload per tile costs. The dense kernels no longer contain the paged producer,
   // which took the dense producer from 28 to 72 B of spills: forward_kernel.h.)
   static constexpr int kEntryRegisters = (65536 / kThreads) / 8 * 8;
+  // With one consumer warpgroup every thread of the CTA may hold ptxas's maximum of 255 registers
+  // (256 x 255 <= 65536): nothing to move between the warpgroups, no setmaxnreg (forward_kernel.h).
+  static constexpr bool kMovesRegisters = !kSingleConsumer;
   static constexpr int kProducerRegisters = 24;
   // Four consumers (kD64Alt): 128 * 24 + 512 * 112 = 60416 <= 640 * 96 (S 32 + P 16 + O 36 at 64 keys).
   static constexpr int kConsumerRegisters =
@@ -783,6 +793,24 @@ inline bool use_long_key_blocks(int head_dim, int head_dim_v, long long seqlen_k
       masked ? FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN_MASKED : FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN;
   return FLASHATTN_SM90_LONG_KEY_BLOCK_N != 0 && head_dim == 128 && head_dim_v == 128 && !paged &&
          seqlen_k >= min_seqlen;
+}
+
+// Decoding: one consumer warpgroup and 64-row tiles (ForwardConfig kSingleConsumer) where every tile of the
+// 128-row kernel would be at least half padding: at most 64 query rows per head, or per group of packed GQA
+// heads (q length 1 over 4 heads of a group: 4 rows). The 128-row kernel computes both GEMMs for all 128 rows
+// of a tile; at 4 useful rows the tensor work per byte of K/V (128 FLOP at d = 128) made the memory-bound
+// decode nearly compute-bound at the power cap (H200: 3.97 TB/s of K/V read against cuDNN's 4.37,
+// bench/compare.py's decode row, batch 64, 32 / 8 heads, 8k keys). 64 rows halve it; a single consumer
+// leaves the tensor cores idle during its softmax, which the memory-bound loop can afford (a 64 KB K/V block
+// takes ~2 us from DRAM per SM, its GEMMs ~0.6 us). d = dv = 128 only (the common decode head dim; d = 96
+// runs the d = 128 kernel through its own dispatch). FLASHATTN_SM90_SINGLE_CONSUMER 0 turns it off (a
+// measurement setting). Host side; seqlen_q is the longest sequence's, pack the packing factor of GQA at
+// 64-row tiles (forward_launch.h pack_factor).
+#ifndef FLASHATTN_SM90_SINGLE_CONSUMER
+#define FLASHATTN_SM90_SINGLE_CONSUMER 1
+#endif
+inline bool use_single_consumer(int head_dim, int head_dim_v, long long seqlen_q, int pack) {
+  return FLASHATTN_SM90_SINGLE_CONSUMER != 0 && head_dim == 128 && head_dim_v == 128 && seqlen_q * pack <= 64;
 }
 
 // d = 256: 64-key blocks instead of 80 (ForwardConfig kD256Block64; helper sm90k, session 8). 80 keys

@@ -2,7 +2,8 @@
 //   warpgroup 0  producer: gives most of its registers away, one thread issues
 //                every TMA load (producer.h);
 //   warpgroups 1, 2  consumers: take the registers, run the GEMMs, the online
-//                softmax and the epilogue of 64 query rows each (consumer.h).
+//                softmax and the epilogue of 64 query rows each (consumer.h);
+//                three or four at d = 64, one for decoding (forward_config.h).
 #pragma once
 
 #include <cstdint>
@@ -59,14 +60,14 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
   constexpr int kConsumerRegisters = kPaged ? Config::kPagedConsumerRegisters : Config::kConsumerRegisters;
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;
   if (warpgroup == 0) {
-    ptx::setmaxnreg_dec<kProducerRegisters>();
+    if constexpr (Config::kMovesRegisters) ptx::setmaxnreg_dec<kProducerRegisters>();
     if constexpr (kPaged) {
       if (threadIdx.x < 32) producer_loop_paged<Config>(p, pipe);  // paged K/V: a gathering warp
     } else if (threadIdx.x == 0) {
       producer_loop<Config>(p, pipe);
     }
   } else {
-    ptx::setmaxnreg_inc<kConsumerRegisters>();
+    if constexpr (Config::kMovesRegisters) ptx::setmaxnreg_inc<kConsumerRegisters>();
     if constexpr (Config::kUniformConsumer) {
       // threadIdx.x / 128 is the same in every lane of a warp, but ptxas cannot prove it, so
       // values derived from it (Q's rows, O's buffer, per-consumer barrier addresses) live in

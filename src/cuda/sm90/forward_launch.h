@@ -369,6 +369,13 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
         return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 3>>(a, workspace, stream);
       }
     }
+    if constexpr (kHeadDim == 128 && kHeadDimV == 128 && FLASHATTN_SM90_SINGLE_CONSUMER != 0) {
+      // Decoding: one consumer warpgroup, 64-row tiles (forward_config.h use_single_consumer).
+      using Single = ForwardConfig<kHeadDim, kHeadDimV, Element, 1>;
+      if (use_single_consumer(kHeadDim, kHeadDimV, a.seqlen_q, pack_factor<Single>(a))) {
+        return launch_forward<Single>(a, workspace, stream);
+      }
+    }
     if constexpr ((kHeadDim == 128 && kHeadDimV == 128) || (kHeadDim == 256 && kHeadDimV == 256)) {
       // K/V multicast (forward_config.h use_kv_multicast, use_kv_multicast_causal), each instance compiled
       // only where its key threshold is not 0: d = 128 unmasked and causal by default, d = 256 causal by

@@ -1,0 +1,119 @@
+# Same-process A/B of several builds of the flashattn Python package on KV-cache decoding (session 19:
+# the one-consumer 64-row kernel, forward_config.h use_single_consumer), beside SDPA's cuDNN backend where
+# it can run the shape (dense caches of full length). Measurement as bench/sm90r_ab.py: each row's columns
+# timed on the same inputs with triton.testing.do_bench (median), each after --settle-ms of its own calls,
+# the column order rotated from row to row and then reversed, the mean of the two. The caches are ~2 GB,
+# far past L2, so every call reads them from DRAM. Rate: bytes of K and V the call must read (each
+# sequence's cached keys once per kv head) over the time, TB/s.
+#   PYTHONPATH=<dir with the packages> python3 bench/decode_ab.py --builds base,new,ctrl
+# Build NAME is imported as package flashattn_NAME ("new": flashattn), bench/sm90_device_common.sh
+# sm90_build_py; "ctrl" is base's extension installed twice (its ratio to base is the noise floor).
+import argparse
+import importlib
+import json
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from triton.testing import do_bench
+
+# (name, batch, q length, q heads, kv heads, cached keys, page size (0: dense), causal)
+SHAPES = [
+    ("gqa_b64_8k", 64, 1, 32, 8, 8192, 0, False),  # bench/compare.py's decode row
+    ("gqa_b16_32k", 16, 1, 32, 8, 32768, 0, False),
+    ("gqa_b64_8k_page256", 64, 1, 32, 8, 8192, 256, False),
+    ("gqa_b64_8k_q4_causal", 64, 4, 32, 8, 8192, 0, True),  # speculative decoding: 16 packed rows
+    ("mha_b16_4k", 16, 1, 32, 32, 4096, 0, False),
+]
+
+
+def settle(fn, ms):
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    once = max(start.elapsed_time(end), 1e-3)
+    for _ in range(max(1, int(ms / once))):
+        fn()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--builds", default="base,ctrl")
+    ap.add_argument("--shapes", default=",".join(s[0] for s in SHAPES))
+    ap.add_argument("--rep", type=int, default=100)
+    ap.add_argument("--settle-ms", type=float, default=200)
+    args = ap.parse_args()
+    impls = {}
+    for name in args.builds.split(","):
+        try:
+            module = importlib.import_module("flashattn" if name == "new" else "flashattn_" + name)
+        except ImportError as e:
+            print(json.dumps({"missing": name, "error": str(e)}), flush=True)
+            continue
+        impls[name] = module.flash_attn_with_kvcache
+    dev = torch.cuda.get_device_properties(0)
+    print(json.dumps({"device": dev.name, "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
+                      "builds": list(impls), "settle_ms": args.settle_ms}), flush=True)
+    wanted = set(args.shapes.split(","))
+    row_index = 0
+    with torch.no_grad():
+        for name, b, sq, hq, hk, sk, page, causal in SHAPES:
+            if name not in wanted:
+                continue
+            torch.manual_seed(row_index + 19)
+            d = 128
+            q = torch.randn(b, sq, hq, d, device="cuda", dtype=torch.bfloat16)
+            k_dense = torch.randn(b, sk, hk, d, device="cuda", dtype=torch.bfloat16)
+            v_dense = torch.randn_like(k_dense)
+            seqlens = torch.full((b,), sk, dtype=torch.int32, device="cuda")
+            if page:
+                # The pages of each sequence in a shuffled order: a block table that is not the identity.
+                pages_per_seq = sk // page
+                perm = torch.randperm(b * pages_per_seq, device="cuda")
+                table = perm.view(b, pages_per_seq).to(torch.int32)
+                k_cache = torch.empty(b * pages_per_seq, page, hk, d, device="cuda", dtype=torch.bfloat16)
+                v_cache = torch.empty_like(k_cache)
+                k_cache[perm] = k_dense.view(b * pages_per_seq, page, hk, d)
+                v_cache[perm] = v_dense.view(b * pages_per_seq, page, hk, d)
+            else:
+                table, k_cache, v_cache = None, k_dense, v_dense
+            kv_bytes = 2 * k_dense.numel() * k_dense.element_size()
+            fns = {n: (lambda f=f: f(q, k_cache, v_cache, cache_seqlens=seqlens, block_table=table, causal=causal))
+                   for n, f in impls.items()}
+
+            qt, kt, vt = q.transpose(1, 2), k_dense.transpose(1, 2), v_dense.transpose(1, 2)
+
+            def cudnn():
+                with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+                    # Bottom-right causal for sq < sk: an explicit mask would leave the cuDNN backend, so the
+                    # causal shape's reference is the build's own first column instead (no cuDNN timing).
+                    return F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=hk != hq)
+
+            row = {"shape": name, "batch": b, "sq": sq, "heads": hq, "heads_kv": hk, "keys": sk, "page": page,
+                   "causal": causal, "kv_gbytes": round(kv_bytes / 1e9, 3)}
+            if causal:
+                ref = next(iter(fns.values()))().float()
+            else:
+                fns["cudnn"] = cudnn
+                ref = cudnn().transpose(1, 2).float()
+            row["err"] = {n: float((fn().float() - ref).abs().max()) for n, fn in fns.items() if n != "cudnn"}
+            ms = {n: [] for n in fns}
+            names = list(fns)
+            shift = row_index % len(names)
+            names = names[shift:] + names[:shift]
+            row_index += 1
+            for order in (names, names[::-1]):
+                for n in order:
+                    settle(fns[n], args.settle_ms)
+                    ms[n].append(do_bench(fns[n], warmup=25, rep=args.rep, return_mode="median"))
+            for n in fns:
+                t = sum(ms[n]) / len(ms[n])
+                row[n] = round(kv_bytes / t / 1e9, 3)
+                row[n + "_us"] = round(t * 1e3, 1)
+            print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()
