@@ -67,7 +67,8 @@ std::vector<RangeCase> range_cases() {
       // d64 from 512 queries and keys: the four-consumer kernel (256-row tiles, 64-key blocks) with key
       // ranges: consumer c skips 3 - c diagonal blocks. Below that d64, and d128: 128-key blocks, key ranges
       // only with FLASHATTN_SM90_CONSUMER_KEY_RANGE=2 (a consumer then skips a block at windows and
-      // sq != sk).
+      // sq != sk); d128 in builds with FLASHATTN_SM90_D128_BLOCK64_MAX_SEQLEN_MASKED >= 1000: 64-key blocks
+      // with key ranges (forward_config.h use_d128_block64), the first consumer skipping the top block.
       {2, 512, 512, 2, 2, 64, f16, true, -1, -1},
       {1, 1000, 1100, 2, 1, 64, bf16, false, 45, 0, true},
       {2, 700, 600, 2, 2, 64, bf16, true, -1, -1},
@@ -75,6 +76,10 @@ std::vector<RangeCase> range_cases() {
       {1, 777, 777, 2, 1, 128, f16, true, -1, -1, true},
       {1, 900, 1000, 2, 2, 128, bf16, false, 70, 10, false, true},
       {2, 33, 200, 16, 1, 128, bf16, false, 20, 0},  // packed GQA (16 per kv head), window
+      {1, 1000, 700, 2, 2, 128, f16, true, -1, -1},  // sq > sk: the first 300 rows see nothing
+      {2, 300, 1000, 2, 1, 128, bf16, true, -1, -1, true},
+      {1, 800, 800, 2, 1, 128, bf16, false, 50, -1},  // left window only: skips at the bottom
+      {1, 700, 750, 2, 2, 128, f16, false, 100, 20},  // both ends
   };
 }
 
