@@ -25,7 +25,7 @@ sm90_build_py new "" 4 400 &
 sm90_build_py b64 "-DFLASHATTN_SM90_SINGLE_CONSUMER=0 $b64" 4 400 &
 wait
 suites_and_racecheck '*cuda_sm90*:*ConsumerKeyRange*' \
-  '*KVCache*cuda_sm90*d128*:*ForwardTest*cuda_sm90*x239*d128*:*ForwardTest*cuda_sm90*x300*d128*:*ForwardTest*cuda_sm90*512x*d128*causal*' 200
+  '*KVCache*cuda_sm90*1x1500*:*KVCache*cuda_sm90*4x700*:*ForwardTest*cuda_sm90*16x239*d128*:*ForwardTest*cuda_sm90*512x512*d128*' 200
 cli_runs "--head-dim 128 --seqlen-q 1 --seqlen-k 8192 -b 8 --heads 32 --heads-kv 8" \
   "--head-dim 128 --causal --seqlen-q 4 --seqlen-k 3000 -b 4 --heads 32 --heads-kv 8 --paged 64" \
   "--head-dim 128 --seqlen-q 1 --seqlen-k 5000 -b 6 --heads 16 --heads-kv 2 --paged 256 --dtype fp16" \
