@@ -67,8 +67,8 @@ std::vector<RangeCase> range_cases() {
       // d64 from 512 queries and keys: the four-consumer kernel (256-row tiles, 64-key blocks) with key
       // ranges: consumer c skips 3 - c diagonal blocks. Below that d64, and d128: 128-key blocks, key ranges
       // only with FLASHATTN_SM90_CONSUMER_KEY_RANGE=2 (a consumer then skips a block at windows and
-      // sq != sk); d128 in builds with FLASHATTN_SM90_D128_BLOCK64_MAX_SEQLEN_MASKED >= 1000: 64-key blocks
-      // with key ranges (forward_config.h use_d128_block64), the first consumer skipping the top block.
+      // sq != sk); the four d128 cases below ran a 64-key kernel with key ranges in session 19 (measured and
+      // removed: forward_config.h).
       {2, 512, 512, 2, 2, 64, f16, true, -1, -1},
       {1, 1000, 1100, 2, 1, 64, bf16, false, 45, 0, true},
       {2, 700, 600, 2, 2, 64, bf16, true, -1, -1},

@@ -251,8 +251,7 @@ std::vector<ForwardCase> forward_cases() {
   // steps), GQA, more queries than keys (the first 128 rows see no key); a right window in fp16 at 1024 keys.
   cases.push_back({3, 512, 384, 16, 4, 256, 256, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
   cases.push_back({1, 1024, 1024, 2, 1, 256, 256, DType::float16, {MaskKind::right_only}, Layout::padded});
-  // cuda_sm90's d128 kernel with 64-key blocks and per-consumer key ranges (forward_config.h
-  // use_d128_block64; builds with FLASHATTN_SM90_D128_BLOCK64_MAX_SEQLEN_MASKED >= 1000, default off): causal
+  // d128 short masked problems (session 19; they ran a 64-key kernel that was measured and removed): causal
   // 512 with GQA, 1000 keys (a ragged 40-key last block) in fp16 with ALiBi, bottom-right alignment with more
   // keys (an offset of 700, not a multiple of 64; a sink) and with more queries (the first 250 rows see no
   // key), a random right window, packed GQA (4 heads per kv head).

@@ -51,6 +51,11 @@
 #ifndef FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN_MASKED
 #define FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN_MASKED 8192
 #endif
+// The K/V pipeline depth of the one-consumer decode kernel (use_single_consumer below): 2 or 3 (Q 16 KB +
+// 3 x (K 32 + V 32 KB) + O 16 KB fit the 227 KB). Settable for measurement builds only.
+#ifndef FLASHATTN_SM90_SINGLE_CONSUMER_STAGES
+#define FLASHATTN_SM90_SINGLE_CONSUMER_STAGES 2
+#endif
 // Kernels whose d and dv are both at most this fold the softmax's per-block row maxima
 // and sums as balanced trees (softmax.h softmax_update kTree); 0 = none, 256 = all.
 // 128: d 64, 96 (the d 128 kernel) and 128, where it was measured and GPU-tested
@@ -326,18 +331,11 @@
 // blocks are narrower than the tile's 128 rows (d256: 80 / 64 keys; d192: 96; (64, 256): 64), at
 // causal / windowed / sq != sk rows. 0: the tile's range for every consumer (the code before
 // session 9); 1: the d = dv = 256 kernels (measured: docs/performance-sm90.md "Session 9, helper
-// sm90v") and the d = dv = 128 kernel with 64-key blocks (use_d128_block64, not measured yet); 2: every
-// two-consumer kernel (a measurement setting: with 128-key blocks under an aligned causal mask no block is
-// skipped, and run 1 read d64 / d128 causal 512 3-5% slower with it, with the empty turns then owed to the
-// tile's end; not measured with the final placement).
+// sm90v"); 2: every two-consumer kernel (a measurement setting: with 128-key blocks under an aligned
+// causal mask no block is skipped, and run 1 read d64 / d128 causal 512 3-5% slower with it, with the
+// empty turns then owed to the tile's end; not measured with the final placement).
 #ifndef FLASHATTN_SM90_CONSUMER_KEY_RANGE
 #define FLASHATTN_SM90_CONSUMER_KEY_RANGE 1
-#endif
-// The pipeline depth of the d = dv = 128 kernel with 64-key blocks (use_d128_block64 below, ForwardConfig
-// kD128Block64): 4 stages of K 16 + V 16 KB beside Q 32 KB and O's own 32 KB buffer are 192 KB (5 fit too:
-// 224 KB; 6 do not). Settable for measurement builds only.
-#ifndef FLASHATTN_SM90_D128_BLOCK64_STAGES
-#define FLASHATTN_SM90_D128_BLOCK64_STAGES 4
 #endif
 // The same for the four-consumer d = 64 kernel's masked instance (use_d64_alt_tile, ForwardConfig
 // kMaskedInstance_; session 9, integrator): with 256-row tiles and 64-key blocks, consumer c of a causal
@@ -379,13 +377,6 @@ struct ForwardConfig {
   // Q's rows as with 80 keys (a third stage or O's own buffer would need 256 KB).
   static constexpr bool kD256Block64 =
       kLongKeyBlockN_ == 64 && kHeadDim_ == 256 && kHeadDimV_ == 256 && kConsumerWarpgroups_ == 2;
-  // d = dv = 128 with 64-key blocks (use_d128_block64 below; session 19): S 32 + P 16 + O 64 fp32 registers
-  // per consumer thread (128 keys: 64 + 32 + 64); shared memory Q 32 KB + FLASHATTN_SM90_D128_BLOCK64_STAGES
-  // (4) x (K 16 + V 16 KB) + O 32 KB in its own buffer (kSeparateO, kEarlyNextS as with 128 keys),
-  // per-consumer key ranges (kConsumerKeyRange): under a causal mask the first consumer skips the diagonal
-  // block only the second one's rows see. Dense K/V only (no paged instance).
-  static constexpr bool kD128Block64 =
-      kLongKeyBlockN_ == 64 && kHeadDim_ == 128 && kHeadDimV_ == 128 && kConsumerWarpgroups_ == 2;
   static constexpr bool kD64Alt = kLongKeyBlockN_ != 0 && kHeadDim_ == 64 && kHeadDimV_ == 64;
   static constexpr int kConsumerWarpgroups = kConsumerWarpgroups_;
   // One consumer warpgroup (kBlockM 64): the decode kernel (use_single_consumer below), d = dv = 128.
@@ -421,19 +412,18 @@ struct ForwardConfig {
                     (kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2 &&
                      kLongKeyBlockN_ % 16 == 0 && kLongKeyBlockN_ <= 192) ||
                     kD256Block64 || kD64Alt,
-                "a long-key block (or 64 keys) only for the two-consumer d = 128 kernel, 64 keys at d = 256");
+                "a long-key block only for the two-consumer d = 128 kernel, 64 keys only at d = 256");
   static constexpr int kDefaultBlockN =
       kLargeV ? 64
               : (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_D64_THREE_BLOCK_N
                                           : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
   static constexpr int kBlockN = kLongKeyBlockN_ != 0 ? kLongKeyBlockN_ : kDefaultBlockN;
   static constexpr int kStages =
-      kD128Block64 ? FLASHATTN_SM90_D128_BLOCK64_STAGES : (kLargeV ? 3 : (kHeadDim <= 64 ? 4 : 2));
+      kSingleConsumer ? FLASHATTN_SM90_SINGLE_CONSUMER_STAGES : (kLargeV ? 3 : (kHeadDim <= 64 ? 4 : 2));
   // The long-key, cluster and three-consumer kernels serve dense K/V only (paged K/V runs the
   // two-consumer kernel: use_three_consumers): no paged instantiation of them.
   // (d = 256 with 64-key blocks has one: pages of 64..256 rows are then read as 64-row boxes; so has the
-  // one-consumer decode kernel: a paged cache is decoding's common case; d = 128 with 64-key blocks has
-  // none.)
+  // one-consumer decode kernel: a paged cache is decoding's common case.)
   static constexpr bool kHasPagedKernel = (kLongKeyBlockN_ == 0 || kD256Block64) && kClusterM_ == 1 &&
                                           (kConsumerWarpgroups_ == 2 || kSingleConsumer);
   // Cluster of kClusterM CTAs on adjacent query blocks of one head (tile_scheduler.h
@@ -605,8 +595,7 @@ struct ForwardConfig {
   static constexpr bool kConsumerKeyRange =
       (kConsumerWarpgroups == 2 && kClusterM == 1 &&
        (FLASHATTN_SM90_CONSUMER_KEY_RANGE >= 2 ||
-        (FLASHATTN_SM90_CONSUMER_KEY_RANGE == 1 &&
-         ((kHeadDim == 256 && kHeadDimV == 256) || kD128Block64)))) ||
+        (FLASHATTN_SM90_CONSUMER_KEY_RANGE == 1 && kHeadDim == 256 && kHeadDimV == 256))) ||
       (kConsumerWarpgroups == 4 && kMaskedInstance_ && FLASHATTN_SM90_CONSUMER_KEY_RANGE_FOUR != 0) ||
       (kClusterM > 1 && kMaskedInstance_);
   // A consumer's rows end at most (kConsumerWarpgroups - 1) * 64 rows before the tile's, and the tile's at
@@ -619,11 +608,6 @@ struct ForwardConfig {
   static constexpr bool kEagerSkipRelease =
       kConsumerKeyRange &&
       ((kConsumerWarpgroups - 1) * 64 + (kClusterM - 1) * kBlockM + kBlockN - 1) / kBlockN > kStages;
-  // The d = 128 64-key instance: the first consumer's rows end 64 rows before the tile's, so it skips at most
-  // one top block (the causal diagonal's upper half), within any ring of at least one stage; O has its own
-  // buffer (the next tile's Q may land while O is stored).
-  static_assert(!kD128Block64 || (kSeparateO && !kEagerSkipRelease && kKVBytes <= kQBytes),
-                "the d = 128 64-key kernel's layout");
 };
 
 // d = 64: three consumer warpgroups (kBlockM 192, kBlockN 96 until session 14, now
@@ -835,6 +819,12 @@ inline bool use_single_consumer(int head_dim, int head_dim_v, long long seqlen_q
   return FLASHATTN_SM90_SINGLE_CONSUMER != 0 && head_dim == 128 && head_dim_v == 128 && seqlen_q * pack <= 64;
 }
 
+// (d = 128 with 64-key blocks for short problems, session 19, was measured and removed: the first consumer
+// then skips the causal diagonal's upper 64 keys, 10% less tensor work at causal 512, with four stages of
+// K/V. H100, three passes beside cuDNN and an identical control (bench/integration/s19_first.sh): causal 512
+// / 1k 0.965 / 0.964 of base, non-causal 512 / 1k 0.944 / 0.959 (control 1.000-1.005); session 9's first form
+// read 0.84-0.89. Twice the per-block costs outweigh the saved work at every length.)
+
 // d = 256: 64-key blocks instead of 80 (ForwardConfig kD256Block64; helper sm90k, session 8). 80 keys
 // cover 512 keys in 7 blocks (560 keys of S and P V, 9% thrown away; 1.6% at 1k and 2k), 64 divide
 // every power of two; paged K/V with pages of a multiple of 32 rows gets TMA boxes of 32..64 rows
@@ -876,31 +866,6 @@ inline bool use_d256_block64(int head_dim, int head_dim_v, long long seqlen_k, b
   const long long max_seqlen =
       masked ? FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN_MASKED : FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN;
   return seqlen_k <= max_seqlen;
-}
-
-// d = dv = 128: 64-key blocks instead of 128 for short dense problems (ForwardConfig kD128Block64; session
-// 19). With 128 x 128 tiles a causal tile's diagonal block is computed whole: the first consumer (the tile's
-// rows 0-63) multiplies keys 64-127 of it, which none of its rows sees. With 64-key blocks and per-consumer
-// key ranges (kConsumerKeyRange) it skips that block (an empty issue turn): at causal 512 ~10% less tensor
-// work, at 1k ~5%, less as the keys grow. 64 keys pay twice the per-block costs per key (turn barriers, K/V
-// waits and releases, row maxima / sums, mask decisions). Session 9 measured such a kernel (helper sm90v,
-// commit 55c0c2b: owed empty turns, no kRescaleBySum, 732 loop instructions per 64 keys against 1117 per 128)
-// at 0.84-0.89x of the 128-key kernel at causal 512-4k; with today's kernel not measured yet. Dense K/V (no
-// paged instance) with at most FLASHATTN_SM90_D128_BLOCK64_MAX_SEQLEN keys (unmasked) / _MASKED (causal or
-// windowed); 0 = never, the defaults: the kernel is then not compiled. d = 96 keeps the 128-key kernel.
-// Host side; seqlen_k is the longest sequence's. Macros so that an A/B build can move them.
-#ifndef FLASHATTN_SM90_D128_BLOCK64_MAX_SEQLEN
-#define FLASHATTN_SM90_D128_BLOCK64_MAX_SEQLEN 0
-#endif
-#ifndef FLASHATTN_SM90_D128_BLOCK64_MAX_SEQLEN_MASKED
-#define FLASHATTN_SM90_D128_BLOCK64_MAX_SEQLEN_MASKED 0
-#endif
-#define FLASHATTN_SM90_D128_BLOCK64 \
-  (FLASHATTN_SM90_D128_BLOCK64_MAX_SEQLEN != 0 || FLASHATTN_SM90_D128_BLOCK64_MAX_SEQLEN_MASKED != 0)
-inline bool use_d128_block64(int head_dim, int head_dim_v, long long seqlen_k, bool masked, bool paged) {
-  const long long max_seqlen =
-      masked ? FLASHATTN_SM90_D128_BLOCK64_MAX_SEQLEN_MASKED : FLASHATTN_SM90_D128_BLOCK64_MAX_SEQLEN;
-  return head_dim == 128 && head_dim_v == 128 && !paged && max_seqlen != 0 && seqlen_k <= max_seqlen;
 }
 
 }  // namespace flashattn::detail::cuda_sm90

@@ -411,16 +411,6 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
       }
     }
 #endif
-#if FLASHATTN_SM90_D128_BLOCK64
-    if constexpr (kHeadDim == 128 && kHeadDimV == 128) {
-      // Short problems on 64-key blocks (forward_config.h use_d128_block64), compiled only where one of its
-      // bounds is not 0. Packed GQA as with 128 keys (pack_factor depends on kBlockM, 128 either way).
-      const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
-      if (use_d128_block64(kHeadDim, kHeadDimV, a.seqlen_k, masked, a.block_table != nullptr)) {
-        return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 64>>(a, workspace, stream);
-      }
-    }
-#endif
 #if FLASHATTN_SM90_LONG_KEY_BLOCK_N != 0
     if constexpr (kHeadDim == 128 && kHeadDimV == 128) {
       const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
