@@ -9,13 +9,13 @@
 # Build NAME is imported as package flashattn_NAME ("new": flashattn), bench/sm90_device_common.sh
 # sm90_build_py; "ctrl" is base's extension installed twice (its ratio to base is the noise floor).
 import argparse
-import importlib
 import json
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
-from triton.testing import do_bench
+
+from sm90r_ab import import_builds, time_rotated
 
 # (name, batch, q length, q heads, kv heads, cached keys, page size (0: dense), causal)
 SHAPES = [
@@ -27,17 +27,6 @@ SHAPES = [
 ]
 
 
-def settle(fn, ms):
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    end.synchronize()
-    once = max(start.elapsed_time(end), 1e-3)
-    for _ in range(max(1, int(ms / once))):
-        fn()
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--builds", default="base,ctrl")
@@ -45,14 +34,7 @@ def main():
     ap.add_argument("--rep", type=int, default=100)
     ap.add_argument("--settle-ms", type=float, default=200)
     args = ap.parse_args()
-    impls = {}
-    for name in args.builds.split(","):
-        try:
-            module = importlib.import_module("flashattn" if name == "new" else "flashattn_" + name)
-        except ImportError as e:
-            print(json.dumps({"missing": name, "error": str(e)}), flush=True)
-            continue
-        impls[name] = module.flash_attn_with_kvcache
+    impls = import_builds(args.builds, "flash_attn_with_kvcache")
     dev = torch.cuda.get_device_properties(0)
     print(json.dumps({"device": dev.name, "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
                       "builds": list(impls), "settle_ms": args.settle_ms}), flush=True)
@@ -99,19 +81,11 @@ def main():
                 fns["cudnn"] = cudnn
                 ref = cudnn().transpose(1, 2).float()
             row["err"] = {n: float((fn().float() - ref).abs().max()) for n, fn in fns.items() if n != "cudnn"}
-            ms = {n: [] for n in fns}
-            names = list(fns)
-            shift = row_index % len(names)
-            names = names[shift:] + names[:shift]
+            ms = time_rotated(fns, row_index, args.settle_ms, args.rep, warmup=25)
             row_index += 1
-            for order in (names, names[::-1]):
-                for n in order:
-                    settle(fns[n], args.settle_ms)
-                    ms[n].append(do_bench(fns[n], warmup=25, rep=args.rep, return_mode="median"))
             for n in fns:
-                t = sum(ms[n]) / len(ms[n])
-                row[n] = round(kv_bytes / t / 1e9, 3)
-                row[n + "_us"] = round(t * 1e3, 1)
+                row[n] = round(kv_bytes / ms[n] / 1e9, 3)
+                row[n + "_us"] = round(ms[n] * 1e3, 1)
             print(json.dumps(row), flush=True)
 
 

@@ -31,6 +31,34 @@ def settle(fn, ms):
         fn()
 
 
+def import_builds(builds, attribute):
+    """Build NAME's `attribute` for each name of the comma-separated list (package flashattn_NAME, "new":
+    flashattn); a build that does not import is reported as a JSON line and left out."""
+    impls = {}
+    for name in builds.split(","):
+        try:
+            module = importlib.import_module("flashattn" if name == "new" else "flashattn_" + name)
+        except ImportError as e:
+            print(json.dumps({"missing": name, "error": str(e)}), flush=True)
+            continue
+        impls[name] = getattr(module, attribute)
+    return impls
+
+
+def time_rotated(fns, row_index, settle_ms, rep, warmup=15):
+    """Mean milliseconds of each column: do_bench medians, each after settle_ms of the column's own calls, the
+    column order rotated by row_index and then reversed (the mean of the two)."""
+    names = list(fns)
+    shift = row_index % len(names)
+    names = names[shift:] + names[:shift]
+    ms = {name: [] for name in fns}
+    for order in (names, names[::-1]):
+        for name in order:
+            settle(fns[name], settle_ms)
+            ms[name].append(do_bench(fns[name], warmup=warmup, rep=rep, return_mode="median"))
+    return {name: sum(v) / len(v) for name, v in ms.items()}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--builds", default="base,ctrl")
@@ -43,14 +71,7 @@ def main():
                     help="ALiBi with the usual slopes 2^(-8 i / h); no cuDNN column (the error is against the "
                          "first build)")
     args = ap.parse_args()
-    impls = {}
-    for name in args.builds.split(","):
-        try:
-            module = importlib.import_module("flashattn" if name == "new" else "flashattn_" + name)
-        except ImportError as e:
-            print(json.dumps({"missing": name, "error": str(e)}), flush=True)
-            continue
-        impls[name] = module.flash_attn_func
+    impls = import_builds(args.builds, "flash_attn_func")
     dev = torch.cuda.get_device_properties(0)
     print(json.dumps({"device": dev.name, "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
                       "builds": list(impls), "settle_ms": args.settle_ms}), flush=True)
@@ -83,17 +104,10 @@ def main():
                         ref = fns["cudnn"]().transpose(1, 2).float()
                     row["err"] = {name: float((fn().float() - ref).abs().max())
                                   for name, fn in fns.items() if name != "cudnn"}
-                    ms = {name: [] for name in fns}
-                    names = list(fns)
-                    shift = row_index % len(names)
-                    names = names[shift:] + names[:shift]
+                    ms = time_rotated(fns, row_index, args.settle_ms, args.rep)
                     row_index += 1
-                    for order in (names, names[::-1]):
-                        for name in order:
-                            settle(fns[name], args.settle_ms)
-                            ms[name].append(do_bench(fns[name], warmup=15, rep=args.rep, return_mode="median"))
                     for name in fns:
-                        row[name] = round(flop / (sum(ms[name]) / len(ms[name])) / 1e9, 1)
+                        row[name] = round(flop / ms[name] / 1e9, 1)
                     print(json.dumps(row), flush=True)
 
 
