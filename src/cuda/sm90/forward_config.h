@@ -804,20 +804,19 @@ inline bool use_long_key_blocks(int head_dim, int head_dim_v, long long seqlen_k
 // Decoding: one consumer warpgroup and 64-row tiles (ForwardConfig kSingleConsumer) where every tile of the
 // 128-row kernel would be at least half padding: at most 64 query rows per head, or per group of packed GQA
 // heads (q length 1 over 4 heads of a group: 4 rows). The 128-row kernel computes both GEMMs for all 128 rows
-// of a tile, 128 FLOP per byte of K/V at d = 128: at the H200's decode rate (3.97 TB/s of K/V read against
-// cuDNN's 4.37, bench/compare.py's decode row: batch 64, 32 / 8 heads, 8k keys) that is ~510 TFLOP/s, near
-// what the card sustains at its power cap beside the DRAM traffic, so the memory-bound loop may be held back
-// by its tensor work there. 64 rows halve it; a single consumer leaves the tensor cores idle during its
-// softmax, which a memory-bound loop can afford (a 64 KB K/V block takes ~2 us from DRAM per SM, its GEMMs
-// ~0.6 us). Measured on an H100 only (session 19: three calls asked for an H200 and got an H100;
-// bench/integration/s19_first.sh, s19_decode.sh, s19_decode2.sh, seven passes beside cuDNN and an identical
-// control): 1.000-1.004 of the 128-row kernel on five shapes (b64 8k dense and paged, b16 32k, four causal
-// speculative queries, MHA b16 4k), control 0.999-1.001, errors identical; the H100 decodes at 90% of its
-// DRAM peak with either kernel (cuDNN 0.8-1.2% faster). With three K/V stages
-// (FLASHATTN_SM90_SINGLE_CONSUMER_STAGES) 0.996-1.003. The H200 reading is still to be taken. d = dv = 128
-// only (the common decode head dim; d = 96 runs the d = 128 kernel through its own dispatch).
-// FLASHATTN_SM90_SINGLE_CONSUMER 0 turns it off (a measurement setting). Host side; seqlen_q is the longest
-// sequence's, pack the packing factor of GQA at 64-row tiles (forward_launch.h pack_factor).
+// of a tile, 128 FLOP per byte of K/V at d = 128 (~510 TFLOP/s at the H200's 3.97 TB/s decode rate); 64 rows
+// halve it, and a single consumer, idle tensor cores during its softmax aside, suits a memory-bound loop.
+// Measured (session 19, same-process A/Bs beside cuDNN and an identical control, bench/decode_ab.py): H100
+// 1.000-1.004 of the 128-row kernel on five shapes over seven passes (control 0.999-1.001; the H100 decodes
+// at 90% of its DRAM peak either way); H200 (bench/integration/s19_last.sh) b64 8k 1.012, b16 32k 1.009, MHA
+// b16 4k 1.023, b64 8k in pages of 256 0.994 (controls 0.999-1.003), against +6-10% predicted: the tensor
+// work is not what holds the H200's decode at 0.90 of cuDNN (ncu: 81.9% of the DRAM peak against
+// cuDNN's 95.4%; three K/V stages, FLASHATTN_SM90_SINGLE_CONSUMER_STAGES, and a heads-major cache gain under
+// 1%; docs/performance.md, session 19, for the lead). Kept for its small gain on the H200.
+// d = dv = 128 only (the common decode head dim; d = 96 runs the d = 128
+// kernel through its own dispatch). FLASHATTN_SM90_SINGLE_CONSUMER 0 turns it off (a measurement setting).
+// Host side; seqlen_q is the longest sequence's, pack the packing factor of GQA at 64-row tiles
+// (forward_launch.h pack_factor).
 #ifndef FLASHATTN_SM90_SINGLE_CONSUMER
 #define FLASHATTN_SM90_SINGLE_CONSUMER 1
 #endif
