@@ -56,6 +56,12 @@
 #ifndef FLASHATTN_SM90_SINGLE_CONSUMER_STAGES
 #define FLASHATTN_SM90_SINGLE_CONSUMER_STAGES 2
 #endif
+// CTAs of the one-consumer decode kernel per SM: 1, or 2 (a measurement setting, prepared in session 19, not
+// run: 64-key blocks, 232 / 24 registers, ~97 KB of shared memory per CTA, so that an SM runs two consumers'
+// per-block chains at once; docs/kernel-notes-sm90.md, session 19).
+#ifndef FLASHATTN_SM90_SINGLE_CONSUMER_CTAS
+#define FLASHATTN_SM90_SINGLE_CONSUMER_CTAS 1
+#endif
 // Kernels whose d and dv are both at most this fold the softmax's per-block row maxima
 // and sums as balanced trees (softmax.h softmax_update kTree); 0 = none, 256 = all.
 // 128: d 64, 96 (the d 128 kernel) and 128, where it was measured and GPU-tested
@@ -381,6 +387,11 @@ struct ForwardConfig {
   static constexpr int kConsumerWarpgroups = kConsumerWarpgroups_;
   // One consumer warpgroup (kBlockM 64): the decode kernel (use_single_consumer below), d = dv = 128.
   static constexpr bool kSingleConsumer = kConsumerWarpgroups_ == 1;
+  // Resident CTAs per SM the layout and the register split are made for
+  // (FLASHATTN_SM90_SINGLE_CONSUMER_CTAS): two only for the one-consumer kernel, with 64-key blocks (below)
+  // to halve its K/V stages.
+  static constexpr int kCtasPerSm = kSingleConsumer ? FLASHATTN_SM90_SINGLE_CONSUMER_CTAS : 1;
+  static_assert(kCtasPerSm == 1 || kCtasPerSm == 2);
   static_assert(
       kConsumerWarpgroups == 2 ||
           ((kConsumerWarpgroups == 3 || (kConsumerWarpgroups == 4 && kD64Alt)) && kHeadDim == 64 &&
@@ -414,9 +425,10 @@ struct ForwardConfig {
                     kD256Block64 || kD64Alt,
                 "a long-key block only for the two-consumer d = 128 kernel, 64 keys only at d = 256");
   static constexpr int kDefaultBlockN =
-      kLargeV ? 64
-              : (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_D64_THREE_BLOCK_N
-                                          : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
+      kLargeV || kCtasPerSm == 2
+          ? 64
+          : (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_D64_THREE_BLOCK_N
+                                      : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
   static constexpr int kBlockN = kLongKeyBlockN_ != 0 ? kLongKeyBlockN_ : kDefaultBlockN;
   static constexpr int kStages =
       kSingleConsumer ? FLASHATTN_SM90_SINGLE_CONSUMER_STAGES : (kLargeV ? 3 : (kHeadDim <= 64 ? 4 : 2));
@@ -452,24 +464,28 @@ struct ForwardConfig {
   // 2026-11-22 (sm90c): the consumers lose more at 232 than the producer's one
   // reload per tile costs. The dense kernels no longer contain the paged producer,
   // which took the dense producer from 28 to 72 B of spills: forward_kernel.h.)
-  static constexpr int kEntryRegisters = (65536 / kThreads) / 8 * 8;
-  // With one consumer warpgroup every thread of the CTA may hold ptxas's maximum of 255 registers
-  // (256 x 255 <= 65536): nothing to move between the warpgroups, no setmaxnreg (forward_kernel.h).
-  static constexpr bool kMovesRegisters = !kSingleConsumer;
+  static constexpr int kEntryRegisters = (65536 / (kThreads * kCtasPerSm)) / 8 * 8;
+  // With one consumer warpgroup and one CTA per SM every thread may hold ptxas's maximum of 255 registers
+  // (256 x 255 <= 65536): nothing to move between the warpgroups, no setmaxnreg (forward_kernel.h). Two such
+  // CTAs start at 128 each and move them as the two-consumer kernels do.
+  static constexpr bool kMovesRegisters = !kSingleConsumer || kCtasPerSm > 1;
   static constexpr int kProducerRegisters = 24;
   // Four consumers (kD64Alt): 128 * 24 + 512 * 112 = 60416 <= 640 * 96 (S 32 + P 16 + O 36 at 64 keys).
+  // Two one-consumer CTAs per SM: 128 * (24 + 232) = 32768, half the SM's registers.
   static constexpr int kConsumerRegisters =
-      kConsumerWarpgroups == 4 ? 112 : (kConsumerWarpgroups == 3 ? 160 : 240);
-  static_assert(128 * kConsumerWarpgroups * (kConsumerRegisters - kEntryRegisters) <=
-                    128 * (kEntryRegisters - kProducerRegisters),
+      kConsumerWarpgroups == 4 ? 112 : (kConsumerWarpgroups == 3 ? 160 : (kCtasPerSm == 2 ? 232 : 240));
+  static_assert(!kMovesRegisters || 128 * kConsumerWarpgroups * (kConsumerRegisters - kEntryRegisters) <=
+                                        128 * (kEntryRegisters - kProducerRegisters),
                 "the consumers may take only what the producer gives back");
   // The paged producer (a warp: a table read per TMA box, and the gather of rows no box covers;
   // producer.h) spills at 24 (44 B); paged K/V is often memory-bound (decode), where the consumers'
   // last 8 registers matter least. Two-consumer kernels only (kHasPagedKernel).
+  // (Two one-consumer CTAs per SM: 128 * (40 + 216) = 32768, half the SM's registers.)
   static constexpr int kPagedProducerRegisters = 40;
-  static constexpr int kPagedConsumerRegisters = 232;
-  static_assert(!kHasPagedKernel || 128 * kConsumerWarpgroups * (kPagedConsumerRegisters - kEntryRegisters) <=
-                                        128 * (kEntryRegisters - kPagedProducerRegisters));
+  static constexpr int kPagedConsumerRegisters = kCtasPerSm == 2 ? 216 : 232;
+  static_assert(!kHasPagedKernel || !kMovesRegisters ||
+                128 * kConsumerWarpgroups * (kPagedConsumerRegisters - kEntryRegisters) <=
+                    128 * (kEntryRegisters - kPagedProducerRegisters));
   // Rebuild Q's wgmma descriptors for every key block instead of keeping all
   // kHeadDim/16 of them live (consumer.h gemm_qk): at d >= 192 and with three
   // consumers they cost the accumulators registers (spills: d256 120 B -> 0,
@@ -538,7 +554,8 @@ struct ForwardConfig {
   // Shared memory: [Q][K stages][V stages][O][barriers]. O gets its own buffer
   // when it fits (its TMA store then overlaps the next tile's Q load); at d=256 it
   // reuses Q's rows (each consumer stores over the 64 Q rows only it read).
-  static constexpr int kSmemLimit = 227 * 1024;
+  // Per CTA: the SM's 228 KB less 1 KB the hardware reserves per CTA, shared by kCtasPerSm CTAs.
+  static constexpr int kSmemLimit = kCtasPerSm == 1 ? 227 * 1024 : (228 * 1024) / kCtasPerSm - 1024;
   static constexpr int kQOffset = 0;
   static constexpr int kKOffset = kQOffset + kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKVBytes;
