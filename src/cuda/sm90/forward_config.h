@@ -479,7 +479,7 @@ struct ForwardConfig {
                 "the consumers may take only what the producer gives back");
   // The paged producer (a warp: a table read per TMA box, and the gather of rows no box covers;
   // producer.h) spills at 24 (44 B); paged K/V is often memory-bound (decode), where the consumers'
-  // last 8 registers matter least. Two-consumer kernels only (kHasPagedKernel).
+  // last 8 registers matter least. The kernels with a paged instance (kHasPagedKernel) that move registers.
   // (Two one-consumer CTAs per SM: 128 * (40 + 216) = 32768, half the SM's registers.)
   static constexpr int kPagedProducerRegisters = 40;
   static constexpr int kPagedConsumerRegisters = kCtasPerSm == 2 ? 216 : 232;
@@ -845,7 +845,8 @@ inline bool use_single_consumer(int head_dim, int head_dim_v, long long seqlen_q
 // then skips the causal diagonal's upper 64 keys, 10% less tensor work at causal 512, with four stages of
 // K/V. H100, three passes beside cuDNN and an identical control (bench/integration/s19_first.sh): causal 512
 // / 1k 0.965 / 0.964 of base, non-causal 512 / 1k 0.944 / 0.959 (control 1.000-1.005); session 9's first form
-// read 0.84-0.89. Twice the per-block costs outweigh the saved work at every length.)
+// read 0.84-0.89. A loop iteration costs ~354 static instructions whatever its width (834 at 64 keys, 1314 at
+// 128), so two 64-key iterations issue 27% more instructions per key, more than the work saved.)
 
 // d = 256: 64-key blocks instead of 80 (ForwardConfig kD256Block64; helper sm90k, session 8). 80 keys
 // cover 512 keys in 7 blocks (560 keys of S and P V, 9% thrown away; 1.6% at 1k and 2k), 64 divide
