@@ -10,6 +10,8 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from ncu_profiled import profile
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--shapes", default="64:8192", help="comma-separated batch:cached_keys")
 ap.add_argument("--builds", default="new")
@@ -36,12 +38,4 @@ with torch.no_grad():
                 with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
                     return F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=True)
             calls.append(cudnn)
-    for fn in calls:
-        fn()
-        fn()
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStart()
-    for fn in calls:
-        fn()
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStop()
+    profile(calls)

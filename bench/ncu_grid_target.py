@@ -10,6 +10,8 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from ncu_profiled import profile
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--rows", required=True, help="comma-separated d:causal:seqlen")
 ap.add_argument("--builds", default="base")
@@ -34,12 +36,4 @@ with torch.no_grad():
                 with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
                     return F.scaled_dot_product_attention(qt, kt, vt, is_causal=c)
             calls.append(cudnn)
-    for fn in calls:
-        fn()
-        fn()
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStart()
-    for fn in calls:
-        fn()
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStop()
+    profile(calls)

@@ -9,6 +9,8 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from ncu_profiled import profile
+
 mods = []
 for name in ("flashattn_base", "flashattn", "flashattn_var", "flashattn_var2"):
     try:
@@ -28,12 +30,4 @@ with torch.no_grad():
             return F.scaled_dot_product_attention(qt, kt, vt)
 
     fns = [lambda m=m: m.flash_attn_func(q, k, v) for m in mods] + [cudnn]
-    for fn in fns:
-        fn()
-        fn()
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStart()
-    for fn in fns:
-        fn()
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStop()
+    profile(fns)
