@@ -1,6 +1,6 @@
-# The profiled window of the ncu targets (bench/ncu_grid_target.py, ncu_decode_target.py, sm90L_ncu_target.py): two warm-up calls
-# of each function, then one call of each between cudaProfilerStart / Stop, so that `ncu --profile-from-start off`
-# sees exactly those launches, in order.
+# The profiled window of the ncu targets (bench/ncu_grid_target.py, ncu_decode_target.py, sm90L_ncu_target.py):
+# two warm-up calls of each function, then one call of each between cudaProfilerStart / Stop, so that
+# `ncu --profile-from-start off` sees exactly those launches, in order.
 import torch
 
 
