@@ -51,11 +51,6 @@
 #ifndef FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN_MASKED
 #define FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN_MASKED 8192
 #endif
-// The K/V pipeline depth of the one-consumer decode kernel (use_single_consumer below): 2 or 3 (Q 16 KB +
-// 3 x (K 32 + V 32 KB) + O 16 KB fit the 227 KB). Settable for measurement builds only.
-#ifndef FLASHATTN_SM90_SINGLE_CONSUMER_STAGES
-#define FLASHATTN_SM90_SINGLE_CONSUMER_STAGES 2
-#endif
 // CTAs of the one-consumer decode kernel per SM: 1, or 2 (a measurement setting, prepared in session 19, not
 // run: 64-key blocks, 232 / 24 registers, ~97 KB of shared memory per CTA, so that an SM runs two consumers'
 // per-block chains at once; docs/kernel-notes-sm90.md, session 19).
@@ -430,8 +425,7 @@ struct ForwardConfig {
           : (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_D64_THREE_BLOCK_N
                                       : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
   static constexpr int kBlockN = kLongKeyBlockN_ != 0 ? kLongKeyBlockN_ : kDefaultBlockN;
-  static constexpr int kStages =
-      kSingleConsumer ? FLASHATTN_SM90_SINGLE_CONSUMER_STAGES : (kLargeV ? 3 : (kHeadDim <= 64 ? 4 : 2));
+  static constexpr int kStages = kLargeV ? 3 : (kHeadDim <= 64 ? 4 : 2);
   // The long-key, cluster and three-consumer kernels serve dense K/V only (paged K/V runs the
   // two-consumer kernel: use_three_consumers): no paged instantiation of them.
   // (d = 256 with 64-key blocks has one: pages of 64..256 rows are then read as 64-row boxes; so has the
@@ -827,13 +821,13 @@ inline bool use_long_key_blocks(int head_dim, int head_dim_v, long long seqlen_k
 // 1.000-1.004 of the 128-row kernel on five shapes over seven passes (control 0.999-1.001; the H100 decodes
 // at 90% of its DRAM peak either way); H200 (bench/integration/s19_last.sh) b64 8k 1.012, b16 32k 1.009, MHA
 // b16 4k 1.023, b64 8k in pages of 256 0.994 (controls 0.999-1.003), against +6-10% predicted: the tensor
-// work is not what holds the H200's decode at 0.90 of cuDNN (ncu: 81.9% of the DRAM peak against
-// cuDNN's 95.4%; three K/V stages, FLASHATTN_SM90_SINGLE_CONSUMER_STAGES, and a heads-major cache gain under
-// 1%; docs/performance.md, session 19, for the lead). Kept for its small gain on the H200.
-// d = dv = 128 only (the common decode head dim; d = 96 runs the d = 128
-// kernel through its own dispatch). FLASHATTN_SM90_SINGLE_CONSUMER 0 turns it off (a measurement setting).
-// Host side; seqlen_q is the longest sequence's, pack the packing factor of GQA at 64-row tiles
-// (forward_launch.h pack_factor).
+// work is not what holds the H200's decode at 0.90 of cuDNN (ncu: 81.9% of the DRAM peak against cuDNN's
+// 95.4%). Three K/V stages (a switch removed after its measurement: 0.996-1.003 on the H100, 0.997-1.001 of
+// two on the H200) and a heads-major cache (+1.1%) do not close it either; docs/performance.md, session 19,
+// has the lead. Kept for its small gain on the H200. d = dv = 128 only (the common decode head dim; d = 96
+// runs the d = 128 kernel through its own dispatch). FLASHATTN_SM90_SINGLE_CONSUMER 0 turns it off (a
+// measurement setting). Host side; seqlen_q is the longest sequence's, pack the packing factor of GQA at
+// 64-row tiles (forward_launch.h pack_factor).
 #ifndef FLASHATTN_SM90_SINGLE_CONSUMER
 #define FLASHATTN_SM90_SINGLE_CONSUMER 1
 #endif
