@@ -27,6 +27,17 @@ cuuint64_t byte_stride(std::int64_t elements, std::int64_t fallback) {
   return static_cast<cuuint64_t>((elements > 0 ? elements : fallback) * 2);
 }
 
+// The L2 promotion of every map (FLASHATTN_SM90_L2_PROMOTION: 0 none, 128 or 256 bytes): how much the L2
+// fetches from DRAM around each 128-byte box row a TMA load misses on. A measurement setting while
+// session 20 compares them (bench/stream_probe.cu).
+#ifndef FLASHATTN_SM90_L2_PROMOTION
+#define FLASHATTN_SM90_L2_PROMOTION 256
+#endif
+constexpr CUtensorMapL2promotion kL2Promotion =
+    FLASHATTN_SM90_L2_PROMOTION == 0     ? CU_TENSOR_MAP_L2_PROMOTION_NONE
+    : FLASHATTN_SM90_L2_PROMOTION == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+                                         : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+
 // A 16-bit tensor of `rank` dimensions read in 64-column boxes with the 128B swizzle
 // (the wgmma operand layout), zero fill out of bounds.
 bool encode_swizzled(CUtensorMap* map, DType dtype, const void* base, cuuint32_t rank, const cuuint64_t* dims,
@@ -38,7 +49,7 @@ bool encode_swizzled(CUtensorMap* map, DType dtype, const void* base, cuuint32_t
       dtype == DType::bfloat16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   const CUresult result = encode(map, type, rank, const_cast<void*>(base), dims, strides, box,
                                  element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                                 kL2Promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return result == CUDA_SUCCESS;
 }
 
