@@ -28,10 +28,12 @@ cuuint64_t byte_stride(std::int64_t elements, std::int64_t fallback) {
 }
 
 // The L2 promotion of every map (FLASHATTN_SM90_L2_PROMOTION: 0 none, 128 or 256 bytes): how much the L2
-// fetches from DRAM around each 128-byte box row a TMA load misses on. A measurement setting while
-// session 20 compares them (bench/stream_probe.cu).
+// fetches from DRAM around each 128-byte box row a TMA load misses on. 256 capped a TMA stream of K/V rows
+// (128-byte box rows 2 KB apart) at ~84% of the H200's DRAM peak, 128 and none reach ~92% as 16-byte cp.async
+// does (bench/stream_probe.cu); the decode read +7.5-10% with 128 and the standard grid did not move
+// (bench/integration/s20_promo.sh, session 20).
 #ifndef FLASHATTN_SM90_L2_PROMOTION
-#define FLASHATTN_SM90_L2_PROMOTION 256
+#define FLASHATTN_SM90_L2_PROMOTION 128
 #endif
 constexpr CUtensorMapL2promotion kL2Promotion =
     FLASHATTN_SM90_L2_PROMOTION == 0     ? CU_TENSOR_MAP_L2_PROMOTION_NONE
