@@ -51,12 +51,6 @@
 #ifndef FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN_MASKED
 #define FLASHATTN_SM90_LONG_KEY_MIN_SEQLEN_MASKED 8192
 #endif
-// CTAs of the one-consumer decode kernel per SM: 1, or 2 (a measurement setting, prepared in session 19, not
-// run: 64-key blocks, 232 / 24 registers, ~97 KB of shared memory per CTA, so that an SM runs two consumers'
-// per-block chains at once; docs/kernel-notes-sm90.md, session 19).
-#ifndef FLASHATTN_SM90_SINGLE_CONSUMER_CTAS
-#define FLASHATTN_SM90_SINGLE_CONSUMER_CTAS 1
-#endif
 // Kernels whose d and dv are both at most this fold the softmax's per-block row maxima
 // and sums as balanced trees (softmax.h softmax_update kTree); 0 = none, 256 = all.
 // 128: d 64, 96 (the d 128 kernel) and 128, where it was measured and GPU-tested
@@ -382,11 +376,6 @@ struct ForwardConfig {
   static constexpr int kConsumerWarpgroups = kConsumerWarpgroups_;
   // One consumer warpgroup (kBlockM 64): the decode kernel (use_single_consumer below), d = dv = 128.
   static constexpr bool kSingleConsumer = kConsumerWarpgroups_ == 1;
-  // Resident CTAs per SM the layout and the register split are made for
-  // (FLASHATTN_SM90_SINGLE_CONSUMER_CTAS): two only for the one-consumer kernel, with 64-key blocks (below)
-  // to halve its K/V stages.
-  static constexpr int kCtasPerSm = kSingleConsumer ? FLASHATTN_SM90_SINGLE_CONSUMER_CTAS : 1;
-  static_assert(kCtasPerSm == 1 || kCtasPerSm == 2);
   static_assert(
       kConsumerWarpgroups == 2 ||
           ((kConsumerWarpgroups == 3 || (kConsumerWarpgroups == 4 && kD64Alt)) && kHeadDim == 64 &&
@@ -420,10 +409,9 @@ struct ForwardConfig {
                     kD256Block64 || kD64Alt,
                 "a long-key block only for the two-consumer d = 128 kernel, 64 keys only at d = 256");
   static constexpr int kDefaultBlockN =
-      kLargeV || kCtasPerSm == 2
-          ? 64
-          : (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_D64_THREE_BLOCK_N
-                                      : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
+      kLargeV ? 64
+              : (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_D64_THREE_BLOCK_N
+                                          : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
   static constexpr int kBlockN = kLongKeyBlockN_ != 0 ? kLongKeyBlockN_ : kDefaultBlockN;
   static constexpr int kStages = kLargeV ? 3 : (kHeadDim <= 64 ? 4 : 2);
   // The long-key, cluster and three-consumer kernels serve dense K/V only (paged K/V runs the
@@ -458,25 +446,22 @@ struct ForwardConfig {
   // 2026-11-22 (sm90c): the consumers lose more at 232 than the producer's one
   // reload per tile costs. The dense kernels no longer contain the paged producer,
   // which took the dense producer from 28 to 72 B of spills: forward_kernel.h.)
-  static constexpr int kEntryRegisters = (65536 / (kThreads * kCtasPerSm)) / 8 * 8;
-  // With one consumer warpgroup and one CTA per SM every thread may hold ptxas's maximum of 255 registers
-  // (256 x 255 <= 65536): nothing to move between the warpgroups, no setmaxnreg (forward_kernel.h). Two such
-  // CTAs start at 128 each and move them as the two-consumer kernels do.
-  static constexpr bool kMovesRegisters = !kSingleConsumer || kCtasPerSm > 1;
+  static constexpr int kEntryRegisters = (65536 / kThreads) / 8 * 8;
+  // With one consumer warpgroup every thread of the CTA may hold ptxas's maximum of 255 registers
+  // (256 x 255 <= 65536): nothing to move between the warpgroups, no setmaxnreg (forward_kernel.h).
+  static constexpr bool kMovesRegisters = !kSingleConsumer;
   static constexpr int kProducerRegisters = 24;
   // Four consumers (kD64Alt): 128 * 24 + 512 * 112 = 60416 <= 640 * 96 (S 32 + P 16 + O 36 at 64 keys).
-  // Two one-consumer CTAs per SM: 128 * (24 + 232) = 32768, half the SM's registers.
   static constexpr int kConsumerRegisters =
-      kConsumerWarpgroups == 4 ? 112 : (kConsumerWarpgroups == 3 ? 160 : (kCtasPerSm == 2 ? 232 : 240));
+      kConsumerWarpgroups == 4 ? 112 : (kConsumerWarpgroups == 3 ? 160 : 240);
   static_assert(!kMovesRegisters || 128 * kConsumerWarpgroups * (kConsumerRegisters - kEntryRegisters) <=
                                         128 * (kEntryRegisters - kProducerRegisters),
                 "the consumers may take only what the producer gives back");
   // The paged producer (a warp: a table read per TMA box, and the gather of rows no box covers;
   // producer.h) spills at 24 (44 B); paged K/V is often memory-bound (decode), where the consumers'
   // last 8 registers matter least. The kernels with a paged instance (kHasPagedKernel) that move registers.
-  // (Two one-consumer CTAs per SM: 128 * (40 + 216) = 32768, half the SM's registers.)
   static constexpr int kPagedProducerRegisters = 40;
-  static constexpr int kPagedConsumerRegisters = kCtasPerSm == 2 ? 216 : 232;
+  static constexpr int kPagedConsumerRegisters = 232;
   static_assert(!kHasPagedKernel || !kMovesRegisters ||
                 128 * kConsumerWarpgroups * (kPagedConsumerRegisters - kEntryRegisters) <=
                     128 * (kEntryRegisters - kPagedProducerRegisters));
@@ -548,8 +533,7 @@ struct ForwardConfig {
   // Shared memory: [Q][K stages][V stages][O][barriers]. O gets its own buffer
   // when it fits (its TMA store then overlaps the next tile's Q load); at d=256 it
   // reuses Q's rows (each consumer stores over the 64 Q rows only it read).
-  // Per CTA: the SM's 228 KB less 1 KB the hardware reserves per CTA, shared by kCtasPerSm CTAs.
-  static constexpr int kSmemLimit = kCtasPerSm == 1 ? 227 * 1024 : (228 * 1024) / kCtasPerSm - 1024;
+  static constexpr int kSmemLimit = 227 * 1024;
   static constexpr int kQOffset = 0;
   static constexpr int kKOffset = kQOffset + kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKVBytes;
@@ -823,11 +807,13 @@ inline bool use_long_key_blocks(int head_dim, int head_dim_v, long long seqlen_k
 // b16 4k 1.023, b64 8k in pages of 256 0.994 (controls 0.999-1.003), against +6-10% predicted: the tensor
 // work is not what holds the H200's decode at 0.90 of cuDNN (ncu: 81.9% of the DRAM peak against cuDNN's
 // 95.4%). Three K/V stages (a switch removed after its measurement: 0.996-1.003 on the H100, 0.997-1.001 of
-// two on the H200) and a heads-major cache (+1.1%) do not close it either; docs/performance.md, session 19,
-// has the lead. Kept for its small gain on the H200. d = dv = 128 only (the common decode head dim; d = 96
-// runs the d = 128 kernel through its own dispatch). FLASHATTN_SM90_SINGLE_CONSUMER 0 turns it off (a
-// measurement setting). Host side; seqlen_q is the longest sequence's, pack the packing factor of GQA at
-// 64-row tiles (forward_launch.h pack_factor).
+// two on the H200) and a heads-major cache (+1.1%) do not close it either. Session 20 found the cause: the
+// tensor maps' 256B L2 promotion capped the TMA stream (tensor_map.cu; with 128B the decode reads 0.98-0.996
+// of cuDNN on the H200). The same kernel as two CTAs per SM (64-key blocks, setmaxnreg 24 / 232; session 20,
+// bench/integration/s20_decode2.sh, removed) read 0.98-0.99 of one. Kept for its small gain on the H200. d =
+// dv = 128 only (the common decode head dim; d = 96 runs the d = 128 kernel through its own dispatch).
+// FLASHATTN_SM90_SINGLE_CONSUMER 0 turns it off (a measurement setting). Host side; seqlen_q is the longest
+// sequence's, pack the packing factor of GQA at 64-row tiles (forward_launch.h pack_factor).
 #ifndef FLASHATTN_SM90_SINGLE_CONSUMER
 #define FLASHATTN_SM90_SINGLE_CONSUMER 1
 #endif

@@ -27,7 +27,7 @@ namespace flashattn::detail::cuda_sm90 {
 // 8 B, one reload per tile outside the K/V loop). The paged kernels give their
 // producer 40 registers (forward_config.h).
 template <class Config, bool kPaged>
-__global__ void __launch_bounds__(Config::kThreads, Config::kCtasPerSm)
+__global__ void __launch_bounds__(Config::kThreads, 1)
     forward_kernel(const __grid_constant__ ForwardKernelParams p) {
   extern __shared__ unsigned char shared_buffer[];
   // 128B-swizzle atoms (TMA boxes, wgmma descriptors) need 1024-byte alignment.

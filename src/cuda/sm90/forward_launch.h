@@ -209,8 +209,6 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
   if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess)
     return e;
-  // The persistent grid's CTA slots (forward_config.h kCtasPerSm: two per SM for the two-CTA decode kernel).
-  const int slots = sms * Config::kCtasPerSm;
   if (cudaError_t e = cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device); e != cudaSuccess)
     return e;
   // Equal tiles (no mask cutting key ranges, no per-sequence lengths): the static
@@ -256,7 +254,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
                          Config::kClusterM == 1 && !k.static_schedule && couples_shape);
   k.sections =
       plan_tile_sections(k.batch * k.heads, static_cast<int>(sec_heads), k.m_blocks / Config::kClusterM,
-                         std::max(1, std::min(slots, k.num_tiles)),
+                         std::max(1, std::min(sms, k.num_tiles)),
                          k.static_schedule ? 0 : FLASHATTN_SM90_TAIL_SECTION_FACTOR, paired, placement);
   k.heads_div = make_fast_divisor(std::max(1, k.heads));
   k.tile_counter = tile_counter;
@@ -291,14 +289,6 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
       e != cudaSuccess) {
     return e;
   }
-  if constexpr (Config::kCtasPerSm > 1) {
-    // All of the SM's unified L1 / shared memory as shared memory, so that kCtasPerSm CTAs fit.
-    if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                             cudaSharedmemCarveoutMaxShared);
-        e != cudaSuccess) {
-      return e;
-    }
-  }
   if constexpr (Config::kClusterM > 1) {
     // Clusters of kClusterM CTAs on pairs of query blocks (run_forward checked that the
     // schedule is static and m_blocks even; masked: static couples), as many as fit on the GPU at once.
@@ -313,7 +303,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
       if (!k.static_schedule || !k.sections.couples_by_pair) return cudaErrorInvalidValue;
       return launch_in_clusters<Config>(kernel, k, 2, sms, stream);
     }
-    const int grid = std::max(1, std::min(slots, k.num_tiles));
+    const int grid = std::max(1, std::min(sms, k.num_tiles));
     kernel<<<grid, Config::kThreads, Config::kSmemBytes, stream>>>(k);
     return cudaGetLastError();
   }
