@@ -30,8 +30,9 @@ cuuint64_t byte_stride(std::int64_t elements, std::int64_t fallback) {
 // The L2 promotion of every map (FLASHATTN_SM90_L2_PROMOTION: 0 none, 128 or 256 bytes): how much the L2
 // fetches from DRAM around each 128-byte box row a TMA load misses on. 256 capped a TMA stream of K/V rows
 // (128-byte box rows 2 KB apart) at ~84% of the H200's DRAM peak, 128 and none reach ~92% as 16-byte cp.async
-// does (bench/stream_probe.cu); the decode read +7.5-10% with 128 and the standard grid did not move
-// (bench/integration/s20_promo.sh, session 20).
+// does (bench/stream_probe.cu); the H200's decode read +7.5-10% with 128 and the standard grid did not move
+// (bench/integration/s20_promo.sh, session 20). The H100's decode, at ~90% of its DRAM peak either way, read
+// 0.996 of 256 (s20_promo_h100.sh; its control copy of 128 the same).
 #ifndef FLASHATTN_SM90_L2_PROMOTION
 #define FLASHATTN_SM90_L2_PROMOTION 128
 #endif
