@@ -67,11 +67,21 @@ tree_copy() {
   log "tree $1 ${2:-} ${3:-} rc=$?"
 }
 
-# sm90_ctrl_copy: the base build's extension installed a second time as flashattn_ctrl (identical kernels: its
-# ratio to base is the run's noise floor).
+# sm90_ctrl_copy [FROM]: build FROM's extension (default base; "new" is the package flashattn) installed a second
+# time as flashattn_ctrl (identical kernels: its ratio to FROM is the run's noise floor).
 sm90_ctrl_copy() {
-  rm -rf "$bld/pyroot/flashattn_ctrl" && cp -r "$bld/pyroot/flashattn_base" "$bld/pyroot/flashattn_ctrl" &&
-    sed -i 's/"flashattn_base::/"flashattn_ctrl::/' "$bld/pyroot/flashattn_ctrl/_ops.py"
+  local from=flashattn_${1:-base}
+  [[ ${1:-base} == new ]] && from=flashattn
+  rm -rf "$bld/pyroot/flashattn_ctrl" && cp -r "$bld/pyroot/$from" "$bld/pyroot/flashattn_ctrl" &&
+    sed -i "s/\"$from::/\"flashattn_ctrl::/" "$bld/pyroot/flashattn_ctrl/_ops.py"
+}
+
+# decode_ab PASS BUILDS [TIMEOUT]: bench/decode_ab.py over those builds, each line tagged with PASS and appended to
+# $out/decode.jsonl.
+decode_ab() {
+  PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout "${3:-100}" python3 bench/decode_ab.py --builds "$2" --rep 60 2>&1 |
+    grep -v Warning | sed "s/^{/{\"pass\": \"$1\", /" | tee -a "$out/decode.jsonl"
+  log "decode $1"
 }
 
 # sm90_ab PASS BUILDS HDIMS CAUSAL SEQLENS [REP] [TIMEOUT]: bench/sm90r_ab.py over those rows, each line tagged with

@@ -17,8 +17,7 @@ PY_DIMS="64;128;256" sm90_build_py new "" 5 400 &
 PY_DIMS="64;128;256" sm90_build_py p256 "-DFLASHATTN_SM90_L2_PROMOTION=256" 5 400 &
 PY_DIMS="64;128;256" sm90_build_py p0 "-DFLASHATTN_SM90_L2_PROMOTION=0" 5 400 &
 wait
-rm -rf "$bld/pyroot/flashattn_ctrl" && cp -r "$bld/pyroot/flashattn" "$bld/pyroot/flashattn_ctrl" &&
-  sed -i 's/"flashattn::/"flashattn_ctrl::/' "$bld/pyroot/flashattn_ctrl/_ops.py"
+sm90_ctrl_copy new
 for pass in "p1 p256,new,p0,ctrl" "p2 ctrl,p0,new,p256" "p3 new,ctrl,p256,p0"; do
   set -- $pass
   for d in 64 128 256; do

@@ -28,9 +28,7 @@ for pass in "p1 base,last,first,ctrl" "p2 ctrl,first,last,base"; do
     sm90_ab "$1" "$2" $d 1 2048,4096,8192,16384 60 100
     sm90_ab "$1" "$2" $d 0 4096,8192,16384 60 100
   done
-  PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout 100 python3 bench/decode_ab.py --builds "$2" --rep 60 2>&1 |
-    grep -v Warning | sed "s/^{/{\"pass\": \"$1\", /" | tee -a "$out/decode.jsonl"
-  log "decode $1"
+  decode_ab "$1" "$2"
 done
 python3 bench/integration/ab_summary.py "$out/ab.jsonl" base last first ctrl | tee -a "$out/summary.txt"
 log total
