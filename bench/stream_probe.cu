@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "cuda/ptx/mbarrier.h"
+#include "cuda/ptx/ptx.h"
 #include "cuda/ptx/tma.h"
 
 namespace {
@@ -60,10 +61,6 @@ struct Config {
   int box_cols;  // TMA: 64 (two 128B-swizzled boxes per block) or 128 (one unswizzled box)
 };
 
-__device__ __forceinline__ std::uint32_t smem_address(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-
 __device__ __forceinline__ void spin(int cycles) {
   if (cycles <= 0) return;
   const long long start = clock64();
@@ -76,15 +73,6 @@ __device__ __forceinline__ std::uint32_t touch(const unsigned char* block, int r
   const int lane = threadIdx.x % (kConsumerWarps * 32);
   const uint4 v = *reinterpret_cast<const uint4*>(block + (lane * 16) % (rows * kRowBytes));
   return v.x ^ v.y ^ v.z ^ v.w;
-}
-
-__device__ __forceinline__ void cp_async_16(std::uint32_t dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
 // The kernel's shape: a producer warpgroup (warps 0-3) and a consumer warpgroup (warps 4-7). Kind
@@ -104,8 +92,8 @@ __global__ void __launch_bounds__(256)
                                                          ~std::uintptr_t{1023});
   __shared__ __align__(8) std::uint64_t bars[2 * 16];
   const int block_bytes = c.rows * kRowBytes;
-  const std::uint32_t full0 = smem_address(&bars[0]);
-  const std::uint32_t empty0 = smem_address(&bars[16]);
+  const std::uint32_t full0 = ptx::cvta_to_shared(&bars[0]);
+  const std::uint32_t empty0 = ptx::cvta_to_shared(&bars[16]);
   if (threadIdx.x == 0) {
     for (int s = 0; s < c.stages; ++s) {
       ptx::mbarrier_init(full0 + 8 * s, 128);
@@ -135,22 +123,16 @@ __global__ void __launch_bounds__(256)
     for (int n = 0; n < blocks_per_tile; ++n, ++sequence) {
       const std::uint32_t full = full0 + 8 * slot;
       const std::uint32_t empty = empty0 + 8 * slot;
-      const std::uint32_t dst = smem_address(ring + slot * block_bytes);
+      const std::uint32_t dst = ptx::cvta_to_shared(ring + slot * block_bytes);
       const bool by_tma = kLoad == Load::kTma || (kLoad == Load::kMixed && sequence % 2 == 0);
       if (producer) {
         ptx::mbarrier_wait_parity(empty, phase ^ 1);
         if (by_tma) {
           if (t == 0) {
             ptx::mbarrier_arrive_expect_tx(full, block_bytes);
-            if (p.heads_major) {
-              ptx::tma_load_4d(dst, &map, full, 0, n * c.rows, head, batch);
+            ptx::tma_load_4d(dst, &map, full, 0, n * c.rows, head, batch);
+            if (c.box_cols == 64)
               ptx::tma_load_4d(dst + block_bytes / 2, &map, full, 64, n * c.rows, head, batch);
-            } else if (c.box_cols == 128) {
-              ptx::tma_load_4d(dst, &map, full, 0, n * c.rows, head, batch);
-            } else {
-              ptx::tma_load_4d(dst, &map, full, 0, n * c.rows, head, batch);
-              ptx::tma_load_4d(dst + block_bytes / 2, &map, full, 64, n * c.rows, head, batch);
-            }
           } else {
             ptx::mbarrier_arrive(full);
           }
@@ -163,9 +145,9 @@ __global__ void __launch_bounds__(256)
                                 kRowBytes;
           src += (t / 16) * row_stride + unit * 16;
           for (int i = 0; i < c.rows / 8; ++i) {
-            cp_async_16(dst + unit_offset + i * 1024, src + i * 8 * row_stride);
+            ptx::cp_async_cg_16_full(dst + unit_offset + i * 1024, src + i * 8 * row_stride);
           }
-          asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(full) : "memory");
+          ptx::cp_async_mbarrier_arrive_noinc(full);
         }
       } else {
         ptx::mbarrier_wait_parity(full, phase);
@@ -210,17 +192,17 @@ __global__ void __launch_bounds__(128)
     if (k < total) {
       const int tile = blockIdx.x + (k / blocks_per_tile) * gridDim.x;
       const unsigned char* src = block_source(cache, p, tile, k % blocks_per_tile, c.rows);
-      const std::uint32_t dst = smem_address(ring + (k % Stages) * block_bytes);
+      const std::uint32_t dst = ptx::cvta_to_shared(ring + (k % Stages) * block_bytes);
       for (int i = threadIdx.x; i < c.rows * 16; i += 128) {
-        cp_async_16(dst + i * 16, src + (i / 16) * row_stride + (i % 16) * 16);
+        ptx::cp_async_cg_16_full(dst + i * 16, src + (i / 16) * row_stride + (i % 16) * 16);
       }
     }
-    cp_async_commit();
+    ptx::cp_async_commit_group();
   };
   for (int k = 0; k < Stages - 1; ++k) issue(k);
   std::uint32_t acc = 0;
   for (int k = 0; k < total; ++k) {
-    cp_async_wait<Stages - 2>();
+    ptx::cp_async_wait_group<Stages - 2>();
     __syncthreads();
     acc ^= touch(ring + (k % Stages) * block_bytes, c.rows);
     spin(c.delay);
@@ -248,7 +230,7 @@ bool encode(CUtensorMap* map, const void* base, const Problem& p, int rows, int 
   }();
   const cuuint64_t keys = static_cast<cuuint64_t>(p.keys);
   const cuuint64_t heads = static_cast<cuuint64_t>(p.heads);
-  const cuuint64_t dims[4] = {kCols, p.heads_major ? keys : keys, heads, static_cast<cuuint64_t>(p.batch)};
+  const cuuint64_t dims[4] = {kCols, keys, heads, static_cast<cuuint64_t>(p.batch)};
   const cuuint64_t strides[3] = {p.heads_major ? kRowBytes : heads * kRowBytes,
                                  p.heads_major ? keys * kRowBytes : kRowBytes, keys * heads * kRowBytes};
   const cuuint32_t box[4] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(rows), 1, 1};
@@ -312,7 +294,7 @@ int main(int argc, char** argv) {
     p.heads_major = run.heads_major;
     const bool sync_copy = run.box_cols == 0;
     for (int rows : {64, 128}) {
-      if (!sync_copy && !encode(&map, cache, p, rows, run.box_cols == 0 ? 64 : run.box_cols, run.promotion)) {
+      if (!sync_copy && !encode(&map, cache, p, rows, run.box_cols, run.promotion)) {
         std::fprintf(stderr, "tensor map rejected\n");
         return 1;
       }

@@ -38,6 +38,12 @@ __device__ __forceinline__ void cp_async_commit_group() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 }
 
+// Arrives on the mbarrier at `bar` once every cp.async this thread issued before has landed, without
+// raising the barrier's expected count (.noinc): the count the barrier was made with includes this arrival.
+__device__ __forceinline__ void cp_async_mbarrier_arrive_noinc(std::uint32_t bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+
 // Waits until at most `kPending` committed groups are still in flight.
 template <int kPending>
 __device__ __forceinline__ void cp_async_wait_group() {

@@ -69,16 +69,19 @@ __device__ __forceinline__ void wait_and_load_q(const ForwardKernelParams& p,
   q_phase ^= 1;
 }
 
-// One box of K or V, with the L2 eviction priority FLASHATTN_SM90_KV_L2_HINT asks for (the policy is made
-// where it is used: one instruction, no register held across the producer's loop).
+// The L2 eviction priority FLASHATTN_SM90_KV_L2_HINT asks for K and V (1 evict-last, 2 evict-first), made
+// where it is used: one instruction, no register held across the producer's loop.
+__device__ __forceinline__ std::uint64_t kv_l2_policy() {
+  return FLASHATTN_SM90_KV_L2_HINT == 1 ? ptx::l2_policy_evict_last() : ptx::l2_policy_evict_first();
+}
+
+// One box of K or V (with kv_l2_policy where FLASHATTN_SM90_KV_L2_HINT asks for one).
 __device__ __forceinline__ void load_kv_box(std::uint32_t smem, const CUtensorMap* map, std::uint32_t full,
                                             int c0, int c1, int c2, int c3) {
   if constexpr (FLASHATTN_SM90_KV_L2_HINT == 0) {
     ptx::tma_load_4d(smem, map, full, c0, c1, c2, c3);
   } else {
-    ptx::tma_load_4d_hinted(
-        smem, map, full, c0, c1, c2, c3,
-        FLASHATTN_SM90_KV_L2_HINT == 1 ? ptx::l2_policy_evict_last() : ptx::l2_policy_evict_first());
+    ptx::tma_load_4d_hinted(smem, map, full, c0, c1, c2, c3, kv_l2_policy());
   }
 }
 __device__ __forceinline__ void load_kv_box_multicast(std::uint32_t smem, const CUtensorMap* map,
@@ -87,9 +90,7 @@ __device__ __forceinline__ void load_kv_box_multicast(std::uint32_t smem, const 
   if constexpr (FLASHATTN_SM90_KV_L2_HINT == 0) {
     ptx::tma_load_4d_multicast(smem, map, full, c0, c1, c2, c3, cta_mask);
   } else {
-    ptx::tma_load_4d_multicast_hinted(
-        smem, map, full, c0, c1, c2, c3, cta_mask,
-        FLASHATTN_SM90_KV_L2_HINT == 1 ? ptx::l2_policy_evict_last() : ptx::l2_policy_evict_first());
+    ptx::tma_load_4d_multicast_hinted(smem, map, full, c0, c1, c2, c3, cta_mask, kv_l2_policy());
   }
 }
 
