@@ -62,44 +62,6 @@ __device__ __forceinline__ void tma_load_4d_multicast(std::uint32_t smem, const 
       : "memory");
 }
 
-// L2 eviction priorities for the hinted loads below (createpolicy, sm_80+): every line a load with this
-// policy brings into L2 is marked evict-last (kept over normal lines) or evict-first (given up first).
-__device__ __forceinline__ std::uint64_t l2_policy_evict_last() {
-  std::uint64_t policy;
-  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
-  return policy;
-}
-__device__ __forceinline__ std::uint64_t l2_policy_evict_first() {
-  std::uint64_t policy;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-  return policy;
-}
-
-// tma_load_4d with an L2 cache policy (l2_policy_*).
-__device__ __forceinline__ void tma_load_4d_hinted(std::uint32_t smem, const void* tensor_map,
-                                                   std::uint32_t bar, int c0, int c1, int c2, int c3,
-                                                   std::uint64_t policy) {
-  asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], "
-      "[%1, {%3, %4, %5, %6}], [%2], %7;\n" ::"r"(smem),
-      "l"(reinterpret_cast<std::uint64_t>(tensor_map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
-      "l"(policy)
-      : "memory");
-}
-
-// tma_load_4d_multicast with an L2 cache policy.
-__device__ __forceinline__ void tma_load_4d_multicast_hinted(std::uint32_t smem, const void* tensor_map,
-                                                             std::uint32_t bar, int c0, int c1, int c2,
-                                                             int c3, std::uint16_t cta_mask,
-                                                             std::uint64_t policy) {
-  asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
-      ".L2::cache_hint [%0], [%1, {%3, %4, %5, %6}], [%2], %7, %8;\n" ::"r"(smem),
-      "l"(reinterpret_cast<std::uint64_t>(tensor_map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
-      "h"(cta_mask), "l"(policy)
-      : "memory");
-}
-
 // 5-D: the packed-GQA query view (cols, heads in group, rows, kv heads, batch).
 __device__ __forceinline__ void tma_load_5d(std::uint32_t smem, const void* tensor_map, std::uint32_t bar,
                                             int c0, int c1, int c2, int c3, int c4) {

@@ -27,15 +27,6 @@
 #define FLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV 128
 #endif
 
-// The L2 eviction priority of the K and V loads (producer.h load_kv_box): 0 normal (the default), 1
-// evict-last, 2 evict-first. A head's K/V is read by every query block of the head, and the tile sections try
-// to keep it in L2 while they do (tile_sections.h); session 15 bounded what a perfect L2 would give at
-// +1-3.4% on the causal rows that read the most from DRAM. FlashAttention 3 marks K/V evict-last. Prepared in
-// session 20, not measured (bench/integration/s21_kv_hint.sh). Settable for measurement builds only.
-#ifndef FLASHATTN_SM90_KV_L2_HINT
-#define FLASHATTN_SM90_KV_L2_HINT 0
-#endif
-
 // The key block width of the three-consumer d = 64 kernel (use_three_consumers; 192-row tiles, 160 registers
 // per consumer thread; FlashAttention 3's d64 tile is 192 x 128 too). 96 from session 4, when 128 spilled in
 // the main loop; with nvcc 13.0 and session 14's kernel 128 compiles with no spills in the loop (the kernel's

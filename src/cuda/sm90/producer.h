@@ -69,31 +69,6 @@ __device__ __forceinline__ void wait_and_load_q(const ForwardKernelParams& p,
   q_phase ^= 1;
 }
 
-// The L2 eviction priority FLASHATTN_SM90_KV_L2_HINT asks for K and V (1 evict-last, 2 evict-first), made
-// where it is used: one instruction, no register held across the producer's loop.
-__device__ __forceinline__ std::uint64_t kv_l2_policy() {
-  return FLASHATTN_SM90_KV_L2_HINT == 1 ? ptx::l2_policy_evict_last() : ptx::l2_policy_evict_first();
-}
-
-// One box of K or V (with kv_l2_policy where FLASHATTN_SM90_KV_L2_HINT asks for one).
-__device__ __forceinline__ void load_kv_box(std::uint32_t smem, const CUtensorMap* map, std::uint32_t full,
-                                            int c0, int c1, int c2, int c3) {
-  if constexpr (FLASHATTN_SM90_KV_L2_HINT == 0) {
-    ptx::tma_load_4d(smem, map, full, c0, c1, c2, c3);
-  } else {
-    ptx::tma_load_4d_hinted(smem, map, full, c0, c1, c2, c3, kv_l2_policy());
-  }
-}
-__device__ __forceinline__ void load_kv_box_multicast(std::uint32_t smem, const CUtensorMap* map,
-                                                      std::uint32_t full, int c0, int c1, int c2, int c3,
-                                                      std::uint16_t cta_mask) {
-  if constexpr (FLASHATTN_SM90_KV_L2_HINT == 0) {
-    ptx::tma_load_4d_multicast(smem, map, full, c0, c1, c2, c3, cta_mask);
-  } else {
-    ptx::tma_load_4d_multicast_hinted(smem, map, full, c0, c1, c2, c3, cta_mask, kv_l2_policy());
-  }
-}
-
 // Key block n of K or V (kChunks column chunks) into the stage at `stage_smem`, completing
 // on `full`. K/V multicast (Config::kClusterM > 1): this CTA's slice of the block's rows (or,
 // kMulticastByChunk, its chunks), written to the same place in every CTA of the cluster.
@@ -103,19 +78,20 @@ __device__ __forceinline__ void load_kv_block(std::uint32_t stage_smem, const CU
 #pragma unroll
   for (int c = 0; c < kChunks; ++c) {
     if constexpr (Config::kClusterM == 1) {
-      load_kv_box(stage_smem + c * Config::kKVChunkBytes, map, full, c * Config::kChunkCols,
-                  n * Config::kBlockN, kv_head, batch);
+      ptx::tma_load_4d(stage_smem + c * Config::kKVChunkBytes, map, full, c * Config::kChunkCols,
+                       n * Config::kBlockN, kv_head, batch);
     } else if constexpr (Config::kMulticastByChunk) {
       if (c % Config::kClusterM == static_cast<int>(ptx::cluster_ctarank())) {
-        load_kv_box_multicast(stage_smem + c * Config::kKVChunkBytes, map, full, c * Config::kChunkCols,
-                              n * Config::kBlockN, kv_head, batch,
-                              static_cast<std::uint16_t>((1u << Config::kClusterM) - 1));
+        ptx::tma_load_4d_multicast(stage_smem + c * Config::kKVChunkBytes, map, full, c * Config::kChunkCols,
+                                   n * Config::kBlockN, kv_head, batch,
+                                   static_cast<std::uint16_t>((1u << Config::kClusterM) - 1));
       }
     } else {
       const int rank = static_cast<int>(ptx::cluster_ctarank());
-      load_kv_box_multicast(stage_smem + c * Config::kKVChunkBytes + rank * Config::kKVSliceBytes, map, full,
-                            c * Config::kChunkCols, n * Config::kBlockN + rank * Config::kKVSliceRows,
-                            kv_head, batch, static_cast<std::uint16_t>((1u << Config::kClusterM) - 1));
+      ptx::tma_load_4d_multicast(stage_smem + c * Config::kKVChunkBytes + rank * Config::kKVSliceBytes, map,
+                                 full, c * Config::kChunkCols,
+                                 n * Config::kBlockN + rank * Config::kKVSliceRows, kv_head, batch,
+                                 static_cast<std::uint16_t>((1u << Config::kClusterM) - 1));
     }
   }
 }
@@ -325,8 +301,8 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
       if (box.fits) {
 #pragma unroll
         for (int c = 0; c < Config::kChunks; ++c) {
-          load_kv_box(pipe.k(ring.stage) + c * Config::kKVChunkBytes + box_smem, &p.maps.k,
-                      pipe.k_full(ring.stage), c * Config::kChunkCols, box.row, kv_head, box.page);
+          ptx::tma_load_4d(pipe.k(ring.stage) + c * Config::kKVChunkBytes + box_smem, &p.maps.k,
+                           pipe.k_full(ring.stage), c * Config::kChunkCols, box.row, kv_head, box.page);
         }
       }
       if (!whole) {
@@ -349,8 +325,8 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
       if (box.fits) {
 #pragma unroll
         for (int c = 0; c < Config::kChunksV; ++c) {
-          load_kv_box(pipe.v(ring.stage) + c * Config::kKVChunkBytes + box_smem, &p.maps.v,
-                      pipe.v_full(ring.stage), c * Config::kChunkCols, box.row, kv_head, box.page);
+          ptx::tma_load_4d(pipe.v(ring.stage) + c * Config::kKVChunkBytes + box_smem, &p.maps.v,
+                           pipe.v_full(ring.stage), c * Config::kChunkCols, box.row, kv_head, box.page);
         }
       }
       if (!whole) {
