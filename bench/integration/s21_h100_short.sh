@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# RAN in session 21 on a0a2779 (H100; s21_h100_short_*): 128B / 256B median 0.994, control 1.000.
 # PREPARED in session 20, not run: the tensor maps' L2 promotion at the H100's short grid rows. Session 20 moved
 # every sm90 map to the 128B promotion (tensor_map.cu) after measuring it on the H200 (decode +7.5-10%, the grid
 # unchanged) and the H100's decode (0.996); the H100's 512 rows, where session 19's grid read 0.953-0.973 of

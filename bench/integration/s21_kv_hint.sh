@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# RAN in session 21 on a0a2779 (H200; s21_kv_hint_*): evict-last 1.000 of normal with the same DRAM bytes, evict-first
+# 0.95. The switch was removed afterwards (5f7915c): run it on a0a2779's tree.
 # PREPARED in session 20, not run: the L2 eviction priority of the K/V loads (forward_config.h
 # FLASHATTN_SM90_KV_L2_HINT; producer.h load_kv_box). Session 15 bounded what a perfect L2 would give on the
 # rows that read the most from DRAM (every head reading head 0's K/V): d256 causal 4k +3.4%, 16k +1.3%, d64

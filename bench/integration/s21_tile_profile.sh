@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# RAN in session 21 on a0a2779 (H200; s21_tile_*): the per-tile excess is ~1.4 key blocks of instructions and samples.
+# Keep fewer than eight files under $OUT: the sass pages of the first call did not come back (refetched).
 # PREPARED in session 20, not run: where the d128 kernel's time goes at the tile boundary. Against the FA3 anchor
 # the d128 non-causal rows read 0.946 / 0.966 / 0.979 (raw, session 20's H200 grid) at 4k / 8k / 16k: FA3 is flat
 # from 4k (687-690) and ours is not (650 / 664 / 676), so ~4% of a 4k tile (32 key blocks, ~1.4 blocks' time)
