@@ -93,6 +93,18 @@ sm90_ab() {
   log "ab $1 d $3 causal $4"
 }
 
+# sm90_ab_passes "PASS BUILDS;PASS BUILDS..." "HDIMS..." SEQLENS [REP] [TIMEOUT]: sm90_ab for every pass (each
+# with its own build order), head dim (in the order given) and masking (causal first) over the same seqlens.
+sm90_ab_passes() {
+  local passes pass d causal hdims=$2 seqlens=$3 rep=${4:-60} limit=${5:-100}
+  IFS=';' read -ra passes <<<"$1"
+  for pass in "${passes[@]}"; do
+    for d in $hdims; do
+      for causal in 1 0; do sm90_ab "${pass%% *}" "${pass#* }" "$d" "$causal" "$seqlens" "$rep" "$limit"; done
+    done
+  done
+}
+
 # test_build SRC HEAD_DIMS DTYPES CUDA_FLAGS [JOBS]: the C++ test binary of source tree SRC (forward only, 90a,
 # those head dims and dtypes, CUDA flags) built into $bld/tests.
 test_build() {

@@ -16,12 +16,6 @@ PY_DIMS="64;128" sm90_build_py ent2 "-DFLASHATTN_SM90_EARLY_NEXT_S=2" 8 400 &
 wait
 rm -f "$out"/py_*_configure.log
 sm90_ctrl_copy
-for pass in "p1 base,ent2,ctrl" "p2 ctrl,ent2,base"; do
-  set -- $pass
-  for d in 128 64; do
-    sm90_ab "$1" "$2" $d 1 512,1024,2048,4096,8192,16384 60 100
-    sm90_ab "$1" "$2" $d 0 512,1024,2048,4096,8192,16384 60 100
-  done
-done
+sm90_ab_passes "p1 base,ent2,ctrl;p2 ctrl,ent2,base" "128 64" 512,1024,2048,4096,8192,16384 60 100
 python3 bench/integration/ab_summary.py "$out/ab.jsonl" base ent2 ctrl | tee -a "$out/summary.txt"
 log total
