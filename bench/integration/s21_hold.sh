@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# RAN in session 21 on 291d7c5 (H200; s21_hold_*): correct, 0.996 of the default (control 0.998). The switch was
+# removed afterwards: apply s21_hold_turn.patch to 5f7915c's tree to run it again.
 # Session 21: FLASHATTN_SM90_HOLD_TURN=1 (consumer.h kHoldTurn): a consumer keeps the issue turn of its tile's last
 # P V through the next tile's first S, so the two half-size GEMMs go out back to back and the next tile's first
 # softmax hides under the other consumers' turns (s21_tile_split.txt: the boundary costs ~1.4 key blocks per tile

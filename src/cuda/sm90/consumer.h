@@ -240,22 +240,20 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       }
     }
   };
-  // holding (kHoldTurn): the caller still holds the turn of its last P V; the S (a stand-in too) goes out
-  // in it, and the turn is passed on.
-  auto issue_first_s = [&](bool holding) {
+  auto issue_first_s = [&]() {
     if (next_keys) {
       skip_top_keys();
       ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
-      if (!holding) wait_turn();
+      wait_turn();
     }
     ptx::wgmma_fence();
     gemm_qk<Config>(s, q_rows, next_keys ? pipe.k(ring.stage) : pipe.q());
     ptx::wgmma_commit_group();
-    if (next_keys || holding) pass_turn();
+    if (next_keys) pass_turn();
   };
   auto begin_tile = [&]() -> bool {
     const bool more_tiles = receive_next();
-    if constexpr (Config::kEarlyNextS) issue_first_s(false);
+    if constexpr (Config::kEarlyNextS) issue_first_s();
     return more_tiles;
   };
 
@@ -297,7 +295,6 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         ptx::mbarrier_arrive(pipe.q_empty(consumer));
       }
       if constexpr (Config::kEarlyNextTile) more = receive_next();
-      if constexpr (Config::kHoldTurn) more = begin_tile();
     } else {
       std::uint32_t pf[Config::kBlockN / 16][4];
       float correction[2];
@@ -429,7 +426,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::wgmma_fence();
       gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage), pipe.ones());
       ptx::wgmma_commit_group();
-      if constexpr (!Config::kHoldTurn) pass_turn();
+      pass_turn();
       if constexpr (!Config::kRowSumMma) {
         final_rows = softmax_finalize<true, Config::kFastFinalize>(
             rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
@@ -437,14 +434,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       claim_output_buffer<Config>(consumer);
       // kEarlyNextTile: the next tile's index, Q and decoding while this P V runs too.
       if constexpr (Config::kEarlyNextTile) more = receive_next();
-      if constexpr (Config::kHoldTurn) {
-        // The next tile's index, Q and first S in the turn this P V took (see kHoldTurn).
-        more = receive_next();
-        issue_first_s(true);
-        ptx::wgmma_wait_group<1>();  // this P V; the next S runs on
-      } else {
-        ptx::wgmma_wait_group<0>();
-      }
+      ptx::wgmma_wait_group<0>();
       ptx::wgmma_fence_operand(o);
       if (warp_leader) pipe.release_kv(pipe.v_empty(pv_ring.stage));
       // kConsumerKeyRange: the blocks at the bottom of the tile's range this consumer's rows do not see
@@ -476,9 +466,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       // The next tile's first S GEMM goes to the tensor cores before this tile's epilogue,
       // which then runs beside it instead of in front of it.
       if constexpr (Config::kEarlyNextTile) {
-        issue_first_s(false);
-      } else if constexpr (Config::kHoldTurn) {
-        // issued in the tile's branch
+        issue_first_s();
       } else {
         more = begin_tile();
       }

@@ -67,13 +67,6 @@
 #ifndef FLASHATTN_SM90_EARLY_NEXT_S
 #define FLASHATTN_SM90_EARLY_NEXT_S 1
 #endif
-// 1: a consumer that issued its tile's last P V GEMM keeps the issue turn until it has issued
-// the next tile's first S GEMM (consumer.h kHoldTurn), so both reach the tensor cores back to
-// back and its first softmax of the next tile hides under the other consumers' turns.
-// Measurement switch (session 21), default 0.
-#ifndef FLASHATTN_SM90_HOLD_TURN
-#define FLASHATTN_SM90_HOLD_TURN 0
-#endif
 // Key blocks wider than this rebuild Q's descriptors per block (kRebuildQDescriptors).
 #ifndef FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N
 #define FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N 160
@@ -607,10 +600,6 @@ struct ForwardConfig {
   // Where more may be skipped than the ring holds (the d = 256 masked cluster instance: up to three 80-key
   // blocks with two stages), the skipped blocks' V stages are released as they are skipped instead, each once
   // it has landed (kEagerSkipRelease; the first S then also waits for those V loads).
-  // FLASHATTN_SM90_HOLD_TURN above; every consumer then takes one turn for the tile boundary, as the others
-  // do only when all walk the tile's blocks (no per-consumer key ranges).
-  static constexpr bool kHoldTurn = FLASHATTN_SM90_HOLD_TURN != 0 && kEarlyNextS && !kEarlyNextTile &&
-                                    !kConsumerKeyRange && kConsumerWarpgroups > 1;
   static constexpr bool kEagerSkipRelease =
       kConsumerKeyRange &&
       ((kConsumerWarpgroups - 1) * 64 + (kClusterM - 1) * kBlockM + kBlockN - 1) / kBlockN > kStages;
