@@ -65,29 +65,17 @@ __device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::ui
 // reads 8 columns, is the block of ones: the leading byte offset of step kk points from V's
 // rows 16kk.. to it, so every step reads the same 2 KB (two 8-row swizzle atoms) and
 // o[kHeadDimV / 2 ..] accumulates P 1.
-// kRowSumGemm: the ones are a GEMM of their own per step, N = 8 into o[kHeadDimV / 2 ..], every step reading
-// the same 16 rows of the ones block (any address in it reads 1).
 template <class Config>
 __device__ __forceinline__ void gemm_pv(float (&o)[Config::kPVN / 2],
                                         const std::uint32_t (&p)[Config::kBlockN / 16][4], std::uint32_t v,
                                         std::uint32_t ones) {
-  constexpr bool kFusedOnes = Config::kRowSumMma && !Config::kRowSumGemm;
   const std::uint64_t desc0 =
-      ptx::make_smem_desc_sw128(v, kFusedOnes ? ones - v : Config::kKVChunkBytes, 1024);
-  [[maybe_unused]] const std::uint64_t ones_desc = ptx::make_smem_desc_sw128(ones, 1024, 1024);
+      ptx::make_smem_desc_sw128(v, Config::kRowSumMma ? ones - v : Config::kKVChunkBytes, 1024);
 #pragma unroll
   for (int kk = 0; kk < Config::kBlockN / 16; ++kk) {
     const int step = kk * 16 * Config::kRowBytes;
-    if constexpr (Config::kRowSumGemm) {
-      auto& o_v = *reinterpret_cast<float(*)[Config::kHeadDimV / 2]>(&o[0]);
-      auto& o_sums = *reinterpret_cast<float(*)[4]>(&o[Config::kHeadDimV / 2]);
-      ptx::wgmma_m64k16_rs_tb<Config::kHeadDimV, typename Config::Element>(
-          o_v, p[kk], ptx::smem_desc_moved(desc0, step, 0), 1);
-      ptx::wgmma_m64k16_rs_tb<8, typename Config::Element>(o_sums, p[kk], ones_desc, 1);
-    } else {
-      ptx::wgmma_m64k16_rs_tb<Config::kPVN, typename Config::Element>(
-          o, p[kk], ptx::smem_desc_moved(desc0, step, kFusedOnes ? -step : 0), 1);
-    }
+    ptx::wgmma_m64k16_rs_tb<Config::kPVN, typename Config::Element>(
+        o, p[kk], ptx::smem_desc_moved(desc0, step, Config::kRowSumMma ? -step : 0), 1);
   }
 }
 
@@ -415,7 +403,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         if constexpr (Config::kRescaleBySum) {
           // The probabilities go straight into P V's register operand: its GEMM must be done first.
           finish_pv();
-          rescale = softmax_update_by_sum<Config::kBlockN, Config::kTreeReductions, !Config::kRowSumGemm>(
+          rescale = softmax_update_by_sum<Config::kBlockN, Config::kTreeReductions>(
               s, pf, rows, p.score_log2, correction,
               [](float lo, float hi) { return pack_pair<typename Config::Element>(lo, hi); }, max_first);
           max_first = rescale;

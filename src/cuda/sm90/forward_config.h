@@ -108,14 +108,6 @@
 // Measured on an H200 (docs/performance.md, session 13; same-process A/Bs with a control): d128 +1-7% from
 // 1k keys (most readings 3-6%), causal or not, 512 within noise; d256 +0.5% beyond the control on average
 // (0.96-1.04 per row), so not there by default.
-// 1: the d = dv = 128 two-consumer kernels take their row sums on the tensor cores too, from a separate
-// m64n8k16 GEMM of P against a block of ones beside each P V step (consumer.h gemm_pv; kRowSumGemm), and
-// softmax_update_by_sum's trigger becomes a bit test of the packed probabilities (some p >= 2) instead of
-// their sums: ~45 fewer instructions per key block and warp for 6% more P V tensor work. Measurement switch
-// (session 21), default 0.
-#ifndef FLASHATTN_SM90_ROW_SUM_GEMM_D128
-#define FLASHATTN_SM90_ROW_SUM_GEMM_D128 0
-#endif
 #ifndef FLASHATTN_SM90_RESCALE_BY_SUM
 #define FLASHATTN_SM90_RESCALE_BY_SUM 1
 #endif
@@ -494,19 +486,14 @@ struct ForwardConfig {
   // and the accumulator's last 8 columns hold each row's sum; kOnesBytes of shared memory hold
   // two swizzle atoms of ones (8 key rows x 64 columns each), the 16 key rows one k16 step of
   // the P V GEMM reads as its second 64-column chunk (consumer.h gemm_pv).
-  // FLASHATTN_SM90_ROW_SUM_GEMM_D128: the same accumulator columns from a GEMM of their own (N = 8).
-  static constexpr bool kRowSumGemm = FLASHATTN_SM90_ROW_SUM_GEMM_D128 != 0 && kHeadDim == 128 &&
-                                      kHeadDimV == 128 && !kLargeV && kConsumerWarpgroups == 2;
-  static constexpr bool kRowSumMma = (kHeadDimV == 64 && !kLargeV &&
-                                      (kConsumerWarpgroups >= 4   ? FLASHATTN_SM90_ROW_SUM_MMA_FOUR
-                                       : kConsumerWarpgroups == 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE
-                                                                  : FLASHATTN_SM90_ROW_SUM_MMA) != 0) ||
-                                     kRowSumGemm;
+  static constexpr bool kRowSumMma = kHeadDimV == 64 && !kLargeV &&
+                                     (kConsumerWarpgroups >= 4   ? FLASHATTN_SM90_ROW_SUM_MMA_FOUR
+                                      : kConsumerWarpgroups == 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE
+                                                                 : FLASHATTN_SM90_ROW_SUM_MMA) != 0;
   static constexpr int kPVN = kRowSumMma ? kHeadDimV + 8 : kHeadDimV;
-  // FLASHATTN_SM90_RESCALE_BY_SUM above (needs the conditional rescale and the sums in the softmax, or under
-  // kRowSumGemm the bit-test trigger).
+  // FLASHATTN_SM90_RESCALE_BY_SUM above (needs the conditional rescale and the sums in the softmax).
   static constexpr bool kRescaleBySum =
-      kConditionalRescale && (!kRowSumMma || kRowSumGemm) &&
+      kConditionalRescale && !kRowSumMma &&
       (FLASHATTN_SM90_RESCALE_BY_SUM >= 2 ||
        (FLASHATTN_SM90_RESCALE_BY_SUM == 1 && kHeadDim == 128 && kHeadDimV == 128));
   static constexpr int kOnesBytes = kRowSumMma ? 2048 : 0;

@@ -172,8 +172,7 @@ inline constexpr float kSumTrigger = 256.f;
 // One block's probabilities against the reference offsets (scaled units), packed into the P V GEMM's
 // register-A fragments as they come (pf[kk][j] = the pair s[8 kk + 2 j], s[8 kk + 2 j + 1], row j % 2), and
 // this thread's partial row sums (four chains per row, so no fp32 probability outlives its pack).
-// kSums false (forward_config.h kRowSumGemm: the sums come from the tensor cores): block_sum is left alone.
-template <int kBlockN, bool kSums = true, class Pack>
+template <int kBlockN, class Pack>
 __device__ __forceinline__ void exponentials_packed(const float (&s)[kBlockN / 2],
                                                     std::uint32_t (&pf)[kBlockN / 16][4],
                                                     const float (&offset)[2], float score_log2,
@@ -187,26 +186,11 @@ __device__ __forceinline__ void exponentials_packed(const float (&s)[kBlockN / 2
       const float a = ptx::ex2_approx_ftz_f32(fmaf(s[8 * kk + 2 * j], score_log2, -offset[row]));
       const float b = ptx::ex2_approx_ftz_f32(fmaf(s[8 * kk + 2 * j + 1], score_log2, -offset[row]));
       pf[kk][j] = pack(a, b);
-      if constexpr (kSums) chain[row][(2 * kk + j / 2) % 4] += a + b;
+      chain[row][(2 * kk + j / 2) % 4] += a + b;
     }
   }
-  if constexpr (kSums) {
 #pragma unroll
-    for (int r = 0; r < 2; ++r) block_sum[r] = (chain[r][0] + chain[r][1]) + (chain[r][2] + chain[r][3]);
-  }
-}
-
-// Whether some packed probability of pf is 2 or more, infinite or NaN: bit 14 of a bf16 or fp16 (the top
-// exponent bit) is set exactly for those among non-negative values. One OR over the fragments.
-template <int kBlockN>
-__device__ __forceinline__ bool some_probability_large(const std::uint32_t (&pf)[kBlockN / 16][4]) {
-  std::uint32_t bits = 0;
-#pragma unroll
-  for (int kk = 0; kk < kBlockN / 16; ++kk) {
-#pragma unroll
-    for (int j = 0; j < 4; ++j) bits |= pf[kk][j];
-  }
-  return (bits & 0x40004000u) != 0;
+  for (int r = 0; r < 2; ++r) block_sum[r] = (chain[r][0] + chain[r][1]) + (chain[r][2] + chain[r][3]);
 }
 
 // softmax_update's conditional rescaling without the row maxima on the common path (forward_config.h
@@ -220,10 +204,7 @@ __device__ __forceinline__ bool some_probability_large(const std::uint32_t (&pf)
 // (a bias growing along the keys) then cost one pass per block, as in softmax_update, not two. Returns true
 // (warp-uniform) when a reference moved: O must then be multiplied by correction. The final O / sum and LSE
 // do not depend on the references.
-// kSums false (forward_config.h kRowSumGemm): the row sums come from the tensor cores, rows.sum is left
-// alone, and the trigger is some probability of 2 or more (some_probability_large) instead of the partial
-// sum.
-template <int kBlockN, bool kTree, bool kSums = true, class Pack>
+template <int kBlockN, bool kTree, class Pack>
 __device__ __forceinline__ bool softmax_update_by_sum(const float (&s)[kBlockN / 2],
                                                       std::uint32_t (&pf)[kBlockN / 16][4], SoftmaxRows& rows,
                                                       float score_log2, float (&correction)[2], Pack pack,
@@ -237,13 +218,9 @@ __device__ __forceinline__ bool softmax_update_by_sum(const float (&s)[kBlockN /
       exact |= rows.max[r] == -INFINITY;
       offset[r] = rows.max[r] * score_log2;
     }
-    exponentials_packed<kBlockN, kSums>(s, pf, offset, score_log2, block_sum, pack);
-    if constexpr (kSums) {
-      // NaN (an overflowed probability times 0, or -inf - -inf) fails <= as well.
-      exact |= !(block_sum[0] <= kSumTrigger) || !(block_sum[1] <= kSumTrigger);
-    } else {
-      exact |= some_probability_large<kBlockN>(pf);
-    }
+    exponentials_packed<kBlockN>(s, pf, offset, score_log2, block_sum, pack);
+    // NaN (an overflowed probability times 0, or -inf - -inf) fails <= as well.
+    exact |= !(block_sum[0] <= kSumTrigger) || !(block_sum[1] <= kSumTrigger);
     triggered = __any_sync(0xffffffffu, exact);
   }
   if (max_first || triggered) {
@@ -253,17 +230,15 @@ __device__ __forceinline__ bool softmax_update_by_sum(const float (&s)[kBlockN /
     // not trigger again for the same scores.
     const bool move = triggered || __any_sync(0xffffffffu, grows);
     move_references(rows, new_max, move, score_log2, correction, offset);
-    exponentials_packed<kBlockN, kSums>(s, pf, offset, score_log2, block_sum, pack);
-    if constexpr (kSums) {
+    exponentials_packed<kBlockN>(s, pf, offset, score_log2, block_sum, pack);
 #pragma unroll
-      for (int r = 0; r < 2; ++r) rows.sum[r] = rows.sum[r] * correction[r] + block_sum[r];
-    }
+    for (int r = 0; r < 2; ++r) rows.sum[r] = rows.sum[r] * correction[r] + block_sum[r];
     return move;
   }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     correction[r] = 1.f;
-    if constexpr (kSums) rows.sum[r] += block_sum[r];
+    rows.sum[r] += block_sum[r];
   }
   return false;
 }
