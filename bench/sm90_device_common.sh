@@ -126,6 +126,17 @@ test_cli_build() {
   log "test + CLI build rc=$?"
 }
 
+# switch_builds NAME FLAGS TEST_DIMS PY_DIMS [LIMIT]: for a one-switch A/B, in parallel: the C++ tests and CLI
+# with FLAGS (TEST_DIMS, fp16 + bf16; test_cli_build) and the Python extension twice (base, and NAME with FLAGS;
+# PY_DIMS); the configure logs are dropped from $out (a device call returns fewer than eight files).
+switch_builds() {
+  test_cli_build "$3" "fp16;bf16" 8 "$2" &
+  PY_DIMS="$4" sm90_build_py base "" 4 "${5:-400}" &
+  PY_DIMS="$4" sm90_build_py "$1" "$2" 4 "${5:-400}" &
+  wait
+  rm -f "$out"/py_*_configure.log "$out"/tests_configure.log
+}
+
 # suites_and_racecheck SUITE_FILTER RACE_FILTER [TIMEOUT]: test_build's binary on the GPU suites of that gtest
 # filter (into $out/tests.txt), then racecheck on the second filter; one summary line each.
 suites_and_racecheck() {

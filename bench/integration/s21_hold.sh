@@ -17,12 +17,7 @@ set -uo pipefail
 source bench/sm90_device_common.sh
 device_call_begin s21h
 out=${OUT:-$out} # results straight to $OUT (fewer than eight files)
-flags="-DFLASHATTN_SM90_HOLD_TURN=1"
-test_cli_build "64;96;128" "fp16;bf16" 8 "$flags" &
-PY_DIMS="64;128" sm90_build_py base "" 4 400 &
-PY_DIMS="64;128" sm90_build_py hold "$flags" 4 400 &
-wait
-rm -f "$out"/py_*_configure.log "$out"/tests_configure.log
+switch_builds hold "-DFLASHATTN_SM90_HOLD_TURN=1" "64;96;128" "64;128"
 tests=$bld/tests/tests/flashattn_tests
 timeout 120 "$tests" --gtest_filter='*cuda_sm90*:*Sm90*' --gtest_brief=1 >"$out/tests.txt" 2>&1
 log "sm90 suites rc=$? $(tail -3 "$out/tests.txt" | tr '\n' ' ')"

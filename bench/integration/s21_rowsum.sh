@@ -16,12 +16,8 @@ set -uo pipefail
 source bench/sm90_device_common.sh
 device_call_begin s21r
 out=${OUT:-$out} # results straight to $OUT (fewer than eight files)
-flags="-DFLASHATTN_SM90_ROW_SUM_GEMM_D128=1"
-test_cli_build "96;128" "fp16;bf16" 8 "$flags" &
-PY_DIMS="128" sm90_build_py base "" 4 300 &
-PY_DIMS="128" sm90_build_py rsg "$flags" 4 300 &
-wait
-rm -f "$out"/py_*_configure.log "$out"/tests_configure.log "$out"/py_*_build.log
+switch_builds rsg "-DFLASHATTN_SM90_ROW_SUM_GEMM_D128=1" "96;128" "128" 300
+rm -f "$out"/py_*_build.log
 tests=$bld/tests/tests/flashattn_tests
 timeout 100 "$tests" --gtest_filter='*cuda_sm90*:*Sm90*' >"/tmp/s21r-tests.txt" 2>&1
 log "sm90 suites rc=$? $(grep -c '^\[       OK' /tmp/s21r-tests.txt) ok $(tail -3 /tmp/s21r-tests.txt | tr '\n' ' ')"
