@@ -111,6 +111,18 @@
 #ifndef FLASHATTN_SM90_RESCALE_BY_SUM
 #define FLASHATTN_SM90_RESCALE_BY_SUM 1
 #endif
+// The d = dv = 128 two-consumer kernels' row sums on the tensor cores (session 22; measurement switch):
+// 0 in the softmax (FADD trees); 1 a separate m64n8k16 GEMM of P against a 2 KB block of ones beside each
+// P V step (session 21's form); 2 inside the P V GEMM, m64n136k16, whose third 64-column chunk of B is a
+// 16 KB block of ones kept after each V stage's two chunks (kRowSumFused: +32 KB of shared memory, which
+// d = 128 has). Either way softmax_update_by_sum's trigger becomes a bit test of the packed probabilities
+// (softmax.h some_probability_large), taken against the references shifted by kProbabilityShift so that
+// it fires where the sum trigger did (a probability past 2^8), not at 2: session 21 measured form 1 with
+// the unshifted test, which sends ~21% of the blocks of random rows down the exact way (a second pass of
+// exponentials); its 0.82 was not the small GEMMs' cost alone.
+#ifndef FLASHATTN_SM90_ROW_SUM_D128
+#define FLASHATTN_SM90_ROW_SUM_D128 0
+#endif
 #ifndef FLASHATTN_SM90_TILE_MASK_RANGE
 #define FLASHATTN_SM90_TILE_MASK_RANGE 0
 #endif
@@ -486,17 +498,32 @@ struct ForwardConfig {
   // and the accumulator's last 8 columns hold each row's sum; kOnesBytes of shared memory hold
   // two swizzle atoms of ones (8 key rows x 64 columns each), the 16 key rows one k16 step of
   // the P V GEMM reads as its second 64-column chunk (consumer.h gemm_pv).
-  static constexpr bool kRowSumMma = kHeadDimV == 64 && !kLargeV &&
-                                     (kConsumerWarpgroups >= 4   ? FLASHATTN_SM90_ROW_SUM_MMA_FOUR
-                                      : kConsumerWarpgroups == 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE
-                                                                 : FLASHATTN_SM90_ROW_SUM_MMA) != 0;
+  // FLASHATTN_SM90_ROW_SUM_D128 above: the d = dv = 128 two-consumer kernels' sums from a GEMM of their own
+  // (kRowSumGemm) or from a third chunk of the P V GEMM's B operand (kRowSumFused).
+  static constexpr bool kRowSumD128 = kHeadDim == 128 && kHeadDimV == 128 && !kLargeV &&
+                                      kConsumerWarpgroups == 2 && kLongKeyBlockN_ == 0;
+  static constexpr bool kRowSumGemm = kRowSumD128 && FLASHATTN_SM90_ROW_SUM_D128 == 1;
+  static constexpr bool kRowSumFused = kRowSumD128 && FLASHATTN_SM90_ROW_SUM_D128 == 2;
+  static constexpr bool kRowSumMma = (kHeadDimV == 64 && !kLargeV &&
+                                      (kConsumerWarpgroups >= 4   ? FLASHATTN_SM90_ROW_SUM_MMA_FOUR
+                                       : kConsumerWarpgroups == 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE
+                                                                  : FLASHATTN_SM90_ROW_SUM_MMA) != 0) ||
+                                     kRowSumGemm || kRowSumFused;
   static constexpr int kPVN = kRowSumMma ? kHeadDimV + 8 : kHeadDimV;
-  // FLASHATTN_SM90_RESCALE_BY_SUM above (needs the conditional rescale and the sums in the softmax).
+  // FLASHATTN_SM90_RESCALE_BY_SUM above (needs the conditional rescale, and the sums in the softmax or, for
+  // the d = 128 forms, the bit-test trigger).
   static constexpr bool kRescaleBySum =
-      kConditionalRescale && !kRowSumMma &&
+      kConditionalRescale && (!kRowSumMma || kRowSumGemm || kRowSumFused) &&
       (FLASHATTN_SM90_RESCALE_BY_SUM >= 2 ||
        (FLASHATTN_SM90_RESCALE_BY_SUM == 1 && kHeadDim == 128 && kHeadDimV == 128));
-  static constexpr int kOnesBytes = kRowSumMma ? 2048 : 0;
+  // The bit-test trigger fires at a packed probability of 2 or more; taking every probability against its
+  // row's reference + kProbabilityShift (log2 units: P scaled by 2^-shift, numerator and tensor-core sums
+  // alike; the sums are scaled back before the finalisation) moves that to 2^(shift + 1) of the reference.
+  // bf16 (8 exponent bits): 7, the sum trigger's 2^8. fp16 (5): 3, so that the probabilities far below
+  // the maximum keep their subnormal resolution (2^-24 absolute).
+  static constexpr int kProbabilityShift =
+      kRescaleBySum && kRowSumMma ? (std::is_same_v<Element, __half> ? 3 : 7) : 0;
+  static constexpr int kOnesBytes = kRowSumMma && !kRowSumFused ? 2048 : 0;
   // Per-block decisions made while S runs (FLASHATTN_SM90_EARLY_BLOCK_FLAGS above).
   static constexpr bool kEarlyBlockFlags = FLASHATTN_SM90_EARLY_BLOCK_FLAGS != 0;
   // Mask decisions per tile (FLASHATTN_SM90_TILE_MASK_RANGE{,_THREE} above).
@@ -515,7 +542,7 @@ struct ForwardConfig {
   static constexpr int kRowBytes = kChunkCols * 2;
   static constexpr int kQBytes = kBlockM * kHeadDim * 2;
   static constexpr int kKVBytes = kBlockN * kHeadDim * 2;  // one K stage
-  static constexpr int kVBytes = kBlockN * kHeadDimV * 2;  // one V stage
+  static constexpr int kVBytes = kBlockN * kHeadDimV * 2;  // one V stage's data (the bytes its loads bring)
   static constexpr int kOBytes = kBlockM * kHeadDimV * 2;
   static constexpr int kQChunkBytes = kBlockM * kRowBytes;
   static constexpr int kKVChunkBytes = kBlockN * kRowBytes;  // K and V chunks alike
@@ -537,7 +564,9 @@ struct ForwardConfig {
   static constexpr int kQOffset = 0;
   static constexpr int kKOffset = kQOffset + kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKVBytes;
-  static constexpr int kOEnd = kVOffset + kStages * kVBytes;
+  // kRowSumFused: each V stage is followed by a chunk of ones, read as the P V GEMM's third chunk of B.
+  static constexpr int kVStageBytes = kVBytes + (kRowSumFused ? kKVChunkBytes : 0);
+  static constexpr int kOEnd = kVOffset + kStages * kVStageBytes;
   // FLASHATTN_SM90_SPLIT_Q: kQParts boxes of kQBoxRows rows, each with its own q_full / q_empty.
   static constexpr bool kSplitQ =
       FLASHATTN_SM90_SPLIT_Q >= 2 ||

@@ -44,6 +44,13 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
     for (int i = static_cast<int>(threadIdx.x); i < Config::kOnesBytes / 4; i += Config::kThreads) {
       ptx::st_shared_b32(pipe.ones() + 4 * i, one_pair);
     }
+    if constexpr (Config::kRowSumFused) {
+      for (int stage = 0; stage < Config::kStages; ++stage) {
+        for (int i = static_cast<int>(threadIdx.x); i < Config::kKVChunkBytes / 4; i += Config::kThreads) {
+          ptx::st_shared_b32(pipe.v_ones(stage) + 4 * i, one_pair);
+        }
+      }
+    }
     ptx::fence_proxy_async_shared_cta();
   }
   // Every thread must see initialised barriers (and the ones block) before its first use;

@@ -93,8 +93,9 @@ __device__ __forceinline__ bool block_row_max(const float (&s)[kBlockN / 2], con
 }
 
 // When `move`, each row's reference becomes new_max and correction the factor for what was accumulated
-// against the old one (else 1); offset: each row's reference in scaled units, the block's probabilities'
-// offset.
+// against the old one (else 1); offset: each row's reference in scaled units + kShift, the block's
+// probabilities' offset (forward_config.h kProbabilityShift: P scaled by 2^-kShift throughout).
+template <int kShift = 0>
 __device__ __forceinline__ void move_references(SoftmaxRows& rows, const float (&new_max)[2], bool move,
                                                 float score_log2, float (&correction)[2],
                                                 float (&offset)[2]) {
@@ -110,6 +111,7 @@ __device__ __forceinline__ void move_references(SoftmaxRows& rows, const float (
     }
     // Offset 0 for a row with no visible key: every p = 2^-inf = 0 instead of NaN from (-inf) - (-inf).
     offset[r] = rows.max[r] == -INFINITY ? 0.f : rows.max[r] * score_log2;
+    if constexpr (kShift != 0) offset[r] += static_cast<float>(kShift);  // (+0 is no identity for -0.f)
   }
 }
 
@@ -127,7 +129,8 @@ __device__ __forceinline__ void move_references(SoftmaxRows& rows, const float (
 // kTreeReductions says where it is on.
 // kSums false: rows.sum is left alone, the caller gets the row sums elsewhere (forward_config.h
 // kRowSumMma: from the P V GEMM's extra columns; rows.sum is then set before softmax_finalize).
-template <int kBlockN, bool kConditional, bool kTree = false, bool kSums = true>
+// kShift: forward_config.h kProbabilityShift (move_references).
+template <int kBlockN, bool kConditional, bool kTree = false, bool kSums = true, int kShift = 0>
 __device__ __forceinline__ bool softmax_update(float (&s)[kBlockN / 2], SoftmaxRows& rows, float score_log2,
                                                float (&correction)[2]) {
   float new_max[2];
@@ -136,7 +139,7 @@ __device__ __forceinline__ bool softmax_update(float (&s)[kBlockN / 2], SoftmaxR
   bool rescale = true;
   if constexpr (kConditional) rescale = __any_sync(0xffffffffu, grows);
   float max_scaled[2];
-  move_references(rows, new_max, rescale, score_log2, correction, max_scaled);
+  move_references<kShift>(rows, new_max, rescale, score_log2, correction, max_scaled);
   float block_sum[2] = {0.f, 0.f};
 #pragma unroll
   for (int i = 0; i < kBlockN / 8; ++i) {
@@ -172,7 +175,9 @@ inline constexpr float kSumTrigger = 256.f;
 // One block's probabilities against the reference offsets (scaled units), packed into the P V GEMM's
 // register-A fragments as they come (pf[kk][j] = the pair s[8 kk + 2 j], s[8 kk + 2 j + 1], row j % 2), and
 // this thread's partial row sums (four chains per row, so no fp32 probability outlives its pack).
-template <int kBlockN, class Pack>
+// kSums false (the sums come from the tensor cores, forward_config.h kRowSumGemm / kRowSumFused): block_sum
+// is left alone.
+template <int kBlockN, bool kSums = true, class Pack>
 __device__ __forceinline__ void exponentials_packed(const float (&s)[kBlockN / 2],
                                                     std::uint32_t (&pf)[kBlockN / 16][4],
                                                     const float (&offset)[2], float score_log2,
@@ -186,11 +191,26 @@ __device__ __forceinline__ void exponentials_packed(const float (&s)[kBlockN / 2
       const float a = ptx::ex2_approx_ftz_f32(fmaf(s[8 * kk + 2 * j], score_log2, -offset[row]));
       const float b = ptx::ex2_approx_ftz_f32(fmaf(s[8 * kk + 2 * j + 1], score_log2, -offset[row]));
       pf[kk][j] = pack(a, b);
-      chain[row][(2 * kk + j / 2) % 4] += a + b;
+      if constexpr (kSums) chain[row][(2 * kk + j / 2) % 4] += a + b;
     }
   }
+  if constexpr (kSums) {
 #pragma unroll
-  for (int r = 0; r < 2; ++r) block_sum[r] = (chain[r][0] + chain[r][1]) + (chain[r][2] + chain[r][3]);
+    for (int r = 0; r < 2; ++r) block_sum[r] = (chain[r][0] + chain[r][1]) + (chain[r][2] + chain[r][3]);
+  }
+}
+
+// Whether some packed probability of pf is 2 or more, infinite or NaN: among non-negative bf16 and fp16
+// values bit 14 (the top exponent bit) is set exactly for those. One OR tree over the fragments.
+template <int kBlockN>
+__device__ __forceinline__ bool some_probability_large(const std::uint32_t (&pf)[kBlockN / 16][4]) {
+  std::uint32_t bits = 0;
+#pragma unroll
+  for (int kk = 0; kk < kBlockN / 16; ++kk) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) bits |= pf[kk][j];
+  }
+  return (bits & 0x40004000u) != 0;
 }
 
 // softmax_update's conditional rescaling without the row maxima on the common path (forward_config.h
@@ -204,7 +224,11 @@ __device__ __forceinline__ void exponentials_packed(const float (&s)[kBlockN / 2
 // (a bias growing along the keys) then cost one pass per block, as in softmax_update, not two. Returns true
 // (warp-uniform) when a reference moved: O must then be multiplied by correction. The final O / sum and LSE
 // do not depend on the references.
-template <int kBlockN, bool kTree, class Pack>
+// kSums false (forward_config.h kRowSumGemm / kRowSumFused): the row sums come from the tensor cores, rows.sum
+// is left alone, and the trigger is a packed probability of 2 or more (some_probability_large) instead of the
+// partial sum; with the probabilities taken against reference + kShift that is 2^(kShift + 1) of the
+// reference (kShift 7: 2^8, where the sum trigger fires too).
+template <int kBlockN, bool kTree, bool kSums = true, int kShift = 0, class Pack>
 __device__ __forceinline__ bool softmax_update_by_sum(const float (&s)[kBlockN / 2],
                                                       std::uint32_t (&pf)[kBlockN / 16][4], SoftmaxRows& rows,
                                                       float score_log2, float (&correction)[2], Pack pack,
@@ -217,10 +241,15 @@ __device__ __forceinline__ bool softmax_update_by_sum(const float (&s)[kBlockN /
     for (int r = 0; r < 2; ++r) {
       exact |= rows.max[r] == -INFINITY;
       offset[r] = rows.max[r] * score_log2;
+      if constexpr (kShift != 0) offset[r] += static_cast<float>(kShift);
     }
-    exponentials_packed<kBlockN>(s, pf, offset, score_log2, block_sum, pack);
-    // NaN (an overflowed probability times 0, or -inf - -inf) fails <= as well.
-    exact |= !(block_sum[0] <= kSumTrigger) || !(block_sum[1] <= kSumTrigger);
+    exponentials_packed<kBlockN, kSums>(s, pf, offset, score_log2, block_sum, pack);
+    if constexpr (kSums) {
+      // NaN (an overflowed probability times 0, or -inf - -inf) fails <= as well.
+      exact |= !(block_sum[0] <= kSumTrigger) || !(block_sum[1] <= kSumTrigger);
+    } else {
+      exact |= some_probability_large<kBlockN>(pf);
+    }
     triggered = __any_sync(0xffffffffu, exact);
   }
   if (max_first || triggered) {
@@ -229,16 +258,18 @@ __device__ __forceinline__ bool softmax_update_by_sum(const float (&s)[kBlockN /
     // Triggered: always moved, so that the block's probabilities come out at most 1 and the next block does
     // not trigger again for the same scores.
     const bool move = triggered || __any_sync(0xffffffffu, grows);
-    move_references(rows, new_max, move, score_log2, correction, offset);
-    exponentials_packed<kBlockN>(s, pf, offset, score_log2, block_sum, pack);
+    move_references<kShift>(rows, new_max, move, score_log2, correction, offset);
+    exponentials_packed<kBlockN, kSums>(s, pf, offset, score_log2, block_sum, pack);
+    if constexpr (kSums) {
 #pragma unroll
-    for (int r = 0; r < 2; ++r) rows.sum[r] = rows.sum[r] * correction[r] + block_sum[r];
+      for (int r = 0; r < 2; ++r) rows.sum[r] = rows.sum[r] * correction[r] + block_sum[r];
+    }
     return move;
   }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     correction[r] = 1.f;
-    rows.sum[r] += block_sum[r];
+    if constexpr (kSums) rows.sum[r] += block_sum[r];
   }
   return false;
 }
