@@ -470,12 +470,10 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         }
       }
       if constexpr (Config::kRowSumMma) {
-        // The whole rows' sums, from the last P V GEMM (any of the 8 ones columns), back in the units of
-        // the references (kProbabilityShift).
-        constexpr float kUnshift = static_cast<float>(1u << Config::kProbabilityShift);
-        rows.sum[0] = o[Config::kHeadDimV / 2] * kUnshift;
-        rows.sum[1] = o[Config::kHeadDimV / 2 + 2] * kUnshift;
-        final_rows = softmax_finalize<false, Config::kFastFinalize>(
+        // The whole rows' sums, from the last P V GEMM (any of the 8 ones columns).
+        rows.sum[0] = o[Config::kHeadDimV / 2];
+        rows.sum[1] = o[Config::kHeadDimV / 2 + 2];
+        final_rows = softmax_finalize<false, Config::kFastFinalize, Config::kProbabilityShift>(
             rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
       }
     }

@@ -286,7 +286,10 @@ struct RowFinal {
 };
 
 // kFast: 1 / sum and log2(sum) from rcp.approx / lg2.approx (forward_config.h kFastFinalize).
-template <bool kPartialSums = true, bool kFast = false>
+// kShift: the probabilities (so the sums) were taken against each reference + kShift (forward_config.h
+// kProbabilityShift), which is then the reference the sum, the sink and the LSE are expressed against; O,
+// accumulated from the same probabilities, is scaled by the same sum.
+template <bool kPartialSums = true, bool kFast = false, int kShift = 0>
 __device__ __forceinline__ RowFinal softmax_finalize(const SoftmaxRows& rows, float score_log2,
                                                      const float* sink) {
   constexpr float kLog2e = 1.4426950408889634f;
@@ -296,6 +299,7 @@ __device__ __forceinline__ RowFinal softmax_finalize(const SoftmaxRows& rows, fl
   for (int r = 0; r < 2; ++r) {
     float sum = kPartialSums ? quad_sum(rows.sum[r]) : rows.sum[r];
     float max_scaled = rows.max[r] == -INFINITY ? -INFINITY : rows.max[r] * score_log2;
+    if constexpr (kShift != 0) max_scaled += static_cast<float>(kShift);
     float rebase = 1.f;  // 2^(max_scaled - reference)
     if (sink != nullptr) {
       const float sink_scaled = *sink * kLog2e;
