@@ -7,7 +7,7 @@ this script rather than by hand. Run it after changing SHAPES:
     python3 src/cuda/ptx/generate_wgmma.py > src/cuda/ptx/wgmma_instructions.h
 """
 
-SHAPES = [8, 64, 72, 80, 96, 128, 136, 160, 176, 192, 256]  # N of m64nNk16
+SHAPES = [64, 72, 80, 96, 128, 136, 160, 176, 192, 256]  # N of m64nNk16
 TYPES = [("bf16", "__nv_bfloat16"), ("f16", "__half")]
 
 

@@ -67,29 +67,18 @@ __device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::ui
 // o[kHeadDimV / 2 ..] accumulates P 1.
 // kRowSumFused (dv = 128): N = 136, the third chunk is the chunk of ones after the V stage's two
 // (SharedPipeline::v_ones), one leading offset on from the second like any chunk.
-// kRowSumGemm (dv = 128): the ones are a GEMM of their own per step, N = 8 into o[kHeadDimV / 2 ..], every
-// step reading the same 16 rows of the ones block.
 template <class Config>
 __device__ __forceinline__ void gemm_pv(float (&o)[Config::kPVN / 2],
                                         const std::uint32_t (&p)[Config::kBlockN / 16][4], std::uint32_t v,
                                         std::uint32_t ones) {
-  constexpr bool kOnesAsChunk = Config::kRowSumMma && !Config::kRowSumGemm && !Config::kRowSumFused;
+  constexpr bool kOnesBlock = Config::kRowSumMma && !Config::kRowSumFused;
   const std::uint64_t desc0 =
-      ptx::make_smem_desc_sw128(v, kOnesAsChunk ? ones - v : Config::kKVChunkBytes, 1024);
-  [[maybe_unused]] const std::uint64_t ones_desc = ptx::make_smem_desc_sw128(ones, 1024, 1024);
+      ptx::make_smem_desc_sw128(v, kOnesBlock ? ones - v : Config::kKVChunkBytes, 1024);
 #pragma unroll
   for (int kk = 0; kk < Config::kBlockN / 16; ++kk) {
     const int step = kk * 16 * Config::kRowBytes;
-    if constexpr (Config::kRowSumGemm) {
-      auto& o_v = *reinterpret_cast<float(*)[Config::kHeadDimV / 2]>(&o[0]);
-      auto& o_sums = *reinterpret_cast<float(*)[4]>(&o[Config::kHeadDimV / 2]);
-      ptx::wgmma_m64k16_rs_tb<Config::kHeadDimV, typename Config::Element>(
-          o_v, p[kk], ptx::smem_desc_moved(desc0, step, 0), 1);
-      ptx::wgmma_m64k16_rs_tb<8, typename Config::Element>(o_sums, p[kk], ones_desc, 1);
-    } else {
-      ptx::wgmma_m64k16_rs_tb<Config::kPVN, typename Config::Element>(
-          o, p[kk], ptx::smem_desc_moved(desc0, step, kOnesAsChunk ? -step : 0), 1);
-    }
+    ptx::wgmma_m64k16_rs_tb<Config::kPVN, typename Config::Element>(
+        o, p[kk], ptx::smem_desc_moved(desc0, step, kOnesBlock ? -step : 0), 1);
   }
 }
 
@@ -356,8 +345,8 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       } else {
         prepare_scores<Config>(s, p, w, slope_s, n, row0, clean, consumer);
       }
-      softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions, !Config::kRowSumMma,
-                     Config::kProbabilityShift>(s, rows, p.score_log2, correction);
+      softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions,
+                     !Config::kRowSumMma, Config::kProbabilityShift>(s, rows, p.score_log2, correction);
       convert_p<Config>(s, pf);
 
       // kEarlyBlockFlags: softcap or ALiBi in this tile (then every block is transformed).

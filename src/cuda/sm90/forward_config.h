@@ -111,17 +111,20 @@
 #ifndef FLASHATTN_SM90_RESCALE_BY_SUM
 #define FLASHATTN_SM90_RESCALE_BY_SUM 1
 #endif
-// The d = dv = 128 two-consumer kernels' row sums on the tensor cores (session 22; measurement switch):
-// 0 in the softmax (FADD trees); 1 a separate m64n8k16 GEMM of P against a 2 KB block of ones beside each
-// P V step (session 21's form); 2 inside the P V GEMM, m64n136k16, whose third 64-column chunk of B is a
-// 16 KB block of ones kept after each V stage's two chunks (kRowSumFused: +32 KB of shared memory, which
-// d = 128 has). Either way softmax_update_by_sum's trigger becomes a bit test of the packed probabilities
-// (softmax.h some_probability_large), taken against the references shifted by kProbabilityShift so that
-// it fires where the sum trigger did (a probability past 2^8), not at 2: session 21 measured form 1 with
-// the unshifted test, which sends ~21% of the blocks of random rows down the exact way (a second pass of
-// exponentials); its 0.82 was not the small GEMMs' cost alone.
+// The d = dv = 128 two-consumer kernels' row sums on the tensor cores (kRowSumFused, session 22): the P V
+// GEMM is m64n136k16, whose third 64-column chunk of B is a 16 KB block of ones kept after each V stage's
+// two chunks (+32 KB of shared memory, which d = 128 has: 224 KB of 227), so the loop loses the row sums'
+// FADD trees (~64 of ~376 instructions per key block and warp) for 6% more P V tensor work.
+// softmax_update_by_sum's trigger becomes a bit test of the packed probabilities (softmax.h
+// some_probability_large), taken against the references shifted by kProbabilityShift so that it fires
+// where the sum trigger did (a probability past 2^8), not at 2.
+// Measured on an H200 (docs/performance.md, session 22; s22_rowsum*.sh, five passes beside a control):
+// +1.2% over the d128 rows on average (+1.5-2.3% at 16k, causal or not; 512 within noise), control 1.00.
+// Not kept: the sums from a separate m64n8k16 GEMM per P V step (session 21's form): 0.975 with the
+// shifted trigger (0.82 in session 21 with the unshifted one, which sends ~21% of random rows' blocks
+// down the exact way).
 #ifndef FLASHATTN_SM90_ROW_SUM_D128
-#define FLASHATTN_SM90_ROW_SUM_D128 0
+#define FLASHATTN_SM90_ROW_SUM_D128 1
 #endif
 #ifndef FLASHATTN_SM90_TILE_MASK_RANGE
 #define FLASHATTN_SM90_TILE_MASK_RANGE 0
@@ -498,22 +501,21 @@ struct ForwardConfig {
   // and the accumulator's last 8 columns hold each row's sum; kOnesBytes of shared memory hold
   // two swizzle atoms of ones (8 key rows x 64 columns each), the 16 key rows one k16 step of
   // the P V GEMM reads as its second 64-column chunk (consumer.h gemm_pv).
-  // FLASHATTN_SM90_ROW_SUM_D128 above: the d = dv = 128 two-consumer kernels' sums from a GEMM of their own
-  // (kRowSumGemm) or from a third chunk of the P V GEMM's B operand (kRowSumFused).
-  static constexpr bool kRowSumD128 = kHeadDim == 128 && kHeadDimV == 128 && !kLargeV &&
-                                      kConsumerWarpgroups == 2 && kLongKeyBlockN_ == 0;
-  static constexpr bool kRowSumGemm = kRowSumD128 && FLASHATTN_SM90_ROW_SUM_D128 == 1;
-  static constexpr bool kRowSumFused = kRowSumD128 && FLASHATTN_SM90_ROW_SUM_D128 == 2;
+  // FLASHATTN_SM90_ROW_SUM_D128 above: the d = dv = 128 two-consumer kernels' sums from a third chunk of the
+  // P V GEMM's B operand.
+  static constexpr bool kRowSumFused = FLASHATTN_SM90_ROW_SUM_D128 != 0 && kHeadDim == 128 &&
+                                       kHeadDimV == 128 && !kLargeV && kConsumerWarpgroups == 2 &&
+                                       kLongKeyBlockN_ == 0;
   static constexpr bool kRowSumMma = (kHeadDimV == 64 && !kLargeV &&
                                       (kConsumerWarpgroups >= 4   ? FLASHATTN_SM90_ROW_SUM_MMA_FOUR
                                        : kConsumerWarpgroups == 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE
                                                                   : FLASHATTN_SM90_ROW_SUM_MMA) != 0) ||
-                                     kRowSumGemm || kRowSumFused;
+                                     kRowSumFused;
   static constexpr int kPVN = kRowSumMma ? kHeadDimV + 8 : kHeadDimV;
   // FLASHATTN_SM90_RESCALE_BY_SUM above (needs the conditional rescale, and the sums in the softmax or, for
   // the d = 128 forms, the bit-test trigger).
   static constexpr bool kRescaleBySum =
-      kConditionalRescale && (!kRowSumMma || kRowSumGemm || kRowSumFused) &&
+      kConditionalRescale && (!kRowSumMma || kRowSumFused) &&
       (FLASHATTN_SM90_RESCALE_BY_SUM >= 2 ||
        (FLASHATTN_SM90_RESCALE_BY_SUM == 1 && kHeadDim == 128 && kHeadDimV == 128));
   // The bit-test trigger fires at a packed probability of 2 or more; taking every probability against its

@@ -42,9 +42,13 @@ struct SharedPipeline {
 
   __device__ std::uint32_t q() const { return base + Config::kQOffset; }
   __device__ std::uint32_t k(int stage) const { return base + Config::kKOffset + stage * Config::kKVBytes; }
-  __device__ std::uint32_t v(int stage) const { return base + Config::kVOffset + stage * Config::kVStageBytes; }
+  __device__ std::uint32_t v(int stage) const {
+    return base + Config::kVOffset + stage * Config::kVStageBytes;
+  }
   // Config::kRowSumFused: the chunk of ones after V stage `stage`'s two chunks (fill_ones).
-  __device__ std::uint32_t v_ones(int stage) const { return v(stage) + Config::kChunksV * Config::kKVChunkBytes; }
+  __device__ std::uint32_t v_ones(int stage) const {
+    return v(stage) + Config::kChunksV * Config::kKVChunkBytes;
+  }
   __device__ std::uint32_t o(int warpgroup) const {
     return base + Config::kOOffset + warpgroup * Config::kOWarpgroupStride;
   }
