@@ -126,6 +126,13 @@
 #ifndef FLASHATTN_SM90_ROW_SUM_D128
 #define FLASHATTN_SM90_ROW_SUM_D128 1
 #endif
+// The d = dv = 64 kernels with the conditional rescale and softmax_update_by_sum (session 22; measurement
+// switch): 0 off (the row maxima every block, O rescaled every block: dv / 2 + 4 multiplications), 1 the two-
+// and three-consumer kernels (sum trigger where the sums are in the softmax, the shifted bit test where they
+// are on the tensor cores), 2 the four-consumer kernel too (112 registers).
+#ifndef FLASHATTN_SM90_RESCALE_BY_SUM_D64
+#define FLASHATTN_SM90_RESCALE_BY_SUM_D64 0
+#endif
 #ifndef FLASHATTN_SM90_TILE_MASK_RANGE
 #define FLASHATTN_SM90_TILE_MASK_RANGE 0
 #endif
@@ -491,7 +498,12 @@ struct ForwardConfig {
   // H200 (2026-11-22, sm90c): +3-6% at d 256, within noise at d 128, -3.5% at d 64; again
   // at d 128 (session 6, sm90L, same-process A/B): off is 5% slower (0.95 non-causal,
   // 0.945 causal, 8 of 8 rows below the noise control).
-  static constexpr bool kConditionalRescale = kHeadDimV >= FLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV;
+  // FLASHATTN_SM90_RESCALE_BY_SUM_D64 above: the d = dv = 64 kernels too, with the by-sum softmax.
+  static constexpr bool kBySumD64 = FLASHATTN_SM90_RESCALE_BY_SUM_D64 != 0 && kHeadDim == 64 &&
+                                    kHeadDimV == 64 && !kLargeV &&
+                                    (FLASHATTN_SM90_RESCALE_BY_SUM_D64 >= 2 || kConsumerWarpgroups <= 3);
+  static constexpr bool kConditionalRescale =
+      kHeadDimV >= FLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV || kBySumD64;
   // Row maxima / sums of a block as trees, not chains (softmax.h): measured on an H200
   // (2026-11-22, sm90d, one same-process A/B): +1.9% at d 64 (10 of 12 rows), +1.7%
   // on the d 128 rows it was isolated on; d > 128 not measured.
@@ -512,17 +524,17 @@ struct ForwardConfig {
                                                                   : FLASHATTN_SM90_ROW_SUM_MMA) != 0) ||
                                      kRowSumFused;
   static constexpr int kPVN = kRowSumMma ? kHeadDimV + 8 : kHeadDimV;
-  // FLASHATTN_SM90_RESCALE_BY_SUM above (needs the conditional rescale, and the sums in the softmax or, for
-  // the d = 128 forms, the bit-test trigger).
+  // FLASHATTN_SM90_RESCALE_BY_SUM above (needs the conditional rescale; with the row sums on the tensor cores
+  // the trigger is the bit test below).
   static constexpr bool kRescaleBySum =
-      kConditionalRescale && (!kRowSumMma || kRowSumFused) &&
+      kConditionalRescale &&
       (FLASHATTN_SM90_RESCALE_BY_SUM >= 2 ||
-       (FLASHATTN_SM90_RESCALE_BY_SUM == 1 && kHeadDim == 128 && kHeadDimV == 128));
+       (FLASHATTN_SM90_RESCALE_BY_SUM == 1 && ((kHeadDim == 128 && kHeadDimV == 128) || kBySumD64)));
   // The bit-test trigger fires at a packed probability of 2 or more; taking every probability against its
   // row's reference + kProbabilityShift (log2 units: P scaled by 2^-shift, numerator and tensor-core sums
-  // alike; the sums are scaled back before the finalisation) moves that to 2^(shift + 1) of the reference.
-  // bf16 (8 exponent bits): 7, the sum trigger's 2^8. fp16 (5): 3, so that the probabilities far below
-  // the maximum keep their subnormal resolution (2^-24 absolute).
+  // alike, which softmax_finalize then expresses against reference + shift) moves that to 2^(shift + 1) of
+  // the reference. bf16 (8 exponent bits): 7, the sum trigger's 2^8. fp16 (5): 3, so that the probabilities
+  // far below the maximum keep their subnormal resolution (2^-24 absolute).
   static constexpr int kProbabilityShift =
       kRescaleBySum && kRowSumMma ? (std::is_same_v<Element, __half> ? 3 : 7) : 0;
   static constexpr int kOnesBytes = kRowSumMma && !kRowSumFused ? 2048 : 0;
