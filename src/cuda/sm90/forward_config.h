@@ -126,12 +126,17 @@
 #ifndef FLASHATTN_SM90_ROW_SUM_D128
 #define FLASHATTN_SM90_ROW_SUM_D128 1
 #endif
-// The d = dv = 64 kernels with the conditional rescale and softmax_update_by_sum (session 22; measurement
-// switch): 0 off (the row maxima every block, O rescaled every block: dv / 2 + 4 multiplications), 1 the two-
-// and three-consumer kernels (sum trigger where the sums are in the softmax, the shifted bit test where they
-// are on the tensor cores), 2 the four-consumer kernel too (112 registers).
+// The d = dv = 64 kernels with the conditional rescale and softmax_update_by_sum (kBySumD64, session 22): no
+// row maxima and no O rescale on the common path (~64 FMNMX, the quad shuffles and dv / 2 + 4 multiplications
+// per block and thread at 128 keys) for a vote and the trigger: the partial sums where they are in the
+// softmax (the two-consumer kernel), the shifted bit test where they are on the tensor cores (three and four
+// consumers; the combination the bit test made possible). (The conditional rescale alone, with the maxima
+// every block, was 3.5% slower at d 64 in session 3.)
+// Measured on an H200 (docs/performance.md, session 22; s22_bysum64.sh, three passes beside a control):
+// +8..+14% on the non-causal d64 rows, +5..+11% causal from 1k, causal 512 0.996 (control 0.998); with the
+// four-consumer kernel left out, only the three-consumer rows (non-causal 8k / 16k, +12%) moved.
 #ifndef FLASHATTN_SM90_RESCALE_BY_SUM_D64
-#define FLASHATTN_SM90_RESCALE_BY_SUM_D64 0
+#define FLASHATTN_SM90_RESCALE_BY_SUM_D64 1
 #endif
 #ifndef FLASHATTN_SM90_TILE_MASK_RANGE
 #define FLASHATTN_SM90_TILE_MASK_RANGE 0
@@ -499,9 +504,8 @@ struct ForwardConfig {
   // at d 128 (session 6, sm90L, same-process A/B): off is 5% slower (0.95 non-causal,
   // 0.945 causal, 8 of 8 rows below the noise control).
   // FLASHATTN_SM90_RESCALE_BY_SUM_D64 above: the d = dv = 64 kernels too, with the by-sum softmax.
-  static constexpr bool kBySumD64 = FLASHATTN_SM90_RESCALE_BY_SUM_D64 != 0 && kHeadDim == 64 &&
-                                    kHeadDimV == 64 && !kLargeV &&
-                                    (FLASHATTN_SM90_RESCALE_BY_SUM_D64 >= 2 || kConsumerWarpgroups <= 3);
+  static constexpr bool kBySumD64 =
+      FLASHATTN_SM90_RESCALE_BY_SUM_D64 != 0 && kHeadDim == 64 && kHeadDimV == 64 && !kLargeV;
   static constexpr bool kConditionalRescale =
       kHeadDimV >= FLASHATTN_SM90_CONDITIONAL_RESCALE_MIN_DV || kBySumD64;
   // Row maxima / sums of a block as trees, not chains (softmax.h): measured on an H200
