@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # RAN in session 21 on 78c05b8 (H200; s21_rowsum_*): correct, but 0.82 (non-causal) / 0.87 (causal) of the default.
+# (Session 22: mostly the unshifted bit-test trigger's extra exact passes, not the GEMMs: s22_rowsum.sh.)
 # The switch was removed afterwards: apply s21_rowsum_gemm.patch to 5f7915c's tree to run it again.
 # Session 21: FLASHATTN_SM90_ROW_SUM_GEMM_D128=1 (forward_config.h kRowSumGemm): the d = dv = 128 two-consumer
 # kernels take their row sums from a separate m64n8k16 GEMM of P against a block of ones beside each P V step,
