@@ -45,7 +45,8 @@ struct SharedPipeline {
   __device__ std::uint32_t v(int stage) const {
     return base + Config::kVOffset + stage * Config::kVStageBytes;
   }
-  // Config::kRowSumFused: the chunk of ones after V stage `stage`'s two chunks (fill_ones).
+  // Config::kRowSumFused: the chunk of ones after V stage `stage`'s two chunks (written once per CTA by
+  // forward_kernel, read by the P V GEMM as its third chunk of B).
   __device__ std::uint32_t v_ones(int stage) const {
     return v(stage) + Config::kChunksV * Config::kKVChunkBytes;
   }

@@ -175,8 +175,7 @@ inline constexpr float kSumTrigger = 256.f;
 // One block's probabilities against the reference offsets (scaled units), packed into the P V GEMM's
 // register-A fragments as they come (pf[kk][j] = the pair s[8 kk + 2 j], s[8 kk + 2 j + 1], row j % 2), and
 // this thread's partial row sums (four chains per row, so no fp32 probability outlives its pack).
-// kSums false (the sums come from the tensor cores, forward_config.h kRowSumFused): block_sum
-// is left alone.
+// kSums false (the sums come from the tensor cores, forward_config.h kRowSumMma): block_sum is left alone.
 template <int kBlockN, bool kSums = true, class Pack>
 __device__ __forceinline__ void exponentials_packed(const float (&s)[kBlockN / 2],
                                                     std::uint32_t (&pf)[kBlockN / 16][4],
@@ -224,10 +223,10 @@ __device__ __forceinline__ bool some_probability_large(const std::uint32_t (&pf)
 // (a bias growing along the keys) then cost one pass per block, as in softmax_update, not two. Returns true
 // (warp-uniform) when a reference moved: O must then be multiplied by correction. The final O / sum and LSE
 // do not depend on the references.
-// kSums false (forward_config.h kRowSumFused): the row sums come from the tensor cores, rows.sum
-// is left alone, and the trigger is a packed probability of 2 or more (some_probability_large) instead of the
-// partial sum; with the probabilities taken against reference + kShift that is 2^(kShift + 1) of the
-// reference (kShift 7: 2^8, where the sum trigger fires too).
+// kSums false (forward_config.h kRowSumMma): the row sums come from the tensor cores, rows.sum is left alone,
+// and the trigger is a packed probability of 2 or more (some_probability_large) instead of the partial sum;
+// with the probabilities taken against reference + kShift that is 2^(kShift + 1) of the reference (kShift 7:
+// 2^8, where the sum trigger fires too).
 template <int kBlockN, bool kTree, bool kSums = true, int kShift = 0, class Pack>
 __device__ __forceinline__ bool softmax_update_by_sum(const float (&s)[kBlockN / 2],
                                                       std::uint32_t (&pf)[kBlockN / 16][4], SoftmaxRows& rows,
