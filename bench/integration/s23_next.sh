@@ -10,7 +10,7 @@
 #     the two-consumer kernel (128 x 128, sum trigger). Prediction: -3..+4%.
 # (3) d128 with the mask decisions per tile (FLASHATTN_SM90_TILE_MASK_RANGE=1; session 5 read it neutral on a loop
 #     ~60 instructions longer). Local SASS (22's tree, d128 bf16 cluster kernel): from the last P V HGMMA to the
-#     softmax branch 20 instructions instead of 46 on the causal path, ~10 fewer non-causal; spills as the
+#     softmax branch ~20 instructions instead of ~46 on the causal path and ~30 non-causal; spills as the
 #     default. Prediction: +0.5..+2%, causal more than non-causal.
 # One call: d256 suites with (1) (fp16 + bf16), racecheck; A/B of (1) on d256 (three passes), of (2) on d64
 # 512 / 1k (three passes) and of (3) on d128 (three passes; (3)'s suites next time if it pays). Ask for an H200.
