@@ -137,6 +137,19 @@ switch_builds() {
   rm -f "$out"/py_*_configure.log "$out"/tests_configure.log
 }
 
+# default_vs_old HDIM OLD_FLAGS: a kept default against the tree built with the switch that undoes it (OLD_FLAGS),
+# both Python extensions (head dim HDIM, bf16) built in parallel, a control copy of the old one, two passes over that
+# head dim's rows (causal and not, 512..16k) beside cuDNN, and ab_summary's table in the summary.
+default_vs_old() {
+  PY_DIMS=$1 sm90_build_py old "$2" 8 400 &
+  PY_DIMS=$1 sm90_build_py new "" 8 400 &
+  wait
+  rm -f "$out"/py_*_configure.log "$out"/py_*_build.log
+  sm90_ctrl_copy old
+  sm90_ab_passes "p1 old,new,ctrl;p2 ctrl,new,old" "$1" 512,1024,2048,4096,8192,16384 60 120
+  python3 bench/integration/ab_summary.py "$out/ab.jsonl" old new ctrl | tee -a "$out/summary.txt"
+}
+
 # suites_and_racecheck SUITE_FILTER RACE_FILTER [TIMEOUT]: test_build's binary on the GPU suites of that gtest
 # filter (into $out/tests.txt), then racecheck on the second filter; one summary line each.
 suites_and_racecheck() {

@@ -9,11 +9,5 @@ set -uo pipefail
 source bench/sm90_device_common.sh
 device_call_begin s23h
 out=${OUT:-$out} # results straight to $OUT (fewer than eight files)
-PY_DIMS=64 sm90_build_py old "-DFLASHATTN_SM90_RESCALE_BY_SUM_D64=0" 8 400 &
-PY_DIMS=64 sm90_build_py new "" 8 400 &
-wait
-rm -f "$out"/py_*_configure.log "$out"/py_*_build.log
-sm90_ctrl_copy old
-sm90_ab_passes "p1 old,new,ctrl;p2 ctrl,new,old" "64" 512,1024,2048,4096,8192,16384 60 120
-python3 bench/integration/ab_summary.py "$out/ab.jsonl" old new ctrl | tee -a "$out/summary.txt"
+default_vs_old 64 "-DFLASHATTN_SM90_RESCALE_BY_SUM_D64=0"
 log total
