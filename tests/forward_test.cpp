@@ -389,7 +389,9 @@ std::vector<SpreadCase> spread_cases() {
       {1, 512, 4352, 2, 256, DType::bfloat16, true, 6.f, -1},
       {1, 500, 700, 2, 64, DType::float16, true, 6.f, 1},
       // d64 kernels whose row sums come from the P V GEMM (forward_config.h kRowSumMma): four consumers
-      // (512 <= sq < 8192) and three (sq >= 8192 non-causal).
+      // (512 <= sq < 8192) and three (sq >= 8192 non-causal). Like the d128 cases above (kRowSumFused), their
+      // by-sum softmax triggers on a bit test of the packed probabilities, shifted by kProbabilityShift
+      // (softmax.h): q40 overflows a stale reference, the trends move it block after block.
       {1, 1024, 1536, 2, 64, DType::bfloat16, false, 40.f, 0},
       {1, 1024, 1024, 2, 64, DType::float16, true, 6.f, -1},
       {1, 8192, 768, 1, 64, DType::bfloat16, false, 6.f, 1},
