@@ -86,7 +86,8 @@
 // Measured on an H200 (2026-11-22, two runs, cuDNN beside): both on, the three-consumer kernel
 // +5.7..7.1% on its four rows of the standard grid (ncu at 8192 keys: -9.6% kernel time, 16%
 // fewer instructions), so on there by default; the two-consumer d 64 kernel -3% (ncu +4.6%:
-// fewer instructions, each warp waits longer) and d 128 (mask range) neutral, so off there.
+// fewer instructions, each warp waits longer) and d 128 (mask range) neutral, so off there (the mask range
+// on for d 128 since session 23: below).
 #ifndef FLASHATTN_SM90_ROW_SUM_MMA
 #define FLASHATTN_SM90_ROW_SUM_MMA 0
 #endif
@@ -103,11 +104,13 @@
 #define FLASHATTN_SM90_ROW_SUM_MMA_FOUR 1
 #endif
 // The row maxima off the key-block loop's common path (softmax.h softmax_update_by_sum; session 13):
-// 0 off, 1 the d = dv = 128 kernels only (d = 96 problems run them too), 2 every kernel with the conditional
-// rescale (dv >= 128, sums in the softmax).
+// 0 off, 1 the d = dv = 128 and d = dv = 256 kernels (d = 96 problems run the d 128 ones too), 2 every
+// kernel with the conditional rescale (dv >= 128, sums in the softmax).
 // Measured on an H200 (docs/performance.md, session 13; same-process A/Bs with a control): d128 +1-7% from
 // 1k keys (most readings 3-6%), causal or not, 512 within noise; d256 +0.5% beyond the control on average
-// (0.96-1.04 per row), so not there by default.
+// (0.96-1.04 per row), so not there by default then. Session 23 (s23_next.sh, three passes beside a control)
+// read d256 +0.9% over the default (control +0.2%), the second small positive reading, and its suites and
+// racecheck pass: 1 takes the d = dv = 256 kernels in since then.
 #ifndef FLASHATTN_SM90_RESCALE_BY_SUM
 #define FLASHATTN_SM90_RESCALE_BY_SUM 1
 #endif
@@ -138,8 +141,15 @@
 #ifndef FLASHATTN_SM90_RESCALE_BY_SUM_D64
 #define FLASHATTN_SM90_RESCALE_BY_SUM_D64 1
 #endif
+// TILE_MASK_RANGE for the two-consumer kernels: 0 off, 1 the d = dv = 128 kernels, 2 every two-consumer
+// kernel. Neutral at d 128 in session 5 (the loop then ~60 instructions longer); on session 22's kernels
+// the per-block decision (block_needs_mask, a chain of dependent integer operations between the last P V
+// issue and the softmax branch) ran ~46 instructions per block on the causal path and ~30 non-causal, the
+// per-tile range ~20 on both. Measured on an H200 (session 23, s23_next.sh, three passes beside a
+// control): d128 causal +1.1..+2.6% over the default at every length (control 1.00..1.02; +1.0% over
+// the control on average), non-causal 0.95..1.02 (512 bimodal in all three builds), so on for d 128.
 #ifndef FLASHATTN_SM90_TILE_MASK_RANGE
-#define FLASHATTN_SM90_TILE_MASK_RANGE 0
+#define FLASHATTN_SM90_TILE_MASK_RANGE 1
 #endif
 #ifndef FLASHATTN_SM90_TILE_MASK_RANGE_THREE
 #define FLASHATTN_SM90_TILE_MASK_RANGE_THREE 1
@@ -533,7 +543,8 @@ struct ForwardConfig {
   static constexpr bool kRescaleBySum =
       kConditionalRescale &&
       (FLASHATTN_SM90_RESCALE_BY_SUM >= 2 ||
-       (FLASHATTN_SM90_RESCALE_BY_SUM == 1 && ((kHeadDim == 128 && kHeadDimV == 128) || kBySumD64)));
+       (FLASHATTN_SM90_RESCALE_BY_SUM == 1 &&
+        ((kHeadDim == 128 && kHeadDimV == 128) || (kHeadDim == 256 && kHeadDimV == 256) || kBySumD64)));
   // The bit-test trigger fires at a packed probability of 2 or more; taking every probability against its
   // row's reference + kProbabilityShift (log2 units: P scaled by 2^-shift, numerator and tensor-core sums
   // alike, which softmax_finalize then expresses against reference + shift) moves that to 2^(shift + 1) of
@@ -546,7 +557,9 @@ struct ForwardConfig {
   static constexpr bool kEarlyBlockFlags = FLASHATTN_SM90_EARLY_BLOCK_FLAGS != 0;
   // Mask decisions per tile (FLASHATTN_SM90_TILE_MASK_RANGE{,_THREE} above).
   static constexpr bool kTileMaskRange =
-      (kConsumerWarpgroups >= 3 ? FLASHATTN_SM90_TILE_MASK_RANGE_THREE : FLASHATTN_SM90_TILE_MASK_RANGE) != 0;
+      kConsumerWarpgroups >= 3 ? FLASHATTN_SM90_TILE_MASK_RANGE_THREE != 0
+                               : FLASHATTN_SM90_TILE_MASK_RANGE >= 2 ||
+                                     (FLASHATTN_SM90_TILE_MASK_RANGE == 1 && kHeadDim == 128 && kHeadDimV == 128);
   // How masked blocks test their scores (FLASHATTN_SM90_MASK_FORM_* above).
   static constexpr int kMaskForm =
       kHeadDim == 128 && kHeadDimV == 128 ? FLASHATTN_SM90_MASK_FORM_D128 : FLASHATTN_SM90_MASK_FORM_OTHER;
