@@ -557,9 +557,10 @@ struct ForwardConfig {
   static constexpr bool kEarlyBlockFlags = FLASHATTN_SM90_EARLY_BLOCK_FLAGS != 0;
   // Mask decisions per tile (FLASHATTN_SM90_TILE_MASK_RANGE{,_THREE} above).
   static constexpr bool kTileMaskRange =
-      kConsumerWarpgroups >= 3 ? FLASHATTN_SM90_TILE_MASK_RANGE_THREE != 0
-                               : FLASHATTN_SM90_TILE_MASK_RANGE >= 2 ||
-                                     (FLASHATTN_SM90_TILE_MASK_RANGE == 1 && kHeadDim == 128 && kHeadDimV == 128);
+      kConsumerWarpgroups >= 3
+          ? FLASHATTN_SM90_TILE_MASK_RANGE_THREE != 0
+          : FLASHATTN_SM90_TILE_MASK_RANGE >= 2 ||
+                (FLASHATTN_SM90_TILE_MASK_RANGE == 1 && kHeadDim == 128 && kHeadDimV == 128);
   // How masked blocks test their scores (FLASHATTN_SM90_MASK_FORM_* above).
   static constexpr int kMaskForm =
       kHeadDim == 128 && kHeadDimV == 128 ? FLASHATTN_SM90_MASK_FORM_D128 : FLASHATTN_SM90_MASK_FORM_OTHER;
