@@ -221,7 +221,7 @@ std::vector<ForwardCase> forward_cases() {
                    Layout::padded});
   cases.push_back(
       {2, 256, 2304, 2, 2, 256, 256, DType::float16, {MaskKind::none, 1.5f}, Layout::heads_major});
-  // The same kernel for causal problems (FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL, by default from 2048 keys):
+  // The same kernel for causal problems (FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL, by default from 2049 keys):
   // a multiple of four query blocks, bottom-right alignment with a ragged last key block, GQA; a right window
   // in fp16; at 4100 / 4352 keys and at 2100 / 2304.
   cases.push_back({1, 512, 4100, 4, 2, 256, 256, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
@@ -232,8 +232,9 @@ std::vector<ForwardCase> forward_cases() {
   // without per-copy bounds tests, forward_tuning.json) runs, with a ragged tail against its 64-row tiles.
   cases.push_back({1, 2113, 2100, 1, 1, 256, 256, DType::float16, plain, Layout::contiguous});
   // cuda_sm90's d256 kernel with 64-key blocks (forward_config.h use_d256_block64, by default up to 512
-  // keys unmasked and 1024 masked): 512 keys (8 whole blocks), causal and not; causal 1001 keys with ALiBi (a
-  // ragged 64-key block).
+  // keys unmasked and 2048 masked): 512 keys (8 whole blocks), causal and not; causal 1001 keys with ALiBi (a
+  // ragged 64-key block); causal 2048 keys with GQA (the longest masked rows that take them, on the placement
+  // clusters below).
   cases.push_back({2, 512, 512, 2, 2, 256, 256, DType::bfloat16, plain, Layout::contiguous});
   cases.push_back({2, 512, 512, 2, 1, 256, 256, DType::float16, {MaskKind::causal}, Layout::padded});
   cases.push_back({1,
@@ -246,8 +247,9 @@ std::vector<ForwardCase> forward_cases() {
                    DType::bfloat16,
                    {MaskKind::causal, 0.f, AlibiKind::per_head},
                    Layout::heads_major});
+  cases.push_back({1, 2048, 2048, 2, 1, 256, 256, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
   // The same rows on static couples in clusters of two, a head's couples together (forward_config.h
-  // use_placement_clusters, by default up to 1024 keys): more tiles than CTAs (192 tiles: the walk's later
+  // use_placement_clusters, by default up to 2048 keys): more tiles than CTAs (192 tiles: the walk's later
   // steps), GQA, more queries than keys (the first 128 rows see no key); a right window in fp16 at 1024 keys.
   cases.push_back({3, 512, 384, 16, 4, 256, 256, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
   cases.push_back({1, 1024, 1024, 2, 1, 256, 256, DType::float16, {MaskKind::right_only}, Layout::padded});

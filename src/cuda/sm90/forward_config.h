@@ -323,9 +323,10 @@
 // Measured on an H100 (bench/integration/s18_placement.sh, three passes, cuDNN and a control beside): ncu at
 // 512 fabric sectors 8.5 -> 6.0 M, DRAM 248 -> 209 MB, time 125.1 -> 123.6 us; at 1k 10.7 -> 6.9 M and 283 ->
 // 206 MB; A/B causal 512 1.060 of base (control 0.997; static couples without the clusters 0.944), 1k 1.036
-// (0.981). At d = 128 (512: 0.997, control 1.049) and d = 64 (0.990 / 1.011) nothing: not there.
+// (0.981). At d = 128 (512: 0.997, control 1.049) and d = 64 (0.990 / 1.011) nothing: not there. Session 23:
+// 2048, with the 64-key blocks there (D256_BLOCK64_MAX_SEQLEN_MASKED below: causal 2k +3.8% on an H200).
 #ifndef FLASHATTN_SM90_PLACEMENT_MAX_SEQLEN
-#define FLASHATTN_SM90_PLACEMENT_MAX_SEQLEN 1024
+#define FLASHATTN_SM90_PLACEMENT_MAX_SEQLEN 2048
 #endif
 // Session 18, measured on an H100 and removed (three passes beside cuDNN and a control; the code is in the
 // commits bench/integration/README.md names for each script):
@@ -781,12 +782,13 @@ inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked
 // -> 4.97 GB, DRAM reads 298 -> 256.5 MB, time 1656 -> 1646 us. On an H100 (s17_d256mc_confirm.sh, same
 // protocol): from 2048 keys 2k 1.027 (control 0.992); from 4096 4k 1.050 (1.001), 8k 1.062 (1.012), 16k 1.034
 // (0.993). Hence from 2048 keys (2k: +2.6% on the H100 against the mean of its three same-kernel columns,
-// +1.0% on the H200).
+// +1.0% on the H200). Session 23: from 2049 keys, where the 64-key blocks with placement clusters stop
+// (D256_BLOCK64_MAX_SEQLEN_MASKED: causal 2k +3.8% over this multicast on an H200; not measured on an H100).
 #ifndef FLASHATTN_SM90_KV_MULTICAST_D256
 #define FLASHATTN_SM90_KV_MULTICAST_D256 0
 #endif
 #ifndef FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL
-#define FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL 2048
+#define FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL 2049
 #endif
 
 // Session 17 (measured in session 18; bench/integration/s18_d64mc.sh): K/V multicast for the d = 64
@@ -902,7 +904,12 @@ inline bool use_single_consumer(int head_dim, int head_dim_v, long long seqlen_q
 // (16-row boxes either way) 0.94-1.03x. Session 17, on an H100 (bench/integration/s17_l2_short.sh, three
 // passes beside cuDNN and a control): causal 1k 64-key / 80-key 1.037 (control 1.017), under ncu 171.9 ->
 // 167.1 us with the SM's L2 reads 707 -> 671 MB (cuDNN's: 671 MB); on an H200 (s17_b64_confirm.sh) 1.025
-// (control 1.011); hence the masked bound 1024. In all: dense K/V up to
+// (control 1.011); hence the masked bound 1024. Session 23, on an H200 (bench/integration/s23_short.sh, three
+// passes beside cuDNN and a control, by-sum softmax since session 23): causal 2k with 64-key blocks and the
+// placement clusters (no K/V multicast) 1.038 of the default (80-key blocks with multicast; every pass,
+// control 0.985), the placement clusters alone with 80-key blocks 1.009; hence the masked bound 2048 (and
+// PLACEMENT_MAX_SEQLEN, KV_MULTICAST_D256_CAUSAL with it). Unmasked 1k with 64 keys 0.997: the unmasked bound
+// stays 512. In all: dense K/V up to
 // FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN keys (unmasked) / _MASKED (causal or windowed; 0 = never), and paged
 // K/V whose pages are a multiple of 32 rows when FLASHATTN_SM90_D256_BLOCK64_PAGED is 1 (0 = never; 2 = every
 // page size, a measurement setting). Host side; seqlen_k is the longest sequence's. Macros so that an A/B
@@ -911,7 +918,7 @@ inline bool use_single_consumer(int head_dim, int head_dim_v, long long seqlen_q
 #define FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN 512
 #endif
 #ifndef FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN_MASKED
-#define FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN_MASKED 1024
+#define FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN_MASKED 2048
 #endif
 #ifndef FLASHATTN_SM90_D256_BLOCK64_PAGED
 #define FLASHATTN_SM90_D256_BLOCK64_PAGED 1
