@@ -223,9 +223,7 @@ std::vector<ForwardCase> forward_cases() {
       {2, 256, 2304, 2, 2, 256, 256, DType::float16, {MaskKind::none, 1.5f}, Layout::heads_major});
   // The same kernel for causal problems (FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL, by default from 2049 keys):
   // a multiple of four query blocks, bottom-right alignment with a ragged last key block, GQA; a right window
-  // in fp16; at 4100 / 4352 keys and at 2100 / 2304 (in builds with
-  // FLASHATTN_SM90_D256_BLOCK64_MULTICAST_CAUSAL
-  // <= 4100 the 4100 / 4352 cases run its 64-key form).
+  // in fp16; at 4100 / 4352 keys and at 2100 / 2304.
   cases.push_back({1, 512, 4100, 4, 2, 256, 256, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
   cases.push_back({1, 512, 4352, 2, 1, 256, 256, DType::float16, {MaskKind::right_only}, Layout::padded});
   cases.push_back({1, 512, 2100, 4, 2, 256, 256, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});

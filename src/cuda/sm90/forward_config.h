@@ -469,7 +469,7 @@ struct ForwardConfig {
   static constexpr int kClusterM = kClusterM_;
   static_assert(
       kClusterM == 1 ||
-          (kClusterM == 2 && (kLongKeyBlockN_ == 0 || (kD256Block64 && kMaskedInstance_)) &&
+          (kClusterM == 2 && kLongKeyBlockN_ == 0 &&
            ((kConsumerWarpgroups == 2 &&
              ((kHeadDim == 128 && kHeadDimV == 128) || (kHeadDim == 256 && kHeadDimV == 256))) ||
             (kConsumerWarpgroups == 3 && kHeadDim == 64 && kHeadDimV == 64 && !kMaskedInstance_))),
@@ -789,16 +789,6 @@ inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked
 #endif
 #ifndef FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL
 #define FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL 2049
-#endif
-// Session 23 (prepared, not measured): the same causal multicast on the d = 256 kernel with 64-key blocks (the
-// masked cluster instance ForwardConfig<256, 256, E, 2, 64, 2, true>: 32-row slices of each block per CTA, the
-// row-split multicast of d = 128, not chunks), for causal (and right-window) problems with at least this many
-// keys (0: never, the default; the instance is compiled only when it is not 0). Why: at causal 4k the 64-key
-// kernel with placement clusters and the 80-key multicast kernel read even (s23_b64.sh), and at 2k the 64-key
-// blocks won 3-4% over the 80-key multicast (s23_short.sh); the two gains may add. bench/integration/s24_b64mc.sh
-// is its A/B.
-#ifndef FLASHATTN_SM90_D256_BLOCK64_MULTICAST_CAUSAL
-#define FLASHATTN_SM90_D256_BLOCK64_MULTICAST_CAUSAL 0
 #endif
 
 // Session 17 (measured in session 18; bench/integration/s18_d64mc.sh): K/V multicast for the d = 64

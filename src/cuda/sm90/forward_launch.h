@@ -393,15 +393,6 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
           return launch_forward<Clustered>(a, workspace, stream);
         }
       }
-      if constexpr (kHeadDim == 256 && FLASHATTN_SM90_D256_BLOCK64_MULTICAST_CAUSAL != 0) {
-        using ClusteredMasked64 = ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 64, 2, true>;
-        if (pack_factor<ClusteredMasked64>(a) == 1 &&
-            use_kv_multicast_causal(a.seqlen_k, query_blocks<ClusteredMasked64>(a), a.mask.window_left,
-                                    a.mask.window_right, paged, uses_sequence_maps(a),
-                                    FLASHATTN_SM90_D256_BLOCK64_MULTICAST_CAUSAL)) {
-          return launch_forward<ClusteredMasked64>(a, workspace, stream);
-        }
-      }
       if constexpr (kMinKeysCausal != 0) {
         using ClusteredMasked = ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 0, 2, true>;
         if (pack_factor<ClusteredMasked>(a) == 1 &&
