@@ -162,6 +162,26 @@ suites_and_racecheck() {
   log "racecheck rc=$? $(grep -m1 'SUMMARY' "$out/racecheck.txt")"
 }
 
+# suites_summary: suites_and_racecheck's result lines (passed, failed, skipped, failures) into the summary; the full
+# log is dropped (a device call returns fewer than eight files).
+suites_summary() {
+  grep -E "^\[  (PASSED|FAILED|SKIPPED)|Failure" "$out/tests.txt" | head -30 >>"$out/summary.txt"
+  rm -f "$out/tests.txt"
+}
+
+# synccheck_on FILTER [TIMEOUT]: compute-sanitizer synccheck over the test binary's FILTER, its summary line logged.
+synccheck_on() {
+  timeout "${2:-60}" compute-sanitizer --tool synccheck --error-exitcode 3 "$bld/tests/tests/flashattn_tests" \
+    --gtest_filter="$1" --gtest_brief=1 >"$bld/synccheck.txt" 2>&1
+  log "synccheck rc=$? $(grep -m1 'SUMMARY' "$bld/synccheck.txt")"
+}
+
+# cli_summary: cli_runs' PASS / FAIL lines into the summary; the full output is dropped.
+cli_summary() {
+  grep -E "PASS|FAIL" "$out/cli.txt" | head -20 >>"$out/summary.txt"
+  rm -f "$out/cli.txt"
+}
+
 # cli_runs ARGS...: float64-checked runs of test_cli_build's CLI on cuda_sm90, one per argument (each a string of
 # `flashattn run` options), appended to $out/cli.txt with one summary line each.
 cli_runs() {

@@ -19,19 +19,15 @@ sm90_build_py rsf "$flags" 4 400 &
 wait
 rm -f "$out"/py_*_configure.log "$out"/py_*_build.log "$out"/tests_configure.log "$out"/tests_build.log
 suites_and_racecheck '*cuda_sm90*:*Sm90*' '*ForwardTest*cuda_sm90*128x217*:*ForwardSpread*cuda_sm90*d128*:*ConsumerKeyRange*cuda_sm90_2[1-4]_*' 120
-grep -E "^\[  (PASSED|FAILED|SKIPPED)|Failure" "$out/tests.txt" | head -30 >>"$out/summary.txt"
-rm -f "$out/tests.txt"
-timeout 60 compute-sanitizer --tool synccheck --error-exitcode 3 "$bld/tests/tests/flashattn_tests" \
-  --gtest_filter='*ForwardTest*cuda_sm90*128x217*:*ForwardSpread*cuda_sm90*d128*' --gtest_brief=1 >/tmp/s22s-sync.txt 2>&1
-log "synccheck rc=$? $(grep -m1 'SUMMARY' /tmp/s22s-sync.txt)"
+suites_summary
+synccheck_on '*ForwardTest*cuda_sm90*128x217*:*ForwardSpread*cuda_sm90*d128*'
 cli_runs "--head-dim 128 --causal --seqlen-q 8192 -b 1 --heads 8" "--head-dim 128 --seqlen-q 16384 -b 1 --heads 8" \
   "--head-dim 128 --causal --seqlen-q 16384 -b 1 --heads 16 --dtype fp16 --sink" \
   "--head-dim 128 --seqlen-q 4096 -b 2 --heads 16 --heads-kv 2 --dtype fp16" \
   "--head-dim 128 --causal --varlen --seqlen-q 4096 -b 3 --heads 8 --softcap 30" \
   "--head-dim 128 --causal --seqlen-q 1 --seqlen-k 8192 -b 8 --heads 32 --heads-kv 8 --paged 256" \
   "--head-dim 96 --causal --seqlen-q 2048 -b 2 --heads 8 --alibi"
-grep -E "PASS|FAIL" "$out/cli.txt" | head -20 >>"$out/summary.txt"
-rm -f "$out/cli.txt"
+cli_summary
 sm90_ctrl_copy
 sm90_ab_passes "p1 base,rsf,ctrl;p2 ctrl,rsf,base;p3 rsf,base,ctrl" "128" 512,1024,2048,4096,8192,16384 60 120
 python3 bench/integration/ab_summary.py "$out/ab.jsonl" base rsf ctrl | tee -a "$out/summary.txt"

@@ -30,15 +30,11 @@ done
 python3 bench/integration/ab_summary.py "$out/ab.jsonl" base mc64 ctrl | tee -a "$out/summary.txt"
 race='*ForwardTest*cuda_sm90*512x4100*:*ForwardTest*cuda_sm90*512x4352*:*ForwardSpread*cuda_sm90*d256*'
 suites_and_racecheck '*cuda_sm90*:*Sm90*' "$race" 120
-grep -E "^\[  (PASSED|FAILED|SKIPPED)|Failure" "$out/tests.txt" | head -30 >>"$out/summary.txt"
-rm -f "$out/tests.txt"
-timeout 60 compute-sanitizer --tool synccheck --error-exitcode 3 "$bld/tests/tests/flashattn_tests" \
-  --gtest_filter="$race" --gtest_brief=1 >/tmp/s23m-sync.txt 2>&1
-log "synccheck rc=$? $(grep -m1 'SUMMARY' /tmp/s23m-sync.txt)"
+suites_summary
+synccheck_on "$race"
 cli_runs "--head-dim 256 --causal --seqlen-q 4096 -b 2 --heads 8" \
   "--head-dim 256 --causal --seqlen-q 8192 -b 1 --heads 8 --heads-kv 2 --dtype fp16 --sink" \
   "--head-dim 256 --causal --seqlen-q 4096 --seqlen-k 4200 -b 1 --heads 8 --softcap 30 --alibi" \
   "--head-dim 256 --window 900,0 --seqlen-q 4096 -b 1 --heads 8"
-grep -E "PASS|FAIL" "$out/cli.txt" | head -20 >>"$out/summary.txt"
-rm -f "$out/cli.txt"
+cli_summary
 log total

@@ -23,11 +23,8 @@ wait
 rm -f "$out"/py_*_configure.log "$out"/py_*_build.log "$out"/tests_configure.log "$out"/tests_build.log
 race='*ForwardTest*cuda_sm90*128x217*:*ForwardSpread*cuda_sm90*d128*:*ForwardSpread*cuda_sm90*d256*:*ConsumerKeyRange*cuda_sm90_2[1-4]_*'
 suites_and_racecheck '*cuda_sm90*:*Sm90*' "$race" 150
-grep -E "^\[  (PASSED|FAILED|SKIPPED)|Failure" "$out/tests.txt" | head -30 >>"$out/summary.txt"
-rm -f "$out/tests.txt"
-timeout 90 compute-sanitizer --tool synccheck --error-exitcode 3 "$bld/tests/tests/flashattn_tests" \
-  --gtest_filter="$race" --gtest_brief=1 >/tmp/s23d-sync.txt 2>&1
-log "synccheck rc=$? $(grep -m1 'SUMMARY' /tmp/s23d-sync.txt)"
+suites_summary
+synccheck_on "$race" 90
 cli_runs "--head-dim 128 --causal --seqlen-q 8192 -b 1 --heads 8" \
   "--head-dim 128 --causal --seqlen-q 3000 --seqlen-k 3333 -b 2 --heads 8 --dtype fp16" \
   "--head-dim 128 --window 300,200 --seqlen-q 3000 -b 2 --heads 8" \
@@ -37,8 +34,7 @@ cli_runs "--head-dim 128 --causal --seqlen-q 8192 -b 1 --heads 8" \
   "--head-dim 256 --causal --seqlen-q 3000 -b 2 --heads 8 --alibi" \
   "--head-dim 256 --seqlen-q 8192 -b 1 --heads 8 --dtype fp16 --sink" \
   "--head-dim 256 --window 500,100 --seqlen-q 4000 -b 1 --heads 8 --softcap 30"
-grep -E "PASS|FAIL" "$out/cli.txt" | head -20 >>"$out/summary.txt"
-rm -f "$out/cli.txt"
+cli_summary
 sm90_ctrl_copy
 sm90_ab_passes "p1 base,tmr2,mf2,ctrl;p2 ctrl,mf2,tmr2,base;p3 tmr2,base,ctrl,mf2" "256" 512,1024,2048,4096,8192,16384 60 150
 python3 bench/integration/ab_summary.py "$out/ab.jsonl" base tmr2 mf2 ctrl | tee -a "$out/summary.txt"
