@@ -162,6 +162,20 @@ suites_and_racecheck() {
   log "racecheck rc=$? $(grep -m1 'SUMMARY' "$out/racecheck.txt")"
 }
 
+# sass_profile ROWS NAME [TIMEOUT]: PC samples (ncu SourceCounters + WarpStateStats) of the forward kernels of the
+# Python build "new" (sm90_build_py new "-lineinfo") over bench/ncu_grid_target.py's ROWS (d:causal:seqlen,...): the
+# per-SASS-instruction page gzipped to $out/sass_NAME.csv.gz, the details page to $out/details_NAME.csv.
+sass_profile() {
+  local rep=$bld/profile-$2
+  PYTHONPATH=$bld/pyroot timeout "${3:-150}" ncu --section SourceCounters --section WarpStateStats \
+    --profile-from-start off --kernel-name regex:forward_kernel -o "$rep" -f python3 bench/ncu_grid_target.py \
+    --rows "$1" --builds new >"$out/ncu_$2.log" 2>&1
+  log "ncu $2 rc=$?"
+  ncu -i "$rep.ncu-rep" --page source --csv --print-source sass 2>/dev/null | gzip >"$out/sass_$2.csv.gz"
+  ncu -i "$rep.ncu-rep" --page details --csv >"$out/details_$2.csv" 2>/dev/null
+  log "pages $2: $(stat -c %s "$out/sass_$2.csv.gz") B"
+}
+
 # suites_summary: suites_and_racecheck's result lines (passed, failed, skipped, failures) into the summary; the full
 # log is dropped (a device call returns fewer than eight files).
 suites_summary() {

@@ -11,10 +11,5 @@ device_call_begin s21c
 out=${OUT:-$out} # results straight to $OUT (fewer than eight files)
 sm90_build_py new "-lineinfo" 12 300
 rm -f "$out"/py_*_configure.log
-PYTHONPATH=$bld/pyroot timeout 150 ncu --section SourceCounters --section WarpStateStats --profile-from-start off \
-  --kernel-name regex:forward_kernel -o /tmp/s21c-2048 -f python3 bench/ncu_grid_target.py --rows 128:1:2048 \
-  --builds new >"$out/ncu_2048.log" 2>&1
-log "ncu rc=$?"
-ncu -i /tmp/s21c-2048.ncu-rep --page source --csv --print-source sass 2>/dev/null | gzip >"$out/sass_causal_2048.csv.gz"
-log "pages: $(stat -c %s "$out/sass_causal_2048.csv.gz") B"
+sass_profile 128:1:2048 causal_2048
 log total

@@ -12,11 +12,5 @@ device_call_begin s24p
 out=${OUT:-$out} # results straight to $OUT (fewer than eight files)
 PY_DIMS="256" sm90_build_py new "-lineinfo" 12 300
 rm -f "$out"/py_*_configure.log
-PYTHONPATH=$bld/pyroot timeout 200 ncu --section SourceCounters --section WarpStateStats --profile-from-start off \
-  --kernel-name regex:forward_kernel -o /tmp/s24p-4096 -f python3 bench/ncu_grid_target.py --rows 256:1:4096 \
-  --builds new >"$out/ncu_4096.log" 2>&1
-log "ncu rc=$?"
-ncu -i /tmp/s24p-4096.ncu-rep --page source --csv --print-source sass 2>/dev/null | gzip >"$out/sass_d256_causal_4096.csv.gz"
-log "pages: $(stat -c %s "$out/sass_d256_causal_4096.csv.gz") B"
-ncu -i /tmp/s24p-4096.ncu-rep --page details --csv >"$out/details_4096.csv" 2>/dev/null
+sass_profile 256:1:4096 d256_causal_4096 200
 log total

@@ -41,14 +41,15 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
     // read it after it.
     const std::uint32_t one_pair =
         std::is_same_v<typename Config::Element, __half> ? 0x3C003C00u : 0x3F803F80u;
-    for (int i = static_cast<int>(threadIdx.x); i < Config::kOnesBytes / 4; i += Config::kThreads) {
-      ptx::st_shared_b32(pipe.ones() + 4 * i, one_pair);
-    }
+    auto fill_ones = [&](std::uint32_t at, int bytes) {
+      for (int i = static_cast<int>(threadIdx.x); i < bytes / 4; i += Config::kThreads) {
+        ptx::st_shared_b32(at + 4 * i, one_pair);
+      }
+    };
+    fill_ones(pipe.ones(), Config::kOnesBytes);
     if constexpr (Config::kRowSumFused) {
       for (int stage = 0; stage < Config::kStages; ++stage) {
-        for (int i = static_cast<int>(threadIdx.x); i < Config::kKVChunkBytes / 4; i += Config::kThreads) {
-          ptx::st_shared_b32(pipe.v_ones(stage) + 4 * i, one_pair);
-        }
+        fill_ones(pipe.v_ones(stage), Config::kKVChunkBytes);
       }
     }
     ptx::fence_proxy_async_shared_cta();
