@@ -403,28 +403,13 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           pv_ring.advance();
         };
         bool rescale;
-        auto pack = [](float lo, float hi) { return pack_pair<typename Config::Element>(lo, hi); };
-        if constexpr (Config::kOverlapBySum) {
-          // The exponentials in place while P V runs, packed into its register operand after it.
-          const bool in_place =
-              !max_first && !__any_sync(0xffffffffu, rows.max[0] == -INFINITY || rows.max[1] == -INFINITY);
-          if (in_place) exponentials_in_place<Config::kBlockN, Config::kProbabilityShift>(s, rows, p.score_log2);
-          finish_pv();
-          if (in_place) {
-            rescale = pack_in_place<Config::kBlockN, Config::kProbabilityShift>(s, pf, rows, p.score_log2,
-                                                                                correction, pack);
-          } else {
-            rescale = softmax_update_by_sum<Config::kBlockN, Config::kTreeReductions, !Config::kRowSumMma,
-                                            Config::kProbabilityShift>(s, pf, rows, p.score_log2, correction,
-                                                                       pack, true);
-          }
-          max_first = rescale;
-        } else if constexpr (Config::kRescaleBySum) {
+        if constexpr (Config::kRescaleBySum) {
           // The probabilities go straight into P V's register operand: its GEMM must be done first.
           finish_pv();
           rescale = softmax_update_by_sum<Config::kBlockN, Config::kTreeReductions, !Config::kRowSumMma,
-                                          Config::kProbabilityShift>(s, pf, rows, p.score_log2, correction,
-                                                                     pack, max_first);
+                                          Config::kProbabilityShift>(
+              s, pf, rows, p.score_log2, correction,
+              [](float lo, float hi) { return pack_pair<typename Config::Element>(lo, hi); }, max_first);
           max_first = rescale;
         } else {
           rescale = softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions,

@@ -126,9 +126,6 @@
 // Not kept: the sums from a separate m64n8k16 GEMM per P V step (session 21's form): 0.975 with the
 // shifted trigger (0.82 in session 21 with the unshifted one, which sends ~21% of random rows' blocks
 // down the exact way).
-#ifndef FLASHATTN_SM90_OVERLAP_BY_SUM
-#define FLASHATTN_SM90_OVERLAP_BY_SUM 0
-#endif
 #ifndef FLASHATTN_SM90_ROW_SUM_D128
 #define FLASHATTN_SM90_ROW_SUM_D128 1
 #endif
@@ -556,9 +553,6 @@ struct ForwardConfig {
   // far below the maximum keep their subnormal resolution (2^-24 absolute).
   static constexpr int kProbabilityShift =
       kRescaleBySum && kRowSumMma ? (std::is_same_v<Element, __half> ? 3 : 7) : 0;
-  // FLASHATTN_SM90_OVERLAP_BY_SUM (PROTOTYPE, default 0): the by-sum softmax's exponentials before the
-  // previous P V's wait (softmax.h exponentials_in_place / pack_in_place), d = dv = 128.
-  static constexpr bool kOverlapBySum = FLASHATTN_SM90_OVERLAP_BY_SUM != 0 && kRescaleBySum && kRowSumFused;
   static constexpr int kOnesBytes = kRowSumMma && !kRowSumFused ? 2048 : 0;
   // Per-block decisions made while S runs (FLASHATTN_SM90_EARLY_BLOCK_FLAGS above).
   static constexpr bool kEarlyBlockFlags = FLASHATTN_SM90_EARLY_BLOCK_FLAGS != 0;

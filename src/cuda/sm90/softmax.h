@@ -273,63 +273,6 @@ __device__ __forceinline__ bool softmax_update_by_sum(const float (&s)[kBlockN /
   return false;
 }
 
-// kOverlapBySum (forward_config.h): softmax_update_by_sum's common path in two halves around the wait for the
-// previous block's P V GEMM, so that the exponentials run while that GEMM still reads pf. First half: every
-// score becomes its probability against its row's reference + kShift, in place (s is not needed raw again
-// unless the block triggers). Only when the caller knows every row has a reference (max > -inf) and the
-// previous block did not move one (max_first false).
-template <int kBlockN, int kShift>
-__device__ __forceinline__ void exponentials_in_place(float (&s)[kBlockN / 2], const SoftmaxRows& rows,
-                                                      float score_log2) {
-  float offset[2];
-#pragma unroll
-  for (int r = 0; r < 2; ++r) offset[r] = rows.max[r] * score_log2 + static_cast<float>(kShift);
-#pragma unroll
-  for (int i = 0; i < kBlockN / 2; ++i) s[i] = ptx::ex2_approx_ftz_f32(fmaf(s[i], score_log2, -offset[(i / 2) % 2]));
-}
-
-// Second half, once P V is done: the probabilities packed into pf and the bit-test trigger
-// (some_probability_large). Triggered (some probability 2^(kShift + 1) of its reference or more), each row
-// whose block maximum m passed its reference (m > 2^-kShift) moves its reference onto that maximum: the
-// probabilities and O are multiplied by 2^-kShift / m, the reference raised by (kShift + log2 m) / score_log2.
-// PROTOTYPE: an overflowed probability (a score more than ~135 / score_log2 above its reference) is not
-// recovered.
-template <int kBlockN, int kShift, class Pack>
-__device__ __forceinline__ bool pack_in_place(float (&s)[kBlockN / 2], std::uint32_t (&pf)[kBlockN / 16][4],
-                                              SoftmaxRows& rows, float score_log2, float (&correction)[2],
-                                              Pack pack) {
-#pragma unroll
-  for (int kk = 0; kk < kBlockN / 16; ++kk) {
-#pragma unroll
-    for (int j = 0; j < 4; ++j) pf[kk][j] = pack(s[8 * kk + 2 * j], s[8 * kk + 2 * j + 1]);
-  }
-  correction[0] = correction[1] = 1.f;
-  if (!__any_sync(0xffffffffu, some_probability_large<kBlockN>(pf))) return false;
-  constexpr float kUnit = 1.f / static_cast<float>(1 << kShift);
-  float block_max[2];
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    float v[kBlockN / 8];
-#pragma unroll
-    for (int i = 0; i < kBlockN / 8; ++i) v[i] = fmaxf(s[4 * i + 2 * r], s[4 * i + 2 * r + 1]);
-    fold_tree<kBlockN / 8>(v, [](float a, float b) { return fmaxf(a, b); });
-    block_max[r] = quad_max(v[0]);
-    if (block_max[r] > kUnit) {
-      correction[r] = kUnit * ptx::rcp_approx_ftz_f32(block_max[r]);
-      rows.max[r] += (static_cast<float>(kShift) + ptx::lg2_approx_ftz_f32(block_max[r])) / score_log2;
-    }
-  }
-#pragma unroll
-  for (int kk = 0; kk < kBlockN / 16; ++kk) {
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const float c = correction[j % 2];
-      pf[kk][j] = pack(s[8 * kk + 2 * j] * c, s[8 * kk + 2 * j + 1] * c);
-    }
-  }
-  return true;
-}
-
 // Final normalisation: the factor O's rows are multiplied by and their LSE
 // (natural log). With a sink logit (natural-log units) the denominator gains
 // e^sink; the maximum is re-based onto max(row max, sink) so neither term overflows.
