@@ -126,8 +126,6 @@
 // Not kept: the sums from a separate m64n8k16 GEMM per P V step (session 21's form): 0.975 with the
 // shifted trigger (0.82 in session 21 with the unshifted one, which sends ~21% of random rows' blocks
 // down the exact way).
-// 2: only in the K/V multicast (cluster) instances, i.e. not for non-causal rows under 2k keys nor causal ones
-// under 8k (KV_MULTICAST_MIN_SEQLEN, KV_MULTICAST_CAUSAL), paged or variable-length problems.
 #ifndef FLASHATTN_SM90_ROW_SUM_D128
 #define FLASHATTN_SM90_ROW_SUM_D128 1
 #endif
@@ -532,9 +530,9 @@ struct ForwardConfig {
   // the P V GEMM reads as its second 64-column chunk (consumer.h gemm_pv).
   // FLASHATTN_SM90_ROW_SUM_D128 above: the d = dv = 128 two-consumer kernels' sums from a third chunk of the
   // P V GEMM's B operand.
-  static constexpr bool kRowSumFused =
-      (FLASHATTN_SM90_ROW_SUM_D128 == 1 || (FLASHATTN_SM90_ROW_SUM_D128 == 2 && kClusterM_ > 1)) &&
-      kHeadDim == 128 && kHeadDimV == 128 && !kLargeV && kConsumerWarpgroups == 2 && kLongKeyBlockN_ == 0;
+  static constexpr bool kRowSumFused = FLASHATTN_SM90_ROW_SUM_D128 != 0 && kHeadDim == 128 &&
+                                       kHeadDimV == 128 && !kLargeV && kConsumerWarpgroups == 2 &&
+                                       kLongKeyBlockN_ == 0;
   static constexpr bool kRowSumMma = (kHeadDimV == 64 && !kLargeV &&
                                       (kConsumerWarpgroups >= 4   ? FLASHATTN_SM90_ROW_SUM_MMA_FOUR
                                        : kConsumerWarpgroups == 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE
