@@ -642,10 +642,7 @@ struct ForwardConfig {
   static constexpr bool kFastFinalize = FLASHATTN_SM90_FAST_FINALIZE != 0;
   // Not with K/V multicast (kClusterM 2, long rows only): there a K block's stage must be free in
   // both CTAs of the cluster, an ordering this switch was not measured or verified with.
-  // FIRST_K_BEFORE_Q=2: the cluster instances too (each stage's empty barrier counts the consumers of both CTAs,
-  // so an early K load waits for the same releases as any other).
-  static constexpr bool kFirstKBeforeQ =
-      FLASHATTN_SM90_FIRST_K_BEFORE_Q != 0 && (kClusterM == 1 || FLASHATTN_SM90_FIRST_K_BEFORE_Q >= 2);
+  static constexpr bool kFirstKBeforeQ = FLASHATTN_SM90_FIRST_K_BEFORE_Q != 0 && kClusterM == 1;
   // FLASHATTN_SM90_UNIFORM_CONSUMER above.
   static constexpr bool kUniformConsumer = FLASHATTN_SM90_UNIFORM_CONSUMER != 0;
   // FLASHATTN_SM90_CONSUMER_KEY_RANGE and _FOUR above (two-consumer kernels, and the four-consumer
