@@ -59,6 +59,41 @@ def time_rotated(fns, row_index, settle_ms, rep, warmup=15):
     return {name: sum(v) / len(v) for name, v in ms.items()}
 
 
+def time_paired(fns, row_index, settle_ms, rounds, flush_bytes=256 << 20):
+    """--paired: the builds' calls interleaved call by call (rounds x one call of each build, the order rotated
+    every round), each timed alone with CUDA events after an L2 flush. Every build then sees the same clock
+    and power state within a round, so the drift between do_bench's separate measurements (identical builds
+    read up to +-4% apart per row) cancels in the per-round ratios. Returns each build's median milliseconds
+    and, per build, the median over rounds of its time divided by the first build's."""
+    names = list(fns)
+    flush = torch.empty(flush_bytes, dtype=torch.int8, device="cuda")
+    settle(fns[names[0]], settle_ms)
+    events = []
+    for r in range(rounds):
+        shift = (row_index + r) % len(names)
+        order = names[shift:] + names[:shift]
+        round_events = {}
+        for name in order:
+            flush.zero_()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fns[name]()
+            end.record()
+            round_events[name] = (start, end)
+        events.append(round_events)
+    torch.cuda.synchronize()
+    times = [{name: start.elapsed_time(end) for name, (start, end) in ev.items()} for ev in events]
+
+    def median(values):
+        values = sorted(values)
+        mid = len(values) // 2
+        return values[mid] if len(values) % 2 else 0.5 * (values[mid - 1] + values[mid])
+
+    ms = {name: median([t[name] for t in times]) for name in names}
+    ratio = {name: median([t[names[0]] / t[name] for t in times]) for name in names}
+    return ms, ratio
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--builds", default="base,ctrl")
@@ -67,6 +102,10 @@ def main():
     ap.add_argument("--causal", default="0,1")
     ap.add_argument("--rep", type=int, default=50)
     ap.add_argument("--settle-ms", type=float, default=200)
+    ap.add_argument("--paired", type=int, default=0,
+                    help="also time the builds interleaved call by call over this many rounds (time_paired): "
+                         "each row gains 'paired' (TFLOP/s from the median call) and 'paired_speedup' (per "
+                         "build, the median over rounds of the first build's time / its time)")
     ap.add_argument("--alibi", action="store_true",
                     help="ALiBi with the usual slopes 2^(-8 i / h); no cuDNN column (the error is against the "
                          "first build)")
@@ -108,6 +147,11 @@ def main():
                     row_index += 1
                     for name in fns:
                         row[name] = round(flop / ms[name] / 1e9, 1)
+                    if args.paired > 0:
+                        builds = {name: fn for name, fn in fns.items() if name != "cudnn"}
+                        pms, speedup = time_paired(builds, row_index, args.settle_ms, args.paired)
+                        row["paired"] = {name: round(flop / pms[name] / 1e9, 1) for name in builds}
+                        row["paired_speedup"] = {name: round(speedup[name], 4) for name in builds}
                     print(json.dumps(row), flush=True)
 
 

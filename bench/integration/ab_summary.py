@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The summary table of a bench/sm90r_ab.py record: per row, each build's TFLOP/s averaged over the passes, its
-ratio to the base build and to cuDNN, and the largest |out - cuDNN| of any build.
+ratio to the base build and to cuDNN, and the largest |out - cuDNN| of any build. Rows timed with --paired as
+well get a second table: each build's speedup over the first build of the run's --builds, the median over
+interleaved rounds (sm90r_ab.py time_paired), averaged over the passes, with its range over the passes.
 
     ab_summary.py AB.jsonl BASE NAME ...   (the names in the order of the columns; "cudnn" is added)
 """
@@ -31,3 +33,14 @@ for key, rs in sorted(rows.items()):
     err = max(max(r["err"].values()) for r in rs)
     print(key, " ".join(f"{m[n]:.1f}" for n in columns), "|", " ".join(ratio(m, n, base) for n in others), "|",
           " ".join(ratio(m, n, "cudnn") for n in columns[:-1]), "|", f"{err:.4f}")
+
+paired = {key: rs for key, rs in rows.items() if all("paired_speedup" in r for r in rs)}
+if paired:
+    print("paired (interleaved calls): speedup over the first build, mean of passes [min, max]")
+    for key, rs in sorted(paired.items()):
+        cells = []
+        for n in [base] + others:
+            v = [r["paired_speedup"][n] for r in rs if n in r["paired_speedup"]]
+            if v:
+                cells.append(f"{n} {sum(v) / len(v):.4f} [{min(v):.4f}, {max(v):.4f}]")
+        print(key, " | ".join(cells))
