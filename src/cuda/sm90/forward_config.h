@@ -168,7 +168,9 @@
 //  - FAST_FINALIZE: the final normalisation's 1 / sum and log2(sum) with rcp.approx / lg2.approx
 //    (relative error ~2^-23, below fp32 accumulation noise) instead of IEEE division and logf.
 //  - FIRST_K_BEFORE_Q: the (dense) producer loads a tile's first K block before its Q instead of
-//    after it (producer.h), so that K no longer arrives behind Q at the tile's first S.
+//    after it (producer.h), so that K no longer arrives behind Q at the tile's first S. 1: the single-CTA
+//    kernels and the masked K/V multicast instances (session 24, ForwardConfig kFirstKBeforeQ); 2: every
+//    instance.
 // Measured on an H200 (2026-11-22, two runs, cuDNN and a control build in the same process): the
 // first four together 1.02-1.04x at <= 1k keys (d 64, d 128), 1.00 at >= 2k; with FIRST_K_BEFORE_Q
 // 1.03-1.12x on the six s = 512 rows (d 64 / 128 / 256, causal or not), 1.00 at >= 2k; executed
@@ -640,9 +642,14 @@ struct ForwardConfig {
   static constexpr bool kEarlyDecode = FLASHATTN_SM90_EARLY_DECODE != 0;
   static constexpr bool kStmatrixO = FLASHATTN_SM90_STMATRIX_O != 0;
   static constexpr bool kFastFinalize = FLASHATTN_SM90_FAST_FINALIZE != 0;
-  // Not with K/V multicast (kClusterM 2, long rows only): there a K block's stage must be free in
-  // both CTAs of the cluster, an ordering this switch was not measured or verified with.
-  static constexpr bool kFirstKBeforeQ = FLASHATTN_SM90_FIRST_K_BEFORE_Q != 0 && kClusterM == 1;
+  // K/V multicast (kClusterM 2): each stage's empty barrier counts the consumers of both CTAs, so an early K
+  // load waits for the same releases as any other. Session 24 (s24_paired.sh, interleaved timing, two passes):
+  // the masked cluster instances +0.2..+0.5% (d256 causal 4k +0.53%, d128 causal 8k / 16k +0.3 / +0.2%), the
+  // unmasked ones -0.1..-0.35% (d128 non-causal 2k-8k); hence 1 = single-CTA and masked cluster instances,
+  // 2 = every instance.
+  static constexpr bool kFirstKBeforeQ =
+      FLASHATTN_SM90_FIRST_K_BEFORE_Q != 0 &&
+      (kClusterM == 1 || kMaskedInstance_ || FLASHATTN_SM90_FIRST_K_BEFORE_Q >= 2);
   // FLASHATTN_SM90_UNIFORM_CONSUMER above.
   static constexpr bool kUniformConsumer = FLASHATTN_SM90_UNIFORM_CONSUMER != 0;
   // FLASHATTN_SM90_CONSUMER_KEY_RANGE and _FOUR above (two-consumer kernels, and the four-consumer
