@@ -643,10 +643,10 @@ struct ForwardConfig {
   static constexpr bool kStmatrixO = FLASHATTN_SM90_STMATRIX_O != 0;
   static constexpr bool kFastFinalize = FLASHATTN_SM90_FAST_FINALIZE != 0;
   // K/V multicast (kClusterM 2): each stage's empty barrier counts the consumers of both CTAs, so an early K
-  // load waits for the same releases as any other. Session 24 (s24_paired.sh, interleaved timing, two passes):
-  // the masked cluster instances +0.2..+0.5% (d256 causal 4k +0.53%, d128 causal 8k / 16k +0.3 / +0.2%), the
-  // unmasked ones -0.1..-0.35% (d128 non-causal 2k-8k); hence 1 = single-CTA and masked cluster instances,
-  // 2 = every instance.
+  // load waits for the same releases as any other. Session 24 (s24_paired.sh, interleaved timing, two
+  // passes): the masked cluster instances +0.2..+0.5% (d256 causal 4k +0.53%, d128 causal 8k / 16k +0.3 /
+  // +0.2%), the unmasked ones -0.1..-0.35% (d128 non-causal 2k-8k); hence 1 = single-CTA and masked cluster
+  // instances, 2 = every instance.
   static constexpr bool kFirstKBeforeQ =
       FLASHATTN_SM90_FIRST_K_BEFORE_Q != 0 &&
       (kClusterM == 1 || kMaskedInstance_ || FLASHATTN_SM90_FIRST_K_BEFORE_Q >= 2);
