@@ -190,6 +190,17 @@ synccheck_on() {
   log "synccheck rc=$? $(grep -m1 'SUMMARY' "$bld/synccheck.txt")"
 }
 
+# multicast_checks [TIMEOUT]: the test binary's sm90 suites, then racecheck and synccheck on the Spread cases that run
+# the K/V multicast (cluster) kernels (d128 / d256 at 2304 keys, d256 causal at 4352, d128 causal at 8192), with
+# summary lines only.
+multicast_checks() {
+  local race='*Spread*cuda_sm90*2304*:*Spread*cuda_sm90*4352*:*Spread*cuda_sm90*x8192*'
+  suites_and_racecheck '*cuda_sm90*:*Sm90*' "$race" "${1:-150}"
+  suites_summary
+  synccheck_on "$race"
+  rm -f "$out/racecheck.txt"
+}
+
 # cli_summary: cli_runs' PASS / FAIL lines into the summary; the full output is dropped.
 cli_summary() {
   grep -E "PASS|FAIL" "$out/cli.txt" | head -20 >>"$out/summary.txt"

@@ -18,11 +18,7 @@ PY_DIMS="256" sm90_build_py mfo2 "-DFLASHATTN_SM90_MASK_FORM_OTHER=2" 3 400 &
 PY_DIMS="256" sm90_build_py sec4 "-DFLASHATTN_SM90_SECTION_L2_DIVISOR_OTHER=4" 3 400 &
 wait
 rm -f "$out"/py_*_configure.log "$out"/py_*_build.log "$out"/tests_configure.log "$out"/tests_build.log
-race='*Spread*cuda_sm90*2304*:*Spread*cuda_sm90*4352*:*Spread*cuda_sm90*x8192*'
-suites_and_racecheck '*cuda_sm90*:*Sm90*' "$race" 150
-suites_summary
-synccheck_on "$race"
-rm -f "$out/racecheck.txt"
+multicast_checks 150
 cli_runs "--head-dim 128 --causal --seqlen-q 8192 -b 1 --heads 8 --heads-kv 2" \
   "--head-dim 256 --causal --seqlen-q 4096 -b 2 --heads 8 --dtype fp16 --sink" \
   "--head-dim 256 --causal --seqlen-q 4096 --seqlen-k 4200 -b 1 --heads 8 --softcap 30 --alibi" \

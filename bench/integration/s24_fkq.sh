@@ -19,11 +19,7 @@ PY_DIMS="128;256" sm90_build_py base "" 4 400 &
 PY_DIMS="128;256" sm90_build_py fkq "$flags" 4 400 &
 wait
 rm -f "$out"/py_*_configure.log "$out"/py_*_build.log "$out"/tests_configure.log "$out"/tests_build.log
-race='*Spread*cuda_sm90*2304*:*Spread*cuda_sm90*4352*:*Spread*cuda_sm90*x8192*'
-suites_and_racecheck '*cuda_sm90*:*Sm90*' "$race" 150
-suites_summary
-synccheck_on "$race"
-rm -f "$out/racecheck.txt"
+multicast_checks 150
 sm90_ctrl_copy
 sm90_ab_passes "p1 base,fkq,ctrl;p2 ctrl,fkq,base;p3 fkq,base,ctrl" "128 256" 2048,4096,8192,16384 60 100
 python3 bench/integration/ab_summary.py "$out/ab.jsonl" base fkq ctrl | tee -a "$out/summary.txt"
