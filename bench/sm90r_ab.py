@@ -63,8 +63,9 @@ def time_paired(fns, row_index, settle_ms, rounds, flush_bytes=256 << 20):
     """--paired: the builds' calls interleaved call by call (rounds x one call of each build, the order rotated
     every round), each timed alone with CUDA events after an L2 flush. Every build then sees the same clock
     and power state within a round, so the drift between do_bench's separate measurements (identical builds
-    read up to +-6% apart per row in session 24) cancels in the per-round ratios (identical builds: +-0.2%). Returns each build's median milliseconds
-    and, per build, the median over rounds of its time divided by the first build's."""
+    read up to +-6% apart per row in session 24) cancels in the per-round ratios (identical builds: +-0.2%).
+    Returns each build's median milliseconds and, per build, the median over rounds of the first build's time
+    divided by its time."""
     names = list(fns)
     flush = torch.empty(flush_bytes, dtype=torch.int8, device="cuda")
     settle(fns[names[0]], settle_ms)
