@@ -107,6 +107,9 @@ def main():
                     help="also time the builds interleaved call by call over this many rounds (time_paired): "
                          "each row gains 'paired' (TFLOP/s from the median call) and 'paired_speedup' (per "
                          "build, the median over rounds of the first build's time / its time)")
+    ap.add_argument("--paired-only", action="store_true",
+                    help="with --paired: time only cuDNN with do_bench (its column) and the builds only "
+                         "interleaved; each build's column is then its paired TFLOP/s")
     ap.add_argument("--alibi", action="store_true",
                     help="ALiBi with the usual slopes 2^(-8 i / h); no cuDNN column (the error is against the "
                          "first build)")
@@ -144,15 +147,20 @@ def main():
                         ref = fns["cudnn"]().transpose(1, 2).float()
                     row["err"] = {name: float((fn().float() - ref).abs().max())
                                   for name, fn in fns.items() if name != "cudnn"}
-                    ms = time_rotated(fns, row_index, args.settle_ms, args.rep)
+                    builds = {name: fn for name, fn in fns.items() if name != "cudnn"}
+                    paired_only = args.paired > 0 and args.paired_only
+                    # --paired-only: do_bench times cuDNN alone (none under --alibi), the builds go interleaved.
+                    timed = {n: fn for n, fn in fns.items() if n == "cudnn"} if paired_only else fns
+                    ms = time_rotated(timed, row_index, args.settle_ms, args.rep) if timed else {}
                     row_index += 1
-                    for name in fns:
+                    for name in timed:
                         row[name] = round(flop / ms[name] / 1e9, 1)
                     if args.paired > 0:
-                        builds = {name: fn for name, fn in fns.items() if name != "cudnn"}
                         pms, speedup = time_paired(builds, row_index, args.settle_ms, args.paired)
                         row["paired"] = {name: round(flop / pms[name] / 1e9, 1) for name in builds}
                         row["paired_speedup"] = {name: round(speedup[name], 4) for name in builds}
+                        if paired_only:
+                            row.update(row["paired"])
                     print(json.dumps(row), flush=True)
 
 
