@@ -24,6 +24,13 @@ __device__ __forceinline__ std::uint32_t ld_shared_b32(std::uint32_t addr) {
   return value;
 }
 
+// 16 bytes to a 16-byte aligned shared address.
+__device__ __forceinline__ void st_shared_v4_b32(std::uint32_t addr, uint4 value) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(value.x), "r"(value.y),
+               "r"(value.z), "r"(value.w)
+               : "memory");
+}
+
 // 16 bytes from a 16-byte aligned shared address.
 __device__ __forceinline__ uint4 ld_shared_v4_b32(std::uint32_t addr) {
   uint4 value;

@@ -144,7 +144,9 @@ __device__ __forceinline__ void prepare_scores_decided(float (&s)[Config::kBlock
   if (masked) apply_score_mask<Config::kBlockN, Config::kMaskForm>(s, p, w, row0, n_block * Config::kBlockN);
 }
 
-template <class Config>
+// kDecoded: the producer hands the tiles over decoded (Config::kDecodedHandoff; not in the paged kernels,
+// whose consumers spilled in the key-block loop with it: forward_kernel).
+template <class Config, bool kDecoded>
 __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
                               int consumer) {
   constexpr int kO = Config::kPVN / 2;  // O's accumulators (kRowSumMma: then the row sums)
@@ -180,28 +182,37 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   KeyBlockRange next_own{};
   RingPosition<Config::kStages> skip_ring;
   // Receives the next tile (false: no work left), waits for its Q and decodes it.
+  // kDecoded: the producer hands the tile over decoded, so `decode` only derives this
+  // consumer's share.
   auto receive_next = [&]() -> bool {
-    const int tile = receive_tile(pipe.tile_handoff(), q_phase);  // one index per Q so far
+    int tile;
+    if constexpr (kDecoded) {
+      const DecodedTile d = receive_decoded_tile(pipe.tile_handoff(), q_phase);  // one tile per Q so far
+      tile = d.tile, next_w = d.w, next_range = KeyBlockRange{d.first_block, d.end_block};
+    } else {
+      tile = receive_tile(pipe.tile_handoff(), q_phase);  // one index per Q so far
+    }
     const bool more_tiles = tile < p.num_tiles;
+    auto decode = [&] {
+      if constexpr (!kDecoded) {
+        next_w = tile_work<Config::kClusterM>(p, tile);
+        next_range = key_block_range<Config>(p, next_w);
+      }
+      next_keys = next_range.end > next_range.begin;
+      if constexpr (Config::kConsumerKeyRange)
+        next_own = consumer_key_block_range<Config>(p, next_w, consumer, next_range);
+    };
     next_keys = false;
     if (more_tiles) {
       if constexpr (Config::kEarlyDecode) {
         // The producer publishes the index before it loads Q: decode while Q lands.
-        next_w = tile_work<Config::kClusterM>(p, tile);
-        next_range = key_block_range<Config>(p, next_w);
-        next_keys = next_range.end > next_range.begin;
-        if constexpr (Config::kConsumerKeyRange)
-          next_own = consumer_key_block_range<Config>(p, next_w, consumer, next_range);
+        decode();
         ptx::mbarrier_wait_parity(pipe.q_full(consumer), q_phase);
         q_phase ^= 1;
       } else {
         ptx::mbarrier_wait_parity(pipe.q_full(consumer), q_phase);
         q_phase ^= 1;
-        next_w = tile_work<Config::kClusterM>(p, tile);
-        next_range = key_block_range<Config>(p, next_w);
-        next_keys = next_range.end > next_range.begin;
-        if constexpr (Config::kConsumerKeyRange)
-          next_own = consumer_key_block_range<Config>(p, next_w, consumer, next_range);
+        decode();
       }
     }
     return more_tiles;

@@ -187,6 +187,14 @@
 #ifndef FLASHATTN_SM90_FIRST_K_BEFORE_Q
 #define FLASHATTN_SM90_FIRST_K_BEFORE_Q 1
 #endif
+// 1: the producer, which decodes every tile for its own loads, hands the consumers the decoded tile (WorkTile
+// and key-block range, 48 bytes through the tile slot) instead of the index alone, so that the consumer warps
+// do not each decode it again (~100 uniform-datapath instructions per warp and tile in the d128 cluster
+// kernel's SASS, session 24). Session 5 measured a form of it within do_bench's noise; default 0 until a
+// paired reading.
+#ifndef FLASHATTN_SM90_DECODED_HANDOFF
+#define FLASHATTN_SM90_DECODED_HANDOFF 0
+#endif
 
 // 1: in the key-block loop, a block's mask decision, ring advance and releases are made while
 // its S GEMM runs, the releases as predicated arrives (no warp-leader branch), and the score
@@ -609,7 +617,12 @@ struct ForwardConfig {
   static constexpr int kQParts = kSplitQ ? kConsumerWarpgroups : 1;
   static constexpr int kQBoxRows = kBlockM / kQParts;
   // + the tile-index slot; kSplitQ: + a q_full / q_empty pair per part (pipeline.h).
-  static constexpr int kBarrierBytes = 8 * (4 + 4 * kStages) + 8 + (kSplitQ ? 16 * kQParts : 0);
+  static constexpr bool kDecodedHandoff = FLASHATTN_SM90_DECODED_HANDOFF != 0;
+  // The barriers and the tile slot's word; kDecodedHandoff: then the decoded tile's 48 bytes, 16-byte aligned
+  // (pipeline.h decoded_slot).
+  static constexpr int kIndexSlotBytes = 8 * (4 + 4 * kStages) + 8 + (kSplitQ ? 16 * kQParts : 0);
+  static constexpr int kDecodedSlotOffset = (kIndexSlotBytes + 15) / 16 * 16;
+  static constexpr int kBarrierBytes = kDecodedHandoff ? kDecodedSlotOffset + 48 : kIndexSlotBytes;
   static constexpr bool kSeparateO = kOEnd + kOBytes + kOnesBytes + kBarrierBytes + 1024 <= kSmemLimit;
   // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that
   // the O normalisation, its shared-memory write and the TMA store run beside a GEMM

@@ -66,6 +66,9 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
 
   constexpr int kProducerRegisters = kPaged ? Config::kPagedProducerRegisters : Config::kProducerRegisters;
   constexpr int kConsumerRegisters = kPaged ? Config::kPagedConsumerRegisters : Config::kConsumerRegisters;
+  // The paged kernels hand the tile index over alone (producer_loop_paged): with the decoded tile their
+  // consumers spilled in the key-block loop (d128, 232 registers).
+  constexpr bool kDecodedHandoff = Config::kDecodedHandoff && !kPaged;
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;
   if (warpgroup == 0) {
     if constexpr (Config::kMovesRegisters) ptx::setmaxnreg_dec<kProducerRegisters>();
@@ -82,9 +85,9 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
       // per-thread registers and pull the shared base with them off the uniform datapath
       // (docs/kernel-notes-sm90.md, sm90q). A shuffle from a constant lane is warp-uniform by
       // construction, and ptxas knows it.
-      consumer_loop<Config>(p, pipe, __shfl_sync(0xffffffffu, warpgroup, 0) - 1);
+      consumer_loop<Config, kDecodedHandoff>(p, pipe, __shfl_sync(0xffffffffu, warpgroup, 0) - 1);
     } else {
-      consumer_loop<Config>(p, pipe, warpgroup - 1);
+      consumer_loop<Config, kDecodedHandoff>(p, pipe, warpgroup - 1);
     }
   }
   // K/V multicast: no CTA leaves while a peer may still arrive on its empty barriers

@@ -12,7 +12,8 @@
 //   k_full[s]     producer -> consumers: K stage s has landed.
 //   k_empty[s]    consumers -> producer: all consumer warps' S GEMMs on stage s completed.
 //   v_full[s], v_empty[s]: the same for V and the O += P V GEMMs.
-//   tile_full     producer -> consumers: tile_slot holds the next tile index
+//   tile_full     producer -> consumers: tile_slot holds the next tile index (Config::kDecodedHandoff:
+//                 decoded_slot holds it decoded)
 //                 (>= num_tiles: no more work); one arrive by the producer.
 //   tile_empty    consumers -> producer: every consumer thread has read it.
 // (tile_scheduler.h: publish_tile / receive_tile.)
@@ -76,7 +77,14 @@ struct SharedPipeline {
   __device__ std::uint32_t tile_full() const { return barrier(2 + 4 * Config::kStages); }
   __device__ std::uint32_t tile_empty() const { return barrier(3 + 4 * Config::kStages); }
   __device__ std::uint32_t tile_slot() const { return barrier(4 + 4 * Config::kStages); }
-  __device__ TileSlot tile_handoff() const { return TileSlot{tile_slot(), tile_full(), tile_empty()}; }
+  __device__ TileSlot tile_handoff() const {
+    return TileSlot{Config::kDecodedHandoff ? decoded_slot() : tile_slot(), tile_full(), tile_empty()};
+  }
+  // Config::kDecodedHandoff: the decoded tile (tile_scheduler.h DecodedTile) after the barriers, 16-byte
+  // aligned.
+  __device__ std::uint32_t decoded_slot() const {
+    return base + Config::kBarrierOffset + Config::kDecodedSlotOffset;
+  }
 
   __device__ void init_barriers() const {
     // q_empty: one arrival per consumer warp that reads the part (kSplitQ: a warpgroup's four).

@@ -31,6 +31,25 @@ __device__ __forceinline__ int next_busy_tile(const ForwardKernelParams& p, int 
   return tile;
 }
 
+// The next tile (or the end marker, tile >= num_tiles) to the consumers: its index, or with kDecoded
+// (Config::kDecodedHandoff, dense K/V: forward_kernel) the index with tile w's decoding and key-block range
+// (tile_scheduler.h DecodedTile).
+template <class Config, bool kDecoded>
+__device__ __forceinline__ void publish_next_tile(const ForwardKernelParams& p,
+                                                  const SharedPipeline<Config>& pipe, int tile,
+                                                  const WorkTile& w, std::uint32_t parity) {
+  if constexpr (kDecoded) {
+    DecodedTile d{tile, w, 0, 0};
+    if (tile < p.num_tiles) {
+      const KeyBlockRange range = key_block_range<Config>(p, w);
+      d.first_block = range.begin, d.end_block = range.end;
+    }
+    publish_decoded_tile(pipe.tile_handoff(), d, parity);
+  } else {
+    publish_tile(pipe.tile_handoff(), tile, parity);
+  }
+}
+
 // Part `part` of tile w's Q (Config::kSplitQ: consumer warpgroup part's kQBoxRows rows; else all
 // of them, part 0) into its place in Q's buffer through tma_q, completing on q_full(part): per
 // 64-column chunk one {64, kQBoxRows} box, or under packed GQA one {64, pack, kQBoxRows / pack} box
@@ -111,7 +130,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
         next_busy_tile<Config>(p, tile, w, [&](int t) { return claim_next_tile<Config::kClusterM>(p, t); });
     // The index (or the end marker) goes to the consumers first; Q's buffer is
     // free once every consumer warp released the previous Q.
-    publish_tile(pipe.tile_handoff(), tile, q_phase);  // one index per Q so far: the same parity
+    publish_next_tile<Config, Config::kDecodedHandoff>(p, pipe, tile, w, q_phase);  // one per Q so far
     if (tile >= p.num_tiles) break;
     if constexpr (!Config::kFirstKBeforeQ && !Config::kSplitQ) {
       ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
@@ -246,7 +265,7 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
       return __shfl_sync(0xffffffffu, leader ? claim_next_tile<Config::kClusterM>(p, t) : 0, 0);
     });
     // The same handoff as producer_loop: the index (or the end marker) first, by the leader.
-    if (leader) publish_tile(pipe.tile_handoff(), tile, q_phase);
+    if (leader) publish_next_tile<Config, false>(p, pipe, tile, w, q_phase);
     if (tile >= p.num_tiles) break;
     const int kv_head = w.head / p.heads_per_kv;
     const KeyBlockRange range = key_block_range<Config>(p, w);

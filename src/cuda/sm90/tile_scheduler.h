@@ -131,4 +131,41 @@ __device__ __forceinline__ int receive_tile(const TileSlot& t, std::uint32_t par
   return tile;
 }
 
+// Config::kDecodedHandoff (forward_config.h): the tile as the producer decoded it for its own loads, handed
+// over whole through the same protocol (the slot is then 48 bytes, pipeline.h decoded_slot): its index, its
+// WorkTile and its key blocks [first_block, end_block) (score_mask.h key_block_range). Past the last tile
+// only `tile`
+// (>= num_tiles) is meaningful.
+struct DecodedTile {
+  int tile;
+  WorkTile w;
+  int first_block, end_block;
+};
+
+__device__ __forceinline__ void publish_decoded_tile(const TileSlot& t, const DecodedTile& d,
+                                                     std::uint32_t parity) {
+  auto u = [](int x) { return static_cast<unsigned>(x); };
+  ptx::mbarrier_wait_parity(t.empty, parity ^ 1);
+  ptx::st_shared_v4_b32(t.slot, make_uint4(u(d.tile), u(d.w.m_block), u(d.w.head), u(d.w.batch)));
+  ptx::st_shared_v4_b32(t.slot + 16,
+                        make_uint4(u(d.w.seqlen_q), u(d.w.seqlen_k), u(d.w.q_offset), u(d.w.map_batch)));
+  ptx::st_shared_v4_b32(t.slot + 32, make_uint4(u(d.first_block), u(d.end_block), 0u, 0u));
+  ptx::mbarrier_arrive(t.full);
+}
+
+__device__ __forceinline__ DecodedTile receive_decoded_tile(const TileSlot& t, std::uint32_t parity) {
+  ptx::mbarrier_wait_parity(t.full, parity);
+  const uint4 a = ptx::ld_shared_v4_b32(t.slot);
+  const uint4 b = ptx::ld_shared_v4_b32(t.slot + 16);
+  const uint4 c = ptx::ld_shared_v4_b32(t.slot + 32);
+  ptx::mbarrier_arrive(t.empty);
+  auto i = [](unsigned x) { return static_cast<int>(x); };
+  DecodedTile d;
+  d.tile = i(a.x);
+  d.w.m_block = i(a.y), d.w.head = i(a.z), d.w.batch = i(a.w);
+  d.w.seqlen_q = i(b.x), d.w.seqlen_k = i(b.y), d.w.q_offset = i(b.z), d.w.map_batch = i(b.w);
+  d.first_block = i(c.x), d.end_block = i(c.y);
+  return d;
+}
+
 }  // namespace flashattn::detail::cuda_sm90
