@@ -201,6 +201,44 @@ multicast_checks() {
   rm -f "$out/racecheck.txt"
 }
 
+# sweep_builds DIMS JOBS NAME=FLAGS...: the Python builds "base" (default flags) and each NAME (its CUDA FLAGS) of
+# head dims DIMS, all at once with JOBS compile jobs each, then the control copy of base (sm90_ctrl_copy); the
+# build logs are dropped. Leaves the build names, base and ctrl first, in $sweep_names (comma-separated).
+sweep_builds() {
+  local dims=$1 jobs=$2 variant
+  shift 2
+  sweep_names=base,ctrl
+  PY_DIMS=$dims sm90_build_py base "" "$jobs" 400 &
+  for variant in "$@"; do
+    PY_DIMS=$dims sm90_build_py "${variant%%=*}" "${variant#*=}" "$jobs" 400 &
+    sweep_names+=",${variant%%=*}"
+  done
+  wait
+  rm -f "$out"/py_*_configure.log "$out"/py_*_build.log
+  sm90_ctrl_copy
+}
+
+# paired_passes BUILDS HDIMS CAUSAL SEQLENS [PASSES] [TIMEOUT]: bench/sm90r_ab.py with interleaved timing only
+# (--paired 30 --paired-only; cuDNN alone on do_bench) over those rows, PASSES times (p1, p2, ...), one process per
+# head dim (a head dim SDPA's cuDNN refuses then costs only its own rows), appended to $out/ab.jsonl.
+paired_passes() {
+  local builds=$1 hdims=$2 causal=$3 seqlens=$4 passes=${5:-3} limit=${6:-100} pass d
+  for ((pass = 1; pass <= passes; ++pass)); do
+    for d in ${hdims//,/ }; do
+      PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout "$limit" python3 bench/sm90r_ab.py --builds "$builds" \
+        --hdims "$d" --causal "$causal" --seqlens "$seqlens" --rep 30 --paired 30 --paired-only 2>&1 |
+        grep -v Warning | sed "s/^{/{\"pass\": \"p$pass\", /" >>"$out/ab.jsonl"
+      log "ab p$pass d $d causal $causal"
+    done
+  done
+}
+
+# paired_summary BASE NAME...: the paired table of bench/integration/ab_summary.py over $out/ab.jsonl, into the
+# summary.
+paired_summary() {
+  python3 bench/integration/ab_summary.py "$out/ab.jsonl" "$@" | sed -n '/^paired/,$p' | tee -a "$out/summary.txt"
+}
+
 # cli_summary: cli_runs' PASS / FAIL lines into the summary; the full output is dropped.
 cli_summary() {
   grep -E "PASS|FAIL" "$out/cli.txt" | head -20 >>"$out/summary.txt"

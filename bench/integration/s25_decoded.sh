@@ -31,13 +31,6 @@ cli_runs "--head-dim 128 --causal --varlen --seqlen-q 4096 -b 3 --heads 8 --head
   "--head-dim 96 --causal --varlen --seqlen-q 2048 -b 3 --heads 8 --dtype fp16"
 cli_summary
 sm90_ctrl_copy
-for pass in p1 p2 p3; do
-  for d in 128 64 256; do
-    PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout 100 python3 bench/sm90r_ab.py --builds base,dh,ctrl \
-      --hdims $d --causal 1,0 --seqlens 512,1024,2048,4096,8192,16384 --rep 30 --paired 30 --paired-only 2>&1 |
-      grep -v Warning | sed "s/^{/{\"pass\": \"$pass\", /" >>"$out/ab.jsonl"
-    log "ab $pass d $d"
-  done
-done
-python3 bench/integration/ab_summary.py "$out/ab.jsonl" base dh ctrl | sed -n '/^paired/,$p' | tee -a "$out/summary.txt"
+paired_passes base,dh,ctrl 128,64,256 1,0 512,1024,2048,4096,8192,16384 3 100
+paired_summary base dh ctrl
 log total

@@ -20,18 +20,7 @@ wait
 rm -f "$out"/py_*_configure.log "$out"/py_*_build.log "$out"/tests_configure.log "$out"/tests_build.log
 multicast_checks 200
 sm90_ctrl_copy
-# One process per head dim: a head dim SDPA's cuDNN backend refuses (d96 / d192) then costs only its own rows.
-for pass in "p1 base,mfo2,ctrl" "p2 base,ctrl,mfo2" "p3 base,mfo2,ctrl"; do
-  for d in 64 96 192 256; do
-    PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout 60 python3 bench/sm90r_ab.py --builds "${pass#* }" \
-      --hdims $d --causal 1 --seqlens 512,1024,2048,4096,8192,16384 --rep 30 --paired 30 2>&1 |
-      grep -v Warning | sed "s/^{/{\"pass\": \"${pass%% *}\", /" >>"$out/ab.jsonl"
-    log "ab ${pass%% *} d $d causal"
-  done
-done
-PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout 100 python3 bench/sm90r_ab.py --builds base,mfo2,ctrl \
-  --hdims 64,256 --causal 0 --seqlens 512,2048,8192 --rep 30 --paired 30 2>&1 | grep -v Warning |
-  sed 's/^{/{"pass": "p1", /' >>"$out/ab.jsonl"
-log "ab non-causal"
-python3 bench/integration/ab_summary.py "$out/ab.jsonl" base mfo2 ctrl | tail -40 | tee -a "$out/summary.txt"
+paired_passes base,mfo2,ctrl 64,96,192,256 1 512,1024,2048,4096,8192,16384 3 60
+paired_passes base,mfo2,ctrl 64,256 0 512,2048,8192 1 60
+paired_summary base mfo2 ctrl
 log total

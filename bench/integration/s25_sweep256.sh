@@ -12,24 +12,10 @@ source bench/sm90_device_common.sh
 device_call_begin s25x
 out=${OUT:-$out} # results straight to $OUT (fewer than eight files)
 b64m="-DFLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN_MASKED=4096 -DFLASHATTN_SM90_PLACEMENT_MAX_SEQLEN=4096"
-PY_DIMS=256 sm90_build_py base "" 2 400 &
-PY_DIMS=256 sm90_build_py ckr0 "-DFLASHATTN_SM90_CONSUMER_KEY_RANGE=0" 2 400 &
-PY_DIMS=256 sm90_build_py mcc8k "-DFLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL=8192" 2 400 &
-PY_DIMS=256 sm90_build_py mcu4k "-DFLASHATTN_SM90_KV_MULTICAST_D256=4096" 2 400 &
-PY_DIMS=256 sm90_build_py b64m "$b64m -DFLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL=4097" 2 400 &
-PY_DIMS=256 sm90_build_py b64u "-DFLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN=1024" 2 400 &
-PY_DIMS=256 sm90_build_py seco4 "-DFLASHATTN_SM90_SECTION_L2_DIVISOR_OTHER=4" 2 400 &
-PY_DIMS=256 sm90_build_py mfo2 "-DFLASHATTN_SM90_MASK_FORM_OTHER=2" 2 400 &
-wait
-rm -f "$out"/py_*_configure.log "$out"/py_*_build.log
-sm90_ctrl_copy
-builds=base,ctrl,ckr0,mcc8k,mcu4k,b64m,b64u,seco4,mfo2
-for pass in p1 p2 p3; do
-  PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout 150 python3 bench/sm90r_ab.py --builds $builds --hdims 256 \
-    --causal 1,0 --seqlens 512,1024,2048,4096,8192,16384 --rep 30 --paired 30 --paired-only 2>&1 |
-    grep -v Warning | sed "s/^{/{\"pass\": \"$pass\", /" >>"$out/ab.jsonl"
-  log "ab $pass"
-done
-python3 bench/integration/ab_summary.py "$out/ab.jsonl" base ctrl ckr0 mcc8k mcu4k b64m b64u seco4 mfo2 |
-  sed -n '/^paired/,$p' | tee -a "$out/summary.txt"
+b64m+=" -DFLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL=4097"
+sweep_builds 256 2 ckr0=-DFLASHATTN_SM90_CONSUMER_KEY_RANGE=0 mcc8k=-DFLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL=8192 \
+  mcu4k=-DFLASHATTN_SM90_KV_MULTICAST_D256=4096 "b64m=$b64m" b64u=-DFLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN=1024 \
+  seco4=-DFLASHATTN_SM90_SECTION_L2_DIVISOR_OTHER=4 mfo2=-DFLASHATTN_SM90_MASK_FORM_OTHER=2
+paired_passes "$sweep_names" 256 1,0 512,1024,2048,4096,8192,16384 3 150
+paired_summary ${sweep_names//,/ }
 log total
