@@ -12,9 +12,9 @@
 //   k_full[s]     producer -> consumers: K stage s has landed.
 //   k_empty[s]    consumers -> producer: all consumer warps' S GEMMs on stage s completed.
 //   v_full[s], v_empty[s]: the same for V and the O += P V GEMMs.
-//   tile_full     producer -> consumers: tile_slot holds the next tile index (Config::kDecodedHandoff:
-//                 decoded_slot holds it decoded)
-//                 (>= num_tiles: no more work); one arrive by the producer.
+//   tile_full     producer -> consumers: tile_slot holds the next tile index
+//                 (>= num_tiles: no more work); one arrive by the producer. Config::kDecodedHandoff:
+//                 decoded_slot holds it, decoded by the dense producer (forward_kernel).
 //   tile_empty    consumers -> producer: every consumer thread has read it.
 // (tile_scheduler.h: publish_tile / receive_tile.)
 // Empty barriers count one arrival per consumer warp (lane 0, after that warp's
