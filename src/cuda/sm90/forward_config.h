@@ -187,13 +187,16 @@
 #ifndef FLASHATTN_SM90_FIRST_K_BEFORE_Q
 #define FLASHATTN_SM90_FIRST_K_BEFORE_Q 1
 #endif
-// 1: the producer, which decodes every tile for its own loads, hands the consumers the decoded tile (WorkTile
+// The producer, which decodes every tile for its own loads, hands the consumers the decoded tile (WorkTile
 // and key-block range, 48 bytes through the tile slot) instead of the index alone, so that the consumer warps
 // do not each decode it again (~100 uniform-datapath instructions per warp and tile in the d128 cluster
-// kernel's SASS, session 24). Session 5 measured a form of it within do_bench's noise; default 0 until a
-// paired reading.
+// kernel's SASS, session 24). 0: never; 1: the d = dv = 64 kernels; 2: every kernel with dense K/V (the paged
+// ones keep the index: forward_kernel.h). Measured on an H200 (session 25, bench/integration/s25_decoded.sh,
+// paired timing, three passes, control within +-0.3%): d64 +0.2..+2.0% on every row (causal 512 +2.0%,
+// non-causal 8k / 16k +1.4 / +1.5%); d128 -0.3..-3.2% (non-causal 512 / 1k -3.2 / -2.5%, causal 1k / 2k
+// -2.2 / -1.8%); d256 within +-0.4%. Hence d64 only.
 #ifndef FLASHATTN_SM90_DECODED_HANDOFF
-#define FLASHATTN_SM90_DECODED_HANDOFF 0
+#define FLASHATTN_SM90_DECODED_HANDOFF 1
 #endif
 
 // 1: in the key-block loop, a block's mask decision, ring advance and releases are made while
@@ -244,13 +247,16 @@
 // bench/integration/s8_mask_ab.sh: three passes, form 0 / form 2 / form 0 again as the control, cuDNN in the
 // same process): d128 causal 512 +2.0% (control spread 0.7%), non-causal 512 / 8k within noise; d64 causal
 // 512 / 1k / 2k +0.8 / +0.8 / +0.3%, but d64 non-causal 512 / 1k -3.4 / -4.0% (control 0.5 / 1%). So the
-// d = dv = 128 kernel (d96 runs it) takes form 2; every other kernel keeps form 0 (d >= 192 not timed
-// with form 2).
+// d = dv = 128 kernel (d96 runs it) took form 2, every other kernel form 0. Session 25, paired timing on an
+// H200 (bench/integration/s25_mask_form.sh, three passes, control within +-0.3%), form 2 in every other kernel:
+// d64 causal 512 / 1k / 2k / 16k +3.0 / +2.1 / +1.6 / +0.9%, d192 causal +1.9..+3.1% (512-16k), d256 causal
+// +0.1..+0.4%; one pass unmasked: d64 512 / 2k / 8k -0.3 / -0.2 / -0.7%, d256 -0.1..+0.4%. So form 2 everywhere
+// (d64's unmasked rows also take the decoded handoff's +0.2..+1.5%, FLASHATTN_SM90_DECODED_HANDOFF).
 #ifndef FLASHATTN_SM90_MASK_FORM_D128
 #define FLASHATTN_SM90_MASK_FORM_D128 2
 #endif
 #ifndef FLASHATTN_SM90_MASK_FORM_OTHER
-#define FLASHATTN_SM90_MASK_FORM_OTHER 0
+#define FLASHATTN_SM90_MASK_FORM_OTHER 2
 #endif
 
 // Session 8, helper sm90t (short rows, issue 6): the tile order (forward_launch.h; docs/performance-sm90.md
@@ -617,7 +623,8 @@ struct ForwardConfig {
   static constexpr int kQParts = kSplitQ ? kConsumerWarpgroups : 1;
   static constexpr int kQBoxRows = kBlockM / kQParts;
   // + the tile-index slot; kSplitQ: + a q_full / q_empty pair per part (pipeline.h).
-  static constexpr bool kDecodedHandoff = FLASHATTN_SM90_DECODED_HANDOFF != 0;
+  static constexpr bool kDecodedHandoff = FLASHATTN_SM90_DECODED_HANDOFF >= 2 ||
+                                          (FLASHATTN_SM90_DECODED_HANDOFF == 1 && kHeadDim == 64 && kHeadDimV == 64);
   // The barriers and the tile slot's word; kDecodedHandoff: then the decoded tile's 48 bytes, 16-byte aligned
   // (pipeline.h decoded_slot).
   static constexpr int kIndexSlotBytes = 8 * (4 + 4 * kStages) + 8 + (kSplitQ ? 16 * kQParts : 0);
@@ -779,9 +786,14 @@ inline bool use_d64_alt_tile(int head_dim, int head_dim_v, long long seqlen_q, l
 // on each other's releases: barrier stalls 9 -> 31% of samples). The gain is read as the
 // power limiter's (less L2 traffic, higher SM clock: NVML read 55 MHz more on those rows,
 // 27 MHz more where both columns ran the same kernel), so
-// it is a default for long keys only, where it was measured; set 0 to turn it off.
+// it was the default from 2048 keys. Session 25, paired timing on an H200 (three passes, control within
+// +-0.2%; bench/integration/s25_sweep128.sh, s25_defaults.sh): the single-CTA kernel is now the faster one at
+// every length, non-causal 2k / 4k / 8k / 16k +3.2 / +2.3 / +1.9 / +1.6% over the multicast (from 8192 keys:
+// 2k / 4k alike, 8k / 16k unchanged; from 16384: 8k +1.9%). Hence 0 (not compiled); the switch stays for
+// the rows and GPUs where it may pay again (ForwardTest's 500 x 777 cases and ForwardSpreadTest's 2304-key
+// d128 cases run it in builds with the switch at <= 777 / 2304).
 #ifndef FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN
-#define FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN 2048
+#define FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN 0
 #endif
 inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked, bool paged,
                              bool sequence_maps,
