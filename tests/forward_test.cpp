@@ -353,9 +353,9 @@ TEST_P(ForwardTest, MatchesReference) {
 // blocks (up to overflowing probabilities against a stale reference at stddev 40), and keys whose norm grows
 // or shrinks along the sequence make each block's maximum higher than the last one's in one walking direction
 // or the other (cuda_sm90 walks from the last block down). Shapes reach the kernels that rescale
-// conditionally: d128 with K/V multicast (unmasked in builds with FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN <= 2304 and
-// an even number of 128-row query blocks; causal: >= 8192 keys and a multiple of four) and without, d256 (causal multicast from 2048 keys), and the d64 kernels
-// (two, three and four consumers).
+// conditionally: d128 with K/V multicast (unmasked in builds with FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN <=
+// 2304 and an even number of 128-row query blocks; causal: >= 8192 keys and a multiple of four) and without,
+// d256 (causal multicast from 2048 keys), and the d64 kernels (two, three and four consumers).
 struct SpreadCase {
   std::int64_t b, sq, sk, h, d;
   DType dtype;

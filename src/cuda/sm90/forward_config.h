@@ -248,10 +248,11 @@
 // same process): d128 causal 512 +2.0% (control spread 0.7%), non-causal 512 / 8k within noise; d64 causal
 // 512 / 1k / 2k +0.8 / +0.8 / +0.3%, but d64 non-causal 512 / 1k -3.4 / -4.0% (control 0.5 / 1%). So the
 // d = dv = 128 kernel (d96 runs it) took form 2, every other kernel form 0. Session 25, paired timing on an
-// H200 (bench/integration/s25_mask_form.sh, three passes, control within +-0.3%), form 2 in every other kernel:
-// d64 causal 512 / 1k / 2k / 16k +3.0 / +2.1 / +1.6 / +0.9%, d192 causal +1.9..+3.1% (512-16k), d256 causal
-// +0.1..+0.4%; one pass unmasked: d64 512 / 2k / 8k -0.3 / -0.2 / -0.7%, d256 -0.1..+0.4%. So form 2 everywhere
-// (d64's unmasked rows also take the decoded handoff's +0.2..+1.5%, FLASHATTN_SM90_DECODED_HANDOFF).
+// H200 (bench/integration/s25_mask_form.sh, three passes, control within +-0.3%), form 2 in every other
+// kernel: d64 causal 512 / 1k / 2k / 16k +3.0 / +2.1 / +1.6 / +0.9%, d192 causal +1.9..+3.1% (512-16k), d256
+// causal +0.1..+0.4%; one pass unmasked: d64 512 / 2k / 8k -0.3 / -0.2 / -0.7%, d256 -0.1..+0.4%. So form 2
+// everywhere (d64's unmasked rows also take the decoded handoff's +0.2..+1.5%,
+// FLASHATTN_SM90_DECODED_HANDOFF).
 #ifndef FLASHATTN_SM90_MASK_FORM_D128
 #define FLASHATTN_SM90_MASK_FORM_D128 2
 #endif
@@ -623,8 +624,9 @@ struct ForwardConfig {
   static constexpr int kQParts = kSplitQ ? kConsumerWarpgroups : 1;
   static constexpr int kQBoxRows = kBlockM / kQParts;
   // + the tile-index slot; kSplitQ: + a q_full / q_empty pair per part (pipeline.h).
-  static constexpr bool kDecodedHandoff = FLASHATTN_SM90_DECODED_HANDOFF >= 2 ||
-                                          (FLASHATTN_SM90_DECODED_HANDOFF == 1 && kHeadDim == 64 && kHeadDimV == 64);
+  static constexpr bool kDecodedHandoff =
+      FLASHATTN_SM90_DECODED_HANDOFF >= 2 ||
+      (FLASHATTN_SM90_DECODED_HANDOFF == 1 && kHeadDim == 64 && kHeadDimV == 64);
   // The barriers and the tile slot's word; kDecodedHandoff: then the decoded tile's 48 bytes, 16-byte aligned
   // (pipeline.h decoded_slot).
   static constexpr int kIndexSlotBytes = 8 * (4 + 4 * kStages) + 8 + (kSplitQ ? 16 * kQParts : 0);
