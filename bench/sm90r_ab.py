@@ -109,7 +109,13 @@ def main():
                          "build, the median over rounds of the first build's time / its time)")
     ap.add_argument("--paired-only", action="store_true",
                     help="with --paired: time only cuDNN with do_bench (its column) and the builds only "
-                         "interleaved; each build's column is then its paired TFLOP/s")
+                         "interleaved; each build's column is then its paired TFLOP/s (and cuDNN's too with "
+                         "--paired-peer)")
+    ap.add_argument("--paired-peer", action="store_true",
+                    help="with --paired: cuDNN joins the interleaved calls as the last column ('cudnn' in paired "
+                         "and paired_speedup), so that each build's ratio to it has the paired timing's "
+                         "resolution rather than do_bench's (the grid's ratio to cuDNN moves by up to +-4% "
+                         "between two runs of the same code, session 25)")
     ap.add_argument("--alibi", action="store_true",
                     help="ALiBi with the usual slopes 2^(-8 i / h); no cuDNN column (the error is against the "
                          "first build)")
@@ -156,9 +162,12 @@ def main():
                     for name in timed:
                         row[name] = round(flop / ms[name] / 1e9, 1)
                     if args.paired > 0:
-                        pms, speedup = time_paired(builds, row_index, args.settle_ms, args.paired)
-                        row["paired"] = {name: round(flop / pms[name] / 1e9, 1) for name in builds}
-                        row["paired_speedup"] = {name: round(speedup[name], 4) for name in builds}
+                        interleaved = dict(builds)
+                        if args.paired_peer and "cudnn" in fns:
+                            interleaved["cudnn"] = fns["cudnn"]  # last: the first build stays the reference
+                        pms, speedup = time_paired(interleaved, row_index, args.settle_ms, args.paired)
+                        row["paired"] = {name: round(flop / pms[name] / 1e9, 1) for name in interleaved}
+                        row["paired_speedup"] = {name: round(speedup[name], 4) for name in interleaved}
                         if paired_only:
                             row.update(row["paired"])
                     print(json.dumps(row), flush=True)

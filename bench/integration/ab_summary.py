@@ -2,7 +2,8 @@
 """The summary table of a bench/sm90r_ab.py record: per row, each build's TFLOP/s averaged over the passes, its
 ratio to the base build and to cuDNN, and the largest |out - cuDNN| of any build. Rows timed with --paired as
 well get a second table: each build's speedup over the first build of the run's --builds, the median over
-interleaved rounds (sm90r_ab.py time_paired), averaged over the passes, with its range over the passes.
+interleaved rounds (sm90r_ab.py time_paired), averaged over the passes, with its range over the passes, and
+with --paired-peer each build's speedup over cuDNN timed in the same interleaving.
 
     ab_summary.py AB.jsonl BASE NAME ...   (the names in the order of the columns; "cudnn" is added)
 """
@@ -43,4 +44,11 @@ if paired:
             v = [r["paired_speedup"][n] for r in rs if n in r["paired_speedup"]]
             if v:
                 cells.append(f"{n} {sum(v) / len(v):.4f} [{min(v):.4f}, {max(v):.4f}]")
+        # sm90r_ab.py --paired-peer: cuDNN interleaved too; a build's speedup over it is the ratio of the two
+        # speedups over the first build, per pass.
+        for n in [base] + others:
+            v = [r["paired_speedup"][n] / r["paired_speedup"]["cudnn"] for r in rs
+                 if n in r["paired_speedup"] and "cudnn" in r["paired_speedup"]]
+            if v:
+                cells.append(f"{n}/cudnn {sum(v) / len(v):.4f} [{min(v):.4f}, {max(v):.4f}]")
         print(key, " | ".join(cells))

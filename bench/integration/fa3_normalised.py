@@ -6,39 +6,53 @@ the anchor's FA3 and the cuDNN of the anchor's own FA3 run; ours / FA3 (absolute
 normalised ratio are marked.
 
     fa3_normalised.py COMPARE.json [ANCHOR.md]
+
+load_anchor is shared with paired_standing.py (the same normalisation of sm90r_ab.py --paired-peer records).
 """
 import json
 import re
 import sys
 
-record = json.load(open(sys.argv[1]))
-anchor_path = sys.argv[2] if len(sys.argv) > 2 else "/work/shared/anchors/h200-2026-11-21.md"
-fa3 = {}  # (d, causal, seqlen) -> (fa3, cudnn of that run)
-section = None
-for line in open(anchor_path):
-    if line.startswith("## "):
-        section = line
-        continue
-    cells = [c.strip() for c in line.strip().strip("|").split("|")]
-    if section and "FlashAttention 3 beside FA2 and cuDNN, d=128" in section and len(cells) == 8:
-        if re.fullmatch(r"True|False", cells[0]):
-            fa3[(128, cells[0] == "True", int(cells[1]))] = (float(cells[2]), float(cells[3]))
-    if section and "FlashAttention 3 beside cuDNN, d=64 and d=256" in section and len(cells) == 7:
-        if cells[0].isdigit():
-            fa3[(int(cells[0]), cells[1] == "True", int(cells[2]))] = (float(cells[3]), float(cells[4]))
+DEFAULT_ANCHOR = "/work/shared/anchors/h200-2026-11-21.md"
 
-below = 0
-print("| d | causal | seqlen | ours | cuDNN | FA3 anchor | its cuDNN | ours / FA3 | normalised |")
-print("|---|---|---|---|---|---|---|---|---|")
-for r in record["grid"]:
-    if r["mode"] != "fwd":
-        continue
-    key = (r["hdim"], r["causal"], r["seqlen"])
-    if key not in fa3:
-        continue
-    f, fc = fa3[key]
-    norm = (r["flashattn"] / r["sdpa_cudnn"]) / (f / fc)
-    below += norm < 1
-    print(f"| {key[0]} | {key[1]} | {key[2]} | {r['flashattn']:.1f} | {r['sdpa_cudnn']:.1f} | {f:.0f} | {fc:.0f} | "
-          f"{r['flashattn'] / f:.3f} | {norm:.3f}{' below' if norm < 1 else ''} |")
-print(f"\n{below} rows below the normalised FA3 anchor")
+
+def load_anchor(path=DEFAULT_ANCHOR):
+    """(d, causal, seqlen) -> (FA3 TFLOP/s, the cuDNN TFLOP/s of the anchor's FA3 run)."""
+    fa3 = {}
+    section = None
+    for line in open(path):
+        if line.startswith("## "):
+            section = line
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if section and "FlashAttention 3 beside FA2 and cuDNN, d=128" in section and len(cells) == 8:
+            if re.fullmatch(r"True|False", cells[0]):
+                fa3[(128, cells[0] == "True", int(cells[1]))] = (float(cells[2]), float(cells[3]))
+        if section and "FlashAttention 3 beside cuDNN, d=64 and d=256" in section and len(cells) == 7:
+            if cells[0].isdigit():
+                fa3[(int(cells[0]), cells[1] == "True", int(cells[2]))] = (float(cells[3]), float(cells[4]))
+    return fa3
+
+
+def main():
+    record = json.load(open(sys.argv[1]))
+    fa3 = load_anchor(sys.argv[2] if len(sys.argv) > 2 else DEFAULT_ANCHOR)
+    below = 0
+    print("| d | causal | seqlen | ours | cuDNN | FA3 anchor | its cuDNN | ours / FA3 | normalised |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in record["grid"]:
+        if r["mode"] != "fwd":
+            continue
+        key = (r["hdim"], r["causal"], r["seqlen"])
+        if key not in fa3:
+            continue
+        f, fc = fa3[key]
+        norm = (r["flashattn"] / r["sdpa_cudnn"]) / (f / fc)
+        below += norm < 1
+        print(f"| {key[0]} | {key[1]} | {key[2]} | {r['flashattn']:.1f} | {r['sdpa_cudnn']:.1f} | {f:.0f} | "
+              f"{fc:.0f} | {r['flashattn'] / f:.3f} | {norm:.3f}{' below' if norm < 1 else ''} |")
+    print(f"\n{below} rows below the normalised FA3 anchor")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""The standing from a bench/sm90r_ab.py --paired --paired-peer record: per row, BUILD's speedup over cuDNN timed in
+the same interleaving (mean of the passes, with their range), the FA3 anchor's ratio to its own cuDNN, and the
+normalised ratio (ours / cuDNN here) / (FA3 / cuDNN there), as fa3_normalised.py computes it from a grid. A row
+counts as at or above a peer when the mean is >= 1.
+
+    paired_standing.py AB.jsonl [BUILD] [ANCHOR.md]     (BUILD: default "new")
+"""
+import collections
+import json
+import sys
+
+from fa3_normalised import DEFAULT_ANCHOR, load_anchor
+
+
+def main():
+    path = sys.argv[1]
+    build = sys.argv[2] if len(sys.argv) > 2 else "new"
+    fa3 = load_anchor(sys.argv[3] if len(sys.argv) > 3 else DEFAULT_ANCHOR)
+    rows = collections.defaultdict(list)  # key -> per pass, build / cuDNN
+    for line in open(path):
+        if not line.startswith('{"pass"'):
+            continue
+        r = json.loads(line)
+        speedup = r.get("paired_speedup", {})
+        if build in speedup and "cudnn" in speedup:
+            rows[(r["hdim"], r["causal"], r["seqlen"])].append(speedup[build] / speedup["cudnn"])
+    above_cudnn = above_fa3 = anchored = 0
+    print(f"| d | causal | seqlen | {build} / cuDNN, paired [min, max] | FA3 / its cuDNN | normalised |")
+    print("|---|---|---|---|---|---|")
+    for key, v in sorted(rows.items()):
+        mean = sum(v) / len(v)
+        above_cudnn += mean >= 1
+        cells = f"| {key[0]} | {key[1]} | {key[2]} | {mean:.4f} [{min(v):.4f}, {max(v):.4f}] |"
+        if key in fa3:
+            f, fc = fa3[key]
+            norm = mean / (f / fc)
+            anchored += 1
+            above_fa3 += norm >= 1
+            cells += f" {f / fc:.3f} | {norm:.3f}{' below' if norm < 1 else ''} |"
+        else:
+            cells += " - | - |"
+        print(cells)
+    print(f"\n{above_cudnn} of {len(rows)} rows at or above cuDNN; {above_fa3} of {anchored} at or above the "
+          "normalised FA3 anchor")
+
+
+if __name__ == "__main__":
+    main()
