@@ -18,5 +18,6 @@ sweep_builds 128 2 ens2=-DFLASHATTN_SM90_EARLY_NEXT_S=2 mc8k=-DFLASHATTN_SM90_KV
   sec4=-DFLASHATTN_SM90_SECTION_L2_DIVISOR=4 sec16=-DFLASHATTN_SM90_SECTION_L2_DIVISOR=16 \
   mfd1=-DFLASHATTN_SM90_MASK_FORM_D128=1
 paired_passes "$sweep_names" 128 1,0 512,1024,2048,4096,8192,16384 3 150
+# shellcheck disable=SC2086  # one build name per word
 paired_summary ${sweep_names//,/ }
 log total

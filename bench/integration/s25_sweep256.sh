@@ -22,5 +22,6 @@ sweep_builds "128;256" 2 ckr0=-DFLASHATTN_SM90_CONSUMER_KEY_RANGE=0 mcc8k=-DFLAS
   mcc0=-DFLASHATTN_SM90_KV_MULTICAST_CAUSAL=0
 paired_passes "$sweep_names" 256 1,0 512,1024,2048,4096,8192,16384 3 150
 paired_passes base,ctrl,mcc0 128 1 2048,4096,8192,16384 3 60
+# shellcheck disable=SC2086  # one build name per word
 paired_summary ${sweep_names//,/ }
 log total
