@@ -623,12 +623,12 @@ struct ForwardConfig {
       (FLASHATTN_SM90_SPLIT_Q == 1 && kHeadDim == kHeadDimV && (kHeadDim == 64 || kHeadDim == 256));
   static constexpr int kQParts = kSplitQ ? kConsumerWarpgroups : 1;
   static constexpr int kQBoxRows = kBlockM / kQParts;
-  // + the tile-index slot; kSplitQ: + a q_full / q_empty pair per part (pipeline.h).
+  // FLASHATTN_SM90_DECODED_HANDOFF above (the paged kernels keep the index: forward_kernel.h).
   static constexpr bool kDecodedHandoff =
       FLASHATTN_SM90_DECODED_HANDOFF >= 2 ||
       (FLASHATTN_SM90_DECODED_HANDOFF == 1 && kHeadDim == 64 && kHeadDimV == 64);
-  // The barriers and the tile slot's word; kDecodedHandoff: then the decoded tile's 48 bytes, 16-byte aligned
-  // (pipeline.h decoded_slot).
+  // The barriers + the tile-index slot (kSplitQ: + a q_full / q_empty pair per part; pipeline.h);
+  // kDecodedHandoff: then the decoded tile's 48 bytes, 16-byte aligned (pipeline.h decoded_slot).
   static constexpr int kIndexSlotBytes = 8 * (4 + 4 * kStages) + 8 + (kSplitQ ? 16 * kQParts : 0);
   static constexpr int kDecodedSlotOffset = (kIndexSlotBytes + 15) / 16 * 16;
   static constexpr int kBarrierBytes = kDecodedHandoff ? kDecodedSlotOffset + 48 : kIndexSlotBytes;

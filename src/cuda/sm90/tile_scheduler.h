@@ -134,8 +134,9 @@ __device__ __forceinline__ int receive_tile(const TileSlot& t, std::uint32_t par
 // Config::kDecodedHandoff (forward_config.h): the tile as the producer decoded it for its own loads, handed
 // over whole through the same protocol (the slot is then 48 bytes, pipeline.h decoded_slot): its index, its
 // WorkTile and its key blocks [first_block, end_block) (score_mask.h key_block_range). Past the last tile
-// only `tile`
-// (>= num_tiles) is meaningful.
+// only `tile` (>= num_tiles) is meaningful.
+// publish_decoded_tile / receive_decoded_tile copy WorkTile field by field: a new field must join them.
+static_assert(sizeof(WorkTile) == 7 * sizeof(int), "the decoded handoff carries WorkTile's seven fields");
 struct DecodedTile {
   int tile;
   WorkTile w;
