@@ -188,8 +188,8 @@ std::vector<ForwardCase> forward_cases() {
                    {MaskKind::none, 0.f, AlibiKind::per_head, 0.f, true},
                    Layout::padded});
   // A multiple of four 128-row query blocks with at least 8192 keys under a causal or right-only mask:
-  // cuda_sm90's d128 K/V multicast kernel for causal problems (forward_config.h
-  // FLASHATTN_SM90_KV_MULTICAST_CAUSAL), whose clusters walk the key blocks of two query blocks and run
+  // cuda_sm90's d128 K/V multicast kernel for causal problems (in builds with forward_config.h
+  // FLASHATTN_SM90_KV_MULTICAST_CAUSAL <= 8192; the single-CTA kernel by default), whose clusters walk the key blocks of two query blocks and run
   // static couples of them: bottom-right alignment with more keys than queries and a ragged last key block,
   // GQA, fp16 with ALiBi and a sink, a random right window.
   cases.push_back({1, 512, 8200, 4, 2, 128, 128, DType::bfloat16, {MaskKind::causal}, Layout::padded});
@@ -221,7 +221,8 @@ std::vector<ForwardCase> forward_cases() {
                    Layout::padded});
   cases.push_back(
       {2, 256, 2304, 2, 2, 256, 256, DType::float16, {MaskKind::none, 1.5f}, Layout::heads_major});
-  // The same kernel for causal problems (FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL, by default from 2049 keys):
+  // The same kernel for causal problems (builds with FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL; by default 2100 /
+  // 2304 keys run the 64-key blocks with placement clusters, 4100 / 4352 the 80-key single-CTA kernel):
   // a multiple of four query blocks, bottom-right alignment with a ragged last key block, GQA; a right window
   // in fp16; at 4100 / 4352 keys and at 2100 / 2304.
   cases.push_back({1, 512, 4100, 4, 2, 256, 256, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
@@ -232,9 +233,9 @@ std::vector<ForwardCase> forward_cases() {
   // without per-copy bounds tests, forward_tuning.json) runs, with a ragged tail against its 64-row tiles.
   cases.push_back({1, 2113, 2100, 1, 1, 256, 256, DType::float16, plain, Layout::contiguous});
   // cuda_sm90's d256 kernel with 64-key blocks (forward_config.h use_d256_block64, by default up to 512
-  // keys unmasked and 2048 masked): 512 keys (8 whole blocks), causal and not; causal 1001 keys with ALiBi (a
-  // ragged 64-key block); causal 2048 keys with GQA (the longest masked rows that take them, on the placement
-  // clusters below).
+  // keys unmasked and 4096 masked): 512 keys (8 whole blocks), causal and not; causal 1001 keys with ALiBi (a
+  // ragged 64-key block); causal 2048 keys with GQA, and 512 queries bottom-right over 4096 keys (the longest
+  // masked rows that take them), on the placement clusters below.
   cases.push_back({2, 512, 512, 2, 2, 256, 256, DType::bfloat16, plain, Layout::contiguous});
   cases.push_back({2, 512, 512, 2, 1, 256, 256, DType::float16, {MaskKind::causal}, Layout::padded});
   cases.push_back({1,
@@ -248,8 +249,9 @@ std::vector<ForwardCase> forward_cases() {
                    {MaskKind::causal, 0.f, AlibiKind::per_head},
                    Layout::heads_major});
   cases.push_back({1, 2048, 2048, 2, 1, 256, 256, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
+  cases.push_back({1, 512, 4096, 2, 1, 256, 256, DType::float16, {MaskKind::causal}, Layout::padded});
   // The same rows on static couples in clusters of two, a head's couples together (forward_config.h
-  // use_placement_clusters, by default up to 2048 keys): more tiles than CTAs (192 tiles: the walk's later
+  // use_placement_clusters, by default up to 4096 keys): more tiles than CTAs (192 tiles: the walk's later
   // steps), GQA, more queries than keys (the first 128 rows see no key); a right window in fp16 at 1024 keys.
   cases.push_back({3, 512, 384, 16, 4, 256, 256, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
   cases.push_back({1, 1024, 1024, 2, 1, 256, 256, DType::float16, {MaskKind::right_only}, Layout::padded});
@@ -354,8 +356,9 @@ TEST_P(ForwardTest, MatchesReference) {
 // or shrinks along the sequence make each block's maximum higher than the last one's in one walking direction
 // or the other (cuda_sm90 walks from the last block down). Shapes reach the kernels that rescale
 // conditionally: d128 with K/V multicast (unmasked in builds with FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN <=
-// 2304 and an even number of 128-row query blocks; causal: >= 8192 keys and a multiple of four) and without,
-// d256 (causal multicast from 2048 keys), and the d64 kernels (two, three and four consumers).
+// 2304 and an even number of 128-row query blocks; causal: >= 8192 keys and a multiple of four, in builds with
+// FLASHATTN_SM90_KV_MULTICAST_CAUSAL) and without, d256 (the causal multicast in builds with
+// FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL), and the d64 kernels (two, three and four consumers).
 struct SpreadCase {
   std::int64_t b, sq, sk, h, d;
   DType dtype;
@@ -380,12 +383,12 @@ std::vector<SpreadCase> spread_cases() {
       {2, 384, 1500, 2, 128, DType::bfloat16, false, 1.f, -1},  // every block above the last (sm90's order)
       {1, 600, 900, 2, 128, DType::float16, true, 1.f, 1},
       {1, 512, 2304, 2, 128, DType::bfloat16, false, 1.f, -1},  // the same under K/V multicast
-      // Causal under K/V multicast (>= 8192 keys, FLASHATTN_SM90_KV_MULTICAST_CAUSAL): rows whose first
+      // Causal under K/V multicast (>= 8192 keys, KV_MULTICAST_CAUSAL builds): rows whose first
       // block is the diagonal, and a lower query block that skips the cluster's top block.
       {1, 512, 8192, 1, 128, DType::bfloat16, true, 6.f, 0},
       {1, 512, 8192, 2, 128, DType::float16, true, 1.f, -1},
       {1, 300, 1000, 2, 256, DType::bfloat16, false, 6.f, -1},
-      // d256 K/V multicast: unmasked (KV_MULTICAST_D256 builds) and causal (by default from 2048 keys).
+      // d256 K/V multicast: unmasked (KV_MULTICAST_D256 builds) and causal (KV_MULTICAST_D256_CAUSAL builds).
       {1, 512, 2304, 2, 256, DType::float16, false, 40.f, 0},
       {1, 512, 2304, 2, 256, DType::bfloat16, true, 6.f, -1},
       {1, 512, 4352, 2, 256, DType::bfloat16, true, 6.f, -1},

@@ -342,8 +342,9 @@
 // 206 MB; A/B causal 512 1.060 of base (control 0.997; static couples without the clusters 0.944), 1k 1.036
 // (0.981). At d = 128 (512: 0.997, control 1.049) and d = 64 (0.990 / 1.011) nothing: not there. Session 23:
 // 2048, with the 64-key blocks there (D256_BLOCK64_MAX_SEQLEN_MASKED below: causal 2k +3.8% on an H200).
+// Session 26: 4096, with the 64-key blocks there too (D256_BLOCK64_MAX_SEQLEN_MASKED below).
 #ifndef FLASHATTN_SM90_PLACEMENT_MAX_SEQLEN
-#define FLASHATTN_SM90_PLACEMENT_MAX_SEQLEN 2048
+#define FLASHATTN_SM90_PLACEMENT_MAX_SEQLEN 4096
 #endif
 // Session 18, measured on an H100 and removed (three passes beside cuDNN and a control; the code is in the
 // commits bench/integration/README.md names for each script):
@@ -818,11 +819,15 @@ inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked
 // (0.993). Hence from 2048 keys (2k: +2.6% on the H100 against the mean of its three same-kernel columns,
 // +1.0% on the H200). Session 23: from 2049 keys, where the 64-key blocks with placement clusters stop
 // (D256_BLOCK64_MAX_SEQLEN_MASKED: causal 2k +3.8% over this multicast on an H200; not measured on an H100).
+// Session 26, paired timing on an H200 (bench/integration/s25_sweep256.sh, s26_sweep.sh; three passes each,
+// control within 0.15%): the causal multicast off reads 4k / 8k / 16k +1.8 / +2.3 / +0.5% and +2.9 / +2.2 /
+// +0.5% (with the 64-key blocks to 4k), as the d128 multicasts did (KV_MULTICAST_CAUSAL below): 0, and the
+// masked cluster instance is no longer compiled.
 #ifndef FLASHATTN_SM90_KV_MULTICAST_D256
 #define FLASHATTN_SM90_KV_MULTICAST_D256 0
 #endif
 #ifndef FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL
-#define FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL 2049
+#define FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL 0
 #endif
 
 // Session 17 (measured in session 18; bench/integration/s18_d64mc.sh): K/V multicast for the d = 64
@@ -848,9 +853,13 @@ inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked
 // Measured on an H200 (bench/integration/s16_mc.sh, three passes, cuDNN and a control beside; from 2k keys):
 // causal 16k +2.2%, 8k +1.6%, 4k +0.5%, 2k -1.4% against the mean of base and control (whose spread was
 // 0.3-2.7%); ncu at locked clocks 4% slower with L2 traffic halved, as on the non-causal rows (the gain is
-// the power limiter's). Hence from 8k keys.
+// the power limiter's). Hence from 8k keys. Session 26, paired timing on an H200 (s25_sweep256.sh, s26_sweep.sh;
+// three passes each, control within 0.1%): off, causal 8k / 16k read +4.4 / +4.0% and +4.3 / +4.0% (2k / 4k,
+// which never took it, unchanged), as the unmasked d128 multicast read in session 25 (KV_MULTICAST_MIN_SEQLEN):
+// the single-CTA kernel has since become faster than the cluster's barrier waits allow. Hence 0, and no d128
+// cluster instance is compiled by default.
 #ifndef FLASHATTN_SM90_KV_MULTICAST_CAUSAL
-#define FLASHATTN_SM90_KV_MULTICAST_CAUSAL 8192
+#define FLASHATTN_SM90_KV_MULTICAST_CAUSAL 0
 #endif
 inline bool use_kv_multicast_causal(long long seqlen_k, long long m_blocks, int window_left, int window_right,
                                     bool paged, bool sequence_maps,
@@ -943,7 +952,10 @@ inline bool use_single_consumer(int head_dim, int head_dim_v, long long seqlen_q
 // placement clusters (no K/V multicast) 1.038 of the default (80-key blocks with multicast; every pass,
 // control 0.985), the placement clusters alone with 80-key blocks 1.009; hence the masked bound 2048 (and
 // PLACEMENT_MAX_SEQLEN, KV_MULTICAST_D256_CAUSAL with it). Unmasked 1k with 64 keys 0.997: the unmasked bound
-// stays 512. In all: dense K/V up to
+// stays 512. Session 26, paired timing on an H200 (s25_sweep256.sh, three passes): the masked bound 4096 with
+// the placement clusters to 4096 reads causal 4k +3.2% over the 80-key multicast kernel, +1.4% over the 80-key
+// kernel without it (s26_sweep.sh: +2.9% over the old default); to 8192, 8k 0.994 of the 80-key kernel without
+// multicast; unmasked 1k with 64 keys 0.977 (still 512). Hence the masked bound 4096. In all: dense K/V up to
 // FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN keys (unmasked) / _MASKED (causal or windowed; 0 = never), and paged
 // K/V whose pages are a multiple of 32 rows when FLASHATTN_SM90_D256_BLOCK64_PAGED is 1 (0 = never; 2 = every
 // page size, a measurement setting). Host side; seqlen_k is the longest sequence's. Macros so that an A/B
@@ -952,7 +964,7 @@ inline bool use_single_consumer(int head_dim, int head_dim_v, long long seqlen_q
 #define FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN 512
 #endif
 #ifndef FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN_MASKED
-#define FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN_MASKED 2048
+#define FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN_MASKED 4096
 #endif
 #ifndef FLASHATTN_SM90_D256_BLOCK64_PAGED
 #define FLASHATTN_SM90_D256_BLOCK64_PAGED 1
