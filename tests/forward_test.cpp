@@ -392,6 +392,7 @@ std::vector<SpreadCase> spread_cases() {
       {1, 512, 2304, 2, 256, DType::float16, false, 40.f, 0},
       {1, 512, 2304, 2, 256, DType::bfloat16, true, 6.f, -1},
       {1, 512, 4352, 2, 256, DType::bfloat16, true, 6.f, -1},
+      {1, 512, 4096, 2, 256, DType::float16, true, 40.f, 1},  // the longest causal rows on 64-key blocks
       {1, 500, 700, 2, 64, DType::float16, true, 6.f, 1},
       // d64 kernels whose row sums come from the P V GEMM (forward_config.h kRowSumMma): four consumers
       // (512 <= sq < 8192) and three (sq >= 8192 non-causal). Like the d128 cases above (kRowSumFused), their
