@@ -18,7 +18,7 @@ source bench/sm90_device_common.sh
 device_call_begin s26k
 out=${OUT:-$out} # results straight to $OUT (fewer than eight files)
 p=-DFLASHATTN_SM90_
-sweep_builds "128;256" 1 "ebf0=${p}EARLY_BLOCK_FLAGS=0" "fkq0=${p}FIRST_K_BEFORE_Q=0" "ed0=${p}EARLY_DECODE=0" \
+sweep_builds "128;256" 2 "ebf0=${p}EARLY_BLOCK_FLAGS=0" "fkq0=${p}FIRST_K_BEFORE_Q=0" "ed0=${p}EARLY_DECODE=0" \
   "stm0=${p}STMATRIX_O=0" "ff0=${p}FAST_FINALIZE=0" "tr256=${p}TREE_REDUCTIONS_MAX_D=256" \
   "sc1=${p}STATIC_COUPLES=1" "tsf0=${p}TAIL_SECTION_FACTOR=0" "sec4=${p}SECTION_L2_DIVISOR=4"
 paired_passes "$sweep_names" 128,256 1,0 512,1024,2048,4096,8192,16384 3 150
