@@ -84,15 +84,54 @@ def time_paired(fns, row_index, settle_ms, rounds, flush_bytes=256 << 20):
         events.append(round_events)
     torch.cuda.synchronize()
     times = [{name: start.elapsed_time(end) for name, (start, end) in ev.items()} for ev in events]
-
-    def median(values):
-        values = sorted(values)
-        mid = len(values) // 2
-        return values[mid] if len(values) % 2 else 0.5 * (values[mid - 1] + values[mid])
-
     ms = {name: median([t[name] for t in times]) for name in names}
     ratio = {name: median([t[names[0]] / t[name] for t in times]) for name in names}
     return ms, ratio
+
+
+def time_sustained(fns, row_index, settle_ms, rounds, calls, flush_bytes=256 << 20):
+    """--sustained: the builds interleaved stint by stint. Each round, in an order rotated every round, each
+    build runs settle_ms of back-to-back calls (each after an L2 flush, as do_bench's) and then `calls` more,
+    each timed with CUDA events; its time in the round is their median. Unlike time_paired, every build reaches
+    the power state of its own sustained load before it is timed, as in the grid: at the H200's power cap a
+    kernel that spends less energy per call gets a higher clock (session 15), which call-by-call interleaving
+    hides by giving every build the same clock (session 26: the causal K/V multicast off read +2..+4% paired
+    and 1-2.5% below its old ratio to cuDNN in the grid). Adjacent stints share the slow drift of the card's
+    state, so the per-round ratios keep most of the paired timing's resolution. Returns the median
+    milliseconds and, per build, the median over rounds of the first build's time divided by its time."""
+    names = list(fns)
+    flush = torch.empty(flush_bytes, dtype=torch.int8, device="cuda")
+
+    def flushed(fn):
+        flush.zero_()
+        fn()
+
+    times = []
+    for r in range(rounds):
+        shift = (row_index + r) % len(names)
+        stint = {}
+        for name in names[shift:] + names[:shift]:
+            settle(lambda: flushed(fns[name]), settle_ms)
+            events = []
+            for _ in range(calls):
+                flush.zero_()
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                fns[name]()
+                end.record()
+                events.append((start, end))
+            end.synchronize()
+            stint[name] = median([start.elapsed_time(end) for start, end in events])
+        times.append(stint)
+    ms = {name: median([t[name] for t in times]) for name in names}
+    ratio = {name: median([t[names[0]] / t[name] for t in times]) for name in names}
+    return ms, ratio
+
+
+def median(values):
+    values = sorted(values)
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else 0.5 * (values[mid - 1] + values[mid])
 
 
 def main():
@@ -116,6 +155,13 @@ def main():
                          "and paired_speedup), so that each build's ratio to it has the paired timing's "
                          "resolution rather than do_bench's (the grid's ratio to cuDNN moves by up to +-4% "
                          "between two runs of the same code, session 25)")
+    ap.add_argument("--sustained", type=int, default=0,
+                    help="time the builds (and cuDNN, last) in interleaved stints over this many rounds "
+                         "(time_sustained): each row gains 'sustained' (TFLOP/s) and 'sustained_speedup'; "
+                         "no do_bench and no --paired timing then")
+    ap.add_argument("--sustained-ms", type=float, default=150,
+                    help="--sustained: back-to-back calls before each stint's timed calls")
+    ap.add_argument("--sustained-calls", type=int, default=10, help="--sustained: timed calls per stint")
     ap.add_argument("--alibi", action="store_true",
                     help="ALiBi with the usual slopes 2^(-8 i / h); no cuDNN column (the error is against the "
                          "first build)")
@@ -154,6 +200,17 @@ def main():
                     row["err"] = {name: float((fn().float() - ref).abs().max())
                                   for name, fn in fns.items() if name != "cudnn"}
                     builds = {name: fn for name, fn in fns.items() if name != "cudnn"}
+                    if args.sustained > 0:
+                        interleaved = dict(builds)
+                        if "cudnn" in fns:
+                            interleaved["cudnn"] = fns["cudnn"]  # last: the first build stays the reference
+                        sms, speedup = time_sustained(interleaved, row_index, args.sustained_ms, args.sustained,
+                                                      args.sustained_calls)
+                        row_index += 1
+                        row["sustained"] = {name: round(flop / sms[name] / 1e9, 1) for name in interleaved}
+                        row["sustained_speedup"] = {name: round(speedup[name], 4) for name in interleaved}
+                        print(json.dumps(row), flush=True)
+                        continue
                     paired_only = args.paired > 0 and args.paired_only
                     # --paired-only: do_bench times cuDNN alone (none under --alibi), the builds go interleaved.
                     timed = {n: fn for n, fn in fns.items() if n == "cudnn"} if paired_only else fns

@@ -3,7 +3,8 @@
 ratio to the base build and to cuDNN, and the largest |out - cuDNN| of any build. Rows timed with --paired as
 well get a second table: each build's speedup over the first build of the run's --builds, the median over
 interleaved rounds (sm90r_ab.py time_paired), averaged over the passes, with its range over the passes, and
-with --paired-peer each build's speedup over cuDNN timed in the same interleaving.
+with --paired-peer each build's speedup over cuDNN timed in the same interleaving; rows timed with --sustained
+the same table from its interleaved stints (time_sustained).
 
     ab_summary.py AB.jsonl BASE NAME ...   (the names in the order of the columns; "cudnn" is added)
 """
@@ -35,20 +36,29 @@ for key, rs in sorted(rows.items()):
     print(key, " ".join(f"{m[n]:.1f}" for n in columns), "|", " ".join(ratio(m, n, base) for n in others), "|",
           " ".join(ratio(m, n, "cudnn") for n in columns[:-1]), "|", f"{err:.4f}")
 
-paired = {key: rs for key, rs in rows.items() if all("paired_speedup" in r for r in rs)}
-if paired:
-    print("paired (interleaved calls): speedup over the first build, mean of passes [min, max]")
-    for key, rs in sorted(paired.items()):
+
+
+def speedup_table(field, title):
+    """The per-round speedups of sm90r_ab.py's interleaved timings (field "paired_speedup" from --paired,
+    "sustained_speedup" from --sustained): over the first build, and over cuDNN where it was interleaved too (a
+    build's speedup over it is the ratio of the two speedups over the first build, per pass)."""
+    timed = {key: rs for key, rs in rows.items() if all(field in r for r in rs)}
+    if not timed:
+        return
+    print(title)
+    for key, rs in sorted(timed.items()):
         cells = []
         for n in [base] + others:
-            v = [r["paired_speedup"][n] for r in rs if n in r["paired_speedup"]]
+            v = [r[field][n] for r in rs if n in r[field]]
             if v:
                 cells.append(f"{n} {sum(v) / len(v):.4f} [{min(v):.4f}, {max(v):.4f}]")
-        # sm90r_ab.py --paired-peer: cuDNN interleaved too; a build's speedup over it is the ratio of the two
-        # speedups over the first build, per pass.
         for n in [base] + others:
-            v = [r["paired_speedup"][n] / r["paired_speedup"]["cudnn"] for r in rs
-                 if n in r["paired_speedup"] and "cudnn" in r["paired_speedup"]]
+            v = [r[field][n] / r[field]["cudnn"] for r in rs if n in r[field] and "cudnn" in r[field]]
             if v:
                 cells.append(f"{n}/cudnn {sum(v) / len(v):.4f} [{min(v):.4f}, {max(v):.4f}]")
         print(key, " | ".join(cells))
+
+
+speedup_table("paired_speedup", "paired (interleaved calls): speedup over the first build, mean of passes [min, max]")
+speedup_table("sustained_speedup",
+              "sustained (interleaved stints): speedup over the first build, mean of passes [min, max]")
