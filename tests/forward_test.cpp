@@ -188,8 +188,8 @@ std::vector<ForwardCase> forward_cases() {
                    {MaskKind::none, 0.f, AlibiKind::per_head, 0.f, true},
                    Layout::padded});
   // A multiple of four 128-row query blocks with at least 8192 keys under a causal or right-only mask:
-  // cuda_sm90's d128 K/V multicast kernel for causal problems (in builds with forward_config.h
-  // FLASHATTN_SM90_KV_MULTICAST_CAUSAL <= 8192; the single-CTA kernel by default), whose clusters walk the key blocks of two query blocks and run
+  // cuda_sm90's d128 K/V multicast kernel for causal problems (forward_config.h
+  // FLASHATTN_SM90_KV_MULTICAST_CAUSAL, by default from 8192 keys), whose clusters walk the key blocks of two query blocks and run
   // static couples of them: bottom-right alignment with more keys than queries and a ragged last key block,
   // GQA, fp16 with ALiBi and a sink, a random right window.
   cases.push_back({1, 512, 8200, 4, 2, 128, 128, DType::bfloat16, {MaskKind::causal}, Layout::padded});
@@ -221,8 +221,8 @@ std::vector<ForwardCase> forward_cases() {
                    Layout::padded});
   cases.push_back(
       {2, 256, 2304, 2, 2, 256, 256, DType::float16, {MaskKind::none, 1.5f}, Layout::heads_major});
-  // The same kernel for causal problems (builds with FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL; by default 2100 /
-  // 2304 keys run the 64-key blocks with placement clusters, 4100 / 4352 the 80-key single-CTA kernel):
+  // The same kernel for causal problems (FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL, by default from 4097 keys;
+  // 2100 / 2304 keys run it in builds with the switch, the 64-key blocks on placement clusters by default):
   // a multiple of four query blocks, bottom-right alignment with a ragged last key block, GQA; a right window
   // in fp16; at 4100 / 4352 keys and at 2100 / 2304.
   cases.push_back({1, 512, 4100, 4, 2, 256, 256, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
@@ -355,10 +355,9 @@ TEST_P(ForwardTest, MatchesReference) {
 // blocks (up to overflowing probabilities against a stale reference at stddev 40), and keys whose norm grows
 // or shrinks along the sequence make each block's maximum higher than the last one's in one walking direction
 // or the other (cuda_sm90 walks from the last block down). Shapes reach the kernels that rescale
-// conditionally: d128 with K/V multicast (unmasked in builds with FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN <=
-// 2304 and an even number of 128-row query blocks; causal: >= 8192 keys and a multiple of four, in builds with
-// FLASHATTN_SM90_KV_MULTICAST_CAUSAL) and without, d256 (the causal multicast in builds with
-// FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL), and the d64 kernels (two, three and four consumers).
+// conditionally: d128 with K/V multicast (unmasked from FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN keys, by default
+// 2048, and an even number of 128-row query blocks; causal: >= 8192 keys and a multiple of four) and without,
+// d256 (the causal multicast from 4097 keys by default), and the d64 kernels (two, three and four consumers).
 struct SpreadCase {
   std::int64_t b, sq, sk, h, d;
   DType dtype;
@@ -377,18 +376,18 @@ struct SpreadCase {
 
 std::vector<SpreadCase> spread_cases() {
   return {
-      {1, 512, 2304, 2, 128, DType::bfloat16, false, 6.f, 0},  // d128 K/V multicast (switch builds)
+      {1, 512, 2304, 2, 128, DType::bfloat16, false, 6.f, 0},  // d128 K/V multicast (from 2048 keys)
       {1, 512, 2304, 2, 128, DType::float16, false, 40.f, 0},  // overflow against a stale reference
       {1, 700, 700, 2, 128, DType::float16, true, 6.f, 0},
       {2, 384, 1500, 2, 128, DType::bfloat16, false, 1.f, -1},  // every block above the last (sm90's order)
       {1, 600, 900, 2, 128, DType::float16, true, 1.f, 1},
       {1, 512, 2304, 2, 128, DType::bfloat16, false, 1.f, -1},  // the same under K/V multicast
-      // Causal under K/V multicast (>= 8192 keys, KV_MULTICAST_CAUSAL builds): rows whose first
+      // Causal under K/V multicast (>= 8192 keys, FLASHATTN_SM90_KV_MULTICAST_CAUSAL): rows whose first
       // block is the diagonal, and a lower query block that skips the cluster's top block.
       {1, 512, 8192, 1, 128, DType::bfloat16, true, 6.f, 0},
       {1, 512, 8192, 2, 128, DType::float16, true, 1.f, -1},
       {1, 300, 1000, 2, 256, DType::bfloat16, false, 6.f, -1},
-      // d256 K/V multicast: unmasked (KV_MULTICAST_D256 builds) and causal (KV_MULTICAST_D256_CAUSAL builds).
+      // d256 K/V multicast: unmasked (KV_MULTICAST_D256 builds) and causal (by default from 4097 keys).
       {1, 512, 2304, 2, 256, DType::float16, false, 40.f, 0},
       {1, 512, 2304, 2, 256, DType::bfloat16, true, 6.f, -1},
       {1, 512, 4352, 2, 256, DType::bfloat16, true, 6.f, -1},
