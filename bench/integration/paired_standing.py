@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""The standing from a bench/sm90r_ab.py --paired --paired-peer record: per row, BUILD's speedup over cuDNN timed in
-the same interleaving (mean of the passes, with their range), the FA3 anchor's ratio to its own cuDNN, and the
-normalised ratio (ours / cuDNN here) / (FA3 / cuDNN there), as fa3_normalised.py computes it from a grid. A row
-counts as at or above a peer when the mean is >= 1.
+"""The standing from a bench/sm90r_ab.py --sustained record (or a --paired --paired-peer one): per row, BUILD's
+speedup over cuDNN timed in the same interleaving (mean of the passes, with their range), the FA3 anchor's ratio to
+its own cuDNN, and the normalised ratio (ours / cuDNN here) / (FA3 / cuDNN there), as fa3_normalised.py computes it
+from a grid. A row counts as at or above a peer when the mean is >= 1. Records with --sustained rows are read by
+those; a --paired one is not a standing (session 26): call-by-call interleaving gives ours and cuDNN one clock,
+where under sustained load each kernel's clock follows its own energy per call, and it read ours 5-10% higher
+against cuDNN than the grid on the causal rows.
 
     paired_standing.py AB.jsonl [BUILD] [ANCHOR.md]     (BUILD: default "new")
 """
@@ -17,16 +20,16 @@ def main():
     path = sys.argv[1]
     build = sys.argv[2] if len(sys.argv) > 2 else "new"
     fa3 = load_anchor(sys.argv[3] if len(sys.argv) > 3 else DEFAULT_ANCHOR)
+    records = [json.loads(line) for line in open(path) if line.startswith('{"pass"')]
+    field = "sustained_speedup" if any("sustained_speedup" in r for r in records) else "paired_speedup"
     rows = collections.defaultdict(list)  # key -> per pass, build / cuDNN
-    for line in open(path):
-        if not line.startswith('{"pass"'):
-            continue
-        r = json.loads(line)
-        speedup = r.get("paired_speedup", {})
+    for r in records:
+        speedup = r.get(field, {})
         if build in speedup and "cudnn" in speedup:
             rows[(r["hdim"], r["causal"], r["seqlen"])].append(speedup[build] / speedup["cudnn"])
     above_cudnn = above_fa3 = anchored = 0
-    print(f"| d | causal | seqlen | {build} / cuDNN, paired [min, max] | FA3 / its cuDNN | normalised |")
+    regime = field.split("_")[0]
+    print(f"| d | causal | seqlen | {build} / cuDNN, {regime} [min, max] | FA3 / its cuDNN | normalised |")
     print("|---|---|---|---|---|---|")
     for key, v in sorted(rows.items()):
         mean = sum(v) / len(v)

@@ -40,6 +40,7 @@ for pass in 1 2 3; do
     log "paired standing p$pass d $d"
   done
 done
+# (On the device this step failed: the FA3 anchor is not there. The record was read here afterwards.)
 (cd bench/integration && python3 paired_standing.py "$out/ab.jsonl" new && python3 paired_standing.py "$out/ab.jsonl" ctrl |
   tail -1) | tee -a "$out/summary.txt"
 log total
