@@ -233,6 +233,24 @@ paired_passes() {
   done
 }
 
+# sustained_rows BUILDS HDIMS CAUSAL SEQLENS TAG [STINT_MS] [TIMEOUT]: bench/sm90r_ab.py --sustained 5 (interleaved
+# stints of STINT_MS, default 150, with cuDNN interleaved last) over those rows, each line tagged "pass": TAG and
+# appended to $out/ab.jsonl.
+sustained_rows() {
+  PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout "${7:-100}" python3 bench/sm90r_ab.py --builds "$1" --hdims "$2" \
+    --causal "$3" --seqlens "$4" --sustained 5 --sustained-ms "${6:-150}" 2>&1 | grep -v Warning |
+    sed "s/^{/{\"pass\": \"$5\", /" >>"$out/ab.jsonl"
+}
+
+# compare_grid ROUNDS [TIMEOUT]: bench/compare.py's forward grid and decode row (the standing's method) into $out, its
+# tables printed.
+compare_grid() {
+  PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout "${2:-330}" python3 bench/compare.py --modes fwd --rounds "$1" \
+    --out "$out" --tag "$(date +%Y%m%d-%H%M%S)-fwd" >"$out/compare_fwd.log" 2>&1
+  log "compare fwd rc=$?"
+  sed -n '/^# /,$p' "$out/compare_fwd.log" | head -50
+}
+
 # paired_summary BASE NAME...: the paired table of bench/integration/ab_summary.py over $out/ab.jsonl, into the
 # summary.
 paired_summary() {

@@ -189,9 +189,9 @@ std::vector<ForwardCase> forward_cases() {
                    Layout::padded});
   // A multiple of four 128-row query blocks with at least 8192 keys under a causal or right-only mask:
   // cuda_sm90's d128 K/V multicast kernel for causal problems (forward_config.h
-  // FLASHATTN_SM90_KV_MULTICAST_CAUSAL, by default from 8192 keys), whose clusters walk the key blocks of two query blocks and run
-  // static couples of them: bottom-right alignment with more keys than queries and a ragged last key block,
-  // GQA, fp16 with ALiBi and a sink, a random right window.
+  // FLASHATTN_SM90_KV_MULTICAST_CAUSAL, by default from 8192 keys), whose clusters walk the key blocks of two
+  // query blocks and run static couples of them: bottom-right alignment with more keys than queries and a
+  // ragged last key block, GQA, fp16 with ALiBi and a sink, a random right window.
   cases.push_back({1, 512, 8200, 4, 2, 128, 128, DType::bfloat16, {MaskKind::causal}, Layout::padded});
   cases.push_back({1,
                    1024,
@@ -355,9 +355,10 @@ TEST_P(ForwardTest, MatchesReference) {
 // blocks (up to overflowing probabilities against a stale reference at stddev 40), and keys whose norm grows
 // or shrinks along the sequence make each block's maximum higher than the last one's in one walking direction
 // or the other (cuda_sm90 walks from the last block down). Shapes reach the kernels that rescale
-// conditionally: d128 with K/V multicast (unmasked from FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN keys, by default
-// 2048, and an even number of 128-row query blocks; causal: >= 8192 keys and a multiple of four) and without,
-// d256 (the causal multicast from 4097 keys by default), and the d64 kernels (two, three and four consumers).
+// conditionally: d128 with K/V multicast (unmasked from FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN keys, by
+// default 2048, and an even number of 128-row query blocks; causal: >= 8192 keys and a multiple of four) and
+// without, d256 (the causal multicast from 4097 keys by default), and the d64 kernels (two, three and four
+// consumers).
 struct SpreadCase {
   std::int64_t b, sq, sk, h, d;
   DType dtype;

@@ -16,9 +16,7 @@ PY_DIMS="64;128;256" sm90_build_py new "" 14 400
 rm -f "$out"/py_*_configure.log "$out"/py_*_build.log
 for pass in 1 2; do
   for d in 64 128 256; do
-    PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout 200 python3 bench/sm90r_ab.py --builds new --hdims "$d" \
-      --causal 1,0 --seqlens 512,1024,2048,4096,8192,16384 --sustained 5 --sustained-ms "${STINT_MS:-400}" 2>&1 |
-      grep -v Warning | sed "s/^{/{\"pass\": \"p$pass\", /" >>"$out/ab.jsonl"
+    sustained_rows new "$d" 1,0 512,1024,2048,4096,8192,16384 "p$pass" "${STINT_MS:-400}" 200
     log "sustained standing p$pass d $d"
   done
 done

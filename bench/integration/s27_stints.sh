@@ -21,17 +21,10 @@ wait
 rm -f "$out"/py_*_configure.log "$out"/py_*_build.log
 for pass in 1 2; do
   for ms in 150 400 1000; do
-    for row in "128 0 16384" "128 1 16384" "256 1 8192"; do
-      read -r d c s <<<"$row"
-      PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout 60 python3 bench/sm90r_ab.py --builds new,off --hdims "$d" \
-        --causal "$c" --seqlens "$s" --sustained 5 --sustained-ms "$ms" 2>&1 | grep -v Warning |
-        sed "s/^{/{\"pass\": \"p$pass-$ms\", /" >>"$out/ab.jsonl"
-    done
+    sustained_rows new,off 128 1,0 16384 "p$pass-$ms" "$ms" 90
+    sustained_rows new,off 256 1 8192 "p$pass-$ms" "$ms" 60
     log "stints p$pass $ms ms"
   done
 done
-PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout 200 python3 bench/compare.py --modes fwd --rounds 2 \
-  --out "$out" --tag "$(date +%Y%m%d-%H%M%S)-fwd" >"$out/compare_fwd.log" 2>&1
-log "compare fwd rc=$?"
-sed -n '/^# /,$p' "$out/compare_fwd.log" | head -50
+compare_grid 2 200
 log total

@@ -795,9 +795,9 @@ inline bool use_d64_alt_tile(int head_dim, int head_dim_v, long long seqlen_q, l
 // every length, non-causal 2k / 4k / 8k / 16k +3.2 / +2.3 / +1.9 / +1.6% over the multicast (from 8192 keys:
 // 2k / 4k alike, 8k / 16k unchanged; from 16384: 8k +1.9%), so session 25 set 0. Session 26 found that paired
 // timing (every build's calls interleaved one by one) gives all builds one clock and so hides what a kernel's
-// energy per call does to its own clock at the power cap, which is the multicast's gain: interleaved stints of
-// sustained load (bench/sm90r_ab.py --sustained, s26_sustained.sh, three passes, control within 0.5%) read the
-// multicast from 2048 keys at non-causal 2k / 4k / 16k 0.997 / 1.010 / 1.028 of the single-CTA kernel, as
+// energy per call does to its own clock at the power cap, which is the multicast's gain: interleaved stints
+// of sustained load (bench/sm90r_ab.py --sustained, s26_sustained.sh, three passes, control within 0.5%) read
+// the multicast from 2048 keys at non-causal 2k / 4k / 16k 0.997 / 1.010 / 1.028 of the single-CTA kernel, as
 // session 7's do_bench (also sustained) had. Hence 2048 again. (ForwardTest's 500 x 777 cases and
 // ForwardSpreadTest's 2304-key d128 cases run it.)
 #ifndef FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN
@@ -825,10 +825,10 @@ inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked
 // +1.0% on the H200). Session 23: from 2049 keys, where the 64-key blocks with placement clusters stop
 // (D256_BLOCK64_MAX_SEQLEN_MASKED: causal 2k +3.8% over this multicast on an H200; not measured on an H100).
 // Session 26: paired timing (bench/integration/s25_sweep256.sh, s26_sweep.sh; calls interleaved one by one,
-// which hides the energy effect: KV_MULTICAST_MIN_SEQLEN above) read the causal multicast off at 4k / 8k / 16k
-// +1.8 / +2.3 / +0.5%; interleaved stints of sustained load (s26_sustained.sh, three passes) read the multicast
-// from 2049 keys at 8k 1.057-1.070 of the kernel without it, and at 4k 0.981 of the 64-key blocks with
-// placement clusters (D256_BLOCK64_MAX_SEQLEN_MASKED, now 4096). Hence from 4097 keys.
+// which hides the energy effect: KV_MULTICAST_MIN_SEQLEN above) read the causal multicast off at 4k / 8k /
+// 16k +1.8 / +2.3 / +0.5%; interleaved stints of sustained load (s26_sustained.sh, three passes) read the
+// multicast from 2049 keys at 8k 1.057-1.070 of the kernel without it, and at 4k 0.981 of the 64-key blocks
+// with placement clusters (D256_BLOCK64_MAX_SEQLEN_MASKED, now 4096). Hence from 4097 keys.
 #ifndef FLASHATTN_SM90_KV_MULTICAST_D256
 #define FLASHATTN_SM90_KV_MULTICAST_D256 0
 #endif
@@ -861,8 +861,8 @@ inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked
 // 0.3-2.7%); ncu at locked clocks 4% slower with L2 traffic halved, as on the non-causal rows (the gain is
 // the power limiter's). Hence from 8k keys. Session 26: paired timing (s25_sweep256.sh, s26_sweep.sh) read it
 // off at causal 8k / 16k +4.4 / +4.0%, but paired timing hides the energy effect (KV_MULTICAST_MIN_SEQLEN
-// above); interleaved stints of sustained load (s26_sustained.sh, three passes) read it on at 1.015 / 1.027 of
-// off (control 0.985 / 1.017: within that run's noise, the direction the grid's also took). Stays 8192.
+// above); interleaved stints of sustained load (s26_sustained.sh, three passes) read it on at 1.015 / 1.027
+// of off (control 0.985 / 1.017: within that run's noise, the direction the grid's also took). Stays 8192.
 #ifndef FLASHATTN_SM90_KV_MULTICAST_CAUSAL
 #define FLASHATTN_SM90_KV_MULTICAST_CAUSAL 8192
 #endif
@@ -958,10 +958,10 @@ inline bool use_single_consumer(int head_dim, int head_dim_v, long long seqlen_q
 // control 0.985), the placement clusters alone with 80-key blocks 1.009; hence the masked bound 2048 (and
 // PLACEMENT_MAX_SEQLEN, KV_MULTICAST_D256_CAUSAL with it). Unmasked 1k with 64 keys 0.997: the unmasked bound
 // stays 512. Session 26, paired timing on an H200 (s25_sweep256.sh, three passes): the masked bound 4096 with
-// the placement clusters to 4096 reads causal 4k +3.2% over the 80-key multicast kernel, +1.4% over the 80-key
-// kernel without it (s26_sweep.sh: +2.9% over the old default); to 8192, 8k 0.994 of the 80-key kernel without
-// multicast; unmasked 1k with 64 keys 0.977 (still 512). Under sustained load (s26_sustained.sh) causal 4k
-// 1.02 of the 80-key multicast kernel. Hence the masked bound 4096. In all: dense K/V up to
+// the placement clusters to 4096 reads causal 4k +3.2% over the 80-key multicast kernel, +1.4% over the
+// 80-key kernel without it (s26_sweep.sh: +2.9% over the old default); to 8192, 8k 0.994 of the 80-key kernel
+// without multicast; unmasked 1k with 64 keys 0.977 (still 512). Under sustained load (s26_sustained.sh)
+// causal 4k 1.02 of the 80-key multicast kernel. Hence the masked bound 4096. In all: dense K/V up to
 // FLASHATTN_SM90_D256_BLOCK64_MAX_SEQLEN keys (unmasked) / _MASKED (causal or windowed; 0 = never), and paged
 // K/V whose pages are a multiple of 32 rows when FLASHATTN_SM90_D256_BLOCK64_PAGED is 1 (0 = never; 2 = every
 // page size, a measurement setting). Host side; seqlen_k is the longest sequence's. Macros so that an A/B
