@@ -4,7 +4,8 @@
 # instructions rather than memory traffic, so they should hold: mask form 2 in every kernel (MASK_FORM_OTHER 2;
 # paired d64 causal +0.9..+3.0%, d192 causal +1.9..+3.1%) and the decoded tile handoff at d64 (DECODED_HANDOFF 1;
 # paired d64 +0.2..+2.0%). old25 = both back to 0. STINT_MS as s27_stints.sh found (default 400). Two passes over
-# d64 causal and not, 512..16k, and d192 (d = dv = 192) causal 1k / 4k / 16k. Prediction: new / old25 within 0.5% of the paired readings.
+# d64 causal and not, 512..16k, and d192 (d = dv = 192) causal 1k / 4k / 16k. Prediction: new / old25 within 0.5%
+# of the paired readings.
 # One H200 call (~6 minutes at 400 ms).
 #   STINT_MS=400 bash bench/integration/s27_recheck.sh
 set -uo pipefail
