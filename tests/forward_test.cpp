@@ -405,8 +405,8 @@ std::vector<SpreadCase> spread_cases() {
       // Block maxima rising by far more than fp32's exponent range from one block to the next in sm90's
       // walking order (q40 against keys scaled up to 20x): a probability taken against the previous reference
       // overflows fp32 itself, so the scores must still be at hand when the block triggers the exact way (the
-      // by-sum softmax of every kernel: the bit test at d128 (the first case also under K/V multicast in
-      // switch builds) and at d64, the sum trigger at d256).
+      // by-sum softmax of every kernel: the bit test at d128 (the first case under K/V multicast) and
+      // at d64, the sum trigger at d256).
       {1, 512, 2304, 2, 128, DType::bfloat16, false, 40.f, -1},
       {1, 300, 1000, 2, 256, DType::bfloat16, false, 40.f, -1},
       {1, 1024, 1536, 2, 64, DType::float16, false, 40.f, -1},

@@ -378,8 +378,8 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
     }
     if constexpr ((kHeadDim == 128 && kHeadDimV == 128) || (kHeadDim == 256 && kHeadDimV == 256)) {
       // K/V multicast (forward_config.h use_kv_multicast, use_kv_multicast_causal), each instance compiled
-      // only where its key threshold is not 0: d = 128 unmasked and causal, d = 256 causal by default, d =
-      // 256 unmasked behind its switch.
+      // only where its key threshold is not 0: d = 128 unmasked and causal by default, d = 256 causal by
+      // default and unmasked behind its switch.
       constexpr long long kMinKeys =
           kHeadDim == 128 ? FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN : FLASHATTN_SM90_KV_MULTICAST_D256;
       constexpr long long kMinKeysCausal =
