@@ -488,7 +488,7 @@ struct ForwardConfig {
   static constexpr int kClusterM = kClusterM_;
   static_assert(
       kClusterM == 1 ||
-          (kClusterM == 2 && kLongKeyBlockN_ == 0 &&
+          (kClusterM == 2 && (kLongKeyBlockN_ == 0 || (kD256Block64 && kMaskedInstance_)) &&
            ((kConsumerWarpgroups == 2 &&
              ((kHeadDim == 128 && kHeadDimV == 128) || (kHeadDim == 256 && kHeadDimV == 256))) ||
             (kConsumerWarpgroups == 3 && kHeadDim == 64 && kHeadDimV == 64 && !kMaskedInstance_))),
@@ -834,6 +834,15 @@ inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked
 #endif
 #ifndef FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL
 #define FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL 4097
+#endif
+// Session 27: the same for the 64-key blocks (D256_BLOCK64_MAX_SEQLEN_MASKED below), which run causal d = 256
+// rows up to 4096 keys on placement clusters without multicast: at least this many keys (0: never) take a masked
+// cluster instance of the 64-key kernel, K/V blocks split by rows (32 of 64 per CTA, whole 1 KB swizzle atoms).
+// Why: the 80-key multicast read +2.2% at causal 4k (session 17, do_bench) and +5..6% at 8k in stints
+// (sessions 26 / 27), and the 64-key blocks +2..+3% at 2k / 4k over it without multicast; the two together
+// have not been measured.
+#ifndef FLASHATTN_SM90_KV_MULTICAST_D256_BLOCK64_CAUSAL
+#define FLASHATTN_SM90_KV_MULTICAST_D256_BLOCK64_CAUSAL 0
 #endif
 
 // Session 17 (measured in session 18; bench/integration/s18_d64mc.sh): K/V multicast for the d = 64

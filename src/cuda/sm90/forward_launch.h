@@ -407,6 +407,16 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
       const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
       const long long page_size = a.block_table != nullptr ? a.page_size : 0;
       if (use_d256_block64(kHeadDim, kHeadDimV, a.seqlen_k, masked, page_size)) {
+        if constexpr (FLASHATTN_SM90_KV_MULTICAST_D256_BLOCK64_CAUSAL != 0) {
+          // The 64-key blocks' masked cluster instance (forward_config.h KV_MULTICAST_D256_BLOCK64_CAUSAL).
+          using ClusteredMasked = ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 64, 2, true>;
+          if (pack_factor<ClusteredMasked>(a) == 1 &&
+              use_kv_multicast_causal(a.seqlen_k, query_blocks<ClusteredMasked>(a), a.mask.window_left,
+                                      a.mask.window_right, page_size > 0, uses_sequence_maps(a),
+                                      FLASHATTN_SM90_KV_MULTICAST_D256_BLOCK64_CAUSAL)) {
+            return launch_forward<ClusteredMasked>(a, workspace, stream);
+          }
+        }
         return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 64>>(a, workspace, stream);
       }
     }
