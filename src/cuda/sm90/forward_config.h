@@ -295,6 +295,22 @@
 #ifndef FLASHATTN_SM90_SECTION_L2_DIVISOR
 #define FLASHATTN_SM90_SECTION_L2_DIVISOR 8
 #endif
+// Session 27: the d = dv = 128 kernel's dynamic schedule (causal or windowed rows off the K/V multicast) with
+// SECTION_L2_MID_MIN_SEQLEN <= keys < SECTION_L2_MID_MAX_SEQLEN takes sections of 1 / SECTION_L2_DIVISOR_MID
+// of L2 instead (0: never). Causal 4k, an H200, sections of a quarter against an eighth (6 kv heads against
+// 3): paired timing +1.6% (session 26, s26_knobs.sh) and 400 ms stints with cuDNN interleaved +2.3% [+0.8,
+// +4.5] over three passes (bench/integration/s27_d128.sh); the same build read causal 2k 0.979 (12 heads
+// against 6) and 8k 0.981 (3 heads against 1, on the causal multicast instance's static couples), and
+// 16k 1.001 (one head either way: the run's control). Hence the quarter between 4096 and 8192 keys only.
+#ifndef FLASHATTN_SM90_SECTION_L2_DIVISOR_MID
+#define FLASHATTN_SM90_SECTION_L2_DIVISOR_MID 4
+#endif
+#ifndef FLASHATTN_SM90_SECTION_L2_MID_MIN_SEQLEN
+#define FLASHATTN_SM90_SECTION_L2_MID_MIN_SEQLEN 4096
+#endif
+#ifndef FLASHATTN_SM90_SECTION_L2_MID_MAX_SEQLEN
+#define FLASHATTN_SM90_SECTION_L2_MID_MAX_SEQLEN 8192
+#endif
 // The same for every other kernel (half of L2 since session 2); settable for measurement builds only. Session
 // 15 (s15_l2.sh, s15_sec4.sh): all of L2 (1) 0.986-1.015 of half on d64 / d256 causal rows (control
 // 0.972-1.021) with d64 causal 16k DRAM reads 283 -> 583 MB; a quarter (4) at d256 causal 2k / 4k / 8k 0.971
@@ -815,10 +831,13 @@ inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked
 // even number of query blocks; the unmasked cluster instance has no per-consumer key ranges (every consumer's
 // range is the tile's). Measured on an H200 (session 17, bench/integration/s17_d256mc.sh, from 2048 keys,
 // three passes beside cuDNN and a control): 0.968-1.010 of base at 2k-16k against a control at 0.995-1.022,
-// i.e. slower; hence 0. KV_MULTICAST_D256_CAUSAL: causal (and right-window) problems with a multiple of four
-// query blocks, as KV_MULTICAST_CAUSAL does at d = 128 (static couples; the masked cluster instance, whose
-// lower query block may skip three 80-key blocks: kEagerSkipRelease). Same run: causal 2k 1.024
-// (control 1.028), 4k 1.022 (1.000), 8k 1.041 (0.993), 16k 1.041 (1.010) of base; ncu at 16k: L2 bytes 9.16
+// i.e. slower; hence 0 (session 27 in 400 ms stints with cuDNN interleaved, from 1024 keys, two passes:
+// non-causal 1k / 2k / 4k / 8k / 16k 0.962 / 1.001 / 0.984 / 0.991 / 0.997, bench/integration/s27_mc.sh:
+// still 0, unlike the causal instance below). KV_MULTICAST_D256_CAUSAL: causal (and right-window) problems
+// with a multiple of four query blocks, as KV_MULTICAST_CAUSAL does at d = 128 (static couples; the masked
+// cluster instance, whose lower query block may skip three 80-key blocks: kEagerSkipRelease). Same run:
+// causal 2k 1.024 (control 1.028), 4k 1.022 (1.000), 8k 1.041 (0.993), 16k 1.041 (1.010) of base; ncu at 16k:
+// L2 bytes 9.16
 // -> 4.97 GB, DRAM reads 298 -> 256.5 MB, time 1656 -> 1646 us. On an H100 (s17_d256mc_confirm.sh, same
 // protocol): from 2048 keys 2k 1.027 (control 0.992); from 4096 4k 1.050 (1.001), 8k 1.062 (1.012), 16k 1.034
 // (0.993). Hence from 2048 keys (2k: +2.6% on the H100 against the mean of its three same-kernel columns,
@@ -836,11 +855,12 @@ inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked
 #define FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL 4097
 #endif
 // Session 27: the same for the 64-key blocks (D256_BLOCK64_MAX_SEQLEN_MASKED below), which run causal d = 256
-// rows up to 4096 keys on placement clusters without multicast: at least this many keys (0: never) take a masked
-// cluster instance of the 64-key kernel, K/V blocks split by rows (32 of 64 per CTA, whole 1 KB swizzle atoms).
-// Why: the 80-key multicast read +2.2% at causal 4k (session 17, do_bench) and +5..6% at 8k in stints
-// (sessions 26 / 27), and the 64-key blocks +2..+3% at 2k / 4k over it without multicast; the two together
-// have not been measured.
+// rows up to 4096 keys on placement clusters without multicast: at least this many keys (0: never) take a
+// masked cluster instance of the 64-key kernel, K/V blocks split by rows (32 of 64 per CTA, whole 1 KB
+// swizzle atoms). Why: the 80-key multicast read +2.2% at causal 4k (session 17, do_bench) and +5..6% at 8k
+// in stints (sessions 26 / 27), and the 64-key blocks +2..+3% at 2k / 4k over it without multicast. Measured
+// on an H200 (bench/integration/s27_mc.sh, 400 ms stints with cuDNN interleaved, two passes; outputs as the
+// default's): causal 2k 0.944, 4k 0.991 of the default (64-key blocks on placement clusters). Hence 0.
 #ifndef FLASHATTN_SM90_KV_MULTICAST_D256_BLOCK64_CAUSAL
 #define FLASHATTN_SM90_KV_MULTICAST_D256_BLOCK64_CAUSAL 0
 #endif
@@ -853,7 +873,8 @@ inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked
 // d128 multicast read +1-3%. Measured on an H200 (three passes, cuDNN and a control beside; the GPU suites,
 // racecheck and float64-checked CLI runs passed with it at 2048): 16k 0.990 of base (control 1.019), ncu L2
 // bytes 10.86 -> 6.27 GB but time 5144 -> 5233 us; 8k is 43 query blocks of 192 rows (odd), so it never
-// took the multicast. As with the unmasked d256 multicast, halving L2 traffic does not pay here: 0.
+// took the multicast. As with the unmasked d256 multicast, halving L2 traffic does not pay here: 0. (Session
+// 27, 400 ms stints with cuDNN interleaved, s27_mc.sh: 16k 0.996 over two passes.)
 #ifndef FLASHATTN_SM90_KV_MULTICAST_D64
 #define FLASHATTN_SM90_KV_MULTICAST_D64 0
 #endif

@@ -234,8 +234,15 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   constexpr bool kShortRowOrder = Config::kHeadDim <= FLASHATTN_SM90_HEAD_MAJOR_MAX_D &&
                                   Config::kHeadDimV <= FLASHATTN_SM90_HEAD_MAJOR_MAX_D;
   constexpr bool kSmallSections = Config::kHeadDim == 128 && Config::kHeadDimV == 128;
-  const std::int64_t section_bytes = l2_bytes / (kSmallSections ? FLASHATTN_SM90_SECTION_L2_DIVISOR
-                                                                : FLASHATTN_SM90_SECTION_L2_DIVISOR_OTHER);
+  // SECTION_L2_DIVISOR_MID: dense problems of a mid-length range on the d = 128 two-consumer kernel's dynamic
+  // schedule (as measured: causal 4k).
+  const bool mid_sections = kSmallSections && Config::kConsumerWarpgroups == 2 && !k.static_schedule &&
+                            !uses_sequence_maps(a) && FLASHATTN_SM90_SECTION_L2_DIVISOR_MID != 0 &&
+                            a.seqlen_k >= FLASHATTN_SM90_SECTION_L2_MID_MIN_SEQLEN &&
+                            a.seqlen_k < FLASHATTN_SM90_SECTION_L2_MID_MAX_SEQLEN;
+  const std::int64_t section_bytes = l2_bytes / (mid_sections     ? FLASHATTN_SM90_SECTION_L2_DIVISOR_MID
+                                                 : kSmallSections ? FLASHATTN_SM90_SECTION_L2_DIVISOR
+                                                                  : FLASHATTN_SM90_SECTION_L2_DIVISOR_OTHER);
   const std::int64_t kv_head_bytes = std::max<std::int64_t>(1, a.seqlen_k * (a.head_dim + a.head_dim_v) * 2);
   const std::int64_t kv_heads_per_section = std::max<std::int64_t>(1, section_bytes / kv_head_bytes);
   std::int64_t sec_heads =
