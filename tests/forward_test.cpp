@@ -256,8 +256,8 @@ std::vector<ForwardCase> forward_cases() {
   cases.push_back({3, 512, 384, 16, 4, 256, 256, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
   cases.push_back({1, 1024, 1024, 2, 1, 256, 256, DType::float16, {MaskKind::right_only}, Layout::padded});
   // d128 causal between 4096 and 8192 keys: the dynamic schedule's sections of a quarter of L2
-  // (forward_config.h SECTION_L2_DIVISOR_MID): on a 50 MB L2, sections of 4 kv heads of 3 MB and a last one of
-  // 2; GQA, a ragged last key block.
+  // (forward_config.h SECTION_L2_DIVISOR_MID): on a 50 MB L2, sections of 4 kv heads of 3 MB and a last one
+  // of 2; GQA, a ragged last key block.
   cases.push_back({1, 512, 6000, 12, 6, 128, 128, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
   // d128 short masked problems (session 19; they ran a 64-key kernel that was measured and removed): causal
   // 512 with GQA, 1000 keys (a ragged 40-key last block) in fp16 with ALiBi, bottom-right alignment with more
