@@ -315,19 +315,12 @@
 // 15 (s15_l2.sh, s15_sec4.sh): all of L2 (1) 0.986-1.015 of half on d64 / d256 causal rows (control
 // 0.972-1.021) with d64 causal 16k DRAM reads 283 -> 583 MB; a quarter (4) at d256 causal 2k / 4k / 8k 0.971
 // / 1.007 / 0.956 (control 0.978 / 0.997 / 1.022).
+// Session 27 (s27_sec256.sh, s27_onehead.sh: 400 ms stints with cuDNN interleaved): a quarter / an eighth at
+// d256 causal 8k read 1.011 / 1.026 in two passes, but one-kv-head sections for the causal multicast couples
+// (a switch, removed) then read 6k / 8k / 12k 1.009 / 0.998 / 0.996 of half-L2 ones over three passes, with
+// an identical control at 1.007 / 0.985 / 0.977: no gain beyond the stints' noise.
 #ifndef FLASHATTN_SM90_SECTION_L2_DIVISOR_OTHER
 #define FLASHATTN_SM90_SECTION_L2_DIVISOR_OTHER 2
-#endif
-// Session 27: the d = dv = 256 kernels' static couples (causal or right-window problems of one length: the
-// K/V multicast instance from KV_MULTICAST_D256_CAUSAL keys, the placement clusters below it) with at least
-// this many keys (0: never) take sections of one kv head, whatever part of L2 that is. Session 16 had found
-// one-head sections halving the DRAM reads of d256 causal 8k (528 -> 259 MB) without a time change under
-// do_bench; 400 ms stints with cuDNN interleaved (bench/integration/s27_sec256.sh, two passes) read a quarter
-// and an eighth of L2 (both one head at 8k, against three) at causal 8k 1.011 / 1.026, at 4k 0.997 / 1.005
-// (three and one heads against six), and at 16k, where every divisor gives one head, 0.996 / 1.010 (the run's
-// noise).
-#ifndef FLASHATTN_SM90_D256_ONE_HEAD_SECTIONS_MIN_SEQLEN
-#define FLASHATTN_SM90_D256_ONE_HEAD_SECTIONS_MIN_SEQLEN 4097
 #endif
 // Session 10 (issue 6, causal rows): the dynamic schedule's last L2 section takes in the regular sections
 // before it until it holds at least this many tiles per CTA (tile_sections.h plan_tile_sections; 0: the

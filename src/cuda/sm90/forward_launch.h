@@ -250,12 +250,6 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   if (kShortRowOrder && k.static_schedule && !static_couples && head_major_order(a.seqlen_k)) sec_heads = 1;
   if (kShortRowOrder && !k.static_schedule && !uses_sequence_maps(a) && head_major_order(a.seqlen_k, true))
     sec_heads = 1;
-  // D256_ONE_HEAD_SECTIONS_MIN_SEQLEN: sections of one kv head (its query heads) for the d = 256 static
-  // couples.
-  if (Config::kHeadDim == 256 && Config::kHeadDimV == 256 && static_couples &&
-      FLASHATTN_SM90_D256_ONE_HEAD_SECTIONS_MIN_SEQLEN != 0 &&
-      a.seqlen_k >= FLASHATTN_SM90_D256_ONE_HEAD_SECTIONS_MIN_SEQLEN)
-    sec_heads = std::min<std::int64_t>(k.heads_per_kv, std::int64_t{k.batch} * k.heads);
   // The dynamic schedule's tiles differ in length: its last section holds at least
   // TAIL_SECTION_FACTOR tiles per CTA (tile_sections.h). The static schedule's are equal (the
   // tail is at most one tile, in any order), so its sections stay the L2's. Causal (or right-window)
