@@ -459,7 +459,8 @@ def main():
                 us = decode.get(name + "_us")
                 report.append(f"- {name}: {decode[name]}" + (f" ({us} us)" if us else ""))
     if ceiling:
-        report += ["", f"Ceiling: cuBLAS {'bf16' if args.dtype == torch.bfloat16 else 'fp16'} GEMM {ceiling['n']}^3 (torch.matmul), {ceiling['cublas']} TFLOP/s "
+        dtype = "bf16" if args.dtype == torch.bfloat16 else "fp16"
+        report += ["", f"Ceiling: cuBLAS {dtype} GEMM {ceiling['n']}^3 (torch.matmul), {ceiling['cublas']} TFLOP/s "
                    f"(median of {args.rounds} rounds {ceiling['cublas_rounds']})"]
         for r in rows:
             value = r.get("flashattn")

@@ -841,8 +841,7 @@ inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked
 // with a multiple of four query blocks, as KV_MULTICAST_CAUSAL does at d = 128 (static couples; the masked
 // cluster instance, whose lower query block may skip three 80-key blocks: kEagerSkipRelease). Same run:
 // causal 2k 1.024 (control 1.028), 4k 1.022 (1.000), 8k 1.041 (0.993), 16k 1.041 (1.010) of base; ncu at 16k:
-// L2 bytes 9.16
-// -> 4.97 GB, DRAM reads 298 -> 256.5 MB, time 1656 -> 1646 us. On an H100 (s17_d256mc_confirm.sh, same
+// L2 bytes 9.16 -> 4.97 GB, DRAM reads 298 -> 256.5 MB, time 1656 -> 1646 us. On an H100 (s17_d256mc_confirm.sh, same
 // protocol): from 2048 keys 2k 1.027 (control 0.992); from 4096 4k 1.050 (1.001), 8k 1.062 (1.012), 16k 1.034
 // (0.993). Hence from 2048 keys (2k: +2.6% on the H100 against the mean of its three same-kernel columns,
 // +1.0% on the H200). Session 23: from 2049 keys, where the 64-key blocks with placement clusters stop
