@@ -841,16 +841,17 @@ inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked
 // with a multiple of four query blocks, as KV_MULTICAST_CAUSAL does at d = 128 (static couples; the masked
 // cluster instance, whose lower query block may skip three 80-key blocks: kEagerSkipRelease). Same run:
 // causal 2k 1.024 (control 1.028), 4k 1.022 (1.000), 8k 1.041 (0.993), 16k 1.041 (1.010) of base; ncu at 16k:
-// L2 bytes 9.16 -> 4.97 GB, DRAM reads 298 -> 256.5 MB, time 1656 -> 1646 us. On an H100 (s17_d256mc_confirm.sh, same
-// protocol): from 2048 keys 2k 1.027 (control 0.992); from 4096 4k 1.050 (1.001), 8k 1.062 (1.012), 16k 1.034
-// (0.993). Hence from 2048 keys (2k: +2.6% on the H100 against the mean of its three same-kernel columns,
-// +1.0% on the H200). Session 23: from 2049 keys, where the 64-key blocks with placement clusters stop
-// (D256_BLOCK64_MAX_SEQLEN_MASKED: causal 2k +3.8% over this multicast on an H200; not measured on an H100).
-// Session 26: paired timing (bench/integration/s25_sweep256.sh, s26_sweep.sh; calls interleaved one by one,
-// which hides the energy effect: KV_MULTICAST_MIN_SEQLEN above) read the causal multicast off at 4k / 8k /
-// 16k +1.8 / +2.3 / +0.5%; interleaved stints of sustained load (s26_sustained.sh, three passes) read the
-// multicast from 2049 keys at 8k 1.057-1.070 of the kernel without it, and at 4k 0.981 of the 64-key blocks
-// with placement clusters (D256_BLOCK64_MAX_SEQLEN_MASKED, now 4096). Hence from 4097 keys.
+// L2 bytes 9.16 -> 4.97 GB, DRAM reads 298 -> 256.5 MB, time 1656 -> 1646 us. On an H100
+// (s17_d256mc_confirm.sh, same protocol): from 2048 keys 2k 1.027 (control 0.992); from 4096 4k 1.050
+// (1.001), 8k 1.062 (1.012), 16k 1.034 (0.993). Hence from 2048 keys (2k: +2.6% on the H100 against the mean
+// of its three same-kernel columns, +1.0% on the H200). Session 23: from 2049 keys, where the 64-key blocks
+// with placement clusters stop (D256_BLOCK64_MAX_SEQLEN_MASKED: causal 2k +3.8% over this multicast on an
+// H200; not measured on an H100). Session 26: paired timing (bench/integration/s25_sweep256.sh, s26_sweep.sh;
+// calls interleaved one by one, which hides the energy effect: KV_MULTICAST_MIN_SEQLEN above) read the causal
+// multicast off at 4k / 8k / 16k +1.8 / +2.3 / +0.5%; interleaved stints of sustained load (s26_sustained.sh,
+// three passes) read the multicast from 2049 keys at 8k 1.057-1.070 of the kernel without it, and at 4k 0.981
+// of the 64-key blocks with placement clusters (D256_BLOCK64_MAX_SEQLEN_MASKED, now 4096). Hence from 4097
+// keys.
 #ifndef FLASHATTN_SM90_KV_MULTICAST_D256
 #define FLASHATTN_SM90_KV_MULTICAST_D256 0
 #endif
