@@ -96,9 +96,11 @@ def time_sustained(fns, row_index, settle_ms, rounds, calls, flush_bytes=256 << 
     at its own sustained load before it is timed, as in the grid: at the H200's power cap a kernel that spends
     less energy per call gets a higher clock (session 15), which call-by-call interleaving hides by giving every
     build the same clock (session 26: the causal K/V multicast off read +2..+4% paired and 1.7-3.6% below its
-    old ratio to cuDNN in the grid). 150 ms stints still read ours / cuDNN above the grid (1.23 against
-    1.14-1.16 at d128 causal 16k): the power limiter likely averages over longer (s27_stints.sh measures it).
-    Adjacent stints share the slow drift of the card's state; identical builds read within +-0.6%. Returns the
+    old ratio to cuDNN in the grid). Stints of 150, 400 and 1000 ms read alike (session 27, s27_stints.sh): as
+    the grid on d128 non-causal 16k and d256 causal 8k, ~4% above it on d128 causal 16k at every length (not
+    explained; the grid settles without flushes and times four backends per row). Adjacent stints share the
+    slow drift of the card's state; identical builds read within +-0.6% (session 26) to +-2.4% (session 27,
+    three passes, s27_onehead.sh). Returns the
     median milliseconds and, per build, the median over rounds of the first build's time divided by its time."""
     names = list(fns)
     flush = torch.empty(flush_bytes, dtype=torch.int8, device="cuda")
