@@ -67,11 +67,10 @@ __device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::ui
 // o[kHeadDimV / 2 ..] accumulates P 1.
 // kRowSumFused (dv = 128): N = 136, the third chunk is the chunk of ones after the V stage's two
 // (SharedPipeline::v_ones), one leading offset on from the second like any chunk.
-// accumulate 0 (Config::kOverwriteFirstPV, a tile's first P V): the first k-step overwrites O.
 template <class Config>
 __device__ __forceinline__ void gemm_pv(float (&o)[Config::kPVN / 2],
                                         const std::uint32_t (&p)[Config::kBlockN / 16][4], std::uint32_t v,
-                                        std::uint32_t ones, int accumulate = 1) {
+                                        std::uint32_t ones) {
   constexpr bool kOnesBlock = Config::kRowSumMma && !Config::kRowSumFused;
   const std::uint64_t desc0 =
       ptx::make_smem_desc_sw128(v, kOnesBlock ? ones - v : Config::kKVChunkBytes, 1024);
@@ -79,7 +78,7 @@ __device__ __forceinline__ void gemm_pv(float (&o)[Config::kPVN / 2],
   for (int kk = 0; kk < Config::kBlockN / 16; ++kk) {
     const int step = kk * 16 * Config::kRowBytes;
     ptx::wgmma_m64k16_rs_tb<Config::kPVN, typename Config::Element>(
-        o, p[kk], ptx::smem_desc_moved(desc0, step, kOnesBlock ? -step : 0), kk > 0 ? 1 : accumulate);
+        o, p[kk], ptx::smem_desc_moved(desc0, step, kOnesBlock ? -step : 0), 1);
   }
 }
 
@@ -291,11 +290,8 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     const int row0 = w.m_block * Config::kBlockM + consumer * 64 + (thread / 32) * 16 + lane / 4;
 
     float o[kO];
-    // kOverwriteFirstPV: the tile's first P V writes O; only a tile without key blocks stores zeros.
-    if (!Config::kOverwriteFirstPV || n_blocks == 0) {
 #pragma unroll
-      for (int i = 0; i < kO; ++i) o[i] = 0.f;
-    }
+    for (int i = 0; i < kO; ++i) o[i] = 0.f;
     SoftmaxRows rows;
     rows.reset();
 
@@ -375,7 +371,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         ptx::wgmma_fence();
         gemm_qk<Config>(s, q_rows, pipe.k(ring.stage));
         ptx::wgmma_commit_group();
-        gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage), pipe.ones(), Config::kOverwriteFirstPV ? i > 1 : 1);
+        gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage), pipe.ones());
         ptx::wgmma_commit_group();
         pass_turn();
 
@@ -443,8 +439,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       wait_turn();
       ptx::wgmma_fence_operand(o);
       ptx::wgmma_fence();
-      gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage), pipe.ones(),
-                      Config::kOverwriteFirstPV ? n_blocks > 1 : 1);
+      gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage), pipe.ones());
       ptx::wgmma_commit_group();
       pass_turn();
       if constexpr (!Config::kRowSumMma) {

@@ -187,16 +187,6 @@
 #ifndef FLASHATTN_SM90_FIRST_K_BEFORE_Q
 #define FLASHATTN_SM90_FIRST_K_BEFORE_Q 1
 #endif
-// Session 27 (prepared, not measured): OVERWRITE_FIRST_PV: a tile's first P V GEMM overwrites O (wgmma
-// scale-d 0 on its first k-step) instead of accumulating into an O zeroed at the tile's start: 36 CS2R per
-// consumer thread and tile fewer, for a runtime scale-d (ISETP + VOTEU: two instructions per key block) on
-// every P V. Break-even near 18 key blocks per tile, so it can pay only where tiles are short: the d128
-// single-CTA two-consumer kernel serves non-causal rows below 2048 keys (4-8 blocks per tile) and causal ones
-// below 8192. Session 24 had measured the runtime scale-d in every kernel at 32 blocks per tile (a net loss).
-// 0: off; 1: the d = dv = 128 single-CTA two-consumer kernel; 2: every kernel.
-#ifndef FLASHATTN_SM90_OVERWRITE_FIRST_PV
-#define FLASHATTN_SM90_OVERWRITE_FIRST_PV 0
-#endif
 // The producer, which decodes every tile for its own loads, hands the consumers the decoded tile (WorkTile
 // and key-block range, 48 bytes through the tile slot) instead of the index alone, so that the consumer warps
 // do not each decode it again (~100 uniform-datapath instructions per warp and tile in the d128 cluster
@@ -696,10 +686,6 @@ struct ForwardConfig {
   static constexpr bool kEarlyDecode = FLASHATTN_SM90_EARLY_DECODE != 0;
   static constexpr bool kStmatrixO = FLASHATTN_SM90_STMATRIX_O != 0;
   static constexpr bool kFastFinalize = FLASHATTN_SM90_FAST_FINALIZE != 0;
-  static constexpr bool kOverwriteFirstPV =
-      FLASHATTN_SM90_OVERWRITE_FIRST_PV >= 2 ||
-      (FLASHATTN_SM90_OVERWRITE_FIRST_PV == 1 && kHeadDim == 128 && kHeadDimV == 128 &&
-       kConsumerWarpgroups == 2 && kClusterM_ == 1 && kLongKeyBlockN_ == 0);
   // K/V multicast (kClusterM 2): each stage's empty barrier counts the consumers of both CTAs, so an early K
   // load waits for the same releases as any other. Session 24 (s24_paired.sh, interleaved timing, two
   // passes): the masked cluster instances +0.2..+0.5% (d256 causal 4k +0.53%, d128 causal 8k / 16k +0.3 /
