@@ -171,7 +171,8 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     if (consumer == kConsumers - 1) ptx::bar_arrive(kIssueTurn, 256);
   }
 
-  RingPosition<Config::kStages> ring;
+  RingPosition<Config::kStages> ring;  // K's; V's through vring (the same without kOOverV)
+  VRing<Config> vring;
   std::uint32_t q_phase = 0;
   float s[kS];
   WorkTile next_w{};
@@ -303,7 +304,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       final_rows = softmax_finalize<!Config::kRowSumMma, Config::kFastFinalize>(
           rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
       claim_output_buffer<Config>(consumer);
-      if (!Config::kSeparateO) {
+      if (!Config::kQFreeAfterS) {
         // nothing to release before the epilogue: it hands Q back itself
       } else if (warp_leader) {
         ptx::mbarrier_arrive(pipe.q_empty(consumer));
@@ -319,7 +320,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       if constexpr (!Config::kEarlyNextS) skip_top_keys();
       // Stage whose V the next P V GEMM reads (kConsumerKeyRange: first the skipped blocks' V).
       RingPosition<Config::kStages> pv_ring =
-          Config::kConsumerKeyRange && !Config::kEagerSkipRelease ? skip_ring : ring;
+          vring.at(Config::kConsumerKeyRange && !Config::kEagerSkipRelease ? skip_ring : ring);
       if constexpr (!Config::kEarlyNextS) {
         ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
         wait_turn();
@@ -332,7 +333,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       }
       if (warp_leader) {
         pipe.release_kv(pipe.k_empty(ring.stage));
-        if (Config::kSeparateO && n_blocks == 1) ptx::mbarrier_arrive(pipe.q_empty(consumer));
+        if (Config::kQFreeAfterS && n_blocks == 1) ptx::mbarrier_arrive(pipe.q_empty(consumer));
       }
       ring.advance();
       // kConsumerKeyRange: the V stages of the top blocks this consumer skips (skip_top_keys), released
@@ -383,13 +384,13 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           // branches (d128 SASS; ~10% of the consumer warps' stall samples sat on that chain).
           const bool masked = block_masked<Config>(p, w, n, clean, consumer);
           const bool special = masked || transforms;
-          const bool last_s = Config::kSeparateO && i == n_blocks - 1;
+          const bool last_s = Config::kQFreeAfterS && i == n_blocks - 1;
           const std::uint32_t k_empty = pipe.k_empty(ring.stage);
           ring.advance();
           ptx::wgmma_wait_group<1>();  // S(n) done; P V still running
           ptx::wgmma_fence_operand(s);
           pipe.release_kv_if(k_empty, warp_leader);
-          if constexpr (Config::kSeparateO)
+          if constexpr (Config::kQFreeAfterS)
             ptx::mbarrier_arrive_if(pipe.q_empty(consumer), warp_leader && last_s);
           if (special) prepare_scores_decided<Config>(s, p, w, slope_s, n, row0, masked);
         } else {
@@ -397,7 +398,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           ptx::wgmma_fence_operand(s);
           if (warp_leader) {
             pipe.release_kv(pipe.k_empty(ring.stage));
-            if (Config::kSeparateO && i == n_blocks - 1) ptx::mbarrier_arrive(pipe.q_empty(consumer));
+            if (Config::kQFreeAfterS && i == n_blocks - 1) ptx::mbarrier_arrive(pipe.q_empty(consumer));
           }
           ring.advance();
           prepare_scores<Config>(s, p, w, slope_s, n, row0, clean, consumer);
@@ -462,8 +463,9 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         for (int skipped = tile_range.begin; skipped < range.begin; ++skipped) {
           ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
           pipe.release_kv_if(pipe.k_empty(ring.stage), warp_leader);
-          ptx::mbarrier_wait_parity(pipe.v_full(ring.stage), ring.phase);
-          pipe.release_kv_if(pipe.v_empty(ring.stage), warp_leader);
+          const RingPosition<Config::kStages> v_use = vring.at(ring);
+          ptx::mbarrier_wait_parity(pipe.v_full(v_use.stage), v_use.phase);
+          pipe.release_kv_if(pipe.v_empty(v_use.stage), warp_leader);
           ring.advance();
           wait_turn();
           pass_turn();
@@ -477,6 +479,11 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
             rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
       }
     }
+    // kOOverV: this consumer's O goes over the V stage of the consumer-th V-ring use after the tile's
+    // blocks (the producer hands it over: give_output_slots); the next tile's V uses follow those.
+    RingPosition<Config::kStages> o_slot = vring.at(ring);
+    if (consumer == 1) o_slot.advance();
+    vring.pass_output_slots();
     if constexpr (Config::kEarlyNextS) {
       // The next tile's first S GEMM goes to the tensor cores before this tile's epilogue,
       // which then runs beside it instead of in front of it.
@@ -485,9 +492,9 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       } else {
         more = begin_tile();
       }
-      store_output<Config>(p, pipe, w, consumer, o, final_rows);
+      store_output<Config>(p, pipe, w, consumer, o, final_rows, o_slot);
     } else {
-      store_output<Config>(p, pipe, w, consumer, o, final_rows);
+      store_output<Config>(p, pipe, w, consumer, o, final_rows, o_slot);
       more = begin_tile();
     }
   }

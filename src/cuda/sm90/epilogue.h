@@ -39,17 +39,27 @@ __device__ __forceinline__ void claim_output_buffer(int consumer) {
   }
 }
 
-// The buffer was claimed (claim_output_buffer) before this is called. o is the P V
+// The buffer was claimed (claim_output_buffer) before this is called, except under
+// Config::kOOverV, where O goes over the V stage of o_slot (a use of the V ring: pipeline.h),
+// waited for here, and that use is released once the store has read it. o is the P V
 // accumulator: its first kHeadDimV / 2 values are O's (kRowSumMma: the row sums follow).
 template <class Config>
 __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
                              const WorkTile& w, int consumer, const float (&o)[Config::kPVN / 2],
-                             const RowFinal& final_rows) {
+                             const RowFinal& final_rows, RingPosition<Config::kStages> o_slot) {
   const int thread = threadIdx.x % 128;
   const int lane = thread % 32;
   const int row0 = (thread / 32) * 16 + lane / 4;  // within the warpgroup's 64 rows
   const bool leader = thread == 0;
-  const std::uint32_t o_base = pipe.o(consumer);
+  std::uint32_t o_base;
+  if constexpr (Config::kOOverV) {
+    // Every consumer warp's P V reads of the stage's previous use are done (the producer waited for
+    // their release before it handed the use over).
+    ptx::mbarrier_wait_parity(pipe.v_full(o_slot.stage), o_slot.phase);
+    o_base = pipe.v(o_slot.stage);
+  } else {
+    o_base = pipe.o(consumer);
+  }
 
   if constexpr (Config::kStmatrixO) {
     // One stmatrix per 16 columns: matrices 0 / 1 are rows +0 / +8 of columns 16 i2 .. + 7,
@@ -107,7 +117,12 @@ __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<
       }
     }
     ptx::cp_async_bulk_commit_group();
-    if constexpr (!Config::kSeparateO) {
+    if constexpr (Config::kOOverV) {
+      // The stage's next V may land once the store has read O; this use is released for every
+      // consumer warp (the others never held it).
+      ptx::cp_async_bulk_wait_group_read<0>();
+      ptx::mbarrier_arrive_count(pipe.v_empty(o_slot.stage), Config::kConsumerWarps);
+    } else if constexpr (!Config::kSeparateO) {
       // O sat in Q's buffer: only once the store has read it may the next Q land there.
       ptx::cp_async_bulk_wait_group_read<0>();
       ptx::mbarrier_arrive_count(pipe.q_empty(consumer), 4);  // its four warps (kSplitQ: all of its part's)

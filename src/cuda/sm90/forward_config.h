@@ -187,6 +187,18 @@
 #ifndef FLASHATTN_SM90_FIRST_K_BEFORE_Q
 #define FLASHATTN_SM90_FIRST_K_BEFORE_Q 1
 #endif
+// Session 28 (measured in s28_oov.sh): where O has no buffer of its own (d >= 192) it reuses Q's rows,
+// so the next tile's Q may land only once the TMA store has read this tile's O, and the next tile's first S
+// waits for the epilogue, the store and a Q load in turn: about two key blocks per tile at d = 256. O_OVER_V
+// puts each consumer's 64 rows of O over a V stage instead (ForwardConfig kOOverV): the O stores take two
+// uses of the V ring at every tile boundary (SharedPipeline, producer give_output_slots), Q is free after the
+// tile's last S GEMM as with a separate O, and the next tile's first S is issued before the epilogue
+// (kEarlyNextS). The next tile's first two V loads then wait for the two O stores instead. Single-CTA kernels
+// with two stages and two consumers only (under K/V multicast the partner CTA writes the V stages too).
+// 0: off; 1: d = dv = 256; 2: every kernel where O reuses Q's rows (d 192, (192, 128)).
+#ifndef FLASHATTN_SM90_O_OVER_V
+#define FLASHATTN_SM90_O_OVER_V 0
+#endif
 // The producer, which decodes every tile for its own loads, hands the consumers the decoded tile (WorkTile
 // and key-block range, 48 bytes through the tile slot) instead of the index alone, so that the consumer warps
 // do not each decode it again (~100 uniform-datapath instructions per warp and tile in the d128 cluster
@@ -655,6 +667,13 @@ struct ForwardConfig {
   static constexpr int kDecodedSlotOffset = (kIndexSlotBytes + 15) / 16 * 16;
   static constexpr int kBarrierBytes = kDecodedHandoff ? kDecodedSlotOffset + 48 : kIndexSlotBytes;
   static constexpr bool kSeparateO = kOEnd + kOBytes + kOnesBytes + kBarrierBytes + 1024 <= kSmemLimit;
+  // FLASHATTN_SM90_O_OVER_V above: consumer c's O over the V stage of the c-th V-ring use after the tile's
+  // blocks, its 64 rows at the top of each of the stage's column chunks (chunk stride kKVChunkBytes).
+  static constexpr bool kOOverV =
+      !kSeparateO && kClusterM_ == 1 && kStages == 2 && kConsumerWarpgroups == 2 && kBlockN >= 64 &&
+      (FLASHATTN_SM90_O_OVER_V >= 2 || (FLASHATTN_SM90_O_OVER_V == 1 && kHeadDim == 256 && kHeadDimV == 256));
+  // Q's buffer is free once the tile's last S GEMM completed (q_empty arrives then), not after the O store.
+  static constexpr bool kQFreeAfterS = kSeparateO || kOOverV;
   // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that
   // the O normalisation, its shared-memory write and the TMA store run beside a GEMM
   // rather than between two. Needs the next Q before this tile's O is stored, so only where
@@ -663,7 +682,7 @@ struct ForwardConfig {
   // itself in place of a K block (consumer.h begin_tile).
   // (O stored from registers straight to global memory at d 192 / 256, so that Q is free after
   // the last S GEMM and this applies there too, was 8-17% slower: session 8, helper sm90o.)
-  static constexpr bool kEarlyNextS = FLASHATTN_SM90_EARLY_NEXT_S != 0 && kSeparateO && kKVBytes <= kQBytes;
+  static constexpr bool kEarlyNextS = FLASHATTN_SM90_EARLY_NEXT_S != 0 && kQFreeAfterS && kKVBytes <= kQBytes;
   static constexpr bool kEarlyNextTile = kEarlyNextS && FLASHATTN_SM90_EARLY_NEXT_S >= 2;
   static constexpr int kOOffset = kSeparateO ? kOEnd : kQOffset;
   // The ones block (kRowSumMma) follows O, 1024-byte aligned like every buffer before it,
@@ -677,9 +696,10 @@ struct ForwardConfig {
                 "the ones block must be a swizzle atom within a descriptor's offset field of V");
   static_assert(kSeparateO || kOBytes <= kQBytes, "O reuses Q's buffer only when it fits there");
   // O layout per consumer warpgroup: separate buffer [warpgroup][chunk][64 rows];
-  // reusing Q: Q's [chunk][kBlockM rows] with the warpgroup's 64 rows inside.
+  // reusing Q: Q's [chunk][kBlockM rows] with the warpgroup's 64 rows inside;
+  // kOOverV: a V stage's [chunk][kBlockN rows] with O's 64 rows at the top (SharedPipeline::o_over_v).
   static constexpr int kOWarpgroupStride = kSeparateO ? kChunksV * 64 * kRowBytes : 64 * kRowBytes;
-  static constexpr int kOChunkStride = kSeparateO ? 64 * kRowBytes : kQChunkBytes;
+  static constexpr int kOChunkStride = kSeparateO ? 64 * kRowBytes : kOOverV ? kKVChunkBytes : kQChunkBytes;
 
   // The tile boundary (FLASHATTN_SM90_EARLY_DECODE, _STMATRIX_O, _FAST_FINALIZE, _FIRST_K_BEFORE_Q
   // above).
@@ -716,6 +736,8 @@ struct ForwardConfig {
   static constexpr bool kEagerSkipRelease =
       kConsumerKeyRange &&
       ((kConsumerWarpgroups - 1) * 64 + (kClusterM - 1) * kBlockM + kBlockN - 1) / kBlockN > kStages;
+  // consumer.h skip_top_keys: the eager releases walk the V stages at the K ring's positions.
+  static_assert(!(kOOverV && kEagerSkipRelease), "O over V needs the V ring where the eager releases are");
 };
 
 // d = 64: three consumer warpgroups (kBlockM 192, kBlockN 96 until session 14, now

@@ -11,7 +11,11 @@
 //                 O store has read it), so the next tile's Q may overwrite it.
 //   k_full[s]     producer -> consumers: K stage s has landed.
 //   k_empty[s]    consumers -> producer: all consumer warps' S GEMMs on stage s completed.
-//   v_full[s], v_empty[s]: the same for V and the O += P V GEMMs.
+//   v_full[s], v_empty[s]: the same for V and the O += P V GEMMs. Config::kOOverV: also for the O
+//                 stores, which take one use of the V ring per consumer after each tile's blocks
+//                 (VRing below): the producer hands such a use over with a plain arrive on v_full
+//                 once the stage's previous use was released, and the consumer that stores its O
+//                 there releases it for all consumer warps once the TMA store has read it.
 //   tile_full     producer -> consumers: tile_slot holds the next tile index
 //                 (>= num_tiles: no more work); one arrive by the producer. Config::kDecodedHandoff:
 //                 decoded_slot holds it, decoded by the dense producer (forward_kernel).
@@ -136,6 +140,23 @@ struct RingPosition {
   std::uint32_t phase = 0;
   __device__ void advance() {
     if (++stage == kStages) stage = 0, phase ^= 1;
+  }
+};
+
+// Config::kOOverV: the V ring runs ahead of the K ring by the O stores' uses, one per consumer and tile:
+// with two stages and two consumers one whole turn of the ring, so a V use sits in the same stage as its
+// block's K use, its phase flipped once per tile so far. Without kOOverV the two rings coincide.
+template <class Config>
+struct VRing {
+  std::uint32_t flip = 0;
+  // The V use of the block whose K use is at `k`.
+  __device__ RingPosition<Config::kStages> at(RingPosition<Config::kStages> k) const {
+    if constexpr (Config::kOOverV) k.phase ^= flip;
+    return k;
+  }
+  // Past a tile's O stores.
+  __device__ void pass_output_slots() {
+    if constexpr (Config::kOOverV) flip ^= 1;
   }
 };
 

@@ -115,12 +115,28 @@ __device__ __forceinline__ void load_kv_block(std::uint32_t stage_smem, const CU
   }
 }
 
+// Config::kOOverV: hands the consumers the V-ring uses of the last tile's O stores, from `slot` on, in
+// consumer order (the first is consumer 0's), each once the stage's previous use was released: a plain
+// arrive on v_full (no bytes). `leader`: the thread that arrives (every caller's thread waits).
+template <class Config>
+__device__ __forceinline__ void give_output_slots(const SharedPipeline<Config>& pipe,
+                                                  RingPosition<Config::kStages> slot, bool leader) {
+#pragma unroll
+  for (int c = 0; c < Config::kConsumerWarpgroups; ++c) {
+    ptx::mbarrier_wait_parity(pipe.v_empty(slot.stage), slot.phase ^ 1);
+    if (leader) ptx::mbarrier_arrive(pipe.v_full(slot.stage));
+    slot.advance();
+  }
+}
+
 template <class Config>
 __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe) {
   ptx::prefetch_tensormap(&p.maps.q);
   ptx::prefetch_tensormap(&p.maps.k);
   ptx::prefetch_tensormap(&p.maps.v);
-  RingPosition<Config::kStages> ring;
+  RingPosition<Config::kStages> ring;  // K's; V's through vring
+  VRing<Config> vring;
+  bool slots_owed = false;  // kOOverV: the last tile's O stores have not had their V-ring uses yet
   std::uint32_t q_phase = 0;
   int tile = first_tile<Config::kClusterM>(p);
   for (;;) {
@@ -170,16 +186,26 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     }
     // Claimed now, used next iteration: the atomic's latency hides behind this tile's loads.
     tile = claim_next_tile<Config::kClusterM>(p, tile);
+    // kOOverV: the last tile's O stores go before this tile's first V, after its Q and first K (which
+    // they do not hold up).
+    if constexpr (Config::kOOverV) {
+      if (slots_owed) give_output_slots(pipe, vring.at(ring), true), vring.pass_output_slots();
+      slots_owed = true;
+    }
 
 #pragma unroll 1  // not unrolled: more live values in a thread of 24 registers
     for (int n = range.end - 1; n >= range.begin; --n) {
       if (!Config::kFirstKBeforeQ || n != range.end - 1) load_k(n);
-      ptx::mbarrier_wait_parity(pipe.v_empty(ring.stage), ring.phase ^ 1);
-      ptx::mbarrier_arrive_expect_tx(pipe.v_full(ring.stage), Config::kVBytes);
-      load_kv_block<Config, Config::kChunksV>(pipe.v(ring.stage), tma_v, pipe.v_full(ring.stage), n, kv_head,
+      const RingPosition<Config::kStages> v_use = vring.at(ring);
+      ptx::mbarrier_wait_parity(pipe.v_empty(v_use.stage), v_use.phase ^ 1);
+      ptx::mbarrier_arrive_expect_tx(pipe.v_full(v_use.stage), Config::kVBytes);
+      load_kv_block<Config, Config::kChunksV>(pipe.v(v_use.stage), tma_v, pipe.v_full(v_use.stage), n, kv_head,
                                               w.map_batch);
       ring.advance();
     }
+  }
+  if constexpr (Config::kOOverV) {
+    if (slots_owed) give_output_slots(pipe, vring.at(ring), true);
   }
 }
 
@@ -256,7 +282,9 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
       ptx::prefetch_tensormap(&p.maps.v);
     }
   }
-  RingPosition<Config::kStages> ring;
+  RingPosition<Config::kStages> ring;  // K's; V's through vring
+  VRing<Config> vring;
+  bool slots_owed = false;  // kOOverV: as in producer_loop
   std::uint32_t q_phase = 0;
   int tile = first_tile<Config::kClusterM>(p);
   for (;;) {
@@ -297,6 +325,10 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
       q_phase ^= 1;
     }
     tile = __shfl_sync(0xffffffffu, leader ? claim_next_tile<Config::kClusterM>(p, tile) : 0, 0);
+    if constexpr (Config::kOOverV) {
+      if (slots_owed) give_output_slots(pipe, vring.at(ring), leader), vring.pass_output_slots();
+      slots_owed = true;
+    }
 
 #pragma unroll 1
     for (int n = range.end - 1; n >= range.begin; --n) {
@@ -332,26 +364,27 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
                                                      pipe.k(ring.stage), tma_boxes, g.box_shift);
         ptx::cp_async_commit_group();
       }
-      ptx::mbarrier_wait_parity(pipe.v_empty(ring.stage), ring.phase ^ 1);
+      const RingPosition<Config::kStages> v_use = vring.at(ring);
+      ptx::mbarrier_wait_parity(pipe.v_empty(v_use.stage), v_use.phase ^ 1);
       if (leader) {
         if (whole) {
-          ptx::mbarrier_arrive_expect_tx(pipe.v_full(ring.stage), Config::kVBytes);
+          ptx::mbarrier_arrive_expect_tx(pipe.v_full(v_use.stage), Config::kVBytes);
         } else if (tma_boxes != 0) {
-          ptx::mbarrier_expect_tx(pipe.v_full(ring.stage), tma_chunk_bytes * Config::kChunksV);
+          ptx::mbarrier_expect_tx(pipe.v_full(v_use.stage), tma_chunk_bytes * Config::kChunksV);
         }
       }
       __syncwarp();
       if (box.fits) {
 #pragma unroll
         for (int c = 0; c < Config::kChunksV; ++c) {
-          ptx::tma_load_4d(pipe.v(ring.stage) + c * Config::kKVChunkBytes + box_smem, &p.maps.v,
-                           pipe.v_full(ring.stage), c * Config::kChunkCols, box.row, kv_head, box.page);
+          ptx::tma_load_4d(pipe.v(v_use.stage) + c * Config::kKVChunkBytes + box_smem, &p.maps.v,
+                           pipe.v_full(v_use.stage), c * Config::kChunkCols, box.row, kv_head, box.page);
         }
       }
       if (!whole) {
         gather_paged_block<Config, Config::kHeadDimV>(p, w, k_offset, n, kv_head, g.v_cols, g.v,
                                                       g.v_page_stride, g.v_row_stride, g.v_head_stride,
-                                                      pipe.v(ring.stage), tma_boxes, g.box_shift);
+                                                      pipe.v(v_use.stage), tma_boxes, g.box_shift);
         ptx::cp_async_commit_group();
         ptx::cp_async_wait_group<1>();
         ptx::fence_proxy_async_shared_cta();
@@ -361,12 +394,15 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
         ptx::fence_proxy_async_shared_cta();
       }
       __syncwarp();
-      if (leader && !whole) ptx::mbarrier_arrive(pipe.v_full(ring.stage));
+      if (leader && !whole) ptx::mbarrier_arrive(pipe.v_full(v_use.stage));
       ring.advance();
       // The next block's table entries: in flight while it waits for its stages (its ballot
       // needs only the arithmetic).
       if (n > range.begin) box = locate(n - 1);
     }
+  }
+  if constexpr (Config::kOOverV) {
+    if (slots_owed) give_output_slots(pipe, vring.at(ring), leader);
   }
 }
 
