@@ -479,10 +479,16 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
             rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
       }
     }
-    // kOOverV: this consumer's O goes over the V stage of the consumer-th V-ring use after the tile's
-    // blocks (the producer hands it over: give_output_slots); the next tile's V uses follow those.
+    // kOOverV: this consumer's O goes over the V stage of one of the two V-ring uses after the tile's
+    // blocks (the producer hands them over in order: give_output_slots); the next tile's V uses follow.
+    // The first use's stage takes the next tile's first V, which waits for the O stored there. Consumer 0
+    // finishes first and takes it, except where a right window bound (causal) may make it skip the next
+    // tile's top block (skip_top_keys): kEarlyNextS then has it wait for the next tile's second K before
+    // its epilogue, and the producer issues that K after the first V, so that V must not wait for its O.
+    // Consumer 1 never skips top blocks (its rows see at least the keys consumer 0's see).
     RingPosition<Config::kStages> o_slot = vring.at(ring);
-    if (consumer == 1) o_slot.advance();
+    const bool first_slot_to_last = Config::kConsumerKeyRange && p.window_right >= 0;
+    if ((consumer == 1) != first_slot_to_last) o_slot.advance();
     vring.pass_output_slots();
     if constexpr (Config::kEarlyNextS) {
       // The next tile's first S GEMM goes to the tensor cores before this tile's epilogue,
