@@ -145,11 +145,18 @@ __device__ __forceinline__ void prepare_scores_decided(float (&s)[Config::kBlock
 }
 
 // kDecoded: the producer hands the tiles over decoded (Config::kDecodedHandoff; not in the paged kernels,
-// whose consumers spilled in the key-block loop with it: forward_kernel).
-template <class Config, bool kDecoded>
+// whose consumers spilled in the key-block loop with it: forward_kernel). kPaged: K/V through a block table
+// (producer_loop_paged).
+template <class Config, bool kDecoded, bool kPaged>
 __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
                               int consumer) {
   constexpr int kO = Config::kPVN / 2;  // O's accumulators (kRowSumMma: then the row sums)
+  // Config::kEarlyNextS, except in the paged kernels with O over V (kOOverV): their producer loads a block's
+  // K and V together, so a consumer that skips the next tile's top block (skip_top_keys) would wait for that
+  // tile's second K, issued after its first V, which waits for the O this consumer has yet to store. There
+  // the epilogue goes first; Q is still free after the tile's last S.
+  constexpr bool kEarlyNextS = Config::kEarlyNextS && !(kPaged && Config::kOOverV);
+  constexpr bool kEarlyNextTile = Config::kEarlyNextTile && kEarlyNextS;
   constexpr int kS = Config::kBlockN / 2;
   const int thread = threadIdx.x % 128;
   const int lane = thread % 32;
@@ -268,7 +275,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   };
   auto begin_tile = [&]() -> bool {
     const bool more_tiles = receive_next();
-    if constexpr (Config::kEarlyNextS) issue_first_s();
+    if constexpr (kEarlyNextS) issue_first_s();
     return more_tiles;
   };
 
@@ -278,7 +285,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     // kConsumerKeyRange: `range` is this consumer's blocks, `tile_range` the tile's (the producer's).
     const KeyBlockRange tile_range = next_range;
     const KeyBlockRange range = Config::kConsumerKeyRange ? next_own : next_range;
-    if constexpr (Config::kEarlyNextS) {
+    if constexpr (kEarlyNextS) {
       ptx::wgmma_wait_group<0>();  // the tile's first S GEMM (begin_tile), on every path
       ptx::wgmma_fence_operand(s);
     }
@@ -309,7 +316,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       } else if (warp_leader) {
         ptx::mbarrier_arrive(pipe.q_empty(consumer));
       }
-      if constexpr (Config::kEarlyNextTile) more = receive_next();
+      if constexpr (kEarlyNextTile) more = receive_next();
     } else {
       std::uint32_t pf[Config::kBlockN / 16][4];
       float correction[2];
@@ -317,11 +324,11 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       // First key block (the last one in key order): S only (issued by begin_tile with
       // kEarlyNextS).
       int n = range.end - 1;
-      if constexpr (!Config::kEarlyNextS) skip_top_keys();
+      if constexpr (!kEarlyNextS) skip_top_keys();
       // Stage whose V the next P V GEMM reads (kConsumerKeyRange: first the skipped blocks' V).
       RingPosition<Config::kStages> pv_ring =
           vring.at(Config::kConsumerKeyRange && !Config::kEagerSkipRelease ? skip_ring : ring);
-      if constexpr (!Config::kEarlyNextS) {
+      if constexpr (!kEarlyNextS) {
         ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
         wait_turn();
         ptx::wgmma_fence();
@@ -449,7 +456,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       }
       claim_output_buffer<Config>(consumer);
       // kEarlyNextTile: the next tile's index, Q and decoding while this P V runs too.
-      if constexpr (Config::kEarlyNextTile) more = receive_next();
+      if constexpr (kEarlyNextTile) more = receive_next();
       ptx::wgmma_wait_group<0>();
       ptx::wgmma_fence_operand(o);
       if (warp_leader) pipe.release_kv(pipe.v_empty(pv_ring.stage));
@@ -479,21 +486,19 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
             rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
       }
     }
-    // kOOverV: this consumer's O goes over the V stage of one of the two V-ring uses after the tile's
+    // kOOverV: this consumer's O goes over the V stage of the consumer-th V-ring use after the tile's
     // blocks (the producer hands them over in order: give_output_slots); the next tile's V uses follow.
-    // The first use's stage takes the next tile's first V, which waits for the O stored there. Consumer 0
-    // finishes first and takes it, except where a right window bound (causal) may make it skip the next
-    // tile's top block (skip_top_keys): kEarlyNextS then has it wait for the next tile's second K before
-    // its epilogue, and the producer issues that K after the first V, so that V must not wait for its O.
-    // Consumer 1 never skips top blocks (its rows see at least the keys consumer 0's see).
+    // The first use's stage takes the next tile's first V, which waits for the O stored there: consumer 0
+    // finishes first and takes it. (Under kEarlyNextS, consumer 0 may wait for the next tile's second K
+    // before its epilogue, where it skips that tile's top block: the dense producer issues each K one block
+    // ahead of V, so that K never waits for this O; the paged kernels store O first: kEarlyNextS above.)
     RingPosition<Config::kStages> o_slot = vring.at(ring);
-    const bool first_slot_to_last = Config::kConsumerKeyRange && p.window_right >= 0;
-    if ((consumer == 1) != first_slot_to_last) o_slot.advance();
+    if (consumer == 1) o_slot.advance();
     vring.pass_output_slots();
-    if constexpr (Config::kEarlyNextS) {
+    if constexpr (kEarlyNextS) {
       // The next tile's first S GEMM goes to the tensor cores before this tile's epilogue,
       // which then runs beside it instead of in front of it.
-      if constexpr (Config::kEarlyNextTile) {
+      if constexpr (kEarlyNextTile) {
         issue_first_s();
       } else {
         more = begin_tile();
@@ -507,7 +512,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
 
   // kEarlyNextS: the end marker's stand-in S GEMM (issue_first_s) is still in flight here;
   // no warp leaves with an accumulator pending.
-  if constexpr (Config::kEarlyNextS) ptx::wgmma_wait_group<0>();
+  if constexpr (kEarlyNextS) ptx::wgmma_wait_group<0>();
   // Balance the ping-pong: the last warpgroup's last arrive on the first's turn is consumed here.
   if constexpr (kConsumers > 1) {
     if (consumer == 0) ptx::bar_sync(kIssueTurn, 256);

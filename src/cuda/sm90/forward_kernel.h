@@ -85,9 +85,9 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
       // per-thread registers and pull the shared base with them off the uniform datapath
       // (docs/kernel-notes-sm90.md, sm90q). A shuffle from a constant lane is warp-uniform by
       // construction, and ptxas knows it.
-      consumer_loop<Config, kDecodedHandoff>(p, pipe, __shfl_sync(0xffffffffu, warpgroup, 0) - 1);
+      consumer_loop<Config, kDecodedHandoff, kPaged>(p, pipe, __shfl_sync(0xffffffffu, warpgroup, 0) - 1);
     } else {
-      consumer_loop<Config, kDecodedHandoff>(p, pipe, warpgroup - 1);
+      consumer_loop<Config, kDecodedHandoff, kPaged>(p, pipe, warpgroup - 1);
     }
   }
   // K/V multicast: no CTA leaves while a peer may still arrive on its empty barriers

@@ -165,11 +165,11 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::tensormap_acquire_fence(tma_v);
     }
 
-    // Block n's K into the current ring stage, once the stage's previous K was released.
-    auto load_k = [&](int n) {
-      ptx::mbarrier_wait_parity(pipe.k_empty(ring.stage), ring.phase ^ 1);
-      ptx::mbarrier_arrive_expect_tx(pipe.k_full(ring.stage), Config::kKVBytes);
-      load_kv_block<Config, Config::kChunks>(pipe.k(ring.stage), tma_k, pipe.k_full(ring.stage), n, kv_head,
+    // Block n's K into ring position `at`'s stage, once the stage's previous K was released.
+    auto load_k = [&](RingPosition<Config::kStages> at, int n) {
+      ptx::mbarrier_wait_parity(pipe.k_empty(at.stage), at.phase ^ 1);
+      ptx::mbarrier_arrive_expect_tx(pipe.k_full(at.stage), Config::kKVBytes);
+      load_kv_block<Config, Config::kChunks>(pipe.k(at.stage), tma_k, pipe.k_full(at.stage), n, kv_head,
                                              w.map_batch);
     };
     // Config::kFirstKBeforeQ: the tile's first K block goes out before its Q. Its stage was
@@ -177,7 +177,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     // buffer waits for, so this load never waits longer than Q's would, and the first S of the
     // tile (which needs both) no longer waits for a K issued behind Q.
     if constexpr (Config::kFirstKBeforeQ) {
-      if (range.end > range.begin) load_k(range.end - 1);
+      if (range.end > range.begin) load_k(ring, range.end - 1);
     }
     if constexpr (Config::kFirstKBeforeQ || Config::kSplitQ) {
       wait_and_load_q<Config>(p, pipe, tma_q, w, q_phase);
@@ -186,22 +186,42 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     }
     // Claimed now, used next iteration: the atomic's latency hides behind this tile's loads.
     tile = claim_next_tile<Config::kClusterM>(p, tile);
-    // kOOverV: the last tile's O stores go before this tile's first V, after its Q and first K (which
-    // they do not hold up).
-    if constexpr (Config::kOOverV) {
-      if (slots_owed) give_output_slots(pipe, vring.at(ring), true), vring.pass_output_slots();
-      slots_owed = true;
-    }
 
-#pragma unroll 1  // not unrolled: more live values in a thread of 24 registers
-    for (int n = range.end - 1; n >= range.begin; --n) {
-      if (!Config::kFirstKBeforeQ || n != range.end - 1) load_k(n);
-      const RingPosition<Config::kStages> v_use = vring.at(ring);
+    // Block n's V into the V use of ring position `at`, once that use's previous holder released it.
+    auto load_v = [&](RingPosition<Config::kStages> at, int n) {
+      const RingPosition<Config::kStages> v_use = vring.at(at);
       ptx::mbarrier_wait_parity(pipe.v_empty(v_use.stage), v_use.phase ^ 1);
       ptx::mbarrier_arrive_expect_tx(pipe.v_full(v_use.stage), Config::kVBytes);
-      load_kv_block<Config, Config::kChunksV>(pipe.v(v_use.stage), tma_v, pipe.v_full(v_use.stage), n, kv_head,
-                                              w.map_batch);
-      ring.advance();
+      load_kv_block<Config, Config::kChunksV>(pipe.v(v_use.stage), tma_v, pipe.v_full(v_use.stage), n,
+                                              kv_head, w.map_batch);
+    };
+    if constexpr (Config::kOOverV) {
+      // Each K one block ahead of its V, and the last tile's O stores (give_output_slots) between the second
+      // K and the first V: a consumer that skips this tile's top block waits for the second K before its
+      // epilogue (consumer.h kEarlyNextS), and the first V waits for consumer 0's O.
+      if (!Config::kFirstKBeforeQ && range.end > range.begin) load_k(ring, range.end - 1);
+      if (slots_owed && range.end == range.begin)
+        give_output_slots(pipe, vring.at(ring), true), vring.pass_output_slots();
+#pragma unroll 1
+      for (int n = range.end - 1; n >= range.begin; --n) {
+        if (n > range.begin) {
+          RingPosition<Config::kStages> ahead = ring;
+          ahead.advance();
+          load_k(ahead, n - 1);
+        }
+        if (slots_owed && n == range.end - 1)
+          give_output_slots(pipe, vring.at(ring), true), vring.pass_output_slots();
+        load_v(ring, n);
+        ring.advance();
+      }
+      slots_owed = true;
+    } else {
+#pragma unroll 1  // not unrolled: more live values in a thread of 24 registers
+      for (int n = range.end - 1; n >= range.begin; --n) {
+        if (!Config::kFirstKBeforeQ || n != range.end - 1) load_k(ring, n);
+        load_v(ring, n);
+        ring.advance();
+      }
     }
   }
   if constexpr (Config::kOOverV) {
