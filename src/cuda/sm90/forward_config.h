@@ -187,17 +187,21 @@
 #ifndef FLASHATTN_SM90_FIRST_K_BEFORE_Q
 #define FLASHATTN_SM90_FIRST_K_BEFORE_Q 1
 #endif
-// Session 28 (measured in s28_oov.sh): where O has no buffer of its own (d >= 192) it reuses Q's rows,
+// Session 28 (s28_oov*.sh): where O has no buffer of its own (d >= 192) it reuses Q's rows,
 // so the next tile's Q may land only once the TMA store has read this tile's O, and the next tile's first S
 // waits for the epilogue, the store and a Q load in turn: about two key blocks per tile at d = 256. O_OVER_V
 // puts each consumer's 64 rows of O over a V stage instead (ForwardConfig kOOverV): the O stores take two
 // uses of the V ring at every tile boundary (SharedPipeline, producer give_output_slots), Q is free after the
 // tile's last S GEMM as with a separate O, and the next tile's first S is issued before the epilogue
-// (kEarlyNextS). The next tile's first two V loads then wait for the two O stores instead. Single-CTA kernels
-// with two stages and two consumers only (under K/V multicast the partner CTA writes the V stages too).
-// 0: off; 1: d = dv = 256; 2: every kernel where O reuses Q's rows (d 192, (192, 128)).
+// (kEarlyNextS). The next tile's first two V loads then wait for the two O stores instead, and the producer
+// issues each K one block ahead of its V (producer_loop). Single-CTA kernels
+// with two stages and two consumers only (under K/V multicast the partner CTA writes the V stages too), and
+// unmasked problems only: masked ones launch a masked instance without it (forward_launch.h), since paired
+// timing read causal d256 1k / 2k / 4k at 0.990 / 0.990 / 0.994 with it (s28_oov3.sh; non-causal 512 / 1k /
+// 2k / 4k 1.044 / 1.021 / 1.010 / 1.005). 0: off; 1 (default): d = dv = 256; 2: every kernel where O reuses
+// Q's rows (d 192, (192, 128); masked problems included, not measured).
 #ifndef FLASHATTN_SM90_O_OVER_V
-#define FLASHATTN_SM90_O_OVER_V 0
+#define FLASHATTN_SM90_O_OVER_V 1
 #endif
 // The producer, which decodes every tile for its own loads, hands the consumers the decoded tile (WorkTile
 // and key-block range, 48 bytes through the tile slot) instead of the index alone, so that the consumer warps
@@ -670,7 +674,8 @@ struct ForwardConfig {
   // FLASHATTN_SM90_O_OVER_V above: consumer c's O over the V stage of the c-th V-ring use after the tile's
   // blocks, its 64 rows at the top of each of the stage's column chunks (chunk stride kKVChunkBytes).
   static constexpr bool kOOverV =
-      !kSeparateO && kClusterM_ == 1 && kStages == 2 && kConsumerWarpgroups == 2 && kBlockN >= 64 &&
+      !kSeparateO && kClusterM_ == 1 && !kMaskedInstance_ && kStages == 2 && kConsumerWarpgroups == 2 &&
+      kBlockN >= 64 &&
       (FLASHATTN_SM90_O_OVER_V >= 2 || (FLASHATTN_SM90_O_OVER_V == 1 && kHeadDim == 256 && kHeadDimV == 256));
   // Q's buffer is free once the tile's last S GEMM completed (q_empty arrives then), not after the O store.
   static constexpr bool kQFreeAfterS = kSeparateO || kOOverV;

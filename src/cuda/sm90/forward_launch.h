@@ -424,6 +424,14 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
             return launch_forward<ClusteredMasked>(a, workspace, stream);
           }
         }
+        if constexpr (FLASHATTN_SM90_O_OVER_V != 0) {
+          // O over V only where nothing is masked (forward_config.h O_OVER_V): masked problems get an
+          // instance without it.
+          if (masked) {
+            return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 64, 1, true>>(a, workspace,
+                                                                                               stream);
+          }
+        }
         return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 64>>(a, workspace, stream);
       }
     }
@@ -438,6 +446,13 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
       }
     }
 #endif
+    if constexpr (FLASHATTN_SM90_O_OVER_V != 0 && kHeadDim == 256 && kHeadDimV == 256) {
+      // As for the 64-key blocks above.
+      if (a.mask.window_left >= 0 || a.mask.window_right >= 0) {
+        return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 0, 1, true>>(a, workspace,
+                                                                                          stream);
+      }
+    }
     return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element>>(a, workspace, stream);
   }
 }
