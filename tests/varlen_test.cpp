@@ -142,6 +142,13 @@ std::vector<VarlenCase> varlen_cases() {
                    0,
                    false,
                    true});
+  // Unmasked d = 256 (O over V stages, forward_config.h O_OVER_V): a sequence without keys (its tiles store O
+  // without a key block) between sequences with, dense (64-key blocks, the next tile's first S before the
+  // epilogue) and paged with pages of 64 (the paged kernels store O first).
+  cases.push_back(
+      {4, 300, 500, 4, 2, 256, 256, DType::bfloat16, {MaskKind::none}, Layout::padded, 0, false, true});
+  cases.push_back(
+      {4, 300, 500, 4, 1, 256, 256, DType::float16, {MaskKind::none}, Layout::contiguous, 64, true, true});
   return cases;
 }
 
