@@ -194,12 +194,13 @@
 // uses of the V ring at every tile boundary (SharedPipeline, producer give_output_slots), Q is free after the
 // tile's last S GEMM as with a separate O, and the next tile's first S is issued before the epilogue
 // (kEarlyNextS). The next tile's first two V loads then wait for the two O stores instead, and the producer
-// issues each K one block ahead of its V (producer_loop). Single-CTA kernels
-// with two stages and two consumers only (under K/V multicast the partner CTA writes the V stages too), and
-// unmasked problems only: masked ones launch a masked instance without it (forward_launch.h), since paired
-// timing read causal d256 1k / 2k / 4k at 0.990 / 0.990 / 0.994 with it (s28_oov3.sh; non-causal 512 / 1k /
-// 2k / 4k 1.044 / 1.021 / 1.010 / 1.005). 0: off; 1 (default): d = dv = 256; 2: every kernel where O reuses
-// Q's rows (d 192, (192, 128); masked problems included, not measured).
+// issues each K one block ahead of its V (producer_loop). Single-CTA kernels with two stages and two
+// consumers only (under K/V multicast the partner CTA writes the V stages too), and unmasked problems only:
+// masked ones launch a masked instance without it (forward_launch.h), since paired timing read causal d256 1k
+// / 2k / 4k at 0.990 / 0.990 / 0.994 with it (s28_oov3.sh; non-causal 512 / 1k / 2k / 4k 1.044 / 1.021
+// / 1.010 / 1.005; s28_final.sh, the default against 0: non-causal 512..16k 1.045 / 1.023 / 1.010 / 1.006
+// / 1.003 / 1.002). 0: off; 1 (default): d = dv = 256; 2: every kernel where O reuses Q's rows (d 192, (192,
+// 128); masked problems included; not measured, not GPU-tested).
 #ifndef FLASHATTN_SM90_O_OVER_V
 #define FLASHATTN_SM90_O_OVER_V 1
 #endif
@@ -702,7 +703,7 @@ struct ForwardConfig {
   static_assert(kSeparateO || kOBytes <= kQBytes, "O reuses Q's buffer only when it fits there");
   // O layout per consumer warpgroup: separate buffer [warpgroup][chunk][64 rows];
   // reusing Q: Q's [chunk][kBlockM rows] with the warpgroup's 64 rows inside;
-  // kOOverV: a V stage's [chunk][kBlockN rows] with O's 64 rows at the top (SharedPipeline::o_over_v).
+  // kOOverV: a V stage's [chunk][kBlockN rows] with O's 64 rows at the top (epilogue.h store_output).
   static constexpr int kOWarpgroupStride = kSeparateO ? kChunksV * 64 * kRowBytes : 64 * kRowBytes;
   static constexpr int kOChunkStride = kSeparateO ? 64 * kRowBytes : kOOverV ? kKVChunkBytes : kQChunkBytes;
 

@@ -200,8 +200,10 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
       // K and the first V: a consumer that skips this tile's top block waits for the second K before its
       // epilogue (consumer.h kEarlyNextS), and the first V waits for consumer 0's O.
       if (!Config::kFirstKBeforeQ && range.end > range.begin) load_k(ring, range.end - 1);
-      if (slots_owed && range.end == range.begin)
-        give_output_slots(pipe, vring.at(ring), true), vring.pass_output_slots();
+      if (slots_owed && range.end == range.begin) {
+        give_output_slots(pipe, vring.at(ring), true);
+        vring.pass_output_slots();
+      }
 #pragma unroll 1
       for (int n = range.end - 1; n >= range.begin; --n) {
         if (n > range.begin) {
@@ -209,8 +211,10 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
           ahead.advance();
           load_k(ahead, n - 1);
         }
-        if (slots_owed && n == range.end - 1)
-          give_output_slots(pipe, vring.at(ring), true), vring.pass_output_slots();
+        if (slots_owed && n == range.end - 1) {
+          give_output_slots(pipe, vring.at(ring), true);
+          vring.pass_output_slots();
+        }
         load_v(ring, n);
         ring.advance();
       }
@@ -346,7 +350,10 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
     }
     tile = __shfl_sync(0xffffffffu, leader ? claim_next_tile<Config::kClusterM>(p, tile) : 0, 0);
     if constexpr (Config::kOOverV) {
-      if (slots_owed) give_output_slots(pipe, vring.at(ring), leader), vring.pass_output_slots();
+      if (slots_owed) {
+        give_output_slots(pipe, vring.at(ring), leader);
+        vring.pass_output_slots();
+      }
       slots_owed = true;
     }
 
