@@ -204,6 +204,15 @@
 #ifndef FLASHATTN_SM90_O_OVER_V
 #define FLASHATTN_SM90_O_OVER_V 1
 #endif
+// Session 28 (prepared, not measured): K_LOOKAHEAD: the dense producer issues each key block's K before the
+// previous block's V (ForwardConfig kKLookahead), so that a K never queues behind a V load waiting for its
+// stage. The O-over-V kernels need that order (producer_loop) and have it whatever this says; there the
+// switch from K, V per block to it moved d256 non-causal 512 / 1k from 1.014 / 1.014 to 1.044 / 1.021 of the
+// old kernel (s28_oov2.sh against s28_oov3.sh, paired), which is why the other dense kernels may gain from it
+// too. 0: off; 1: every dense kernel.
+#ifndef FLASHATTN_SM90_K_LOOKAHEAD
+#define FLASHATTN_SM90_K_LOOKAHEAD 0
+#endif
 // The producer, which decodes every tile for its own loads, hands the consumers the decoded tile (WorkTile
 // and key-block range, 48 bytes through the tile slot) instead of the index alone, so that the consumer warps
 // do not each decode it again (~100 uniform-datapath instructions per warp and tile in the d128 cluster
@@ -680,6 +689,8 @@ struct ForwardConfig {
       (FLASHATTN_SM90_O_OVER_V >= 2 || (FLASHATTN_SM90_O_OVER_V == 1 && kHeadDim == 256 && kHeadDimV == 256));
   // Q's buffer is free once the tile's last S GEMM completed (q_empty arrives then), not after the O store.
   static constexpr bool kQFreeAfterS = kSeparateO || kOOverV;
+  // FLASHATTN_SM90_K_LOOKAHEAD above (the dense producer; the paged one loads a block's K and V together).
+  static constexpr bool kKLookahead = kOOverV || FLASHATTN_SM90_K_LOOKAHEAD != 0;
   // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that
   // the O normalisation, its shared-memory write and the TMA store run beside a GEMM
   // rather than between two. Needs the next Q before this tile's O is stored, so only where

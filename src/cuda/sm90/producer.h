@@ -195,14 +195,17 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
       load_kv_block<Config, Config::kChunksV>(pipe.v(v_use.stage), tma_v, pipe.v_full(v_use.stage), n,
                                               kv_head, w.map_batch);
     };
-    if constexpr (Config::kOOverV) {
-      // Each K one block ahead of its V, and the last tile's O stores (give_output_slots) between the second
-      // K and the first V: a consumer that skips this tile's top block waits for the second K before its
-      // epilogue (consumer.h kEarlyNextS), and the first V waits for consumer 0's O.
+    if constexpr (Config::kKLookahead) {
+      // Each K one block ahead of its V (forward_config.h K_LOOKAHEAD), and under kOOverV the last tile's O
+      // stores (give_output_slots) between the second K and the first V: a consumer that skips this tile's
+      // top block waits for the second K before its epilogue (consumer.h kEarlyNextS), and the first V waits
+      // for consumer 0's O.
       if (!Config::kFirstKBeforeQ && range.end > range.begin) load_k(ring, range.end - 1);
-      if (slots_owed && range.end == range.begin) {
-        give_output_slots(pipe, vring.at(ring), true);
-        vring.pass_output_slots();
+      if constexpr (Config::kOOverV) {
+        if (slots_owed && range.end == range.begin) {
+          give_output_slots(pipe, vring.at(ring), true);
+          vring.pass_output_slots();
+        }
       }
 #pragma unroll 1
       for (int n = range.end - 1; n >= range.begin; --n) {
@@ -211,14 +214,16 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
           ahead.advance();
           load_k(ahead, n - 1);
         }
-        if (slots_owed && n == range.end - 1) {
-          give_output_slots(pipe, vring.at(ring), true);
-          vring.pass_output_slots();
+        if constexpr (Config::kOOverV) {
+          if (slots_owed && n == range.end - 1) {
+            give_output_slots(pipe, vring.at(ring), true);
+            vring.pass_output_slots();
+          }
         }
         load_v(ring, n);
         ring.advance();
       }
-      slots_owed = true;
+      if constexpr (Config::kOOverV) slots_owed = true;
     } else {
 #pragma unroll 1  // not unrolled: more live values in a thread of 24 registers
       for (int n = range.end - 1; n >= range.begin; --n) {
