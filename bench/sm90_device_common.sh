@@ -275,6 +275,21 @@ cli_runs() {
 }
 
 
+# cli_or_stop ARGS [LIMIT]: one float64-checked run of test_cli_build's CLI (ARGS: `flashattn run` options) with a
+# short limit (default 40 s), first thing after the builds of a change that could hang a kernel: fails (after
+# copying the run's last lines into the summary) if the run did not pass in time, so that the calling script can
+# stop there (`cli_or_stop ... || exit 1`) instead of spending its device time on timeouts (session 28, s28_oov.sh).
+cli_or_stop() {
+  # shellcheck disable=SC2086  # ARGS is a list of options
+  timeout "${2:-40}" "$bld/tests/tools/cli/flashattn" run --backend cuda_sm90 --repeat 2 --verify sample $1 \
+    >>"$out/cli.txt" 2>&1
+  local rc=$?
+  log "cli [$1] rc=$rc"
+  [[ $rc -eq 0 ]] && return 0
+  tail -5 "$out/cli.txt" >>"$out/summary.txt"
+  return 1
+}
+
 # final_call TAG [RUN...]: a session's last device call (final16.sh's steps): final10a.sh's verification (the full
 # build with the sm80 gencode, GPU suites, sanitizers, PTX-JIT backward, float64-checked CLI runs: final10a's list,
 # bench/integration/final14a_runs.txt's and the RUN arguments, each a string of `flashattn run` options) on this
