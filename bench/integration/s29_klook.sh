@@ -19,6 +19,7 @@ out=${OUT:-$out} # results straight to $OUT (fewer than eight files)
 flags="-DFLASHATTN_SM90_K_LOOKAHEAD=1"
 switch_builds kl "$flags" "64;128;256" "64;128;256" 300
 rm -f "$out"/py_*_build.log "$out"/tests_build.log
+cli_or_stop "--head-dim 128 --causal --seqlen-q 8192 -b 1 --heads 16 --heads-kv 16" || exit 1
 sm90_ctrl_copy
 multicast_checks 150
 cli_runs "--head-dim 128 --seqlen-q 512 -b 8 --heads 16 --heads-kv 16" \
