@@ -7,8 +7,10 @@
 # synccheck on the K/V multicast cases (their producers take the new order too), the Python extensions base and kl
 # (d64 / d128 / d256), then paired timing base / ctrl / kl, three passes: d128 non-causal and causal 512..4k (the
 # rows below cuDNN or the FA3 anchor), d64 non-causal 512 / 1k, d256 causal 1k / 4k (the masked instances).
-# Prediction: +0..+2% on the d128 512 / 1k rows, +-0.5% from 2k; a loss would show as a later V (the V of block n
-# now waits behind K(n - 1)).
+# Prediction: +-0.5% everywhere. Session 18 dropped this order before a run (kernel notes: a consumer turn needs
+# K(n - 1) and V(n) together, so which lands first should not matter); in the O-over-V kernels it paid because the
+# tile's first V waits for an O store and the second K no longer queues behind it. A gain at d128 512 / 1k would
+# mean the K-behind-V wait also costs at the tile boundary of the plain kernels.
 # One H200 call (~6 minutes).
 #   bash bench/integration/s29_klook.sh
 set -uo pipefail
