@@ -341,10 +341,11 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
     }
     return cudaSuccess;
   } else {
+    // Causal or windowed: some kernels have instances for masked problems only.
+    [[maybe_unused]] const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
 #if FLASHATTN_SM90_D64_ALT_BLOCK_N != 0 || FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED != 0
     if constexpr (kHeadDim == 64 && kHeadDimV == 64) {
       // Other tiles for a range of lengths (forward_config.h use_d64_alt_tile; session 9, sm90r).
-      const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
       if (use_d64_alt_tile(kHeadDim, kHeadDimV, a.seqlen_q, a.seqlen_k, masked, a.block_table != nullptr)) {
         if (masked) {
           if constexpr (FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED != 0) {
@@ -363,7 +364,6 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
     }
 #endif
     if constexpr (kHeadDim == 64 && kHeadDimV == 64) {
-      const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
       if (use_three_consumers(kHeadDim, a.seqlen_q, masked, a.block_table != nullptr)) {
         if constexpr (FLASHATTN_SM90_KV_MULTICAST_D64 != 0) {
           using Clustered = ForwardConfig<kHeadDim, kHeadDimV, Element, 3, 0, 2>;
@@ -391,7 +391,6 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
           kHeadDim == 128 ? FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN : FLASHATTN_SM90_KV_MULTICAST_D256;
       constexpr long long kMinKeysCausal =
           kHeadDim == 128 ? FLASHATTN_SM90_KV_MULTICAST_CAUSAL : FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL;
-      const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
       const bool paged = a.block_table != nullptr;
       if constexpr (kMinKeys != 0) {
         using Clustered = ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 0, 2>;
@@ -411,7 +410,6 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
     }
 #if FLASHATTN_SM90_D256_BLOCK64
     if constexpr (kHeadDim == 256 && kHeadDimV == 256) {
-      const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
       const long long page_size = a.block_table != nullptr ? a.page_size : 0;
       if (use_d256_block64(kHeadDim, kHeadDimV, a.seqlen_k, masked, page_size)) {
         if constexpr (FLASHATTN_SM90_KV_MULTICAST_D256_BLOCK64_CAUSAL != 0) {
@@ -438,7 +436,6 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
 #endif
 #if FLASHATTN_SM90_LONG_KEY_BLOCK_N != 0
     if constexpr (kHeadDim == 128 && kHeadDimV == 128) {
-      const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
       if (use_long_key_blocks(kHeadDim, kHeadDimV, a.seqlen_k, masked, a.block_table != nullptr)) {
         constexpr int kLongBlockN = FLASHATTN_SM90_LONG_KEY_BLOCK_N;
         return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 2, kLongBlockN>>(a, workspace,
@@ -448,7 +445,7 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
 #endif
     if constexpr (FLASHATTN_SM90_O_OVER_V != 0 && kHeadDim == 256 && kHeadDimV == 256) {
       // As for the 64-key blocks above.
-      if (a.mask.window_left >= 0 || a.mask.window_right >= 0) {
+      if (masked) {
         return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 0, 1, true>>(a, workspace,
                                                                                           stream);
       }
