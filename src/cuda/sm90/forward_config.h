@@ -204,12 +204,15 @@
 #ifndef FLASHATTN_SM90_O_OVER_V
 #define FLASHATTN_SM90_O_OVER_V 1
 #endif
-// Session 28 (prepared, not measured): K_LOOKAHEAD: the dense producer issues each key block's K before the
+// Session 28: K_LOOKAHEAD: the dense producer issues each key block's K before the
 // previous block's V (ForwardConfig kKLookahead), so that a K never queues behind a V load waiting for its
 // stage. The O-over-V kernels need that order (producer_loop) and have it whatever this says; there the
 // switch from K, V per block to it moved d256 non-causal 512 / 1k from 1.014 / 1.014 to 1.044 / 1.021 of the
 // old kernel (s28_oov2.sh against s28_oov3.sh, paired), which is why the other dense kernels may gain from it
-// too. 0: off; 1: every dense kernel.
+// too. Session 29 (bench/integration/s29_klook.sh, paired, three passes, control within +-0.2%): every dense
+// kernel with it against without: d256 causal 1k / 4k +1.27 / +0.47% (the 64-key kernels on placement
+// clusters), d64 non-causal 512 / 1k +0.25 / +0.08%, d128 non-causal 512..4k -0.2..-0.7%, d128 causal -0.4..+0.3%.
+// 0: off; 1: the d = dv = 256 kernels; 2: every dense kernel.
 #ifndef FLASHATTN_SM90_K_LOOKAHEAD
 #define FLASHATTN_SM90_K_LOOKAHEAD 0
 #endif
@@ -690,7 +693,9 @@ struct ForwardConfig {
   // Q's buffer is free once the tile's last S GEMM completed (q_empty arrives then), not after the O store.
   static constexpr bool kQFreeAfterS = kSeparateO || kOOverV;
   // FLASHATTN_SM90_K_LOOKAHEAD above (the dense producer; the paged one loads a block's K and V together).
-  static constexpr bool kKLookahead = kOOverV || FLASHATTN_SM90_K_LOOKAHEAD != 0;
+  static constexpr bool kKLookahead =
+      kOOverV || FLASHATTN_SM90_K_LOOKAHEAD >= 2 ||
+      (FLASHATTN_SM90_K_LOOKAHEAD == 1 && kHeadDim == 256 && kHeadDimV == 256);
   // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that
   // the O normalisation, its shared-memory write and the TMA store run beside a GEMM
   // rather than between two. Needs the next Q before this tile's O is stored, so only where
