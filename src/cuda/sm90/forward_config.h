@@ -211,10 +211,13 @@
 // old kernel (s28_oov2.sh against s28_oov3.sh, paired), which is why the other dense kernels may gain from it
 // too. Session 29 (bench/integration/s29_klook.sh, paired, three passes, control within +-0.2%): every dense
 // kernel with it against without: d256 causal 1k / 4k +1.27 / +0.47% (the 64-key kernels on placement
-// clusters), d64 non-causal 512 / 1k +0.25 / +0.08%, d128 non-causal 512..4k -0.2..-0.7%, d128 causal -0.4..+0.3%.
-// 0: off; 1: the d = dv = 256 kernels; 2: every dense kernel.
+// clusters), d64 non-causal 512 / 1k +0.25 / +0.08%, d128 non-causal 512..4k -0.2..-0.7%, d128 causal -0.4..+0.3%;
+// then (s29_d256.sh, the same protocol) d256 causal 1k / 4k +0.98 / +0.37% again, 8k / 16k (80-key blocks, K/V
+// multicast) -0.13 / +0.05%, d64 causal 512 +0.39%, the other d64 rows -0.02..-0.23%. The gain is the masked
+// 64-key d256 kernels' (D256_BLOCK64_MAX_SEQLEN_MASKED), whose tiles are short. 0: off; 1: the d = dv = 256
+// kernels with 64-key blocks (the unmasked ones have it through O over V); 2: every dense kernel.
 #ifndef FLASHATTN_SM90_K_LOOKAHEAD
-#define FLASHATTN_SM90_K_LOOKAHEAD 0
+#define FLASHATTN_SM90_K_LOOKAHEAD 1
 #endif
 // The producer, which decodes every tile for its own loads, hands the consumers the decoded tile (WorkTile
 // and key-block range, 48 bytes through the tile slot) instead of the index alone, so that the consumer warps
@@ -695,7 +698,7 @@ struct ForwardConfig {
   // FLASHATTN_SM90_K_LOOKAHEAD above (the dense producer; the paged one loads a block's K and V together).
   static constexpr bool kKLookahead =
       kOOverV || FLASHATTN_SM90_K_LOOKAHEAD >= 2 ||
-      (FLASHATTN_SM90_K_LOOKAHEAD == 1 && kHeadDim == 256 && kHeadDimV == 256);
+      (FLASHATTN_SM90_K_LOOKAHEAD == 1 && kHeadDim == 256 && kHeadDimV == 256 && kBlockN == 64);
   // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that
   // the O normalisation, its shared-memory write and the TMA store run beside a GEMM
   // rather than between two. Needs the next Q before this tile's O is stored, so only where
