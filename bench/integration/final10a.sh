@@ -7,9 +7,10 @@
 # a tile the order missed fails the run.
 # FINAL_NAME (default g10a): the results folder under /tmp (and the tarball's top folder); EXTRA_RUNS: a file of
 # further `flashattn run` argument lines (# comments allowed), run after the list below (final12a.sh).
+# FINAL_STEPS (default "build tests sanitize ptxjit"): gpu_check.sh's steps (final29.sh adds python: pytest on the GPU).
 name=${FINAL_NAME:-g10a}
 O=$OUT; export OUT=/tmp/$name; mkdir -p $OUT; trap 'tar czf $O/x.tgz -C /tmp $name; cp $OUT/summary.txt $O/' EXIT
-FLASHATTN_GPU_STEPS="build tests sanitize ptxjit" scripts/gpu_check.sh > $OUT/all.txt 2>&1
+FLASHATTN_GPU_STEPS="${FINAL_STEPS:-build tests sanitize ptxjit}" scripts/gpu_check.sh > $OUT/all.txt 2>&1
 cli=build/gpu/tools/cli/flashattn
 run() { timeout 90 $cli run --repeat 2 --verify sample "$@" >> $OUT/cli.txt 2>&1; echo "== run [$*] rc=$?" >> $OUT/summary.txt; }
 # sm90: sections of one or a few heads, the last grown (d128 1/8-L2 sections, d256 / d64 half-L2)
