@@ -17,6 +17,15 @@ __device__ __forceinline__ void prefetch_tensormap(const void* tensor_map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(tensor_map)) : "memory");
 }
 
+// Global -> L2 only: the box at these coordinates is fetched into L2 so that a later load of it hits there. No
+// shared memory, no barrier, nothing to wait for; out-of-bounds parts are not fetched.
+__device__ __forceinline__ void tma_prefetch_l2_4d(const void* tensor_map, int c0, int c1, int c2, int c3) {
+  asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];\n" ::"l"(
+                   reinterpret_cast<std::uint64_t>(tensor_map)),
+               "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+               : "memory");
+}
+
 // Global -> shared; completion is signalled to `bar` as transaction bytes.
 __device__ __forceinline__ void tma_load_2d(std::uint32_t smem, const void* tensor_map, std::uint32_t bar,
                                             int c0, int c1) {

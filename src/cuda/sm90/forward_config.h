@@ -219,6 +219,13 @@
 #ifndef FLASHATTN_SM90_K_LOOKAHEAD
 #define FLASHATTN_SM90_K_LOOKAHEAD 1
 #endif
+// Session 29 (prepared): PREFETCH_NEXT_TILE: the dense producer, once it has claimed the tile after the one it is
+// loading, has L2 fetch that tile's Q (1) and also its first K and V block (2), a whole tile ahead, so that the
+// loads at the tile boundary hit L2 instead of DRAM. Single-CTA kernels for K/V (the cluster ones load slices);
+// not under packed GQA or per-sequence maps. 0: off.
+#ifndef FLASHATTN_SM90_PREFETCH_NEXT_TILE
+#define FLASHATTN_SM90_PREFETCH_NEXT_TILE 0
+#endif
 // The producer, which decodes every tile for its own loads, hands the consumers the decoded tile (WorkTile
 // and key-block range, 48 bytes through the tile slot) instead of the index alone, so that the consumer warps
 // do not each decode it again (~100 uniform-datapath instructions per warp and tile in the d128 cluster
@@ -699,6 +706,9 @@ struct ForwardConfig {
   static constexpr bool kKLookahead =
       kOOverV || FLASHATTN_SM90_K_LOOKAHEAD >= 2 ||
       (FLASHATTN_SM90_K_LOOKAHEAD == 1 && kHeadDim == 256 && kHeadDimV == 256 && kBlockN == 64);
+  // FLASHATTN_SM90_PREFETCH_NEXT_TILE above: 1 Q, 2 Q and the first K / V block (single-CTA kernels).
+  static constexpr int kPrefetchNextTile =
+      FLASHATTN_SM90_PREFETCH_NEXT_TILE >= 2 && kClusterM_ == 1 ? 2 : (FLASHATTN_SM90_PREFETCH_NEXT_TILE != 0 ? 1 : 0);
   // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that
   // the O normalisation, its shared-memory write and the TMA store run beside a GEMM
   // rather than between two. Needs the next Q before this tile's O is stored, so only where
