@@ -219,10 +219,14 @@
 #ifndef FLASHATTN_SM90_K_LOOKAHEAD
 #define FLASHATTN_SM90_K_LOOKAHEAD 1
 #endif
-// Session 29 (prepared): PREFETCH_NEXT_TILE: the dense producer, once it has claimed the tile after the one it is
-// loading, has L2 fetch that tile's Q (1) and also its first K and V block (2), a whole tile ahead, so that the
-// loads at the tile boundary hit L2 instead of DRAM. Single-CTA kernels for K/V (the cluster ones load slices);
-// not under packed GQA or per-sequence maps. 0: off.
+// Session 29: PREFETCH_NEXT_TILE: the dense producer, once it has issued a tile's K/V loads (about kStages key
+// blocks before the tile's end), has L2 fetch the next tile's Q, and with 3 also its first K and V block (single-CTA
+// kernels: the cluster ones load slices), so that the loads at the tile boundary hit L2 instead of DRAM. Not under
+// packed GQA or per-sequence maps. Measured on an H200 (bench/integration/s29_pf.sh, paired, control within
+// +-0.3%), Q only in every dense kernel: d256 causal 1k / 4k +1.23 / +0.40% and d64 non-causal 512 +0.81% (the
+// 64-key kernels: masked d256, four-consumer d64), d128 -0.7..+0.5% (non-causal 512 -0.71%), d256 non-causal 512 /
+// 1k -2.8 / -1.9% (O over V); Q with the first K / V block: d128 non-causal 512 / 1k -5.0 / -3.6%, d256 non-causal
+// -4%. 0: off; 1: Q, in the 64-key kernels without O over V; 2: Q, every dense kernel; 3: Q and the first K / V.
 #ifndef FLASHATTN_SM90_PREFETCH_NEXT_TILE
 #define FLASHATTN_SM90_PREFETCH_NEXT_TILE 0
 #endif
@@ -706,9 +710,13 @@ struct ForwardConfig {
   static constexpr bool kKLookahead =
       kOOverV || FLASHATTN_SM90_K_LOOKAHEAD >= 2 ||
       (FLASHATTN_SM90_K_LOOKAHEAD == 1 && kHeadDim == 256 && kHeadDimV == 256 && kBlockN == 64);
-  // FLASHATTN_SM90_PREFETCH_NEXT_TILE above: 1 Q, 2 Q and the first K / V block (single-CTA kernels).
+  // FLASHATTN_SM90_PREFETCH_NEXT_TILE above: 0 none, 1 the next tile's Q, 2 also its first K / V block.
   static constexpr int kPrefetchNextTile =
-      FLASHATTN_SM90_PREFETCH_NEXT_TILE >= 2 && kClusterM_ == 1 ? 2 : (FLASHATTN_SM90_PREFETCH_NEXT_TILE != 0 ? 1 : 0);
+      FLASHATTN_SM90_PREFETCH_NEXT_TILE >= 3 && kClusterM_ == 1
+          ? 2
+          : (FLASHATTN_SM90_PREFETCH_NEXT_TILE >= 2 || (FLASHATTN_SM90_PREFETCH_NEXT_TILE == 1 && kBlockN == 64 && !kOOverV)
+                 ? 1
+                 : 0);
   // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that
   // the O normalisation, its shared-memory write and the TMA store run beside a GEMM
   // rather than between two. Needs the next Q before this tile's O is stored, so only where
