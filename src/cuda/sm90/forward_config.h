@@ -226,9 +226,15 @@
 // +-0.3%), Q only in every dense kernel: d256 causal 1k / 4k +1.23 / +0.40% and d64 non-causal 512 +0.81% (the
 // 64-key kernels: masked d256, four-consumer d64), d128 -0.7..+0.5% (non-causal 512 -0.71%), d256 non-causal 512 /
 // 1k -2.8 / -1.9% (O over V); Q with the first K / V block: d128 non-causal 512 / 1k -5.0 / -3.6%, d256 non-causal
-// -4%. 0: off; 1: Q, in the 64-key kernels without O over V; 2: Q, every dense kernel; 3: Q and the first K / V.
+// -4%. Then (s29_pf2.sh, the same protocol) Q in the 64-key kernels without O over V only: d256 causal 512 / 1k /
+// 2k / 4k +3.47 / +1.45 / +0.86 / +0.42%, d64 non-causal 512 +0.76% and 1k..8k +0.0..+0.1% (the four-consumer
+// kernel), d64 causal 512..4k -0.33..+0.03% (its masked instance). Why the short masked d256 tiles gain most: a
+// tile of a few 64-key blocks waits at its start for a Q that nothing else has read. 0: off; 1: Q, in the 64-key
+// kernels without O over V except d64's masked instance (the masked d256 kernels up to
+// D256_BLOCK64_MAX_SEQLEN_MASKED keys, the unmasked four-consumer d64 one); 2: Q, every dense kernel; 3: Q and
+// the first K / V block.
 #ifndef FLASHATTN_SM90_PREFETCH_NEXT_TILE
-#define FLASHATTN_SM90_PREFETCH_NEXT_TILE 0
+#define FLASHATTN_SM90_PREFETCH_NEXT_TILE 1
 #endif
 // The producer, which decodes every tile for its own loads, hands the consumers the decoded tile (WorkTile
 // and key-block range, 48 bytes through the tile slot) instead of the index alone, so that the consumer warps
@@ -714,7 +720,9 @@ struct ForwardConfig {
   static constexpr int kPrefetchNextTile =
       FLASHATTN_SM90_PREFETCH_NEXT_TILE >= 3 && kClusterM_ == 1
           ? 2
-          : (FLASHATTN_SM90_PREFETCH_NEXT_TILE >= 2 || (FLASHATTN_SM90_PREFETCH_NEXT_TILE == 1 && kBlockN == 64 && !kOOverV)
+          : (FLASHATTN_SM90_PREFETCH_NEXT_TILE >= 2 ||
+                     (FLASHATTN_SM90_PREFETCH_NEXT_TILE == 1 && kBlockN == 64 && !kOOverV &&
+                      !(kHeadDim == 64 && kMaskedInstance_))
                  ? 1
                  : 0);
   // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that
