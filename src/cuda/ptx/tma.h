@@ -17,8 +17,8 @@ __device__ __forceinline__ void prefetch_tensormap(const void* tensor_map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(tensor_map)) : "memory");
 }
 
-// Global -> L2 only: the box at these coordinates is fetched into L2 so that a later load of it hits there. No
-// shared memory, no barrier, nothing to wait for; out-of-bounds parts are not fetched.
+// Global -> L2 only: the box at these coordinates is fetched into L2 so that a later load of it hits there.
+// No shared memory, no barrier, nothing to wait for; out-of-bounds parts are not fetched.
 __device__ __forceinline__ void tma_prefetch_l2_4d(const void* tensor_map, int c0, int c1, int c2, int c3) {
   asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];\n" ::"l"(
                    reinterpret_cast<std::uint64_t>(tensor_map)),

@@ -211,28 +211,29 @@
 // old kernel (s28_oov2.sh against s28_oov3.sh, paired), which is why the other dense kernels may gain from it
 // too. Session 29 (bench/integration/s29_klook.sh, paired, three passes, control within +-0.2%): every dense
 // kernel with it against without: d256 causal 1k / 4k +1.27 / +0.47% (the 64-key kernels on placement
-// clusters), d64 non-causal 512 / 1k +0.25 / +0.08%, d128 non-causal 512..4k -0.2..-0.7%, d128 causal -0.4..+0.3%;
-// then (s29_d256.sh, the same protocol) d256 causal 1k / 4k +0.98 / +0.37% again, 8k / 16k (80-key blocks, K/V
-// multicast) -0.13 / +0.05%, d64 causal 512 +0.39%, the other d64 rows -0.02..-0.23%. The gain is the masked
-// 64-key d256 kernels' (D256_BLOCK64_MAX_SEQLEN_MASKED), whose tiles are short. 0: off; 1: the d = dv = 256
-// kernels with 64-key blocks (the unmasked ones have it through O over V); 2: every dense kernel.
+// clusters), d64 non-causal 512 / 1k +0.25 / +0.08%, d128 non-causal 512..4k -0.2..-0.7%, d128 causal
+// -0.4..+0.3%; then (s29_d256.sh, the same protocol) d256 causal 1k / 4k +0.98 / +0.37% again, 8k / 16k
+// (80-key blocks, K/V multicast) -0.13 / +0.05%, d64 causal 512 +0.39%, the other d64 rows -0.02..-0.23%. The
+// gain is the masked 64-key d256 kernels' (D256_BLOCK64_MAX_SEQLEN_MASKED), whose tiles are short. 0: off; 1:
+// the d = dv = 256 kernels with 64-key blocks (the unmasked ones have it through O over V); 2: every dense
+// kernel.
 #ifndef FLASHATTN_SM90_K_LOOKAHEAD
 #define FLASHATTN_SM90_K_LOOKAHEAD 1
 #endif
-// Session 29: PREFETCH_NEXT_TILE: the dense producer, once it has issued a tile's K/V loads (about kStages key
-// blocks before the tile's end), has L2 fetch the next tile's Q, and with 3 also its first K and V block (single-CTA
-// kernels: the cluster ones load slices), so that the loads at the tile boundary hit L2 instead of DRAM. Not under
-// packed GQA or per-sequence maps. Measured on an H200 (bench/integration/s29_pf.sh, paired, control within
-// +-0.3%), Q only in every dense kernel: d256 causal 1k / 4k +1.23 / +0.40% and d64 non-causal 512 +0.81% (the
-// 64-key kernels: masked d256, four-consumer d64), d128 -0.7..+0.5% (non-causal 512 -0.71%), d256 non-causal 512 /
-// 1k -2.8 / -1.9% (O over V); Q with the first K / V block: d128 non-causal 512 / 1k -5.0 / -3.6%, d256 non-causal
-// -4%. Then (s29_pf2.sh, the same protocol) Q in the 64-key kernels without O over V only: d256 causal 512 / 1k /
-// 2k / 4k +3.47 / +1.45 / +0.86 / +0.42%, d64 non-causal 512 +0.76% and 1k..8k +0.0..+0.1% (the four-consumer
-// kernel), d64 causal 512..4k -0.33..+0.03% (its masked instance). Why the short masked d256 tiles gain most: a
-// tile of a few 64-key blocks waits at its start for a Q that nothing else has read. 0: off; 1: Q, in the 64-key
-// kernels without O over V except d64's masked instance (the masked d256 kernels up to
-// D256_BLOCK64_MAX_SEQLEN_MASKED keys, the unmasked four-consumer d64 one); 2: Q, every dense kernel; 3: Q and
-// the first K / V block.
+// Session 29: PREFETCH_NEXT_TILE: the dense producer, once it has issued a tile's K/V loads (about kStages
+// key blocks before the tile's end), has L2 fetch the next tile's Q, and with 3 also its first K and V block
+// (single-CTA kernels: the cluster ones load slices), so that the loads at the tile boundary hit L2 instead
+// of DRAM. Not under packed GQA or per-sequence maps. Measured on an H200 (bench/integration/s29_pf.sh,
+// paired, control within 0.3%), Q only in every dense kernel: d256 causal 1k / 4k +1.23 / +0.40% and d64
+// non-causal 512 +0.81% (the 64-key kernels: masked d256, four-consumer d64), d128 -0.7..+0.5% (non-causal
+// 512 -0.71%), d256 non-causal 512 / 1k -2.8 / -1.9% (O over V); Q with the first K / V block: d128
+// non-causal 512 / 1k -5.0 / -3.6%, d256 non-causal -4%. Then (s29_pf2.sh, the same protocol) Q in the 64-key
+// kernels without O over V only: d256 causal 512 / 1k / 2k / 4k +3.47 / +1.45 / +0.86 / +0.42%, d64
+// non-causal 512 +0.76% and 1k..8k +0.0..+0.1% (the four-consumer kernel), d64 causal 512..4k -0.33..+0.03%
+// (its masked instance). Why the short masked d256 tiles gain most: a tile of a few 64-key blocks waits at
+// its start for a Q that nothing else has read. 0: off; 1: Q, in the 64-key kernels without O over V except
+// d64's masked instance (the masked d256 kernels up to D256_BLOCK64_MAX_SEQLEN_MASKED keys, the unmasked
+// four-consumer d64 one); 2: Q, every dense kernel; 3: Q and the first K / V block.
 #ifndef FLASHATTN_SM90_PREFETCH_NEXT_TILE
 #define FLASHATTN_SM90_PREFETCH_NEXT_TILE 1
 #endif

@@ -129,9 +129,9 @@ __device__ __forceinline__ void give_output_slots(const SharedPipeline<Config>& 
   }
 }
 
-// Config::kPrefetchNextTile: the first loads of tile `tile` (the next one this producer loads, unless it has no
-// query rows) fetched into L2 while the current tile still runs: its Q, and with 2 its first K and V block. Left
-// to the ordinary loads: per-sequence maps (acquired per tile) and packed GQA (a 5-D view of Q).
+// Config::kPrefetchNextTile: the first loads of tile `tile` (the next one this producer loads, unless it has
+// no query rows) fetched into L2 while the current tile still runs: its Q, and with 2 its first K and V
+// block. Left to the ordinary loads: per-sequence maps (acquired per tile) and packed GQA (a 5-D view of Q).
 template <class Config>
 __device__ __forceinline__ void prefetch_tile_start(const ForwardKernelParams& p, int tile) {
   if (tile >= p.num_tiles || p.sequence_maps != nullptr || p.pack > 1) return;
@@ -265,8 +265,8 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
         ring.advance();
       }
     }
-    // Here, not at the claim: a dynamic claim's atomic has had this tile's loads to land, and the loads above wait
-    // for stages, so this runs about kStages key blocks before the tile's end.
+    // Here, not at the claim: a dynamic claim's atomic has had this tile's loads to land, and the loads above
+    // wait for stages, so this runs about kStages key blocks before the tile's end.
     if constexpr (Config::kPrefetchNextTile != 0) prefetch_tile_start<Config>(p, tile);
   }
   if constexpr (Config::kOOverV) {
