@@ -237,6 +237,15 @@
 #ifndef FLASHATTN_SM90_PREFETCH_NEXT_TILE
 #define FLASHATTN_SM90_PREFETCH_NEXT_TILE 1
 #endif
+// Session 29 (prepared, not measured): PREFETCH_EARLY: where PREFETCH_NEXT_TILE is on, the prefetch goes out
+// after the tile's second key block's loads (its first when it has one) instead of after its last. Why: the Q
+// prefetch lost 2-3% in the O-over-V kernels and up to 0.7% at d128, where it goes out beside the tile's last
+// loads, the next tile's Q load and (O over V) the O stores; whether it is the prefetch or its timing that
+// costs is what this reads (bench/integration/s30_pf_early.sh). 0: after the tile's loads (measured); 1:
+// early.
+#ifndef FLASHATTN_SM90_PREFETCH_EARLY
+#define FLASHATTN_SM90_PREFETCH_EARLY 0
+#endif
 // The producer, which decodes every tile for its own loads, hands the consumers the decoded tile (WorkTile
 // and key-block range, 48 bytes through the tile slot) instead of the index alone, so that the consumer warps
 // do not each decode it again (~100 uniform-datapath instructions per warp and tile in the d128 cluster
@@ -726,6 +735,7 @@ struct ForwardConfig {
                       !(kHeadDim == 64 && kMaskedInstance_))
                  ? 1
                  : 0);
+  static constexpr bool kPrefetchEarly = kPrefetchNextTile != 0 && FLASHATTN_SM90_PREFETCH_EARLY != 0;
   // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that
   // the O normalisation, its shared-memory write and the TMA store run beside a GEMM
   // rather than between two. Needs the next Q before this tile's O is stored, so only where

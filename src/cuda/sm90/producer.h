@@ -228,6 +228,10 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
       load_kv_block<Config, Config::kChunksV>(pipe.v(v_use.stage), tma_v, pipe.v_full(v_use.stage), n,
                                               kv_head, w.map_batch);
     };
+    // Config::kPrefetchEarly: the block after whose loads the next tile's prefetch goes out, the tile's
+    // second (its first when it has one): by then the producer has waited for a stage at least once, so a
+    // dynamic claim's atomic has landed.
+    [[maybe_unused]] const int prefetch_after = range.end - range.begin >= 2 ? range.end - 2 : range.begin;
     if constexpr (Config::kKLookahead) {
       // Each K one block ahead of its V (forward_config.h K_LOOKAHEAD), and under kOOverV the last tile's O
       // stores (give_output_slots) between the second K and the first V: a consumer that skips this tile's
@@ -255,6 +259,9 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
         }
         load_v(ring, n);
         ring.advance();
+        if constexpr (Config::kPrefetchEarly) {
+          if (n == prefetch_after) prefetch_tile_start<Config>(p, tile);
+        }
       }
       if constexpr (Config::kOOverV) slots_owed = true;
     } else {
@@ -263,11 +270,15 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
         if (!Config::kFirstKBeforeQ || n != range.end - 1) load_k(ring, n);
         load_v(ring, n);
         ring.advance();
+        if constexpr (Config::kPrefetchEarly) {
+          if (n == prefetch_after) prefetch_tile_start<Config>(p, tile);
+        }
       }
     }
     // Here, not at the claim: a dynamic claim's atomic has had this tile's loads to land, and the loads above
     // wait for stages, so this runs about kStages key blocks before the tile's end.
-    if constexpr (Config::kPrefetchNextTile != 0) prefetch_tile_start<Config>(p, tile);
+    if constexpr (Config::kPrefetchNextTile != 0 && !Config::kPrefetchEarly)
+      prefetch_tile_start<Config>(p, tile);
   }
   if constexpr (Config::kOOverV) {
     if (slots_owed) give_output_slots(pipe, vring.at(ring), true);
