@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# RAN in session 29 on 0415c38, where PREFETCH_NEXT_TILE=1 meant Q in every dense kernel and =2 Q with the first K / V
+# block; the K / V form was removed afterwards, and =2 now means Q in every dense kernel (forward_config.h).
 # Session 29, third experiment: PREFETCH_NEXT_TILE (forward_config.h; default 0, default SASS identical). The
 # dense producer, after issuing a tile's K/V loads (about kStages key blocks before the tile's end), has L2 fetch
 # the next tile's Q (1) and also its first K and V block (2, single-CTA kernels), so that the loads at the tile

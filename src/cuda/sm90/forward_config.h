@@ -221,19 +221,18 @@
 #define FLASHATTN_SM90_K_LOOKAHEAD 1
 #endif
 // Session 29: PREFETCH_NEXT_TILE: the dense producer, once it has issued a tile's K/V loads (about kStages
-// key blocks before the tile's end), has L2 fetch the next tile's Q, and with 3 also its first K and V block
-// (single-CTA kernels: the cluster ones load slices), so that the loads at the tile boundary hit L2 instead
-// of DRAM. Not under packed GQA or per-sequence maps. Measured on an H200 (bench/integration/s29_pf.sh,
-// paired, control within 0.3%), Q only in every dense kernel: d256 causal 1k / 4k +1.23 / +0.40% and d64
-// non-causal 512 +0.81% (the 64-key kernels: masked d256, four-consumer d64), d128 -0.7..+0.5% (non-causal
-// 512 -0.71%), d256 non-causal 512 / 1k -2.8 / -1.9% (O over V); Q with the first K / V block: d128
-// non-causal 512 / 1k -5.0 / -3.6%, d256 non-causal -4%. Then (s29_pf2.sh, the same protocol) Q in the 64-key
-// kernels without O over V only: d256 causal 512 / 1k / 2k / 4k +3.47 / +1.45 / +0.86 / +0.42%, d64
-// non-causal 512 +0.76% and 1k..8k +0.0..+0.1% (the four-consumer kernel), d64 causal 512..4k -0.33..+0.03%
-// (its masked instance). Why the short masked d256 tiles gain most: a tile of a few 64-key blocks waits at
-// its start for a Q that nothing else has read. 0: off; 1: Q, in the 64-key kernels without O over V except
-// d64's masked instance (the masked d256 kernels up to D256_BLOCK64_MAX_SEQLEN_MASKED keys, the unmasked
-// four-consumer d64 one); 2: Q, every dense kernel; 3: Q and the first K / V block.
+// key blocks before the tile's end), has L2 fetch the next tile's Q, so that the Q load at the tile boundary
+// hits L2 instead of DRAM. Not under packed GQA or per-sequence maps. Measured on an H200
+// (bench/integration/s29_pf.sh, paired, control within 0.3%), Q in every dense kernel: d256 causal 1k / 4k
+// +1.23 / +0.40% and d64 non-causal 512 +0.81% (the 64-key kernels: masked d256, four-consumer d64), d128
+// -0.7..+0.5% (non-causal 512 -0.71%), d256 non-causal 512 / 1k -2.8 / -1.9% (O over V). Prefetching the
+// tile's first K / V block too read d128 non-causal 512 / 1k -5.0 / -3.6% and d256 non-causal -4% (removed).
+// Then (s29_pf2.sh, the same protocol) Q in the 64-key kernels without O over V only: d256 causal 512 / 1k /
+// 2k / 4k +3.47 / +1.45 / +0.86 / +0.42%, d64 non-causal 512 +0.76% and 1k..8k +0.0..+0.1% (the four-consumer
+// kernel), d64 causal 512..4k -0.33..+0.03% (its masked instance). Why the short masked d256 tiles gain most:
+// a tile of a few 64-key blocks waits at its start for a Q that nothing else has read. 0: off; 1: the 64-key
+// kernels without O over V except d64's masked instance (the masked d256 kernels up to
+// D256_BLOCK64_MAX_SEQLEN_MASKED keys, the unmasked four-consumer d64 one); 2: every dense kernel.
 #ifndef FLASHATTN_SM90_PREFETCH_NEXT_TILE
 #define FLASHATTN_SM90_PREFETCH_NEXT_TILE 1
 #endif
@@ -726,16 +725,11 @@ struct ForwardConfig {
   static constexpr bool kKLookahead =
       kOOverV || FLASHATTN_SM90_K_LOOKAHEAD >= 2 ||
       (FLASHATTN_SM90_K_LOOKAHEAD == 1 && kHeadDim == 256 && kHeadDimV == 256 && kBlockN == 64);
-  // FLASHATTN_SM90_PREFETCH_NEXT_TILE above: 0 none, 1 the next tile's Q, 2 also its first K / V block.
-  static constexpr int kPrefetchNextTile =
-      FLASHATTN_SM90_PREFETCH_NEXT_TILE >= 3 && kClusterM_ == 1
-          ? 2
-          : (FLASHATTN_SM90_PREFETCH_NEXT_TILE >= 2 ||
-                     (FLASHATTN_SM90_PREFETCH_NEXT_TILE == 1 && kBlockN == 64 && !kOOverV &&
-                      !(kHeadDim == 64 && kMaskedInstance_))
-                 ? 1
-                 : 0);
-  static constexpr bool kPrefetchEarly = kPrefetchNextTile != 0 && FLASHATTN_SM90_PREFETCH_EARLY != 0;
+  // FLASHATTN_SM90_PREFETCH_NEXT_TILE above.
+  static constexpr bool kPrefetchNextTile =
+      FLASHATTN_SM90_PREFETCH_NEXT_TILE >= 2 || (FLASHATTN_SM90_PREFETCH_NEXT_TILE == 1 && kBlockN == 64 &&
+                                                 !kOOverV && !(kHeadDim == 64 && kMaskedInstance_));
+  static constexpr bool kPrefetchEarly = kPrefetchNextTile && FLASHATTN_SM90_PREFETCH_EARLY != 0;
   // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that
   // the O normalisation, its shared-memory write and the TMA store run beside a GEMM
   // rather than between two. Needs the next Q before this tile's O is stored, so only where

@@ -129,11 +129,11 @@ __device__ __forceinline__ void give_output_slots(const SharedPipeline<Config>& 
   }
 }
 
-// Config::kPrefetchNextTile: the first loads of tile `tile` (the next one this producer loads, unless it has
-// no query rows) fetched into L2 while the current tile still runs: its Q, and with 2 its first K and V
-// block. Left to the ordinary loads: per-sequence maps (acquired per tile) and packed GQA (a 5-D view of Q).
+// Config::kPrefetchNextTile: the Q of tile `tile` (the next one this producer loads, unless it has no query
+// rows) fetched into L2 while the current tile still runs. Left to the ordinary loads: per-sequence maps
+// (acquired per tile) and packed GQA (a 5-D view of Q).
 template <class Config>
-__device__ __forceinline__ void prefetch_tile_start(const ForwardKernelParams& p, int tile) {
+__device__ __forceinline__ void prefetch_next_q(const ForwardKernelParams& p, int tile) {
   if (tile >= p.num_tiles || p.sequence_maps != nullptr || p.pack > 1) return;
   const WorkTile w = tile_work<Config::kClusterM>(p, tile);
   const int first_row = w.m_block * Config::kBlockM;
@@ -143,21 +143,6 @@ __device__ __forceinline__ void prefetch_tile_start(const ForwardKernelParams& p
     for (int c = 0; c < Config::kChunks; ++c) {
       ptx::tma_prefetch_l2_4d(&p.maps.q, c * Config::kChunkCols, first_row + part * Config::kQBoxRows, w.head,
                               w.map_batch);
-    }
-  }
-  if constexpr (Config::kPrefetchNextTile >= 2) {
-    const KeyBlockRange range = key_block_range<Config>(p, w);
-    if (range.end > range.begin) {
-      const int kv_head = w.head / p.heads_per_kv;
-      const int key_row = (range.end - 1) * Config::kBlockN;
-#pragma unroll
-      for (int c = 0; c < Config::kChunks; ++c) {
-        ptx::tma_prefetch_l2_4d(&p.maps.k, c * Config::kChunkCols, key_row, kv_head, w.map_batch);
-      }
-#pragma unroll
-      for (int c = 0; c < Config::kChunksV; ++c) {
-        ptx::tma_prefetch_l2_4d(&p.maps.v, c * Config::kChunkCols, key_row, kv_head, w.map_batch);
-      }
     }
   }
 }
@@ -260,7 +245,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
         load_v(ring, n);
         ring.advance();
         if constexpr (Config::kPrefetchEarly) {
-          if (n == prefetch_after) prefetch_tile_start<Config>(p, tile);
+          if (n == prefetch_after) prefetch_next_q<Config>(p, tile);
         }
       }
       if constexpr (Config::kOOverV) slots_owed = true;
@@ -271,14 +256,13 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
         load_v(ring, n);
         ring.advance();
         if constexpr (Config::kPrefetchEarly) {
-          if (n == prefetch_after) prefetch_tile_start<Config>(p, tile);
+          if (n == prefetch_after) prefetch_next_q<Config>(p, tile);
         }
       }
     }
     // Here, not at the claim: a dynamic claim's atomic has had this tile's loads to land, and the loads above
     // wait for stages, so this runs about kStages key blocks before the tile's end.
-    if constexpr (Config::kPrefetchNextTile != 0 && !Config::kPrefetchEarly)
-      prefetch_tile_start<Config>(p, tile);
+    if constexpr (Config::kPrefetchNextTile && !Config::kPrefetchEarly) prefetch_next_q<Config>(p, tile);
   }
   if constexpr (Config::kOOverV) {
     if (slots_owed) give_output_slots(pipe, vring.at(ring), true);
