@@ -232,18 +232,29 @@
 // kernel), d64 causal 512..4k -0.33..+0.03% (its masked instance). Why the short masked d256 tiles gain most:
 // a tile of a few 64-key blocks waits at its start for a Q that nothing else has read. 0: off; 1: the 64-key
 // kernels without O over V except d64's masked instance (the masked d256 kernels up to
-// D256_BLOCK64_MAX_SEQLEN_MASKED keys, the unmasked four-consumer d64 one); 2: every dense kernel.
+// D256_BLOCK64_MAX_SEQLEN_MASKED keys, the unmasked four-consumer d64 one) and, early (PREFETCH_EARLY below),
+// the two-consumer d = dv = 128 kernels (not the decode one: not measured); 2: every dense kernel.
 #ifndef FLASHATTN_SM90_PREFETCH_NEXT_TILE
 #define FLASHATTN_SM90_PREFETCH_NEXT_TILE 1
 #endif
-// Session 29 (prepared, not measured): PREFETCH_EARLY: where PREFETCH_NEXT_TILE is on, the prefetch goes out
-// after the tile's second key block's loads (its first when it has one) instead of after its last. Why: the Q
-// prefetch lost 2-3% in the O-over-V kernels and up to 0.7% at d128, where it goes out beside the tile's last
-// loads, the next tile's Q load and (O over V) the O stores; whether it is the prefetch or its timing that
-// costs is what this reads (bench/integration/s30_pf_early.sh). 0: after the tile's loads (measured); 1:
-// early.
+// Session 30: PREFETCH_EARLY: the prefetch goes out after the tile's second key block's loads (its first when
+// it has one) instead of after its last. Measured on an H200 (bench/integration/s30_pf_early.sh, paired,
+// three passes, control within 0.25%), early against no prefetch in every dense kernel: d128 non-causal 512 /
+// 1k / 4k +2.28 / +1.28 / +0.34%, causal 512 / 1k +1.20 / -0.13% (late there: -0.76 / +0.25 / +0.26%, +0.95 /
+// -0.14%); d256 O over V non-causal 512 / 1k -1.95 / +0.40% (late -3.3 / -1.8%); the masked d256 64-key
+// kernels causal 512 / 1k / 4k -4.7 / -2.2 / -1.0% against late; d64 non-causal 512 -0.9% against late. So
+// the timing is what costs: beside the tile's last loads the prefetch competes with the next Q and (O over V)
+// the O stores, while in the short masked d256 tiles two blocks in is already too late to matter more than
+// the last loads. With it the producer (24 registers) spills a few bytes more (the next tile's decode inside
+// the key-block loop). 0: after the tile's loads wherever PREFETCH_NEXT_TILE is on; 1: early in the
+// two-consumer d = dv = 128 kernels; 2: early wherever it is on.
 #ifndef FLASHATTN_SM90_PREFETCH_EARLY
-#define FLASHATTN_SM90_PREFETCH_EARLY 0
+#define FLASHATTN_SM90_PREFETCH_EARLY 1
+#endif
+// Where PREFETCH_EARLY applies: the key block (counted from the tile's first loaded) after whose loads the
+// prefetch goes out (session 30 measured 2).
+#ifndef FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS
+#define FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS 2
 #endif
 // The producer, which decodes every tile for its own loads, hands the consumers the decoded tile (WorkTile
 // and key-block range, 48 bytes through the tile slot) instead of the index alone, so that the consumer warps
@@ -727,9 +738,17 @@ struct ForwardConfig {
       (FLASHATTN_SM90_K_LOOKAHEAD == 1 && kHeadDim == 256 && kHeadDimV == 256 && kBlockN == 64);
   // FLASHATTN_SM90_PREFETCH_NEXT_TILE above.
   static constexpr bool kPrefetchNextTile =
-      FLASHATTN_SM90_PREFETCH_NEXT_TILE >= 2 || (FLASHATTN_SM90_PREFETCH_NEXT_TILE == 1 && kBlockN == 64 &&
-                                                 !kOOverV && !(kHeadDim == 64 && kMaskedInstance_));
-  static constexpr bool kPrefetchEarly = kPrefetchNextTile && FLASHATTN_SM90_PREFETCH_EARLY != 0;
+      FLASHATTN_SM90_PREFETCH_NEXT_TILE >= 2 ||
+      (FLASHATTN_SM90_PREFETCH_NEXT_TILE == 1 &&
+       ((kBlockN == 64 && !kOOverV && !(kHeadDim == 64 && kMaskedInstance_)) ||
+        (kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2)));
+  // FLASHATTN_SM90_PREFETCH_EARLY above.
+  static constexpr bool kPrefetchEarly =
+      kPrefetchNextTile &&
+      (FLASHATTN_SM90_PREFETCH_EARLY >= 2 || (FLASHATTN_SM90_PREFETCH_EARLY == 1 && kHeadDim == 128 &&
+                                              kHeadDimV == 128 && kConsumerWarpgroups == 2));
+  static constexpr int kPrefetchAfterBlocks = FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS;
+  static_assert(kPrefetchAfterBlocks >= 1);
   // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that
   // the O normalisation, its shared-memory write and the TMA store run beside a GEMM
   // rather than between two. Needs the next Q before this tile's O is stored, so only where

@@ -214,9 +214,11 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
                                               kv_head, w.map_batch);
     };
     // Config::kPrefetchEarly: the block after whose loads the next tile's prefetch goes out, the tile's
-    // second (its first when it has one): by then the producer has waited for a stage at least once, so a
-    // dynamic claim's atomic has landed.
-    [[maybe_unused]] const int prefetch_after = range.end - range.begin >= 2 ? range.end - 2 : range.begin;
+    // kPrefetchAfterBlocks-th (its last when it has fewer): from the second on, the producer has waited for a
+    // stage at least once by then, so a dynamic claim's atomic has landed.
+    [[maybe_unused]] const int prefetch_after = range.end - range.begin >= Config::kPrefetchAfterBlocks
+                                                    ? range.end - Config::kPrefetchAfterBlocks
+                                                    : range.begin;
     if constexpr (Config::kKLookahead) {
       // Each K one block ahead of its V (forward_config.h K_LOOKAHEAD), and under kOOverV the last tile's O
       // stores (give_output_slots) between the second K and the first V: a consumer that skips this tile's
