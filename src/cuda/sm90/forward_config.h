@@ -237,24 +237,39 @@
 #ifndef FLASHATTN_SM90_PREFETCH_NEXT_TILE
 #define FLASHATTN_SM90_PREFETCH_NEXT_TILE 1
 #endif
-// Session 30: PREFETCH_EARLY: the prefetch goes out after the tile's second key block's loads (its first when
-// it has one) instead of after its last. Measured on an H200 (bench/integration/s30_pf_early.sh, paired,
-// three passes, control within 0.25%), early against no prefetch in every dense kernel: d128 non-causal 512 /
-// 1k / 4k +2.28 / +1.28 / +0.34%, causal 512 / 1k +1.20 / -0.13% (late there: -0.76 / +0.25 / +0.26%, +0.95 /
-// -0.14%); d256 O over V non-causal 512 / 1k -1.95 / +0.40% (late -3.3 / -1.8%); the masked d256 64-key
-// kernels causal 512 / 1k / 4k -4.7 / -2.2 / -1.0% against late; d64 non-causal 512 -0.9% against late. So
-// the timing is what costs: beside the tile's last loads the prefetch competes with the next Q and (O over V)
-// the O stores, while in the short masked d256 tiles two blocks in is already too late to matter more than
-// the last loads. With it the producer (24 registers) spills a few bytes more (the next tile's decode inside
-// the key-block loop). 0: after the tile's loads wherever PREFETCH_NEXT_TILE is on; 1: early in the
-// two-consumer d = dv = 128 kernels; 2: early wherever it is on.
+// Session 30: PREFETCH_EARLY: the prefetch goes out after one of the tile's first key blocks' loads
+// (PREFETCH_AFTER_BLOCKS below; measured first with the second) instead of after its last. Measured on an
+// H200 (bench/integration/s30_pf_early.sh, paired, three passes, control within 0.25%), early against no
+// prefetch in every dense kernel: d128 non-causal 512 / 1k / 4k +2.28 / +1.28 / +0.34%, causal 512 / 1k +1.20
+// / -0.13% (late there: -0.76 / +0.25 / +0.26%, +0.95 / -0.14%); d256 O over V non-causal 512 / 1k -1.95 /
+// +0.40% (late -3.3 / -1.8%); the masked d256 64-key kernels causal 512 / 1k / 4k -4.7 / -2.2 / -1.0% against
+// late; d64 non-causal 512 -0.9% against late. So the timing is what costs: beside the tile's last loads the
+// prefetch competes with the next Q and (O over V) the O stores, while in the short masked d256 tiles two
+// blocks in is already too late to matter more than the last loads. With it the producer (24 registers)
+// spills a few bytes more (the next tile's decode inside the key-block loop). 0: after the tile's loads
+// wherever PREFETCH_NEXT_TILE is on; 1: early in the two-consumer d = dv = 128 kernels; 2: early wherever it
+// is on.
 #ifndef FLASHATTN_SM90_PREFETCH_EARLY
 #define FLASHATTN_SM90_PREFETCH_EARLY 1
 #endif
 // Where PREFETCH_EARLY applies: the key block (counted from the tile's first loaded) after whose loads the
-// prefetch goes out (session 30 measured 2).
+// prefetch goes out, for problems without and with a window (causal included; a run-time choice, the d128
+// kernel below 8k keys serves both), and the most keys for which a windowed problem prefetches early at all
+// (0: no limit). Measured (bench/integration/s30_d128_early.sh, paired, three passes, control within 0.2% but
+// causal 512's 0.5%), against no prefetch: d128 non-causal 512 / 1k / 2k / 4k / 16k after the first block
+// +2.83 / +2.13 / +0.69 / +0.43 / -0.01%, the second +2.72 / +1.69 / +0.56 / +0.33 / -0.07%, the third +2.54
+// / +0.37 / +0.07 / +0.26 / -0.06%; causal 512 / 1k / 2k / 4k / 16k after the first +1.05 / -0.44 / -0.72 /
+// -0.41 / -0.65%, the second +1.78 / +0.06 / -0.44 / -0.28 / -0.36%, the third +1.96 / +0.67 / -0.29 / -0.26
+// / -0.36% (16k: the masked multicast instance, left without the prefetch). A causal tile of a longer
+// sequence gains nothing from its next Q in L2 and pays for the prefetch.
 #ifndef FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS
-#define FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS 2
+#define FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS 1
+#endif
+#ifndef FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS_WINDOWED
+#define FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS_WINDOWED 3
+#endif
+#ifndef FLASHATTN_SM90_PREFETCH_WINDOWED_MAX_SEQLEN
+#define FLASHATTN_SM90_PREFETCH_WINDOWED_MAX_SEQLEN 1024
 #endif
 // The producer, which decodes every tile for its own loads, hands the consumers the decoded tile (WorkTile
 // and key-block range, 48 bytes through the tile slot) instead of the index alone, so that the consumer warps
@@ -741,14 +756,18 @@ struct ForwardConfig {
       FLASHATTN_SM90_PREFETCH_NEXT_TILE >= 2 ||
       (FLASHATTN_SM90_PREFETCH_NEXT_TILE == 1 &&
        ((kBlockN == 64 && !kOOverV && !(kHeadDim == 64 && kMaskedInstance_)) ||
-        (kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2)));
+        (kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2 && !kMaskedInstance_)));
   // FLASHATTN_SM90_PREFETCH_EARLY above.
   static constexpr bool kPrefetchEarly =
       kPrefetchNextTile &&
       (FLASHATTN_SM90_PREFETCH_EARLY >= 2 || (FLASHATTN_SM90_PREFETCH_EARLY == 1 && kHeadDim == 128 &&
                                               kHeadDimV == 128 && kConsumerWarpgroups == 2));
   static constexpr int kPrefetchAfterBlocks = FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS;
-  static_assert(kPrefetchAfterBlocks >= 1);
+  static constexpr int kPrefetchAfterBlocksWindowed = FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS_WINDOWED;
+  static_assert(kPrefetchAfterBlocks >= 1 && kPrefetchAfterBlocksWindowed >= 1);
+  // The late prefetch (the masked d256 64-key kernels) gains on windowed problems up to 4k: no limit there.
+  static constexpr int kPrefetchWindowedMaxSeqlenK =
+      kPrefetchEarly ? FLASHATTN_SM90_PREFETCH_WINDOWED_MAX_SEQLEN : 0;
   // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that
   // the O normalisation, its shared-memory write and the TMA store run beside a GEMM
   // rather than between two. Needs the next Q before this tile's O is stored, so only where

@@ -129,12 +129,22 @@ __device__ __forceinline__ void give_output_slots(const SharedPipeline<Config>& 
   }
 }
 
+// A causal or sliding-window problem (read from the constant bank where needed: the producer has 24
+// registers).
+__device__ __forceinline__ bool windowed(const ForwardKernelParams& p) {
+  return p.window_left >= 0 || p.window_right >= 0;
+}
+
 // Config::kPrefetchNextTile: the Q of tile `tile` (the next one this producer loads, unless it has no query
 // rows) fetched into L2 while the current tile still runs. Left to the ordinary loads: per-sequence maps
-// (acquired per tile) and packed GQA (a 5-D view of Q).
+// (acquired per tile), packed GQA (a 5-D view of Q) and windowed problems of more keys than
+// Config::kPrefetchWindowedMaxSeqlenK (forward_config.h PREFETCH_WINDOWED_MAX_SEQLEN).
 template <class Config>
 __device__ __forceinline__ void prefetch_next_q(const ForwardKernelParams& p, int tile) {
   if (tile >= p.num_tiles || p.sequence_maps != nullptr || p.pack > 1) return;
+  if constexpr (Config::kPrefetchWindowedMaxSeqlenK > 0) {
+    if (windowed(p) && p.seqlen_k > Config::kPrefetchWindowedMaxSeqlenK) return;
+  }
   const WorkTile w = tile_work<Config::kClusterM>(p, tile);
   const int first_row = w.m_block * Config::kBlockM;
 #pragma unroll
@@ -214,11 +224,13 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
                                               kv_head, w.map_batch);
     };
     // Config::kPrefetchEarly: the block after whose loads the next tile's prefetch goes out, the tile's
-    // kPrefetchAfterBlocks-th (its last when it has fewer): from the second on, the producer has waited for a
-    // stage at least once by then, so a dynamic claim's atomic has landed.
-    [[maybe_unused]] const int prefetch_after = range.end - range.begin >= Config::kPrefetchAfterBlocks
-                                                    ? range.end - Config::kPrefetchAfterBlocks
-                                                    : range.begin;
+    // kPrefetchAfterBlocks-th or (windowed) kPrefetchAfterBlocksWindowed-th (its last when it has fewer):
+    // from the second on, the producer has waited for a stage at least once by then, so a dynamic claim's
+    // atomic has landed.
+    [[maybe_unused]] const int prefetch_blocks =
+        windowed(p) ? Config::kPrefetchAfterBlocksWindowed : Config::kPrefetchAfterBlocks;
+    [[maybe_unused]] const int prefetch_after =
+        range.end - range.begin >= prefetch_blocks ? range.end - prefetch_blocks : range.begin;
     if constexpr (Config::kKLookahead) {
       // Each K one block ahead of its V (forward_config.h K_LOOKAHEAD), and under kOOverV the last tile's O
       // stores (give_output_slots) between the second K and the first V: a consumer that skips this tile's
