@@ -263,6 +263,20 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
         }
       }
       if constexpr (Config::kOOverV) slots_owed = true;
+    } else if constexpr (Config::kPrefetchEarly && Config::kPrefetchSplitLoop) {
+      // The key-block loop in two, the prefetch between them: the next tile's decode then costs registers
+      // (spills) at that one point per tile, not in every block's loads.
+      auto load_block = [&](int n) {
+        if (!Config::kFirstKBeforeQ || n != range.end - 1) load_k(ring, n);
+        load_v(ring, n);
+        ring.advance();
+      };
+      int n = range.end - 1;
+#pragma unroll 1
+      for (; n >= prefetch_after; --n) load_block(n);
+      if (range.end > range.begin) prefetch_next_q<Config>(p, tile);
+#pragma unroll 1
+      for (; n >= range.begin; --n) load_block(n);
     } else {
 #pragma unroll 1  // not unrolled: more live values in a thread of 24 registers
       for (int n = range.end - 1; n >= range.begin; --n) {
