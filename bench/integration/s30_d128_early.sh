@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Ran in session 30 on f25aada (the default then: after the tile's second key block, windowed or not; records
+# s30_d128_early_summary.txt, s30_d128_early_ab.jsonl; its patch applies to that tree only).
 # Session 30: the next tile's Q prefetch in the two-consumer d = dv = 128 kernels, early (after the tile's second
 # key block's loads), made the default after s30_pf_early.sh read it at +2.28 / +1.28 / +0.34% on d128 non-causal
 # 512 / 1k / 4k and +1.20 / -0.13% causal 512 / 1k (paired, in a build with it in every dense kernel). This

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Ran in session 30 on d1a983c (records s30_pf_early_summary.txt, s30_pf_early_ab.jsonl). The flags meant then:
+# PREFETCH_EARLY=1 = early (after the tile's second key block) wherever PREFETCH_NEXT_TILE is on; since 5f221db
+# PREFETCH_EARLY=1 means the two-consumer d128 kernels only, and =2 with PREFETCH_AFTER_BLOCKS=2 is that old form.
 # Prepared in session 29, not run: PREFETCH_EARLY=1 (forward_config.h; default 0, default SASS identical): the next
 # tile's Q prefetch goes out after the tile's second key block's loads instead of after its last. Session 29's Q
 # prefetch (PREFETCH_NEXT_TILE) gained in the masked d256 64-key kernels (causal 512 +3.5%) and lost in the O-over-V
