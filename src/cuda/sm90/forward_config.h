@@ -246,9 +246,9 @@
 // late; d64 non-causal 512 -0.9% against late. So the timing is what costs: beside the tile's last loads the
 // prefetch competes with the next Q and (O over V) the O stores, while in the short masked d256 tiles two
 // blocks in is already too late to matter more than the last loads. With it the producer (24 registers)
-// spills a few bytes more (the next tile's decode inside the key-block loop). 0: after the tile's loads
-// wherever PREFETCH_NEXT_TILE is on; 1: early in the two-consumer d = dv = 128 kernels; 2: early wherever it
-// is on.
+// spills a few bytes more (the next tile's decode among the key-block loads; PREFETCH_SPLIT_LOOP below). 0:
+// after the tile's loads wherever PREFETCH_NEXT_TILE is on; 1: early in the two-consumer d = dv = 128
+// kernels; 2: early wherever it is on.
 #ifndef FLASHATTN_SM90_PREFETCH_EARLY
 #define FLASHATTN_SM90_PREFETCH_EARLY 1
 #endif
@@ -771,8 +771,8 @@ struct ForwardConfig {
   static constexpr int kPrefetchAfterBlocks = FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS;
   static constexpr int kPrefetchAfterBlocksWindowed = FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS_WINDOWED;
   static_assert(kPrefetchAfterBlocks >= 1 && kPrefetchAfterBlocksWindowed >= 1);
-  // The late prefetch (the masked d256 64-key kernels) gains on windowed problems up to 4k: no limit there.
   static constexpr bool kPrefetchSplitLoop = FLASHATTN_SM90_PREFETCH_SPLIT_LOOP != 0;
+  // The late prefetch (the masked d256 64-key kernels) gains on windowed problems up to 4k: no limit there.
   static constexpr int kPrefetchWindowedMaxSeqlenK =
       kPrefetchEarly ? FLASHATTN_SM90_PREFETCH_WINDOWED_MAX_SEQLEN : 0;
   // Issue the next tile's first S = Q K^T before this tile's epilogue (consumer.h), so that

@@ -224,9 +224,10 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
                                               kv_head, w.map_batch);
     };
     // Config::kPrefetchEarly: the block after whose loads the next tile's prefetch goes out, the tile's
-    // kPrefetchAfterBlocks-th or (windowed) kPrefetchAfterBlocksWindowed-th (its last when it has fewer):
-    // from the second on, the producer has waited for a stage at least once by then, so a dynamic claim's
-    // atomic has landed.
+    // kPrefetchAfterBlocks-th or (windowed) kPrefetchAfterBlocksWindowed-th (its last when it has fewer).
+    // From the second on the producer has waited for a stage at least once by then, so a dynamic claim's
+    // atomic has landed; after the first (the default without a window) the equally long tiles of an unmasked
+    // batch have a static schedule and no atomic to wait for.
     [[maybe_unused]] const int prefetch_blocks =
         windowed(p) ? Config::kPrefetchAfterBlocksWindowed : Config::kPrefetchAfterBlocks;
     [[maybe_unused]] const int prefetch_after =
