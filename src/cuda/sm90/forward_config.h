@@ -274,6 +274,14 @@
 #ifndef FLASHATTN_SM90_PREFETCH_SPLIT_LOOP
 #define FLASHATTN_SM90_PREFETCH_SPLIT_LOOP 1
 #endif
+// Session 30 (prepared, not measured): PREFETCH_O_OVER_V: the early prefetch (after PREFETCH_AFTER_BLOCKS,
+// the loop split) in the O-over-V kernels (unmasked d256). s30_pf_early.sh read the in-loop form after the
+// second block there at non-causal 512 / 1k -2.0 / +0.4% against none (late: -3.3 / -1.8%); the d128 kernels
+// gained a further +0.4..+0.6% from the first block and the split loop. 0: off; 1: on
+// (bench/integration/s31_oov_prefetch.sh).
+#ifndef FLASHATTN_SM90_PREFETCH_O_OVER_V
+#define FLASHATTN_SM90_PREFETCH_O_OVER_V 0
+#endif
 #ifndef FLASHATTN_SM90_PREFETCH_WINDOWED_MAX_SEQLEN
 #define FLASHATTN_SM90_PREFETCH_WINDOWED_MAX_SEQLEN 1024
 #endif
@@ -759,15 +767,16 @@ struct ForwardConfig {
       (FLASHATTN_SM90_K_LOOKAHEAD == 1 && kHeadDim == 256 && kHeadDimV == 256 && kBlockN == 64);
   // FLASHATTN_SM90_PREFETCH_NEXT_TILE above.
   static constexpr bool kPrefetchNextTile =
-      FLASHATTN_SM90_PREFETCH_NEXT_TILE >= 2 ||
+      FLASHATTN_SM90_PREFETCH_NEXT_TILE >= 2 || (FLASHATTN_SM90_PREFETCH_O_OVER_V != 0 && kOOverV) ||
       (FLASHATTN_SM90_PREFETCH_NEXT_TILE == 1 &&
        ((kBlockN == 64 && !kOOverV && !(kHeadDim == 64 && kMaskedInstance_)) ||
         (kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2 && !kMaskedInstance_)));
   // FLASHATTN_SM90_PREFETCH_EARLY above.
   static constexpr bool kPrefetchEarly =
       kPrefetchNextTile &&
-      (FLASHATTN_SM90_PREFETCH_EARLY >= 2 || (FLASHATTN_SM90_PREFETCH_EARLY == 1 && kHeadDim == 128 &&
-                                              kHeadDimV == 128 && kConsumerWarpgroups == 2));
+      (FLASHATTN_SM90_PREFETCH_EARLY >= 2 || (FLASHATTN_SM90_PREFETCH_O_OVER_V != 0 && kOOverV) ||
+       (FLASHATTN_SM90_PREFETCH_EARLY == 1 && kHeadDim == 128 && kHeadDimV == 128 &&
+        kConsumerWarpgroups == 2));
   static constexpr int kPrefetchAfterBlocks = FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS;
   static constexpr int kPrefetchAfterBlocksWindowed = FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS_WINDOWED;
   static_assert(kPrefetchAfterBlocks >= 1 && kPrefetchAfterBlocksWindowed >= 1);

@@ -244,23 +244,48 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
           vring.pass_output_slots();
         }
       }
-#pragma unroll 1
-      for (int n = range.end - 1; n >= range.begin; --n) {
-        if (n > range.begin) {
-          RingPosition<Config::kStages> ahead = ring;
-          ahead.advance();
-          load_k(ahead, n - 1);
-        }
-        if constexpr (Config::kOOverV) {
-          if (slots_owed && n == range.end - 1) {
-            give_output_slots(pipe, vring.at(ring), true);
-            vring.pass_output_slots();
+      if constexpr (Config::kPrefetchEarly && Config::kPrefetchSplitLoop) {
+        // As the split loop below (without the lookahead).
+        auto load_block = [&](int n) {
+          if (n > range.begin) {
+            RingPosition<Config::kStages> ahead = ring;
+            ahead.advance();
+            load_k(ahead, n - 1);
           }
-        }
-        load_v(ring, n);
-        ring.advance();
-        if constexpr (Config::kPrefetchEarly) {
-          if (n == prefetch_after) prefetch_next_q<Config>(p, tile);
+          if constexpr (Config::kOOverV) {
+            if (slots_owed && n == range.end - 1) {
+              give_output_slots(pipe, vring.at(ring), true);
+              vring.pass_output_slots();
+            }
+          }
+          load_v(ring, n);
+          ring.advance();
+        };
+        int n = range.end - 1;
+#pragma unroll 1
+        for (; n >= prefetch_after; --n) load_block(n);
+        if (range.end > range.begin) prefetch_next_q<Config>(p, tile);
+#pragma unroll 1
+        for (; n >= range.begin; --n) load_block(n);
+      } else {
+#pragma unroll 1
+        for (int n = range.end - 1; n >= range.begin; --n) {
+          if (n > range.begin) {
+            RingPosition<Config::kStages> ahead = ring;
+            ahead.advance();
+            load_k(ahead, n - 1);
+          }
+          if constexpr (Config::kOOverV) {
+            if (slots_owed && n == range.end - 1) {
+              give_output_slots(pipe, vring.at(ring), true);
+              vring.pass_output_slots();
+            }
+          }
+          load_v(ring, n);
+          ring.advance();
+          if constexpr (Config::kPrefetchEarly) {
+            if (n == prefetch_after) prefetch_next_q<Config>(p, tile);
+          }
         }
       }
       if constexpr (Config::kOOverV) slots_owed = true;
