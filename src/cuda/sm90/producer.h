@@ -268,6 +268,8 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
 #pragma unroll 1
         for (; n >= range.begin; --n) load_block(n);
       } else {
+        // load_block's body written out, not called: through the lambda the 24-register thread's code changed
+        // (the SASS of kernels without the prefetch moved, session 30).
 #pragma unroll 1
         for (int n = range.end - 1; n >= range.begin; --n) {
           if (n > range.begin) {
@@ -304,6 +306,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
 #pragma unroll 1
       for (; n >= range.begin; --n) load_block(n);
     } else {
+      // load_block's body written out, as in the lookahead branch above.
 #pragma unroll 1  // not unrolled: more live values in a thread of 24 registers
       for (int n = range.end - 1; n >= range.begin; --n) {
         if (!Config::kFirstKBeforeQ || n != range.end - 1) load_k(ring, n);
