@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Ran in session 30 on d3b6de7. The PREFETCH_SPLIT_LOOP switch (its =0, the one-loop form) was removed after
+# this run: the split form is the only one since.
 # Session 30: s30_final.sh read d128 causal 2k / 4k at -1.2 / -0.5% against the tree without the d128 prefetch,
 # though the windowed limit (1024 keys) skips the prefetch there: the cost is the producer's code, not the
 # prefetch (the next tile's decode inside the key-block loop: 24-32 spilled bytes, reloaded in the loop). Now

@@ -246,7 +246,7 @@
 // late; d64 non-causal 512 -0.9% against late. So the timing is what costs: beside the tile's last loads the
 // prefetch competes with the next Q and (O over V) the O stores, while in the short masked d256 tiles two
 // blocks in is already too late to matter more than the last loads. With it the producer (24 registers)
-// spills a few bytes more (the next tile's decode among the key-block loads; PREFETCH_SPLIT_LOOP below). 0:
+// spills a few bytes more (the next tile's decode between two key-block loops, below). 0:
 // after the tile's loads wherever PREFETCH_NEXT_TILE is on; 1: early in the two-consumer d = dv = 128
 // kernels; 2: early wherever it is on.
 #ifndef FLASHATTN_SM90_PREFETCH_EARLY
@@ -268,16 +268,14 @@
 #ifndef FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS_WINDOWED
 #define FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS_WINDOWED 3
 #endif
-// Where PREFETCH_EARLY applies without the K lookahead: 1: the key-block loop split in two at the prefetch
-// (producer.h); 0: one loop that tests every block (session 30's first form: with the windowed limit on, d128
-// causal 2k / 4k -1.2 / -0.5% though nothing is prefetched there, s30_final.sh).
-#ifndef FLASHATTN_SM90_PREFETCH_SPLIT_LOOP
-#define FLASHATTN_SM90_PREFETCH_SPLIT_LOOP 1
-#endif
-// Session 30 (prepared, not measured): PREFETCH_O_OVER_V: the early prefetch (after PREFETCH_AFTER_BLOCKS,
-// the loop split) in the O-over-V kernels (unmasked d256). s30_pf_early.sh read the in-loop form after the
-// second block there at non-causal 512 / 1k -2.0 / +0.4% against none (late: -3.3 / -1.8%); the d128 kernels
-// gained a further +0.4..+0.6% from the first block and the split loop. 0: off; 1: on
+// The early prefetch splits the producer's key-block loop in two (producer.h). Session 30's first form, one
+// loop that tested every block, read d128 causal 2k / 4k -1.2 / -0.5% with the windowed limit on, though
+// nothing is prefetched there (s30_final.sh; the 24-register producer reloaded spilled values in the loop);
+// the split form -0.15 / +0.02% (s30_split.sh). The one-loop form was removed afterwards. Session 30
+// (prepared, not measured): PREFETCH_O_OVER_V: the early prefetch (after PREFETCH_AFTER_BLOCKS, the loop
+// split) in the O-over-V kernels (unmasked d256). s30_pf_early.sh read the in-loop form after the second
+// block there at non-causal 512 / 1k -2.0 / +0.4% against none (late: -3.3 / -1.8%); the d128 kernels gained
+// a further +0.4..+0.6% from the first block and the split loop. 0: off; 1: on
 // (bench/integration/s31_oov_prefetch.sh).
 #ifndef FLASHATTN_SM90_PREFETCH_O_OVER_V
 #define FLASHATTN_SM90_PREFETCH_O_OVER_V 0
@@ -780,7 +778,6 @@ struct ForwardConfig {
   static constexpr int kPrefetchAfterBlocks = FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS;
   static constexpr int kPrefetchAfterBlocksWindowed = FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS_WINDOWED;
   static_assert(kPrefetchAfterBlocks >= 1 && kPrefetchAfterBlocksWindowed >= 1);
-  static constexpr bool kPrefetchSplitLoop = FLASHATTN_SM90_PREFETCH_SPLIT_LOOP != 0;
   // The late prefetch (the masked d256 64-key kernels) gains on windowed problems up to 4k: no limit there.
   static constexpr int kPrefetchWindowedMaxSeqlenK =
       kPrefetchEarly ? FLASHATTN_SM90_PREFETCH_WINDOWED_MAX_SEQLEN : 0;

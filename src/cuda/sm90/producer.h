@@ -244,7 +244,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
           vring.pass_output_slots();
         }
       }
-      if constexpr (Config::kPrefetchEarly && Config::kPrefetchSplitLoop) {
+      if constexpr (Config::kPrefetchEarly) {
         // As the split loop below (without the lookahead).
         auto load_block = [&](int n) {
           if (n > range.begin) {
@@ -285,13 +285,10 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
           }
           load_v(ring, n);
           ring.advance();
-          if constexpr (Config::kPrefetchEarly) {
-            if (n == prefetch_after) prefetch_next_q<Config>(p, tile);
-          }
         }
       }
       if constexpr (Config::kOOverV) slots_owed = true;
-    } else if constexpr (Config::kPrefetchEarly && Config::kPrefetchSplitLoop) {
+    } else if constexpr (Config::kPrefetchEarly) {
       // The key-block loop in two, the prefetch between them: the next tile's decode then costs registers
       // (spills) at that one point per tile, not in every block's loads.
       auto load_block = [&](int n) {
@@ -312,9 +309,6 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
         if (!Config::kFirstKBeforeQ || n != range.end - 1) load_k(ring, n);
         load_v(ring, n);
         ring.advance();
-        if constexpr (Config::kPrefetchEarly) {
-          if (n == prefetch_after) prefetch_next_q<Config>(p, tile);
-        }
       }
     }
     // Here, not at the claim: a dynamic claim's atomic has had this tile's loads to land, and the loads above
