@@ -271,14 +271,19 @@
 // The early prefetch splits the producer's key-block loop in two (producer.h). Session 30's first form, one
 // loop that tested every block, read d128 causal 2k / 4k -1.2 / -0.5% with the windowed limit on, though
 // nothing is prefetched there (s30_final.sh; the 24-register producer reloaded spilled values in the loop);
-// the split form -0.15 / +0.02% (s30_split.sh). The one-loop form was removed afterwards. Session 30
-// (prepared, not measured): PREFETCH_O_OVER_V: the early prefetch (after PREFETCH_AFTER_BLOCKS, the loop
-// split) in the O-over-V kernels (unmasked d256). s30_pf_early.sh read the in-loop form after the second
-// block there at non-causal 512 / 1k -2.0 / +0.4% against none (late: -3.3 / -1.8%); the d128 kernels gained
-// a further +0.4..+0.6% from the first block and the split loop. 0: off; 1: on
-// (bench/integration/s31_oov_prefetch.sh).
+// the split form -0.15 / +0.02% (s30_split.sh). The one-loop form was removed afterwards.
+// PREFETCH_O_OVER_V: the early prefetch (the loop split as above) in the O-over-V kernels (unmasked d256),
+// after PREFETCH_AFTER_BLOCKS_O_OVER_V blocks. Session 31 (s31_oov_prefetch.sh, paired, three passes, control
+// within +-0.3%), against none: after the second block non-causal 512 / 1k / 2k / 4k / 16k -2.2 / +0.70 /
+// +0.46 / +0.01 / -0.03%, after the first -2.4 / -0.6 / -0.3 / -0.2 / -0.1%. 512 keys run the 64-key
+// blocks, whose tiles read slower with any prefetch (session 30: late -3.3%, after the second block -2.0%),
+// so the default leaves them out. 0: off; 1 (default): the O-over-V kernels of more than 64 keys per block
+// (d256 non-causal from 513 keys); 2: every O-over-V kernel.
 #ifndef FLASHATTN_SM90_PREFETCH_O_OVER_V
-#define FLASHATTN_SM90_PREFETCH_O_OVER_V 0
+#define FLASHATTN_SM90_PREFETCH_O_OVER_V 1
+#endif
+#ifndef FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS_O_OVER_V
+#define FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS_O_OVER_V 2
 #endif
 #ifndef FLASHATTN_SM90_PREFETCH_WINDOWED_MAX_SEQLEN
 #define FLASHATTN_SM90_PREFETCH_WINDOWED_MAX_SEQLEN 1024
@@ -763,19 +768,22 @@ struct ForwardConfig {
   static constexpr bool kKLookahead =
       kOOverV || FLASHATTN_SM90_K_LOOKAHEAD >= 2 ||
       (FLASHATTN_SM90_K_LOOKAHEAD == 1 && kHeadDim == 256 && kHeadDimV == 256 && kBlockN == 64);
-  // FLASHATTN_SM90_PREFETCH_NEXT_TILE above.
+  // FLASHATTN_SM90_PREFETCH_O_OVER_V and PREFETCH_NEXT_TILE above.
+  static constexpr bool kPrefetchOOverV =
+      kOOverV &&
+      (FLASHATTN_SM90_PREFETCH_O_OVER_V >= 2 || (FLASHATTN_SM90_PREFETCH_O_OVER_V == 1 && kBlockN > 64));
   static constexpr bool kPrefetchNextTile =
-      FLASHATTN_SM90_PREFETCH_NEXT_TILE >= 2 || (FLASHATTN_SM90_PREFETCH_O_OVER_V != 0 && kOOverV) ||
+      FLASHATTN_SM90_PREFETCH_NEXT_TILE >= 2 || kPrefetchOOverV ||
       (FLASHATTN_SM90_PREFETCH_NEXT_TILE == 1 &&
        ((kBlockN == 64 && !kOOverV && !(kHeadDim == 64 && kMaskedInstance_)) ||
         (kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2 && !kMaskedInstance_)));
   // FLASHATTN_SM90_PREFETCH_EARLY above.
   static constexpr bool kPrefetchEarly =
-      kPrefetchNextTile &&
-      (FLASHATTN_SM90_PREFETCH_EARLY >= 2 || (FLASHATTN_SM90_PREFETCH_O_OVER_V != 0 && kOOverV) ||
-       (FLASHATTN_SM90_PREFETCH_EARLY == 1 && kHeadDim == 128 && kHeadDimV == 128 &&
-        kConsumerWarpgroups == 2));
-  static constexpr int kPrefetchAfterBlocks = FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS;
+      kPrefetchNextTile && (FLASHATTN_SM90_PREFETCH_EARLY >= 2 || kPrefetchOOverV ||
+                            (FLASHATTN_SM90_PREFETCH_EARLY == 1 && kHeadDim == 128 && kHeadDimV == 128 &&
+                             kConsumerWarpgroups == 2));
+  static constexpr int kPrefetchAfterBlocks =
+      kOOverV ? FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS_O_OVER_V : FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS;
   static constexpr int kPrefetchAfterBlocksWindowed = FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS_WINDOWED;
   static_assert(kPrefetchAfterBlocks >= 1 && kPrefetchAfterBlocksWindowed >= 1);
   // The late prefetch (the masked d256 64-key kernels) gains on windowed problems up to 4k: no limit there.
