@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Session 31, full verification of the final tree (the last one was final29.sh; sessions 30-31 verified their
-# sm90 changes (the next tile's Q prefetched early: d128, d256 O over V) with the sm90 suites only): final10a.sh's
-# steps (full build with the sm80 and sm90a gencodes, every GPU suite, memcheck / racecheck / synccheck on the reduced grid, backward under PTX JIT, float64-checked
-# CLI runs: final10a's list, final14a_runs.txt's sm80 runs, final22_runs.txt's sm90 runs and the runs below for
-# the paths of sessions 28-31), then the Python extension on that build and its pytest suite on the GPU.
+# sm90 changes, the next tile's Q prefetched early at d128 and in the d256 O-over-V kernel, with the sm90 suites
+# only): final10a.sh's steps (full build with the sm80 and sm90a gencodes, every GPU suite, memcheck / racecheck /
+# synccheck on the reduced grid, backward under PTX JIT, float64-checked CLI runs: final10a's list,
+# final14a_runs.txt's sm80 runs, final22_runs.txt's sm90 runs and the runs below for the paths of sessions
+# 28-31), then the Python extension on that build and its pytest suite on the GPU.
 # Results: x.tgz and summary.txt (final10a.sh), py_summary.txt (the Python step).
 # One H200 call (~8 minutes).
 #   bash bench/integration/final31.sh
