@@ -3,7 +3,7 @@
 # set its block; on later trees oov1 / oov2 read as PREFETCH_O_OVER_V=2 with PREFETCH_AFTER_BLOCKS_O_OVER_V=1 / 2.
 # Result (s31_oov_prefetch_summary.txt): oov2 against base non-causal 512 / 1k / 2k / 4k / 16k 0.978 / 1.0070 /
 # 1.0046 / 1.0001 / 0.9997, oov1 0.976 / 0.994 / 0.998 / 0.999 / 0.999 (control 0.998-1.003). Kept: oov2 in the
-# kernels of more than 64 keys per block (1k up); 512's 64-key kernel keeps no prefetch.
+# kernels of more than 64 keys per block (from 513 keys); 512's 64-key kernel keeps no prefetch.
 # Prepared in session 30: the next tile's Q prefetch in the O-over-V kernels (unmasked d256, 128- and
 # 64-key blocks) in session 30's d128 form: early, the K-lookahead loop split at the prefetch
 # (FLASHATTN_SM90_PREFETCH_O_OVER_V=1; default 0, default SASS identical). s30_pf_early.sh read the in-loop form
