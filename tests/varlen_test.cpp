@@ -149,6 +149,14 @@ std::vector<VarlenCase> varlen_cases() {
       {4, 300, 500, 4, 2, 256, 256, DType::bfloat16, {MaskKind::none}, Layout::padded, 0, false, true});
   cases.push_back(
       {4, 300, 500, 4, 1, 256, 256, DType::float16, {MaskKind::none}, Layout::contiguous, 64, true, true});
+  // Unmasked d = 256 past 512 keys: the 80-key O-over-V kernel, whose producer splits its key-block loop at
+  // the next tile's Q prefetch after the second block (forward_config.h PREFETCH_O_OVER_V). A sequence
+  // without keys and random lengths (seqused: often a few blocks or fewer) put the split at or before a
+  // range's start.
+  cases.push_back(
+      {5, 200, 900, 4, 2, 256, 256, DType::bfloat16, {MaskKind::none}, Layout::contiguous, 0, true, true});
+  cases.push_back(
+      {4, 150, 700, 4, 4, 256, 256, DType::float16, {MaskKind::none}, Layout::padded, 0, false, true});
   return cases;
 }
 
