@@ -1,0 +1,103 @@
+# Session 32 (issue 6): what the persistent schedule's last, partial round costs. Every row of the standard grid
+# (16k tokens per batch, hidden 2048) has the same number of tiles per length: 1024 of 128 rows at d = 256, 2048 at
+# d = 128, i.e. 7.76 / 15.52 rounds of 132 CTAs (or 3.88 / 7.76 rounds of causal couples), so the last round leaves
+# a quarter to a half of the SMs idle: ~3% of the time if the idle SMs gave nothing back. Under the H200's power
+# cap the active ones clock up in that round, so the real cost is less. This probe times the same kernel on a
+# grid shape and on a shape of the same length whose tiles fill whole rounds (more heads, batch 1), in interleaved
+# stints of sustained load (bench/sm90r_ab.py time_sustained), with cuDNN on the same shapes for reference.
+#   PYTHONPATH=<dir with the flashattn package> python3 bench/rounds_probe.py [--build new] [--rounds 3]
+# Output: one JSON line per pair of shapes: each shape's TFLOP/s, its rounds (tiles / CTAs) and the ratio
+# whole / grid (1.0: the partial round costs nothing; rounds(whole) / ceil ... : it costs in full).
+import argparse
+import importlib
+import json
+import math
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from sm90r_ab import median, settle
+
+# (d, causal, seqlen, grid (b, h), whole (b, h)); whole: tiles (or couples) a multiple of the 132 SMs.
+PAIRS = [
+    (128, False, 16384, (1, 16), (1, 33)),
+    (128, False, 8192, (2, 16), (1, 33)),
+    (128, False, 4096, (4, 16), (1, 66)),
+    (256, False, 1024, (16, 8), (1, 132)),
+    (256, False, 8192, (2, 8), (1, 33)),
+    (256, True, 4096, (4, 8), (1, 33)),
+    (256, True, 2048, (8, 8), (1, 66)),
+    (128, True, 16384, (1, 16), (1, 33)),
+]
+
+
+def rounds(d, causal, s, b, h, sms):
+    tiles = b * h * math.ceil(s / 128)
+    return tiles / (2 * sms) if causal else tiles / sms  # causal: couples of two tiles (equal work)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="new")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--stint-ms", type=float, default=300)
+    ap.add_argument("--calls", type=int, default=10)
+    args = ap.parse_args()
+    module = importlib.import_module("flashattn" if args.build == "new" else "flashattn_" + args.build)
+    ours = module.flash_attn_func
+    dev = torch.cuda.get_device_properties(0)
+    print(json.dumps({"device": dev.name, "sms": dev.multi_processor_count, "torch": torch.__version__,
+                      "cudnn": torch.backends.cudnn.version()}), flush=True)
+    flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+
+    def cudnn(q, k, v, causal):
+        with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+            return F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                                  is_causal=causal)
+
+    with torch.no_grad():
+        for index, (d, causal, s, grid_shape, whole_shape) in enumerate(PAIRS):
+            fns, flops = {}, {}
+            for tag, (b, h) in (("grid", grid_shape), ("whole", whole_shape)):
+                torch.manual_seed(index * 7 + b * h)
+                q = torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16)
+                k, v = torch.randn_like(q), torch.randn_like(q)
+                flops[tag] = 4 * b * h * s * s * d / (2 if causal else 1)
+                ref = cudnn(q, k, v, causal).transpose(1, 2).float()
+                err = float((ours(q, k, v, causal=causal).float() - ref).abs().max())
+                if not err < 0.05:
+                    raise SystemExit(f"{tag} shape b{b} h{h}: max |ours - cuDNN| = {err}")
+                fns["ours_" + tag] = lambda q=q, k=k, v=v: ours(q, k, v, causal=causal)
+                fns["cudnn_" + tag] = lambda q=q, k=k, v=v: cudnn(q, k, v, causal)
+            names = list(fns)
+            times = {name: [] for name in names}
+            for r in range(args.rounds):
+                shift = (index + r) % len(names)
+                for name in names[shift:] + names[:shift]:
+                    def flushed(fn=fns[name]):
+                        flush.zero_()
+                        fn()
+                    settle(flushed, args.stint_ms)
+                    events = []
+                    for _ in range(args.calls):
+                        flush.zero_()
+                        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                        start.record()
+                        fns[name]()
+                        end.record()
+                        events.append((start, end))
+                    end.synchronize()
+                    times[name].append(median([a.elapsed_time(b) for a, b in events]))
+            tflops = {name: round(flops[name.split("_")[1]] / median(times[name]) / 1e9, 1) for name in names}
+            row = {"hdim": d, "causal": causal, "seqlen": s, "grid": grid_shape, "whole": whole_shape,
+                   "rounds": {tag: round(rounds(d, causal, s, *shape, dev.multi_processor_count), 3)
+                              for tag, shape in (("grid", grid_shape), ("whole", whole_shape))},
+                   "tflops": tflops,
+                   "ours_whole_over_grid": round(tflops["ours_whole"] / tflops["ours_grid"], 4),
+                   "cudnn_whole_over_grid": round(tflops["cudnn_whole"] / tflops["cudnn_grid"], 4)}
+            print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()
