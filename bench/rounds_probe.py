@@ -43,6 +43,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--stint-ms", type=float, default=300)
     ap.add_argument("--calls", type=int, default=10)
+    ap.add_argument("--sweep", default="",
+                    help="instead of the pairs: groups of shapes D:CAUSAL:SEQLEN:B:H1/H2/... separated by commas, "
+                         "each group one line (every H of the group timed in the same interleaved stints)")
     args = ap.parse_args()
     module = importlib.import_module("flashattn" if args.build == "new" else "flashattn_" + args.build)
     ours = module.flash_attn_func
@@ -56,10 +59,16 @@ def main():
             return F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
                                                   is_causal=causal)
 
+    groups = []
+    for index, (d, causal, s, grid_shape, whole_shape) in enumerate(PAIRS if not args.sweep else []):
+        groups.append((d, causal, s, {"grid": grid_shape, "whole": whole_shape}))
+    for group in args.sweep.split(",") if args.sweep else []:
+        d, c, s, b, hs = group.split(":")
+        groups.append((int(d), c == "1", int(s), {f"h{h}": (int(b), int(h)) for h in hs.split("/")}))
     with torch.no_grad():
-        for index, (d, causal, s, grid_shape, whole_shape) in enumerate(PAIRS):
+        for index, (d, causal, s, shapes) in enumerate(groups):
             fns, flops = {}, {}
-            for tag, (b, h) in (("grid", grid_shape), ("whole", whole_shape)):
+            for tag, (b, h) in shapes.items():
                 torch.manual_seed(index * 7 + b * h)
                 q = torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16)
                 k, v = torch.randn_like(q), torch.randn_like(q)
@@ -89,13 +98,14 @@ def main():
                         events.append((start, end))
                     end.synchronize()
                     times[name].append(median([a.elapsed_time(b) for a, b in events]))
-            tflops = {name: round(flops[name.split("_")[1]] / median(times[name]) / 1e9, 1) for name in names}
-            row = {"hdim": d, "causal": causal, "seqlen": s, "grid": grid_shape, "whole": whole_shape,
+            tflops = {name: round(flops[name.split("_", 1)[1]] / median(times[name]) / 1e9, 1) for name in names}
+            row = {"hdim": d, "causal": causal, "seqlen": s, "shapes": shapes,
                    "rounds": {tag: round(rounds(d, causal, s, *shape, dev.multi_processor_count), 3)
-                              for tag, shape in (("grid", grid_shape), ("whole", whole_shape))},
-                   "tflops": tflops,
-                   "ours_whole_over_grid": round(tflops["ours_whole"] / tflops["ours_grid"], 4),
-                   "cudnn_whole_over_grid": round(tflops["cudnn_whole"] / tflops["cudnn_grid"], 4)}
+                              for tag, shape in shapes.items()},
+                   "tflops": tflops}
+            if "grid" in shapes:
+                row["ours_whole_over_grid"] = round(tflops["ours_whole"] / tflops["ours_grid"], 4)
+                row["cudnn_whole_over_grid"] = round(tflops["cudnn_whole"] / tflops["cudnn_grid"], 4)
             print(json.dumps(row), flush=True)
 
 
