@@ -13,7 +13,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from ncu_profiled import profile
 
 ap = argparse.ArgumentParser()
-ap.add_argument("--rows", required=True, help="comma-separated d:causal:seqlen")
+ap.add_argument("--rows", required=True, help="comma-separated d:causal:seqlen[:batch:heads] (default the grid's)")
 ap.add_argument("--builds", default="base")
 ap.add_argument("--cudnn", action="store_true")
 args = ap.parse_args()
@@ -22,8 +22,8 @@ mods = [importlib.import_module("flashattn" if n == "new" else "flashattn_" + n)
 with torch.no_grad():
     calls = []
     for row in args.rows.split(","):
-        d, causal, s = (int(x) for x in row.split(":"))
-        b, h = 16384 // s, 2048 // d
+        d, causal, s, *shape = (int(x) for x in row.split(":"))
+        b, h = shape if shape else (16384 // s, 2048 // d)
         torch.manual_seed(s + d)
         q = torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16)
         k, v = torch.randn_like(q), torch.randn_like(q)

@@ -44,8 +44,9 @@ def main():
     ap.add_argument("--stint-ms", type=float, default=300)
     ap.add_argument("--calls", type=int, default=10)
     ap.add_argument("--sweep", default="",
-                    help="instead of the pairs: groups of shapes D:CAUSAL:SEQLEN:B:H1/H2/... separated by commas, "
-                         "each group one line (every H of the group timed in the same interleaved stints)")
+                    help="instead of the pairs: groups of shapes D:CAUSAL:SEQLEN:B:H1/H2/... or D:CAUSAL:SEQLEN:B1xH1/B2xH2/... "
+                         "separated by commas, each group one line (its shapes timed in the same interleaved "
+                         "stints)")
     args = ap.parse_args()
     module = importlib.import_module("flashattn" if args.build == "new" else "flashattn_" + args.build)
     ours = module.flash_attn_func
@@ -63,8 +64,13 @@ def main():
     for index, (d, causal, s, grid_shape, whole_shape) in enumerate(PAIRS if not args.sweep else []):
         groups.append((d, causal, s, {"grid": grid_shape, "whole": whole_shape}))
     for group in args.sweep.split(",") if args.sweep else []:
-        d, c, s, b, hs = group.split(":")
-        groups.append((int(d), c == "1", int(s), {f"h{h}": (int(b), int(h)) for h in hs.split("/")}))
+        fields = group.split(":")
+        d, c, s = fields[:3]
+        if len(fields) == 5:  # D:C:S:B:H1/H2/...
+            shapes = {f"h{h}": (int(fields[3]), int(h)) for h in fields[4].split("/")}
+        else:  # D:C:S:B1xH1/B2xH2/...
+            shapes = {f"b{bh}": tuple(int(x) for x in bh.split("x")) for bh in fields[3].split("/")}
+        groups.append((int(d), c == "1", int(s), shapes))
     with torch.no_grad():
         for index, (d, causal, s, shapes) in enumerate(groups):
             fns, flops = {}, {}
