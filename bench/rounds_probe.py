@@ -45,6 +45,7 @@ def main():
     ap.add_argument("--calls", type=int, default=10)
     ap.add_argument("--sweep", default="",
                     help="instead of the pairs: groups of shapes D:CAUSAL:SEQLEN:B:H1/H2/... or D:CAUSAL:SEQLEN:B1xH1/B2xH2/... "
+                         "(each BxH optionally @SEED, the inputs' seed; a token repeated is a second allocation) "
                          "separated by commas, each group one line (its shapes timed in the same interleaved "
                          "stints)")
     args = ap.parse_args()
@@ -68,14 +69,20 @@ def main():
         d, c, s = fields[:3]
         if len(fields) == 5:  # D:C:S:B:H1/H2/...
             shapes = {f"h{h}": (int(fields[3]), int(h)) for h in fields[4].split("/")}
-        else:  # D:C:S:B1xH1/B2xH2/...
-            shapes = {f"b{bh}": tuple(int(x) for x in bh.split("x")) for bh in fields[3].split("/")}
+        else:  # D:C:S:B1xH1/B2xH2/..., each optionally @SEED (a repeated token: a second allocation)
+            shapes = {}
+            for token in fields[3].split("/"):
+                tag = "b" + token
+                while tag in shapes:
+                    tag += "'"
+                bh, _, seed = token.partition("@")
+                shapes[tag] = tuple(int(x) for x in bh.split("x")) + ((int(seed),) if seed else ())
         groups.append((int(d), c == "1", int(s), shapes))
     with torch.no_grad():
         for index, (d, causal, s, shapes) in enumerate(groups):
             fns, flops = {}, {}
-            for tag, (b, h) in shapes.items():
-                torch.manual_seed(index * 7 + b * h)
+            for tag, (b, h, *seed) in shapes.items():
+                torch.manual_seed(seed[0] if seed else index * 7 + b * h)
                 q = torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16)
                 k, v = torch.randn_like(q), torch.randn_like(q)
                 flops[tag] = 4 * b * h * s * s * d / (2 if causal else 1)
@@ -106,7 +113,7 @@ def main():
                     times[name].append(median([a.elapsed_time(b) for a, b in events]))
             tflops = {name: round(flops[name.split("_", 1)[1]] / median(times[name]) / 1e9, 1) for name in names}
             row = {"hdim": d, "causal": causal, "seqlen": s, "shapes": shapes,
-                   "rounds": {tag: round(rounds(d, causal, s, *shape, dev.multi_processor_count), 3)
+                   "rounds": {tag: round(rounds(d, causal, s, *shape[:2], dev.multi_processor_count), 3)
                               for tag, shape in shapes.items()},
                    "tflops": tflops}
             if "grid" in shapes:
