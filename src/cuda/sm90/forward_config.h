@@ -468,6 +468,18 @@
 #ifndef FLASHATTN_SM90_PLACEMENT_MAX_SEQLEN
 #define FLASHATTN_SM90_PLACEMENT_MAX_SEQLEN 4096
 #endif
+// Session 32: DYNAMIC_TAIL_ROUNDS: the static schedules of one CTA per claim (equal tiles, and the static
+// couples on placement clusters; not the K/V multicast kernels, whose two CTAs must hold the same couple) end
+// with this many rounds of claims (0: none): CTA c strides from tile (couple) c by the grid until the index
+// passes static_end (tile_sections.h static_schedule_end), then claims through the workspace counter, so that
+// the last round goes to the CTAs that finished their static part first. Why: the grid's rows are 3.88 / 7.76
+// / 15.5 rounds of 132 CTAs, and the static makespan is its slowest CTA's, which data can move: d256 causal
+// 4k read 624 / 634 / 649 TFLOP/s with three seeds of the same iid N(0, 1) inputs (a second allocation of one
+// seed within 0.1%; cuDNN flat; bench/integration/s32_stints256.sh), where per-tile costs depend on the data
+// (the by-sum softmax's rescale, the conditional O rescale).
+#ifndef FLASHATTN_SM90_DYNAMIC_TAIL_ROUNDS
+#define FLASHATTN_SM90_DYNAMIC_TAIL_ROUNDS 0
+#endif
 // Session 18, measured on an H100 and removed (three passes beside cuDNN and a control; the code is in the
 // commits bench/integration/README.md names for each script):
 //  - the same clusters of two for unmasked short rows (FLASHATTN_SM90_PLACEMENT_UNMASKED_MAX_SEQLEN,
