@@ -8,7 +8,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -238,64 +237,6 @@ TEST(TileSections, TailFactorGrowsTheLastSectionToFactorTimesCtas) {
   EXPECT_EQ(all.last_bh, 0);
   EXPECT_EQ(all.last_heads, 12);
   EXPECT_EQ(all.last_unit, 0);
-}
-
-// A static schedule's dynamic tail (tile_sections.h static_schedule_end, tile_scheduler.h claim_next_tile):
-// each CTA strides from its first unit by the grid while the index stays below the end, then every further
-// unit comes from one counter shared by all CTAs, claimed in any order. Every tile is taken exactly once, the
-// first round stays static, couples stay whole, and the claimed part is the last `rounds` rounds (all of it
-// past the first).
-TEST(TileSections, DynamicTailCoversEveryTileOnce) {
-  using detail::cuda_sm90::couple_first_tile;
-  using detail::cuda_sm90::couple_first_unit;
-  using detail::cuda_sm90::static_couple_next;
-  using detail::cuda_sm90::static_schedule_end;
-  for (int unit_tiles : {1, 2}) {
-    for (int units : {1, 7, 131, 132, 133, 512, 1024, 2112}) {
-      for (int grid : {1, 2, 66, 132}) {
-        for (int rounds : {0, 1, 2, 5}) {
-          SCOPED_TRACE(std::to_string(unit_tiles) + " tiles per unit, " + std::to_string(units) +
-                       " units, grid " + std::to_string(grid) + ", " + std::to_string(rounds) + " rounds");
-          const int tiles = units * unit_tiles;
-          const int end = static_schedule_end(units, unit_tiles, grid, rounds);
-          ASSERT_EQ(end % unit_tiles, 0);
-          ASSERT_LE(end, tiles);
-          ASSERT_GE(end, std::min(grid, units) * unit_tiles) << "the first round is static";
-          const int total_rounds = (units + grid - 1) / grid;
-          if (rounds == 0 || total_rounds <= rounds) {
-            ASSERT_EQ(end, rounds == 0 ? tiles : std::min(grid, units) * unit_tiles);
-          } else {
-            ASSERT_EQ(end, (total_rounds - rounds) * grid * unit_tiles);
-          }
-          // claim_next_tile, on the host: CTAs take turns (a rotating order, so that claims interleave).
-          std::vector<int> seen(static_cast<std::size_t>(tiles), 0);
-          std::vector<int> at(static_cast<std::size_t>(grid));
-          for (int b = 0; b < grid; ++b)
-            at[static_cast<std::size_t>(b)] = unit_tiles == 2 ? couple_first_tile(b, 1) : b;
-          int counter = 0, live = grid;
-          for (int step = 0; live > 0; ++step) {
-            live = 0;
-            for (int i = 0; i < grid; ++i) {
-              const int b = (i * 7 + step) % grid;
-              int& t = at[static_cast<std::size_t>(b)];
-              if (t >= tiles) continue;
-              ++live;
-              ++seen[static_cast<std::size_t>(t)];
-              int next;
-              if (unit_tiles == 2) {
-                next = couple_first_unit(t, 1) ? t + 1 : static_couple_next(t, grid, 1);
-                if (!couple_first_unit(t, 1) && next >= end) next = end + 2 * counter++;
-              } else {
-                next = t + grid < end ? t + grid : end + counter++;
-              }
-              t = next;
-            }
-          }
-          for (int t = 0; t < tiles; ++t) ASSERT_EQ(seen[static_cast<std::size_t>(t)], 1) << "tile " << t;
-        }
-      }
-    }
-  }
 }
 
 }  // namespace

@@ -468,18 +468,14 @@
 #ifndef FLASHATTN_SM90_PLACEMENT_MAX_SEQLEN
 #define FLASHATTN_SM90_PLACEMENT_MAX_SEQLEN 4096
 #endif
-// Session 32: DYNAMIC_TAIL_ROUNDS: the static schedules of one CTA per claim (equal tiles, and the static
-// couples on placement clusters; not the K/V multicast kernels, whose two CTAs must hold the same couple) end
-// with this many rounds of claims (0: none): CTA c strides from tile (couple) c by the grid until the index
-// passes static_end (tile_sections.h static_schedule_end), then claims through the workspace counter, so that
-// the last round goes to the CTAs that finished their static part first. Why: the grid's rows are 3.88 / 7.76
-// / 15.5 rounds of 132 CTAs, and the static makespan is its slowest CTA's, which data can move: d256 causal
-// 4k read 624 / 634 / 649 TFLOP/s with three seeds of the same iid N(0, 1) inputs (a second allocation of one
-// seed within 0.1%; cuDNN flat; bench/integration/s32_stints256.sh), where per-tile costs depend on the data
-// (the by-sum softmax's rescale, the conditional O rescale).
-#ifndef FLASHATTN_SM90_DYNAMIC_TAIL_ROUNDS
-#define FLASHATTN_SM90_DYNAMIC_TAIL_ROUNDS 0
-#endif
+// Session 32, measured on an H200 and removed (code in bea5372): DYNAMIC_TAIL_ROUNDS, the static schedules of one
+// CTA per claim (equal tiles; the static couples on placement clusters) ending with one or two rounds of claims
+// through the workspace counter instead of strides, so that the CTAs that finished their static part first take
+// the last round (bench/integration/s32_tail.sh, 400 ms stints with cuDNN interleaved, two passes, control within
+// 0.3-1.7%): one round d256 causal 1k / 2k / 4k 0.987 / 1.007 / 0.997, non-causal 1k / 4k 0.988 / 1.003, d128
+// non-causal 1k 0.992; two rounds 0.980 / 0.991 / 1.006, 0.990 / 0.999, 0.990. The tail's claims lose the
+// placement clusters' head locality at short rows and gain nothing elsewhere: the makespan's spread between runs
+// (s32_stints256.sh) is not a slow CTA's.
 // Session 18, measured on an H100 and removed (three passes beside cuDNN and a control; the code is in the
 // commits bench/integration/README.md names for each script):
 //  - the same clusters of two for unmasked short rows (FLASHATTN_SM90_PLACEMENT_UNMASKED_MAX_SEQLEN,

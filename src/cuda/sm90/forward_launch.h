@@ -107,17 +107,6 @@ long long query_blocks(const AttentionParams& a) {
   return (a.seqlen_q + Config::kBlockM - 1) / Config::kBlockM;
 }
 
-// DYNAMIC_TAIL_ROUNDS (forward_config.h) for a static schedule of one CTA per claim on `grid` CTAs: where its
-// claims start, and the counter they draw from zeroed (a memset only when there is such a tail).
-inline cudaError_t set_dynamic_tail(ForwardKernelParams& k, int grid, cudaStream_t stream) {
-  if (!k.static_schedule) return cudaSuccess;
-  const int unit_tiles = k.sections.paired ? 2 : 1;
-  k.static_end =
-      static_schedule_end(k.num_tiles / unit_tiles, unit_tiles, grid, FLASHATTN_SM90_DYNAMIC_TAIL_ROUNDS);
-  if (k.static_end >= k.num_tiles) return cudaSuccess;
-  return cudaMemsetAsync(k.tile_counter, 0, sizeof(int), stream);
-}
-
 // The persistent grid in clusters of `cluster` CTAs along x (a whole number of clusters when the tile count
 // is a multiple of `cluster`), as many clusters as fit on the GPU at once, at most one CTA per tile.
 template <class Config, typename Kernel>
@@ -138,13 +127,7 @@ cudaError_t launch_in_clusters(Kernel kernel, const ForwardKernelParams& k, int 
   int clusters = 0;
   if (cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config); e != cudaSuccess) return e;
   config.gridDim = dim3(static_cast<unsigned>(std::min(std::max(1, clusters) * cluster, k.num_tiles)));
-  ForwardKernelParams launched = k;
-  if constexpr (Config::kClusterM == 1) {
-    if (cudaError_t e = set_dynamic_tail(launched, static_cast<int>(config.gridDim.x), stream);
-        e != cudaSuccess)
-      return e;
-  }
-  return cudaLaunchKernelEx(&config, kernel, launched);
+  return cudaLaunchKernelEx(&config, kernel, k);
 }
 
 template <class Config>
@@ -282,7 +265,6 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
                          k.static_schedule ? 0 : FLASHATTN_SM90_TAIL_SECTION_FACTOR, paired, placement);
   k.heads_div = make_fast_divisor(std::max(1, k.heads));
   k.tile_counter = tile_counter;
-  k.static_end = k.num_tiles;  // no claims (set_dynamic_tail: the kernels of one CTA per claim)
   // The counter of the dynamic schedule starts at 0: zeroed by the prepare kernel
   // when there is one, else by a memset (a launch of its own, ~2 us on the stream,
   // which the static schedule does without).
@@ -329,7 +311,6 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
       return launch_in_clusters<Config>(kernel, k, 2, sms, stream);
     }
     const int grid = std::max(1, std::min(sms, k.num_tiles));
-    if (cudaError_t e = set_dynamic_tail(k, grid, stream); e != cudaSuccess) return e;
     kernel<<<grid, Config::kThreads, Config::kSmemBytes, stream>>>(k);
     return cudaGetLastError();
   }

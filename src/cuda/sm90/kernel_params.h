@@ -100,11 +100,6 @@ struct ForwardKernelParams {
   const SequenceMaps* sequence_maps = nullptr;
 
   PagedKV paged;
-
-  // Static schedules of one CTA per claim (forward_config.h DYNAMIC_TAIL_ROUNDS): tiles (paired: couples, two
-  // tiles each) from this index on are claimed through tile_counter instead of strided (num_tiles: none).
-  // Last, so that the fields before it keep their offsets (and the kernels without the switch their SASS).
-  int static_end = 0;
 };
 
 }  // namespace flashattn::detail::cuda_sm90

@@ -21,7 +21,6 @@
 #include "common/fast_division.h"
 #include "cuda/ptx/mbarrier.h"
 #include "cuda/ptx/shared_memory.h"
-#include "cuda/sm90/forward_config.h"
 #include "cuda/sm90/kernel_params.h"
 #include "cuda/sm90/tile_sections.h"
 
@@ -83,34 +82,15 @@ __device__ __forceinline__ WorkTile tile_work(const ForwardKernelParams& p, int 
 // cluster, each CTA on its rank's tiles of the two units) takes a couple at once: after a couple's first unit
 // the second, and then the next couple, claimed by one atomic (dynamic schedule) or its group's couple one
 // grid further on (static couples: every couple is the same work). A unit is kClusterM consecutive tiles.
-// A static schedule of one CTA per claim may end dynamically (p.static_end < num_tiles, forward_config.h
-// DYNAMIC_TAIL_ROUNDS): the strided index past static_end is replaced by a claim of the tiles (couples) from
-// static_end on, so that the CTAs that finished their static part first take the last round.
 template <int kClusterM = 1>
 __device__ __forceinline__ int claim_next_tile(const ForwardKernelParams& p, int tile) {
   const int grid = static_cast<int>(gridDim.x);
-  // Without the switch the static schedules keep their claim-free code (the producer lives on 24 registers).
-  constexpr bool kDynamicTail = FLASHATTN_SM90_DYNAMIC_TAIL_ROUNDS > 0 && kClusterM == 1;
   if (p.sections.paired) {
-    if (p.static_schedule) {
-      if constexpr (kDynamicTail) {
-        if (!couple_first_unit(tile, kClusterM)) {
-          const int next = static_couple_next(tile, grid, kClusterM);
-          return next < p.static_end ? next : p.static_end + 2 * atomicAdd(p.tile_counter, 1);
-        }
-      }
-      return static_couple_next(tile, grid, kClusterM);
-    }
+    if (p.static_schedule) return static_couple_next(tile, grid, kClusterM);
     if (couple_first_unit(tile, kClusterM)) return tile + kClusterM;
     return 2 * (grid + atomicAdd(p.tile_counter, 1));  // dynamic couples run with kClusterM 1 only
   }
-  if (p.static_schedule) {
-    if constexpr (kDynamicTail) {
-      const int next = tile + grid;
-      return next < p.static_end ? next : p.static_end + atomicAdd(p.tile_counter, 1);
-    }
-    return tile + grid;
-  }
+  if (p.static_schedule) return tile + grid;
   return grid + atomicAdd(p.tile_counter, 1);
 }
 // CTA b's first tile: tile b, or under paired sections the first unit of couple b / kClusterM (its rank's

@@ -119,16 +119,4 @@ FLASHATTN_HD int static_couple_next(int tile, int grid, int cluster) {
   return couple_first_unit(tile, cluster) ? tile + cluster : tile - cluster + 2 * grid;
 }
 
-// Host: where the claims of a static schedule's dynamic tail start (forward_config.h DYNAMIC_TAIL_ROUNDS,
-// tile_scheduler.h claim_next_tile): `units` claims of `unit_tiles` tiles each (couples: 2) on `grid` CTAs,
-// of which the last `rounds` rounds are claimed rather than strided. The first round always stays static (CTA
-// c starts on unit c); rounds 0 (or no grid): every tile static. A tile index, a multiple of unit_tiles.
-inline int static_schedule_end(int units, int unit_tiles, int grid, int rounds) {
-  if (rounds <= 0 || grid < 1) return units * unit_tiles;
-  const int total_rounds = (units + grid - 1) / grid;
-  const int static_rounds = total_rounds - rounds < 1 ? 1 : total_rounds - rounds;
-  const long long end = static_cast<long long>(static_rounds) * grid;
-  return static_cast<int>(end < units ? end : units) * unit_tiles;
-}
-
 }  // namespace flashattn::detail::cuda_sm90
