@@ -475,9 +475,10 @@
 // control within 0.3-1.7%): one round d256 causal 1k / 2k / 4k 0.987 / 1.007 / 0.997, non-causal 1k / 4k
 // 0.988 / 1.003, d128 non-causal 1k 0.992; two rounds 0.980 / 0.991 / 1.006, 0.990 / 0.999, 0.990. The tail's
 // claims lose the placement clusters' head locality at short rows and gain nothing elsewhere: the makespan's
-// spread between runs (s32_stints256.sh) is not a slow CTA's. Session 18, measured on an H100 and removed
-// (three passes beside cuDNN and a control; the code is in the commits bench/integration/README.md names for
-// each script):
+// spread between runs (s32_stints256.sh) is not a slow CTA's.
+//
+// Session 18, measured on an H100 and removed (three passes beside cuDNN and a control; the code is in the
+// commits bench/integration/README.md names for each script):
 //  - the same clusters of two for unmasked short rows (FLASHATTN_SM90_PLACEMENT_UNMASKED_MAX_SEQLEN,
 //    s18_placement_unmasked.sh): 0.968-1.003 of base at d64 / d128 / d256 512 and 1k (control 0.981-1.010);
 //    those rows already read the DRAM minimum (201.4 MB, as cuDNN) and the clusters raised the L2 fabric
