@@ -12,6 +12,7 @@ import argparse
 import importlib
 import json
 import math
+import time
 
 import torch
 import torch.nn.functional as F
@@ -48,6 +49,9 @@ def main():
                          "(each BxH optionally @SEED, the inputs' seed; a token repeated is a second allocation) "
                          "separated by commas, each group one line (its shapes timed in the same interleaved "
                          "stints)")
+    ap.add_argument("--log-stints", action="store_true",
+                    help="one JSON line per stint: its name, wall-clock start / end and median ms (to lay beside a "
+                         "clock / power log such as nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw -lms 20)")
     args = ap.parse_args()
     module = importlib.import_module("flashattn" if args.build == "new" else "flashattn_" + args.build)
     ours = module.flash_attn_func
@@ -100,6 +104,7 @@ def main():
                     def flushed(fn=fns[name]):
                         flush.zero_()
                         fn()
+                    began = time.time()
                     settle(flushed, args.stint_ms)
                     events = []
                     for _ in range(args.calls):
@@ -111,6 +116,9 @@ def main():
                         events.append((start, end))
                     end.synchronize()
                     times[name].append(median([a.elapsed_time(b) for a, b in events]))
+                    if args.log_stints:
+                        print(json.dumps({"stint": name, "group": index, "round": r, "start": began,
+                                          "end": time.time(), "ms": times[name][-1]}), flush=True)
             tflops = {name: round(flops[name.split("_", 1)[1]] / median(times[name]) / 1e9, 1) for name in names}
             row = {"hdim": d, "causal": causal, "seqlen": s, "shapes": shapes,
                    "rounds": {tag: round(rounds(d, causal, s, *shape[:2], dev.multi_processor_count), 3)
