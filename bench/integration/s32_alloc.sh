@@ -6,6 +6,10 @@
 # allocation lottery (the sets differ) from a clock one (a slow set at a lower clock under the same power cap).
 # Prediction: the sets within +-1% (then the spread was the card's drift across stints); if not, the slow ones at a
 # lower clock (their memory traffic costs more energy).
+# Result (s32_alloc.jsonl, s32_alloc_smi.csv.gz): six allocations of one input 648.6-665.8 TFLOP/s (cuDNN
+# 560.4-576.2), medians of four stints each, while single stints of one allocation read 0.403-0.426 ms (+-3%) with
+# the SM clock at 1620-1770 MHz under the 690-699 W cap (cuDNN's at 1718-1881 MHz): the spread of a few-stint
+# median is the clock's wander, not the allocation.
 # One H200 call (~2.5 minutes).
 #   bash bench/integration/s32_alloc.sh
 set -uo pipefail

@@ -9,6 +9,11 @@
 # bytes, L2 hit rate, L2 fabric sectors.
 # Prediction: (1) the grid's shape below the others by 2-4% at d256 causal 4k; (2) under ncu the grid's shape
 # with more DRAM bytes or fabric sectors (a layout effect on L2 placement).
+# Result (s32_layout.jsonl, s32_layout_ncu.txt): d256 causal 4k 4x8 / 1x32 / 2x16 / 8x4 656.8 / 658.2 / 652.0 /
+# 658.5 (the grid shape as fast as the others here), d128 non-causal 8k 2x16 / 1x32 / 4x8 678.6 / 673.4 / 678.4, d256
+# causal 8k 716.2 / 697.5, d128 causal 16k 668.6 / 645.8, d256 non-causal 1k 667.1 / 658.6. ncu, one launch: 4x8 and
+# 1x32 within 0.5% at base and free clocks (ours 454 / 372 us, cuDNN 574 / 453 us; ours reads 214 MB from DRAM, 2.63 GB
+# through L2 and 7.3 M fabric sectors against cuDNN's 201 MB, 2.33 GB, 6.1 M).
 # One H200 call (~4 minutes).
 #   bash bench/integration/s32_layout.sh
 set -uo pipefail

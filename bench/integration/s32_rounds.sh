@@ -8,6 +8,11 @@
 # paired and in 400 ms stints beside base.
 # Prediction: (1) whole / grid 1.01-1.02 for ours (3% if the idle SMs gave nothing back; the power cap returns
 # part); (2) b80p4 0.98-1.00 at causal 4k (placement +~1% against 64-key blocks' +2% at 2k), b64dyn 0.97-1.00.
+# Result (s32_rounds_summary.txt, s32_rounds.jsonl): whole / grid for ours d128 non-causal 16k / 8k / 4k 0.971 /
+# 1.047 / 1.027, d256 non-causal 1k / 8k 0.992 / 0.999, causal 4k / 2k 1.046 / 1.011, d128 causal 16k 1.001
+# (cuDNN 0.979-1.023); three-round medians of 300 ms stints, which s32_alloc.sh later put at +-1.5% for one input
+# (the per-stint clock wanders under the cap). Stints at causal 4k: b80p4 0.989, b64dyn 0.995 of base (control
+# 0.999); paired at 2k all within 0.1%. Neither kept.
 # One H200 call (~5 minutes).
 #   bash bench/integration/s32_rounds.sh
 set -uo pipefail

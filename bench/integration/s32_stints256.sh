@@ -9,6 +9,11 @@
 # allocation of the same seed (bench/rounds_probe.py --sweep BxH@SEED), d256 causal 4k and d128 causal 16k.
 # Prediction: (1) klook0 / pf0 within -1.5..+1% of base; (2) seeds and allocations within +-1% (the differences
 # seen so far were across shapes and runs).
+# Result (s32_stints256_summary.txt): klook0 causal 1k / 2k / 4k 0.985 / 1.010 / 0.992, pf0 0.988 / 0.997 / 1.006
+# (control 0.997 / 1.015 / 1.016): both defaults stand. Lottery (s32_stints256_lottery.jsonl): d256 causal 4k 4x8
+# seeds 67 / 68 / 32 / 67 again 648.7 / 623.7 / 634.1 / 649.3; d128 causal 16k 1x16 / 2x8 (seed 16, twice) 645.8 /
+# 663.5 / 645.8 / 658.5. s32_tail.sh then read the same seeds in another order (67 lowest), s32_alloc.sh one seed
+# six times: stint noise, not data.
 # One H200 call (~4 minutes).
 #   bash bench/integration/s32_stints256.sh
 set -uo pipefail

@@ -6,6 +6,11 @@
 # 16.5), d256 non-causal 1k h 128 / 132 / 136, d256 causal 2k h 64 / 66 / 68.
 # Prediction, if the partial round costs in full: TFLOP/s in proportion to rounds / ceil(rounds) (h31 0.94, h32
 # 0.97, h33 1.00, h34 0.82 at d256 causal 4k); under the power cap the partial rounds lose less.
+# Result (s32_sweep.jsonl): d256 causal 4k h31..34 616.5 / 647.1 / 646.0 / 572.2 TFLOP/s (the 4.12-round h34 loses
+# 12%, the 3.88-round h32 nothing against whole h33); d128 non-causal 8k h32..34 677.6 / 688.4 / 673.5, 4k h64..68
+# 665.0 / 674.9 / 656.8 (whole rounds +1.5..+2%, within the stints' noise); d256 non-causal 1k 645.8 / 646.8 / 621.9;
+# d256 causal 2k 588.9 / 561.8 / 530.6. The b1 h32 read of causal 4k (647) against the grid shape's 624 in
+# s32_rounds.sh prompted s32_layout.sh.
 # One H200 call (~3 minutes).
 #   bash bench/integration/s32_sweep.sh
 set -uo pipefail

@@ -8,6 +8,11 @@
 # causal 1k / 2k / 4k, non-causal 1k / 4k, d128 non-causal 1k: the rows of those schedules), two passes, and the
 # seed lottery of d256 causal 4k on base and dt1.
 # Prediction: dt1 +0.5..+2% at d256 causal 2k / 4k, +-0.5% elsewhere; the lottery's spread narrower with dt1.
+# Ran on bea5372 (the switch removed after, 5018a6a). Result (s32_tail_summary.txt): every CLI run passed
+# (float64, no NaN left), racecheck clean on both shapes; stints dt1 / dt2 against base: d256 causal 1k 0.987 /
+# 0.980, 2k 1.007 / 0.991, 4k 0.997 / 1.006, non-causal 1k 0.988 / 0.990, 4k 1.003 / 0.999, d128 non-causal 1k
+# 0.992 / 0.990 (control 0.994-1.017). Lottery, seeds 67 / 68 / 32: base 632.4 / 660.3 / 661.7, dt1 627.6 / 656.1
+# / 657.1. Not kept.
 # One H200 call (~7 minutes).
 #   bash bench/integration/s32_tail.sh
 set -uo pipefail
