@@ -12,13 +12,12 @@ import argparse
 import importlib
 import json
 import math
-import time
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from sm90r_ab import median, settle
+from sm90r_ab import time_sustained
 
 # (d, causal, seqlen, grid (b, h), whole (b, h)); whole: tiles (or couples) a multiple of the 132 SMs.
 PAIRS = [
@@ -58,7 +57,6 @@ def main():
     dev = torch.cuda.get_device_properties(0)
     print(json.dumps({"device": dev.name, "sms": dev.multi_processor_count, "torch": torch.__version__,
                       "cudnn": torch.backends.cudnn.version()}), flush=True)
-    flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
 
     def cudnn(q, k, v, causal):
         with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
@@ -97,29 +95,13 @@ def main():
                 fns["ours_" + tag] = lambda q=q, k=k, v=v: ours(q, k, v, causal=causal)
                 fns["cudnn_" + tag] = lambda q=q, k=k, v=v: cudnn(q, k, v, causal)
             names = list(fns)
-            times = {name: [] for name in names}
-            for r in range(args.rounds):
-                shift = (index + r) % len(names)
-                for name in names[shift:] + names[:shift]:
-                    def flushed(fn=fns[name]):
-                        flush.zero_()
-                        fn()
-                    began = time.time()
-                    settle(flushed, args.stint_ms)
-                    events = []
-                    for _ in range(args.calls):
-                        flush.zero_()
-                        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                        start.record()
-                        fns[name]()
-                        end.record()
-                        events.append((start, end))
-                    end.synchronize()
-                    times[name].append(median([a.elapsed_time(b) for a, b in events]))
-                    if args.log_stints:
-                        print(json.dumps({"stint": name, "group": index, "round": r, "start": began,
-                                          "end": time.time(), "ms": times[name][-1]}), flush=True)
-            tflops = {name: round(flops[name.split("_", 1)[1]] / median(times[name]) / 1e9, 1) for name in names}
+            log = None
+            if args.log_stints:
+                def log(name, r, began, ended, ms, index=index):
+                    print(json.dumps({"stint": name, "group": index, "round": r, "start": began, "end": ended,
+                                      "ms": ms}), flush=True)
+            ms, _ = time_sustained(fns, index, args.stint_ms, args.rounds, args.calls, on_stint=log)
+            tflops = {name: round(flops[name.split("_", 1)[1]] / ms[name] / 1e9, 1) for name in names}
             row = {"hdim": d, "causal": causal, "seqlen": s, "shapes": shapes,
                    "rounds": {tag: round(rounds(d, causal, s, *shape[:2], dev.multi_processor_count), 3)
                               for tag, shape in shapes.items()},

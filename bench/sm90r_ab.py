@@ -11,6 +11,7 @@
 import argparse
 import importlib
 import json
+import time
 
 import torch
 import torch.nn.functional as F
@@ -89,7 +90,7 @@ def time_paired(fns, row_index, settle_ms, rounds, flush_bytes=256 << 20):
     return ms, ratio
 
 
-def time_sustained(fns, row_index, settle_ms, rounds, calls, flush_bytes=256 << 20):
+def time_sustained(fns, row_index, settle_ms, rounds, calls, flush_bytes=256 << 20, on_stint=None):
     """--sustained: the builds interleaved stint by stint. Each round, in an order rotated every round, each
     build runs settle_ms of back-to-back calls (each after an L2 flush, as do_bench's) and then `calls` more,
     each timed with CUDA events; its time in the round is their median. Unlike time_paired, every build runs
@@ -101,7 +102,8 @@ def time_sustained(fns, row_index, settle_ms, rounds, calls, flush_bytes=256 << 
     explained; the grid settles without flushes and times four backends per row). Adjacent stints share the
     slow drift of the card's state; identical builds read within +-0.6% (session 26) to +-2.4% (session 27,
     three passes, s27_onehead.sh). Returns the
-    median milliseconds and, per build, the median over rounds of the first build's time divided by its time."""
+    median milliseconds and, per build, the median over rounds of the first build's time divided by its time.
+    on_stint(name, round, wall-clock start, wall-clock end, median ms), when given, after each stint."""
     names = list(fns)
     flush = torch.empty(flush_bytes, dtype=torch.int8, device="cuda")
 
@@ -114,6 +116,7 @@ def time_sustained(fns, row_index, settle_ms, rounds, calls, flush_bytes=256 << 
         shift = (row_index + r) % len(names)
         stint = {}
         for name in names[shift:] + names[:shift]:
+            began = time.time()
             settle(lambda: flushed(fns[name]), settle_ms)
             events = []
             for _ in range(calls):
@@ -125,6 +128,8 @@ def time_sustained(fns, row_index, settle_ms, rounds, calls, flush_bytes=256 << 
                 events.append((start, end))
             end.synchronize()
             stint[name] = median([start.elapsed_time(end) for start, end in events])
+            if on_stint is not None:
+                on_stint(name, r, began, time.time(), stint[name])
         times.append(stint)
     ms = {name: median([t[name] for t in times]) for name in names}
     ratio = {name: median([t[names[0]] / t[name] for t in times]) for name in names}
