@@ -6,6 +6,11 @@
 # kernels without the next tile's Q prefetch into L2), cuDNN beside; and rounds_probe.py --log-stints once (the tool
 # now times through sm90r_ab.time_sustained) on one group.
 # Prediction: the prefetch accounts for ~70 MB (64 MB of Q) of the 280 MB; the rest reads (K/V loaded twice?).
+# Result (s32_l2.txt): base / pf0 / cuDNN 465 / 465 / 582 us; L2 sectors 82.2 / 79.6 / 73.7 M, of them SM reads
+# 70.9 / 70.9 / 65.8 M (2.27 / 2.27 / 2.11 GB: ours the problem's K/V + Q, cuDNN 160 MB less), fabric 7.29 / 6.31 /
+# 6.14 M. The Q prefetch is 2.6 M sectors (82 MB) and most of the fabric excess, at no time cost in one launch (and
+# 1.006 in stints, s32_stints256.sh). The probe's check ran (two allocations, two stints: 704.6 / 641.9, the spread
+# of two-stint medians).
 # One H200 call (~2.5 minutes).
 #   bash bench/integration/s32_l2.sh
 set -uo pipefail
