@@ -9,6 +9,7 @@
 // 2-core CI machine.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -464,6 +465,87 @@ INSTANTIATE_TEST_SUITE_P(Spread, ForwardSpreadTest,
                            return sanitize_name(std::string(backend_name(std::get<0>(info.param))) + "_" +
                                                 std::to_string(info.index) + "_" +
                                                 std::get<1>(info.param).name());
+                         });
+
+// Shapes and options drawn afresh each run from the test's seed, on top of the hand-picked grid above
+// (attention_cases.h draw_common): SCOPED_TRACE prints the drawn case and how to reproduce it.
+struct RandomCase {
+  std::int64_t b, sq, sk;
+  DrawnCommon common;
+  bool with_lse;
+
+  std::string describe() const {
+    const DrawnCommon& c = common;
+    return std::to_string(sq) + "x" + std::to_string(sk) + " b" + std::to_string(b) + " " +
+           heads_label(c.h, c.hk) + " d" + std::to_string(c.d) + " dv" + std::to_string(c.dv) + " " +
+           dtype_label(c.dtype) + " " + features_label(c.features) + " " + layout_name(c.layout) +
+           (with_lse ? "" : " nolse");
+  }
+};
+
+RandomCase draw_case(Rng& rng, Backend backend) {
+  RandomCase r{};
+  r.common = draw_common(rng, true);
+  r.b = rng.integer(1, 3);
+  r.sq = draw_length(rng, 9000);
+  r.sk = rng.coin(0.3) ? r.sq : draw_length(rng, 9000);
+  r.with_lse = rng.coin(0.8);
+  DrawnCommon& c = r.common;
+  auto cost = [&] { return static_cast<double>(r.b * c.h) * r.sq * r.sk * (c.d + c.dv); };
+  const double cap = drawn_case_cap(backend);
+  while (cost() > cap && r.b > 1) --r.b;
+  fit_drawn_case(c, cap, cost, [&] {
+    std::int64_t& longer = r.sq > r.sk ? r.sq : r.sk;
+    longer = std::max<std::int64_t>(1, longer * 3 / 4);
+  });
+  return r;
+}
+
+class ForwardRandomTest : public ::testing::TestWithParam<RandomParam> {};
+
+TEST_P(ForwardRandomTest, MatchesReference) {
+  const Backend backend = std::get<0>(GetParam());
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  SCOPED_TRACE(seed_trace());
+  Rng rng = Rng::for_current_test();
+  const RandomCase r = draw_case(rng, backend);
+  SCOPED_TRACE("drawn case: " + r.describe());
+  RecordProperty("drawn_case", r.describe());  // in --gtest_output=xml: what a run covered
+  const DrawnCommon& c = r.common;
+
+  HostTensor q(c.dtype, {r.b, r.sq, c.h, c.d}, c.layout);
+  HostTensor k(c.dtype, {r.b, r.sk, c.hk, c.d}, c.layout);
+  HostTensor v(c.dtype, {r.b, r.sk, c.hk, c.dv}, c.layout);
+  q.fill_normal(rng);
+  k.fill_normal(rng);
+  v.fill_normal(rng);
+  HostTensor out(c.dtype, {r.b, r.sq, c.h, c.dv}, c.layout);  // poisoned
+  HostTensor lse = r.with_lse
+                       ? HostTensor(DType::float32, {r.b, c.h, r.sq},
+                                    c.layout == Layout::contiguous ? Layout::contiguous : Layout::padded)
+                       : HostTensor();
+  const OptionTensors opts = draw_options(c.features, rng, r.b, c.h, c.d, r.sk);
+
+  auto build = [&](Binding& bind) {
+    ForwardArgs a;
+    a.q = bind.view(q);
+    a.k = bind.view(k);
+    a.v = bind.view(v);
+    a.out = bind.view(out);
+    a.lse = bind.view(lse);
+    a.options = opts.bind(bind);
+    return a;
+  };
+
+  expect_forward_matches(
+      backend, c.dtype, build, out, lse,
+      {{"q", &q}, {"k", &k}, {"v", &v}, {"alibi_slopes", &opts.alibi}, {"sink", &opts.sink}});
+}
+
+// 40 drawn cases per CUDA backend, 8 on the CPU one.
+INSTANTIATE_TEST_SUITE_P(Random, ForwardRandomTest, ::testing::ValuesIn(random_params(40, 8)),
+                         [](const ::testing::TestParamInfo<RandomParam>& info) {
+                           return random_param_name(info.param);
                          });
 
 // The harness itself: a result that is slightly wrong (scale off by 1%, one element

@@ -403,15 +403,9 @@ std::vector<KVCacheCase> kvcache_cases() {
   return cases;
 }
 
-using KVCacheParam = std::tuple<Backend, KVCacheCase>;
-class KVCacheTest : public ::testing::TestWithParam<KVCacheParam> {};
-
-TEST_P(KVCacheTest, MatchesReference) {
-  const auto& [backend, c] = GetParam();
-  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
-  SCOPED_TRACE(seed_trace());
-  Rng rng = Rng::for_current_test();
-
+// The check of both suites below: case `c` on `backend` (an unsupported CUDA case skips), its out, lse and
+// the cache's appended rows against the float64 reference, every input and the rest of the cache unchanged.
+void check_kvcache_case(Backend backend, const KVCacheCase& c, Rng& rng) {
   const std::int64_t s_new = c.append ? c.sq : 0;
   // Per sequence: left padding, keys already cached, their end (cache_seqlens).
   std::vector<std::int64_t> pad(c.b), old_keys(c.b), cache_end(c.b);
@@ -568,6 +562,67 @@ TEST_P(KVCacheTest, MatchesReference) {
   EXPECT_TRUE(expect_close("v_cache", device.fetch(v_cache), v_cache, ref.result(v_cache),
                            lowp.result(v_cache), {0.0, 0.0}, in_append));
 }
+
+using KVCacheParam = std::tuple<Backend, KVCacheCase>;
+class KVCacheTest : public ::testing::TestWithParam<KVCacheParam> {};
+
+TEST_P(KVCacheTest, MatchesReference) {
+  const auto& [backend, c] = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  SCOPED_TRACE(seed_trace());
+  Rng rng = Rng::for_current_test();
+  check_kvcache_case(backend, c, rng);
+}
+
+// Drawn afresh each run (attention_cases.h draw_common): decoding (one query) half the time, else a chunk of
+// queries; caches dense, indexed by batch or paged (pages of 1 to 512 rows); appends with and without rotary
+// (interleaved or not, whole or half), left padding, split counts.
+KVCacheCase draw_kvcache_case(Rng& rng, Backend backend) {
+  static constexpr std::int64_t kPages[] = {0, 0, 0, 1, 3, 16, 64, 128, 256, 512};
+  static constexpr int kSplits[] = {1, 0, 0, 3, 8};
+  DrawnCommon fitted = draw_common(rng, false);
+  KVCacheCase c{};
+  c.b = rng.integer(1, 4);
+  c.sq = rng.coin() ? 1 : draw_length(rng, 2048);
+  c.sk = draw_length(rng, 9000);
+  auto cost = [&] { return static_cast<double>(c.b * fitted.h) * c.sq * c.sk * (fitted.d + fitted.dv); };
+  const double cap = drawn_case_cap(backend);
+  while (cost() > cap && c.b > 1) --c.b;
+  fit_drawn_case(fitted, cap, cost, [&] {
+    std::int64_t& longer = c.sq > c.sk ? c.sq : c.sk;
+    longer = std::max<std::int64_t>(1, longer * 3 / 4);
+  });
+  c.h = fitted.h, c.hk = fitted.hk, c.d = fitted.d, c.dv = fitted.dv;
+  c.dtype = fitted.dtype;
+  c.features = fitted.features;
+  c.layout = fitted.layout;
+  c.page_size = kPages[rng.integer(0, std::size(kPages) - 1)];
+  c.append = rng.coin(0.6) && c.sq <= c.sk;  // the new keys are the queries' own tokens
+  c.rotary = c.append && rng.coin(0.5) ? (rng.coin() ? Rotary::interleaved : Rotary::neox) : Rotary::none;
+  c.partial_rotary = rng.coin(0.3);
+  c.batch_idx = c.page_size == 0 && rng.coin(0.3);
+  c.leftpad = rng.coin(0.25);
+  c.num_splits = kSplits[rng.integer(0, std::size(kSplits) - 1)];
+  return c;
+}
+
+class KVCacheRandomTest : public ::testing::TestWithParam<RandomParam> {};
+
+TEST_P(KVCacheRandomTest, MatchesReference) {
+  const Backend backend = std::get<0>(GetParam());
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  SCOPED_TRACE(seed_trace());
+  Rng rng = Rng::for_current_test();
+  const KVCacheCase c = draw_kvcache_case(rng, backend);
+  SCOPED_TRACE("drawn case: " + c.name());
+  RecordProperty("drawn_case", c.name());  // in --gtest_output=xml: what a run covered
+  check_kvcache_case(backend, c, rng);
+}
+
+INSTANTIATE_TEST_SUITE_P(Random, KVCacheRandomTest, ::testing::ValuesIn(random_params(30, 6)),
+                         [](const ::testing::TestParamInfo<RandomParam>& info) {
+                           return random_param_name(info.param);
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Grid, KVCacheTest,
                          ::testing::Combine(::testing::ValuesIn(backends_under_test()),

@@ -160,15 +160,9 @@ std::vector<VarlenCase> varlen_cases() {
   return cases;
 }
 
-using VarlenParam = std::tuple<Backend, VarlenCase>;
-class VarlenTest : public ::testing::TestWithParam<VarlenParam> {};
-
-TEST_P(VarlenTest, MatchesReference) {
-  const auto& [backend, c] = GetParam();
-  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
-  SCOPED_TRACE(seed_trace());
-  Rng rng = Rng::for_current_test();
-
+// The check of both suites below: case `c` on `backend` (an unsupported CUDA case skips), the rows its
+// sequences write against the float64 reference, every input unchanged.
+void check_varlen_case(Backend backend, const VarlenCase& c, Rng& rng) {
   const PackedSequences seq = draw_sequences(rng, c.b, c.max_q, c.max_k, c.seqused, c.empty_sequences);
   const std::vector<std::int64_t>& len_k = seq.len_k;
   HostTensor q(c.dtype, {seq.total_q, c.h, c.d}, c.layout);
@@ -279,6 +273,64 @@ TEST_P(VarlenTest, MatchesReference) {
   EXPECT_TRUE(expect_close("lse", device.fetch(lse), lse, ref.result(lse), lowp.result(lse), {2.0, kLseAtol},
                            lse_written));
 }
+
+using VarlenParam = std::tuple<Backend, VarlenCase>;
+class VarlenTest : public ::testing::TestWithParam<VarlenParam> {};
+
+TEST_P(VarlenTest, MatchesReference) {
+  const auto& [backend, c] = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  SCOPED_TRACE(seed_trace());
+  Rng rng = Rng::for_current_test();
+  check_varlen_case(backend, c, rng);
+}
+
+// Drawn afresh each run (attention_cases.h draw_common): 2-6 sequences under the drawn maxima, dense or paged
+// K/V (pages of 1 to 512 rows), seqused, empty sequences.
+VarlenCase draw_varlen_case(Rng& rng, Backend backend) {
+  static constexpr std::int64_t kPages[] = {0, 0, 0, 1, 3, 16, 64, 128, 256, 512};
+  DrawnCommon fitted = draw_common(rng, true);
+  VarlenCase c{};
+  c.b = rng.integer(2, 6);
+  c.max_q = draw_length(rng, 9000);
+  c.max_k = rng.coin(0.3) ? c.max_q : draw_length(rng, 9000);
+  // Sequences average about half the maxima (draw_sequences: sequence 0 reaches them).
+  auto cost = [&] {
+    return static_cast<double>((c.b + 1) / 2 * fitted.h) * c.max_q * c.max_k * (fitted.d + fitted.dv);
+  };
+  const double cap = drawn_case_cap(backend);
+  while (cost() > cap && c.b > 2) --c.b;
+  fit_drawn_case(fitted, cap, cost, [&] {
+    std::int64_t& longer = c.max_q > c.max_k ? c.max_q : c.max_k;
+    longer = std::max<std::int64_t>(1, longer * 3 / 4);
+  });
+  c.h = fitted.h, c.hk = fitted.hk, c.d = fitted.d, c.dv = fitted.dv;
+  c.dtype = fitted.dtype;
+  c.features = fitted.features;
+  c.layout = fitted.layout;
+  c.page_size = kPages[rng.integer(0, std::size(kPages) - 1)];
+  c.seqused = rng.coin(0.3);
+  c.empty_sequences = rng.coin(0.2);
+  return c;
+}
+
+class VarlenRandomTest : public ::testing::TestWithParam<RandomParam> {};
+
+TEST_P(VarlenRandomTest, MatchesReference) {
+  const Backend backend = std::get<0>(GetParam());
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  SCOPED_TRACE(seed_trace());
+  Rng rng = Rng::for_current_test();
+  const VarlenCase c = draw_varlen_case(rng, backend);
+  SCOPED_TRACE("drawn case: " + c.name());
+  RecordProperty("drawn_case", c.name());  // in --gtest_output=xml: what a run covered
+  check_varlen_case(backend, c, rng);
+}
+
+INSTANTIATE_TEST_SUITE_P(Random, VarlenRandomTest, ::testing::ValuesIn(random_params(30, 6)),
+                         [](const ::testing::TestParamInfo<RandomParam>& info) {
+                           return random_param_name(info.param);
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Grid, VarlenTest,
                          ::testing::Combine(::testing::ValuesIn(backends_under_test()),

@@ -1,6 +1,9 @@
 #include "support/attention_cases.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <tuple>
 
 namespace flashattn::test {
 
@@ -146,6 +149,55 @@ void PackedSequences::poison_unused_q_rows(HostTensor& t) const {
 
 void PackedSequences::poison_unused_k_rows(HostTensor& t) const {
   for (std::int64_t s = 0; s < batch; ++s) t.poison_leading(k_start(s) + used_k[s], len_k[s] - used_k[s]);
+}
+
+std::int64_t draw_length(Rng& rng, std::int64_t max_length) {
+  std::int64_t n;
+  if (rng.coin(0.4)) {
+    n = (std::int64_t{64} << rng.integer(0, 7)) + rng.integer(-3, 3);  // 64 .. 8192, give or take three
+  } else {
+    n = static_cast<std::int64_t>(std::exp(rng.uniform(0.f, std::log(static_cast<float>(max_length)))));
+  }
+  return std::clamp<std::int64_t>(n, 1, max_length);
+}
+
+DrawnCommon draw_common(Rng& rng, bool large_v) {
+  static constexpr std::pair<std::int64_t, std::int64_t> kDims[] = {
+      {64, 64},   {96, 96},   {128, 128}, {128, 128}, {192, 192},
+      {256, 256}, {256, 256}, {192, 128}, {64, 256},  {64, 512}};
+  static constexpr MaskKind kMasks[] = {MaskKind::none,       MaskKind::none,       MaskKind::causal,
+                                        MaskKind::causal,     MaskKind::local,      MaskKind::left_only,
+                                        MaskKind::right_only, MaskKind::causal_left};
+  static constexpr Layout kLayouts[] = {Layout::contiguous, Layout::padded, Layout::heads_major};
+  DrawnCommon c{};
+  std::tie(c.d, c.dv) = kDims[rng.integer(0, std::size(kDims) - (large_v ? 1 : 2))];
+  c.dtype = rng.coin() ? DType::bfloat16 : DType::float16;
+  c.hk = rng.integer(1, 3);
+  c.h = c.hk * (std::int64_t{1} << rng.integer(0, 3));
+  c.features.mask = kMasks[rng.integer(0, std::size(kMasks) - 1)];
+  c.features.softcap = rng.coin(0.2) ? (rng.coin() ? 1.5f : 30.f) : 0.f;
+  c.features.alibi =
+      rng.coin(0.15) ? (rng.coin() ? AlibiKind::per_head : AlibiKind::per_batch_head) : AlibiKind::none;
+  c.features.sink = rng.coin(0.15);
+  c.features.custom_scale = rng.coin(0.2);
+  c.layout = kLayouts[rng.integer(0, std::size(kLayouts) - 1)];
+  return c;
+}
+
+double drawn_case_cap(Backend backend) { return is_cuda(backend) ? 3e9 : 2e8; }
+
+std::vector<RandomParam> random_params(int cuda_cases, int cpu_cases) {
+  std::vector<RandomParam> params;
+  for (const Backend backend : backends_under_test()) {
+    const int cases = is_cuda(backend) ? cuda_cases : cpu_cases;
+    for (int index = 0; index < cases; ++index) params.emplace_back(backend, index);
+  }
+  return params;
+}
+
+std::string random_param_name(const RandomParam& param) {
+  return sanitize_name(std::string(backend_name(std::get<0>(param))) + "_" +
+                       std::to_string(std::get<1>(param)));
 }
 
 }  // namespace flashattn::test

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -101,5 +102,36 @@ PackedSequences draw_sequences(Rng& rng, std::int64_t batch, std::int64_t max_q,
 
 // Label for head counts: "mha4", "gqa6x2", "mqa3".
 std::string heads_label(std::int64_t h, std::int64_t hk);
+
+// Cases drawn afresh each run (the Random suites of the forward, varlen and KV-cache tests): the CUDA
+// backends choose among kernels and schedules by length thresholds, evenness of query blocks, head dims and
+// mask kinds, and a drawn case lands on combinations no hand-picked grid lists. A length in [1, max_length]:
+// 40% near a threshold (a power of two from 64 to 8192, give or take three), else log-uniform.
+std::int64_t draw_length(Rng& rng, std::int64_t max_length);
+// The parts every drawn case has: (d, dv) among the pairs the Hopper kernels have (d = dv = 64..256, (192,
+// 128), (64, 256), and with `large_v` (64, 512)), fp16 or bf16, kv heads 1-3 with groups of 1-8, every mask
+// kind, softcap, ALiBi, sink, custom scale (no dropout), every layout.
+struct DrawnCommon {
+  std::int64_t h, hk, d, dv;
+  DType dtype;
+  Features features;
+  Layout layout;
+};
+DrawnCommon draw_common(Rng& rng, bool large_v);
+// The reference's cost cap per drawn case, in multiply-adds of b h sq sk (d + dv): the CPU backend runs in CI
+// on two cores.
+double drawn_case_cap(Backend backend);
+// The Random suites' parameters: (backend, case index), `cuda_cases` per CUDA backend and `cpu_cases` on the
+// CPU one (its cases smaller: drawn_case_cap), and their test names.
+using RandomParam = std::tuple<Backend, int>;
+std::vector<RandomParam> random_params(int cuda_cases, int cpu_cases);
+std::string random_param_name(const RandomParam& param);
+// Fewer heads (down to one kv head), then `shrink` (which shortens the case), until cost() is under the cap.
+template <class Cost, class Shrink>
+void fit_drawn_case(DrawnCommon& c, double cap, Cost&& cost, Shrink&& shrink) {
+  while (cost() > cap && c.h > c.hk) c.h /= 2;
+  while (cost() > cap && c.hk > 1) c.h = --c.hk;
+  while (cost() > cap) shrink();
+}
 
 }  // namespace flashattn::test
