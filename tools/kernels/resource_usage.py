@@ -33,13 +33,25 @@ def from_cuobjdump(binary):
     return rows
 
 
+# ptxas's notes that it serialised a kernel's wgmma pipeline (C7510-C7518 "Potential Performance Loss: wgmma.mma_async
+# instructions are serialized due to ..."): every wgmma of that kernel then waits for the one before it. They name
+# the kernel in the message itself, and ptxas prints them before the kernel's resource lines.
+SERIALISED = re.compile(r"\((C75\d\d)\) Potential Performance Loss: (.*?) in the function '(\S+)'")
+
+
 def from_ptxas(log):
-    rows, name, arch = {}, None, ""
+    rows, name, arch, serialised = {}, None, "", {}
     for line in open(log, errors="replace"):
+        m = SERIALISED.search(line)
+        if m:
+            serialised.setdefault(m.group(3), []).append(f"{m.group(1)}: {m.group(2)}")
+            continue
         m = re.search(r"Compiling entry function '(\S+)' for '(\S+)'", line)
         if m:
             name, arch = m.groups()
             rows[(name, arch)] = {}
+            if name in serialised:
+                rows[(name, arch)]["wgmma_serialised"] = serialised.pop(name)
         m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
         if m and name:
             rows[(name, arch)].update(dict(zip(("stack", "spill_stores", "spill_loads"), map(int, m.groups()))))
