@@ -30,6 +30,11 @@ if [[ " $steps " == *" build "* ]]; then
   awk '{s += $1} END {printf "== sum of compile seconds: %.0f (2-core estimate %.0f min)\n", s, s / 2 / 60}' \
     "$out/compile_times.txt" | tee -a "$out/summary.txt"
   [[ $rc == 0 ]] || { tail -40 "$out/build.log"; exit 1; }
+  # Every sm90 kernel of this build keeps its wgmma pipeline (the ctest sm90_wgmma_pipelines, run here too
+  # because the GPU suites below run the test binary directly).
+  start=$(date +%s)
+  timeout 300 ctest --test-dir "$build" -R '^sm90_wgmma_pipelines$' --output-on-failure >"$out/wgmma_pipelines.log" 2>&1
+  log "sm90 wgmma pipelines rc=$? in $(( $(date +%s) - start )) s: $(tail -1 "$out/wgmma_pipelines.log")"
 fi
 
 tests="$build/tests/flashattn_tests"
