@@ -619,7 +619,7 @@ TEST_P(KVCacheRandomTest, MatchesReference) {
   check_kvcache_case(backend, c, rng);
 }
 
-INSTANTIATE_TEST_SUITE_P(Random, KVCacheRandomTest, ::testing::ValuesIn(random_params(30, 6)),
+INSTANTIATE_TEST_SUITE_P(Random, KVCacheRandomTest, ::testing::ValuesIn(random_params(16, 6)),
                          [](const ::testing::TestParamInfo<RandomParam>& info) {
                            return random_param_name(info.param);
                          });

@@ -327,7 +327,7 @@ TEST_P(VarlenRandomTest, MatchesReference) {
   check_varlen_case(backend, c, rng);
 }
 
-INSTANTIATE_TEST_SUITE_P(Random, VarlenRandomTest, ::testing::ValuesIn(random_params(30, 6)),
+INSTANTIATE_TEST_SUITE_P(Random, VarlenRandomTest, ::testing::ValuesIn(random_params(16, 6)),
                          [](const ::testing::TestParamInfo<RandomParam>& info) {
                            return random_param_name(info.param);
                          });
