@@ -320,12 +320,8 @@ using ForwardParam = std::tuple<Backend, ForwardCase>;
 
 class ForwardTest : public ::testing::TestWithParam<ForwardParam> {};
 
-TEST_P(ForwardTest, MatchesReference) {
-  const auto& [backend, c] = GetParam();
-  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
-  SCOPED_TRACE(seed_trace());
-  Rng rng = Rng::for_current_test();
-
+// The grid's case `c` (and the Random suite's drawn ones) on `backend`.
+void check_forward_case(Backend backend, const ForwardCase& c, Rng& rng) {
   HostTensor q(c.dtype, {c.b, c.sq, c.h, c.d}, c.layout);
   HostTensor k(c.dtype, {c.b, c.sk, c.hk, c.d}, c.layout);
   HostTensor v(c.dtype, {c.b, c.sk, c.hk, c.dv}, c.layout);
@@ -353,6 +349,14 @@ TEST_P(ForwardTest, MatchesReference) {
   expect_forward_matches(
       backend, c.dtype, build, out, lse,
       {{"q", &q}, {"k", &k}, {"v", &v}, {"alibi_slopes", &opts.alibi}, {"sink", &opts.sink}});
+}
+
+TEST_P(ForwardTest, MatchesReference) {
+  const auto& [backend, c] = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  SCOPED_TRACE(seed_trace());
+  Rng rng = Rng::for_current_test();
+  check_forward_case(backend, c, rng);
 }
 
 // Scores far wider than the grid's (N(0, 1) inputs give logits of a few units), where the online softmax's
@@ -468,37 +472,17 @@ INSTANTIATE_TEST_SUITE_P(Spread, ForwardSpreadTest,
                          });
 
 // Shapes and options drawn afresh each run from the test's seed, on top of the hand-picked grid above
-// (attention_cases.h draw_common): SCOPED_TRACE prints the drawn case and how to reproduce it.
-struct RandomCase {
-  std::int64_t b, sq, sk;
-  DrawnCommon common;
-  bool with_lse;
-
-  std::string describe() const {
-    const DrawnCommon& c = common;
-    return std::to_string(sq) + "x" + std::to_string(sk) + " b" + std::to_string(b) + " " +
-           heads_label(c.h, c.hk) + " d" + std::to_string(c.d) + " dv" + std::to_string(c.dv) + " " +
-           dtype_label(c.dtype) + " " + features_label(c.features) + " " + layout_name(c.layout) +
-           (with_lse ? "" : " nolse");
-  }
-};
-
-RandomCase draw_case(Rng& rng, Backend backend) {
-  RandomCase r{};
-  r.common = draw_common(rng, true);
-  r.b = rng.integer(1, 3);
-  r.sq = draw_length(rng, 9000);
-  r.sk = rng.coin(0.3) ? r.sq : draw_length(rng, 9000);
-  r.with_lse = rng.coin(0.8);
-  DrawnCommon& c = r.common;
-  auto cost = [&] { return static_cast<double>(r.b * c.h) * r.sq * r.sk * (c.d + c.dv); };
-  const double cap = drawn_case_cap(backend);
-  while (cost() > cap && r.b > 1) --r.b;
-  fit_drawn_case(c, cap, cost, [&] {
-    std::int64_t& longer = r.sq > r.sk ? r.sq : r.sk;
-    longer = std::max<std::int64_t>(1, longer * 3 / 4);
-  });
-  return r;
+// (attention_cases.h draw_common): 1-3 sequences, lengths up to 9000, LSE or not.
+ForwardCase draw_forward_case(Rng& rng, Backend backend) {
+  DrawnCommon common = draw_common(rng, true);
+  ForwardCase c{};
+  c.b = rng.integer(1, 3);
+  c.sq = draw_length(rng, 9000);
+  c.sk = rng.coin(0.3) ? c.sq : draw_length(rng, 9000);
+  c.with_lse = rng.coin(0.8);
+  fit_drawn_case(c, common, c.b, 1, c.sq, c.sk, drawn_case_cap(backend),
+                 [&] { return static_cast<double>(c.b * common.h) * c.sq * c.sk * (common.d + common.dv); });
+  return c;
 }
 
 class ForwardRandomTest : public ::testing::TestWithParam<RandomParam> {};
@@ -507,39 +491,7 @@ TEST_P(ForwardRandomTest, MatchesReference) {
   const Backend backend = std::get<0>(GetParam());
   FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
   SCOPED_TRACE(seed_trace());
-  Rng rng = Rng::for_current_test();
-  const RandomCase r = draw_case(rng, backend);
-  SCOPED_TRACE("drawn case: " + r.describe());
-  RecordProperty("drawn_case", r.describe());  // in --gtest_output=xml: what a run covered
-  const DrawnCommon& c = r.common;
-
-  HostTensor q(c.dtype, {r.b, r.sq, c.h, c.d}, c.layout);
-  HostTensor k(c.dtype, {r.b, r.sk, c.hk, c.d}, c.layout);
-  HostTensor v(c.dtype, {r.b, r.sk, c.hk, c.dv}, c.layout);
-  q.fill_normal(rng);
-  k.fill_normal(rng);
-  v.fill_normal(rng);
-  HostTensor out(c.dtype, {r.b, r.sq, c.h, c.dv}, c.layout);  // poisoned
-  HostTensor lse = r.with_lse
-                       ? HostTensor(DType::float32, {r.b, c.h, r.sq},
-                                    c.layout == Layout::contiguous ? Layout::contiguous : Layout::padded)
-                       : HostTensor();
-  const OptionTensors opts = draw_options(c.features, rng, r.b, c.h, c.d, r.sk);
-
-  auto build = [&](Binding& bind) {
-    ForwardArgs a;
-    a.q = bind.view(q);
-    a.k = bind.view(k);
-    a.v = bind.view(v);
-    a.out = bind.view(out);
-    a.lse = bind.view(lse);
-    a.options = opts.bind(bind);
-    return a;
-  };
-
-  expect_forward_matches(
-      backend, c.dtype, build, out, lse,
-      {{"q", &q}, {"k", &k}, {"v", &v}, {"alibi_slopes", &opts.alibi}, {"sink", &opts.sink}});
+  check_drawn_case(backend, draw_forward_case, check_forward_case);
 }
 
 // 24 drawn cases per CUDA backend, 8 on the CPU one (the GPU suites stay within gpu_check.sh's time limit;

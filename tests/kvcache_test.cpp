@@ -585,17 +585,8 @@ KVCacheCase draw_kvcache_case(Rng& rng, Backend backend) {
   c.b = rng.integer(1, 4);
   c.sq = rng.coin() ? 1 : draw_length(rng, 2048);
   c.sk = draw_length(rng, 9000);
-  auto cost = [&] { return static_cast<double>(c.b * fitted.h) * c.sq * c.sk * (fitted.d + fitted.dv); };
-  const double cap = drawn_case_cap(backend);
-  while (cost() > cap && c.b > 1) --c.b;
-  fit_drawn_case(fitted, cap, cost, [&] {
-    std::int64_t& longer = c.sq > c.sk ? c.sq : c.sk;
-    longer = std::max<std::int64_t>(1, longer * 3 / 4);
-  });
-  c.h = fitted.h, c.hk = fitted.hk, c.d = fitted.d, c.dv = fitted.dv;
-  c.dtype = fitted.dtype;
-  c.features = fitted.features;
-  c.layout = fitted.layout;
+  fit_drawn_case(c, fitted, c.b, 1, c.sq, c.sk, drawn_case_cap(backend),
+                 [&] { return static_cast<double>(c.b * fitted.h) * c.sq * c.sk * (fitted.d + fitted.dv); });
   c.page_size = kPages[rng.integer(0, std::size(kPages) - 1)];
   c.append = rng.coin(0.6) && c.sq <= c.sk;  // the new keys are the queries' own tokens
   c.rotary = c.append && rng.coin(0.5) ? (rng.coin() ? Rotary::interleaved : Rotary::neox) : Rotary::none;
@@ -612,11 +603,7 @@ TEST_P(KVCacheRandomTest, MatchesReference) {
   const Backend backend = std::get<0>(GetParam());
   FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
   SCOPED_TRACE(seed_trace());
-  Rng rng = Rng::for_current_test();
-  const KVCacheCase c = draw_kvcache_case(rng, backend);
-  SCOPED_TRACE("drawn case: " + c.name());
-  RecordProperty("drawn_case", c.name());  // in --gtest_output=xml: what a run covered
-  check_kvcache_case(backend, c, rng);
+  check_drawn_case(backend, draw_kvcache_case, check_kvcache_case);
 }
 
 INSTANTIATE_TEST_SUITE_P(Random, KVCacheRandomTest, ::testing::ValuesIn(random_params(16, 6)),

@@ -295,19 +295,9 @@ VarlenCase draw_varlen_case(Rng& rng, Backend backend) {
   c.max_q = draw_length(rng, 9000);
   c.max_k = rng.coin(0.3) ? c.max_q : draw_length(rng, 9000);
   // Sequences average about half the maxima (draw_sequences: sequence 0 reaches them).
-  auto cost = [&] {
+  fit_drawn_case(c, fitted, c.b, 2, c.max_q, c.max_k, drawn_case_cap(backend), [&] {
     return static_cast<double>((c.b + 1) / 2 * fitted.h) * c.max_q * c.max_k * (fitted.d + fitted.dv);
-  };
-  const double cap = drawn_case_cap(backend);
-  while (cost() > cap && c.b > 2) --c.b;
-  fit_drawn_case(fitted, cap, cost, [&] {
-    std::int64_t& longer = c.max_q > c.max_k ? c.max_q : c.max_k;
-    longer = std::max<std::int64_t>(1, longer * 3 / 4);
   });
-  c.h = fitted.h, c.hk = fitted.hk, c.d = fitted.d, c.dv = fitted.dv;
-  c.dtype = fitted.dtype;
-  c.features = fitted.features;
-  c.layout = fitted.layout;
   c.page_size = kPages[rng.integer(0, std::size(kPages) - 1)];
   c.seqused = rng.coin(0.3);
   c.empty_sequences = rng.coin(0.2);
@@ -320,11 +310,7 @@ TEST_P(VarlenRandomTest, MatchesReference) {
   const Backend backend = std::get<0>(GetParam());
   FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
   SCOPED_TRACE(seed_trace());
-  Rng rng = Rng::for_current_test();
-  const VarlenCase c = draw_varlen_case(rng, backend);
-  SCOPED_TRACE("drawn case: " + c.name());
-  RecordProperty("drawn_case", c.name());  // in --gtest_output=xml: what a run covered
-  check_varlen_case(backend, c, rng);
+  check_drawn_case(backend, draw_varlen_case, check_varlen_case);
 }
 
 INSTANTIATE_TEST_SUITE_P(Random, VarlenRandomTest, ::testing::ValuesIn(random_params(16, 6)),

@@ -126,12 +126,33 @@ double drawn_case_cap(Backend backend);
 using RandomParam = std::tuple<Backend, int>;
 std::vector<RandomParam> random_params(int cuda_cases, int cpu_cases);
 std::string random_param_name(const RandomParam& param);
-// Fewer heads (down to one kv head), then `shrink` (which shortens the case), until cost() is under the cap.
-template <class Cost, class Shrink>
-void fit_drawn_case(DrawnCommon& c, double cap, Cost&& cost, Shrink&& shrink) {
-  while (cost() > cap && c.h > c.hk) c.h /= 2;
-  while (cost() > cap && c.hk > 1) c.h = --c.hk;
-  while (cost() > cap) shrink();
+// The body of a Random suite's test: the case draw(rng, backend) draws from the test's seed, named (its
+// name()) in the trace and in --gtest_output=xml (what a run covered), then check(backend, case, rng).
+template <class Draw, class Check>
+void check_drawn_case(Backend backend, Draw&& draw, Check&& check) {
+  Rng rng = Rng::for_current_test();
+  const auto c = draw(rng, backend);
+  SCOPED_TRACE("drawn case: " + c.name());
+  ::testing::Test::RecordProperty("drawn_case", c.name());
+  check(backend, c, rng);
+}
+// Fits a drawn case under `cap` (cost() its multiply-adds): fewer sequences (down to min_batch), fewer heads
+// (down to one kv head), then the longer of the two lengths by a quarter at a time; then copies the common
+// parts into `c`.
+template <class Case, class Cost>
+void fit_drawn_case(Case& c, DrawnCommon& common, std::int64_t& batch, std::int64_t min_batch,
+                    std::int64_t& length_a, std::int64_t& length_b, double cap, Cost&& cost) {
+  while (cost() > cap && batch > min_batch) --batch;
+  while (cost() > cap && common.h > common.hk) common.h /= 2;
+  while (cost() > cap && common.hk > 1) common.h = --common.hk;
+  while (cost() > cap) {
+    std::int64_t& longer = length_a > length_b ? length_a : length_b;
+    longer = std::max<std::int64_t>(1, longer * 3 / 4);
+  }
+  c.h = common.h, c.hk = common.hk, c.d = common.d, c.dv = common.dv;
+  c.dtype = common.dtype;
+  c.features = common.features;
+  c.layout = common.layout;
 }
 
 }  // namespace flashattn::test
