@@ -42,3 +42,13 @@ def test_an_injected_arrive_alone_is_not_a_serialisation(tmp_path):
     log.write_text("\n".join(line for line in LOG.splitlines() if "C7511" not in line) + "\n")
     rows = resource_usage.from_ptxas(log)
     assert not any("wgmma_serialised" in r for r in rows.values())
+
+
+def test_a_note_after_the_kernels_lines_still_counts(tmp_path):
+    lines = LOG.splitlines()
+    note = next(line for line in lines if "C7511" in line)
+    log = tmp_path / "ptxas.txt"
+    log.write_text("\n".join([line for line in lines if line != note] + [note]) + "\n")
+    rows = resource_usage.from_ptxas(log)
+    assert "wgmma_serialised" in rows[("_Z7serialv", "sm_90a")]
+    assert "wgmma_serialised" not in rows[("_Z9pipelinedv", "sm_90a")]

@@ -44,7 +44,8 @@ def main():
             print(f"{pathlib.Path(source).name}: {len(rows)} kernels")
             for (name, _), r in sorted(rows.items(), key=lambda kv: names[kv[0][0]]):
                 short = names[name].split("(")[0][-120:]
-                line = f"  registers {r.get('registers', '?')} spills {r.get('spill_stores', 0)}/{r.get('spill_loads', 0)} B"
+                line = (f"  registers {r.get('registers', '?')} "
+                        f"spills {r.get('spill_stores', 0)}/{r.get('spill_loads', 0)} B")
                 if r.get("wgmma_serialised"):
                     failed = True
                     print(f"FAIL wgmma serialised: {short}\n{line}\n    " + "\n    ".join(r["wgmma_serialised"]))

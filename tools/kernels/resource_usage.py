@@ -35,7 +35,8 @@ def from_cuobjdump(binary):
 
 # ptxas's notes that it serialised a kernel's wgmma pipeline (C7510-C7518 "Potential Performance Loss: wgmma.mma_async
 # instructions are serialized due to ..."): every wgmma of that kernel then waits for the one before it. They name
-# the kernel in the message itself, and ptxas prints them before the kernel's resource lines.
+# the kernel in the message itself (nvcc 13.0 prints them before the kernel's resource lines; matched by name, so
+# the order does not matter).
 SERIALISED = re.compile(r"\((C75\d\d)\) Potential Performance Loss: (.*?) in the function '(\S+)'")
 
 
@@ -50,14 +51,16 @@ def from_ptxas(log):
         if m:
             name, arch = m.groups()
             rows[(name, arch)] = {}
-            if name in serialised:
-                rows[(name, arch)]["wgmma_serialised"] = serialised.pop(name)
         m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
         if m and name:
             rows[(name, arch)].update(dict(zip(("stack", "spill_stores", "spill_loads"), map(int, m.groups()))))
         m = re.search(r"Used (\d+) registers", line)
         if m and name:
             rows[(name, arch)]["registers"] = int(m.group(1))
+    for kernel, notes in serialised.items():
+        keys = [key for key in rows if key[0] == kernel] or [(kernel, "")]
+        for key in keys:
+            rows.setdefault(key, {})["wgmma_serialised"] = notes
     return rows
 
 
