@@ -474,7 +474,7 @@ INSTANTIATE_TEST_SUITE_P(Spread, ForwardSpreadTest,
 // Shapes and options drawn afresh each run from the test's seed, on top of the hand-picked grid above
 // (attention_cases.h draw_common): 1-3 sequences, lengths up to 9000, LSE or not.
 ForwardCase draw_forward_case(Rng& rng, Backend backend) {
-  DrawnCommon common = draw_common(rng, true);
+  DrawnCommon common = draw_common(rng, backend, true);
   ForwardCase c{};
   c.b = rng.integer(1, 3);
   c.sq = draw_length(rng, 9000);

@@ -580,7 +580,7 @@ TEST_P(KVCacheTest, MatchesReference) {
 KVCacheCase draw_kvcache_case(Rng& rng, Backend backend) {
   static constexpr std::int64_t kPages[] = {0, 0, 0, 1, 3, 16, 64, 128, 256, 512};
   static constexpr int kSplits[] = {1, 0, 0, 3, 8};
-  DrawnCommon fitted = draw_common(rng, false);
+  DrawnCommon fitted = draw_common(rng, backend, false);
   KVCacheCase c{};
   c.b = rng.integer(1, 4);
   c.sq = rng.coin() ? 1 : draw_length(rng, 2048);

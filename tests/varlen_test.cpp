@@ -289,7 +289,7 @@ TEST_P(VarlenTest, MatchesReference) {
 // K/V (pages of 1 to 512 rows), seqused, empty sequences.
 VarlenCase draw_varlen_case(Rng& rng, Backend backend) {
   static constexpr std::int64_t kPages[] = {0, 0, 0, 1, 3, 16, 64, 128, 256, 512};
-  DrawnCommon fitted = draw_common(rng, true);
+  DrawnCommon fitted = draw_common(rng, backend, true);
   VarlenCase c{};
   c.b = rng.integer(2, 6);
   c.max_q = draw_length(rng, 9000);

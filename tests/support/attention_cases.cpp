@@ -161,7 +161,8 @@ std::int64_t draw_length(Rng& rng, std::int64_t max_length) {
   return std::clamp<std::int64_t>(n, 1, max_length);
 }
 
-DrawnCommon draw_common(Rng& rng, bool large_v) {
+DrawnCommon draw_common(Rng& rng, Backend backend, bool large_v) {
+  static constexpr std::int64_t kOddDims[] = {8, 40, 72, 160, 224};
   static constexpr std::pair<std::int64_t, std::int64_t> kDims[] = {
       {64, 64},   {96, 96},   {128, 128}, {128, 128}, {192, 192},
       {256, 256}, {256, 256}, {192, 128}, {64, 256},  {64, 512}};
@@ -171,7 +172,10 @@ DrawnCommon draw_common(Rng& rng, bool large_v) {
   static constexpr Layout kLayouts[] = {Layout::contiguous, Layout::padded, Layout::heads_major};
   DrawnCommon c{};
   std::tie(c.d, c.dv) = kDims[rng.integer(0, std::size(kDims) - (large_v ? 1 : 2))];
+  if (backend != Backend::cuda_sm90 && rng.coin(1.0 / 3))
+    c.d = c.dv = kOddDims[rng.integer(0, std::size(kOddDims) - 1)];
   c.dtype = rng.coin() ? DType::bfloat16 : DType::float16;
+  if (!is_cuda(backend) && rng.coin(0.2)) c.dtype = DType::float32;
   c.hk = rng.integer(1, 3);
   c.h = c.hk * (std::int64_t{1} << rng.integer(0, 3));
   c.features.mask = kMasks[rng.integer(0, std::size(kMasks) - 1)];
