@@ -63,9 +63,8 @@ def main():
             return F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
                                                   is_causal=causal)
 
-    groups = []
-    for index, (d, causal, s, grid_shape, whole_shape) in enumerate(PAIRS if not args.sweep else []):
-        groups.append((d, causal, s, {"grid": grid_shape, "whole": whole_shape}))
+    groups = [(d, causal, s, {"grid": grid_shape, "whole": whole_shape})
+              for d, causal, s, grid_shape, whole_shape in (PAIRS if not args.sweep else [])]
     for group in args.sweep.split(",") if args.sweep else []:
         fields = group.split(":")
         d, c, s = fields[:3]
