@@ -13,11 +13,11 @@ nvdisasm=${NVDISASM:-/tmp/nvdis/nvidia/cu13/bin/nvdisasm}
   -O3 -DNDEBUG -std=c++20 -gencode=arch=compute_90a,code=sm_90a -Xptxas=-v -cubin \
   "$root/src/cuda/sm90/$tu.cu" -o "$out/$tu-$name.cubin" 2>"$out/$tu-$name.ptxas"
 "$nvdisasm" -c "$out/$tu-$name.cubin" >"$out/$tu-$name.sass"
-# ptxas's wgmma notes: "Potential Performance Loss" (C7510-C7518: the kernel's wgmmas serialised; session 33
-# found C7511, which the earlier pattern C751[458] missed) and C7519 (a warpgroup.arrive injected: not a
-# serialisation by itself).
-echo "wgmma serialised (C751x Potential Performance Loss): $(grep -c "Potential Performance Loss" "$out/$tu-$name.ptxas" || true);" \
-  "C7519 arrives injected: $(grep -c "C7519" "$out/$tu-$name.ptxas" || true)"
+# Kernels whose wgmma pipeline ptxas serialised (tools/kernels/resource_usage.py's reading of C7510-C7518, as the
+# ctest sm90_wgmma_pipelines; session 33 found C7511, which this script's earlier pattern C751[458] missed), and the
+# C7519 notes (a warpgroup.arrive injected: not a serialisation by itself).
+echo "kernels with wgmma serialised: $(python3 "$root/tools/kernels/resource_usage.py" --ptxas "$out/$tu-$name.ptxas" |
+  grep -c "wgmma_serialised" || true); C7519 arrives injected: $(grep -c "C7519" "$out/$tu-$name.ptxas" || true)"
 awk '/^\.text\./ {name = ""; if ($0 ~ /forward_kernel/) {name = $0; sub(/^\.text\./, "", name); sub(/:$/, "", name)}; next}
      name != "" && /\/\*[0-9a-f]+\*\// {n[name]++; if (/HGMMA/) h[name]++; if (/ BAR\./) b[name]++; if (/LDL|STL/) l[name]++}
      END {for (k in n) printf "%6d instr %3d HGMMA %3d BAR %3d LDL/STL %s\n", n[k], h[k], b[k], l[k], substr(k, 50, 90)}' \
