@@ -58,6 +58,39 @@ __device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::ui
   }
 }
 
+// Config::kRegisterQ: S = Q_w K^T with Q's A fragments in registers (load_q_fragments), B = K K-major as in
+// gemm_qk. Each step reads 4 KB of K from shared memory instead of 4 KB of K and 2 KB of Q.
+template <class Config>
+__device__ __forceinline__ void gemm_qk_register_q(float (&s)[Config::kBlockN / 2],
+                                                   const std::uint32_t (&qf)[Config::kHeadDim / 16][4],
+                                                   std::uint32_t k) {
+  const std::uint64_t desc_b0 = ptx::make_smem_desc_sw128(k, 16, 1024);
+#pragma unroll
+  for (int kk = 0; kk < Config::kHeadDim / 16; ++kk) {
+    ptx::wgmma_m64k16_rs<Config::kBlockN, typename Config::Element>(
+        s, qf[kk], ptx::smem_desc_moved(desc_b0, (kk / 4) * Config::kKVChunkBytes + (kk % 4) * 32, 0),
+        kk > 0 ? 1 : 0);
+  }
+}
+
+// The A fragments of this warpgroup's 64 Q rows (q_rows: their first chunk's address), one ldmatrix.x4 per
+// 16 head-dim columns. Lane l addresses row 16w + l % 16 (warp w) and the 16-byte unit 2 (kk % 4) + l / 16 of
+// 64-column chunk kk / 4, swizzled as TMA's 128-byte swizzle stores it (unit ^ row % 8; the rows are
+// 1024-byte aligned), so the four 8x8 matrices land as a0..a3 (rows g / g + 8, columns 0-7 / 8-15): the
+// order convert_p gives P's fragments too.
+template <class Config>
+__device__ __forceinline__ void load_q_fragments(std::uint32_t (&qf)[Config::kHeadDim / 16][4],
+                                                 std::uint32_t q_rows, int thread) {
+  const int lane = thread % 32;
+  const int row = 16 * (thread / 32) + lane % 16;
+  const std::uint32_t row_addr = q_rows + row * Config::kRowBytes;
+#pragma unroll
+  for (int kk = 0; kk < Config::kHeadDim / 16; ++kk) {
+    const int unit = 2 * (kk % 4) + lane / 16;
+    ptx::ldmatrix_x4(qf[kk], row_addr + (kk / 4) * Config::kQChunkBytes + ((unit ^ (row % 8)) << 4));
+  }
+}
+
 // O += P V: P from registers (the A fragment of 16 keys is four packed pairs),
 // V N-major in shared memory (rows are keys, 64 head-dim columns per chunk; the leading
 // byte offset is the distance from one 64-column chunk to the next).
@@ -172,6 +205,23 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     if constexpr (kConsumers > 1) ptx::bar_arrive(next_turn, 256);
   };
   const std::uint32_t q_rows = pipe.q() + consumer * 64 * Config::kRowBytes;
+  // Config::kRegisterQ, not in the paged instance (its consumers have 8 registers fewer: forward_config.h).
+  constexpr bool kRegisterQ = Config::kRegisterQ && !kPaged;
+  std::uint32_t qf[Config::kHeadDim / 16][4];
+  // S = Q K^T for the K block (or stand-in) at k; with kRegisterQ, the fragments of the tile's Q loaded
+  // before.
+  auto gemm_s = [&](float(&acc)[Config::kBlockN / 2], std::uint32_t k) {
+    if constexpr (kRegisterQ) {
+      gemm_qk_register_q<Config>(acc, qf, k);
+    } else {
+      gemm_qk<Config>(acc, q_rows, k);
+    }
+  };
+  // The received tile's Q fragments (kRegisterQ), before the wgmma fence of its first S: every S GEMM of the
+  // previous tile has been waited for by then.
+  auto load_q = [&] {
+    if constexpr (kRegisterQ) load_q_fragments<Config>(qf, q_rows, thread);
+  };
 
   // The last warpgroup opens the first turn for the first one.
   if constexpr (kConsumers > 1) {
@@ -268,8 +318,9 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
       wait_turn();
     }
+    load_q();
     ptx::wgmma_fence();
-    gemm_qk<Config>(s, q_rows, next_keys ? pipe.k(ring.stage) : pipe.q());
+    gemm_s(s, next_keys ? pipe.k(ring.stage) : pipe.q());
     ptx::wgmma_commit_group();
     if (next_keys) pass_turn();
   };
@@ -330,9 +381,10 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           vring.at(Config::kConsumerKeyRange && !Config::kEagerSkipRelease ? skip_ring : ring);
       if constexpr (!kEarlyNextS) {
         ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
+        load_q();
         wait_turn();
         ptx::wgmma_fence();
-        gemm_qk<Config>(s, q_rows, pipe.k(ring.stage));
+        gemm_s(s, pipe.k(ring.stage));
         ptx::wgmma_commit_group();
         pass_turn();
         ptx::wgmma_wait_group<0>();
@@ -377,7 +429,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         wait_turn();
         ptx::wgmma_fence_operand(o);
         ptx::wgmma_fence();
-        gemm_qk<Config>(s, q_rows, pipe.k(ring.stage));
+        gemm_s(s, pipe.k(ring.stage));
         ptx::wgmma_commit_group();
         gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage), pipe.ones());
         ptx::wgmma_commit_group();

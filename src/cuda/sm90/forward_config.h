@@ -67,6 +67,14 @@
 #ifndef FLASHATTN_SM90_EARLY_NEXT_S
 #define FLASHATTN_SM90_EARLY_NEXT_S 1
 #endif
+// 1: the d = dv = 128 two-consumer kernels compute S = Q K^T with Q as the wgmma's register operand (A
+// fragments loaded once per tile by ldmatrix: consumer.h load_q_fragments) instead of reading it from shared
+// memory at every k-step, a third of the S GEMM's shared-memory operand bytes. Session 7 (helper sm90w, an
+// earlier form of it) measured -2.2% cycles at locked clocks and neutral at free ones, within that timing's
+// 4-6% noise.
+#ifndef FLASHATTN_SM90_REGISTER_Q
+#define FLASHATTN_SM90_REGISTER_Q 0
+#endif
 // Key blocks wider than this rebuild Q's descriptors per block (kRebuildQDescriptors).
 #ifndef FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N
 #define FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N 160
@@ -682,6 +690,10 @@ struct ForwardConfig {
   static constexpr bool kRowSumFused = FLASHATTN_SM90_ROW_SUM_D128 != 0 && kHeadDim == 128 &&
                                        kHeadDimV == 128 && !kLargeV && kConsumerWarpgroups == 2 &&
                                        kLongKeyBlockN_ == 0;
+  // FLASHATTN_SM90_REGISTER_Q above: S = Q K^T with Q's A fragments in registers in the d = dv = 128
+  // two-consumer kernels of 128-key blocks (their paged instance excepted: consumer.h).
+  static constexpr bool kRegisterQ = FLASHATTN_SM90_REGISTER_Q != 0 && kHeadDim == 128 && kHeadDimV == 128 &&
+                                     kConsumerWarpgroups == 2 && kLongKeyBlockN_ == 0;
   static constexpr bool kRowSumMma = (kHeadDimV == 64 && !kLargeV &&
                                       (kConsumerWarpgroups >= 4   ? FLASHATTN_SM90_ROW_SUM_MMA_FOUR
                                        : kConsumerWarpgroups == 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE
