@@ -207,20 +207,30 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   const std::uint32_t q_rows = pipe.q() + consumer * 64 * Config::kRowBytes;
   // Config::kRegisterQ, not in the paged instance (its consumers have 8 registers fewer: forward_config.h).
   constexpr bool kRegisterQ = Config::kRegisterQ && !kPaged;
+  // Config::kRegisterQFirstSmem: a tile's first S GEMM reads Q from shared memory and the fragments are
+  // loaded after its issue, off the tile boundary's path from Q's arrival to that GEMM.
+  constexpr bool kFirstSmem = kRegisterQ && Config::kRegisterQFirstSmem;
   std::uint32_t qf[Config::kHeadDim / 16][4];
-  // S = Q K^T for the K block (or stand-in) at k; with kRegisterQ, the fragments of the tile's Q loaded
-  // before.
-  auto gemm_s = [&](float(&acc)[Config::kBlockN / 2], std::uint32_t k) {
+  // S = Q K^T for the K block (or stand-in) at k: with kRegisterQ (and not a kFirstSmem tile's first S), from
+  // the tile's Q fragments loaded before.
+  auto gemm_s = [&](float(&acc)[Config::kBlockN / 2], std::uint32_t k, bool first) {
     if constexpr (kRegisterQ) {
-      gemm_qk_register_q<Config>(acc, qf, k);
+      if (kFirstSmem && first) {
+        gemm_qk<Config>(acc, q_rows, k);
+      } else {
+        gemm_qk_register_q<Config>(acc, qf, k);
+      }
     } else {
       gemm_qk<Config>(acc, q_rows, k);
     }
   };
-  // The received tile's Q fragments (kRegisterQ), before the wgmma fence of its first S: every S GEMM of the
-  // previous tile has been waited for by then.
-  auto load_q = [&] {
-    if constexpr (kRegisterQ) load_q_fragments<Config>(qf, q_rows, thread);
+  // The received tile's Q fragments (kRegisterQ): before the wgmma fence of its first S (every S GEMM of the
+  // previous tile has been waited for by then), or with kFirstSmem after that GEMM's issue (before any
+  // release of Q's buffer).
+  auto load_q = [&](bool after_first) {
+    if constexpr (kRegisterQ) {
+      if (kFirstSmem == after_first) load_q_fragments<Config>(qf, q_rows, thread);
+    }
   };
 
   // The last warpgroup opens the first turn for the first one.
@@ -318,11 +328,12 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
       wait_turn();
     }
-    load_q();
+    load_q(false);
     ptx::wgmma_fence();
-    gemm_s(s, next_keys ? pipe.k(ring.stage) : pipe.q());
+    gemm_s(s, next_keys ? pipe.k(ring.stage) : pipe.q(), true);
     ptx::wgmma_commit_group();
     if (next_keys) pass_turn();
+    load_q(true);
   };
   auto begin_tile = [&]() -> bool {
     const bool more_tiles = receive_next();
@@ -381,12 +392,13 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           vring.at(Config::kConsumerKeyRange && !Config::kEagerSkipRelease ? skip_ring : ring);
       if constexpr (!kEarlyNextS) {
         ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
-        load_q();
+        load_q(false);
         wait_turn();
         ptx::wgmma_fence();
-        gemm_s(s, pipe.k(ring.stage));
+        gemm_s(s, pipe.k(ring.stage), true);
         ptx::wgmma_commit_group();
         pass_turn();
+        load_q(true);
         ptx::wgmma_wait_group<0>();
         ptx::wgmma_fence_operand(s);
       }
@@ -429,7 +441,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         wait_turn();
         ptx::wgmma_fence_operand(o);
         ptx::wgmma_fence();
-        gemm_s(s, pipe.k(ring.stage));
+        gemm_s(s, pipe.k(ring.stage), false);
         ptx::wgmma_commit_group();
         gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage), pipe.ones());
         ptx::wgmma_commit_group();

@@ -71,7 +71,8 @@
 // fragments loaded once per tile by ldmatrix: consumer.h load_q_fragments) instead of reading it from shared
 // memory at every k-step, a third of the S GEMM's shared-memory operand bytes. Session 7 (helper sm90w, an
 // earlier form of it) measured -2.2% cycles at locked clocks and neutral at free ones, within that timing's
-// 4-6% noise.
+// 4-6% noise. 2: the same, but each tile's first S GEMM reads Q from shared memory and the fragments are
+// loaded after its issue.
 #ifndef FLASHATTN_SM90_REGISTER_Q
 #define FLASHATTN_SM90_REGISTER_Q 0
 #endif
@@ -694,6 +695,7 @@ struct ForwardConfig {
   // two-consumer kernels of 128-key blocks (their paged instance excepted: consumer.h).
   static constexpr bool kRegisterQ = FLASHATTN_SM90_REGISTER_Q != 0 && kHeadDim == 128 && kHeadDimV == 128 &&
                                      kConsumerWarpgroups == 2 && kLongKeyBlockN_ == 0;
+  static constexpr bool kRegisterQFirstSmem = kRegisterQ && FLASHATTN_SM90_REGISTER_Q >= 2;
   static constexpr bool kRowSumMma = (kHeadDimV == 64 && !kLargeV &&
                                       (kConsumerWarpgroups >= 4   ? FLASHATTN_SM90_ROW_SUM_MMA_FOUR
                                        : kConsumerWarpgroups == 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE
