@@ -207,30 +207,21 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   const std::uint32_t q_rows = pipe.q() + consumer * 64 * Config::kRowBytes;
   // Config::kRegisterQ, not in the paged instance (its consumers have 8 registers fewer: forward_config.h).
   constexpr bool kRegisterQ = Config::kRegisterQ && !kPaged;
-  // Config::kRegisterQFirstSmem: a tile's first S GEMM reads Q from shared memory and the fragments are
-  // loaded after its issue, off the tile boundary's path from Q's arrival to that GEMM.
-  constexpr bool kFirstSmem = kRegisterQ && Config::kRegisterQFirstSmem;
   std::uint32_t qf[Config::kHeadDim / 16][4];
-  // S = Q K^T for the K block (or stand-in) at k: with kRegisterQ (and not a kFirstSmem tile's first S), from
-  // the tile's Q fragments loaded before.
-  auto gemm_s = [&](float(&acc)[Config::kBlockN / 2], std::uint32_t k, bool first) {
+  // S = Q K^T for the K block (or stand-in) at k; with kRegisterQ, from the fragments of the tile's Q.
+  auto gemm_s = [&](float(&acc)[Config::kBlockN / 2], std::uint32_t k) {
     if constexpr (kRegisterQ) {
-      if (kFirstSmem && first) {
-        gemm_qk<Config>(acc, q_rows, k);
-      } else {
-        gemm_qk_register_q<Config>(acc, qf, k);
-      }
+      gemm_qk_register_q<Config>(acc, qf, k);
     } else {
       gemm_qk<Config>(acc, q_rows, k);
     }
   };
-  // The received tile's Q fragments (kRegisterQ): before the wgmma fence of its first S (every S GEMM of the
-  // previous tile has been waited for by then), or with kFirstSmem after that GEMM's issue (before any
-  // release of Q's buffer).
-  auto load_q = [&](bool after_first) {
-    if constexpr (kRegisterQ) {
-      if (kFirstSmem == after_first) load_q_fragments<Config>(qf, q_rows, thread);
-    }
+  // The received tile's Q fragments (kRegisterQ), before the wgmma fence of its first S: every S GEMM of the
+  // previous tile has been waited for by then, and Q's buffer is released only after the tile's last S.
+  // (Its first S from shared memory and the fragments loaded after that GEMM's issue read 1.4-3% slower at
+  // 512 / 1k keys: bench/integration/s34_rq2.sh.)
+  auto load_q = [&] {
+    if constexpr (kRegisterQ) load_q_fragments<Config>(qf, q_rows, thread);
   };
 
   // The last warpgroup opens the first turn for the first one.
@@ -328,12 +319,11 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
       wait_turn();
     }
-    load_q(false);
+    load_q();
     ptx::wgmma_fence();
-    gemm_s(s, next_keys ? pipe.k(ring.stage) : pipe.q(), true);
+    gemm_s(s, next_keys ? pipe.k(ring.stage) : pipe.q());
     ptx::wgmma_commit_group();
     if (next_keys) pass_turn();
-    load_q(true);
   };
   auto begin_tile = [&]() -> bool {
     const bool more_tiles = receive_next();
@@ -392,13 +382,12 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           vring.at(Config::kConsumerKeyRange && !Config::kEagerSkipRelease ? skip_ring : ring);
       if constexpr (!kEarlyNextS) {
         ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
-        load_q(false);
+        load_q();
         wait_turn();
         ptx::wgmma_fence();
-        gemm_s(s, pipe.k(ring.stage), true);
+        gemm_s(s, pipe.k(ring.stage));
         ptx::wgmma_commit_group();
         pass_turn();
-        load_q(true);
         ptx::wgmma_wait_group<0>();
         ptx::wgmma_fence_operand(s);
       }
@@ -441,7 +430,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         wait_turn();
         ptx::wgmma_fence_operand(o);
         ptx::wgmma_fence();
-        gemm_s(s, pipe.k(ring.stage), false);
+        gemm_s(s, pipe.k(ring.stage));
         ptx::wgmma_commit_group();
         gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage), pipe.ones());
         ptx::wgmma_commit_group();

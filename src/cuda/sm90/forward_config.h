@@ -67,14 +67,18 @@
 #ifndef FLASHATTN_SM90_EARLY_NEXT_S
 #define FLASHATTN_SM90_EARLY_NEXT_S 1
 #endif
-// 1: the d = dv = 128 two-consumer kernels compute S = Q K^T with Q as the wgmma's register operand (A
-// fragments loaded once per tile by ldmatrix: consumer.h load_q_fragments) instead of reading it from shared
-// memory at every k-step, a third of the S GEMM's shared-memory operand bytes. Session 7 (helper sm90w, an
-// earlier form of it) measured -2.2% cycles at locked clocks and neutral at free ones, within that timing's
-// 4-6% noise. 2: the same, but each tile's first S GEMM reads Q from shared memory and the fragments are
-// loaded after its issue.
+// 1 (default): the d = dv = 128 two-consumer kernels compute S = Q K^T with Q as the wgmma's register operand
+// (A fragments loaded once per tile by ldmatrix: consumer.h load_q_fragments) instead of reading it from
+// shared memory at every k-step: a third of the S GEMM's shared-memory operand bytes, and energy per FLOP is
+// what sets the H200's clock under sustained load (session 15). Session 7 (helper sm90w, an earlier form) had
+// read -2.2% cycles under ncu's locked clocks and nothing at free clocks within that timing's 4-6% spread.
+// Session 34 (bench/integration/s34_rq.sh, s34_rq2.sh: 400 ms stints with cuDNN interleaved, two passes per
+// call, against the mean of the tree and a control copy of it; first call, second call): d128 non-causal 512
+// -, 1.004; 1k 0.986, 1.002; 2k 1.009, 1.010; 4k 1.010, 1.003; 8k 1.013, -; 16k 1.006, 0.997; causal 512
+// -, 1.005; 1k -, 1.001; 2k 0.997, 1.005; 4k 1.017, 1.029; 8k 1.012, 0.999; 16k 1.007, -: 15 of 19 above 1,
+// mean +0.6%. 0: Q from shared memory.
 #ifndef FLASHATTN_SM90_REGISTER_Q
-#define FLASHATTN_SM90_REGISTER_Q 0
+#define FLASHATTN_SM90_REGISTER_Q 1
 #endif
 // Key blocks wider than this rebuild Q's descriptors per block (kRebuildQDescriptors).
 #ifndef FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N
@@ -695,7 +699,6 @@ struct ForwardConfig {
   // two-consumer kernels of 128-key blocks (their paged instance excepted: consumer.h).
   static constexpr bool kRegisterQ = FLASHATTN_SM90_REGISTER_Q != 0 && kHeadDim == 128 && kHeadDimV == 128 &&
                                      kConsumerWarpgroups == 2 && kLongKeyBlockN_ == 0;
-  static constexpr bool kRegisterQFirstSmem = kRegisterQ && FLASHATTN_SM90_REGISTER_Q >= 2;
   static constexpr bool kRowSumMma = (kHeadDimV == 64 && !kLargeV &&
                                       (kConsumerWarpgroups >= 4   ? FLASHATTN_SM90_ROW_SUM_MMA_FOUR
                                        : kConsumerWarpgroups == 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE
