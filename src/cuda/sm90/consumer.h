@@ -58,34 +58,48 @@ __device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::ui
   }
 }
 
-// Config::kRegisterQ: S = Q_w K^T with Q's A fragments in registers (load_q_fragments), B = K K-major as in
-// gemm_qk. Each step reads 4 KB of K from shared memory instead of 4 KB of K and 2 KB of Q.
+// Config::kRegisterQSteps > 0: S = Q_w K^T with the A fragments of Q's first kRegisterQSteps k-steps in
+// registers (load_q_fragments), the rest from shared memory as in gemm_qk; B = K K-major. A step from
+// registers reads 4 KB of K from shared memory instead of 4 KB of K and 2 KB of Q.
 template <class Config>
 __device__ __forceinline__ void gemm_qk_register_q(float (&s)[Config::kBlockN / 2],
-                                                   const std::uint32_t (&qf)[Config::kHeadDim / 16][4],
-                                                   std::uint32_t k) {
+                                                   const std::uint32_t (&qf)[Config::kQFragmentSteps][4],
+                                                   std::uint32_t q_rows_invariant, std::uint32_t k) {
+  constexpr int kSteps = Config::kRegisterQSteps;
   const std::uint64_t desc_b0 = ptx::make_smem_desc_sw128(k, 16, 1024);
 #pragma unroll
-  for (int kk = 0; kk < Config::kHeadDim / 16; ++kk) {
+  for (int kk = 0; kk < kSteps; ++kk) {
     ptx::wgmma_m64k16_rs<Config::kBlockN, typename Config::Element>(
         s, qf[kk], ptx::smem_desc_moved(desc_b0, (kk / 4) * Config::kKVChunkBytes + (kk % 4) * 32, 0),
         kk > 0 ? 1 : 0);
   }
+  if constexpr (kSteps < Config::kHeadDim / 16) {
+    const std::uint32_t q_rows =
+        Config::kRebuildQDescriptors ? ptx::opaque_u32(q_rows_invariant) : q_rows_invariant;
+    const std::uint64_t desc_a0 = ptx::make_smem_desc_sw128(q_rows, 16, 1024);
+#pragma unroll
+    for (int kk = kSteps; kk < Config::kHeadDim / 16; ++kk) {
+      const int offset = (kk % 4) * 32;
+      ptx::wgmma_m64k16_ss<Config::kBlockN, typename Config::Element>(
+          s, ptx::smem_desc_moved(desc_a0, (kk / 4) * Config::kQChunkBytes + offset, 0),
+          ptx::smem_desc_moved(desc_b0, (kk / 4) * Config::kKVChunkBytes + offset, 0), 1);
+    }
+  }
 }
 
-// The A fragments of this warpgroup's 64 Q rows (q_rows: their first chunk's address), one ldmatrix.x4 per
-// 16 head-dim columns. Lane l addresses row 16w + l % 16 (warp w) and the 16-byte unit 2 (kk % 4) + l / 16 of
-// 64-column chunk kk / 4, swizzled as TMA's 128-byte swizzle stores it (unit ^ row % 8; the rows are
-// 1024-byte aligned), so the four 8x8 matrices land as a0..a3 (rows g / g + 8, columns 0-7 / 8-15): the
-// order convert_p gives P's fragments too.
+// The A fragments of the first kRegisterQSteps k-steps of this warpgroup's 64 Q rows (q_rows: their first
+// chunk's address), one ldmatrix.x4 per 16 head-dim columns. Lane l addresses row 16w + l % 16 (warp w) and
+// the 16-byte unit 2 (kk % 4) + l / 16 of 64-column chunk kk / 4, swizzled as TMA's 128-byte swizzle stores
+// it (unit ^ row % 8; the rows are 1024-byte aligned), so the four 8x8 matrices land as a0..a3 (rows g / g +
+// 8, columns 0-7 / 8-15): the order convert_p gives P's fragments too.
 template <class Config>
-__device__ __forceinline__ void load_q_fragments(std::uint32_t (&qf)[Config::kHeadDim / 16][4],
+__device__ __forceinline__ void load_q_fragments(std::uint32_t (&qf)[Config::kQFragmentSteps][4],
                                                  std::uint32_t q_rows, int thread) {
   const int lane = thread % 32;
   const int row = 16 * (thread / 32) + lane % 16;
   const std::uint32_t row_addr = q_rows + row * Config::kRowBytes;
 #pragma unroll
-  for (int kk = 0; kk < Config::kHeadDim / 16; ++kk) {
+  for (int kk = 0; kk < Config::kRegisterQSteps; ++kk) {
     const int unit = 2 * (kk % 4) + lane / 16;
     ptx::ldmatrix_x4(qf[kk], row_addr + (kk / 4) * Config::kQChunkBytes + ((unit ^ (row % 8)) << 4));
   }
@@ -205,13 +219,15 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     if constexpr (kConsumers > 1) ptx::bar_arrive(next_turn, 256);
   };
   const std::uint32_t q_rows = pipe.q() + consumer * 64 * Config::kRowBytes;
-  // Config::kRegisterQ, not in the paged instance (its consumers have 8 registers fewer: forward_config.h).
-  constexpr bool kRegisterQ = Config::kRegisterQ && !kPaged;
-  std::uint32_t qf[Config::kHeadDim / 16][4];
-  // S = Q K^T for the K block (or stand-in) at k; with kRegisterQ, from the fragments of the tile's Q.
+  // Config::kRegisterQSteps, not in the paged instance (its consumers have 8 registers fewer:
+  // forward_config.h).
+  constexpr bool kRegisterQ = Config::kRegisterQSteps > 0 && !kPaged;
+  std::uint32_t qf[Config::kQFragmentSteps][4];
+  // S = Q K^T for the K block (or stand-in) at k; with kRegisterQ, partly or wholly from the fragments of the
+  // tile's Q.
   auto gemm_s = [&](float(&acc)[Config::kBlockN / 2], std::uint32_t k) {
     if constexpr (kRegisterQ) {
-      gemm_qk_register_q<Config>(acc, qf, k);
+      gemm_qk_register_q<Config>(acc, qf, q_rows, k);
     } else {
       gemm_qk<Config>(acc, q_rows, k);
     }

@@ -80,6 +80,14 @@
 #ifndef FLASHATTN_SM90_REGISTER_Q
 #define FLASHATTN_SM90_REGISTER_Q 1
 #endif
+// The masked instances of the d = dv = 256 two-consumer kernels (causal and windowed problems): the first
+// this many of the S GEMM's 16 k-steps with Q's fragments in registers (0, 4 or 8: whole 64-column chunks);
+// all 16 (64 registers) cannot fit beside O's 128. Local SASS (nvcc 13.0): 4 adds no local-memory access to
+// the masked kernels (2-4 LDL / STL as without) but 9 -> 26 to the unmasked 80-key one, hence masked only; 8
+// adds 10-16 to every kernel.
+#ifndef FLASHATTN_SM90_REGISTER_Q_D256
+#define FLASHATTN_SM90_REGISTER_Q_D256 0
+#endif
 // Key blocks wider than this rebuild Q's descriptors per block (kRebuildQDescriptors).
 #ifndef FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N
 #define FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N 160
@@ -696,9 +704,18 @@ struct ForwardConfig {
                                        kHeadDimV == 128 && !kLargeV && kConsumerWarpgroups == 2 &&
                                        kLongKeyBlockN_ == 0;
   // FLASHATTN_SM90_REGISTER_Q above: S = Q K^T with Q's A fragments in registers in the d = dv = 128
-  // two-consumer kernels of 128-key blocks (their paged instance excepted: consumer.h).
-  static constexpr bool kRegisterQ = FLASHATTN_SM90_REGISTER_Q != 0 && kHeadDim == 128 && kHeadDimV == 128 &&
-                                     kConsumerWarpgroups == 2 && kLongKeyBlockN_ == 0;
+  // two-consumer kernels of 128-key blocks, and (FLASHATTN_SM90_REGISTER_Q_D256) those of Q's first k-steps
+  // in the masked instances of the d = dv = 256 two-consumer kernels; the paged instances excepted
+  // (consumer.h).
+  static constexpr int kRegisterQSteps =
+      (FLASHATTN_SM90_REGISTER_Q != 0 && kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2 &&
+       kLongKeyBlockN_ == 0)
+          ? 8
+      : (kHeadDim == 256 && kHeadDimV == 256 && kConsumerWarpgroups == 2 && kMaskedInstance_)
+          ? FLASHATTN_SM90_REGISTER_Q_D256
+          : 0;
+  static_assert(kRegisterQSteps % 4 == 0 && kRegisterQSteps <= kHeadDim / 16, "whole 64-column chunks of Q");
+  static constexpr int kQFragmentSteps = kRegisterQSteps > 0 ? kRegisterQSteps : 1;
   static constexpr bool kRowSumMma = (kHeadDimV == 64 && !kLargeV &&
                                       (kConsumerWarpgroups >= 4   ? FLASHATTN_SM90_ROW_SUM_MMA_FOUR
                                        : kConsumerWarpgroups == 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE
