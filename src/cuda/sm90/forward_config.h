@@ -84,7 +84,9 @@
 // this many of the S GEMM's 16 k-steps with Q's fragments in registers (0, 4 or 8: whole 64-column chunks);
 // all 16 (64 registers) cannot fit beside O's 128. Local SASS (nvcc 13.0): 4 adds no local-memory access to
 // the masked kernels (2-4 LDL / STL as without) but 9 -> 26 to the unmasked 80-key one, hence masked only; 8
-// adds 10-16 to every kernel.
+// adds 10-16 to every kernel. Measured with 4 (bench/integration/s34_rq256.sh, 400 ms stints, two passes,
+// against the mean of the tree and a control copy): causal 1k / 2k / 4k / 8k / 16k 0.997 / 1.000 / 0.983 /
+// 0.982 / 1.016; 4k, the row furthest below the FA3 anchor, lost in both passes. Off (0).
 #ifndef FLASHATTN_SM90_REGISTER_Q_D256
 #define FLASHATTN_SM90_REGISTER_Q_D256 0
 #endif
