@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Ran in session 34 on a176a5c (REGISTER_Q default 0 then; now 1, so on a later tree base and rq are the same
+# kernels: pass -DFLASHATTN_SM90_REGISTER_Q=0 to base to repeat it).
 # Session 34: S = Q K^T with Q's A fragments in registers in the d = dv = 128 two-consumer kernels
 # (FLASHATTN_SM90_REGISTER_Q=1: consumer.h load_q_fragments / gemm_qk_register_q; the paged instance keeps Q in
 # shared memory). Session 7 measured an earlier form at -2.2% cycles under ncu's locked clocks, -5.2% instructions and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Ran in session 34 on 511be69; REGISTER_Q=2 was removed afterwards (cabfcdf), so on a later tree rq2 builds =1.
 # Session 34, second call: FLASHATTN_SM90_REGISTER_Q=2 (each tile's first S GEMM from shared memory, Q's fragments
 # loaded after its issue, the other S GEMMs from registers) beside =1 (every S GEMM from registers, the fragments
 # loaded before the first one). s34_rq.sh read =1 at +0.5..+1.7% over base and control from 2k (non-causal) / 4k
