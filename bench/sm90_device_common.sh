@@ -251,6 +251,23 @@ compare_grid() {
   sed -n '/^# /,$p' "$out/compare_fwd.log" | head -50
 }
 
+# build_check_or_stop BUILDS HDIMS SHAPES [TIMEOUT]: bench/build_check.py over those Python builds (comma lists; SHAPES
+# as build_check's --shapes) into $out/check.txt, one summary line; fails if any build or shape failed, so that the
+# calling script stops there (`build_check_or_stop ... || exit 1`) instead of timing wrong kernels.
+build_check_or_stop() {
+  PYTHONPATH=$bld/pyroot timeout "${4:-150}" python3 bench/build_check.py --builds "$1" --hdims "$2" --shapes "$3" \
+    >"$out/check.txt" 2>&1
+  local rc=$?
+  log "build_check rc=$rc $(grep -c '^ok' "$out/check.txt") ok, $(grep -c '^FAIL' "$out/check.txt") FAIL"
+  [[ $rc == 0 ]]
+}
+
+# sustained_summary BASE NAME...: the sustained (stints) table of bench/integration/ab_summary.py over $out/ab.jsonl,
+# into the summary.
+sustained_summary() {
+  python3 bench/integration/ab_summary.py "$out/ab.jsonl" "$@" | sed -n '/^sustained/,$p' | tee -a "$out/summary.txt"
+}
+
 # paired_summary BASE NAME...: the paired table of bench/integration/ab_summary.py over $out/ab.jsonl, into the
 # summary.
 paired_summary() {

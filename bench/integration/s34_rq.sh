@@ -30,20 +30,14 @@ cli_runs "-b 1 --heads 8 --seqlen-q 777 --seqlen-k 4500 --head-dim 96 --dtype fp
   "-b 1 --heads 8 --seqlen-q 8192 --seqlen-k 8192 --head-dim 128 --causal"
 cli_summary
 sm90_ctrl_copy base
-PYTHONPATH=$bld/pyroot timeout 150 python3 bench/build_check.py --builds base,rq --hdims 128 \
-  --shapes 1000:1000:0,1024:1024:0,2048:2048:1,777:3000:0,4200:4200:1,8192:8192:0,8192:8192:1 \
-  >"$out/check.txt" 2>&1
-rc=$?
-log "build_check rc=$rc $(grep -c '^ok' "$out/check.txt") ok, $(grep -c '^FAIL' "$out/check.txt") FAIL"
-[[ $rc == 0 ]] || exit 1
+build_check_or_stop base,rq 128 1000:1000:0,1024:1024:0,2048:2048:1,777:3000:0,4200:4200:1,8192:8192:0,8192:8192:1 || exit 1
 rm -f "$out"/py_*_build.log
 for pass in 1 2; do
   sustained_rows base,ctrl,rq 128 0 1024,2048,4096,8192,16384 "p$pass" 400 110
   sustained_rows base,ctrl,rq 128 1 2048,4096,8192,16384 "p$pass" 400 100
   log "stints p$pass"
 done
-python3 bench/integration/ab_summary.py "$out/ab.jsonl" base ctrl rq | sed -n '/^sustained/,$p' |
-  tee -a "$out/summary.txt"
+sustained_summary base ctrl rq
 race='*Spread*cuda_sm90*2304*:*Spread*cuda_sm90*x8192*'
 suites_and_racecheck '*cuda_sm90*:*Sm90*' "$race" 130
 suites_summary

@@ -22,18 +22,13 @@ PY_DIMS=256 sm90_build_py q4 "$flags" 5 300 &
 wait
 rm -f "$out"/py_*_configure.log "$out"/tests_configure.log
 sm90_ctrl_copy base
-PYTHONPATH=$bld/pyroot timeout 100 python3 bench/build_check.py --builds base,q4 --hdims 256 \
-  --shapes 1000:1000:1,2048:2048:1,4096:4096:1,4200:4200:1,8192:8192:1 >"$out/check.txt" 2>&1
-rc=$?
-log "build_check rc=$rc $(grep -c '^ok' "$out/check.txt") ok, $(grep -c '^FAIL' "$out/check.txt") FAIL"
-[[ $rc == 0 ]] || exit 1
+build_check_or_stop base,q4 256 1000:1000:1,2048:2048:1,4096:4096:1,4200:4200:1,8192:8192:1 || exit 1
 rm -f "$out"/py_*_build.log
 for pass in 1 2; do
   sustained_rows base,ctrl,q4 256 1 1024,2048,4096,8192,16384 "p$pass" 400 110
   log "stints p$pass"
 done
-python3 bench/integration/ab_summary.py "$out/ab.jsonl" base ctrl q4 | sed -n '/^sustained/,$p' |
-  tee -a "$out/summary.txt"
+sustained_summary base ctrl q4
 race='*Spread*cuda_sm90*4352*'
 suites_and_racecheck '*cuda_sm90*:*Sm90*' "$race" 90
 suites_summary

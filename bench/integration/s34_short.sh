@@ -24,6 +24,5 @@ for pass in 1 2; do
   sustained_rows old,ctrl,new 128 1 512,1024 "s$pass" 400 60
   sustained_rows old,ctrl,new 128 0 512 "s$pass" 400 40
 done
-python3 bench/integration/ab_summary.py "$out/ab.jsonl" old ctrl new | sed -n '/^sustained/,$p' |
-  tee -a "$out/summary.txt"
+sustained_summary old ctrl new
 log total

@@ -32,7 +32,7 @@ __device__ void wgmma_m64k16_rs_tb(float (&d)[N / 2], const std::uint32_t (&a)[4
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss<64, __nv_bfloat16>(float (&d)[32], std::uint64_t desc_a,
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                                   std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
@@ -43,7 +43,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss<64, __nv_bfloat16>(float (&d)[32
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss_tb<64, __nv_bfloat16>(float (&d)[32], std::uint64_t desc_a,
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                                      std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
@@ -54,7 +54,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss_tb<64, __nv_bfloat16>(float (&d)
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs<64, __nv_bfloat16>(float (&d)[32], const std::uint32_t (&a)[4],
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                                   std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
@@ -65,7 +65,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs<64, __nv_bfloat16>(float (&d)[32
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs_tb<64, __nv_bfloat16>(float (&d)[32], const std::uint32_t (&a)[4],
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                                      std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
@@ -76,7 +76,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs_tb<64, __nv_bfloat16>(float (&d)
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss<64, __half>(float (&d)[32], std::uint64_t desc_a,
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                            std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
@@ -87,7 +87,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss<64, __half>(float (&d)[32], std:
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss_tb<64, __half>(float (&d)[32], std::uint64_t desc_a,
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                               std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
@@ -98,7 +98,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss_tb<64, __half>(float (&d)[32], s
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs<64, __half>(float (&d)[32], const std::uint32_t (&a)[4],
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                            std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
@@ -109,7 +109,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs<64, __half>(float (&d)[32], cons
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs_tb<64, __half>(float (&d)[32], const std::uint32_t (&a)[4],
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                               std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
@@ -120,7 +120,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs_tb<64, __half>(float (&d)[32], c
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss<72, __nv_bfloat16>(float (&d)[36], std::uint64_t desc_a,
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                                   std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %38, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n72k16.f32.bf16.bf16 "
@@ -131,7 +131,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss<72, __nv_bfloat16>(float (&d)[36
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss_tb<72, __nv_bfloat16>(float (&d)[36], std::uint64_t desc_a,
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                                      std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %38, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n72k16.f32.bf16.bf16 "
@@ -142,7 +142,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss_tb<72, __nv_bfloat16>(float (&d)
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs<72, __nv_bfloat16>(float (&d)[36], const std::uint32_t (&a)[4],
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                                   std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %41, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n72k16.f32.bf16.bf16 "
@@ -153,7 +153,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs<72, __nv_bfloat16>(float (&d)[36
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs_tb<72, __nv_bfloat16>(float (&d)[36], const std::uint32_t (&a)[4],
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                                      std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %41, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n72k16.f32.bf16.bf16 "
@@ -164,7 +164,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs_tb<72, __nv_bfloat16>(float (&d)
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss<72, __half>(float (&d)[36], std::uint64_t desc_a,
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                            std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %38, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n72k16.f32.f16.f16 "
@@ -175,7 +175,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss<72, __half>(float (&d)[36], std:
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss_tb<72, __half>(float (&d)[36], std::uint64_t desc_a,
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                               std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %38, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n72k16.f32.f16.f16 "
@@ -186,7 +186,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss_tb<72, __half>(float (&d)[36], s
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs<72, __half>(float (&d)[36], const std::uint32_t (&a)[4],
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                            std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %41, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n72k16.f32.f16.f16 "
@@ -197,7 +197,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs<72, __half>(float (&d)[36], cons
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs_tb<72, __half>(float (&d)[36], const std::uint32_t (&a)[4],
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                               std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %41, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n72k16.f32.f16.f16 "
@@ -208,7 +208,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs_tb<72, __half>(float (&d)[36], c
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss<80, __nv_bfloat16>(float (&d)[40], std::uint64_t desc_a,
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                                   std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %42, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n80k16.f32.bf16.bf16 "
@@ -219,7 +219,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss<80, __nv_bfloat16>(float (&d)[40
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss_tb<80, __nv_bfloat16>(float (&d)[40], std::uint64_t desc_a,
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                                      std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %42, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n80k16.f32.bf16.bf16 "
@@ -230,7 +230,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss_tb<80, __nv_bfloat16>(float (&d)
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs<80, __nv_bfloat16>(float (&d)[40], const std::uint32_t (&a)[4],
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                                   std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %45, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n80k16.f32.bf16.bf16 "
@@ -241,7 +241,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs<80, __nv_bfloat16>(float (&d)[40
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs_tb<80, __nv_bfloat16>(float (&d)[40], const std::uint32_t (&a)[4],
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                                      std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %45, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n80k16.f32.bf16.bf16 "
@@ -252,7 +252,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs_tb<80, __nv_bfloat16>(float (&d)
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss<80, __half>(float (&d)[40], std::uint64_t desc_a,
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                            std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %42, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n80k16.f32.f16.f16 "
@@ -263,7 +263,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss<80, __half>(float (&d)[40], std:
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss_tb<80, __half>(float (&d)[40], std::uint64_t desc_a,
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                               std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %42, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n80k16.f32.f16.f16 "
@@ -274,7 +274,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss_tb<80, __half>(float (&d)[40], s
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs<80, __half>(float (&d)[40], const std::uint32_t (&a)[4],
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                            std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %45, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n80k16.f32.f16.f16 "
@@ -285,7 +285,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs<80, __half>(float (&d)[40], cons
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs_tb<80, __half>(float (&d)[40], const std::uint32_t (&a)[4],
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                               std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %45, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n80k16.f32.f16.f16 "
@@ -296,7 +296,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs_tb<80, __half>(float (&d)[40], c
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss<96, __nv_bfloat16>(float (&d)[48], std::uint64_t desc_a,
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                                   std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %50, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16 "
@@ -307,7 +307,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss<96, __nv_bfloat16>(float (&d)[48
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss_tb<96, __nv_bfloat16>(float (&d)[48], std::uint64_t desc_a,
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                                      std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %50, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16 "
@@ -318,7 +318,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss_tb<96, __nv_bfloat16>(float (&d)
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs<96, __nv_bfloat16>(float (&d)[48], const std::uint32_t (&a)[4],
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                                   std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %53, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16 "
@@ -329,7 +329,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs<96, __nv_bfloat16>(float (&d)[48
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs_tb<96, __nv_bfloat16>(float (&d)[48], const std::uint32_t (&a)[4],
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                                      std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %53, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16 "
@@ -340,7 +340,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs_tb<96, __nv_bfloat16>(float (&d)
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss<96, __half>(float (&d)[48], std::uint64_t desc_a,
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                            std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %50, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n96k16.f32.f16.f16 "
@@ -351,7 +351,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss<96, __half>(float (&d)[48], std:
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss_tb<96, __half>(float (&d)[48], std::uint64_t desc_a,
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                               std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %50, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n96k16.f32.f16.f16 "
@@ -362,7 +362,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss_tb<96, __half>(float (&d)[48], s
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs<96, __half>(float (&d)[48], const std::uint32_t (&a)[4],
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                            std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %53, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n96k16.f32.f16.f16 "
@@ -373,7 +373,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs<96, __half>(float (&d)[48], cons
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs_tb<96, __half>(float (&d)[48], const std::uint32_t (&a)[4],
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                               std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %53, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n96k16.f32.f16.f16 "
@@ -384,7 +384,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs_tb<96, __half>(float (&d)[48], c
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss<128, __nv_bfloat16>(float (&d)[64], std::uint64_t desc_a,
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                                    std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
@@ -395,7 +395,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss<128, __nv_bfloat16>(float (&d)[6
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss_tb<128, __nv_bfloat16>(float (&d)[64], std::uint64_t desc_a,
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                                       std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
@@ -406,7 +406,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss_tb<128, __nv_bfloat16>(float (&d
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs<128, __nv_bfloat16>(float (&d)[64], const std::uint32_t (&a)[4],
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                                    std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
@@ -417,7 +417,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs<128, __nv_bfloat16>(float (&d)[6
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs_tb<128, __nv_bfloat16>(float (&d)[64], const std::uint32_t (&a)[4],
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                                       std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
@@ -472,7 +472,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs_tb<128, __half>(float (&d)[64], 
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss<136, __nv_bfloat16>(float (&d)[68], std::uint64_t desc_a,
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                                    std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %70, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n136k16.f32.bf16.bf16 "
@@ -483,7 +483,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss<136, __nv_bfloat16>(float (&d)[6
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss_tb<136, __nv_bfloat16>(float (&d)[68], std::uint64_t desc_a,
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                                       std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %70, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n136k16.f32.bf16.bf16 "
@@ -494,7 +494,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss_tb<136, __nv_bfloat16>(float (&d
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs<136, __nv_bfloat16>(float (&d)[68], const std::uint32_t (&a)[4],
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                                    std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %73, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n136k16.f32.bf16.bf16 "
@@ -505,7 +505,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs<136, __nv_bfloat16>(float (&d)[6
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs_tb<136, __nv_bfloat16>(float (&d)[68], const std::uint32_t (&a)[4],
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                                       std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %73, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n136k16.f32.bf16.bf16 "
@@ -560,7 +560,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs_tb<136, __half>(float (&d)[68], 
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss<160, __nv_bfloat16>(float (&d)[80], std::uint64_t desc_a,
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                                    std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %82, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n160k16.f32.bf16.bf16 "
@@ -571,7 +571,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss<160, __nv_bfloat16>(float (&d)[8
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss_tb<160, __nv_bfloat16>(float (&d)[80], std::uint64_t desc_a,
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                                       std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %82, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n160k16.f32.bf16.bf16 "
@@ -582,7 +582,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss_tb<160, __nv_bfloat16>(float (&d
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs<160, __nv_bfloat16>(float (&d)[80], const std::uint32_t (&a)[4],
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                                    std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %85, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n160k16.f32.bf16.bf16 "
@@ -593,7 +593,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs<160, __nv_bfloat16>(float (&d)[8
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs_tb<160, __nv_bfloat16>(float (&d)[80], const std::uint32_t (&a)[4],
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                                       std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %85, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n160k16.f32.bf16.bf16 "
@@ -648,7 +648,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs_tb<160, __half>(float (&d)[80], 
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss<176, __nv_bfloat16>(float (&d)[88], std::uint64_t desc_a,
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                                    std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %90, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16 "
@@ -659,7 +659,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss<176, __nv_bfloat16>(float (&d)[8
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss_tb<176, __nv_bfloat16>(float (&d)[88], std::uint64_t desc_a,
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                                       std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %90, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16 "
@@ -670,7 +670,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss_tb<176, __nv_bfloat16>(float (&d
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs<176, __nv_bfloat16>(float (&d)[88], const std::uint32_t (&a)[4],
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                                    std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %93, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16 "
@@ -681,7 +681,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs<176, __nv_bfloat16>(float (&d)[8
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs_tb<176, __nv_bfloat16>(float (&d)[88], const std::uint32_t (&a)[4],
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                                       std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %93, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16 "
@@ -736,7 +736,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs_tb<176, __half>(float (&d)[88], 
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss<192, __nv_bfloat16>(float (&d)[96], std::uint64_t desc_a,
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                                    std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16 "
@@ -747,7 +747,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss<192, __nv_bfloat16>(float (&d)[9
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss_tb<192, __nv_bfloat16>(float (&d)[96], std::uint64_t desc_a,
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                                       std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16 "
@@ -758,7 +758,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss_tb<192, __nv_bfloat16>(float (&d
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs<192, __nv_bfloat16>(float (&d)[96], const std::uint32_t (&a)[4],
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                                    std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %101, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16 "
@@ -769,7 +769,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs<192, __nv_bfloat16>(float (&d)[9
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs_tb<192, __nv_bfloat16>(float (&d)[96], const std::uint32_t (&a)[4],
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                                       std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %101, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16 "
@@ -824,7 +824,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs_tb<192, __half>(float (&d)[96], 
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss<256, __nv_bfloat16>(float (&d)[128], std::uint64_t desc_a,
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                                    std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
@@ -835,7 +835,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss<256, __nv_bfloat16>(float (&d)[1
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_ss_tb<256, __nv_bfloat16>(float (&d)[128], std::uint64_t desc_a,
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                                       std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
@@ -846,7 +846,7 @@ __device__ __forceinline__ void wgmma_m64k16_ss_tb<256, __nv_bfloat16>(float (&d
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs<256, __nv_bfloat16>(float (&d)[128], const std::uint32_t (&a)[4],
-                                                             std::uint64_t desc_b, int scale_d) {
+                                                                    std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
@@ -857,7 +857,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs<256, __nv_bfloat16>(float (&d)[1
 
 template <>
 __device__ __forceinline__ void wgmma_m64k16_rs_tb<256, __nv_bfloat16>(float (&d)[128], const std::uint32_t (&a)[4],
-                                                                std::uint64_t desc_b, int scale_d) {
+                                                                       std::uint64_t desc_b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
