@@ -211,12 +211,15 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   constexpr int kConsumers = Config::kConsumerWarpgroups;
   const int my_turn = kIssueTurn + consumer;
   const int next_turn = kIssueTurn + (consumer + 1 == kConsumers ? 0 : consumer + 1);
-  // The issue turns (named_barriers.h); a single consumer (the decode kernel) has nobody to take turns with.
+  // The issue turns (named_barriers.h); a single consumer (the decode kernel) has nobody to take turns with,
+  // and without Config::kIssueTurns the consumers issue as they come (the paged instances keep them: without,
+  // ptxas spilled in the d = 256 ones).
+  constexpr bool kTurns = kConsumers > 1 && (Config::kIssueTurns || kPaged);
   auto wait_turn = [&] {
-    if constexpr (kConsumers > 1) ptx::bar_sync(my_turn, 256);
+    if constexpr (kTurns) ptx::bar_sync(my_turn, 256);
   };
   auto pass_turn = [&] {
-    if constexpr (kConsumers > 1) ptx::bar_arrive(next_turn, 256);
+    if constexpr (kTurns) ptx::bar_arrive(next_turn, 256);
   };
   const std::uint32_t q_rows = pipe.q() + consumer * 64 * Config::kRowBytes;
   // Config::kRegisterQSteps, not in the paged instance (its consumers have 8 registers fewer:
@@ -241,7 +244,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   };
 
   // The last warpgroup opens the first turn for the first one.
-  if constexpr (kConsumers > 1) {
+  if constexpr (kTurns) {
     if (consumer == kConsumers - 1) ptx::bar_arrive(kIssueTurn, 256);
   }
 
@@ -583,7 +586,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   // no warp leaves with an accumulator pending.
   if constexpr (kEarlyNextS) ptx::wgmma_wait_group<0>();
   // Balance the ping-pong: the last warpgroup's last arrive on the first's turn is consumed here.
-  if constexpr (kConsumers > 1) {
+  if constexpr (kTurns) {
     if (consumer == 0) ptx::bar_sync(kIssueTurn, 256);
   }
   if (thread == 0) ptx::cp_async_bulk_wait_group<0>();

@@ -90,6 +90,14 @@
 #ifndef FLASHATTN_SM90_REGISTER_Q_D256
 #define FLASHATTN_SM90_REGISTER_Q_D256 0
 #endif
+// Consumers of kernels with head dim >= this (0: none) issue their GEMM batches without taking turns
+// (consumer.h wait_turn / pass_turn; Config::kIssueTurns false). The turns make one consumer's softmax hide
+// under the other's GEMMs; at d = 256 a block's GEMMs per consumer take ~3x its softmax, so a strict order
+// mostly costs the wait for the other consumer's issue. FlashAttention 3 drops its scheduler barrier for
+// 16-bit types above d = 128 (mainloop_fwd_sm90_tma_gmma_ws.hpp). Unmeasured here: 0 until then.
+#ifndef FLASHATTN_SM90_FREE_ISSUE_MIN_D
+#define FLASHATTN_SM90_FREE_ISSUE_MIN_D 0
+#endif
 // Key blocks wider than this rebuild Q's descriptors per block (kRebuildQDescriptors).
 #ifndef FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N
 #define FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N 160
@@ -716,6 +724,9 @@ struct ForwardConfig {
       : (kHeadDim == 256 && kHeadDimV == 256 && kConsumerWarpgroups == 2 && kMaskedInstance_)
           ? FLASHATTN_SM90_REGISTER_Q_D256
           : 0;
+  // FLASHATTN_SM90_FREE_ISSUE_MIN_D above.
+  static constexpr bool kIssueTurns =
+      FLASHATTN_SM90_FREE_ISSUE_MIN_D == 0 || kHeadDim < FLASHATTN_SM90_FREE_ISSUE_MIN_D;
   static_assert(kRegisterQSteps % 4 == 0 && kRegisterQSteps <= kHeadDim / 16, "whole 64-column chunks of Q");
   static constexpr int kQFragmentSteps = kRegisterQSteps > 0 ? kRegisterQSteps : 1;
   static constexpr bool kRowSumMma = (kHeadDimV == 64 && !kLargeV &&
