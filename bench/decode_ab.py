@@ -25,6 +25,13 @@ SHAPES = [
     ("gqa_b64_8k_q4_causal", 64, 4, 32, 8, 8192, 0, True),  # speculative decoding: 16 packed rows
     ("mha_b16_4k", 16, 1, 32, 32, 4096, 0, False),
 ]
+# Chunked prefill over a paged cache (the two-consumer kernel's paged instance, not the decode kernel): run only
+# when named in --shapes. The rate is still K/V bytes over time; the ratios between builds are what they are for.
+PREFILL_SHAPES = [
+    ("prefill_b4_4k_page256", 4, 4096, 16, 16, 4096, 256, False),
+    ("prefill_b4_4k_page256_causal", 4, 4096, 16, 16, 4096, 256, True),
+    ("prefill_gqa_b2_8k_page64_causal", 2, 8192, 32, 8, 8192, 64, True),
+]
 
 
 def main():
@@ -41,7 +48,7 @@ def main():
     wanted = set(args.shapes.split(","))
     row_index = 0
     with torch.no_grad():
-        for name, b, sq, hq, hk, sk, page, causal in SHAPES:
+        for name, b, sq, hq, hk, sk, page, causal in SHAPES + PREFILL_SHAPES:
             if name not in wanted:
                 continue
             torch.manual_seed(row_index + 19)

@@ -222,9 +222,9 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     if constexpr (kTurns) ptx::bar_arrive(next_turn, 256);
   };
   const std::uint32_t q_rows = pipe.q() + consumer * 64 * Config::kRowBytes;
-  // Config::kRegisterQSteps, not in the paged instance (its consumers have 8 registers fewer:
-  // forward_config.h).
-  constexpr bool kRegisterQ = Config::kRegisterQSteps > 0 && !kPaged;
+  // Config::kRegisterQSteps; in the paged instance (8 consumer registers fewer: forward_config.h) only with
+  // Config::kRegisterQPaged.
+  constexpr bool kRegisterQ = Config::kRegisterQSteps > 0 && (!kPaged || Config::kRegisterQPaged);
   std::uint32_t qf[Config::kQFragmentSteps][4];
   // S = Q K^T for the K block (or stand-in) at k; with kRegisterQ, partly or wholly from the fragments of the
   // tile's Q.

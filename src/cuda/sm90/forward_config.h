@@ -80,6 +80,12 @@
 #ifndef FLASHATTN_SM90_REGISTER_Q
 #define FLASHATTN_SM90_REGISTER_Q 1
 #endif
+// 1: REGISTER_Q in the paged instances of those d = dv = 128 kernels too (KV-cache prefill over a block
+// table). Local SASS (nvcc 13.0): no local-memory access added at their 232 consumer registers. Unmeasured: 0
+// until then (bench/integration/s35_paged_rq.sh).
+#ifndef FLASHATTN_SM90_REGISTER_Q_PAGED
+#define FLASHATTN_SM90_REGISTER_Q_PAGED 0
+#endif
 // The masked instances of the d = dv = 256 two-consumer kernels (causal and windowed problems): the first
 // this many of the S GEMM's 16 k-steps with Q's fragments in registers (0, 4 or 8: whole 64-column chunks);
 // all 16 (64 registers) cannot fit beside O's 128. Local SASS (nvcc 13.0): 4 adds no local-memory access to
@@ -724,6 +730,8 @@ struct ForwardConfig {
       : (kHeadDim == 256 && kHeadDimV == 256 && kConsumerWarpgroups == 2 && kMaskedInstance_)
           ? FLASHATTN_SM90_REGISTER_Q_D256
           : 0;
+  // FLASHATTN_SM90_REGISTER_Q_PAGED above (consumer.h: the paged instance reads it).
+  static constexpr bool kRegisterQPaged = FLASHATTN_SM90_REGISTER_Q_PAGED != 0;
   // FLASHATTN_SM90_FREE_ISSUE_MIN_D above.
   static constexpr bool kIssueTurns =
       FLASHATTN_SM90_FREE_ISSUE_MIN_D == 0 || kHeadDim < FLASHATTN_SM90_FREE_ISSUE_MIN_D;
