@@ -76,10 +76,11 @@ sm90_ctrl_copy() {
     sed -i "s/\"$from::/\"flashattn_ctrl::/" "$bld/pyroot/flashattn_ctrl/_ops.py"
 }
 
-# decode_ab PASS BUILDS [TIMEOUT]: bench/decode_ab.py over those builds, each line tagged with PASS and appended to
-# $out/decode.jsonl.
+# decode_ab PASS BUILDS [TIMEOUT] [SHAPES]: bench/decode_ab.py over those builds (and shapes, a comma list; default
+# its decode rows), each line tagged with PASS and appended to $out/decode.jsonl.
 decode_ab() {
-  PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout "${3:-100}" python3 bench/decode_ab.py --builds "$2" --rep 60 2>&1 |
+  PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout "${3:-100}" python3 bench/decode_ab.py --builds "$2" --rep 60 \
+    ${4:+--shapes "$4"} 2>&1 |
     grep -v Warning | sed "s/^{/{\"pass\": \"$1\", /" | tee -a "$out/decode.jsonl"
   log "decode $1"
 }

@@ -22,11 +22,7 @@ wait
 rm -f "$out"/py_*_configure.log "$out"/py_*_build.log "$out"/tests_configure.log
 sm90_ctrl_copy base
 shapes=prefill_b4_4k_page256,prefill_b4_4k_page256_causal,prefill_gqa_b2_8k_page64_causal,gqa_b64_8k_page256
-for pass in 1 2 3; do
-  PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout 100 python3 bench/decode_ab.py --builds base,ctrl,rqp \
-    --shapes "$shapes" --rep 60 2>&1 | grep -v Warning | sed "s/^{/{\"pass\": \"p$pass\", /" >>"$out/decode.jsonl"
-  log "decode_ab p$pass"
-done
+for pass in 1 2 3; do decode_ab "p$pass" base,ctrl,rqp 100 "$shapes" >/dev/null; done
 python3 - "$out/decode.jsonl" <<'PY' | tee -a "$out/summary.txt"
 import json, sys
 rows = {}

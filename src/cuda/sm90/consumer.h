@@ -37,7 +37,8 @@ namespace flashattn::detail::cuda_sm90 {
 // the uniform datapath), they were dependent chains of four ahead of the HGMMAs, the P V ones all through
 // one uniform register pair (d128 issue stretch 116 -> 62 instructions, 359 -> 232 static stall cycles;
 // docs/kernel-notes-sm90.md, session 12).
-template <class Config>
+// kFirstStep > 0: only the k-steps from there on (gemm_qk_register_q issued the ones before from registers).
+template <class Config, int kFirstStep = 0>
 __device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::uint32_t q_rows_invariant,
                                         std::uint32_t k) {
   // Q's descriptors are the same for every key block: left visible, the compiler
@@ -50,7 +51,7 @@ __device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::ui
   const std::uint64_t desc_a0 = ptx::make_smem_desc_sw128(q_rows, 16, 1024);
   const std::uint64_t desc_b0 = ptx::make_smem_desc_sw128(k, 16, 1024);
 #pragma unroll
-  for (int kk = 0; kk < Config::kHeadDim / 16; ++kk) {
+  for (int kk = kFirstStep; kk < Config::kHeadDim / 16; ++kk) {
     const int offset = (kk % 4) * 32;  // 16 elements = 32 bytes along the swizzled row
     ptx::wgmma_m64k16_ss<Config::kBlockN, typename Config::Element>(
         s, ptx::smem_desc_moved(desc_a0, (kk / 4) * Config::kQChunkBytes + offset, 0),
@@ -59,12 +60,12 @@ __device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::ui
 }
 
 // Config::kRegisterQSteps > 0: S = Q_w K^T with the A fragments of Q's first kRegisterQSteps k-steps in
-// registers (load_q_fragments), the rest from shared memory as in gemm_qk; B = K K-major. A step from
+// registers (load_q_fragments), the rest from shared memory by gemm_qk; B = K K-major. A step from
 // registers reads 4 KB of K from shared memory instead of 4 KB of K and 2 KB of Q.
 template <class Config>
 __device__ __forceinline__ void gemm_qk_register_q(float (&s)[Config::kBlockN / 2],
                                                    const std::uint32_t (&qf)[Config::kQFragmentSteps][4],
-                                                   std::uint32_t q_rows_invariant, std::uint32_t k) {
+                                                   std::uint32_t q_rows, std::uint32_t k) {
   constexpr int kSteps = Config::kRegisterQSteps;
   const std::uint64_t desc_b0 = ptx::make_smem_desc_sw128(k, 16, 1024);
 #pragma unroll
@@ -73,18 +74,7 @@ __device__ __forceinline__ void gemm_qk_register_q(float (&s)[Config::kBlockN / 
         s, qf[kk], ptx::smem_desc_moved(desc_b0, (kk / 4) * Config::kKVChunkBytes + (kk % 4) * 32, 0),
         kk > 0 ? 1 : 0);
   }
-  if constexpr (kSteps < Config::kHeadDim / 16) {
-    const std::uint32_t q_rows =
-        Config::kRebuildQDescriptors ? ptx::opaque_u32(q_rows_invariant) : q_rows_invariant;
-    const std::uint64_t desc_a0 = ptx::make_smem_desc_sw128(q_rows, 16, 1024);
-#pragma unroll
-    for (int kk = kSteps; kk < Config::kHeadDim / 16; ++kk) {
-      const int offset = (kk % 4) * 32;
-      ptx::wgmma_m64k16_ss<Config::kBlockN, typename Config::Element>(
-          s, ptx::smem_desc_moved(desc_a0, (kk / 4) * Config::kQChunkBytes + offset, 0),
-          ptx::smem_desc_moved(desc_b0, (kk / 4) * Config::kKVChunkBytes + offset, 0), 1);
-    }
-  }
+  if constexpr (kSteps < Config::kHeadDim / 16) gemm_qk<Config, kSteps>(s, q_rows, k);
 }
 
 // The A fragments of the first kRegisterQSteps k-steps of this warpgroup's 64 Q rows (q_rows: their first
