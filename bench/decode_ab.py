@@ -4,7 +4,8 @@
 # timed on the same inputs with triton.testing.do_bench (median), each after --settle-ms of its own calls,
 # the column order rotated from row to row and then reversed, the mean of the two. The caches are ~2 GB,
 # far past L2, so every call reads them from DRAM. Rate: bytes of K and V the call must read (each
-# sequence's cached keys once per kv head) over the time, TB/s.
+# sequence's cached keys once per kv head) over the time, TB/s; ratios between builds are best taken
+# from the times (NAME_us).
 #   PYTHONPATH=<dir with the packages> python3 bench/decode_ab.py --builds base,new,ctrl
 # Build NAME is imported as package flashattn_NAME ("new": flashattn), bench/sm90_device_common.sh
 # sm90_build_py; "ctrl" is base's extension installed twice (its ratio to base is the noise floor).
@@ -76,13 +77,14 @@ def main():
 
             def cudnn():
                 with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
-                    # Bottom-right causal for sq < sk: an explicit mask would leave the cuDNN backend, so the
-                    # causal shape's reference is the build's own first column instead (no cuDNN timing).
-                    return F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=hk != hq)
+                    # SDPA's is_causal is top-left aligned, the same mask as bottom-right only when sq == sk.
+                    return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal, enable_gqa=hk != hq)
 
             row = {"shape": name, "batch": b, "sq": sq, "heads": hq, "heads_kv": hk, "keys": sk, "page": page,
                    "causal": causal, "kv_gbytes": round(kv_bytes / 1e9, 3)}
-            if causal:
+            if causal and sq != sk:
+                # Bottom-right causal for sq < sk: an explicit mask would leave the cuDNN backend, so the
+                # shape's reference is the build's own first column instead (no cuDNN timing).
                 ref = next(iter(fns.values()))().float()
             else:
                 fns["cudnn"] = cudnn
@@ -91,7 +93,8 @@ def main():
             ms = time_rotated(fns, row_index, args.settle_ms, args.rep, warmup=25)
             row_index += 1
             for n in fns:
-                row[n] = round(kv_bytes / ms[n] / 1e9, 3)
+                # Four significant figures: a prefill shape's rate is a few hundredths of a TB/s.
+                row[n] = float(f"{kv_bytes / ms[n] / 1e9:.4g}")
                 row[n + "_us"] = round(ms[n] * 1e3, 1)
             print(json.dumps(row), flush=True)
 

@@ -31,7 +31,7 @@ for line in open(sys.argv[1]):
     if "shape" in r:
         rows.setdefault(r["shape"], []).append(r)
 for shape, rs in rows.items():
-    cells = [f"{n}/base " + " ".join(f"{r[n] / r['base']:.3f}" for r in rs) for n in ("ctrl", "rqp")]
+    cells = [f"{n}/base " + " ".join(f"{r['base_us'] / r[n + '_us']:.3f}" for r in rs) for n in ("ctrl", "rqp")]
     errs = max(max(r["err"].values()) for r in rs)
     print(shape, "|", " | ".join(cells), "| max err", f"{errs:.4f}")
 PY

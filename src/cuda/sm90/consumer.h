@@ -201,10 +201,10 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   constexpr int kConsumers = Config::kConsumerWarpgroups;
   const int my_turn = kIssueTurn + consumer;
   const int next_turn = kIssueTurn + (consumer + 1 == kConsumers ? 0 : consumer + 1);
-  // The issue turns (named_barriers.h); a single consumer (the decode kernel) has nobody to take turns with,
-  // and without Config::kIssueTurns the consumers issue as they come (the paged instances keep them: without,
-  // ptxas spilled in the d = 256 ones).
-  constexpr bool kTurns = kConsumers > 1 && (Config::kIssueTurns || kPaged);
+  // The issue turns (named_barriers.h); a single consumer (the decode kernel) has nobody to take turns with.
+  // FlashAttention 3 drops its equivalent above d = 128; here the d >= 192 consumers issuing as they come
+  // read 1-2.5% slower at d256 non-causal 512-4k and no faster causal (session 35, s35_free_issue.sh).
+  constexpr bool kTurns = kConsumers > 1;
   auto wait_turn = [&] {
     if constexpr (kTurns) ptx::bar_sync(my_turn, 256);
   };
@@ -212,9 +212,8 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     if constexpr (kTurns) ptx::bar_arrive(next_turn, 256);
   };
   const std::uint32_t q_rows = pipe.q() + consumer * 64 * Config::kRowBytes;
-  // Config::kRegisterQSteps; in the paged instance (8 consumer registers fewer: forward_config.h) only with
-  // Config::kRegisterQPaged.
-  constexpr bool kRegisterQ = Config::kRegisterQSteps > 0 && (!kPaged || Config::kRegisterQPaged);
+  // Config::kRegisterQSteps (the paged instances included: forward_config.h).
+  constexpr bool kRegisterQ = Config::kRegisterQSteps > 0;
   std::uint32_t qf[Config::kQFragmentSteps][4];
   // S = Q K^T for the K block (or stand-in) at k; with kRegisterQ, partly or wholly from the fragments of the
   // tile's Q.

@@ -76,15 +76,13 @@
 // call, against the mean of the tree and a control copy of it; first call, second call): d128 non-causal 512
 // -, 1.004; 1k 0.986, 1.002; 2k 1.009, 1.010; 4k 1.010, 1.003; 8k 1.013, -; 16k 1.006, 0.997; causal 512
 // -, 1.005; 1k -, 1.001; 2k 0.997, 1.005; 4k 1.017, 1.029; 8k 1.012, 0.999; 16k 1.007, -: 15 of 19 above 1,
-// mean +0.6%. 0: Q from shared memory.
+// mean +0.6%. The paged instances too (KV-cache prefill over a block table; their consumers have 232
+// registers, and ptxas adds no local-memory access): session 35 (s35_paged_rq.sh, bench/decode_ab.py, three
+// passes against the mean of the tree and a control copy, whose ratio spread 0.97-1.05 there) read b4 x 4k
+// page 256 non-causal 1.035 / 1.053 / 1.024, causal 1.022 / 0.982 / 1.014, GQA 8k page 64 causal 1.012 /
+// 0.999 / 1.012. 0: Q from shared memory.
 #ifndef FLASHATTN_SM90_REGISTER_Q
 #define FLASHATTN_SM90_REGISTER_Q 1
-#endif
-// 1: REGISTER_Q in the paged instances of those d = dv = 128 kernels too (KV-cache prefill over a block
-// table). Local SASS (nvcc 13.0): no local-memory access added at their 232 consumer registers. Unmeasured: 0
-// until then (bench/integration/s35_paged_rq.sh).
-#ifndef FLASHATTN_SM90_REGISTER_Q_PAGED
-#define FLASHATTN_SM90_REGISTER_Q_PAGED 0
 #endif
 // The masked instances of the d = dv = 256 two-consumer kernels (causal and windowed problems): the first
 // this many of the S GEMM's 16 k-steps with Q's fragments in registers (0, 4 or 8: whole 64-column chunks);
@@ -96,13 +94,14 @@
 #ifndef FLASHATTN_SM90_REGISTER_Q_D256
 #define FLASHATTN_SM90_REGISTER_Q_D256 0
 #endif
-// Consumers of kernels with head dim >= this (0: none) issue their GEMM batches without taking turns
-// (consumer.h wait_turn / pass_turn; Config::kIssueTurns false). The turns make one consumer's softmax hide
-// under the other's GEMMs; at d = 256 a block's GEMMs per consumer take ~3x its softmax, so a strict order
-// mostly costs the wait for the other consumer's issue. FlashAttention 3 drops its scheduler barrier for
-// 16-bit types above d = 128 (mainloop_fwd_sm90_tma_gmma_ws.hpp). Unmeasured here: 0 until then.
-#ifndef FLASHATTN_SM90_FREE_ISSUE_MIN_D
-#define FLASHATTN_SM90_FREE_ISSUE_MIN_D 0
+// Unmeasured (0 until then): the first this many of the S GEMM's k-steps from Q's fragments in registers in
+// the d = 192 two-consumer kernels (dv 128 or 192: 4, 8 or 12 of 12) and in every d = dv = 64 kernel (4: all
+// of them), as REGISTER_Q does at d128.
+#ifndef FLASHATTN_SM90_REGISTER_Q_D192
+#define FLASHATTN_SM90_REGISTER_Q_D192 0
+#endif
+#ifndef FLASHATTN_SM90_REGISTER_Q_D64
+#define FLASHATTN_SM90_REGISTER_Q_D64 0
 #endif
 // Key blocks wider than this rebuild Q's descriptors per block (kRebuildQDescriptors).
 #ifndef FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N
@@ -720,21 +719,18 @@ struct ForwardConfig {
                                        kHeadDimV == 128 && !kLargeV && kConsumerWarpgroups == 2 &&
                                        kLongKeyBlockN_ == 0;
   // FLASHATTN_SM90_REGISTER_Q above: S = Q K^T with Q's A fragments in registers in the d = dv = 128
-  // two-consumer kernels of 128-key blocks, and (FLASHATTN_SM90_REGISTER_Q_D256) those of Q's first k-steps
-  // in the masked instances of the d = dv = 256 two-consumer kernels; the paged instances excepted
-  // (consumer.h).
+  // two-consumer kernels of 128-key blocks (their paged instances included), and those of Q's first k-steps
+  // in the masked instances of the d = dv = 256 two-consumer kernels (FLASHATTN_SM90_REGISTER_Q_D256), the
+  // d = 192 two-consumer kernels (_D192) and the d = dv = 64 kernels (_D64).
   static constexpr int kRegisterQSteps =
       (FLASHATTN_SM90_REGISTER_Q != 0 && kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2 &&
        kLongKeyBlockN_ == 0)
           ? 8
       : (kHeadDim == 256 && kHeadDimV == 256 && kConsumerWarpgroups == 2 && kMaskedInstance_)
           ? FLASHATTN_SM90_REGISTER_Q_D256
-          : 0;
-  // FLASHATTN_SM90_REGISTER_Q_PAGED above (consumer.h: the paged instance reads it).
-  static constexpr bool kRegisterQPaged = FLASHATTN_SM90_REGISTER_Q_PAGED != 0;
-  // FLASHATTN_SM90_FREE_ISSUE_MIN_D above.
-  static constexpr bool kIssueTurns =
-      FLASHATTN_SM90_FREE_ISSUE_MIN_D == 0 || kHeadDim < FLASHATTN_SM90_FREE_ISSUE_MIN_D;
+      : (kHeadDim == 192 && kConsumerWarpgroups == 2) ? FLASHATTN_SM90_REGISTER_Q_D192
+      : (kHeadDim == 64 && kHeadDimV == 64)           ? FLASHATTN_SM90_REGISTER_Q_D64
+                                                      : 0;
   static_assert(kRegisterQSteps % 4 == 0 && kRegisterQSteps <= kHeadDim / 16, "whole 64-column chunks of Q");
   static constexpr int kQFragmentSteps = kRegisterQSteps > 0 ? kRegisterQSteps : 1;
   static constexpr bool kRowSumMma = (kHeadDimV == 64 && !kLargeV &&
