@@ -16,7 +16,7 @@ import sys
 import torch
 import torch.nn.functional as F
 
-from sm90r_ab import import_builds
+from sm90r_ab import head_dims, import_builds
 
 
 def reference(q, k, v, causal):
@@ -33,19 +33,19 @@ def reference(q, k, v, causal):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--builds", required=True)
-    parser.add_argument("--hdims", default="128")
+    parser.add_argument("--hdims", default="128", help="comma list of D or DxDV (e.g. 192x128)")
     parser.add_argument("--shapes", default="1000:1000:0,1024:1024:1,2048:2048:1,777:3000:0,4096:4096:0")
     args = parser.parse_args()
     impls = import_builds(args.builds, "flash_attn_func")
     failed = 0
-    for d in (int(x) for x in args.hdims.split(",")):
+    for d, dv in (head_dims(x) for x in args.hdims.split(",")):
         for shape in args.shapes.split(","):
             sq, sk, causal = (int(x) for x in shape.split(":"))
             heads = min(4, 2048 // d)
             batch = max(1, min(4, 16384 // max(sq, sk)))
             q = torch.randn(batch, sq, heads, d, device="cuda", dtype=torch.bfloat16)
             k = torch.randn(batch, sk, heads, d, device="cuda", dtype=torch.bfloat16)
-            v = torch.randn(batch, sk, heads, d, device="cuda", dtype=torch.bfloat16)
+            v = torch.randn(batch, sk, heads, dv, device="cuda", dtype=torch.bfloat16)
             if causal and sq != sk:
                 raise SystemExit("causal shapes must be square here (SDPA's causal is top-left aligned)")
             ref = reference(q, k, v, bool(causal))
@@ -59,7 +59,8 @@ def main():
                 err = (out.double() - ref).abs().max().item()
                 ok = err <= bound and torch.isfinite(out).all().item()
                 failed += not ok
-                print(f"{'ok  ' if ok else 'FAIL'} {name} d{d} {sq}x{sk} causal={causal} "
+                dims = f"d{d}" if dv == d else f"d{d}x{dv}"
+                print(f"{'ok  ' if ok else 'FAIL'} {name} {dims} {sq}x{sk} causal={causal} "
                       f"max_err {err:.3e} bound {bound:.3e}", flush=True)
     sys.exit(1 if failed else 0)
 

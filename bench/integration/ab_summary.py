@@ -19,7 +19,10 @@ for line in open(path):
     if line.startswith('{"pass"'):
         r = json.loads(line)
         if "hdim" in r:
-            rows[(r["hdim"], r["causal"], r["seqlen"])].append(r)
+            key = (r["hdim"], r["causal"], r["seqlen"])
+            if "hdim_v" in r:  # a (d, dv) pair: its own rows
+                key = (f'{r["hdim"]}x{r["hdim_v"]}',) + key[1:]
+            rows[key].append(r)
 
 
 def ratio(m, a, b):
@@ -30,7 +33,12 @@ others = [n for n in columns if n not in (base, "cudnn")]
 print("d causal s | " + " ".join(columns) + " (mean of passes) | " +
       " ".join(f"{n}/{base}" for n in others) + " | " + " ".join(f"{n}/cudnn" for n in columns[:-1]) +
       " | max err")
-for key, rs in sorted(rows.items()):
+def row_order(item):
+    d = str(item[0][0])
+    return (int(d.partition("x")[0]), d) + item[0][1:]
+
+
+for key, rs in sorted(rows.items(), key=row_order):
     m = {n: sum(r[n] for r in rs if n in r) / max(1, sum(1 for r in rs if n in r)) for n in columns}
     err = max(max(r["err"].values()) for r in rs)
     print(key, " ".join(f"{m[n]:.1f}" for n in columns), "|", " ".join(ratio(m, n, base) for n in others), "|",
@@ -46,7 +54,7 @@ def speedup_table(field, title):
     if not timed:
         return
     print(title)
-    for key, rs in sorted(timed.items()):
+    for key, rs in sorted(timed.items(), key=row_order):
         cells = []
         for n in [base] + others:
             v = [r[field][n] for r in rs if n in r[field]]

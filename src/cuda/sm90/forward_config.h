@@ -94,14 +94,13 @@
 #ifndef FLASHATTN_SM90_REGISTER_Q_D256
 #define FLASHATTN_SM90_REGISTER_Q_D256 0
 #endif
-// Unmeasured (0 until then): the first this many of the S GEMM's k-steps from Q's fragments in registers in
-// the d = 192 two-consumer kernels (dv 128 or 192: 4, 8 or 12 of 12) and in every d = dv = 64 kernel (4: all
-// of them), as REGISTER_Q does at d128.
+// 1: Q's fragments in registers for the S GEMM in the d = 192 two-consumer kernels too, all 12 k-steps at dv
+// = 128 (the (192, 128) pair of DeepSeek-style prefill) and the first 8 at dv = 192, where 12 spill (local
+// SASS, nvcc 13.0: 4 -> 12 / 24 LDL / STL; 8 and the (192, 128) kernels' 12 add none). Unmeasured: 0 until
+// then (bench/integration/s35_rq192.sh). The d = dv = 64 kernels are not offered it: with their 4 k-steps in
+// registers the three- and four-consumer kernels spill (2 -> 38 LDL / STL).
 #ifndef FLASHATTN_SM90_REGISTER_Q_D192
 #define FLASHATTN_SM90_REGISTER_Q_D192 0
-#endif
-#ifndef FLASHATTN_SM90_REGISTER_Q_D64
-#define FLASHATTN_SM90_REGISTER_Q_D64 0
 #endif
 // Key blocks wider than this rebuild Q's descriptors per block (kRebuildQDescriptors).
 #ifndef FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N
@@ -720,17 +719,17 @@ struct ForwardConfig {
                                        kLongKeyBlockN_ == 0;
   // FLASHATTN_SM90_REGISTER_Q above: S = Q K^T with Q's A fragments in registers in the d = dv = 128
   // two-consumer kernels of 128-key blocks (their paged instances included), and those of Q's first k-steps
-  // in the masked instances of the d = dv = 256 two-consumer kernels (FLASHATTN_SM90_REGISTER_Q_D256), the
-  // d = 192 two-consumer kernels (_D192) and the d = dv = 64 kernels (_D64).
+  // in the masked instances of the d = dv = 256 two-consumer kernels (FLASHATTN_SM90_REGISTER_Q_D256) and
+  // the d = 192 two-consumer kernels (_D192).
   static constexpr int kRegisterQSteps =
       (FLASHATTN_SM90_REGISTER_Q != 0 && kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2 &&
        kLongKeyBlockN_ == 0)
           ? 8
       : (kHeadDim == 256 && kHeadDimV == 256 && kConsumerWarpgroups == 2 && kMaskedInstance_)
           ? FLASHATTN_SM90_REGISTER_Q_D256
-      : (kHeadDim == 192 && kConsumerWarpgroups == 2) ? FLASHATTN_SM90_REGISTER_Q_D192
-      : (kHeadDim == 64 && kHeadDimV == 64)           ? FLASHATTN_SM90_REGISTER_Q_D64
-                                                      : 0;
+      : (FLASHATTN_SM90_REGISTER_Q_D192 != 0 && kHeadDim == 192 && kConsumerWarpgroups == 2)
+          ? (kHeadDimV == 128 ? 12 : 8)
+          : 0;
   static_assert(kRegisterQSteps % 4 == 0 && kRegisterQSteps <= kHeadDim / 16, "whole 64-column chunks of Q");
   static constexpr int kQFragmentSteps = kRegisterQSteps > 0 ? kRegisterQSteps : 1;
   static constexpr bool kRowSumMma = (kHeadDimV == 64 && !kLargeV &&
