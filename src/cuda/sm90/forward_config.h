@@ -94,13 +94,17 @@
 #ifndef FLASHATTN_SM90_REGISTER_Q_D256
 #define FLASHATTN_SM90_REGISTER_Q_D256 0
 #endif
-// 1: Q's fragments in registers for the S GEMM in the d = 192 two-consumer kernels too, all 12 k-steps at dv
-// = 128 (the (192, 128) pair of DeepSeek-style prefill) and the first 8 at dv = 192, where 12 spill (local
-// SASS, nvcc 13.0: 4 -> 12 / 24 LDL / STL; 8 and the (192, 128) kernels' 12 add none). Unmeasured: 0 until
-// then (bench/integration/s35_rq192.sh). The d = dv = 64 kernels are not offered it: with their 4 k-steps in
-// registers the three- and four-consumer kernels spill (2 -> 38 LDL / STL).
+// 1 (default): Q's fragments in registers for the S GEMM in the d = 192 two-consumer kernels too, all 12
+// k-steps at dv = 128 (the (192, 128) pair of DeepSeek-style prefill) and the first 8 at dv = 192, where 12
+// spill (local SASS, nvcc 13.0: 4 -> 12 / 24 LDL / STL; 8 and the (192, 128) kernels' 12 add none). At d192
+// the S GEMM is 60% of the tensor work. Session 35 (bench/integration/s35_rq192.sh, 400 ms stints with cuDNN
+// interleaved, two passes, against the tree and a control copy whose ratio read 0.967-1.008): (192, 128)
+// non-causal 1k / 2k / 4k / 8k / 16k 1.008 / 1.033 / 1.043 / 1.030 / 1.026, causal 1.016 / 1.038 / 1.028 /
+// 1.012 / 1.011; d192 4k non-causal 1.019, causal 0.997. 0: Q from shared memory. The d = dv = 64 kernels are
+// not offered it: with their 4 k-steps in registers the three- and four-consumer kernels spill (2 -> 38 LDL /
+// STL).
 #ifndef FLASHATTN_SM90_REGISTER_Q_D192
-#define FLASHATTN_SM90_REGISTER_Q_D192 0
+#define FLASHATTN_SM90_REGISTER_Q_D192 1
 #endif
 // Key blocks wider than this rebuild Q's descriptors per block (kRebuildQDescriptors).
 #ifndef FLASHATTN_SM90_KEEP_Q_DESCRIPTORS_MAX_BLOCK_N
