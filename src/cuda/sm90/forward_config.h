@@ -94,15 +94,17 @@
 #ifndef FLASHATTN_SM90_REGISTER_Q_D256
 #define FLASHATTN_SM90_REGISTER_Q_D256 0
 #endif
-// 1 (default): Q's fragments in registers for the S GEMM in the d = 192 two-consumer kernels too, all 12
-// k-steps at dv = 128 (the (192, 128) pair of DeepSeek-style prefill) and the first 8 at dv = 192, where 12
-// spill (local SASS, nvcc 13.0: 4 -> 12 / 24 LDL / STL; 8 and the (192, 128) kernels' 12 add none). At d192
-// the S GEMM is 60% of the tensor work. Session 35 (bench/integration/s35_rq192.sh, 400 ms stints with cuDNN
-// interleaved, two passes, against the tree and a control copy whose ratio read 0.967-1.008): (192, 128)
-// non-causal 1k / 2k / 4k / 8k / 16k 1.008 / 1.033 / 1.043 / 1.030 / 1.026, causal 1.016 / 1.038 / 1.028 /
-// 1.012 / 1.011; d192 4k non-causal 1.019, causal 0.997. 0: Q from shared memory. The d = dv = 64 kernels are
-// not offered it: with their 4 k-steps in registers the three- and four-consumer kernels spill (2 -> 38 LDL /
-// STL).
+// 1 (default): Q's fragments in registers for all 12 k-steps of the S GEMM in the (192, 128) two-consumer
+// kernels too (DeepSeek-style prefill), where the S GEMM is 60% of the tensor work. Session 35
+// (bench/integration/s35_rq192.sh, 400 ms stints with cuDNN interleaved, two passes, against the tree and a
+// control copy whose ratio read 0.967-1.008): non-causal 1k / 2k / 4k / 8k / 16k 1.008 / 1.033 / 1.043
+// / 1.030 / 1.026, causal 1.016 / 1.038 / 1.028 / 1.012 / 1.011. 0: Q from shared memory. Not at d = dv =
+// 192, where 12 fragments spill (local SASS, nvcc 13.0: 4 -> 12 / 24 LDL / STL) and the first 8 read 1.019 /
+// 0.997 at non-causal / causal 4k (s35_rq192.sh) but 0.967 / 0.985 / 0.985 / 0.999 non-causal 1k / 2k / 8k /
+// 16k and 0.992 / 0.990 / 1.023 / 0.987 causal (s35_rq192b.sh, against the mean of the switch off and its
+// control): a part of Q's k-steps from registers and the rest from shared memory lost at d256 too
+// (REGISTER_Q_D256 above). The d = dv = 64 kernels are not offered it: with their 4 k-steps in registers the
+// three- and four-consumer kernels spill (2 -> 38 LDL / STL).
 #ifndef FLASHATTN_SM90_REGISTER_Q_D192
 #define FLASHATTN_SM90_REGISTER_Q_D192 1
 #endif
@@ -723,16 +725,17 @@ struct ForwardConfig {
                                        kLongKeyBlockN_ == 0;
   // FLASHATTN_SM90_REGISTER_Q above: S = Q K^T with Q's A fragments in registers in the d = dv = 128
   // two-consumer kernels of 128-key blocks (their paged instances included), and those of Q's first k-steps
-  // in the masked instances of the d = dv = 256 two-consumer kernels (FLASHATTN_SM90_REGISTER_Q_D256) and
-  // the d = 192 two-consumer kernels (_D192).
+  // in the masked instances of the d = dv = 256 two-consumer kernels (FLASHATTN_SM90_REGISTER_Q_D256), and
+  // all of them in the (192, 128) two-consumer kernels (_D192).
   static constexpr int kRegisterQSteps =
       (FLASHATTN_SM90_REGISTER_Q != 0 && kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2 &&
        kLongKeyBlockN_ == 0)
           ? 8
       : (kHeadDim == 256 && kHeadDimV == 256 && kConsumerWarpgroups == 2 && kMaskedInstance_)
           ? FLASHATTN_SM90_REGISTER_Q_D256
-      : (FLASHATTN_SM90_REGISTER_Q_D192 != 0 && kHeadDim == 192 && kConsumerWarpgroups == 2)
-          ? (kHeadDimV == 128 ? 12 : 8)
+      : (FLASHATTN_SM90_REGISTER_Q_D192 != 0 && kHeadDim == 192 && kHeadDimV == 128 &&
+         kConsumerWarpgroups == 2)
+          ? 12
           : 0;
   static_assert(kRegisterQSteps % 4 == 0 && kRegisterQSteps <= kHeadDim / 16, "whole 64-column chunks of Q");
   static constexpr int kQFragmentSteps = kRegisterQSteps > 0 ? kRegisterQSteps : 1;
