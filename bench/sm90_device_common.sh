@@ -332,3 +332,32 @@ final_call() {
   echo "== compare fwd rc=$?" >>"$OUT/summary.txt"
   sed -n '/^# /,$p' "$OUT/compare_fwd.log"
 }
+
+# gpu_check_call WORK: scripts/gpu_check.sh's build, tests, python and compare steps (the full build, the ctest
+# sm90_wgmma_pipelines, every GPU suite, pytest on the GPU, one forward grid of two rounds) with WORK as its output
+# folder, under a 580 s limit; into $OUT: summary.txt, the suites' failure and drawn-case lines
+# (gpu_test_failures.txt), the grid (compare.tgz). A session's verification of its final tree (final34.sh,
+# final35.sh); it needs no device_call_begin.
+gpu_check_call() {
+  local work=$1
+  export PATH=$PATH:/usr/local/cuda/bin
+  rm -rf "$work" && mkdir -p "$work"
+  OUT=$work FLASHATTN_GPU_STEPS="build tests python compare" FLASHATTN_COMPARE_ARGS="--modes fwd --rounds 2" \
+    timeout 580 scripts/gpu_check.sh >"$work/all.txt" 2>&1
+  echo "== gpu_check rc=$?" >>"$work/summary.txt"
+  cp "$work/summary.txt" "${OUT:-/tmp}/summary.txt"
+  grep -E "FAILED|Failure|drawn case" "$work/gpu_tests.log" | head -40 >"${OUT:-/tmp}/gpu_test_failures.txt"
+  (cd "$work" && tar -czf "${OUT:-/tmp}/compare.tgz" compare compare.log 2>/dev/null)
+  cat "$work/summary.txt"
+}
+
+# grid_call NAME: a standing's further grid of this tree: the Python extension (d 64 / 128 / 256, bf16) and
+# bench/compare.py's forward grid and decode row, two rounds, into $OUT (grid.tgz, summary.txt).
+grid_call() {
+  device_call_begin "$1"
+  PY_DIMS="64;128;256" sm90_build_py new "" 16 300
+  rm -f "$out"/py_*_configure.log "$out"/py_*_build.log
+  compare_grid 2 200
+  (cd "$out" && tar -czf "${OUT:-/tmp}/grid.tgz" compare-*)
+  log total
+}

@@ -8,13 +8,6 @@
 # One H200 call (~8 minutes).
 #   bash bench/integration/final35.sh
 set -uo pipefail
-export PATH=$PATH:/usr/local/cuda/bin
-work=/tmp/f35
-rm -rf "$work" && mkdir -p "$work"
-OUT=$work FLASHATTN_GPU_STEPS="build tests python compare" FLASHATTN_COMPARE_ARGS="--modes fwd --rounds 2" \
-  timeout 580 scripts/gpu_check.sh >"$work/all.txt" 2>&1
-echo "== gpu_check rc=$?" >>"$work/summary.txt"
-cp "$work/summary.txt" "${OUT:-/tmp}/summary.txt"
-grep -E "FAILED|Failure|drawn case" "$work/gpu_tests.log" | head -40 >"${OUT:-/tmp}/gpu_test_failures.txt"
-(cd "$work" && tar -czf "${OUT:-/tmp}/compare.tgz" compare compare.log 2>/dev/null)
-cat "$work/summary.txt"
+# shellcheck source=bench/sm90_device_common.sh
+source bench/sm90_device_common.sh
+gpu_check_call /tmp/f35

@@ -7,9 +7,4 @@
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
-device_call_begin s34g
-PY_DIMS="64;128;256" sm90_build_py new "" 16 300
-rm -f "$out"/py_*_configure.log "$out"/py_*_build.log
-compare_grid 2 200
-(cd "$out" && tar -czf "${OUT:-/tmp}/grid.tgz" compare-*)
-log total
+grid_call s34g
