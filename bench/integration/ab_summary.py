@@ -30,14 +30,17 @@ def ratio(m, a, b):
 
 
 others = [n for n in columns if n not in (base, "cudnn")]
-print("d causal s | " + " ".join(columns) + " (mean of passes) | " +
-      " ".join(f"{n}/{base}" for n in others) + " | " + " ".join(f"{n}/cudnn" for n in columns[:-1]) +
-      " | max err")
+
+
 def row_order(item):
+    """Rows by head dim (a (d, dv) pair after d = dv of its d), then causal, then length."""
     d = str(item[0][0])
     return (int(d.partition("x")[0]), d) + item[0][1:]
 
 
+print("d causal s | " + " ".join(columns) + " (mean of passes) | " +
+      " ".join(f"{n}/{base}" for n in others) + " | " + " ".join(f"{n}/cudnn" for n in columns[:-1]) +
+      " | max err")
 for key, rs in sorted(rows.items(), key=row_order):
     m = {n: sum(r[n] for r in rs if n in r) / max(1, sum(1 for r in rs if n in r)) for n in columns}
     err = max(max(r["err"].values()) for r in rs)

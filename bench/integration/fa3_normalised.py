@@ -7,7 +7,8 @@ normalised ratio are marked.
 
     fa3_normalised.py COMPARE.json [ANCHOR.md]
 
-load_anchor and load_main_cudnn are shared with paired_standing.py (the same normalisation of sm90r_ab.py --paired-peer records).
+load_anchor and load_main_cudnn are shared with paired_standing.py (the same normalisations of sm90r_ab.py
+--sustained / --paired-peer records).
 """
 import json
 import re
