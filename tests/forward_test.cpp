@@ -497,9 +497,7 @@ TEST_P(ForwardRandomTest, MatchesReference) {
 // 24 drawn cases per CUDA backend, 8 on the CPU one (the GPU suites stay within gpu_check.sh's time limit;
 // bench/integration/s33_random.sh runs several seeds).
 INSTANTIATE_TEST_SUITE_P(Random, ForwardRandomTest, ::testing::ValuesIn(random_params(24, 8)),
-                         [](const ::testing::TestParamInfo<RandomParam>& info) {
-                           return random_param_name(info.param);
-                         });
+                         random_param_name);
 
 // The harness itself: a result that is slightly wrong (scale off by 1%, one element
 // left poisoned, one padding element written) must be caught, or the suites above

@@ -578,7 +578,6 @@ TEST_P(KVCacheTest, MatchesReference) {
 // queries; caches dense, indexed by batch or paged (pages of 1 to 512 rows); appends with and without rotary
 // (interleaved or not, whole or half), left padding, split counts.
 KVCacheCase draw_kvcache_case(Rng& rng, Backend backend) {
-  static constexpr std::int64_t kPages[] = {0, 0, 0, 1, 3, 16, 64, 128, 256, 512};
   static constexpr int kSplits[] = {1, 0, 0, 3, 8};
   DrawnCommon fitted = draw_common(rng, backend, false);
   KVCacheCase c{};
@@ -587,7 +586,7 @@ KVCacheCase draw_kvcache_case(Rng& rng, Backend backend) {
   c.sk = draw_length(rng, 9000);
   fit_drawn_case(c, fitted, c.b, 1, c.sq, c.sk, drawn_case_cap(backend),
                  [&] { return static_cast<double>(c.b * fitted.h) * c.sq * c.sk * (fitted.d + fitted.dv); });
-  c.page_size = kPages[rng.integer(0, std::size(kPages) - 1)];
+  c.page_size = draw_page_size(rng);
   c.append = rng.coin(0.6) && c.sq <= c.sk;  // the new keys are the queries' own tokens
   c.rotary = c.append && rng.coin(0.5) ? (rng.coin() ? Rotary::interleaved : Rotary::neox) : Rotary::none;
   c.partial_rotary = rng.coin(0.3);
@@ -607,9 +606,7 @@ TEST_P(KVCacheRandomTest, MatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Random, KVCacheRandomTest, ::testing::ValuesIn(random_params(16, 6)),
-                         [](const ::testing::TestParamInfo<RandomParam>& info) {
-                           return random_param_name(info.param);
-                         });
+                         random_param_name);
 
 INSTANTIATE_TEST_SUITE_P(Grid, KVCacheTest,
                          ::testing::Combine(::testing::ValuesIn(backends_under_test()),

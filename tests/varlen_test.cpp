@@ -288,7 +288,6 @@ TEST_P(VarlenTest, MatchesReference) {
 // Drawn afresh each run (attention_cases.h draw_common): 2-6 sequences under the drawn maxima, dense or paged
 // K/V (pages of 1 to 512 rows), seqused, empty sequences.
 VarlenCase draw_varlen_case(Rng& rng, Backend backend) {
-  static constexpr std::int64_t kPages[] = {0, 0, 0, 1, 3, 16, 64, 128, 256, 512};
   DrawnCommon fitted = draw_common(rng, backend, true);
   VarlenCase c{};
   c.b = rng.integer(2, 6);
@@ -298,7 +297,7 @@ VarlenCase draw_varlen_case(Rng& rng, Backend backend) {
   fit_drawn_case(c, fitted, c.b, 2, c.max_q, c.max_k, drawn_case_cap(backend), [&] {
     return static_cast<double>((c.b + 1) / 2 * fitted.h) * c.max_q * c.max_k * (fitted.d + fitted.dv);
   });
-  c.page_size = kPages[rng.integer(0, std::size(kPages) - 1)];
+  c.page_size = draw_page_size(rng);
   c.seqused = rng.coin(0.3);
   c.empty_sequences = rng.coin(0.2);
   return c;
@@ -314,9 +313,7 @@ TEST_P(VarlenRandomTest, MatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Random, VarlenRandomTest, ::testing::ValuesIn(random_params(16, 6)),
-                         [](const ::testing::TestParamInfo<RandomParam>& info) {
-                           return random_param_name(info.param);
-                         });
+                         random_param_name);
 
 INSTANTIATE_TEST_SUITE_P(Grid, VarlenTest,
                          ::testing::Combine(::testing::ValuesIn(backends_under_test()),

@@ -199,9 +199,14 @@ std::vector<RandomParam> random_params(int cuda_cases, int cpu_cases) {
   return params;
 }
 
-std::string random_param_name(const RandomParam& param) {
-  return sanitize_name(std::string(backend_name(std::get<0>(param))) + "_" +
-                       std::to_string(std::get<1>(param)));
+std::string random_param_name(const ::testing::TestParamInfo<RandomParam>& info) {
+  return sanitize_name(std::string(backend_name(std::get<0>(info.param))) + "_" +
+                       std::to_string(std::get<1>(info.param)));
+}
+
+std::int64_t draw_page_size(Rng& rng) {
+  static constexpr std::int64_t kPages[] = {0, 0, 0, 1, 3, 16, 64, 128, 256, 512};
+  return kPages[rng.integer(0, std::size(kPages) - 1)];
 }
 
 }  // namespace flashattn::test

@@ -123,10 +123,13 @@ DrawnCommon draw_common(Rng& rng, Backend backend, bool large_v);
 // on two cores.
 double drawn_case_cap(Backend backend);
 // The Random suites' parameters: (backend, case index), `cuda_cases` per CUDA backend and `cpu_cases` on the
-// CPU one (its cases smaller: drawn_case_cap), and their test names.
+// CPU one (its cases smaller: drawn_case_cap), and their test names (INSTANTIATE_TEST_SUITE_P's name
+// generator).
 using RandomParam = std::tuple<Backend, int>;
 std::vector<RandomParam> random_params(int cuda_cases, int cpu_cases);
-std::string random_param_name(const RandomParam& param);
+std::string random_param_name(const ::testing::TestParamInfo<RandomParam>& info);
+// A drawn K/V page size: 0 (dense) 30% of the time, else pages of 1, 3, 16, 64, 128, 256 or 512 rows.
+std::int64_t draw_page_size(Rng& rng);
 // The body of a Random suite's test: the case draw(rng, backend) draws from the test's seed, named (its
 // name()) in the trace and in --gtest_output=xml (what a run covered), then check(backend, case, rng).
 template <class Draw, class Check>
