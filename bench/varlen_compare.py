@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Variable-length (packed, cu_seqlens) forward attention beside the peers on one GPU, in one process.
+
+Training on packed documents calls flash_attn_varlen_func, not the batched form the standard grid
+times, and its sequences are of mixed lengths: the tile scheduler's order (longest first) and the
+per-sequence bounds are what this measures. Each row packs 16k tokens (hidden 2048, h = 2048 / d) into
+sequences drawn with a fixed seed from one of these length mixes (the values are fresh random normals):
+
+  equal      8 x 2048 (also timed as the batched call, so the varlen path's own cost shows)
+  uniform    lengths uniform in [256, 4096]
+  short      lengths uniform in [64, 1024]
+  long_tail  one 8192-token sequence and the rest uniform in [128, 1024]
+
+Columns: flashattn (the automatic backend), flashattn_sm80 (the Ampere-class kernels, on a Hopper GPU),
+fa2 (PyTorch's FlashAttention 2 varlen kernel, aten::_flash_attention_forward with cum_seq), cudnn (SDPA's
+cuDNN backend on a nested jagged tensor), and flashattn_batched on the equal mix. A peer that cannot run a
+row says why. FLOPs: sum over sequences of 4 s^2 h d, halved when causal (the standard grid's rule).
+Timing as bench/compare.py: the median of do_bench after 200 ms of the backend's own calls, per row the
+median over --rounds rounds in alternating order. Every row also checks flashattn's output against fa2's
+(max |difference|; a row above --max-diff is reported as a mismatch and the script exits 1).
+
+    python bench/varlen_compare.py --hdims 128 --out bench/results
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402  (bench_ms, short_reason, environment: the same method as the standard grid)
+
+flashattn = compare.flashattn
+TOKENS, HIDDEN = 16384, 2048
+
+
+def draw_lengths(mix: str, seed: int) -> list[int]:
+    """Sequence lengths summing to TOKENS, reproducible per mix."""
+    rng = random.Random(f"{mix}-{seed}")
+    if mix == "equal":
+        return [2048] * (TOKENS // 2048)
+    if mix == "long_tail":
+        lengths, low, high = [8192], 128, 1024
+    elif mix == "uniform":
+        lengths, low, high = [], 256, 4096
+    elif mix == "short":
+        lengths, low, high = [], 64, 1024
+    else:
+        raise ValueError(f"--mixes: unknown mix {mix!r} (equal, uniform, short, long_tail)")
+    while sum(lengths) < TOKENS:
+        lengths.append(min(rng.randint(low, high), TOKENS - sum(lengths)))
+    rng.shuffle(lengths)
+    return lengths
+
+
+def forward_flop(lengths, heads, hdim, causal) -> float:
+    return sum(4.0 * s * s * heads * hdim for s in lengths) / (2 if causal else 1)
+
+
+def make_backends(q, k, v, cu, max_len, causal, lengths):
+    """name -> callable returning the packed output (total, h, d)."""
+    found = {}
+    if flashattn is not None:
+        def ours():
+            return flashattn.flash_attn_varlen_func(q, k, v, cu, cu, max_len, max_len, causal=causal)
+        found["flashattn"] = ours
+        hopper = torch.cuda.get_device_capability()[0] == 9
+        if hopper and flashattn.backend_compiled("cuda_sm80") and flashattn.backend_compiled("cuda_sm90"):
+            def ours_sm80():
+                with flashattn.use_backend("cuda_sm80"):
+                    return flashattn.flash_attn_varlen_func(q, k, v, cu, cu, max_len, max_len, causal=causal)
+            found["flashattn_sm80"] = ours_sm80
+        if len(set(lengths)) == 1:
+            b, s = len(lengths), lengths[0]
+            qb, kb, vb = (t.view(b, s, *t.shape[1:]) for t in (q, k, v))
+
+            def ours_batched():
+                return flashattn.flash_attn_func(qb, kb, vb, causal=causal).view(q.shape)
+            found["flashattn_batched"] = ours_batched
+
+    def fa2():
+        return torch.ops.aten._flash_attention_forward(q, k, v, cu, cu, max_len, max_len, 0.0, causal, False)[0]
+    found["fa2"] = fa2
+
+    offsets = cu.to(torch.int64)
+    nested = [torch.nested.nested_tensor_from_jagged(t, offsets).transpose(1, 2) for t in (q, k, v)]
+
+    def cudnn():
+        with compare.sdpa_kernel([compare.SDPBackend.CUDNN_ATTENTION]):
+            out = torch.nn.functional.scaled_dot_product_attention(*nested, is_causal=causal)
+        return out.transpose(1, 2).values()
+    found["cudnn"] = cudnn
+    return found
+
+
+def run_row(args, mix, hdim, causal):
+    lengths = draw_lengths(mix, args.seed)
+    heads = HIDDEN // hdim
+    cu = torch.tensor([0] + [sum(lengths[:i + 1]) for i in range(len(lengths))], dtype=torch.int32, device="cuda")
+    q = torch.randn(TOKENS, heads, hdim, device="cuda", dtype=args.dtype)
+    k, v = torch.randn_like(q), torch.randn_like(q)
+    flop = forward_flop(lengths, heads, hdim, causal)
+    row = {"mix": mix, "hdim": hdim, "causal": causal, "sequences": len(lengths), "max_len": max(lengths),
+           "min_len": min(lengths)}
+    impls = make_backends(q, k, v, cu, max(lengths), causal, lengths)
+    outputs = {}
+    with torch.no_grad():
+        for name, fn in list(impls.items()):
+            try:
+                outputs[name] = fn().float()
+                torch.cuda.synchronize()
+            except Exception as e:  # a backend that cannot run this row says why
+                row[name] = f"n/a ({compare.short_reason(e)})"
+                del impls[name]
+        if "flashattn" in outputs and "fa2" in outputs:
+            row["max_diff_vs_fa2"] = float((outputs["flashattn"] - outputs["fa2"]).abs().max())
+        if "flashattn" in outputs:
+            row["output_finite"] = bool(torch.isfinite(outputs["flashattn"]).all())
+        del outputs
+        readings = {name: [] for name in impls}
+        for r in range(args.rounds):
+            for name, fn in (list(impls.items()) if r % 2 == 0 else list(reversed(impls.items()))):
+                readings[name].append(round(flop / compare.bench_ms(fn) / 1e9, 1))
+    for name, values in readings.items():
+        row[name] = round(statistics.median(values), 1)
+        row[name + "_rounds"] = values
+    ours, peers = row.get("flashattn"), [row[n] for n in ("fa2", "cudnn") if isinstance(row.get(n), float)]
+    if isinstance(ours, float) and peers:
+        row["flashattn_over_best_peer"] = round(ours / max(peers), 3)
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def markdown(rows) -> str:
+    names = ["flashattn", "flashattn_batched", "flashattn_sm80", "fa2", "cudnn"]
+    lines = ["| mix | d | causal | sequences (min-max) | " + " | ".join(names) + " | flashattn / best peer | "
+             "max diff vs fa2 |", "|---" * (len(names) + 6) + "|"]
+    for r in rows:
+        cells = [str(r.get(n, "")) for n in names]
+        diff = r.get("max_diff_vs_fa2")
+        lines.append(f"| {r['mix']} | {r['hdim']} | {r['causal']} | {r['sequences']} ({r['min_len']}-{r['max_len']}) | "
+                     + " | ".join(cells) + f" | {r.get('flashattn_over_best_peer', 'n/a')} | "
+                     + (f"{diff:.3g}" if isinstance(diff, float) else "n/a") + " |")
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mixes", default="equal,uniform,short,long_tail")
+    parser.add_argument("--hdims", default="64,128,256")
+    parser.add_argument("--causal", default="0,1", help="comma list of 0 / 1")
+    parser.add_argument("--dtype", default="bf16", choices=["bf16", "fp16"])
+    parser.add_argument("--rounds", type=lambda x: max(1, int(x)), default=2)
+    parser.add_argument("--seed", type=int, default=0, help="the length draw's seed (the values are fresh)")
+    parser.add_argument("--max-diff", type=float, default=0.05,
+                        help="largest |flashattn - fa2| accepted (inputs N(0, 1), outputs in 16 bits)")
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
+    parser.add_argument("--tag", default=time.strftime("%Y%m%d-%H%M%S"))
+    args = parser.parse_args()
+    args.dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
+    if not torch.cuda.is_available():
+        sys.exit("bench/varlen_compare.py needs a CUDA GPU")
+    if flashattn is None:
+        sys.exit(f"flashattn not importable ({compare.FLASHATTN_IMPORT_ERROR})")
+    env = compare.environment()
+    print(json.dumps(env), flush=True)
+    rows = [run_row(args, mix, int(d), c == "1") for d in args.hdims.split(",") for c in args.causal.split(",")
+            for mix in args.mixes.split(",")]
+    os.makedirs(args.out, exist_ok=True)
+    base = os.path.join(args.out, f"varlen-{args.tag}")
+    with open(base + ".json", "w") as f:
+        json.dump({"environment": env, "rows": rows, "seed": args.seed,
+                   "method": "median of triton.testing.do_bench after 200 ms of the backend's own calls; per row "
+                             f"the median over {args.rounds} rounds in alternating order"}, f, indent=1)
+    report = markdown(rows)
+    with open(base + ".md", "w") as f:
+        f.write(f"# {env.get('gpu')} | driver {env.get('driver')} | torch {env.get('torch')} | cuDNN "
+                f"{env.get('cudnn')}\n\nVarlen forward TFLOP/s, 16k tokens, hidden 2048, length seed {args.seed}\n\n"
+                + report + "\n")
+    print(report)
+    bad = [r for r in rows if not r.get("output_finite", True) or r.get("max_diff_vs_fa2", 0.0) > args.max_diff]
+    if bad:
+        print(f"MISMATCH in {len(bad)} rows: " + "; ".join(f"{r['mix']} d{r['hdim']} causal {r['causal']}"
+                                                        for r in bad))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
