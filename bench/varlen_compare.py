@@ -11,10 +11,11 @@ sequences drawn with a fixed seed from one of these length mixes (the values are
   short      lengths uniform in [64, 1024]
   long_tail  one 8192-token sequence and the rest uniform in [128, 1024]
 
-Columns: flashattn (the automatic backend), flashattn_sm80 (the Ampere-class kernels, on a Hopper GPU),
-fa2 (PyTorch's FlashAttention 2 varlen kernel, aten::_flash_attention_forward with cum_seq), cudnn (SDPA's
-cuDNN backend on a nested jagged tensor), and flashattn_batched on the equal mix. A peer that cannot run a
-row says why. FLOPs: sum over sequences of 4 s^2 h d, halved when causal (the standard grid's rule).
+Columns: flashattn (the automatic backend; --builds adds side-by-side builds flashattn_NAME), flashattn_sm80
+(the Ampere-class kernels, on a Hopper GPU), fa2 (PyTorch's FlashAttention 2 varlen kernel,
+aten::_flash_attention_forward with cum_seq), cudnn (cuDNN's ragged path, aten::_cudnn_attention_forward with
+cum_seq, as PyTorch's nested-tensor SDPA calls it; dropped from a row whose output differs from fa2's), and
+flashattn_batched on the equal mix. A peer that cannot run a row says why. FLOPs: sum over sequences of 4 s^2 h d, halved when causal (the standard grid's rule).
 Timing as bench/compare.py: the median of do_bench after 200 ms of the backend's own calls, per row the
 median over --rounds rounds in alternating order. Every row also checks flashattn's output against fa2's
 (max |difference|; a row above --max-diff is reported as a mismatch and the script exits 1).
@@ -64,39 +65,66 @@ def forward_flop(lengths, heads, hdim, causal) -> float:
     return sum(4.0 * s * s * heads * hdim for s in lengths) / (2 if causal else 1)
 
 
-def make_backends(q, k, v, cu, max_len, causal, lengths):
+def load_builds(names: str):
+    """--builds: "new" is the flashattn package itself, NAME the side-by-side build flashattn_NAME
+    (bench/sm90_device_common.sh sm90_build_py); column names flashattn / flashattn_NAME."""
+    import importlib
+    builds = {}
+    for name in names.split(","):
+        builds["flashattn" if name == "new" else f"flashattn_{name}"] = (
+            flashattn if name == "new" else importlib.import_module(f"flashattn_{name}"))
+    return builds
+
+
+def make_backends(builds, q, k, v, cu, max_len, causal, lengths, sm80):
     """name -> callable returning the packed output (total, h, d)."""
     found = {}
-    if flashattn is not None:
-        def ours():
-            return flashattn.flash_attn_varlen_func(q, k, v, cu, cu, max_len, max_len, causal=causal)
-        found["flashattn"] = ours
+    for column, module in builds.items():
+        def ours(module=module):
+            return module.flash_attn_varlen_func(q, k, v, cu, cu, max_len, max_len, causal=causal)
+        found[column] = ours
+    main = builds.get("flashattn")
+    if main is not None:
         hopper = torch.cuda.get_device_capability()[0] == 9
-        if hopper and flashattn.backend_compiled("cuda_sm80") and flashattn.backend_compiled("cuda_sm90"):
+        if sm80 and hopper and main.backend_compiled("cuda_sm80") and main.backend_compiled("cuda_sm90"):
             def ours_sm80():
-                with flashattn.use_backend("cuda_sm80"):
-                    return flashattn.flash_attn_varlen_func(q, k, v, cu, cu, max_len, max_len, causal=causal)
+                with main.use_backend("cuda_sm80"):
+                    return main.flash_attn_varlen_func(q, k, v, cu, cu, max_len, max_len, causal=causal)
             found["flashattn_sm80"] = ours_sm80
         if len(set(lengths)) == 1:
             b, s = len(lengths), lengths[0]
             qb, kb, vb = (t.view(b, s, *t.shape[1:]) for t in (q, k, v))
 
             def ours_batched():
-                return flashattn.flash_attn_func(qb, kb, vb, causal=causal).view(q.shape)
+                return main.flash_attn_func(qb, kb, vb, causal=causal).view(q.shape)
             found["flashattn_batched"] = ours_batched
 
     def fa2():
         return torch.ops.aten._flash_attention_forward(q, k, v, cu, cu, max_len, max_len, 0.0, causal, False)[0]
     found["fa2"] = fa2
 
-    offsets = cu.to(torch.int64)
-    nested = [torch.nested.nested_tensor_from_jagged(t, offsets).transpose(1, 2) for t in (q, k, v)]
-
-    def cudnn():
-        with compare.sdpa_kernel([compare.SDPBackend.CUDNN_ATTENTION]):
-            out = torch.nn.functional.scaled_dot_product_attention(*nested, is_causal=causal)
-        return out.transpose(1, 2).values()
-    found["cudnn"] = cudnn
+    # cuDNN's ragged (THD) path, as PyTorch's nested-tensor SDPA calls it: packed (total, h, d) tensors and the
+    # cumulative offsets. Its output is checked against fa2's like ours (a wrong layout would show there).
+    # The offsets' dtype differs between torch versions: the first that runs is kept (the other's error is
+    # the column's reason when neither does).
+    errors = []
+    for offsets in (cu.to(torch.int64), cu):
+        def cudnn(offsets=offsets):
+            return torch.ops.aten._cudnn_attention_forward(q, k, v, None, offsets, offsets, max_len, max_len,
+                                                           False, 0.0, causal, False)[0]
+        try:
+            with torch.no_grad():
+                cudnn()
+            torch.cuda.synchronize()
+        except Exception as e:
+            errors.append(e)
+            continue
+        found["cudnn"] = cudnn
+        break
+    else:
+        def cudnn_unavailable():
+            raise errors[-1]
+        found["cudnn"] = cudnn_unavailable
     return found
 
 
@@ -109,7 +137,7 @@ def run_row(args, mix, hdim, causal):
     flop = forward_flop(lengths, heads, hdim, causal)
     row = {"mix": mix, "hdim": hdim, "causal": causal, "sequences": len(lengths), "max_len": max(lengths),
            "min_len": min(lengths)}
-    impls = make_backends(q, k, v, cu, max(lengths), causal, lengths)
+    impls = make_backends(args.builds, q, k, v, cu, max(lengths), causal, lengths, args.sm80)
     outputs = {}
     with torch.no_grad():
         for name, fn in list(impls.items()):
@@ -119,10 +147,18 @@ def run_row(args, mix, hdim, causal):
             except Exception as e:  # a backend that cannot run this row says why
                 row[name] = f"n/a ({compare.short_reason(e)})"
                 del impls[name]
-        if "flashattn" in outputs and "fa2" in outputs:
-            row["max_diff_vs_fa2"] = float((outputs["flashattn"] - outputs["fa2"]).abs().max())
-        if "flashattn" in outputs:
-            row["output_finite"] = bool(torch.isfinite(outputs["flashattn"]).all())
+        if "fa2" in outputs:
+            for name in outputs:
+                if name != "fa2":
+                    diff = float((outputs[name] - outputs["fa2"]).abs().max())
+                    row["max_diff_vs_fa2" if name == "flashattn" else f"{name}_max_diff_vs_fa2"] = diff
+        for name in args.builds:
+            if name in outputs:
+                row[f"{name}_finite" if name != "flashattn" else "output_finite"] = bool(
+                    torch.isfinite(outputs[name]).all())
+        if row.get("cudnn_max_diff_vs_fa2", 0.0) > args.max_diff:  # not the same attention: not a peer
+            row["cudnn"] = f"n/a (output differs from fa2's by {row['cudnn_max_diff_vs_fa2']:.3g})"
+            impls.pop("cudnn", None)
         del outputs
         readings = {name: [] for name in impls}
         for r in range(args.rounds):
@@ -139,7 +175,9 @@ def run_row(args, mix, hdim, causal):
 
 
 def markdown(rows) -> str:
-    names = ["flashattn", "flashattn_batched", "flashattn_sm80", "fa2", "cudnn"]
+    extra = sorted({k for r in rows for k in r if k.startswith("flashattn_") and k.count("_") == 1 and
+                    not k.endswith(("batched", "sm80", "finite", "rounds"))})
+    names = ["flashattn"] + extra + ["flashattn_batched", "flashattn_sm80", "fa2", "cudnn"]
     lines = ["| mix | d | causal | sequences (min-max) | " + " | ".join(names) + " | flashattn / best peer | "
              "max diff vs fa2 |", "|---" * (len(names) + 6) + "|"]
     for r in rows:
@@ -158,6 +196,8 @@ def main():
     parser.add_argument("--causal", default="0,1", help="comma list of 0 / 1")
     parser.add_argument("--dtype", default="bf16", choices=["bf16", "fp16"])
     parser.add_argument("--rounds", type=lambda x: max(1, int(x)), default=2)
+    parser.add_argument("--builds", default="new", help="comma list: new (flashattn) or NAME (flashattn_NAME)")
+    parser.add_argument("--no-sm80", dest="sm80", action="store_false", help="leave out the cuda_sm80 column")
     parser.add_argument("--seed", type=int, default=0, help="the length draw's seed (the values are fresh)")
     parser.add_argument("--max-diff", type=float, default=0.05,
                         help="largest |flashattn - fa2| accepted (inputs N(0, 1), outputs in 16 bits)")
@@ -169,6 +209,7 @@ def main():
         sys.exit("bench/varlen_compare.py needs a CUDA GPU")
     if flashattn is None:
         sys.exit(f"flashattn not importable ({compare.FLASHATTN_IMPORT_ERROR})")
+    args.builds = load_builds(args.builds)
     env = compare.environment()
     print(json.dumps(env), flush=True)
     rows = [run_row(args, mix, int(d), c == "1") for d in args.hdims.split(",") for c in args.causal.split(",")
@@ -185,7 +226,10 @@ def main():
                 f"{env.get('cudnn')}\n\nVarlen forward TFLOP/s, 16k tokens, hidden 2048, length seed {args.seed}\n\n"
                 + report + "\n")
     print(report)
-    bad = [r for r in rows if not r.get("output_finite", True) or r.get("max_diff_vs_fa2", 0.0) > args.max_diff]
+    bad = [r for r in rows if any((k.endswith("finite") and v is False) or (k.endswith("max_diff_vs_fa2") and
+                                                                          not k.startswith("cudnn") and
+                                                                          v > args.max_diff)
+                                  for k, v in r.items())]
     if bad:
         print(f"MISMATCH in {len(bad)} rows: " + "; ".join(f"{r['mix']} d{r['hdim']} causal {r['causal']}"
                                                         for r in bad))

@@ -437,6 +437,18 @@
 #ifndef FLASHATTN_SM90_SECTION_L2_DIVISOR
 #define FLASHATTN_SM90_SECTION_L2_DIVISOR 8
 #endif
+// Session 36 (prepared, measured in bench/integration/s36_varlen.sh): unmasked problems with per-sequence
+// lengths (cu_seqlens / seqused: the dynamic schedule) in the head-major order of HEAD_MAJOR_MAX_SEQLEN
+// (sections of one (sequence, head) pair) instead of L2 sections of many heads. 0: off.
+#ifndef FLASHATTN_SM90_VARLEN_HEAD_MAJOR
+#define FLASHATTN_SM90_VARLEN_HEAD_MAJOR 0
+#endif
+// Measurement builds only (session 36): 1 leaves out the tensormap acquire fences of per-sequence maps
+// (producer.h, epilogue.h), which the memory model requires; correct only while the maps at those addresses
+// hold what an earlier launch left there (a benchmark repeating one call), to read what the fences cost.
+#ifndef FLASHATTN_SM90_MEASURE_NO_MAP_ACQUIRE
+#define FLASHATTN_SM90_MEASURE_NO_MAP_ACQUIRE 0
+#endif
 // Session 27: the d = dv = 128 kernel's dynamic schedule (causal or windowed rows off the K/V multicast) with
 // SECTION_L2_MID_MIN_SEQLEN <= keys < SECTION_L2_MID_MAX_SEQLEN takes sections of 1 / SECTION_L2_DIVISOR_MID
 // of L2 instead (0: never). Causal 4k, an H200, sections of a quarter against an eighth (6 kv heads against

@@ -11,6 +11,7 @@
 #include "cuda/ptx/ptx.h"
 #include "cuda/ptx/shared_memory.h"
 #include "cuda/ptx/tma.h"
+#include "cuda/sm90/forward_config.h"
 #include "cuda/sm90/kernel_params.h"
 #include "cuda/sm90/pipeline.h"
 #include "cuda/sm90/score_mask.h"
@@ -186,7 +187,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     const CUtensorMap* tma_q = &maps->q;
     const CUtensorMap* tma_k = &maps->k;
     const CUtensorMap* tma_v = &maps->v;
-    if (p.sequence_maps != nullptr) {
+    if (FLASHATTN_SM90_MEASURE_NO_MAP_ACQUIRE == 0 && p.sequence_maps != nullptr) {
       // Written by the prepare kernel through the generic proxy.
       ptx::tensormap_acquire_fence(tma_q);
       ptx::tensormap_acquire_fence(tma_k);
