@@ -17,7 +17,9 @@ aten::_flash_attention_forward with cum_seq), cudnn (cuDNN's ragged path, aten::
 cum_seq, as PyTorch's nested-tensor SDPA calls it; dropped from a row whose output differs from fa2's), and
 flashattn_batched on the equal mix. A peer that cannot run a row says why. FLOPs: sum over sequences of 4 s^2 h d, halved when causal (the standard grid's rule).
 Timing as bench/compare.py: the median of do_bench after 200 ms of the backend's own calls, per row the
-median over --rounds rounds in alternating order. Every row also checks flashattn's output against fa2's
+median over --rounds rounds in alternating order; with --sustained N as the standing's stints instead (N rounds
+of interleaved 400 ms stints, bench/sm90r_ab.py time_sustained), which the H200's power cap makes the
+trustworthy way to compare builds (do_bench readings of one build moved 5-10% between calls here). Every row also checks flashattn's output against fa2's
 (max |difference|; a row above --max-diff is reported as a mismatch and the script exits 1).
 
     python bench/varlen_compare.py --hdims 128 --out bench/results
@@ -37,6 +39,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402  (bench_ms, short_reason, environment: the same method as the standard grid)
+import sm90r_ab  # noqa: E402  (time_sustained: the stints of the standing)
 
 flashattn = compare.flashattn
 TOKENS, HIDDEN = 16384, 2048
@@ -161,17 +164,35 @@ def run_row(args, mix, hdim, causal):
             impls.pop("cudnn", None)
         del outputs
         readings = {name: [] for name in impls}
-        for r in range(args.rounds):
-            for name, fn in (list(impls.items()) if r % 2 == 0 else list(reversed(impls.items()))):
-                readings[name].append(round(flop / compare.bench_ms(fn) / 1e9, 1))
+        if args.sustained > 0:
+            # Interleaved stints (bench/sm90r_ab.py time_sustained: each at its own sustained load, the order
+            # rotated every round), the first build the reference of the speedups; cuDNN's ragged path, at
+            # tens of milliseconds per call, is read once by do_bench instead.
+            stinted = {name: fn for name, fn in impls.items() if name != "cudnn"}
+            ms, speedup = sm90r_ab.time_sustained(stinted, run_row.index, args.sustained_ms, args.sustained,
+                                                  args.sustained_calls)
+            run_row.index += 1
+            for name in stinted:
+                readings[name].append(round(flop / ms[name] / 1e9, 1))
+            row["sustained_speedup"] = {name: round(speedup[name], 4) for name in stinted}
+            if "cudnn" in impls:
+                readings["cudnn"].append(round(flop / compare.bench_ms(impls["cudnn"]) / 1e9, 1))
+        else:
+            for r in range(args.rounds):
+                for name, fn in (list(impls.items()) if r % 2 == 0 else list(reversed(impls.items()))):
+                    readings[name].append(round(flop / compare.bench_ms(fn) / 1e9, 1))
     for name, values in readings.items():
         row[name] = round(statistics.median(values), 1)
-        row[name + "_rounds"] = values
+        if len(values) > 1:
+            row[name + "_rounds"] = values
     ours, peers = row.get("flashattn"), [row[n] for n in ("fa2", "cudnn") if isinstance(row.get(n), float)]
     if isinstance(ours, float) and peers:
         row["flashattn_over_best_peer"] = round(ours / max(peers), 3)
     print(json.dumps(row), flush=True)
     return row
+
+
+run_row.index = 0  # the stints' rotation continues from row to row
 
 
 def markdown(rows) -> str:
@@ -198,6 +219,10 @@ def main():
     parser.add_argument("--rounds", type=lambda x: max(1, int(x)), default=2)
     parser.add_argument("--builds", default="new", help="comma list: new (flashattn) or NAME (flashattn_NAME)")
     parser.add_argument("--no-sm80", dest="sm80", action="store_false", help="leave out the cuda_sm80 column")
+    parser.add_argument("--sustained", type=int, default=0,
+                        help="rounds of interleaved stints instead of do_bench (bench/sm90r_ab.py --sustained)")
+    parser.add_argument("--sustained-ms", type=float, default=400)
+    parser.add_argument("--sustained-calls", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0, help="the length draw's seed (the values are fresh)")
     parser.add_argument("--max-diff", type=float, default=0.05,
                         help="largest |flashattn - fa2| accepted (inputs N(0, 1), outputs in 16 bits)")

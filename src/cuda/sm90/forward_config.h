@@ -449,6 +449,11 @@
 #ifndef FLASHATTN_SM90_MEASURE_NO_MAP_ACQUIRE
 #define FLASHATTN_SM90_MEASURE_NO_MAP_ACQUIRE 0
 #endif
+// Session 36 (measured in s36_varlen2.sh): 1: the producer acquires a sequence's tensor maps once for the tiles
+// of that sequence it loads in a row, not once per tile.
+#ifndef FLASHATTN_SM90_ACQUIRE_ONCE
+#define FLASHATTN_SM90_ACQUIRE_ONCE 0
+#endif
 // Session 27: the d = dv = 128 kernel's dynamic schedule (causal or windowed rows off the K/V multicast) with
 // SECTION_L2_MID_MIN_SEQLEN <= keys < SECTION_L2_MID_MAX_SEQLEN takes sections of 1 / SECTION_L2_DIVISOR_MID
 // of L2 instead (0: never). Causal 4k, an H200, sections of a quarter against an eighth (6 kv heads against
