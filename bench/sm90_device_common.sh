@@ -334,7 +334,8 @@ final_call() {
 }
 
 # gpu_check_call WORK: scripts/gpu_check.sh's build, tests, python and compare steps (the full build, the ctest
-# sm90_wgmma_pipelines, every GPU suite, pytest on the GPU, one forward grid of two rounds) with WORK as its output
+# sm90_wgmma_pipelines, every GPU suite, pytest on the GPU, one forward grid of two rounds; GPU_CHECK_STEPS
+# chooses others, e.g. without compare) with WORK as its output
 # folder, under a 580 s limit; into $OUT: summary.txt, the suites' failure and drawn-case lines
 # (gpu_test_failures.txt), the grid (compare.tgz). A session's verification of its final tree (final34.sh,
 # final35.sh); it needs no device_call_begin.
@@ -342,7 +343,8 @@ gpu_check_call() {
   local work=$1
   export PATH=$PATH:/usr/local/cuda/bin
   rm -rf "$work" && mkdir -p "$work"
-  OUT=$work FLASHATTN_GPU_STEPS="build tests python compare" FLASHATTN_COMPARE_ARGS="--modes fwd --rounds 2" \
+  OUT=$work FLASHATTN_GPU_STEPS="${GPU_CHECK_STEPS:-build tests python compare}" \
+    FLASHATTN_COMPARE_ARGS="--modes fwd --rounds 2" \
     timeout 580 scripts/gpu_check.sh >"$work/all.txt" 2>&1
   echo "== gpu_check rc=$?" >>"$work/summary.txt"
   cp "$work/summary.txt" "${OUT:-/tmp}/summary.txt"

@@ -437,20 +437,34 @@
 #ifndef FLASHATTN_SM90_SECTION_L2_DIVISOR
 #define FLASHATTN_SM90_SECTION_L2_DIVISOR 8
 #endif
-// Session 36 (prepared, measured in bench/integration/s36_varlen.sh): unmasked problems with per-sequence
-// lengths (cu_seqlens / seqused: the dynamic schedule) in the head-major order of HEAD_MAJOR_MAX_SEQLEN
-// (sections of one (sequence, head) pair) instead of L2 sections of many heads. 0: off.
+// Session 36: VARLEN_HEAD_MAJOR: unmasked problems with per-sequence lengths (cu_seqlens / seqused, dense
+// K/V; not the KV-cache or paged forms, which were not measured) take the head-major order of
+// HEAD_MAJOR_MAX_SEQLEN on their dynamic schedule (sections of one (sequence, head) pair, its query blocks
+// adjacent) instead of L2 sections of many heads: the order that gave the batched unmasked rows +5..+14% at
+// d256 1k-2k (session 8). Measured on an H200 (bench/integration/s36_varlen2.sh: bench/varlen_compare.py, 16k
+// packed tokens, 400 ms stints, four rounds, against the tree): d128 equal / uniform / short / long_tail
+// mixes 1.032 / 1.024 / 0.999 / 1.006, d256 1.026 / 0.984 / 1.030 / 1.054 (the masked rows, which it leaves
+// alone, read 0.982-1.026 in the same call: the noise). 0: L2 sections as for masked problems.
 #ifndef FLASHATTN_SM90_VARLEN_HEAD_MAJOR
-#define FLASHATTN_SM90_VARLEN_HEAD_MAJOR 0
+#define FLASHATTN_SM90_VARLEN_HEAD_MAJOR 1
 #endif
-// Measurement builds only (session 36): 1 leaves out the tensormap acquire fences of per-sequence maps
-// (producer.h, epilogue.h), which the memory model requires; correct only while the maps at those addresses
-// hold what an earlier launch left there (a benchmark repeating one call), to read what the fences cost.
+// Per-sequence tensor maps (varlen, KV cache) are written by the prepare kernel through the generic proxy, so
+// the producer acquires a tile's three maps for the tensormap proxy before its loads (producer.h) and the
+// epilogue O's before its store. Two measurement switches (session 36, s36_varlen2.sh, same stints as above,
+// against VARLEN_HEAD_MAJOR on):
+//  - MEASURE_NO_MAP_ACQUIRE (measurement builds only): 1 leaves every such fence out, which the memory model
+//    does not allow; correct only while the maps at those addresses still hold what an earlier launch wrote
+//    there (a benchmark repeating one call). Unmasked rows +0.5..+4.7% (mean +2.3%), masked -4.1..+5.7% (mean
+//    +1.0%): what the fences cost at most.
+//  - ACQUIRE_ONCE: 1 has the producer acquire a sequence's maps once per run of its tiles (one acquire per
+//    map and thread suffices: nothing writes them during the kernel). Unmasked rows +0.5..+4.1% over the
+//    per-tile fences (8 of 8 above 1, mean +2.0%), masked 0.948-1.004 (mean 0.990); but the register it keeps
+//    costs the 24-register producer 2-3 more LDL / STL in most dense kernels, batched ones included (local
+//    SASS, nvcc 13.0: the d128 two-consumer kernels 6 / 8 -> 9 / 11, the d256 masked ones 2 / 4 -> 4 / 7).
+//    Off (0) until a form without the register (the sequence kept in shared memory) is measured.
 #ifndef FLASHATTN_SM90_MEASURE_NO_MAP_ACQUIRE
 #define FLASHATTN_SM90_MEASURE_NO_MAP_ACQUIRE 0
 #endif
-// Session 36 (measured in s36_varlen2.sh): 1: the producer acquires a sequence's tensor maps once for the tiles
-// of that sequence it loads in a row, not once per tile.
 #ifndef FLASHATTN_SM90_ACQUIRE_ONCE
 #define FLASHATTN_SM90_ACQUIRE_ONCE 0
 #endif

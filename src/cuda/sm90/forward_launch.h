@@ -250,10 +250,11 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   if (kShortRowOrder && k.static_schedule && !static_couples && head_major_order(a.seqlen_k)) sec_heads = 1;
   if (kShortRowOrder && !k.static_schedule && !uses_sequence_maps(a) && head_major_order(a.seqlen_k, true))
     sec_heads = 1;
-  // VARLEN_HEAD_MAJOR (forward_config.h): unmasked problems with per-sequence lengths take the static
-  // schedule's head-major order on their dynamic schedule (a pair's tiles are equal work there too).
-  if (FLASHATTN_SM90_VARLEN_HEAD_MAJOR != 0 && kShortRowOrder && !k.static_schedule &&
-      a.mask.window_left < 0 && a.mask.window_right < 0 && head_major_order(a.seqlen_k))
+  // VARLEN_HEAD_MAJOR (forward_config.h): unmasked problems with per-sequence lengths over dense K/V take the
+  // static schedule's head-major order on their dynamic schedule (a pair's tiles are equal work there too).
+  if (FLASHATTN_SM90_VARLEN_HEAD_MAJOR != 0 && kShortRowOrder && !k.static_schedule && !a.is_kvcache &&
+      a.block_table == nullptr && a.mask.window_left < 0 && a.mask.window_right < 0 &&
+      head_major_order(a.seqlen_k))
     sec_heads = 1;
   // The dynamic schedule's tiles differ in length: its last section holds at least
   // TAIL_SECTION_FACTOR tiles per CTA (tile_sections.h). The static schedule's are equal (the
