@@ -248,7 +248,9 @@ def main():
     report = markdown(rows)
     with open(base + ".md", "w") as f:
         f.write(f"# {env.get('gpu')} | driver {env.get('driver')} | torch {env.get('torch')} | cuDNN "
-                f"{env.get('cudnn')}\n\nVarlen forward TFLOP/s, 16k tokens, hidden 2048, length seed {args.seed}\n\n"
+                f"{env.get('cudnn')}\n\nVarlen forward TFLOP/s, 16k tokens, hidden 2048, length seed {args.seed}; "
+                + (f"{args.sustained} rounds of interleaved {args.sustained_ms:g} ms stints (cuDNN: do_bench)"
+                   if args.sustained > 0 else f"do_bench, median of {args.rounds} rounds") + "\n\n"
                 + report + "\n")
     print(report)
     bad = [r for r in rows if any((k.endswith("finite") and v is False) or (k.endswith("max_diff_vs_fa2") and
