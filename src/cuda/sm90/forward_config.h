@@ -444,9 +444,9 @@
 // d256 1k-2k (session 8). Measured on an H200 (bench/integration/s36_varlen2.sh: bench/varlen_compare.py, 16k
 // packed tokens, 400 ms stints, four rounds, against the tree): d128 equal / uniform / short / long_tail
 // mixes 1.032 / 1.024 / 0.999 / 1.006, d256 1.026 / 0.984 / 1.030 / 1.054 (the masked rows, which it leaves
-// alone, read 0.982-1.026 in the same call: the noise); again (s36_varlen3.sh, five rounds, the tree against 0,
-// inverted) d128 1.033 / 1.006 / 1.008 / 1.000, d256 1.044 / 1.059 / 1.020 / 1.079. 0: L2 sections as for masked
-// problems.
+// alone, read 0.982-1.026 in the same call: the noise); again (s36_varlen3.sh, five rounds, the tree against
+// 0, inverted) d128 1.033 / 1.006 / 1.008 / 1.000, d256 1.044 / 1.059 / 1.020 / 1.079. 0: L2 sections as for
+// masked problems.
 #ifndef FLASHATTN_SM90_VARLEN_HEAD_MAJOR
 #define FLASHATTN_SM90_VARLEN_HEAD_MAJOR 1
 #endif
