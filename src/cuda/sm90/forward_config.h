@@ -441,8 +441,8 @@
 // K/V; not the KV-cache or paged forms, which were not measured) take the head-major order of
 // HEAD_MAJOR_MAX_SEQLEN on their dynamic schedule (sections of one (sequence, head) pair, its query blocks
 // adjacent) instead of L2 sections of many heads: the order that gave the batched unmasked rows +5..+14% at
-// d256 512-2k (session 8). Measured on an H200 (bench/integration/s36_varlen2.sh: bench/varlen_compare.py, 16k
-// packed tokens, 400 ms stints, four rounds, against the tree): d128 equal / uniform / short / long_tail
+// d256 512-2k (session 8). Measured on an H200 (bench/integration/s36_varlen2.sh: bench/varlen_compare.py,
+// 16k packed tokens, 400 ms stints, four rounds, against the tree): d128 equal / uniform / short / long_tail
 // mixes 1.032 / 1.024 / 0.999 / 1.006, d256 1.026 / 0.984 / 1.030 / 1.054 (the masked rows, which it leaves
 // alone, read 0.982-1.026 in the same call: the noise); again (s36_varlen3.sh, five rounds, the tree against
 // 0, inverted) d128 1.033 / 1.006 / 1.008 / 1.000, d256 1.044 / 1.059 / 1.020 / 1.079. 0: L2 sections as for
