@@ -463,7 +463,8 @@
 //    per-tile fences (8 of 8 above 1, mean +2.0%), masked 0.948-1.004 (mean 0.990); but the register it keeps
 //    costs the 24-register producer 2-3 more LDL / STL in most dense kernels, batched ones included (local
 //    SASS, nvcc 13.0: the d128 two-consumer kernels 6 / 8 -> 9 / 11, the d256 masked ones 2 / 4 -> 4 / 7).
-//    Off (0) until a form without the register (the sequence kept in shared memory) is measured.
+//    Off (0) until a form without the register is measured: 2 (prepared in session 36, not measured) keeps
+//    the sequence in the tile-index slot's spare word in shared memory instead (pipeline.h acquired_slot).
 #ifndef FLASHATTN_SM90_MEASURE_NO_MAP_ACQUIRE
 #define FLASHATTN_SM90_MEASURE_NO_MAP_ACQUIRE 0
 #endif
