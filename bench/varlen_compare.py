@@ -4,9 +4,10 @@
 Training on packed documents calls flash_attn_varlen_func, not the batched form the standard grid
 times, and its sequences are of mixed lengths: the tile scheduler's order (longest first) and the
 per-sequence bounds are what this measures. Each row packs 16k tokens (hidden 2048, h = 2048 / d) into
-sequences drawn with a fixed seed from one of these length mixes (the values are fresh random normals):
+sequences drawn with a fixed seed from one of these length mixes (the values are fresh random normals; --tokens
+sets another total, the lengths then capped at it):
 
-  equal      8 x 2048 (also timed as the batched call, so the varlen path's own cost shows)
+  equal      8 x 2048 (8 x tokens / 8; also timed as the batched call, so the varlen path's own cost shows)
   uniform    lengths uniform in [256, 4096]
   short      lengths uniform in [64, 1024]
   long_tail  one 8192-token sequence and the rest uniform in [128, 1024]
@@ -15,12 +16,13 @@ Columns: flashattn (the automatic backend; --builds adds side-by-side builds fla
 (the Ampere-class kernels, on a Hopper GPU), fa2 (PyTorch's FlashAttention 2 varlen kernel,
 aten::_flash_attention_forward with cum_seq), cudnn (cuDNN's ragged path, aten::_cudnn_attention_forward with
 cum_seq, as PyTorch's nested-tensor SDPA calls it; dropped from a row whose output differs from fa2's), and
-flashattn_batched on the equal mix. A peer that cannot run a row says why. FLOPs: sum over sequences of 4 s^2 h d, halved when causal (the standard grid's rule).
-Timing as bench/compare.py: the median of do_bench after 200 ms of the backend's own calls, per row the
-median over --rounds rounds in alternating order; with --sustained N as the standing's stints instead (N rounds
-of interleaved 400 ms stints, bench/sm90r_ab.py time_sustained), which the H200's power cap makes the
-trustworthy way to compare builds (do_bench readings of one build moved 5-10% between calls here). Every row also checks flashattn's output against fa2's
-(max |difference|; a row above --max-diff is reported as a mismatch and the script exits 1).
+flashattn_batched on the equal mix. A peer that cannot run a row says why. FLOPs: sum over sequences of
+4 s^2 h d, halved when causal (the standard grid's rule). Timing as bench/compare.py: the median of do_bench
+after 200 ms of the backend's own calls, per row the median over --rounds rounds in alternating order; with
+--sustained N as the standing's stints instead (N rounds of interleaved 400 ms stints, bench/sm90r_ab.py
+time_sustained), which the H200's power cap makes the trustworthy way to compare builds (do_bench readings of
+one build moved 5-10% between calls here). Every row also checks each build's output against fa2's (max
+|difference|; a row above --max-diff, or with a NaN / Inf, is reported as a mismatch and the script exits 1).
 
     python bench/varlen_compare.py --hdims 128 --out bench/results
 """
@@ -45,11 +47,11 @@ flashattn = compare.flashattn
 TOKENS, HIDDEN = 16384, 2048
 
 
-def draw_lengths(mix: str, seed: int) -> list[int]:
-    """Sequence lengths summing to TOKENS, reproducible per mix."""
+def draw_lengths(mix: str, seed: int, tokens: int = TOKENS) -> list[int]:
+    """Sequence lengths summing to `tokens`, reproducible per mix."""
     rng = random.Random(f"{mix}-{seed}")
     if mix == "equal":
-        return [2048] * (TOKENS // 2048)
+        return [max(1, tokens // 8)] * 8
     if mix == "long_tail":
         lengths, low, high = [8192], 128, 1024
     elif mix == "uniform":
@@ -58,8 +60,9 @@ def draw_lengths(mix: str, seed: int) -> list[int]:
         lengths, low, high = [], 64, 1024
     else:
         raise ValueError(f"--mixes: unknown mix {mix!r} (equal, uniform, short, long_tail)")
-    while sum(lengths) < TOKENS:
-        lengths.append(min(rng.randint(low, high), TOKENS - sum(lengths)))
+    lengths = [min(n, tokens) for n in lengths]
+    while sum(lengths) < tokens:
+        lengths.append(min(rng.randint(low, high), tokens - sum(lengths)))
     rng.shuffle(lengths)
     return lengths
 
@@ -132,14 +135,14 @@ def make_backends(builds, q, k, v, cu, max_len, causal, lengths, sm80):
 
 
 def run_row(args, mix, hdim, causal):
-    lengths = draw_lengths(mix, args.seed)
+    lengths = draw_lengths(mix, args.seed, args.tokens)
     heads = HIDDEN // hdim
     cu = torch.tensor([0] + [sum(lengths[:i + 1]) for i in range(len(lengths))], dtype=torch.int32, device="cuda")
-    q = torch.randn(TOKENS, heads, hdim, device="cuda", dtype=args.dtype)
+    q = torch.randn(sum(lengths), heads, hdim, device="cuda", dtype=args.dtype)
     k, v = torch.randn_like(q), torch.randn_like(q)
     flop = forward_flop(lengths, heads, hdim, causal)
-    row = {"mix": mix, "hdim": hdim, "causal": causal, "sequences": len(lengths), "max_len": max(lengths),
-           "min_len": min(lengths)}
+    row = {"mix": mix, "tokens": sum(lengths), "hdim": hdim, "causal": causal, "sequences": len(lengths),
+           "max_len": max(lengths), "min_len": min(lengths)}
     impls = make_backends(args.builds, q, k, v, cu, max(lengths), causal, lengths, args.sm80)
     outputs = {}
     with torch.no_grad():
@@ -225,6 +228,7 @@ def main():
                         help="rounds of interleaved stints instead of do_bench (bench/sm90r_ab.py --sustained)")
     parser.add_argument("--sustained-ms", type=float, default=400)
     parser.add_argument("--sustained-calls", type=int, default=10)
+    parser.add_argument("--tokens", type=int, default=TOKENS, help="packed tokens per call (equal mix: 8 sequences)")
     parser.add_argument("--seed", type=int, default=0, help="the length draw's seed (the values are fresh)")
     parser.add_argument("--max-diff", type=float, default=0.05,
                         help="largest |flashattn - fa2| accepted (inputs N(0, 1), outputs in 16 bits)")
@@ -250,7 +254,8 @@ def main():
     report = markdown(rows)
     with open(base + ".md", "w") as f:
         f.write(f"# {env.get('gpu')} | driver {env.get('driver')} | torch {env.get('torch')} | cuDNN "
-                f"{env.get('cudnn')}\n\nVarlen forward TFLOP/s, 16k tokens, hidden 2048, length seed {args.seed}; "
+                f"{env.get('cudnn')}\n\nVarlen forward TFLOP/s, {args.tokens} tokens, hidden 2048, "
+                f"length seed {args.seed}; "
                 + (f"{args.sustained} rounds of interleaved {args.sustained_ms:g} ms stints (cuDNN: do_bench)"
                    if args.sustained > 0 else f"do_bench, median of {args.rounds} rounds") + "\n\n"
                 + report + "\n")

@@ -37,4 +37,7 @@ done
 sustained_rows base,ao2 128 0 8192 batched 400 60
 sustained_rows base,ao2 256 1 4096 batched 400 60
 sustained_summary base ao2
+# What comes back: summary.txt and *.jsonl (device_call_begin's exit trap), the varlen tables, logs and checks in one
+# archive (a call returns at most eight files).
+(cd "$out" && tar -czf "${OUT:-/tmp}/varlen.tgz" varlen* cli.txt racecheck.txt 2>/dev/null)
 log total

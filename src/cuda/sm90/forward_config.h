@@ -471,6 +471,15 @@
 #ifndef FLASHATTN_SM90_ACQUIRE_ONCE
 #define FLASHATTN_SM90_ACQUIRE_ONCE 0
 #endif
+// Session 36 (prepared, not measured; bench/integration/s37_pdl.sh): 1 launches the forward kernel of a
+// problem with per-sequence maps as a programmatic dependent of the prepare kernel that writes them
+// (forward_launch.h), so that its CTAs' launch and barrier setup overlap that kernel instead of following it;
+// every forward thread waits for the prepare kernel's results before its first read of them
+// (forward_kernel.h). A few microseconds per call: worth most on short varlen / KV-cache calls. 0: the
+// launches in stream order.
+#ifndef FLASHATTN_SM90_PREPARE_OVERLAP
+#define FLASHATTN_SM90_PREPARE_OVERLAP 0
+#endif
 // Session 27: the d = dv = 128 kernel's dynamic schedule (causal or windowed rows off the K/V multicast) with
 // SECTION_L2_MID_MIN_SEQLEN <= keys < SECTION_L2_MID_MAX_SEQLEN takes sections of 1 / SECTION_L2_DIVISOR_MID
 // of L2 instead (0: never). Causal 4k, an H200, sections of a quarter against an eighth (6 kv heads against

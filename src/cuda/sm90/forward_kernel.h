@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "cuda/ptx/cluster.h"
+#include "cuda/ptx/grid_dependency.h"
 #include "cuda/ptx/ptx.h"
 #include "cuda/ptx/shared_memory.h"
 #include "cuda/ptx/tma.h"
@@ -53,6 +54,12 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
       }
     }
     ptx::fence_proxy_async_shared_cta();
+  }
+  // PREPARE_OVERLAP (forward_config.h): launched while the prepare kernel may still run, every thread waits
+  // for its per-sequence lengths, maps and tile counter before the first read of any of them (past the
+  // barrier below).
+  if constexpr (FLASHATTN_SM90_PREPARE_OVERLAP != 0) {
+    if (p.sequence_maps != nullptr) ptx::griddepcontrol_wait();
   }
   // Every thread must see initialised barriers (and the ones block) before its first use;
   // under K/V multicast every thread of the cluster, whose producers complete bytes on

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "common/params.h"
+#include "cuda/ptx/grid_dependency.h"
 #include "cuda/ptx/tma.h"
 #include "cuda/sm80/clipped_indices.h"
 #include "cuda/sm90/forward_config.h"
@@ -36,6 +37,8 @@ struct PrepareParams {
 // (A template only so that every translation unit including this header may define it.)
 template <class Config>
 __global__ void prepare_sequences_kernel(const __grid_constant__ PrepareParams p) {
+  // PREPARE_OVERLAP: the forward kernel may launch now; it waits for this grid before reading its results.
+  if constexpr (FLASHATTN_SM90_PREPARE_OVERLAP != 0) ptx::griddepcontrol_launch_dependents();
   const std::int64_t b = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (b == 0) *p.tile_counter = 0;
   if (b >= p.a.batch) return;
@@ -317,6 +320,20 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
       return launch_in_clusters<Config>(kernel, k, 2, sms, stream);
     }
     const int grid = std::max(1, std::min(sms, k.num_tiles));
+    if (FLASHATTN_SM90_PREPARE_OVERLAP != 0 && uses_sequence_maps(a)) {
+      // PREPARE_OVERLAP (forward_config.h): the kernel's launch and barrier setup overlap the prepare kernel.
+      cudaLaunchConfig_t config{};
+      cudaLaunchAttribute overlap{};
+      overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      overlap.val.programmaticStreamSerializationAllowed = 1;
+      config.gridDim = dim3(static_cast<unsigned>(grid));
+      config.blockDim = dim3(Config::kThreads);
+      config.dynamicSmemBytes = Config::kSmemBytes;
+      config.stream = stream;
+      config.attrs = &overlap;
+      config.numAttrs = 1;
+      return cudaLaunchKernelEx(&config, kernel, k);
+    }
     kernel<<<grid, Config::kThreads, Config::kSmemBytes, stream>>>(k);
     return cudaGetLastError();
   }
