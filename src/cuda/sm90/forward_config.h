@@ -469,7 +469,7 @@
 #define FLASHATTN_SM90_MEASURE_NO_MAP_ACQUIRE 0
 #endif
 #if FLASHATTN_SM90_MEASURE_NO_MAP_ACQUIRE != 0
-#warning "FLASHATTN_SM90_MEASURE_NO_MAP_ACQUIRE: a measurement build; varlen and KV-cache results may be wrong"
+#warning "MEASURE_NO_MAP_ACQUIRE: a measurement build, whose varlen / KV-cache results may be wrong"
 #endif
 #ifndef FLASHATTN_SM90_ACQUIRE_ONCE
 #define FLASHATTN_SM90_ACQUIRE_ONCE 0
