@@ -17,11 +17,8 @@ set -uo pipefail
 source bench/sm90_device_common.sh
 device_call_begin s37p
 flags="-DFLASHATTN_SM90_PREPARE_OVERLAP=1"
-test_cli_build "128;256" "fp16;bf16" 6 "$flags" &
-PY_DIMS="128;256" sm90_build_py base "" 5 300 &
-PY_DIMS="128;256" sm90_build_py pdl "$flags" 5 300 &
-wait
-rm -f "$out"/py_*_configure.log "$out"/tests_configure.log "$out"/py_*_build.log
+switch_builds pdl "$flags" "128;256" "128;256" 300
+rm -f "$out"/py_*_build.log
 cli_or_stop "-b 4 --heads 16 --seqlen-q 2048 --seqlen-k 2048 --head-dim 128 --varlen" || exit 1
 race='*Varlen*cuda_sm90*d128*:*VarlenTest*cuda_sm90*d256*'
 suites_and_racecheck '*Varlen*cuda_sm90*:*KVCache*cuda_sm90*' "$race" 150
