@@ -191,6 +191,15 @@ synccheck_on() {
   log "synccheck rc=$? $(grep -m1 'SUMMARY' "$bld/synccheck.txt")"
 }
 
+# varlen_checks [TIMEOUT]: test_build's binary on the sm90 varlen and KV-cache suites (per-sequence maps in every
+# case), then racecheck and synccheck on the d128 varlen cases and the d256 VarlenTest ones, summary lines only.
+varlen_checks() {
+  local race='*Varlen*cuda_sm90*d128*:*VarlenTest*cuda_sm90*d256*'
+  suites_and_racecheck '*Varlen*cuda_sm90*:*KVCache*cuda_sm90*' "$race" "${1:-150}"
+  suites_summary
+  synccheck_on "$race" 60
+}
+
 # multicast_checks [TIMEOUT]: the test binary's sm90 suites, then racecheck and synccheck on the Spread cases that run
 # the K/V multicast (cluster) kernels (d128 / d256 at 2304 keys, d256 causal at 4352, d128 causal at 8192), with
 # summary lines only.

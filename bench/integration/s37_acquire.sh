@@ -19,10 +19,7 @@ device_call_begin s37a
 flags="-DFLASHATTN_SM90_ACQUIRE_ONCE=2"
 switch_builds ao2 "$flags" "128;256" "128;256" 300
 rm -f "$out"/py_*_build.log
-race='*Varlen*cuda_sm90*d128*:*VarlenTest*cuda_sm90*d256*'
-suites_and_racecheck '*Varlen*cuda_sm90*:*KVCache*cuda_sm90*' "$race" 150
-suites_summary
-synccheck_on "$race" 60
+varlen_checks 150
 cli_runs "-b 4 --heads 16 --seqlen-q 2048 --seqlen-k 2048 --head-dim 128 --varlen" \
   "-b 6 --heads 8 --seqlen-q 1500 --seqlen-k 1500 --head-dim 256 --varlen --causal"
 cli_summary

@@ -20,10 +20,7 @@ flags="-DFLASHATTN_SM90_PREPARE_OVERLAP=1"
 switch_builds pdl "$flags" "128;256" "128;256" 300
 rm -f "$out"/py_*_build.log
 cli_or_stop "-b 4 --heads 16 --seqlen-q 2048 --seqlen-k 2048 --head-dim 128 --varlen" || exit 1
-race='*Varlen*cuda_sm90*d128*:*VarlenTest*cuda_sm90*d256*'
-suites_and_racecheck '*Varlen*cuda_sm90*:*KVCache*cuda_sm90*' "$race" 150
-suites_summary
-synccheck_on "$race" 60
+varlen_checks 150
 cli_runs "-b 6 --heads 8 --seqlen-q 1500 --seqlen-k 1500 --head-dim 256 --varlen --causal"
 cli_summary
 for pass in 1 2; do
