@@ -32,9 +32,9 @@ def settle(fn, ms):
         fn()
 
 
-def import_builds(builds, attribute):
-    """Build NAME's `attribute` for each name of the comma-separated list (package flashattn_NAME, "new":
-    flashattn); a build that does not import is reported as a JSON line and left out."""
+def import_builds(builds, attribute=None):
+    """Build NAME's `attribute` (without one, its package) for each name of the comma-separated list (package
+    flashattn_NAME, "new": flashattn); a build that does not import is reported as a JSON line and left out."""
     impls = {}
     for name in builds.split(","):
         try:
@@ -42,7 +42,7 @@ def import_builds(builds, attribute):
         except ImportError as e:
             print(json.dumps({"missing": name, "error": str(e)}), flush=True)
             continue
-        impls[name] = getattr(module, attribute)
+        impls[name] = module if attribute is None else getattr(module, attribute)
     return impls
 
 

@@ -41,9 +41,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402  (bench_ms, short_reason, environment: the same method as the standard grid)
-import sm90r_ab  # noqa: E402  (time_sustained: the stints of the standing)
+import sm90r_ab  # noqa: E402  (import_builds; time_sustained: the stints of the standing)
 
-flashattn = compare.flashattn
 TOKENS, HIDDEN = 16384, 2048
 
 
@@ -72,14 +71,10 @@ def forward_flop(lengths, heads, hdim, causal) -> float:
 
 
 def load_builds(names: str):
-    """--builds: "new" is the flashattn package itself, NAME the side-by-side build flashattn_NAME
-    (bench/sm90_device_common.sh sm90_build_py); column names flashattn / flashattn_NAME."""
-    import importlib
-    builds = {}
-    for name in names.split(","):
-        builds["flashattn" if name == "new" else f"flashattn_{name}"] = (
-            flashattn if name == "new" else importlib.import_module(f"flashattn_{name}"))
-    return builds
+    """--builds (bench/sm90r_ab.py import_builds: "new" is the flashattn package, NAME the side-by-side build
+    flashattn_NAME) keyed by column name: flashattn / flashattn_NAME."""
+    return {("flashattn" if name == "new" else f"flashattn_{name}"): module
+            for name, module in sm90r_ab.import_builds(names).items()}
 
 
 def make_backends(builds, q, k, v, cu, max_len, causal, lengths, sm80):
@@ -238,9 +233,9 @@ def main():
     args.dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
     if not torch.cuda.is_available():
         sys.exit("bench/varlen_compare.py needs a CUDA GPU")
-    if flashattn is None and "new" in args.builds.split(","):
-        sys.exit(f"flashattn not importable ({compare.FLASHATTN_IMPORT_ERROR})")
     args.builds = load_builds(args.builds)
+    if not args.builds:
+        sys.exit("bench/varlen_compare.py: no build of --builds imports (each missing one is reported above)")
     env = compare.environment()
     print(json.dumps(env), flush=True)
     rows = [run_row(args, mix, int(d), c == "1") for d in args.hdims.split(",") for c in args.causal.split(",")
