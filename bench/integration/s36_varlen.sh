@@ -9,6 +9,8 @@
 # +3..+6% on the unmasked rows (session 8's head-major gains at 1k-2k), nothing causal; nf +1..+3% everywhere;
 # dh within +-1%.
 # Read here: bench/varlen_compare.py's table (varlen-s36v.md).
+# Its switches are those of commit e1ade7c (MEASURE_NO_MAP_ACQUIRE and the register form of ACQUIRE_ONCE were removed
+# afterwards; ACQUIRE_ONCE=1 in later trees is the shared-memory form): rerun it there.
 # One H200 call (~5 minutes).
 #   bash bench/integration/s36_varlen.sh
 set -uo pipefail

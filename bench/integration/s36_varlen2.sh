@@ -8,6 +8,8 @@
 # +1..+4% on the unmasked rows, 0 causal; hmao within 1% of hmnf, both +0.5..+2% over hm on the short mix (most
 # tiles per FLOP), less elsewhere; varlen within 2% of the batched call on the equal mix.
 # Read here: varlen-s36w.md (speedups against new in the JSON rows' sustained_speedup).
+# Its switches are those of commit e1ade7c (MEASURE_NO_MAP_ACQUIRE and the register form of ACQUIRE_ONCE were removed
+# afterwards; ACQUIRE_ONCE=1 in later trees is the shared-memory form): rerun it there.
 # One H200 call (~6.5 minutes).
 #   bash bench/integration/s36_varlen2.sh
 set -uo pipefail

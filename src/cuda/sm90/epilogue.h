@@ -11,7 +11,6 @@
 #include "cuda/ptx/shared_memory.h"
 #include "cuda/ptx/tma.h"
 #include "cuda/ptx/warpgroup.h"
-#include "cuda/sm90/forward_config.h"
 #include "cuda/sm90/kernel_params.h"
 #include "cuda/sm90/named_barriers.h"
 #include "cuda/sm90/pipeline.h"
@@ -105,8 +104,7 @@ __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<
   ptx::bar_sync(kEpilogue + consumer, 128);
   if (leader) {
     const CUtensorMap* tma_o = map_o(p, w);
-    if (FLASHATTN_SM90_MEASURE_NO_MAP_ACQUIRE == 0 && p.sequence_maps != nullptr)
-      ptx::tensormap_acquire_fence(tma_o);
+    if (p.sequence_maps != nullptr) ptx::tensormap_acquire_fence(tma_o);
     const int first_row = w.m_block * Config::kBlockM + consumer * 64;
 #pragma unroll
     for (int c = 0; c < Config::kChunksV; ++c) {

@@ -452,25 +452,17 @@
 #endif
 // Per-sequence tensor maps (varlen, KV cache) are written by the prepare kernel through the generic proxy, so
 // the producer acquires a tile's three maps for the tensormap proxy before its loads (producer.h) and the
-// epilogue O's before its store. Two measurement switches (session 36, s36_varlen2.sh, same stints as above,
-// against VARLEN_HEAD_MAJOR on):
-//  - MEASURE_NO_MAP_ACQUIRE (measurement builds only): 1 leaves every such fence out, which the memory model
-//    does not allow; correct only while the maps at those addresses still hold what an earlier launch wrote
-//    there (a benchmark repeating one call). Unmasked rows +0.5..+4.7% (mean +2.3%), masked -4.1..+5.7% (mean
-//    +1.0%): what the fences cost at most.
-//  - ACQUIRE_ONCE: 1 has the producer acquire a sequence's maps once per run of its tiles (one acquire per
-//    map and thread suffices: nothing writes them during the kernel). Unmasked rows +0.5..+4.1% over the
-//    per-tile fences (8 of 8 above 1, mean +2.0%), masked 0.948-1.004 (mean 0.990); but the register it keeps
-//    costs the 24-register producer 2-3 more LDL / STL in most dense kernels, batched ones included (local
-//    SASS, nvcc 13.0: the d128 two-consumer kernels 6 / 8 -> 9 / 11, the d256 masked ones 2 / 4 -> 4 / 7).
-//    Off (0) until a form without the register is measured: 2 (prepared in session 36, not measured) keeps
-//    the sequence in the tile-index slot's spare word in shared memory instead (pipeline.h acquired_slot).
-#ifndef FLASHATTN_SM90_MEASURE_NO_MAP_ACQUIRE
-#define FLASHATTN_SM90_MEASURE_NO_MAP_ACQUIRE 0
-#endif
-#if FLASHATTN_SM90_MEASURE_NO_MAP_ACQUIRE != 0
-#warning "MEASURE_NO_MAP_ACQUIRE: a measurement build, whose varlen / KV-cache results may be wrong"
-#endif
+// epilogue O's before its store. ACQUIRE_ONCE: 1 has the producer acquire a sequence's maps once per run of
+// its tiles instead (one acquire per map and thread suffices: nothing writes them during the kernel), the
+// sequence kept in the tile-index slot's spare word in shared memory (pipeline.h acquired_slot; local SASS,
+// nvcc 13.0: no LDL / STL added in any d128 / d256 kernel). Prepared in session 36, not measured in this form
+// (bench/integration/s37_acquire.sh). Measured then (s36_varlen2.sh, same stints as above, against
+// VARLEN_HEAD_MAJOR on; the code of both builds in e1ade7c, removed since): the sequence in a register read
+// +0.5..+4.1% on the unmasked rows (8 of 8 above 1, mean +2.0%) and 0.948-1.004 masked (mean 0.990), and cost
+// the 24-register producer 2-3 more LDL / STL in most dense kernels, the batched ones included (the d128
+// two-consumer kernels 6 / 8 -> 9 / 11); every fence left out (a measurement build only, which the memory
+// model does not allow) +0.5..+4.7% unmasked (mean +2.3%), -4.1..+5.7% masked (mean +1.0%): the most any
+// fence-free design could gain. 0: a fence per tile.
 #ifndef FLASHATTN_SM90_ACQUIRE_ONCE
 #define FLASHATTN_SM90_ACQUIRE_ONCE 0
 #endif

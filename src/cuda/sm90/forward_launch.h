@@ -250,14 +250,15 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   const std::int64_t kv_heads_per_section = std::max<std::int64_t>(1, section_bytes / kv_head_bytes);
   std::int64_t sec_heads =
       std::min<std::int64_t>(kv_heads_per_section * k.heads_per_kv, std::int64_t{k.batch} * k.heads);
-  if (kShortRowOrder && k.static_schedule && !static_couples && head_major_order(a.seqlen_k)) sec_heads = 1;
+  // A pair's query blocks are equal work on the static schedule of single tiles, and on the dynamic one of
+  // unmasked problems with per-sequence lengths over dense K/V (VARLEN_HEAD_MAJOR, forward_config.h): both
+  // take the unmasked order; the dynamic schedules of problems without per-sequence lengths, the masked one.
+  const bool equal_pair_tiles = k.static_schedule ? !static_couples
+                                                  : FLASHATTN_SM90_VARLEN_HEAD_MAJOR != 0 && !a.is_kvcache &&
+                                                        a.block_table == nullptr && a.mask.window_left < 0 &&
+                                                        a.mask.window_right < 0;
+  if (kShortRowOrder && equal_pair_tiles && head_major_order(a.seqlen_k)) sec_heads = 1;
   if (kShortRowOrder && !k.static_schedule && !uses_sequence_maps(a) && head_major_order(a.seqlen_k, true))
-    sec_heads = 1;
-  // VARLEN_HEAD_MAJOR (forward_config.h): unmasked problems with per-sequence lengths over dense K/V take the
-  // static schedule's head-major order on their dynamic schedule (a pair's tiles are equal work there too).
-  if (FLASHATTN_SM90_VARLEN_HEAD_MAJOR != 0 && kShortRowOrder && !k.static_schedule && !a.is_kvcache &&
-      a.block_table == nullptr && a.mask.window_left < 0 && a.mask.window_right < 0 &&
-      head_major_order(a.seqlen_k))
     sec_heads = 1;
   // The dynamic schedule's tiles differ in length: its last section holds at least
   // TAIL_SECTION_FACTOR tiles per CTA (tile_sections.h). The static schedule's are equal (the
