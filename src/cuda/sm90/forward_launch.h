@@ -110,23 +110,31 @@ long long query_blocks(const AttentionParams& a) {
   return (a.seqlen_q + Config::kBlockM - 1) / Config::kBlockM;
 }
 
+// A cudaLaunchKernelEx configuration of the forward kernel: `grid` CTAs of Config's size with one launch
+// attribute (which the caller keeps alive until the launch).
+template <class Config>
+cudaLaunchConfig_t launch_config(int grid, cudaLaunchAttribute* attribute, cudaStream_t stream) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(grid));
+  config.blockDim = dim3(Config::kThreads);
+  config.dynamicSmemBytes = Config::kSmemBytes;
+  config.stream = stream;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  return config;
+}
+
 // The persistent grid in clusters of `cluster` CTAs along x (a whole number of clusters when the tile count
 // is a multiple of `cluster`), as many clusters as fit on the GPU at once, at most one CTA per tile.
 template <class Config, typename Kernel>
 cudaError_t launch_in_clusters(Kernel kernel, const ForwardKernelParams& k, int cluster, int sms,
                                cudaStream_t stream) {
-  cudaLaunchConfig_t config{};
   cudaLaunchAttribute dims{};
   dims.id = cudaLaunchAttributeClusterDimension;
   dims.val.clusterDim.x = static_cast<unsigned>(cluster);
   dims.val.clusterDim.y = 1;
   dims.val.clusterDim.z = 1;
-  config.blockDim = dim3(Config::kThreads);
-  config.dynamicSmemBytes = Config::kSmemBytes;
-  config.stream = stream;
-  config.attrs = &dims;
-  config.numAttrs = 1;
-  config.gridDim = dim3(static_cast<unsigned>(sms / cluster * cluster));
+  cudaLaunchConfig_t config = launch_config<Config>(sms / cluster * cluster, &dims, stream);
   int clusters = 0;
   if (cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config); e != cudaSuccess) return e;
   config.gridDim = dim3(static_cast<unsigned>(std::min(std::max(1, clusters) * cluster, k.num_tiles)));
@@ -323,16 +331,10 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     const int grid = std::max(1, std::min(sms, k.num_tiles));
     if (FLASHATTN_SM90_PREPARE_OVERLAP != 0 && uses_sequence_maps(a)) {
       // PREPARE_OVERLAP (forward_config.h): the kernel's launch and barrier setup overlap the prepare kernel.
-      cudaLaunchConfig_t config{};
       cudaLaunchAttribute overlap{};
       overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
       overlap.val.programmaticStreamSerializationAllowed = 1;
-      config.gridDim = dim3(static_cast<unsigned>(grid));
-      config.blockDim = dim3(Config::kThreads);
-      config.dynamicSmemBytes = Config::kSmemBytes;
-      config.stream = stream;
-      config.attrs = &overlap;
-      config.numAttrs = 1;
+      const cudaLaunchConfig_t config = launch_config<Config>(grid, &overlap, stream);
       return cudaLaunchKernelEx(&config, kernel, k);
     }
     kernel<<<grid, Config::kThreads, Config::kSmemBytes, stream>>>(k);
