@@ -452,28 +452,26 @@
 #endif
 // Per-sequence tensor maps (varlen, KV cache) are written by the prepare kernel through the generic proxy, so
 // the producer acquires a tile's three maps for the tensormap proxy before its loads (producer.h) and the
-// epilogue O's before its store. ACQUIRE_ONCE: 1 has the producer acquire a sequence's maps once per run of
-// its tiles instead (one acquire per map and thread suffices: nothing writes them during the kernel), the
-// sequence kept in the tile-index slot's spare word in shared memory (pipeline.h acquired_slot; local SASS,
-// nvcc 13.0: no LDL / STL added in any d128 / d256 kernel). Prepared in session 36, not measured in this form
-// (bench/integration/s37_acquire.sh). Measured then (s36_varlen2.sh, same stints as above, against
-// VARLEN_HEAD_MAJOR on; the code of both builds in e1ade7c, removed since): the sequence in a register read
-// +0.5..+4.1% on the unmasked rows (8 of 8 above 1, mean +2.0%) and 0.948-1.004 masked (mean 0.990), and cost
-// the 24-register producer 2-3 more LDL / STL in most dense kernels, the batched ones included (the d128
-// two-consumer kernels 6 / 8 -> 9 / 11); every fence left out (a measurement build only, which the memory
-// model does not allow) +0.5..+4.7% unmasked (mean +2.3%), -4.1..+5.7% masked (mean +1.0%): the most any
-// fence-free design could gain. 0: a fence per tile.
-#ifndef FLASHATTN_SM90_ACQUIRE_ONCE
-#define FLASHATTN_SM90_ACQUIRE_ONCE 0
-#endif
-// Session 36 (prepared, not measured; bench/integration/s37_pdl.sh): 1 launches the forward kernel of a
-// problem with per-sequence maps as a programmatic dependent of the prepare kernel that writes them
-// (forward_launch.h), so that its CTAs' launch and barrier setup overlap that kernel instead of following it;
-// every forward thread waits for the prepare kernel's results before its first read of them
-// (forward_kernel.h). A few microseconds per call: worth most on short varlen / KV-cache calls. 0: the
-// launches in stream order.
+// epilogue O's before its store: a fence per tile. Measured, not kept (bench/integration/s36_varlen2.sh,
+// s37_acquire.sh; 400 ms stints, bench/varlen_compare.py, 16k packed tokens): acquiring a sequence's maps
+// once per run of its tiles. With the sequence in a register (session 36, code in e1ade7c): +0.5..+4.1%
+// unmasked (mean +2.0%), 0.948-1.004 masked (mean 0.990), and 2-3 more LDL / STL in the 24-register producer
+// of most dense kernels. With it in the tile-index slot's spare word in shared memory (session 37, no LDL /
+// STL added; code in 3f79d13): 0.962-1.015 unmasked (mean 0.995), 0.992-1.073 masked (mean 1.010) over two
+// passes; the batched d128 non-causal 8k / d256 causal 4k rows 1.004 / 0.992. Every fence left out (a
+// measurement build only, which the memory model does not allow): +2.3% unmasked, +1.0% masked, the most
+// any fence-free design could gain.
+//
+// Session 37: PREPARE_OVERLAP: 1 launches the forward kernel of a problem with per-sequence maps as a
+// programmatic dependent of the prepare kernel that writes them (forward_launch.h), so that its CTAs' launch
+// and barrier setup overlap that kernel instead of following it; every forward thread waits for the prepare
+// kernel's results before its first read of them (forward_kernel.h). Measured on an H200
+// (bench/integration/s37_pdl.sh: bench/varlen_compare.py, 400 ms stints, four rounds, two passes, against
+// 0): 2k packed tokens (calls of 3-20 us) d128 0.993-1.072 (mean +3.0%; 14 of 16 readings above 1), d256
+// 1.009-1.058 (mean +2.3%, 16 of 16); 16k tokens 0.976-1.035 (mean +0.1%: the noise). 0: the launches in
+// stream order.
 #ifndef FLASHATTN_SM90_PREPARE_OVERLAP
-#define FLASHATTN_SM90_PREPARE_OVERLAP 0
+#define FLASHATTN_SM90_PREPARE_OVERLAP 1
 #endif
 // Session 27: the d = dv = 128 kernel's dynamic schedule (causal or windowed rows off the K/V multicast) with
 // SECTION_L2_MID_MIN_SEQLEN <= keys < SECTION_L2_MID_MAX_SEQLEN takes sections of 1 / SECTION_L2_DIVISOR_MID

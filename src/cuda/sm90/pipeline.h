@@ -81,9 +81,6 @@ struct SharedPipeline {
   __device__ std::uint32_t tile_full() const { return barrier(2 + 4 * Config::kStages); }
   __device__ std::uint32_t tile_empty() const { return barrier(3 + 4 * Config::kStages); }
   __device__ std::uint32_t tile_slot() const { return barrier(4 + 4 * Config::kStages); }
-  // The slot's upper word, which the index leaves free: the producer's last acquired sequence
-  // (forward_config.h ACQUIRE_ONCE).
-  __device__ std::uint32_t acquired_slot() const { return tile_slot() + 4; }
   __device__ TileSlot tile_handoff() const {
     return TileSlot{Config::kDecodedHandoff ? decoded_slot() : tile_slot(), tile_full(), tile_empty()};
   }

@@ -168,9 +168,6 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
   bool slots_owed = false;  // kOOverV: the last tile's O stores have not had their V-ring uses yet
   std::uint32_t q_phase = 0;
   int tile = first_tile<Config::kClusterM>(p);
-  // ACQUIRE_ONCE (forward_config.h): the sequence whose maps this thread acquired last, kept in the spare
-  // upper word of the tile-index slot (read and written by this thread only), not in a register.
-  if constexpr (FLASHATTN_SM90_ACQUIRE_ONCE != 0) ptx::st_shared_b32(pipe.acquired_slot(), ~0u);
   for (;;) {
     // Tiles of a short sequence past its last query row (variable length) carry no work.
     WorkTile w{};
@@ -190,15 +187,12 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     const CUtensorMap* tma_q = &maps->q;
     const CUtensorMap* tma_k = &maps->k;
     const CUtensorMap* tma_v = &maps->v;
-    // Written by the prepare kernel through the generic proxy. One acquire per map and thread is enough
-    // (nothing writes the maps while the kernel runs): ACQUIRE_ONCE skips it while the sequence stays.
-    if (p.sequence_maps != nullptr &&
-        (FLASHATTN_SM90_ACQUIRE_ONCE == 0 ||
-         static_cast<int>(ptx::ld_shared_b32(pipe.acquired_slot())) != w.batch)) {
+    // Written by the prepare kernel through the generic proxy (forward_config.h: acquiring once per run of a
+    // sequence's tiles measured no better).
+    if (p.sequence_maps != nullptr) {
       ptx::tensormap_acquire_fence(tma_q);
       ptx::tensormap_acquire_fence(tma_k);
       ptx::tensormap_acquire_fence(tma_v);
-      if constexpr (FLASHATTN_SM90_ACQUIRE_ONCE != 0) ptx::st_shared_b32(pipe.acquired_slot(), w.batch);
     }
 
     // Block n's K into ring position `at`'s stage, once the stage's previous K was released.
