@@ -176,6 +176,9 @@ def main():
     ap.add_argument("--sustained-ms", type=float, default=150,
                     help="--sustained: back-to-back calls before each stint's timed calls")
     ap.add_argument("--sustained-calls", type=int, default=10, help="--sustained: timed calls per stint")
+    ap.add_argument("--tokens", type=int, default=16384,
+                    help="query tokens per call (batch = tokens / seqlen, at least 1); rows of another count than "
+                         "the grid's 16384 carry it")
     ap.add_argument("--alibi", action="store_true",
                     help="ALiBi with the usual slopes 2^(-8 i / h); no cuDNN column (the error is against the "
                          "first build)")
@@ -195,13 +198,15 @@ def main():
         for d, dv in (head_dims(x) for x in args.hdims.split(",")):
             for causal in (c == "1" for c in args.causal.split(",")):
                 for s in (int(x) for x in args.seqlens.split(",")):
-                    b, h = max(1, 16384 // s), 2048 // d
+                    b, h = max(1, args.tokens // s), 2048 // d
                     torch.manual_seed(s + d + dv)
                     q = torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16)
                     k = torch.randn_like(q)
                     v = torch.randn(b, s, h, dv, device="cuda", dtype=torch.bfloat16)
                     flop = 2 * b * h * s * s * (d + dv) / (2 if causal else 1)
                     row = {"hdim": d, "causal": causal, "seqlen": s}
+                    if args.tokens != 16384:
+                        row["tokens"] = b * s
                     if dv != d:
                         row["hdim_v"] = dv
                     slopes = (torch.tensor([2.0 ** (-8.0 * (i + 1) / h) for i in range(h)], device="cuda")

@@ -22,6 +22,8 @@ for line in open(path):
             key = (r["hdim"], r["causal"], r["seqlen"])
             if "hdim_v" in r:  # a (d, dv) pair: its own rows
                 key = (f'{r["hdim"]}x{r["hdim_v"]}',) + key[1:]
+            if "tokens" in r:  # another call size than the grid's (sm90r_ab.py --tokens): its own rows
+                key = key + (f'{r["tokens"]} tokens',)
             rows[key].append(r)
 
 

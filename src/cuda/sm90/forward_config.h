@@ -473,6 +473,14 @@
 #ifndef FLASHATTN_SM90_PREPARE_OVERLAP
 #define FLASHATTN_SM90_PREPARE_OVERLAP 1
 #endif
+// Session 37 (prepared; bench/integration/s37_counter.sh): COUNTER_OVERLAP: 1 zeroes the dynamic
+// schedule's tile counter of a batched problem (causal, windowed, the unmasked rows without a static plan)
+// with a one-thread kernel instead of cudaMemsetAsync and launches the forward kernel as its programmatic
+// dependent, as PREPARE_OVERLAP does after the prepare kernel. 0: the memset, then the launch in stream
+// order.
+#ifndef FLASHATTN_SM90_COUNTER_OVERLAP
+#define FLASHATTN_SM90_COUNTER_OVERLAP 0
+#endif
 // Session 27: the d = dv = 128 kernel's dynamic schedule (causal or windowed rows off the K/V multicast) with
 // SECTION_L2_MID_MIN_SEQLEN <= keys < SECTION_L2_MID_MAX_SEQLEN takes sections of 1 / SECTION_L2_DIVISOR_MID
 // of L2 instead (0: never). Causal 4k, an H200, sections of a quarter against an eighth (6 kv heads against
