@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Prepared in session 36, not run: ACQUIRE_ONCE=1, the producer acquiring a sequence's tensor maps once per run of
+# Run in session 37 (s37_acquire_summary.txt): ao / base 0.962-1.015 unmasked (mean 0.995), 0.992-1.073 masked
+# (mean 1.010); not kept, the switch removed afterwards: this script needs the tree of 3f79d13.
+# Prepared in session 36: ACQUIRE_ONCE=1, the producer acquiring a sequence's tensor maps once per run of
 # its tiles with the sequence kept in the tile-index slot's spare word in shared memory (pipeline.h acquired_slot).
 # Session 36 read a register form (code in e1ade7c) +2.0% on the unmasked varlen rows and 0.990 on the masked ones, with 2-3
 # more producer LDL / STL in the dense kernels; local SASS of this form (nvcc 13.0): no LDL / STL added in any d128 / d256

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Run in session 37 (s37_counter_summary.txt): co / base 0.997-1.004 on every row; not kept, the switch removed
+# afterwards: this script needs the tree of 4893700.
 # COUNTER_OVERLAP=1: the dynamic schedule's tile counter of a batched problem zeroed by a one-thread kernel that
 # starts the forward kernel as its programmatic dependent (as PREPARE_OVERLAP does after the prepare kernel, +2.7%
 # on 2k-token varlen calls) instead of cudaMemsetAsync followed by the launch in stream order.

@@ -469,17 +469,12 @@
 // (bench/integration/s37_pdl.sh: bench/varlen_compare.py, 400 ms stints, four rounds, two passes, against
 // 0): 2k packed tokens (calls of 3-20 us) d128 0.993-1.072 (mean +3.0%; 14 of 16 readings above 1), d256
 // 1.009-1.058 (mean +2.3%, 16 of 16); 16k tokens 0.976-1.035 (mean +0.1%: the noise). 0: the launches in
-// stream order.
+// stream order. Measured, not kept: the same for the batched dynamic schedule (its tile counter zeroed by a
+// one-thread kernel instead of cudaMemsetAsync, the forward kernel its programmatic dependent; code in
+// 4893700; bench/integration/s37_counter.sh, stints beside cuDNN, two passes): causal rows of 2k tokens per
+// call (d64 / d128 / d256, 512-2048 keys) 0.997-1.004, 16k tokens d64 / d128 causal 512 1.004 / 1.003.
 #ifndef FLASHATTN_SM90_PREPARE_OVERLAP
 #define FLASHATTN_SM90_PREPARE_OVERLAP 1
-#endif
-// Session 37 (prepared; bench/integration/s37_counter.sh): COUNTER_OVERLAP: 1 zeroes the dynamic
-// schedule's tile counter of a batched problem (causal, windowed, the unmasked rows without a static plan)
-// with a one-thread kernel instead of cudaMemsetAsync and launches the forward kernel as its programmatic
-// dependent, as PREPARE_OVERLAP does after the prepare kernel. 0: the memset, then the launch in stream
-// order.
-#ifndef FLASHATTN_SM90_COUNTER_OVERLAP
-#define FLASHATTN_SM90_COUNTER_OVERLAP 0
 #endif
 // Session 27: the d = dv = 128 kernel's dynamic schedule (causal or windowed rows off the K/V multicast) with
 // SECTION_L2_MID_MIN_SEQLEN <= keys < SECTION_L2_MID_MAX_SEQLEN takes sections of 1 / SECTION_L2_DIVISOR_MID

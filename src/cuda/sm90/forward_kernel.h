@@ -55,14 +55,11 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
     }
     ptx::fence_proxy_async_shared_cta();
   }
-  // PREPARE_OVERLAP / COUNTER_OVERLAP (forward_config.h): launched while the prepare kernel or the
-  // counter's zeroing may still run, every thread waits for its per-sequence lengths, maps and tile counter
-  // before the first read of any of them (past the barrier below).
-  if constexpr (FLASHATTN_SM90_PREPARE_OVERLAP != 0 || FLASHATTN_SM90_COUNTER_OVERLAP != 0) {
-    if ((FLASHATTN_SM90_PREPARE_OVERLAP != 0 && p.sequence_maps != nullptr) ||
-        (FLASHATTN_SM90_COUNTER_OVERLAP != 0 && !p.static_schedule)) {
-      ptx::griddepcontrol_wait();
-    }
+  // PREPARE_OVERLAP (forward_config.h): launched while the prepare kernel may still run, every thread waits
+  // for its per-sequence lengths, maps and tile counter before the first read of any of them (past the
+  // barrier below).
+  if constexpr (FLASHATTN_SM90_PREPARE_OVERLAP != 0) {
+    if (p.sequence_maps != nullptr) ptx::griddepcontrol_wait();
   }
   // Every thread must see initialised barriers (and the ones block) before its first use;
   // under K/V multicast every thread of the cluster, whose producers complete bytes on

@@ -29,15 +29,6 @@ struct PrepareParams {
   int* tile_counter;  // zeroed here for the dynamic schedule (no memset launch)
 };
 
-// The dynamic schedule's tile counter zeroed by a kernel instead of a memset (COUNTER_OVERLAP), so that
-// the forward kernel can be its programmatic dependent as it is the prepare kernel's.
-// (A template only so that every translation unit including this header may define it: one instance.)
-template <int = 0>
-__global__ void zero_tile_counter_kernel(int* tile_counter) {
-  ptx::griddepcontrol_launch_dependents();
-  *tile_counter = 0;
-}
-
 // One thread per sequence: resolves its lengths (common/params.h's rules, with
 // every index read from device memory clipped to the operands' extents as the
 // sm80 kernels do: cuda/sm80/clipped_indices.h) and writes its tensor maps: the
@@ -296,12 +287,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   // when there is one, else by a memset (a launch of its own, ~2 us on the stream,
   // which the static schedule does without).
   if (!k.static_schedule && !uses_sequence_maps(a)) {
-    if constexpr (FLASHATTN_SM90_COUNTER_OVERLAP != 0) {
-      zero_tile_counter_kernel<><<<1, 1, 0, stream>>>(tile_counter);
-      if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
-    } else if (cudaError_t e = cudaMemsetAsync(tile_counter, 0, sizeof(int), stream); e != cudaSuccess) {
-      return e;
-    }
+    if (cudaError_t e = cudaMemsetAsync(tile_counter, 0, sizeof(int), stream); e != cudaSuccess) return e;
   }
   if (uses_sequence_maps(a)) {
     auto* bytes = static_cast<unsigned char*>(workspace);
@@ -343,10 +329,8 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
       return launch_in_clusters<Config>(kernel, k, 2, sms, stream);
     }
     const int grid = std::max(1, std::min(sms, k.num_tiles));
-    if ((FLASHATTN_SM90_PREPARE_OVERLAP != 0 && uses_sequence_maps(a)) ||
-        (FLASHATTN_SM90_COUNTER_OVERLAP != 0 && !k.static_schedule)) {
-      // PREPARE_OVERLAP / COUNTER_OVERLAP (forward_config.h): the kernel's launch and barrier setup overlap
-      // the prepare kernel or the counter's zeroing.
+    if (FLASHATTN_SM90_PREPARE_OVERLAP != 0 && uses_sequence_maps(a)) {
+      // PREPARE_OVERLAP (forward_config.h): the kernel's launch and barrier setup overlap the prepare kernel.
       cudaLaunchAttribute overlap{};
       overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
       overlap.val.programmaticStreamSerializationAllowed = 1;
