@@ -467,7 +467,7 @@
 // and barrier setup overlap that kernel instead of following it; every forward thread waits for the prepare
 // kernel's results before its first read of them (forward_kernel.h). Measured on an H200
 // (bench/integration/s37_pdl.sh: bench/varlen_compare.py, 400 ms stints, four rounds, two passes, against
-// 0): 2k packed tokens (calls of 3-20 us) d128 0.993-1.072 (mean +3.0%; 14 of 16 readings above 1), d256
+// 0): 2k packed tokens (calls of 20-60 us) d128 0.993-1.072 (mean +3.0%; 14 of 16 readings above 1), d256
 // 1.009-1.058 (mean +2.3%, 16 of 16); 16k tokens 0.976-1.035 (mean +0.1%: the noise). 0: the launches in
 // stream order. Measured, not kept: the same for the batched dynamic schedule (its tile counter zeroed by a
 // one-thread kernel instead of cudaMemsetAsync, the forward kernel its programmatic dependent; code in

@@ -144,8 +144,11 @@ __device__ __forceinline__ bool windowed(const ForwardKernelParams& p) {
 // PREFETCH_WINDOWED_MAX_SEQLEN).
 template <class Config>
 __device__ __forceinline__ void prefetch_next_q(const ForwardKernelParams& p, int tile) {
-  if (tile >= p.num_tiles || p.pack > 1) return;
-  if (p.sequence_maps != nullptr && (FLASHATTN_SM90_VARLEN_PREFETCH == 0 || !p.q_map_packed_rows)) return;
+  if (tile >= p.num_tiles ||
+      (p.sequence_maps != nullptr && (FLASHATTN_SM90_VARLEN_PREFETCH == 0 || !p.q_map_packed_rows)) ||
+      p.pack > 1) {
+    return;
+  }
   if constexpr (Config::kPrefetchWindowedMaxSeqlenK > 0) {
     if (windowed(p) && p.seqlen_k > Config::kPrefetchWindowedMaxSeqlenK) return;
   }
