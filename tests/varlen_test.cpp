@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <tuple>
@@ -314,6 +315,89 @@ TEST_P(VarlenRandomTest, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(Random, VarlenRandomTest, ::testing::ValuesIn(random_params(16, 6)),
                          random_param_name);
+
+// Calls sharing one workspace on one stream, back to back, as an engine that keeps its workspace issues them.
+// On cuda_sm90 every varlen call's prepare kernel rewrites the workspace's per-sequence maps, lengths and
+// tile counter, and the forward kernel starts as a programmatic dependent of it (forward_config.h
+// PREPARE_OVERLAP): only stream order keeps the next call's prepare kernel from rewriting what this call's
+// forward kernel still reads. Two problems of different lengths and masks, alternated twice; every output
+// must be bitwise the output of the same problem run alone (the forward is deterministic:
+// determinism_test.cpp).
+class VarlenBackToBackTest : public ::testing::TestWithParam<Backend> {};
+
+TEST_P(VarlenBackToBackTest, SharedWorkspaceMatchesSeparateCalls) {
+  const Backend backend = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  if (!is_cuda(backend)) GTEST_SKIP() << "host backends run each call to its end before returning";
+  SCOPED_TRACE(seed_trace());
+  Rng rng = Rng::for_current_test();
+  struct Problem {
+    PackedSequences seq;
+    HostTensor q, k, v;
+    std::int64_t max_q, max_k;
+    OptionTensors options;
+  };
+  const std::int64_t h = 8, hk = 2, d = 128;
+  auto make = [&](std::int64_t b, std::int64_t max_q, std::int64_t max_k, MaskKind mask) {
+    Problem p{draw_sequences(rng, b, max_q, max_k, false, false), {}, {}, {}, max_q, max_k, {}};
+    p.options = draw_options({mask}, rng, b, h, d, max_k);
+    p.q = HostTensor(DType::bfloat16, {p.seq.total_q, h, d});
+    p.k = HostTensor(DType::bfloat16, {p.seq.total_k, hk, d});
+    p.v = HostTensor(DType::bfloat16, {p.seq.total_k, hk, d});
+    p.q.fill_normal(rng);
+    p.k.fill_normal(rng);
+    p.v.fill_normal(rng);
+    return p;
+  };
+  const std::vector<Problem> problems = {make(6, 700, 900, MaskKind::causal),
+                                         make(3, 2100, 2100, MaskKind::none)};
+  auto args_for = [&](const Problem& p, DeviceBinding& device, HostTensor& out) {
+    VarlenForwardArgs a;
+    a.q = device.view(p.q);
+    a.k = device.view(p.k);
+    a.v = device.view(p.v);
+    a.cu_seqlens_q = device.view(p.seq.cu_q);
+    a.cu_seqlens_k = device.view(p.seq.cu_k);
+    a.max_seqlen_q = p.max_q;
+    a.max_seqlen_k = p.max_k;
+    a.out = device.view(out);
+    a.options = p.options.bind(device);
+    return a;
+  };
+  // Each problem alone (run_on: its own stream and workspace).
+  std::vector<HostTensor> alone;
+  for (const Problem& p : problems) {
+    HostTensor out(DType::bfloat16, {p.seq.total_q, h, d});
+    DeviceBinding device(backend);
+    const Status status = run_on(backend, args_for(p, device, out));
+    if (status.code() == ErrorCode::unsupported) GTEST_SKIP() << status.message();
+    ASSERT_TRUE(status.ok()) << error_code_name(status.code()) << ": " << status.message();
+    alone.push_back(device.fetch(out));
+  }
+  // Then A, B, A, B on one stream and one workspace, each into its own output.
+  std::vector<HostTensor> outs;
+  std::vector<std::unique_ptr<DeviceBinding>> devices;
+  std::vector<VarlenForwardArgs> calls;
+  outs.reserve(4);  // args hold views of these tensors' device copies, bound by address
+  for (int call = 0; call < 4; ++call) {
+    const Problem& p = problems[call % 2];
+    outs.emplace_back(DType::bfloat16, std::vector<std::int64_t>{p.seq.total_q, h, d});
+    devices.push_back(std::make_unique<DeviceBinding>(backend));
+    calls.push_back(args_for(p, *devices.back(), outs.back()));
+  }
+  const Status status = run_back_to_back(backend, calls);
+  ASSERT_TRUE(status.ok()) << error_code_name(status.code()) << ": " << status.message();
+  for (int call = 0; call < 4; ++call) {
+    EXPECT_TRUE(expect_identical(
+        "out of call " + std::to_string(call) + " (problem " + std::to_string(call % 2) + ")",
+        alone[call % 2], devices[call]->fetch(outs[call])));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, VarlenBackToBackTest, ::testing::ValuesIn(backends_under_test()),
+                         [](const ::testing::TestParamInfo<Backend>& info) {
+                           return sanitize_name(backend_name(info.param));
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Grid, VarlenTest,
                          ::testing::Combine(::testing::ValuesIn(backends_under_test()),

@@ -245,6 +245,11 @@ Status run_on(Backend backend, const BackwardArgs& args, int num_threads = 0);
 Status run_on(Backend backend, const VarlenBackwardArgs& args, int num_threads = 0);
 Status run_on(Backend backend, const CombineArgs& args, int num_threads = 0);
 
+// The calls in order on one stream of `backend` with one workspace (garbage-filled, sized for the largest of
+// them) and no synchronisation between them, as an engine that keeps its workspace issues them; then waits.
+// The first failing status, or ok.
+Status run_back_to_back(Backend backend, const std::vector<VarlenForwardArgs>& calls);
+
 // ----------------------------------------------------------------------------
 // Tolerance checks.
 
