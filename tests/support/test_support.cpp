@@ -454,60 +454,45 @@ Status call_api(const BackwardArgs& a, const ExecutionContext& c) { return backw
 Status call_api(const VarlenBackwardArgs& a, const ExecutionContext& c) { return backward_varlen(a, c); }
 Status call_api(const CombineArgs& a, const ExecutionContext& c) { return combine(a, c); }
 
-// Garbage, not zeros: a backend must not rely on the workspace's contents.
-DeviceMemory garbage_workspace(Backend backend, std::size_t bytes) {
-  DeviceMemory workspace(backend, bytes);
-  std::vector<std::byte> garbage(bytes, std::byte{0xFF});
-  workspace.upload(garbage.data(), bytes);
-  return workspace;
-}
-
+// The calls in order on one fresh stream with one workspace of the largest workspace_size() among them, then
+// a wait (which checks for asynchronous errors); the first failing status, or ok.
 template <class Args>
-Status run_impl(Backend backend, const Args& args, int num_threads) {
+Status run_in_order(Backend backend, const Args* calls, std::size_t count, int num_threads) {
   ExecutionContext ctx;
   ctx.backend = backend;
   ctx.num_threads = num_threads;
   Stream stream(backend);
   ctx.stream = stream.get();
   std::size_t bytes = 0;
-  FLASHATTN_RETURN_IF_ERROR(workspace_size(args, ctx, &bytes));
+  for (std::size_t i = 0; i < count; ++i) {
+    std::size_t needed = 0;
+    FLASHATTN_RETURN_IF_ERROR(workspace_size(calls[i], ctx, &needed));
+    bytes = std::max(bytes, needed);
+  }
   DeviceMemory workspace;
   if (bytes > 0) {
-    workspace = garbage_workspace(backend, bytes);
+    workspace = DeviceMemory(backend, bytes);
+    // Garbage, not zeros: a backend must not rely on the workspace's contents.
+    std::vector<std::byte> garbage(bytes, std::byte{0xFF});
+    workspace.upload(garbage.data(), bytes);
     ctx.workspace = workspace.data();
     ctx.workspace_bytes = bytes;
   }
-  Status status = call_api(args, ctx);
+  Status status = Status::ok_status();
+  for (std::size_t i = 0; i < count && status.ok(); ++i) status = call_api(calls[i], ctx);
   stream.synchronize();
   return status;
+}
+
+template <class Args>
+Status run_impl(Backend backend, const Args& args, int num_threads) {
+  return run_in_order(backend, &args, 1, num_threads);
 }
 
 }  // namespace
 
 Status run_back_to_back(Backend backend, const std::vector<VarlenForwardArgs>& calls) {
-  ExecutionContext ctx;
-  ctx.backend = backend;
-  Stream stream(backend);
-  ctx.stream = stream.get();
-  std::size_t bytes = 0;
-  for (const VarlenForwardArgs& call : calls) {
-    std::size_t needed = 0;
-    FLASHATTN_RETURN_IF_ERROR(workspace_size(call, ctx, &needed));
-    bytes = std::max(bytes, needed);
-  }
-  DeviceMemory workspace;
-  if (bytes > 0) {
-    workspace = garbage_workspace(backend, bytes);
-    ctx.workspace = workspace.data();
-    ctx.workspace_bytes = bytes;
-  }
-  Status status = Status::ok_status();
-  for (const VarlenForwardArgs& call : calls) {
-    status = call_api(call, ctx);
-    if (!status.ok()) break;
-  }
-  stream.synchronize();
-  return status;
+  return run_in_order(backend, calls.data(), calls.size(), 0);
 }
 
 Status run_on(Backend b, const ForwardArgs& a, int t) { return run_impl(b, a, t); }
