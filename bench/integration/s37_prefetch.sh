@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Run in session 37 and cut by the session's device budget (296 s left, the start included) after both 16k passes:
-# builds, suites (39 passed), racecheck / synccheck (0 hazards, 0 errors) and the CLI runs (PASS) came back, the
-# tables did not (they were archived only at the end; each pass is archived as it ends now). To be run again.
+# Run in session 37 and cut by the session's device budget before its tables came back; run again in session 38
+# (s37_prefetch_summary.txt, s37_prefetch_varlen_{16384_p1,16384_p2,2048_p3}.md): vp / base 0.965-1.044, means
+# 0.999 / 1.006 at 16k and 1.000 at 2k tokens, no gain; the switch was removed (code in cf4d679, where this
+# script still builds it).
 # VARLEN_PREFETCH=1: varlen problems with cu_seqlens_q take the dense kernels' next-tile Q prefetch (into L2, while
 # the current tile runs) through the launch's Q map encoded over the packed rows of every sequence (a map in
 # parameter space: no acquire). The varlen call on equal lengths runs 1.5-5% below the batched call on the same

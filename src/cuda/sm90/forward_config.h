@@ -476,15 +476,11 @@
 #ifndef FLASHATTN_SM90_PREPARE_OVERLAP
 #define FLASHATTN_SM90_PREPARE_OVERLAP 1
 #endif
-// Session 37 (prepared; bench/integration/s37_prefetch.sh): VARLEN_PREFETCH: 1 gives varlen problems with
-// cu_seqlens_q the next tile's Q prefetch of the dense kernels (PREFETCH_NEXT_TILE / PREFETCH_EARLY above,
-// where their kernels take it), through the launch's Q map encoded over the packed rows of every sequence
-// (kernel_params.h q_map_packed_rows) at the sequence's first row: no device-written map, no acquire. 0: no
-// prefetch under per-sequence maps. With it on (s37_prefetch.sh, H200): the varlen and KV-cache suites,
-// racecheck, synccheck and float64-checked CLI varlen runs passed; not yet timed.
-#ifndef FLASHATTN_SM90_VARLEN_PREFETCH
-#define FLASHATTN_SM90_VARLEN_PREFETCH 0
-#endif
+// Measured, not kept (session 38; code in cf4d679): varlen problems with cu_seqlens_q taking the next tile's
+// Q prefetch through the launch's Q map encoded over the packed rows of every sequence (no acquire). Against
+// the same tree without it (bench/integration/s37_prefetch.sh, 400 ms stints, H200): 16k tokens, two passes,
+// 16 rows each, means 0.999 / 1.006 (rows 0.965-1.044; d256 long_tail 0.965 / 0.988), 2k tokens d128 1.000.
+// Predicted +0.5..+2% on the unmasked rows; none showed beyond the noise.
 // Session 27: the d = dv = 128 kernel's dynamic schedule (causal or windowed rows off the K/V multicast) with
 // SECTION_L2_MID_MIN_SEQLEN <= keys < SECTION_L2_MID_MAX_SEQLEN takes sections of 1 / SECTION_L2_DIVISOR_MID
 // of L2 instead (0: never). Causal 4k, an H200, sections of a quarter against an eighth (6 kv heads against

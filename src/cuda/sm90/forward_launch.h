@@ -146,20 +146,14 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   int* tile_counter = static_cast<int*>(workspace);
   ForwardKernelParams k{};
   const int pack = pack_factor<Config>(a);
-  // VARLEN_PREFETCH: with cu_seqlens_q the Q template spans the packed rows (q_rows) in a batch of one, a
-  // map through which the next tile's Q can be prefetched; each sequence's map is its rebase, as before.
-  k.q_map_packed_rows =
-      FLASHATTN_SM90_VARLEN_PREFETCH != 0 && pack == 1 && a.cu_seqlens_q != nullptr && a.q_rows > 0;
   const bool q_maps_ok =
       pack > 1
           ? encode_packed_map(&k.maps.q, a.dtype, a.q.data, a.head_dim, pack, a.seqlen_q, a.heads_kv, a.batch,
                               a.q.row_stride, a.q.head_stride, a.q.batch_stride, Config::kQBoxRows / pack) &&
                 encode_packed_map(&k.maps.o, a.dtype, a.out.data, a.head_dim_v, pack, a.seqlen_q, a.heads_kv,
                                   a.batch, a.out.row_stride, a.out.head_stride, a.out.batch_stride, 64 / pack)
-          : encode_tile_map(&k.maps.q, a.dtype, a.q.data, a.head_dim,
-                            k.q_map_packed_rows ? a.q_rows : a.seqlen_q, a.heads,
-                            k.q_map_packed_rows ? 1 : a.batch, a.q.row_stride, a.q.head_stride,
-                            a.q.batch_stride, Config::kQBoxRows) &&
+          : encode_tile_map(&k.maps.q, a.dtype, a.q.data, a.head_dim, a.seqlen_q, a.heads, a.batch,
+                            a.q.row_stride, a.q.head_stride, a.q.batch_stride, Config::kQBoxRows) &&
                 encode_tile_map(&k.maps.o, a.dtype, a.out.data, a.head_dim_v, a.seqlen_q, a.heads, a.batch,
                                 a.out.row_stride, a.out.head_stride, a.out.batch_stride, 64);
   // Paged with pages of a multiple of 8 rows: K/V maps over (d, page rows, kv heads, pages),

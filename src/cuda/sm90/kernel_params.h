@@ -100,11 +100,6 @@ struct ForwardKernelParams {
   const SequenceMaps* sequence_maps = nullptr;
 
   PagedKV paged;
-
-  // VARLEN_PREFETCH (forward_config.h): maps.q is the (d, total_q, heads, 1) view of the packed rows of every
-  // sequence (cu_seqlens_q), through which the producer prefetches the next tile's Q; the prepare kernel
-  // rebases it per sequence as ever. Last, so that the other fields keep their offsets in parameter space.
-  bool q_map_packed_rows = false;
 };
 
 }  // namespace flashattn::detail::cuda_sm90

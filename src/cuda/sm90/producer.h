@@ -137,29 +137,17 @@ __device__ __forceinline__ bool windowed(const ForwardKernelParams& p) {
 }
 
 // Config::kPrefetchNextTile: the Q of tile `tile` (the next one this producer loads, unless it has no query
-// rows) fetched into L2 while the current tile still runs. Per-sequence maps take it only where the launch's
-// map spans the packed rows (p.q_map_packed_rows, VARLEN_PREFETCH: a map in parameter space, so no acquire).
-// Left to the ordinary loads: the other per-sequence problems, packed GQA (a 5-D view of Q) and windowed
-// problems of more keys than Config::kPrefetchWindowedMaxSeqlenK (forward_config.h
-// PREFETCH_WINDOWED_MAX_SEQLEN).
+// rows) fetched into L2 while the current tile still runs. Left to the ordinary loads: per-sequence maps
+// (acquired per tile), packed GQA (a 5-D view of Q) and windowed problems of more keys than
+// Config::kPrefetchWindowedMaxSeqlenK (forward_config.h PREFETCH_WINDOWED_MAX_SEQLEN).
 template <class Config>
 __device__ __forceinline__ void prefetch_next_q(const ForwardKernelParams& p, int tile) {
-  if (tile >= p.num_tiles ||
-      (p.sequence_maps != nullptr && (FLASHATTN_SM90_VARLEN_PREFETCH == 0 || !p.q_map_packed_rows)) ||
-      p.pack > 1) {
-    return;
-  }
+  if (tile >= p.num_tiles || p.sequence_maps != nullptr || p.pack > 1) return;
   if constexpr (Config::kPrefetchWindowedMaxSeqlenK > 0) {
     if (windowed(p) && p.seqlen_k > Config::kPrefetchWindowedMaxSeqlenK) return;
   }
   const WorkTile w = tile_work<Config::kClusterM>(p, tile);
-  int first_row = w.m_block * Config::kBlockM;
-  if constexpr (FLASHATTN_SM90_VARLEN_PREFETCH != 0) {
-    if (p.q_map_packed_rows) {
-      if (tile_empty<Config::kBlockM>(p, w)) return;
-      first_row += w.q_offset;  // map_batch is 0
-    }
-  }
+  const int first_row = w.m_block * Config::kBlockM;
 #pragma unroll
   for (int part = 0; part < Config::kQParts; ++part) {
 #pragma unroll
