@@ -247,6 +247,48 @@ TEST_P(DeterminismTest, ForwardAndSplitKvRepeat) {
   }
 }
 
+// cuda_sm90's split tail (split_tail.h): the pieces of a unit are combined by whichever finishes last, in a
+// fixed order, so the result must not depend on which one that was. 100 units on 66 clusters, a tail of 34
+// (forward_test.cpp ForwardTailTest checks the values). CUDA backends only: a host backend's schedule has no
+// such freedom, and this shape would cost minutes there.
+TEST_P(DeterminismTest, ForwardManyUnitsRepeat) {
+  const Backend backend = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  if (!is_cuda(backend)) GTEST_SKIP() << "a CUDA schedule's shape (cuda_sm90's split tail)";
+  SCOPED_TRACE(seed_trace());
+  Rng rng = Rng::for_current_test();
+  const std::int64_t b = 2, sq = 512, sk = 2048, h = 25, d = 128;
+  HostTensor q(DType::bfloat16, {b, sq, h, d}), k(DType::bfloat16, {b, sk, h, d}),
+      v(DType::bfloat16, {b, sk, h, d});
+  q.fill_normal(rng);
+  k.fill_normal(rng);
+  v.fill_normal(rng);
+  const OptionTensors opts =
+      draw_options({MaskKind::none, 0.f, AlibiKind::none, 0.f, true}, rng, b, h, d, sk);
+  std::vector<HostTensor> first;
+  for (int run = 0; run < kForwardRuns; ++run) {
+    HostTensor out(DType::bfloat16, {b, sq, h, d}), lse(DType::float32, {b, h, sq});
+    DeviceBinding device(backend);
+    ForwardArgs a;
+    a.q = device.view(q);
+    a.k = device.view(k);
+    a.v = device.view(v);
+    a.out = device.view(out);
+    a.lse = device.view(lse);
+    a.options = opts.bind(device);
+    const Status status = run_on(backend, a);
+    if (status.code() == ErrorCode::unsupported) GTEST_SKIP() << status.message();
+    ASSERT_TRUE(status.ok()) << status.message();
+    std::vector<HostTensor> results = {device.fetch(out), device.fetch(lse)};
+    if (run == 0) {
+      first = std::move(results);
+      continue;
+    }
+    ASSERT_TRUE(expect_identical("out (run " + std::to_string(run) + ")", first[0], results[0]));
+    ASSERT_TRUE(expect_identical("lse (run " + std::to_string(run) + ")", first[1], results[1]));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, DeterminismTest, ::testing::ValuesIn(backends_under_test()),
                          [](const ::testing::TestParamInfo<Backend>& info) {
                            return std::string(backend_name(info.param));

@@ -359,6 +359,47 @@ TEST_P(ForwardTest, MatchesReference) {
   check_forward_case(backend, c, rng);
 }
 
+// More units than a GPU has clusters, so that the static schedule of cuda_sm90's d128 K/V multicast kernel
+// (non-causal, >= 2048 keys, an even number of query blocks) ends in a partial round, which the split tail
+// cuts into key-block pieces combined in the workspace (forward_config.h SPLIT_TAIL, split_tail.h). On 132
+// SMs (66 clusters): 70 units (under half a round past the first: the whole problem is the tail, 17 ragged
+// blocks per unit, three pieces to some units) with GQA, ALiBi and a sink; 100 units (a tail of 34) in fp16
+// with softcap. The CPU backends are left out: the float64 reference of these shapes is what any backend's
+// correctness is checked against, and they add nothing there but minutes of CI.
+std::vector<ForwardCase> tail_cases() {
+  return {{1,
+           256,
+           2100,
+           70,
+           10,
+           128,
+           128,
+           DType::bfloat16,
+           {MaskKind::none, 0.f, AlibiKind::per_head, 0.f, true},
+           Layout::padded},
+          {2, 512, 2048, 25, 25, 128, 128, DType::float16, {MaskKind::none, 1.5f}, Layout::heads_major}};
+}
+
+class ForwardTailTest : public ::testing::TestWithParam<ForwardParam> {};
+
+TEST_P(ForwardTailTest, MatchesReference) {
+  const auto& [backend, c] = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  if (!is_cuda(backend)) GTEST_SKIP() << "a CUDA schedule's shapes (cuda_sm90's split tail)";
+  SCOPED_TRACE(seed_trace());
+  Rng rng = Rng::for_current_test();
+  check_forward_case(backend, c, rng);
+}
+
+INSTANTIATE_TEST_SUITE_P(Tail, ForwardTailTest,
+                         ::testing::Combine(::testing::ValuesIn(backends_under_test()),
+                                            ::testing::ValuesIn(tail_cases())),
+                         [](const ::testing::TestParamInfo<ForwardParam>& info) {
+                           return sanitize_name(std::string(backend_name(std::get<0>(info.param))) + "_" +
+                                                std::to_string(info.index) + "_" +
+                                                std::get<1>(info.param).name());
+                         });
+
 // Scores far wider than the grid's (N(0, 1) inputs give logits of a few units), where the online softmax's
 // reference maxima move often and far: q drawn with a large deviation makes the row maxima jump between key
 // blocks (up to overflowing probabilities against a stale reference at stddev 40), and keys whose norm grows

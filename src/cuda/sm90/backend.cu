@@ -219,8 +219,10 @@ const char* unsupported_reason(const CombineParams&) noexcept {
 }
 
 // The dynamic tile scheduler's counter, plus per-sequence lengths and tensor
-// maps for variable-length / seqused calls (forward_dispatch.h).
-std::size_t workspace_size(const AttentionParams& p, int) noexcept { return forward_workspace_bytes(p); }
+// maps for variable-length / seqused calls, or the split tail's records (forward_dispatch.h).
+std::size_t workspace_size(const AttentionParams& p, int) noexcept {
+  return forward_workspace_bytes(p, device_sm_count());
+}
 std::size_t workspace_size(const BackwardParams&, int) noexcept { return 0; }
 std::size_t workspace_size(const CombineParams&, int) noexcept { return 0; }
 

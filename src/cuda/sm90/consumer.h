@@ -26,6 +26,7 @@
 #include "cuda/sm90/pipeline.h"
 #include "cuda/sm90/score_mask.h"
 #include "cuda/sm90/softmax.h"
+#include "cuda/sm90/split_tail.h"
 #include "cuda/sm90/tile_scheduler.h"
 
 namespace flashattn::detail::cuda_sm90 {
@@ -243,6 +244,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   float s[kS];
   WorkTile next_w{};
   KeyBlockRange next_range{};
+  int next_item = 0;  // the work item (split_tail.h): its tile index, or under kSplitTail a tail piece
   bool next_keys = false;
   // kConsumerKeyRange: the key blocks of the next tile this consumer's rows see (else the tile's), and
   // where in the ring the V stages of the blocks it skips at the top of the range start.
@@ -259,12 +261,19 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     } else {
       tile = receive_tile(pipe.tile_handoff(), q_phase);  // one index per Q so far
     }
-    const bool more_tiles = tile < p.num_tiles;
+    const bool more_tiles = is_work<Config>(p, tile);
     auto decode = [&] {
       if constexpr (!kDecoded) {
-        next_w = tile_work<Config::kClusterM>(p, tile);
-        next_range = key_block_range<Config>(p, next_w);
+        if (Config::kSplitTail && is_tail_item(tile)) {
+          const TailPiece piece = tail_piece<Config::kClusterM>(p, tile);
+          next_w = tile_work<Config::kClusterM>(p, piece.tile);
+          next_range = piece.range;
+        } else {
+          next_w = tile_work<Config::kClusterM>(p, tile);
+          next_range = key_block_range<Config>(p, next_w);
+        }
       }
+      next_item = tile;
       next_keys = next_range.end > next_range.begin;
       if constexpr (Config::kConsumerKeyRange)
         next_own = consumer_key_block_range<Config>(p, next_w, consumer, next_range);
@@ -342,6 +351,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   bool more = begin_tile();
   while (more) {
     const WorkTile w = next_w;
+    [[maybe_unused]] const int item = next_item;
     // kConsumerKeyRange: `range` is this consumer's blocks, `tile_range` the tile's (the producer's).
     const KeyBlockRange tile_range = next_range;
     const KeyBlockRange range = Config::kConsumerKeyRange ? next_own : next_range;
@@ -353,6 +363,12 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
                               ? p.alibi_slopes[w.batch * p.alibi_batch_stride + w.head] * p.alibi_to_s
                               : 0.f;
     const int n_blocks = range.end - range.begin;
+    // kSplitTail: a piece of its unit's key blocks, whose rows split_tail_combine records and combines (its
+    // row sums then without the sink, which the combined rows count once).
+    const bool split = Config::kSplitTail && is_tail_item(item) && split_piece(p, range);
+    // Where the finalisation runs, not here: a pointer held through the key-block loop moved the register
+    // allocation of every kernel.
+    auto sink = [&]() -> const float* { return p.sink != nullptr && !split ? p.sink + w.head : nullptr; };
     UnmaskedBlocks clean{};
     if constexpr (Config::kTileMaskRange) clean = unmasked_blocks<Config>(p, w);
     const int row0 = w.m_block * Config::kBlockM + consumer * 64 + (thread / 32) * 16 + lane / 4;
@@ -368,8 +384,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     // (kRowSumMma: after it, which yields the row sums).
     RowFinal final_rows;
     if (n_blocks == 0) {
-      final_rows = softmax_finalize<!Config::kRowSumMma, Config::kFastFinalize>(
-          rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
+      final_rows = softmax_finalize<!Config::kRowSumMma, Config::kFastFinalize>(rows, p.score_log2, sink());
       claim_output_buffer<Config>(consumer);
       if (!Config::kQFreeAfterS) {
         // nothing to release before the epilogue: it hands Q back itself
@@ -512,8 +527,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::wgmma_commit_group();
       pass_turn();
       if constexpr (!Config::kRowSumMma) {
-        final_rows = softmax_finalize<true, Config::kFastFinalize>(
-            rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
+        final_rows = softmax_finalize<true, Config::kFastFinalize>(rows, p.score_log2, sink());
       }
       claim_output_buffer<Config>(consumer);
       // kEarlyNextTile: the next tile's index, Q and decoding while this P V runs too.
@@ -544,7 +558,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         rows.sum[0] = o[Config::kHeadDimV / 2];
         rows.sum[1] = o[Config::kHeadDimV / 2 + 2];
         final_rows = softmax_finalize<false, Config::kFastFinalize, Config::kProbabilityShift>(
-            rows, p.score_log2, p.sink != nullptr ? p.sink + w.head : nullptr);
+            rows, p.score_log2, sink());
       }
     }
     // kOOverV: this consumer's O goes over the V stage of the consumer-th V-ring use after the tile's
@@ -556,6 +570,15 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     RingPosition<Config::kStages> o_slot = vring.at(ring);
     if (consumer == 1) o_slot.advance();
     vring.pass_output_slots();
+    // kSplitTail: a split piece's rows are stored by the warpgroup that completes its unit (split_tail.h).
+    auto epilogue = [&] {
+      if constexpr (Config::kSplitTail) {
+        if (split &&
+            !split_tail_combine<Config>(p, w.head, item, consumer, kEpilogue + consumer, o, final_rows))
+          return;
+      }
+      store_output<Config>(p, pipe, w, consumer, o, final_rows, o_slot);
+    };
     if constexpr (kEarlyNextS) {
       // The next tile's first S GEMM goes to the tensor cores before this tile's epilogue,
       // which then runs beside it instead of in front of it.
@@ -564,9 +587,9 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       } else {
         more = begin_tile();
       }
-      store_output<Config>(p, pipe, w, consumer, o, final_rows, o_slot);
+      epilogue();
     } else {
-      store_output<Config>(p, pipe, w, consumer, o, final_rows, o_slot);
+      epilogue();
       more = begin_tile();
     }
   }

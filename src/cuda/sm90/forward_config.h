@@ -481,6 +481,16 @@
 // the same tree without it (bench/integration/s37_prefetch.sh, 400 ms stints, H200): 16k tokens, two passes,
 // 16 rows each, means 0.999 / 1.006 (rows 0.965-1.044; d256 long_tail 0.965 / 0.988), 2k tokens d128 1.000.
 // Predicted +0.5..+2% on the unmasked rows; none showed beyond the noise.
+// Session 38 (prepared; bench/integration/s38_tail.sh): SPLIT_TAIL: 1 gives the unmasked d = dv = 128 K/V
+// multicast instance (every d128 non-causal grid row from 2k keys) a stream-K tail (split_tail.h). Its static
+// schedule runs 1024 units on 66 clusters at every grid length (15.5 rounds), so half the SMs idle through
+// the last round; session 32 read whole rounds +1.5..+2.8% over such neighbours (s32_rounds.sh). With it the
+// last partial round (or, when that is under half a round, the last one and a half) is cut into equal
+// key-block ranges, one per cluster; a unit split between clusters is combined by the last to finish (fp32
+// partials in the workspace). 0: the tail as whole tiles.
+#ifndef FLASHATTN_SM90_SPLIT_TAIL
+#define FLASHATTN_SM90_SPLIT_TAIL 0
+#endif
 // Session 27: the d = dv = 128 kernel's dynamic schedule (causal or windowed rows off the K/V multicast) with
 // SECTION_L2_MID_MIN_SEQLEN <= keys < SECTION_L2_MID_MAX_SEQLEN takes sections of 1 / SECTION_L2_DIVISOR_MID
 // of L2 instead (0: never). Causal 4k, an H200, sections of a quarter against an eighth (6 kv heads against
@@ -939,6 +949,11 @@ struct ForwardConfig {
   static constexpr bool kFirstKBeforeQ =
       FLASHATTN_SM90_FIRST_K_BEFORE_Q != 0 &&
       (kClusterM == 1 || kMaskedInstance_ || FLASHATTN_SM90_FIRST_K_BEFORE_Q >= 2);
+  // FLASHATTN_SM90_SPLIT_TAIL above: the unmasked d = dv = 128 multicast instance (its O has its own buffer,
+  // which the combine's broadcast does not touch, and no O over V).
+  static constexpr bool kSplitTail = FLASHATTN_SM90_SPLIT_TAIL != 0 && kClusterM_ == 2 && !kMaskedInstance_ &&
+                                     kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2;
+  static_assert(!kSplitTail || (kSeparateO && !kOOverV && !kDecodedHandoff), "split_tail.h assumes these");
   // FLASHATTN_SM90_UNIFORM_CONSUMER above.
   static constexpr bool kUniformConsumer = FLASHATTN_SM90_UNIFORM_CONSUMER != 0;
   // FLASHATTN_SM90_CONSUMER_KEY_RANGE and _FOUR above (two-consumer kernels, and the four-consumer

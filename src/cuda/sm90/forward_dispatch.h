@@ -5,11 +5,14 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
 #include "common/params.h"
+#include "cuda/sm90/forward_config.h"
 #include "cuda/sm90/kernel_params.h"
+#include "cuda/sm90/split_tail.h"
 
 namespace flashattn::detail::cuda_sm90 {
 
@@ -18,6 +21,9 @@ namespace flashattn::detail::cuda_sm90 {
 //   [256, +info)        SequenceInfo per sequence        } variable length / seqused / KV cache
 //   [.., +maps)         SequenceMaps per sequence (128-byte aligned)
 //   [.., +q_rotated)    KV cache with rotary: q rotated at its positions, contiguous (b, sq, h, d)
+// or, for a problem that may run the split tail (split_tail_bytes), instead of the sequences:
+//   [256, +arrivals)    the tail units' arrival counters (zeroed by the launch)
+//   [.., +records)      two records per consumer warpgroup of each of up to `sms` CTAs
 // The KV cache runs through the per-sequence maps: common/params.h resolves its
 // cache_seqlens, cache_batch_idx and leftpad into each sequence's first key row and
 // key count, exactly like seqused_k.
@@ -36,10 +42,26 @@ inline std::size_t sequence_bytes(const AttentionParams& p) {
   return (bytes + 255) / 256 * 256;
 }
 inline std::size_t q_rotated_offset(const AttentionParams& p) { return kCounterBytes + sequence_bytes(p); }
-inline std::size_t forward_workspace_bytes(const AttentionParams& p) {
+// SPLIT_TAIL (forward_config.h): the problems the d = dv = 128 unmasked multicast instance may run (a
+// superset: run_forward also needs an even number of query blocks and no packed GQA), on a GPU of `sms` SMs.
+inline std::size_t split_tail_arrival_bytes(int sms) {
+  // A tail holds at most 1.5 rounds of units (split_tail_plan), sms / 2 per round; per unit two ranks of
+  // two consumers.
+  return (static_cast<std::size_t>(sms) * 4 * sizeof(int) + 255) / 256 * 256;
+}
+inline std::size_t split_tail_bytes(const AttentionParams& p, int sms) {
+  const bool masked = p.mask.window_left >= 0 || p.mask.window_right >= 0;
+  if (FLASHATTN_SM90_SPLIT_TAIL == 0 || FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN == 0 || p.head_dim != 128 ||
+      p.head_dim_v != 128 || masked || p.block_table != nullptr || uses_sequence_maps(p) ||
+      p.seqlen_k < FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN) {
+    return 0;
+  }
+  return split_tail_arrival_bytes(sms) + static_cast<std::size_t>(sms) * split_tail_cta_bytes<128, 2>();
+}
+inline std::size_t forward_workspace_bytes(const AttentionParams& p, int sms) {
   std::size_t bytes = q_rotated_offset(p);
   if (rotates_q(p)) bytes += static_cast<std::size_t>(p.batch * p.seqlen_q * p.heads * p.head_dim) * 2;
-  return bytes;
+  return std::max(bytes, kCounterBytes + split_tail_bytes(p, sms));
 }
 
 template <int kHeadDim, int kHeadDimV, typename Element>

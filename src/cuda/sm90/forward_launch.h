@@ -16,6 +16,7 @@
 #include "cuda/sm90/forward_dispatch.h"
 #include "cuda/sm90/forward_kernel.h"
 #include "cuda/sm90/kernel_params.h"
+#include "cuda/sm90/split_tail.h"
 #include "cuda/sm90/tensor_map.h"
 
 namespace flashattn::detail::cuda_sm90 {
@@ -125,10 +126,11 @@ cudaLaunchConfig_t launch_config(int grid, cudaLaunchAttribute* attribute, cudaS
 }
 
 // The persistent grid in clusters of `cluster` CTAs along x (a whole number of clusters when the tile count
-// is a multiple of `cluster`), as many clusters as fit on the GPU at once, at most one CTA per tile.
-template <class Config, typename Kernel>
-cudaError_t launch_in_clusters(Kernel kernel, const ForwardKernelParams& k, int cluster, int sms,
-                               cudaStream_t stream) {
+// is a multiple of `cluster`), as many clusters as fit on the GPU at once, at most one CTA per tile;
+// before_launch(k, grid) completes k for that grid (or fails the launch).
+template <class Config, typename Kernel, typename BeforeLaunch>
+cudaError_t launch_in_clusters(Kernel kernel, ForwardKernelParams k, int cluster, int sms,
+                               cudaStream_t stream, BeforeLaunch before_launch) {
   cudaLaunchAttribute dims{};
   dims.id = cudaLaunchAttributeClusterDimension;
   dims.val.clusterDim.x = static_cast<unsigned>(cluster);
@@ -137,8 +139,33 @@ cudaError_t launch_in_clusters(Kernel kernel, const ForwardKernelParams& k, int 
   cudaLaunchConfig_t config = launch_config<Config>(sms / cluster * cluster, &dims, stream);
   int clusters = 0;
   if (cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config); e != cudaSuccess) return e;
-  config.gridDim = dim3(static_cast<unsigned>(std::min(std::max(1, clusters) * cluster, k.num_tiles)));
+  const int grid = std::min(std::max(1, clusters) * cluster, k.num_tiles);
+  if (cudaError_t e = before_launch(k, grid); e != cudaSuccess) return e;
+  config.gridDim = dim3(static_cast<unsigned>(grid));
   return cudaLaunchKernelEx(&config, kernel, k);
+}
+
+// Config::kSplitTail: k.tail for a grid of `grid` CTAs (split_tail.h), its records and arrival counters in
+// the workspace (forward_dispatch.h), the counters zeroed on the stream. No tail (k.tail.start_tile =
+// num_tiles) where the rounds are whole or the workspace was not sized for one (split_tail_bytes).
+template <class Config>
+cudaError_t plan_split_tail(const AttentionParams& a, ForwardKernelParams& k, int grid, int sms,
+                            void* workspace, cudaStream_t stream) {
+  k.tail = SplitTail{};
+  k.tail.start_tile = k.num_tiles;
+  if (split_tail_bytes(a, sms) == 0 || grid > sms) return cudaSuccess;
+  constexpr int kUnitTiles = Config::kClusterM;
+  const int key_blocks = static_cast<int>((a.seqlen_k + Config::kBlockN - 1) / Config::kBlockN);
+  const SplitTail plan = split_tail_plan(k.num_tiles / kUnitTiles, kUnitTiles, key_blocks, grid / kUnitTiles);
+  if (plan.start_tile >= k.num_tiles) return cudaSuccess;
+  auto* bytes = static_cast<unsigned char*>(workspace) + kCounterBytes;
+  const std::size_t arrivals =
+      static_cast<std::size_t>(plan.units) * kUnitTiles * Config::kConsumerWarpgroups;
+  if (arrivals * sizeof(int) > split_tail_arrival_bytes(sms)) return cudaSuccess;
+  k.tail = plan;
+  k.tail.arrivals = reinterpret_cast<int*>(bytes);
+  k.tail.partials = reinterpret_cast<float*>(bytes + split_tail_arrival_bytes(sms));
+  return cudaMemsetAsync(k.tail.arrivals, 0, arrivals * sizeof(int), stream);
 }
 
 template <class Config>
@@ -320,13 +347,20 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     static_assert(Config::kClusterM == 2);
     if (!k.static_schedule || k.m_blocks % 2 != 0 || (couples_shape && !k.sections.paired))
       return cudaErrorInvalidValue;
-    return launch_in_clusters<Config>(kernel, k, Config::kClusterM, sms, stream);
+    return launch_in_clusters<Config>(
+        kernel, k, Config::kClusterM, sms, stream, [&](ForwardKernelParams& params, int grid) {
+          if constexpr (Config::kSplitTail) {
+            return plan_split_tail<Config>(a, params, grid, sms, workspace, stream);
+          }
+          return cudaSuccess;
+        });
   } else {
     // Placement (forward_config.h PLACEMENT_MAX_SEQLEN): clusters of two CTAs the kernel does not use, for
     // where the hardware puts them; the plan is paired (an even tile count: a whole number of clusters).
     if (placement) {
       if (!k.static_schedule || !k.sections.couples_by_pair) return cudaErrorInvalidValue;
-      return launch_in_clusters<Config>(kernel, k, 2, sms, stream);
+      return launch_in_clusters<Config>(kernel, k, 2, sms, stream,
+                                        [](ForwardKernelParams&, int) { return cudaSuccess; });
     }
     const int grid = std::max(1, std::min(sms, k.num_tiles));
     if (FLASHATTN_SM90_PREPARE_OVERLAP != 0 && uses_sequence_maps(a)) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "common/fast_division.h"
+#include "cuda/sm90/split_tail_plan.h"
 #include "cuda/sm90/tile_sections.h"
 
 namespace flashattn::detail::cuda_sm90 {
@@ -100,6 +101,9 @@ struct ForwardKernelParams {
   const SequenceMaps* sequence_maps = nullptr;
 
   PagedKV paged;
+
+  // Config::kSplitTail only; last, so that the other fields keep their offsets in parameter space.
+  SplitTail tail;
 };
 
 }  // namespace flashattn::detail::cuda_sm90

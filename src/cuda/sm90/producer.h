@@ -15,6 +15,7 @@
 #include "cuda/sm90/kernel_params.h"
 #include "cuda/sm90/pipeline.h"
 #include "cuda/sm90/score_mask.h"
+#include "cuda/sm90/split_tail.h"
 #include "cuda/sm90/tile_scheduler.h"
 
 namespace flashattn::detail::cuda_sm90 {
@@ -167,22 +168,31 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
   VRing<Config> vring;
   bool slots_owed = false;  // kOOverV: the last tile's O stores have not had their V-ring uses yet
   std::uint32_t q_phase = 0;
-  int tile = first_tile<Config::kClusterM>(p);
+  // Work items (split_tail.h): tiles, and under Config::kSplitTail the pieces of this CTA's tail share.
+  int tile = first_work<Config>(p);
   for (;;) {
     // Tiles of a short sequence past its last query row (variable length) carry no work.
     WorkTile w{};
-    tile =
-        next_busy_tile<Config>(p, tile, w, [&](int t) { return claim_next_tile<Config::kClusterM>(p, t); });
+    tile = next_busy_tile<Config>(p, tile, w, [&](int t) { return claim_next_work<Config>(p, t); });
+    [[maybe_unused]] KeyBlockRange piece_range{};
+    if constexpr (Config::kSplitTail) {
+      if (is_tail_item(tile)) {
+        const TailPiece piece = tail_piece<Config::kClusterM>(p, tile);
+        w = tile_work<Config::kClusterM>(p, piece.tile);
+        piece_range = piece.range;
+      }
+    }
     // The index (or the end marker) goes to the consumers first; Q's buffer is
     // free once every consumer warp released the previous Q.
     publish_next_tile<Config, Config::kDecodedHandoff>(p, pipe, tile, w, q_phase);  // one per Q so far
-    if (tile >= p.num_tiles) break;
+    if (!is_work<Config>(p, tile)) break;
     if constexpr (!Config::kFirstKBeforeQ && !Config::kSplitQ) {
       ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
       q_phase ^= 1;
     }
     const int kv_head = w.head / p.heads_per_kv;
-    const KeyBlockRange range = key_block_range<Config>(p, w);
+    const KeyBlockRange range =
+        Config::kSplitTail && is_tail_item(tile) ? piece_range : key_block_range<Config>(p, w);
     const SequenceMaps* maps = tile_maps(p, w);  // one pointer live, not three
     const CUtensorMap* tma_q = &maps->q;
     const CUtensorMap* tma_k = &maps->k;
@@ -215,7 +225,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
       load_q<Config>(p, pipe, tma_q, w, 0);  // its wait came first (above)
     }
     // Claimed now, used next iteration: the atomic's latency hides behind this tile's loads.
-    tile = claim_next_tile<Config::kClusterM>(p, tile);
+    tile = claim_next_work<Config>(p, tile);
 
     // Block n's V into the V use of ring position `at`, once that use's previous holder released it.
     auto load_v = [&](RingPosition<Config::kStages> at, int n) {
