@@ -249,15 +249,15 @@ TEST_P(DeterminismTest, ForwardAndSplitKvRepeat) {
 
 // cuda_sm90's split tail (split_tail.h): the pieces of a unit are combined by whichever finishes last, in a
 // fixed order, so the result must not depend on which one that was. 100 units on 66 clusters, a tail of 34
-// (forward_test.cpp ForwardTailTest checks the values). CUDA backends only: a host backend's schedule has no
-// such freedom, and this shape would cost minutes there.
+// (from 4096 keys; forward_test.cpp ForwardTailTest checks the values). CUDA backends only: a host backend's
+// schedule has no such freedom, and this shape would cost minutes there.
 TEST_P(DeterminismTest, ForwardManyUnitsRepeat) {
   const Backend backend = GetParam();
   FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
   if (!is_cuda(backend)) GTEST_SKIP() << "a CUDA schedule's shape (cuda_sm90's split tail)";
   SCOPED_TRACE(seed_trace());
   Rng rng = Rng::for_current_test();
-  const std::int64_t b = 2, sq = 512, sk = 2048, h = 25, d = 128;
+  const std::int64_t b = 2, sq = 512, sk = 4096, h = 25, d = 128;
   HostTensor q(DType::bfloat16, {b, sq, h, d}), k(DType::bfloat16, {b, sk, h, d}),
       v(DType::bfloat16, {b, sk, h, d});
   q.fill_normal(rng);

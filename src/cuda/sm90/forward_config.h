@@ -481,15 +481,19 @@
 // the same tree without it (bench/integration/s37_prefetch.sh, 400 ms stints, H200): 16k tokens, two passes,
 // 16 rows each, means 0.999 / 1.006 (rows 0.965-1.044; d256 long_tail 0.965 / 0.988), 2k tokens d128 1.000.
 // Predicted +0.5..+2% on the unmasked rows; none showed beyond the noise.
-// Session 38 (prepared; bench/integration/s38_tail.sh): SPLIT_TAIL: 1 gives the unmasked d = dv = 128 K/V
-// multicast instance (every d128 non-causal grid row from 2k keys) a stream-K tail (split_tail.h). Its static
-// schedule runs 1024 units on 66 clusters at every grid length (15.5 rounds), so half the SMs idle through
-// the last round; session 32 read whole rounds +1.5..+2.8% over such neighbours (s32_rounds.sh). With it the
+// Session 38: SPLIT_TAIL, the unmasked d = dv = 128 K/V multicast instance (every d128 non-causal grid row
+// from 2k keys) with a stream-K tail (split_tail.h) for problems of at least this many keys (0: never). Its
+// static schedule runs 1024 units on 66 clusters at every grid length (15.5 rounds), so half the SMs idled
+// through the last round (session 32 read whole rounds +1.5..+2.8% over such neighbours, s32_rounds.sh). The
 // last partial round (or, when that is under half a round, the last one and a half) is cut into equal
-// key-block ranges, one per cluster; a unit split between clusters is combined by the last to finish (fp32
-// partials in the workspace). 0: the tail as whole tiles.
+// key-block shares, one per cluster; a unit split between clusters is combined by the last warpgroup to
+// finish it (fp32 records in the workspace). Measured on an H200 (bench/integration/s38_tail.sh, 400 ms
+// stints with cuDNN interleaved, two passes, a control copy of base): non-causal 2k / 4k / 8k / 16k 0.995 /
+// 1.011 / 1.008 / 1.029 of the tree without it (control 1.005 / 0.986 / 0.995 / 0.983); 16k read 700.0 /
+// 702.9 TFLOP/s against 680.4 / 680.6. Predicted +1..+2.5%. Hence from 4096 keys (at 2k the shares are
+// eight key blocks, half a unit, and read below the control in both passes).
 #ifndef FLASHATTN_SM90_SPLIT_TAIL
-#define FLASHATTN_SM90_SPLIT_TAIL 0
+#define FLASHATTN_SM90_SPLIT_TAIL 4096
 #endif
 // Session 27: the d = dv = 128 kernel's dynamic schedule (causal or windowed rows off the K/V multicast) with
 // SECTION_L2_MID_MIN_SEQLEN <= keys < SECTION_L2_MID_MAX_SEQLEN takes sections of 1 / SECTION_L2_DIVISOR_MID
@@ -949,8 +953,8 @@ struct ForwardConfig {
   static constexpr bool kFirstKBeforeQ =
       FLASHATTN_SM90_FIRST_K_BEFORE_Q != 0 &&
       (kClusterM == 1 || kMaskedInstance_ || FLASHATTN_SM90_FIRST_K_BEFORE_Q >= 2);
-  // FLASHATTN_SM90_SPLIT_TAIL above: the unmasked d = dv = 128 multicast instance (its O has its own buffer,
-  // which the combine's broadcast does not touch, and no O over V).
+  // FLASHATTN_SM90_SPLIT_TAIL above: the unmasked d = dv = 128 multicast instance (O has its own buffer
+  // there, not V's stages; the consumer's decoding is its own, not the producer's handoff).
   static constexpr bool kSplitTail = FLASHATTN_SM90_SPLIT_TAIL != 0 && kClusterM_ == 2 && !kMaskedInstance_ &&
                                      kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2;
   static_assert(!kSplitTail || (kSeparateO && !kOOverV && !kDecodedHandoff), "split_tail.h assumes these");
