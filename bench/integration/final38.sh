@@ -14,7 +14,7 @@ source bench/sm90_device_common.sh
 GPU_CHECK_STEPS="build tests python" gpu_check_call /tmp/f38
 # The tail cases by name, from the suites' XML (the brief log lists failures only): run, not skipped.
 grep -E 'ForwardManyUnitsRepeat/cuda_sm90|MatchesReference/cuda_sm90.*classname="Tail/ForwardTailTest"' \
-  /tmp/f38/gpu_tests.xml | grep -oE '(name|result)="[^"]*"' | paste - - | tee -a "${OUT:-/tmp}/summary.txt"
+  /tmp/f38/gpu_tests.xml | grep -oE ' (name|result)="[^"]*"' | paste - - | tee -a "${OUT:-/tmp}/summary.txt"
 for pass in p1 p2; do
   PYTHONPATH=$PWD/build/pyroot PYTHONUNBUFFERED=1 timeout 100 python3 bench/sm90r_ab.py --builds new --hdims 128 \
     --causal 0 --seqlens 2048,4096,8192,16384 --sustained 5 --sustained-ms 400 2>&1 | grep -v Warning |
