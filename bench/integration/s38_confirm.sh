@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Run in session 38 (s38_confirm_summary.txt, s38_confirm_ab.jsonl): base / off 4k 1.007, 8k 1.018, 16k 1.015
+# (ctrl / base 1.001 / 0.997 / 1.001); 2k: t2k / base 0.966 (both passes), so 2k stays without the tail.
 # Session 38, after SPLIT_TAIL became 4096 by default (s38_tail.sh): a second, independent reading of the tail
 # against the tree without it, and of the 2k row with it. Python builds of d128 (bf16): base (the default, tail
 # from 4096 keys), off (SPLIT_TAIL=0), t2k (SPLIT_TAIL=2048) and ctrl (a copy of base); the d128 non-causal rows

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Run in session 38 (s38_standing_summary.txt, s38_standing_ab.jsonl, s38_standing_ceiling.md): 36 of 36 at or
+# above cuDNN, 32 of 36 at or above the FA3 anchor normalised by its run's cuDNN (33 by the main tables'); d128
+# non-causal 16k 699.2 / 703.4 TFLOP/s, 8k 688.4 / 696.2; cuBLAS 8192^3 698.5 (rounds 784.4 / 698.5 / 675.3).
 # Session 38: the standing with the split tail on by default (SPLIT_TAIL=4096): s36_standing.sh's 400 ms stints,
 # cuDNN in the interleave, all 36 rows of the standard grid, two passes, and between them the cuBLAS 8192^3 ceiling
 # (bench/compare.py --no-grid), so that the headline's share of it comes from this call; no varlen rows.
