@@ -252,6 +252,16 @@ sustained_rows() {
     sed "s/^{/{\"pass\": \"$5\", /" >>"$out/ab.jsonl"
 }
 
+# standing_pass PASS: the standing's rows (s27_standing.sh's method): sustained_rows of the build "new" over every
+# head dim (64, 128, 256), causal and not, 512..16k, 400 ms stints with cuDNN interleaved, tagged "pPASS".
+standing_pass() {
+  local d
+  for d in 64 128 256; do
+    sustained_rows new "$d" 1,0 512,1024,2048,4096,8192,16384 "p$1" 400 150
+    log "sustained standing p$1 d $d"
+  done
+}
+
 # compare_grid ROUNDS [TIMEOUT]: bench/compare.py's forward grid and decode row (the standing's method) into $out, its
 # tables printed.
 compare_grid() {

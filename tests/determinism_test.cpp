@@ -200,6 +200,46 @@ TEST_P(DeterminismTest, BackwardVarlenCausalBf16) {
       {true, 4, 301, 433, 4, 2, 64, DType::bfloat16, {MaskKind::causal, 0.f, AlibiKind::none, 0.f, false}});
 }
 
+// One forward call on fresh device bindings: its status and its outputs (out, lse) fetched.
+struct ForwardRun {
+  Status status;
+  std::vector<HostTensor> outputs;
+};
+
+// `a` (its inputs bound on `device`) with out, lse and the options bound too, run on `backend`.
+template <class Args>
+ForwardRun run_forward_once(Backend backend, Args a, DeviceBinding& device, HostTensor& out, HostTensor& lse,
+                            const OptionTensors& opts) {
+  a.out = device.view(out);
+  a.lse = device.view(lse);
+  a.options = opts.bind(device);
+  const Status status = run_on(backend, a);
+  return ForwardRun{status, status.ok() ? std::vector<HostTensor>{device.fetch(out), device.fetch(lse)}
+                                        : std::vector<HostTensor>{}};
+}
+
+// kForwardRuns calls of `run`, each one's out and LSE bitwise the first's (`tag` names the variant in the
+// messages). A CUDA backend that reports the problem unsupported skips the test (the caller returns when
+// IsSkipped()).
+template <class Run>
+void expect_forward_repeatable(Backend backend, Run run, const std::string& tag) {
+  std::vector<HostTensor> first;
+  for (int repeat = 0; repeat < kForwardRuns; ++repeat) {
+    ForwardRun result = run();
+    if (result.status.code() == ErrorCode::unsupported && is_cuda(backend)) {
+      GTEST_SKIP() << result.status.message();
+    }
+    ASSERT_TRUE(result.status.ok()) << result.status.message();
+    if (repeat == 0) {
+      first = std::move(result.outputs);
+      continue;
+    }
+    const std::string at = " (" + tag + "run " + std::to_string(repeat) + ")";
+    ASSERT_TRUE(expect_identical("out" + at, first[0], result.outputs[0]));
+    ASSERT_TRUE(expect_identical("lse" + at, first[1], result.outputs[1]));
+  }
+}
+
 TEST_P(DeterminismTest, ForwardAndSplitKvRepeat) {
   const Backend backend = GetParam();
   FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
@@ -217,8 +257,7 @@ TEST_P(DeterminismTest, ForwardAndSplitKvRepeat) {
   const OptionTensors opts =
       draw_options({MaskKind::causal, 0.f, AlibiKind::none, 0.f, true}, rng, b, h, d, s_cache);
   for (int splits : {0, 1, 7}) {
-    std::vector<HostTensor> first;
-    for (int run = 0; run < kForwardRuns; ++run) {
+    auto run = [&] {
       HostTensor out(DType::bfloat16, {b, sq, h, d}), lse(DType::float32, {b, h, sq});
       DeviceBinding device(backend);
       KVCacheForwardArgs a;
@@ -227,23 +266,10 @@ TEST_P(DeterminismTest, ForwardAndSplitKvRepeat) {
       a.v_cache = device.view(v);
       a.cache_seqlens = device.view(seqlens);
       a.num_splits = splits;
-      a.out = device.view(out);
-      a.lse = device.view(lse);
-      a.options = opts.bind(device);
-      const Status status = run_on(backend, a);
-      if (status.code() == ErrorCode::unsupported && is_cuda(backend)) {
-        GTEST_SKIP() << status.message();
-      }
-      ASSERT_TRUE(status.ok()) << status.message();
-      std::vector<HostTensor> results = {device.fetch(out), device.fetch(lse)};
-      if (run == 0) {
-        first = std::move(results);
-        continue;
-      }
-      const std::string tag = " (num_splits " + std::to_string(splits) + ", run " + std::to_string(run) + ")";
-      ASSERT_TRUE(expect_identical("out" + tag, first[0], results[0]));
-      ASSERT_TRUE(expect_identical("lse" + tag, first[1], results[1]));
-    }
+      return run_forward_once(backend, a, device, out, lse, opts);
+    };
+    expect_forward_repeatable(backend, run, "num_splits " + std::to_string(splits) + ", ");
+    if (HasFatalFailure() || IsSkipped()) return;
   }
 }
 
@@ -265,28 +291,16 @@ TEST_P(DeterminismTest, ForwardManyUnitsRepeat) {
   v.fill_normal(rng);
   const OptionTensors opts =
       draw_options({MaskKind::none, 0.f, AlibiKind::none, 0.f, true}, rng, b, h, d, sk);
-  std::vector<HostTensor> first;
-  for (int run = 0; run < kForwardRuns; ++run) {
+  auto run = [&] {
     HostTensor out(DType::bfloat16, {b, sq, h, d}), lse(DType::float32, {b, h, sq});
     DeviceBinding device(backend);
     ForwardArgs a;
     a.q = device.view(q);
     a.k = device.view(k);
     a.v = device.view(v);
-    a.out = device.view(out);
-    a.lse = device.view(lse);
-    a.options = opts.bind(device);
-    const Status status = run_on(backend, a);
-    if (status.code() == ErrorCode::unsupported) GTEST_SKIP() << status.message();
-    ASSERT_TRUE(status.ok()) << status.message();
-    std::vector<HostTensor> results = {device.fetch(out), device.fetch(lse)};
-    if (run == 0) {
-      first = std::move(results);
-      continue;
-    }
-    ASSERT_TRUE(expect_identical("out (run " + std::to_string(run) + ")", first[0], results[0]));
-    ASSERT_TRUE(expect_identical("lse (run " + std::to_string(run) + ")", first[1], results[1]));
-  }
+    return run_forward_once(backend, a, device, out, lse, opts);
+  };
+  expect_forward_repeatable(backend, run, "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, DeterminismTest, ::testing::ValuesIn(backends_under_test()),

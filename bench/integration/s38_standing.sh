@@ -17,13 +17,6 @@ device_call_begin s38s
 out=${OUT:-$out} # results straight to $OUT, so that a call stopped at its limit still returns the rows done
 PY_DIMS="64;128;256" sm90_build_py new "" 16 200
 rm -f "$out"/py_*_configure.log
-standing_pass() {
-  local d
-  for d in 64 128 256; do
-    sustained_rows new "$d" 1,0 512,1024,2048,4096,8192,16384 "p$1" 400 150
-    log "sustained standing p$1 d $d"
-  done
-}
 standing_pass 1
 PYTHONPATH=$bld/pyroot PYTHONUNBUFFERED=1 timeout 60 python3 bench/compare.py --modes fwd --no-grid --no-decode \
   --rounds 3 --out "$out" --tag s38-ceiling >"$out/ceiling.log" 2>&1
