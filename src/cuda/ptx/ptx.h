@@ -112,6 +112,18 @@ __device__ __forceinline__ float ex2_approx_ftz_f32(float x) {
   return y;
 }
 
+// Atomic add at GPU scope with acquire-release semantics (returns the old value): a release of this thread's
+// earlier writes (and of those a barrier ordered before it) and an acquire of the writes released by the
+// earlier adds to the same word.
+__device__ __forceinline__ int atom_add_acq_rel_gpu(int* address, int value) {
+  int old;
+  asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;\n"
+               : "=r"(old)
+               : "l"(address), "r"(value)
+               : "memory");
+  return old;
+}
+
 // fp32 pair reduction into global memory without a return value (sm_90+, PTX 8.1): one
 // transaction for two adjacent, 8-byte aligned floats instead of two scalar atomics.
 __device__ __forceinline__ void red_global_add_v2_f32(float* address, float x, float y) {

@@ -30,4 +30,20 @@ __device__ __forceinline__ void bar_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// bar_sync that also returns whether any of the `threads` threads passed true (bar.red.or).
+__device__ __forceinline__ bool bar_red_or(int id, int threads, bool value) {
+  std::uint32_t any;
+  asm volatile(
+      "{\n"
+      ".reg .pred p, q;\n"
+      "setp.ne.u32 p, %1, 0;\n"
+      "bar.red.or.pred q, %2, %3, p;\n"
+      "selp.u32 %0, 1, 0, q;\n"
+      "}\n"
+      : "=r"(any)
+      : "r"(static_cast<std::uint32_t>(value)), "r"(id), "r"(threads)
+      : "memory");
+  return any != 0;
+}
+
 }  // namespace flashattn::ptx

@@ -4,16 +4,17 @@
 // the last round leaves clusters idle (the d128 grid rows: 1024 units on 66 clusters, 15.5 rounds). Here
 // the units of the last partial round (and of the full round before it when the partial one is under half
 // a round) are laid end to end as key blocks, and cluster c takes the blocks [lo(c), lo(c + 1)) of that
-// line (kernel_params.h SplitTail): every cluster ends within a key block of the others.
+// line (split_tail_plan.h SplitTail): every cluster ends within a key block of the others.
 //
 // A cluster's share is a run of pieces, one per unit it touches, a piece being a key-block range of the
 // unit's tiles (both CTAs of a cluster walk the same ranges: their K/V loads are multicast). A piece that
 // covers a whole unit is stored as usual. The others are split pieces: each consumer warpgroup writes its
 // rows' O (normalised by the piece's own row sums) and LSE in fp32 to a record in the workspace, then
-// counts itself on the unit's arrival counter; the warpgroup that arrives last reads the other pieces'
-// records and stores the combined rows (O = sum_i exp(lse_i - lse) O_i, lse = log sum_i exp(lse_i), the
-// sink counted once). Nobody waits for anybody. The sum runs over the pieces in key order whoever
-// combines, with each piece's values exactly as its record holds them, so the result is deterministic.
+// counts itself on the unit's arrival counter; the warpgroup that arrives last reads every piece's record
+// (its own included) and stores the combined rows (O = sum_i exp(lse_i - lse) O_i, lse = log sum_i
+// exp(lse_i), the sink counted once). Nobody waits for anybody. The sum runs over the pieces in key order
+// whoever combines, with each piece's values exactly as its record holds them, so the result is
+// deterministic.
 //
 // Work items (what the producer hands the consumers, tile_scheduler.h): a tile index below num_tiles,
 // kTailItem + k for the k-th piece of this CTA's tail share, or num_tiles (the end).
@@ -25,6 +26,7 @@
 #include "cuda/sm90/kernel_params.h"
 #include "cuda/sm90/split_tail_plan.h"
 #if defined(__CUDACC__)
+#include "cuda/ptx/ptx.h"
 #include "cuda/ptx/warpgroup.h"
 #include "cuda/sm90/score_mask.h"
 #include "cuda/sm90/softmax.h"
@@ -44,8 +46,14 @@ __device__ __forceinline__ int first_tail_item(const ForwardKernelParams& p) {
   return p.tail.start_tile < p.num_tiles ? kTailItem : p.num_tiles;
 }
 
+// The work item after tail item `item`: this CTA's next piece, or the end.
 template <int kClusterM>
-__device__ __forceinline__ int next_tail_item(const ForwardKernelParams& p, int item);
+__device__ __forceinline__ int next_tail_item(const ForwardKernelParams& p, int item) {
+  const SplitTail& t = p.tail;
+  const int cluster = static_cast<int>(blockIdx.x) / kClusterM;
+  const int next_unit = tail_share_begin(t, cluster) / t.key_blocks + (item - kTailItem) + 1;
+  return next_unit * t.key_blocks < tail_share_begin(t, cluster + 1) ? item + 1 : p.num_tiles;
+}
 
 // The producer's work items (tile_scheduler.h first_tile / claim_next_tile, with the tail where
 // kSplitTail: the static schedule's tiles up to the tail's first, then this CTA's pieces).
@@ -90,43 +98,9 @@ __device__ __forceinline__ TailPiece tail_piece(const ForwardKernelParams& p, in
   return piece;
 }
 
-// The work item after tail item `item`: this CTA's next piece, or the end.
-template <int kClusterM>
-__device__ __forceinline__ int next_tail_item(const ForwardKernelParams& p, int item) {
-  const SplitTail& t = p.tail;
-  const int cluster = static_cast<int>(blockIdx.x) / kClusterM;
-  const int next_unit = tail_share_begin(t, cluster) / t.key_blocks + (item - kTailItem) + 1;
-  return next_unit * t.key_blocks < tail_share_begin(t, cluster + 1) ? item + 1 : p.num_tiles;
-}
-
 // A piece that is not its whole unit (its rows go through split_tail_combine).
 __device__ __forceinline__ bool split_piece(const ForwardKernelParams& p, const KeyBlockRange& range) {
   return range.begin > 0 || range.end < p.tail.key_blocks;
-}
-
-__device__ __forceinline__ int atomic_add_acq_rel_gpu(int* address, int value) {
-  int old;
-  asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;\n"
-               : "=r"(old)
-               : "l"(address), "r"(value)
-               : "memory");
-  return old;
-}
-
-// Named barrier `id` over `threads` threads that also returns whether any of them passed true.
-__device__ __forceinline__ bool bar_red_or(int id, int threads, bool value) {
-  std::uint32_t any;
-  asm volatile(
-      "{\n"
-      ".reg .pred p, q;\n"
-      "setp.ne.u32 p, %1, 0;\n"
-      "bar.red.or.pred q, %2, %3, p;\n"
-      "selp.u32 %0, 1, 0, q;\n"
-      "}\n"
-      : "=r"(any)
-      : "r"(static_cast<std::uint32_t>(value)), "r"(id), "r"(threads)
-      : "memory");
-  return any != 0;
 }
 
 // Split piece `item` of this CTA, consumer warpgroup `consumer` (barrier `barrier`, its 128 threads), whose
@@ -171,10 +145,10 @@ __device__ bool split_tail_combine(const ForwardKernelParams& p, int head, int i
   ptx::bar_sync(barrier, 128);
   int arrived = 0;
   if (thread == 0) {
-    arrived = atomic_add_acq_rel_gpu(
+    arrived = ptx::atom_add_acq_rel_gpu(
         t.arrivals + (unit * kClusterM + rank) * Config::kConsumerWarpgroups + consumer, 1);
   }
-  if (!bar_red_or(barrier, 128, thread == 0 && arrived == last - first)) return false;
+  if (!ptx::bar_red_or(barrier, 128, thread == 0 && arrived == last - first)) return false;
 
   constexpr float kLog2e = 1.4426950408889634f;
   constexpr float kLn2 = 0.6931471805599453f;
