@@ -217,8 +217,10 @@ Status backward_varlen(const VarlenBackwardArgs& args, const ExecutionContext& c
 Status combine(const CombineArgs& args, const ExecutionContext& ctx) noexcept;
 
 // Scratch each call needs, in bytes, for the backend ctx selects. Depends only on
-// shapes, dtypes and options (never on tensor contents), so it is safe to call
-// before the data exists and the same size serves every call of that shape.
+// shapes, dtypes and options and, for the CUDA backends, on the current device's SM
+// count (split-KV decoding, the Hopper kernels' split tail); never on tensor contents,
+// so it is safe to call before the data exists and the same size serves every call of
+// that shape on that GPU.
 Status workspace_size(const ForwardArgs& args, const ExecutionContext& ctx, std::size_t* bytes) noexcept;
 Status workspace_size(const VarlenForwardArgs& args, const ExecutionContext& ctx,
                       std::size_t* bytes) noexcept;
