@@ -117,7 +117,7 @@ __device__ bool split_tail_combine(const ForwardKernelParams& p, int head, int i
   const int thread = threadIdx.x % 128;
   const int cta = static_cast<int>(blockIdx.x);
   const int cluster = cta / kClusterM, rank = cta % kClusterM;
-  const int unit = tail_share_begin(t, cluster) / t.key_blocks + (item - kTailItem);
+  const int unit = tail_piece<kClusterM>(p, item).unit;
   const int unit_lo = unit * t.key_blocks, unit_hi = unit_lo + t.key_blocks;
   // The record of cluster c's piece of this unit: its first piece's (0) when its share starts in the unit,
   // else its last piece's (1).
