@@ -21,11 +21,12 @@ using detail::cuda_sm90::split_tail_plan;
 using detail::cuda_sm90::SplitTail;
 using detail::cuda_sm90::tail_share_begin;
 
-void check_plan(int units, int key_blocks, int clusters, int cluster_size = 2) {
+void check_plan(int units, int key_blocks, int clusters) {
   SCOPED_TRACE(std::to_string(units) + " units of " + std::to_string(key_blocks) + " key blocks on " +
-               std::to_string(clusters) + " clusters of " + std::to_string(cluster_size));
-  const SplitTail t = split_tail_plan(units, cluster_size, key_blocks, clusters);
-  const int num_tiles = units * cluster_size;
+               std::to_string(clusters) + " clusters");
+  constexpr int kClusterSize = 2;
+  const SplitTail t = split_tail_plan(units, kClusterSize, key_blocks, clusters);
+  const int num_tiles = units * kClusterSize;
   if (units % clusters == 0 || key_blocks < 2 || (units < clusters && 2 * units < clusters)) {
     EXPECT_EQ(t.start_tile, num_tiles)
         << "no tail where the rounds are whole, blocks single or no round full";
@@ -33,8 +34,8 @@ void check_plan(int units, int key_blocks, int clusters, int cluster_size = 2) {
   }
   ASSERT_LT(t.start_tile, num_tiles);
   // The tiles before the tail are whole rounds of the grid, and the tail at least half a round.
-  EXPECT_EQ(t.start_tile % (cluster_size * clusters), 0);
-  EXPECT_EQ(t.start_tile, t.start_unit * cluster_size);
+  EXPECT_EQ(t.start_tile % (kClusterSize * clusters), 0);
+  EXPECT_EQ(t.start_tile, t.start_unit * kClusterSize);
   EXPECT_EQ(t.start_unit + t.units, units);
   EXPECT_GE(2 * t.units, clusters);
   EXPECT_LT(t.units, 2 * clusters);
@@ -82,16 +83,6 @@ TEST(SplitTail, EveryTailBlockOnceInBalancedShares) {
   for (int clusters : {2, 3, 57, 64, 66, 71}) {
     for (int units : {1, 2, 35, 70, 100, 133, 1024, 1031}) {
       for (int key_blocks : {1, 2, 3, 5, 16, 17, 32, 128}) check_plan(units, key_blocks, clusters);
-    }
-  }
-}
-
-TEST(SplitTail, SingleCtaUnits) {
-  // The d256 kernel's tiles (one CTA each) on 132 / 114 / 78 SMs: its grid rows (1024 tiles of 13 to 205
-  // blocks of 80 keys), and the GPU suites' shapes (70, 140 and 200 tiles).
-  for (int sms : {132, 114, 78}) {
-    for (int tiles : {70, 140, 200, 1024}) {
-      for (int key_blocks : {13, 26, 52, 53, 103, 205}) check_plan(tiles, key_blocks, sms, 1);
     }
   }
 }

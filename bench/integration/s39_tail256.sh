@@ -1,4 +1,9 @@
 #!/usr/bin/env bash
+# Run in session 39 (s39_tail256_summary.txt, s39_tail256_ab.jsonl; the code in b4e1c77, reverted): CLI runs PASS,
+# suites 75 passed with the three d256 tail cases run (the d128 ones and DeterminismTest skipped: d256-only build;
+# racecheck / synccheck matched no test: the case is cuda_sm90_14, not _4); 12800 of 131072 rows differ from base at
+# 2k / 4k / 16k (the 100 split tiles' rows, max 0.001). tail / base 1k 0.937, 2k 0.969, 4k 1.008, 8k 1.019, 16k
+# 1.020, ctrl 0.994 / 1.002 / 1.007 / 1.029 / 1.016: tail / ctrl 0.943 / 0.968 / 1.001 / 0.991 / 1.004. Not kept.
 # Prepared in session 39: SPLIT_TAIL_O_OVER_V=1, the stream-K tail of session 38 (split_tail.h) for the unmasked
 # d = dv = 256 kernel of 80-key blocks (O over the V stages; one CTA per tile). Every d256 non-causal grid row from 1k
 # keys runs 1024 tiles on 132 CTAs (7.76 rounds): the last round's 100 tiles are cut into 132 equal key-block shares;

@@ -195,9 +195,6 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   // the epilogue goes first; Q is still free after the tile's last S.
   constexpr bool kEarlyNextS = Config::kEarlyNextS && !(kPaged && Config::kOOverV);
   constexpr bool kEarlyNextTile = Config::kEarlyNextTile && kEarlyNextS;
-  // Config::kSplitTail: the dense kernel's producer hands over tail pieces too (producer_loop), the paged
-  // one never does.
-  constexpr bool kTail = Config::kSplitTail && !kPaged;
   constexpr int kS = Config::kBlockN / 2;
   const int thread = threadIdx.x % 128;
   const int lane = thread % 32;
@@ -264,10 +261,10 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     } else {
       tile = receive_tile(pipe.tile_handoff(), q_phase);  // one index per Q so far
     }
-    const bool more_tiles = is_work<kTail>(p, tile);
+    const bool more_tiles = is_work<Config>(p, tile);
     auto decode = [&] {
       if constexpr (!kDecoded) {
-        if (kTail && is_tail_item(tile)) {
+        if (Config::kSplitTail && is_tail_item(tile)) {
           const TailPiece piece = tail_piece<Config::kClusterM>(p, tile);
           next_w = tile_work<Config::kClusterM>(p, piece.tile);
           next_range = piece.range;
@@ -278,12 +275,8 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       }
       next_item = tile;
       next_keys = next_range.end > next_range.begin;
-      if constexpr (Config::kConsumerKeyRange) {
-        // A tail piece (unmasked: every row sees every key) is its own range.
-        next_own = kTail && is_tail_item(tile)
-                       ? next_range
-                       : consumer_key_block_range<Config>(p, next_w, consumer, next_range);
-      }
+      if constexpr (Config::kConsumerKeyRange)
+        next_own = consumer_key_block_range<Config>(p, next_w, consumer, next_range);
     };
     next_keys = false;
     if (more_tiles) {
@@ -372,7 +365,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     const int n_blocks = range.end - range.begin;
     // kSplitTail: a piece of its unit's key blocks, whose rows split_tail_combine records and combines (its
     // row sums then without the sink, which the combined rows count once).
-    const bool split = kTail && is_tail_item(item) && split_piece(p, tile_range);
+    const bool split = Config::kSplitTail && is_tail_item(item) && split_piece(p, range);
     // Where the finalisation runs, not here: a pointer held through the key-block loop moved the register
     // allocation of every kernel.
     auto sink = [&]() -> const float* { return p.sink != nullptr && !split ? p.sink + w.head : nullptr; };
@@ -577,15 +570,12 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     RingPosition<Config::kStages> o_slot = vring.at(ring);
     if (consumer == 1) o_slot.advance();
     vring.pass_output_slots();
-    // kTail: a split piece's rows are stored by the warpgroup that completes its unit (split_tail.h); the
-    // others pass their O's V-ring use on unused (kOOverV).
+    // kSplitTail: a split piece's rows are stored by the warpgroup that completes its unit (split_tail.h).
     auto epilogue = [&] {
-      if constexpr (kTail) {
+      if constexpr (Config::kSplitTail) {
         if (split &&
-            !split_tail_combine<Config>(p, w.head, item, consumer, kEpilogue + consumer, o, final_rows)) {
-          if constexpr (Config::kOOverV) pass_output_slot<Config>(pipe, o_slot);
+            !split_tail_combine<Config>(p, w.head, item, consumer, kEpilogue + consumer, o, final_rows))
           return;
-        }
       }
       store_output<Config>(p, pipe, w, consumer, o, final_rows, o_slot);
     };

@@ -39,21 +39,6 @@ __device__ __forceinline__ void claim_output_buffer(int consumer) {
   }
 }
 
-// Config::kOOverV, a tile whose rows this warpgroup does not store (a split tail piece that another
-// warpgroup combines: split_tail.h): its O's use of the V ring (o_slot) is taken and handed straight back,
-// as store_output would once its store had read the stage, so that the ring's uses stay in step.
-template <class Config>
-__device__ __forceinline__ void pass_output_slot(const SharedPipeline<Config>& pipe,
-                                                 RingPosition<Config::kStages> o_slot) {
-  static_assert(Config::kOOverV);
-  if (threadIdx.x % 128 == 0) {
-    // Its arrive must not count toward the stage's previous use, which another warp may still hold: the
-    // producer hands the use over (v_full) only once that one was released.
-    ptx::mbarrier_wait_parity(pipe.v_full(o_slot.stage), o_slot.phase);
-    ptx::mbarrier_arrive_count(pipe.v_empty(o_slot.stage), Config::kConsumerWarps);
-  }
-}
-
 // The buffer was claimed (claim_output_buffer) before this is called, except under
 // Config::kOOverV, where O goes over the V stage of o_slot (a use of the V ring: pipeline.h),
 // waited for here, and that use is released once the store has read it. o is the P V

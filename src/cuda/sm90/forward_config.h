@@ -495,14 +495,14 @@
 #ifndef FLASHATTN_SM90_SPLIT_TAIL
 #define FLASHATTN_SM90_SPLIT_TAIL 4096
 #endif
-// Session 39: SPLIT_TAIL_O_OVER_V, the same tail for the unmasked d = dv = 256 kernel (80-key blocks, O over
-// the V stages: O_OVER_V above) for problems of at least this many keys (0: never). The grid rows run 1024
-// tiles on 132 CTAs at every length (7.76 rounds), so a quarter of the SMs idle through the last one. A split
-// piece's warpgroup that does not store its rows still takes its O's V-ring use and hands it straight back
-// (epilogue.h pass_output_slot), so that the ring's phases stay those of a stored tile.
-#ifndef FLASHATTN_SM90_SPLIT_TAIL_O_OVER_V
-#define FLASHATTN_SM90_SPLIT_TAIL_O_OVER_V 0
-#endif
+// Measured, not kept (session 39; code in b4e1c77): the same tail for the unmasked d = dv = 256 kernel of 80-key
+// blocks (O over the V stages; a split piece's warpgroup that does not store passed its O's V-ring use on), whose
+// grid rows run 1024 tiles on 132 CTAs (7.76 rounds). Against the tree without it (bench/integration/
+// s39_tail256.sh, 400 ms stints with cuDNN interleaved, three passes, a control copy of base): non-causal 1k / 2k /
+// 4k / 8k / 16k 0.937 / 0.969 / 1.008 / 1.019 / 1.020, control 0.994 / 1.002 / 1.007 / 1.029 / 1.016. Predicted
+// +1..+2.5% from 4k. With a quarter of the SMs idle (not half, as at d128) the busy ones run the power-limited last
+// round at higher clocks, so it costs less than its share of tiles; the pieces' Q loads, pipeline starts and
+// combines cost more than that at 1k / 2k.
 // Session 27: the d = dv = 128 kernel's dynamic schedule (causal or windowed rows off the K/V multicast) with
 // SECTION_L2_MID_MIN_SEQLEN <= keys < SECTION_L2_MID_MAX_SEQLEN takes sections of 1 / SECTION_L2_DIVISOR_MID
 // of L2 instead (0: never). Causal 4k, an H200, sections of a quarter against an eighth (6 kv heads against
@@ -961,16 +961,11 @@ struct ForwardConfig {
   static constexpr bool kFirstKBeforeQ =
       FLASHATTN_SM90_FIRST_K_BEFORE_Q != 0 &&
       (kClusterM == 1 || kMaskedInstance_ || FLASHATTN_SM90_FIRST_K_BEFORE_Q >= 2);
-  // FLASHATTN_SM90_SPLIT_TAIL and _O_OVER_V above: the unmasked d = dv = 128 multicast instance (O has its
-  // own buffer there) and the unmasked d = dv = 256 instance of 80-key blocks (O over the V stages); the
-  // consumer's decoding is its own in both, not the producer's handoff. (The 64-key d256 instance serves
-  // unmasked problems of at most D256_BLOCK64_MAX_SEQLEN keys: no tail there.)
-  static constexpr bool kSplitTail =
-      !kMaskedInstance_ && kConsumerWarpgroups == 2 &&
-      ((FLASHATTN_SM90_SPLIT_TAIL != 0 && kClusterM_ == 2 && kHeadDim == 128 && kHeadDimV == 128) ||
-       (FLASHATTN_SM90_SPLIT_TAIL_O_OVER_V != 0 && kOOverV && kHeadDim == 256 && kHeadDimV == 256 &&
-        kBlockN != 64));
-  static_assert(!kSplitTail || ((kSeparateO || kOOverV) && !kDecodedHandoff), "split_tail.h assumes these");
+  // FLASHATTN_SM90_SPLIT_TAIL above: the unmasked d = dv = 128 multicast instance (O has its own buffer
+  // there, not V's stages; the consumer's decoding is its own, not the producer's handoff).
+  static constexpr bool kSplitTail = FLASHATTN_SM90_SPLIT_TAIL != 0 && kClusterM_ == 2 && !kMaskedInstance_ &&
+                                     kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2;
+  static_assert(!kSplitTail || (kSeparateO && !kOOverV && !kDecodedHandoff), "split_tail.h assumes these");
   // FLASHATTN_SM90_UNIFORM_CONSUMER above.
   static constexpr bool kUniformConsumer = FLASHATTN_SM90_UNIFORM_CONSUMER != 0;
   // FLASHATTN_SM90_CONSUMER_KEY_RANGE and _FOUR above (two-consumer kernels, and the four-consumer

@@ -42,28 +42,22 @@ inline std::size_t sequence_bytes(const AttentionParams& p) {
   return (bytes + 255) / 256 * 256;
 }
 inline std::size_t q_rotated_offset(const AttentionParams& p) { return kCounterBytes + sequence_bytes(p); }
-// SPLIT_TAIL and SPLIT_TAIL_O_OVER_V (forward_config.h): the problems of at least that many keys that the
-// d = dv = 128 unmasked multicast instance or the d = dv = 256 unmasked instance of 80-key blocks may run (a
-// superset: run_forward also needs an even number of query blocks and no packed GQA at d = 128), on a GPU of
-// `sms` SMs; 0 for the others (launch_forward then plans no tail).
+// SPLIT_TAIL (forward_config.h): the problems of at least SPLIT_TAIL keys that the d = dv = 128 unmasked
+// multicast instance may run (a superset: run_forward also needs an even number of query blocks and no packed
+// GQA), on a GPU of `sms` SMs; 0 for the others (launch_forward then plans no tail).
 inline std::size_t split_tail_arrival_bytes(int sms) {
-  // A tail holds at most 1.5 rounds of units (split_tail_plan), sms / kClusterM per round; per unit kClusterM
-  // ranks of two consumers: at most 3 sms counters.
+  // A tail holds at most 1.5 rounds of units (split_tail_plan), sms / 2 per round; per unit two ranks of
+  // two consumers.
   return (static_cast<std::size_t>(sms) * 4 * sizeof(int) + 255) / 256 * 256;
 }
 inline std::size_t split_tail_bytes(const AttentionParams& p, int sms) {
   const bool masked = p.mask.window_left >= 0 || p.mask.window_right >= 0;
-  if (masked || p.block_table != nullptr || uses_sequence_maps(p) || p.head_dim != p.head_dim_v) return 0;
-  std::size_t cta_bytes = 0;
-  if (p.head_dim == 128 && FLASHATTN_SM90_SPLIT_TAIL != 0 && FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN != 0 &&
-      p.seqlen_k >= std::max<long long>(FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN, FLASHATTN_SM90_SPLIT_TAIL)) {
-    cta_bytes = split_tail_cta_bytes<128, 2>();
-  } else if (p.head_dim == 256 && FLASHATTN_SM90_SPLIT_TAIL_O_OVER_V != 0 && FLASHATTN_SM90_O_OVER_V != 0 &&
-             p.seqlen_k >= FLASHATTN_SM90_SPLIT_TAIL_O_OVER_V) {
-    cta_bytes = split_tail_cta_bytes<256, 2>();
+  if (FLASHATTN_SM90_SPLIT_TAIL == 0 || FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN == 0 || p.head_dim != 128 ||
+      p.head_dim_v != 128 || masked || p.block_table != nullptr || uses_sequence_maps(p) ||
+      p.seqlen_k < std::max<long long>(FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN, FLASHATTN_SM90_SPLIT_TAIL)) {
+    return 0;
   }
-  if (cta_bytes == 0) return 0;
-  return split_tail_arrival_bytes(sms) + static_cast<std::size_t>(sms) * cta_bytes;
+  return split_tail_arrival_bytes(sms) + static_cast<std::size_t>(sms) * split_tail_cta_bytes<128, 2>();
 }
 inline std::size_t forward_workspace_bytes(const AttentionParams& p, int sms) {
   std::size_t bytes = q_rotated_offset(p);

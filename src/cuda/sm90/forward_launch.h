@@ -212,7 +212,6 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   k.seqlen_k = static_cast<int>(a.seqlen_k);
   k.m_blocks = static_cast<int>((a.seqlen_q * pack + Config::kBlockM - 1) / Config::kBlockM);
   k.num_tiles = k.m_blocks * k.heads * k.batch;
-  k.tail.start_tile = k.num_tiles;  // no tail unless plan_split_tail plans one
   k.window_left = static_cast<int>(std::min<std::int64_t>(a.mask.window_left, a.seqlen_k + a.seqlen_q));
   k.window_right = static_cast<int>(std::min<std::int64_t>(a.mask.window_right, a.seqlen_k + a.seqlen_q));
   constexpr float kLog2e = 1.4426950408889634f;
@@ -364,10 +363,6 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
                                         [](ForwardKernelParams&, int) { return cudaSuccess; });
     }
     const int grid = std::max(1, std::min(sms, k.num_tiles));
-    if constexpr (Config::kSplitTail) {
-      if (cudaError_t e = plan_split_tail<Config>(a, k, grid, sms, workspace, stream); e != cudaSuccess)
-        return e;
-    }
     if (FLASHATTN_SM90_PREPARE_OVERLAP != 0 && uses_sequence_maps(a)) {
       // PREPARE_OVERLAP (forward_config.h): the kernel's launch and barrier setup overlap the prepare kernel.
       cudaLaunchAttribute overlap{};

@@ -185,7 +185,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     // The index (or the end marker) goes to the consumers first; Q's buffer is
     // free once every consumer warp released the previous Q.
     publish_next_tile<Config, Config::kDecodedHandoff>(p, pipe, tile, w, q_phase);  // one per Q so far
-    if (!is_work<Config::kSplitTail>(p, tile)) break;
+    if (!is_work<Config>(p, tile)) break;
     if constexpr (!Config::kFirstKBeforeQ && !Config::kSplitQ) {
       ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
       q_phase ^= 1;

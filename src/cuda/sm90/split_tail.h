@@ -72,10 +72,10 @@ __device__ __forceinline__ int claim_next_work(const ForwardKernelParams& p, int
   }
   return claim_next_tile<Config::kClusterM>(p, item);
 }
-// Whether item is work (a tile or, with kTail, a tail piece) rather than the end marker.
-template <bool kTail>
+// Whether item is work (a tile or a tail piece) rather than the end marker.
+template <class Config>
 __device__ __forceinline__ bool is_work(const ForwardKernelParams& p, int item) {
-  return item < p.num_tiles || (kTail && is_tail_item(item));
+  return item < p.num_tiles || (Config::kSplitTail && is_tail_item(item));
 }
 
 struct TailPiece {
