@@ -500,9 +500,9 @@
 // grid rows run 1024 tiles on 132 CTAs (7.76 rounds). Against the tree without it (bench/integration/
 // s39_tail256.sh, 400 ms stints with cuDNN interleaved, three passes, a control copy of base): non-causal 1k / 2k /
 // 4k / 8k / 16k 0.937 / 0.969 / 1.008 / 1.019 / 1.020, control 0.994 / 1.002 / 1.007 / 1.029 / 1.016. Predicted
-// +1..+2.5% from 4k. With a quarter of the SMs idle (not half, as at d128) the busy ones run the power-limited last
-// round at higher clocks, so it costs less than its share of tiles; the pieces' Q loads, pipeline starts and
-// combines cost more than that at 1k / 2k.
+// +1..+2.5% from 4k. A reading, not measured (clocks were not recorded): with a quarter of the SMs idle (not half,
+// as at d128) the busy ones run a power-limited last round at higher clocks, so it costs less than its share of
+// tiles; and at 1k / 2k the pieces' Q loads, pipeline starts and combines cost more than the idle SMs did.
 // Session 27: the d = dv = 128 kernel's dynamic schedule (causal or windowed rows off the K/V multicast) with
 // SECTION_L2_MID_MIN_SEQLEN <= keys < SECTION_L2_MID_MAX_SEQLEN takes sections of 1 / SECTION_L2_DIVISOR_MID
 // of L2 instead (0: never). Causal 4k, an H200, sections of a quarter against an eighth (6 kv heads against
