@@ -495,21 +495,29 @@
 #ifndef FLASHATTN_SM90_SPLIT_TAIL
 #define FLASHATTN_SM90_SPLIT_TAIL 4096
 #endif
-// Measured, not kept (session 39; code in b4e1c77): the same tail for the unmasked d = dv = 256 kernel of 80-key
-// blocks (O over the V stages; a split piece's warpgroup that does not store passed its O's V-ring use on), whose
-// grid rows run 1024 tiles on 132 CTAs (7.76 rounds). Against the tree without it (bench/integration/
-// s39_tail256.sh, 400 ms stints with cuDNN interleaved, three passes, a control copy of base): non-causal 1k / 2k /
-// 4k / 8k / 16k 0.937 / 0.969 / 1.008 / 1.019 / 1.020, control 0.994 / 1.002 / 1.007 / 1.029 / 1.016. Predicted
-// +1..+2.5% from 4k. A reading, not measured (clocks were not recorded): with a quarter of the SMs idle (not half,
-// as at d128) the busy ones run a power-limited last round at higher clocks, so it costs less than its share of
-// tiles; and at 1k / 2k the pieces' Q loads, pipeline starts and combines cost more than the idle SMs did.
-// Session 27: the d = dv = 128 kernel's dynamic schedule (causal or windowed rows off the K/V multicast) with
-// SECTION_L2_MID_MIN_SEQLEN <= keys < SECTION_L2_MID_MAX_SEQLEN takes sections of 1 / SECTION_L2_DIVISOR_MID
-// of L2 instead (0: never). Causal 4k, an H200, sections of a quarter against an eighth (6 kv heads against
-// 3): paired timing +1.6% (session 26, s26_knobs.sh) and 400 ms stints with cuDNN interleaved +2.3% [+0.8,
-// +4.5] over three passes (bench/integration/s27_d128.sh); the same build read causal 2k 0.979 (12 heads
-// against 6) and 8k 0.981 (3 heads against 1, on the causal multicast instance's static couples), and
-// 16k 1.001 (one head either way: the run's control). Hence the quarter between 4096 and 8192 keys only.
+// Session 39: the combine of the split tail read each other piece's record with a few loads in flight per
+// thread, so it waited on L2 latency (ncu, clocks locked: the d128 tail at 2k 502.7 -> 515.9 us,
+// bench/integration/ s39_tailcost.sh). It now takes its own piece from its registers and loads this many
+// float4 per other record and thread before the first use (one round trip per batch of quads).
+#ifndef FLASHATTN_SM90_SPLIT_TAIL_BATCH
+#define FLASHATTN_SM90_SPLIT_TAIL_BATCH 8
+#endif
+// Measured, not kept (session 39; code in b4e1c77): the same tail for the unmasked d = dv = 256 kernel of
+// 80-key blocks (O over the V stages; a split piece's warpgroup that does not store passed its O's V-ring use
+// on), whose grid rows run 1024 tiles on 132 CTAs (7.76 rounds). Against the tree without it
+// (bench/integration/ s39_tail256.sh, 400 ms stints with cuDNN interleaved, three passes, a control copy of
+// base): non-causal 1k / 2k / 4k / 8k / 16k 0.937 / 0.969 / 1.008 / 1.019 / 1.020, control 0.994 / 1.002
+// / 1.007 / 1.029 / 1.016. Predicted +1..+2.5% from 4k. A reading, not measured (clocks were not recorded):
+// with a quarter of the SMs idle (not half, as at d128) the busy ones run a power-limited last round at
+// higher clocks, so it costs less than its share of tiles; and at 1k / 2k the pieces' Q loads, pipeline
+// starts and combines cost more than the idle SMs did. Session 27: the d = dv = 128 kernel's dynamic schedule
+// (causal or windowed rows off the K/V multicast) with SECTION_L2_MID_MIN_SEQLEN <= keys <
+// SECTION_L2_MID_MAX_SEQLEN takes sections of 1 / SECTION_L2_DIVISOR_MID of L2 instead (0: never). Causal 4k,
+// an H200, sections of a quarter against an eighth (6 kv heads against 3): paired timing +1.6% (session 26,
+// s26_knobs.sh) and 400 ms stints with cuDNN interleaved +2.3% [+0.8, +4.5] over three passes
+// (bench/integration/s27_d128.sh); the same build read causal 2k 0.979 (12 heads against 6) and 8k 0.981 (3
+// heads against 1, on the causal multicast instance's static couples), and 16k 1.001 (one head either way:
+// the run's control). Hence the quarter between 4096 and 8192 keys only.
 #ifndef FLASHATTN_SM90_SECTION_L2_DIVISOR_MID
 #define FLASHATTN_SM90_SECTION_L2_DIVISOR_MID 4
 #endif
@@ -966,6 +974,8 @@ struct ForwardConfig {
   static constexpr bool kSplitTail = FLASHATTN_SM90_SPLIT_TAIL != 0 && kClusterM_ == 2 && !kMaskedInstance_ &&
                                      kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2;
   static_assert(!kSplitTail || (kSeparateO && !kOOverV && !kDecodedHandoff), "split_tail.h assumes these");
+  // FLASHATTN_SM90_SPLIT_TAIL_BATCH above: the quads of O per thread whose loads the combine keeps in flight.
+  static constexpr int kSplitTailBatch = FLASHATTN_SM90_SPLIT_TAIL_BATCH;
   // FLASHATTN_SM90_UNIFORM_CONSUMER above.
   static constexpr bool kUniformConsumer = FLASHATTN_SM90_UNIFORM_CONSUMER != 0;
   // FLASHATTN_SM90_CONSUMER_KEY_RANGE and _FOUR above (two-consumer kernels, and the four-consumer

@@ -111,6 +111,11 @@ template <class Config, int kO>
 __device__ bool split_tail_combine(const ForwardKernelParams& p, int head, int item, int consumer,
                                    int barrier, float (&o)[kO], RowFinal& final_rows) {
   constexpr int kQuads = Config::kHeadDimV / 8;
+  // The other pieces' quads loaded per round trip to L2: the combine waits for latency, not bandwidth, so as
+  // many loads in flight as the registers beside o allow (one round trip per batch).
+  constexpr int kBatch = kQuads < Config::kSplitTailBatch ? kQuads : Config::kSplitTailBatch;
+  static_assert(kQuads % kBatch == 0);
+  constexpr int kOthers = kMaxTailPieces - 1;
   constexpr int kClusterM = Config::kClusterM;
   constexpr std::size_t kRecord = split_tail_record_floats<Config::kHeadDimV>();
   const SplitTail& t = p.tail;
@@ -128,12 +133,18 @@ __device__ bool split_tail_combine(const ForwardKernelParams& p, int head, int i
             consumer) *
                kRecord;
   };
+  // This piece's rows as its record holds them (normalised by the piece's own sums): the combine below takes
+  // them from o when this warpgroup completes the unit, the same values any other would read.
+#pragma unroll
+  for (int q = 0; q < kQuads; ++q) {
+    o[4 * q] *= final_rows.scale[0], o[4 * q + 1] *= final_rows.scale[0];
+    o[4 * q + 2] *= final_rows.scale[1], o[4 * q + 3] *= final_rows.scale[1];
+  }
   float* mine = record(cluster);
 #pragma unroll
   for (int q = 0; q < kQuads; ++q) {
     __stcg(reinterpret_cast<float4*>(mine) + q * 128 + thread,
-           make_float4(o[4 * q] * final_rows.scale[0], o[4 * q + 1] * final_rows.scale[0],
-                       o[4 * q + 2] * final_rows.scale[1], o[4 * q + 3] * final_rows.scale[1]));
+           make_float4(o[4 * q], o[4 * q + 1], o[4 * q + 2], o[4 * q + 3]));
   }
   __stcg(reinterpret_cast<float2*>(mine + kQuads * 128 * 4) + thread,
          make_float2(final_rows.lse[0], final_rows.lse[1]));
@@ -152,19 +163,25 @@ __device__ bool split_tail_combine(const ForwardKernelParams& p, int head, int i
 
   constexpr float kLog2e = 1.4426950408889634f;
   constexpr float kLn2 = 0.6931471805599453f;
-  // Every piece from its record, this one's too (the same values as in o), so that whichever warpgroup
-  // combines runs the same arithmetic on the same values, in key order: the result is deterministic. Slots
-  // past the unit's pieces repeat its first piece with weight 0 (a branch-free sum that adds +0).
-  const int pieces = last - first + 1;
-  const float* source[kMaxTailPieces];
+  // The pieces in key order: this one (`own`) from its registers, the others from their records. Whichever
+  // warpgroup combines runs the same arithmetic on the same values in the same order: the result is
+  // deterministic. Piece i > own is the other record i - 1, piece i < own the other record i.
+  const int pieces = last - first + 1, own = cluster - first;
+  const float* other[kOthers];
   float lse[kMaxTailPieces][2];
   float reference[2] = {-INFINITY, -INFINITY};
 #pragma unroll
   for (int i = 0; i < kMaxTailPieces; ++i) {
-    source[i] = record(first + (i < pieces ? i : 0));
-    const float2 l = __ldcg(reinterpret_cast<const float2*>(source[i] + kQuads * 128 * 4) + thread);
-    lse[i][0] = l.x, lse[i][1] = l.y;
-    reference[0] = fmaxf(reference[0], l.x), reference[1] = fmaxf(reference[1], l.y);
+    if (i < kOthers) other[i] = record(min(first + (i < own ? i : i + 1), last));  // past the last: unread
+    lse[i][0] = lse[i][1] = -INFINITY;
+    if (i == own) {
+      lse[i][0] = final_rows.lse[0], lse[i][1] = final_rows.lse[1];
+    } else if (i < pieces) {
+      const float2 l =
+          __ldcg(reinterpret_cast<const float2*>(other[i < own ? i : i - 1] + kQuads * 128 * 4) + thread);
+      lse[i][0] = l.x, lse[i][1] = l.y;
+    }
+    reference[0] = fmaxf(reference[0], lse[i][0]), reference[1] = fmaxf(reference[1], lse[i][1]);
   }
   const float sink = p.sink != nullptr ? p.sink[head] : -INFINITY;
   float weight[kMaxTailPieces][2];
@@ -187,21 +204,36 @@ __device__ bool split_tail_combine(const ForwardKernelParams& p, int head, int i
   }
   // Unrolled whole: o is indexed by q.
 #pragma unroll
-  for (int q = 0; q < kQuads; ++q) {
-    float4 x[kMaxTailPieces];
+  for (int b = 0; b < kQuads; b += kBatch) {
+    float4 x[kOthers][kBatch];
 #pragma unroll
-    for (int i = 0; i < kMaxTailPieces; ++i)
-      x[i] = __ldcg(reinterpret_cast<const float4*>(source[i]) + q * 128 + thread);
-    float4 sum = make_float4(weight[0][0] * x[0].x, weight[0][0] * x[0].y, weight[0][1] * x[0].z,
-                             weight[0][1] * x[0].w);
+    for (int j = 0; j < kOthers; ++j) {
 #pragma unroll
-    for (int i = 1; i < kMaxTailPieces; ++i) {
-      sum.x = fmaf(weight[i][0], x[i].x, sum.x);
-      sum.y = fmaf(weight[i][0], x[i].y, sum.y);
-      sum.z = fmaf(weight[i][1], x[i].z, sum.z);
-      sum.w = fmaf(weight[i][1], x[i].w, sum.w);
+      for (int u = 0; u < kBatch; ++u) {
+        x[j][u] = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (j + (j >= own ? 1 : 0) < pieces)
+          x[j][u] = __ldcg(reinterpret_cast<const float4*>(other[j]) + (b + u) * 128 + thread);
+      }
     }
-    o[4 * q] = sum.x, o[4 * q + 1] = sum.y, o[4 * q + 2] = sum.z, o[4 * q + 3] = sum.w;
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const int q = b + u;
+      const float4 self = make_float4(o[4 * q], o[4 * q + 1], o[4 * q + 2], o[4 * q + 3]);
+      float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+      for (int i = 0; i < kMaxTailPieces; ++i) {
+        if (i < pieces) {
+          const float4 below = x[i < kOthers ? i : kOthers - 1][u];  // other record i (when i < own)
+          const float4 above = x[i > 0 ? i - 1 : 0][u];              // other record i - 1 (when i > own)
+          const float4 v = i == own ? self : (i < own ? below : above);
+          sum.x = fmaf(weight[i][0], v.x, sum.x);
+          sum.y = fmaf(weight[i][0], v.y, sum.y);
+          sum.z = fmaf(weight[i][1], v.z, sum.z);
+          sum.w = fmaf(weight[i][1], v.w, sum.w);
+        }
+      }
+      o[4 * q] = sum.x, o[4 * q + 1] = sum.y, o[4 * q + 2] = sum.z, o[4 * q + 3] = sum.w;
+    }
   }
   final_rows.scale[0] = final_rows.scale[1] = 1.f;
   return true;
