@@ -495,12 +495,16 @@
 #ifndef FLASHATTN_SM90_SPLIT_TAIL
 #define FLASHATTN_SM90_SPLIT_TAIL 4096
 #endif
-// Session 39: the combine of the split tail read each other piece's record with a few loads in flight per
-// thread, so it waited on L2 latency (ncu, clocks locked: the d128 tail at 2k 502.7 -> 515.9 us,
-// bench/integration/ s39_tailcost.sh). It now takes its own piece from its registers and loads this many
-// float4 per other record and thread before the first use (one round trip per batch of quads).
+// Session 39, being measured (bench/integration/s39_epilogue.sh): SPLIT_TAIL_BATCH, the combine's loads of
+// the other pieces' records in batches of this many float4 per thread, its own piece from registers (0: the
+// session-38 combine, every piece from its record, loads interleaved with the sums);
+// SPLIT_TAIL_EPILOGUE_FIRST, a split piece's epilogue before the next tile's first S GEMM (whose accumulator
+// and Q fragments otherwise hold the registers the combine needs: it spilled).
 #ifndef FLASHATTN_SM90_SPLIT_TAIL_BATCH
-#define FLASHATTN_SM90_SPLIT_TAIL_BATCH 8
+#define FLASHATTN_SM90_SPLIT_TAIL_BATCH 0
+#endif
+#ifndef FLASHATTN_SM90_SPLIT_TAIL_EPILOGUE_FIRST
+#define FLASHATTN_SM90_SPLIT_TAIL_EPILOGUE_FIRST 0
 #endif
 // Measured, not kept (session 39; code in b4e1c77): the same tail for the unmasked d = dv = 256 kernel of
 // 80-key blocks (O over the V stages; a split piece's warpgroup that does not store passed its O's V-ring use
@@ -976,6 +980,7 @@ struct ForwardConfig {
   static_assert(!kSplitTail || (kSeparateO && !kOOverV && !kDecodedHandoff), "split_tail.h assumes these");
   // FLASHATTN_SM90_SPLIT_TAIL_BATCH above: the quads of O per thread whose loads the combine keeps in flight.
   static constexpr int kSplitTailBatch = FLASHATTN_SM90_SPLIT_TAIL_BATCH;
+  static constexpr bool kSplitTailEpilogueFirst = kSplitTail && FLASHATTN_SM90_SPLIT_TAIL_EPILOGUE_FIRST != 0;
   // FLASHATTN_SM90_UNIFORM_CONSUMER above.
   static constexpr bool kUniformConsumer = FLASHATTN_SM90_UNIFORM_CONSUMER != 0;
   // FLASHATTN_SM90_CONSUMER_KEY_RANGE and _FOUR above (two-consumer kernels, and the four-consumer

@@ -103,13 +103,118 @@ __device__ __forceinline__ bool split_piece(const ForwardKernelParams& p, const 
   return range.begin > 0 || range.end < p.tail.key_blocks;
 }
 
+// (SPLIT_TAIL_BATCH 0, the session-38 combine.) Split piece `item` of this CTA, consumer warpgroup `consumer`
+// (barrier `barrier`, its 128 threads), whose rows hold o (the P V accumulator, its first kHeadDimV / 2
+// values O's) and final_rows (computed without the sink): records the piece and counts it; true when this
+// warpgroup completed the unit, o and final_rows then holding the combined rows for store_output; false when
+// another piece's warpgroup will store them.
+template <class Config, int kO>
+__device__ bool split_tail_combine_interleaved(const ForwardKernelParams& p, int head, int item, int consumer,
+                                               int barrier, float (&o)[kO], RowFinal& final_rows) {
+  constexpr int kQuads = Config::kHeadDimV / 8;
+  constexpr int kClusterM = Config::kClusterM;
+  constexpr std::size_t kRecord = split_tail_record_floats<Config::kHeadDimV>();
+  const SplitTail& t = p.tail;
+  const int thread = threadIdx.x % 128;
+  const int cta = static_cast<int>(blockIdx.x);
+  const int cluster = cta / kClusterM, rank = cta % kClusterM;
+  const int unit = tail_piece<kClusterM>(p, item).unit;
+  const int unit_lo = unit * t.key_blocks, unit_hi = unit_lo + t.key_blocks;
+  // The record of cluster c's piece of this unit: its first piece's (0) when its share starts in the unit,
+  // else its last piece's (1).
+  auto record = [&](int c) {
+    const int which = tail_share_begin(t, c) < unit_lo ? 1 : 0;
+    return t.partials +
+           ((static_cast<std::size_t>(c * kClusterM + rank) * 2 + which) * Config::kConsumerWarpgroups +
+            consumer) *
+               kRecord;
+  };
+  float* mine = record(cluster);
+#pragma unroll
+  for (int q = 0; q < kQuads; ++q) {
+    __stcg(reinterpret_cast<float4*>(mine) + q * 128 + thread,
+           make_float4(o[4 * q] * final_rows.scale[0], o[4 * q + 1] * final_rows.scale[0],
+                       o[4 * q + 2] * final_rows.scale[1], o[4 * q + 3] * final_rows.scale[1]));
+  }
+  __stcg(reinterpret_cast<float2*>(mine + kQuads * 128 * 4) + thread,
+         make_float2(final_rows.lse[0], final_rows.lse[1]));
+  int first = cluster, last = cluster;
+  while (tail_share_begin(t, first) > unit_lo) --first;
+  while (tail_share_begin(t, last + 1) < unit_hi) ++last;
+  // Every thread's record stores before the arrival (the barrier), the arrival's release covering them;
+  // the last arrival's acquire covers every other piece's, and the barrier hands that to every thread.
+  ptx::bar_sync(barrier, 128);
+  int arrived = 0;
+  if (thread == 0) {
+    arrived = ptx::atom_add_acq_rel_gpu(
+        t.arrivals + (unit * kClusterM + rank) * Config::kConsumerWarpgroups + consumer, 1);
+  }
+  if (!ptx::bar_red_or(barrier, 128, thread == 0 && arrived == last - first)) return false;
+
+  constexpr float kLog2e = 1.4426950408889634f;
+  constexpr float kLn2 = 0.6931471805599453f;
+  // Every piece from its record, this one's too (the same values as in o), so that whichever warpgroup
+  // combines runs the same arithmetic on the same values, in key order: the result is deterministic. Slots
+  // past the unit's pieces repeat its first piece with weight 0 (a branch-free sum that adds +0).
+  const int pieces = last - first + 1;
+  const float* source[kMaxTailPieces];
+  float lse[kMaxTailPieces][2];
+  float reference[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+  for (int i = 0; i < kMaxTailPieces; ++i) {
+    source[i] = record(first + (i < pieces ? i : 0));
+    const float2 l = __ldcg(reinterpret_cast<const float2*>(source[i] + kQuads * 128 * 4) + thread);
+    lse[i][0] = l.x, lse[i][1] = l.y;
+    reference[0] = fmaxf(reference[0], l.x), reference[1] = fmaxf(reference[1], l.y);
+  }
+  const float sink = p.sink != nullptr ? p.sink[head] : -INFINITY;
+  float weight[kMaxTailPieces][2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    reference[r] = fmaxf(reference[r], sink);
+    float sum = 0.f;
+#pragma unroll
+    for (int i = 0; i < kMaxTailPieces; ++i) {
+      if (i < pieces) sum += exp2f((lse[i][r] - reference[r]) * kLog2e);
+    }
+    if (p.sink != nullptr) sum += exp2f((sink - reference[r]) * kLog2e);
+    const bool empty = !(sum > 0.f);
+    const float total = empty ? -INFINITY : reference[r] + log2f(sum) * kLn2;
+#pragma unroll
+    for (int i = 0; i < kMaxTailPieces; ++i) {
+      weight[i][r] = empty || i >= pieces ? 0.f : exp2f((lse[i][r] - total) * kLog2e);
+    }
+    final_rows.lse[r] = total;
+  }
+  // Unrolled whole: o is indexed by q.
+#pragma unroll
+  for (int q = 0; q < kQuads; ++q) {
+    float4 x[kMaxTailPieces];
+#pragma unroll
+    for (int i = 0; i < kMaxTailPieces; ++i)
+      x[i] = __ldcg(reinterpret_cast<const float4*>(source[i]) + q * 128 + thread);
+    float4 sum = make_float4(weight[0][0] * x[0].x, weight[0][0] * x[0].y, weight[0][1] * x[0].z,
+                             weight[0][1] * x[0].w);
+#pragma unroll
+    for (int i = 1; i < kMaxTailPieces; ++i) {
+      sum.x = fmaf(weight[i][0], x[i].x, sum.x);
+      sum.y = fmaf(weight[i][0], x[i].y, sum.y);
+      sum.z = fmaf(weight[i][1], x[i].z, sum.z);
+      sum.w = fmaf(weight[i][1], x[i].w, sum.w);
+    }
+    o[4 * q] = sum.x, o[4 * q + 1] = sum.y, o[4 * q + 2] = sum.z, o[4 * q + 3] = sum.w;
+  }
+  final_rows.scale[0] = final_rows.scale[1] = 1.f;
+  return true;
+}
+
 // Split piece `item` of this CTA, consumer warpgroup `consumer` (barrier `barrier`, its 128 threads), whose
 // rows hold o (the P V accumulator, its first kHeadDimV / 2 values O's) and final_rows (computed without the
 // sink): records the piece and counts it; true when this warpgroup completed the unit, o and final_rows then
 // holding the combined rows for store_output; false when another piece's warpgroup will store them.
 template <class Config, int kO>
-__device__ bool split_tail_combine(const ForwardKernelParams& p, int head, int item, int consumer,
-                                   int barrier, float (&o)[kO], RowFinal& final_rows) {
+__device__ bool split_tail_combine_batched(const ForwardKernelParams& p, int head, int item, int consumer,
+                                           int barrier, float (&o)[kO], RowFinal& final_rows) {
   constexpr int kQuads = Config::kHeadDimV / 8;
   // The other pieces' quads loaded per round trip to L2: the combine waits for latency, not bandwidth, so as
   // many loads in flight as the registers beside o allow (one round trip per batch).
@@ -237,6 +342,18 @@ __device__ bool split_tail_combine(const ForwardKernelParams& p, int head, int i
   }
   final_rows.scale[0] = final_rows.scale[1] = 1.f;
   return true;
+}
+
+// The combine (SPLIT_TAIL_BATCH: 0 the interleaved one, else the batched one; session 39 measures both).
+template <class Config, int kO>
+__device__ __forceinline__ bool split_tail_combine(const ForwardKernelParams& p, int head, int item,
+                                                   int consumer, int barrier, float (&o)[kO],
+                                                   RowFinal& final_rows) {
+  if constexpr (Config::kSplitTailBatch == 0) {
+    return split_tail_combine_interleaved<Config>(p, head, item, consumer, barrier, o, final_rows);
+  } else {
+    return split_tail_combine_batched<Config>(p, head, item, consumer, barrier, o, final_rows);
+  }
 }
 
 #endif  // __CUDACC__
