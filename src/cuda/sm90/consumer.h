@@ -581,20 +581,13 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     };
     if constexpr (kEarlyNextS) {
       // The next tile's first S GEMM goes to the tensor cores before this tile's epilogue,
-      // which then runs beside it instead of in front of it; except (kSplitTailEpilogueFirst) a split tail
-      // piece's, whose combine needs the registers that GEMM's accumulator and Q fragments would hold.
-      static_assert(!(Config::kSplitTailEpilogueFirst && kEarlyNextTile));
-      if (Config::kSplitTailEpilogueFirst && split) {
-        epilogue();
-        more = begin_tile();
+      // which then runs beside it instead of in front of it.
+      if constexpr (kEarlyNextTile) {
+        issue_first_s();
       } else {
-        if constexpr (kEarlyNextTile) {
-          issue_first_s();
-        } else {
-          more = begin_tile();
-        }
-        epilogue();
+        more = begin_tile();
       }
+      epilogue();
     } else {
       epilogue();
       more = begin_tile();

@@ -495,33 +495,35 @@
 #ifndef FLASHATTN_SM90_SPLIT_TAIL
 #define FLASHATTN_SM90_SPLIT_TAIL 4096
 #endif
-// Session 39, being measured (bench/integration/s39_epilogue.sh): SPLIT_TAIL_BATCH, the combine's loads of
-// the other pieces' records in batches of this many float4 per thread, its own piece from registers (0: the
-// session-38 combine, every piece from its record, loads interleaved with the sums);
-// SPLIT_TAIL_EPILOGUE_FIRST, a split piece's epilogue before the next tile's first S GEMM (whose accumulator
-// and Q fragments otherwise hold the registers the combine needs: it spilled).
-#ifndef FLASHATTN_SM90_SPLIT_TAIL_BATCH
-#define FLASHATTN_SM90_SPLIT_TAIL_BATCH 0
-#endif
-#ifndef FLASHATTN_SM90_SPLIT_TAIL_EPILOGUE_FIRST
-#define FLASHATTN_SM90_SPLIT_TAIL_EPILOGUE_FIRST 0
-#endif
 // Measured, not kept (session 39; code in b4e1c77): the same tail for the unmasked d = dv = 256 kernel of
 // 80-key blocks (O over the V stages; a split piece's warpgroup that does not store passed its O's V-ring use
-// on), whose grid rows run 1024 tiles on 132 CTAs (7.76 rounds). Against the tree without it
-// (bench/integration/ s39_tail256.sh, 400 ms stints with cuDNN interleaved, three passes, a control copy of
-// base): non-causal 1k / 2k / 4k / 8k / 16k 0.937 / 0.969 / 1.008 / 1.019 / 1.020, control 0.994 / 1.002
-// / 1.007 / 1.029 / 1.016. Predicted +1..+2.5% from 4k. A reading, not measured (clocks were not recorded):
-// with a quarter of the SMs idle (not half, as at d128) the busy ones run a power-limited last round at
-// higher clocks, so it costs less than its share of tiles; and at 1k / 2k the pieces' Q loads, pipeline
-// starts and combines cost more than the idle SMs did. Session 27: the d = dv = 128 kernel's dynamic schedule
-// (causal or windowed rows off the K/V multicast) with SECTION_L2_MID_MIN_SEQLEN <= keys <
-// SECTION_L2_MID_MAX_SEQLEN takes sections of 1 / SECTION_L2_DIVISOR_MID of L2 instead (0: never). Causal 4k,
-// an H200, sections of a quarter against an eighth (6 kv heads against 3): paired timing +1.6% (session 26,
-// s26_knobs.sh) and 400 ms stints with cuDNN interleaved +2.3% [+0.8, +4.5] over three passes
-// (bench/integration/s27_d128.sh); the same build read causal 2k 0.979 (12 heads against 6) and 8k 0.981 (3
-// heads against 1, on the causal multicast instance's static couples), and 16k 1.001 (one head either way:
-// the run's control). Hence the quarter between 4096 and 8192 keys only.
+// on), whose grid rows run 1024 tiles on 132 CTAs (7.76 rounds). Against the tree without it (s39_tail256.sh,
+// 400 ms stints with cuDNN interleaved, three passes, a control copy of base): non-causal 1k / 2k / 4k / 8k /
+// 16k 0.937 / 0.969 / 1.008 / 1.019 / 1.020, control 0.994 / 1.002 / 1.007 / 1.029 / 1.016; predicted
+// +1..+2.5% from 4k. Under ncu (clocks locked, s39_tailcost.sh) 1k 249.2 -> 272.0 us, 4k 851.7 -> 867.5 us:
+// the cost is time, not power. Its pieces' epilogues (below) cost more than the quarter of a round that
+// idled.
+//
+// Measured, not kept (session 39; code in 40f436c): the split pieces' epilogue made cheaper. A trace of d128
+// 2k (s39_tailtrace.sh, one launch) shows a piece's key blocks at the static tiles' pace but its epilogue at
+// 2-7 us against a static tile's 1.1 (the record's write 1.7, the arrival 0.6, the last arriver's
+// combine 4.7), so the tail ends 25.5 us after the static part, about a unit's time (ncu, clocks locked,
+// s39_tailcost.sh: 2k 502.7 -> 515.9 us with the tail). The combine runs beside the next tile's first S
+// accumulator and Q fragments (kEarlyNextS) and spills 144 / 140 B. Tried (s39_tailtrace.sh, s39_epilogue.sh;
+// ncu and 400 ms stints beside cuDNN, two passes, against SPLIT_TAIL=0): the own piece from registers and the
+// other records' loads in batches of 8 float4 (spills 380 / 280 B): ncu 2k 507.2 / 4k 952.7 us against 503.0
+// / 938.7 for session 38's combine, stints 0.965 / 0.994 / 1.024 at 2k / 4k / 16k against 0.997 / 1.022
+// / 1.016; a split piece's epilogue before the next tile's first S (spills 32 / 28 B, either combine): stints
+// 0.960-0.975 at 2k-16k against 0.990-1.029 for session 38's order, ncu 4k 1018 / 1007 us against 952: with
+// two orders of the tile loop the whole loop ran slower.
+
+// Session 27: the d = dv = 128 kernel's dynamic schedule (causal or windowed rows off the K/V multicast) with
+// SECTION_L2_MID_MIN_SEQLEN <= keys < SECTION_L2_MID_MAX_SEQLEN takes sections of 1 / SECTION_L2_DIVISOR_MID
+// of L2 instead (0: never). Causal 4k, an H200, sections of a quarter against an eighth (6 kv heads against
+// 3): paired timing +1.6% (session 26, s26_knobs.sh) and 400 ms stints with cuDNN interleaved +2.3% [+0.8,
+// +4.5] over three passes (bench/integration/s27_d128.sh); the same build read causal 2k 0.979 (12 heads
+// against 6) and 8k 0.981 (3 heads against 1, on the causal multicast instance's static couples), and
+// 16k 1.001 (one head either way: the run's control). Hence the quarter between 4096 and 8192 keys only.
 #ifndef FLASHATTN_SM90_SECTION_L2_DIVISOR_MID
 #define FLASHATTN_SM90_SECTION_L2_DIVISOR_MID 4
 #endif
@@ -978,9 +980,6 @@ struct ForwardConfig {
   static constexpr bool kSplitTail = FLASHATTN_SM90_SPLIT_TAIL != 0 && kClusterM_ == 2 && !kMaskedInstance_ &&
                                      kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2;
   static_assert(!kSplitTail || (kSeparateO && !kOOverV && !kDecodedHandoff), "split_tail.h assumes these");
-  // FLASHATTN_SM90_SPLIT_TAIL_BATCH above: the quads of O per thread whose loads the combine keeps in flight.
-  static constexpr int kSplitTailBatch = FLASHATTN_SM90_SPLIT_TAIL_BATCH;
-  static constexpr bool kSplitTailEpilogueFirst = kSplitTail && FLASHATTN_SM90_SPLIT_TAIL_EPILOGUE_FIRST != 0;
   // FLASHATTN_SM90_UNIFORM_CONSUMER above.
   static constexpr bool kUniformConsumer = FLASHATTN_SM90_UNIFORM_CONSUMER != 0;
   // FLASHATTN_SM90_CONSUMER_KEY_RANGE and _FOUR above (two-consumer kernels, and the four-consumer

@@ -103,14 +103,13 @@ __device__ __forceinline__ bool split_piece(const ForwardKernelParams& p, const 
   return range.begin > 0 || range.end < p.tail.key_blocks;
 }
 
-// (SPLIT_TAIL_BATCH 0, the session-38 combine.) Split piece `item` of this CTA, consumer warpgroup `consumer`
-// (barrier `barrier`, its 128 threads), whose rows hold o (the P V accumulator, its first kHeadDimV / 2
-// values O's) and final_rows (computed without the sink): records the piece and counts it; true when this
-// warpgroup completed the unit, o and final_rows then holding the combined rows for store_output; false when
-// another piece's warpgroup will store them.
+// Split piece `item` of this CTA, consumer warpgroup `consumer` (barrier `barrier`, its 128 threads), whose
+// rows hold o (the P V accumulator, its first kHeadDimV / 2 values O's) and final_rows (computed without the
+// sink): records the piece and counts it; true when this warpgroup completed the unit, o and final_rows then
+// holding the combined rows for store_output; false when another piece's warpgroup will store them.
 template <class Config, int kO>
-__device__ bool split_tail_combine_interleaved(const ForwardKernelParams& p, int head, int item, int consumer,
-                                               int barrier, float (&o)[kO], RowFinal& final_rows) {
+__device__ bool split_tail_combine(const ForwardKernelParams& p, int head, int item, int consumer,
+                                   int barrier, float (&o)[kO], RowFinal& final_rows) {
   constexpr int kQuads = Config::kHeadDimV / 8;
   constexpr int kClusterM = Config::kClusterM;
   constexpr std::size_t kRecord = split_tail_record_floats<Config::kHeadDimV>();
@@ -206,154 +205,6 @@ __device__ bool split_tail_combine_interleaved(const ForwardKernelParams& p, int
   }
   final_rows.scale[0] = final_rows.scale[1] = 1.f;
   return true;
-}
-
-// Split piece `item` of this CTA, consumer warpgroup `consumer` (barrier `barrier`, its 128 threads), whose
-// rows hold o (the P V accumulator, its first kHeadDimV / 2 values O's) and final_rows (computed without the
-// sink): records the piece and counts it; true when this warpgroup completed the unit, o and final_rows then
-// holding the combined rows for store_output; false when another piece's warpgroup will store them.
-template <class Config, int kO>
-__device__ bool split_tail_combine_batched(const ForwardKernelParams& p, int head, int item, int consumer,
-                                           int barrier, float (&o)[kO], RowFinal& final_rows) {
-  constexpr int kQuads = Config::kHeadDimV / 8;
-  // The other pieces' quads loaded per round trip to L2: the combine waits for latency, not bandwidth, so as
-  // many loads in flight as the registers beside o allow (one round trip per batch).
-  constexpr int kBatch = kQuads < Config::kSplitTailBatch ? kQuads : Config::kSplitTailBatch;
-  static_assert(kQuads % kBatch == 0);
-  constexpr int kOthers = kMaxTailPieces - 1;
-  constexpr int kClusterM = Config::kClusterM;
-  constexpr std::size_t kRecord = split_tail_record_floats<Config::kHeadDimV>();
-  const SplitTail& t = p.tail;
-  const int thread = threadIdx.x % 128;
-  const int cta = static_cast<int>(blockIdx.x);
-  const int cluster = cta / kClusterM, rank = cta % kClusterM;
-  const int unit = tail_piece<kClusterM>(p, item).unit;
-  const int unit_lo = unit * t.key_blocks, unit_hi = unit_lo + t.key_blocks;
-  // The record of cluster c's piece of this unit: its first piece's (0) when its share starts in the unit,
-  // else its last piece's (1).
-  auto record = [&](int c) {
-    const int which = tail_share_begin(t, c) < unit_lo ? 1 : 0;
-    return t.partials +
-           ((static_cast<std::size_t>(c * kClusterM + rank) * 2 + which) * Config::kConsumerWarpgroups +
-            consumer) *
-               kRecord;
-  };
-  // This piece's rows as its record holds them (normalised by the piece's own sums): the combine below takes
-  // them from o when this warpgroup completes the unit, the same values any other would read.
-#pragma unroll
-  for (int q = 0; q < kQuads; ++q) {
-    o[4 * q] *= final_rows.scale[0], o[4 * q + 1] *= final_rows.scale[0];
-    o[4 * q + 2] *= final_rows.scale[1], o[4 * q + 3] *= final_rows.scale[1];
-  }
-  float* mine = record(cluster);
-#pragma unroll
-  for (int q = 0; q < kQuads; ++q) {
-    __stcg(reinterpret_cast<float4*>(mine) + q * 128 + thread,
-           make_float4(o[4 * q], o[4 * q + 1], o[4 * q + 2], o[4 * q + 3]));
-  }
-  __stcg(reinterpret_cast<float2*>(mine + kQuads * 128 * 4) + thread,
-         make_float2(final_rows.lse[0], final_rows.lse[1]));
-  int first = cluster, last = cluster;
-  while (tail_share_begin(t, first) > unit_lo) --first;
-  while (tail_share_begin(t, last + 1) < unit_hi) ++last;
-  // Every thread's record stores before the arrival (the barrier), the arrival's release covering them;
-  // the last arrival's acquire covers every other piece's, and the barrier hands that to every thread.
-  ptx::bar_sync(barrier, 128);
-  int arrived = 0;
-  if (thread == 0) {
-    arrived = ptx::atom_add_acq_rel_gpu(
-        t.arrivals + (unit * kClusterM + rank) * Config::kConsumerWarpgroups + consumer, 1);
-  }
-  if (!ptx::bar_red_or(barrier, 128, thread == 0 && arrived == last - first)) return false;
-
-  constexpr float kLog2e = 1.4426950408889634f;
-  constexpr float kLn2 = 0.6931471805599453f;
-  // The pieces in key order: this one (`own`) from its registers, the others from their records. Whichever
-  // warpgroup combines runs the same arithmetic on the same values in the same order: the result is
-  // deterministic. Piece i > own is the other record i - 1, piece i < own the other record i.
-  const int pieces = last - first + 1, own = cluster - first;
-  const float* other[kOthers];
-  float lse[kMaxTailPieces][2];
-  float reference[2] = {-INFINITY, -INFINITY};
-#pragma unroll
-  for (int i = 0; i < kMaxTailPieces; ++i) {
-    if (i < kOthers) other[i] = record(min(first + (i < own ? i : i + 1), last));  // past the last: unread
-    lse[i][0] = lse[i][1] = -INFINITY;
-    if (i == own) {
-      lse[i][0] = final_rows.lse[0], lse[i][1] = final_rows.lse[1];
-    } else if (i < pieces) {
-      const float2 l =
-          __ldcg(reinterpret_cast<const float2*>(other[i < own ? i : i - 1] + kQuads * 128 * 4) + thread);
-      lse[i][0] = l.x, lse[i][1] = l.y;
-    }
-    reference[0] = fmaxf(reference[0], lse[i][0]), reference[1] = fmaxf(reference[1], lse[i][1]);
-  }
-  const float sink = p.sink != nullptr ? p.sink[head] : -INFINITY;
-  float weight[kMaxTailPieces][2];
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    reference[r] = fmaxf(reference[r], sink);
-    float sum = 0.f;
-#pragma unroll
-    for (int i = 0; i < kMaxTailPieces; ++i) {
-      if (i < pieces) sum += exp2f((lse[i][r] - reference[r]) * kLog2e);
-    }
-    if (p.sink != nullptr) sum += exp2f((sink - reference[r]) * kLog2e);
-    const bool empty = !(sum > 0.f);
-    const float total = empty ? -INFINITY : reference[r] + log2f(sum) * kLn2;
-#pragma unroll
-    for (int i = 0; i < kMaxTailPieces; ++i) {
-      weight[i][r] = empty || i >= pieces ? 0.f : exp2f((lse[i][r] - total) * kLog2e);
-    }
-    final_rows.lse[r] = total;
-  }
-  // Unrolled whole: o is indexed by q.
-#pragma unroll
-  for (int b = 0; b < kQuads; b += kBatch) {
-    float4 x[kOthers][kBatch];
-#pragma unroll
-    for (int j = 0; j < kOthers; ++j) {
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u) {
-        x[j][u] = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (j + (j >= own ? 1 : 0) < pieces)
-          x[j][u] = __ldcg(reinterpret_cast<const float4*>(other[j]) + (b + u) * 128 + thread);
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < kBatch; ++u) {
-      const int q = b + u;
-      const float4 self = make_float4(o[4 * q], o[4 * q + 1], o[4 * q + 2], o[4 * q + 3]);
-      float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll
-      for (int i = 0; i < kMaxTailPieces; ++i) {
-        if (i < pieces) {
-          const float4 below = x[i < kOthers ? i : kOthers - 1][u];  // other record i (when i < own)
-          const float4 above = x[i > 0 ? i - 1 : 0][u];              // other record i - 1 (when i > own)
-          const float4 v = i == own ? self : (i < own ? below : above);
-          sum.x = fmaf(weight[i][0], v.x, sum.x);
-          sum.y = fmaf(weight[i][0], v.y, sum.y);
-          sum.z = fmaf(weight[i][1], v.z, sum.z);
-          sum.w = fmaf(weight[i][1], v.w, sum.w);
-        }
-      }
-      o[4 * q] = sum.x, o[4 * q + 1] = sum.y, o[4 * q + 2] = sum.z, o[4 * q + 3] = sum.w;
-    }
-  }
-  final_rows.scale[0] = final_rows.scale[1] = 1.f;
-  return true;
-}
-
-// The combine (SPLIT_TAIL_BATCH: 0 the interleaved one, else the batched one; session 39 measures both).
-template <class Config, int kO>
-__device__ __forceinline__ bool split_tail_combine(const ForwardKernelParams& p, int head, int item,
-                                                   int consumer, int barrier, float (&o)[kO],
-                                                   RowFinal& final_rows) {
-  if constexpr (Config::kSplitTailBatch == 0) {
-    return split_tail_combine_interleaved<Config>(p, head, item, consumer, barrier, o, final_rows);
-  } else {
-    return split_tail_combine_batched<Config>(p, head, item, consumer, barrier, o, final_rows);
-  }
 }
 
 #endif  // __CUDACC__
