@@ -495,6 +495,14 @@
 #ifndef FLASHATTN_SM90_SPLIT_TAIL
 #define FLASHATTN_SM90_SPLIT_TAIL 4096
 #endif
+// Session 39, being measured (bench/integration/s39_qrelease.sh): EARLY_Q_RELEASE, Q's buffer released after
+// each tile's first S GEMM where the S GEMMs take all of Q from registers (ForwardConfig kEarlyQRelease: the
+// d = dv = 128 two-consumer kernels). A per-warp trace of d128 (s39_epitrace.sh, one launch) put 1.1 us
+// (p90 1.6) between a tile's last P V and its successor's first S issue, which waits for the next Q: the
+// producer may load it only once both consumers released Q's buffer, a key block before the tile's end.
+#ifndef FLASHATTN_SM90_EARLY_Q_RELEASE
+#define FLASHATTN_SM90_EARLY_Q_RELEASE 0
+#endif
 // Measured, not kept (session 39; code in b4e1c77): the same tail for the unmasked d = dv = 256 kernel of
 // 80-key blocks (O over the V stages; a split piece's warpgroup that does not store passed its O's V-ring use
 // on), whose grid rows run 1024 tiles on 132 CTAs (7.76 rounds). Against the tree without it (s39_tail256.sh,
@@ -910,6 +918,11 @@ struct ForwardConfig {
       (FLASHATTN_SM90_O_OVER_V >= 2 || (FLASHATTN_SM90_O_OVER_V == 1 && kHeadDim == 256 && kHeadDimV == 256));
   // Q's buffer is free once the tile's last S GEMM completed (q_empty arrives then), not after the O store.
   static constexpr bool kQFreeAfterS = kSeparateO || kOOverV;
+  // FLASHATTN_SM90_EARLY_Q_RELEASE above: with all of Q's k-steps in registers the S GEMMs never read Q's
+  // buffer after the fragments' load, so each consumer releases it after the tile's first S rather than its
+  // last (kQFreeAfterS), and the producer may load the next tile's Q a key block earlier.
+  static constexpr bool kEarlyQRelease =
+      FLASHATTN_SM90_EARLY_Q_RELEASE != 0 && kRegisterQSteps == kHeadDim / 16 && kQFreeAfterS;
   // FLASHATTN_SM90_K_LOOKAHEAD above (the dense producer; the paged one loads a block's K and V together).
   static constexpr bool kKLookahead =
       kOOverV || FLASHATTN_SM90_K_LOOKAHEAD >= 2 ||
