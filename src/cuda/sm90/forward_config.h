@@ -495,14 +495,6 @@
 #ifndef FLASHATTN_SM90_SPLIT_TAIL
 #define FLASHATTN_SM90_SPLIT_TAIL 4096
 #endif
-// Session 39, being measured (bench/integration/s39_qrelease.sh): EARLY_Q_RELEASE, Q's buffer released after
-// each tile's first S GEMM where the S GEMMs take all of Q from registers (ForwardConfig kEarlyQRelease: the
-// d = dv = 128 two-consumer kernels). A per-warp trace of d128 (s39_epitrace.sh, one launch) put 1.1 us
-// (p90 1.6) between a tile's last P V and its successor's first S issue, which waits for the next Q: the
-// producer may load it only once both consumers released Q's buffer, a key block before the tile's end.
-#ifndef FLASHATTN_SM90_EARLY_Q_RELEASE
-#define FLASHATTN_SM90_EARLY_Q_RELEASE 0
-#endif
 // Measured, not kept (session 39; code in b4e1c77): the same tail for the unmasked d = dv = 256 kernel of
 // 80-key blocks (O over the V stages; a split piece's warpgroup that does not store passed its O's V-ring use
 // on), whose grid rows run 1024 tiles on 132 CTAs (7.76 rounds). Against the tree without it (s39_tail256.sh,
@@ -524,6 +516,17 @@
 // / 1.016; a split piece's epilogue before the next tile's first S (spills 32 / 28 B, either combine): stints
 // 0.960-0.975 at 2k-16k against 0.990-1.029 for session 38's order, ncu 4k 1018 / 1007 us against 952: with
 // two orders of the tile loop the whole loop ran slower.
+//
+// Measured, not kept (session 39; code in cfabebd): EARLY_Q_RELEASE, Q's buffer released after each tile's
+// first S GEMM in the d = dv = 128 two-consumer kernels, whose S GEMMs take all of Q from registers. Why: a
+// per-warp trace (s39_epitrace.sh, one launch) puts 2.2 us per tile outside the key blocks at d128 non-causal
+// 2k-16k: 1.1 from a tile's last P V to its successor's first S issue (the next Q, first K and issue
+// turn), 1.0 in the epilogue (O to shared memory 0.38, the proxy fence 0.10, the barrier 0.13, the TMA store
+// and LSE 0.29-0.48), 0.13 to the first S done. Against the tree without it (s39_qrelease.sh, 400 ms stints
+// beside cuDNN, two passes, outputs bitwise equal): non-causal 2k / 4k / 8k / 16k 0.991 / 0.989 / 0.997
+// / 1.011, causal 2k / 4k / 8k 0.984 / 0.997 / 0.992 (control 0.989-1.013). The producer issues the next Q
+// only after the tile's last K / V loads, which wait for stages, so an earlier release changes little of when
+// Q lands.
 
 // Session 27: the d = dv = 128 kernel's dynamic schedule (causal or windowed rows off the K/V multicast) with
 // SECTION_L2_MID_MIN_SEQLEN <= keys < SECTION_L2_MID_MAX_SEQLEN takes sections of 1 / SECTION_L2_DIVISOR_MID
@@ -918,11 +921,6 @@ struct ForwardConfig {
       (FLASHATTN_SM90_O_OVER_V >= 2 || (FLASHATTN_SM90_O_OVER_V == 1 && kHeadDim == 256 && kHeadDimV == 256));
   // Q's buffer is free once the tile's last S GEMM completed (q_empty arrives then), not after the O store.
   static constexpr bool kQFreeAfterS = kSeparateO || kOOverV;
-  // FLASHATTN_SM90_EARLY_Q_RELEASE above: with all of Q's k-steps in registers the S GEMMs never read Q's
-  // buffer after the fragments' load, so each consumer releases it after the tile's first S rather than its
-  // last (kQFreeAfterS), and the producer may load the next tile's Q a key block earlier.
-  static constexpr bool kEarlyQRelease =
-      FLASHATTN_SM90_EARLY_Q_RELEASE != 0 && kRegisterQSteps == kHeadDim / 16 && kQFreeAfterS;
   // FLASHATTN_SM90_K_LOOKAHEAD above (the dense producer; the paged one loads a block's K and V together).
   static constexpr bool kKLookahead =
       kOOverV || FLASHATTN_SM90_K_LOOKAHEAD >= 2 ||
