@@ -7,7 +7,7 @@
 # 16k. For the next session's producer order.
 # Prediction: the next Q's landing (h -> q) holds most of it.
 # One H200 call (~1.5 minutes).
-#   bash bench/integration/s39_epitrace.sh
+#   bash bench/integration/s39_begintrace.sh
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
