@@ -8,29 +8,18 @@ end.
   python3 bench/gap_trace.py DUMP
 """
 import argparse
-import statistics
-import struct
+
+from trace_dump import TAIL, read_lists, summary_line
 
 ap = argparse.ArgumentParser()
 ap.add_argument("dump")
 args = ap.parse_args()
-data = open(args.dump, "rb").read()
-base = len(data) - (1 << 20)
-SLOTS, TAIL = 60, 1 << 30
 gaps = {}
-for cta in range(132):
-    for w in range(8):
-        rows = []
-        for slot in range(SLOTS):
-            t, tag = struct.unpack_from("<QQ", data, base + ((cta * 8 + w) * SLOTS + slot) * 16)
-            if t == 0 or (tag & 0xFF) == 0:
-                break
-            rows.append((t, chr(tag & 0xFF), tag >> 32))
-        for (t0, e0, i0), (t1, e1, i1) in zip(rows, rows[1:]):
-            if i0 >= TAIL or i1 >= TAIL:  # tail pieces, the start / end markers
-                continue
-            gaps.setdefault(f"{e0}->{e1}", []).append((t1 - t0) / 1000.0)
+# s39_begintrace.patch: 60 slots per consumer warp, [cta][consumer * 4 + warp] over 132 CTAs
+for rows in read_lists(args.dump, 132 * 8, 60).values():
+    for (t0, e0, i0, _), (t1, e1, i1, _) in zip(rows, rows[1:]):
+        if i0 >= TAIL or i1 >= TAIL:  # tail pieces, the start / end markers
+            continue
+        gaps.setdefault(f"{e0}->{e1}", []).append((t1 - t0) / 1000.0)
 for k, xs in sorted(gaps.items(), key=lambda kv: -len(kv[1])):
-    xs.sort()
-    print(f"{k:6s} n {len(xs):5d} median {statistics.median(xs):7.3f} p90 {xs[int(0.9 * (len(xs) - 1))]:7.3f} "
-          f"max {xs[-1]:7.3f}")
+    print(summary_line(k, xs))

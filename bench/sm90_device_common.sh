@@ -284,6 +284,52 @@ build_check_or_stop() {
 
 # sustained_summary BASE NAME...: the sustained (stints) table of bench/integration/ab_summary.py over $out/ab.jsonl,
 # into the summary.
+# trace_cli_build TREE [JOBS]: the CLI of source tree TREE (a tree_copy with one of session 39's trace patches,
+# bench/integration/s39_*trace.patch) for d128 bf16 with SPLIT_TAIL=1, which the traces ride on, into $bld/cli.
+trace_cli_build() {
+  cmake -S "$1" -B "$bld/cli" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_HEAD_DIMS=128 \
+    -DFLASHATTN_DTYPES=bf16 -DFLASHATTN_BACKWARD=OFF -DFLASHATTN_BUILD_TESTS=OFF -DFLASHATTN_BUILD_PYTHON=OFF \
+    -DFLASHATTN_BUILD_CLI=ON -DFLASHATTN_BUILD_EXAMPLES=OFF -DCMAKE_CUDA_FLAGS="-DFLASHATTN_SM90_SPLIT_TAIL=1" \
+    >"$out/cli_configure.log" 2>&1 &&
+    timeout 300 cmake --build "$bld/cli" --target flashattn_cli -j "${2:-16}" >"$out/cli_build.log" 2>&1
+  log "trace CLI build rc=$?"
+  rm -f "$out/cli_configure.log"
+}
+
+# trace_cli_runs READER FILE [READER_ARGS...]: trace_cli_build's CLI on the d128 non-causal grid rows of 2k / 4k / 16k
+# keys (5 calls each; FLASHATTN_TAIL_TRACE dumps the last one's workspace), its output and bench/READER's reading of
+# the dump appended to $out/FILE.
+trace_cli_runs() {
+  local reader=$1 file=$2 s b
+  shift 2
+  for s in 2048 4096 16384; do
+    b=$((16384 / s))
+    FLASHATTN_TAIL_TRACE=$bld/trace_$s.bin timeout 60 "$bld/cli/tools/cli/flashattn" run --backend cuda_sm90 \
+      --repeat 5 --verify none -b $b --heads 16 --seqlen-q $s --seqlen-k $s --head-dim 128 >>"$out/$file" 2>&1
+    log "trace $s rc=$?"
+    echo "== d128 non-causal $s (b $b)" >>"$out/$file"
+    python3 "bench/$reader" "$bld/trace_$s.bin" "$@" >>"$out/$file" 2>&1
+  done
+}
+
+# ncu_table ROWS BUILDS FILE [METRICS]: bench/ncu_grid_target.py's launches (one per row and build) under ncu, clocks
+# locked, each kernel's METRICS (default: duration, DRAM and L2 bytes) appended to $out/FILE.
+ncu_table() {
+  local metrics=${4:-gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum}
+  PYTHONPATH=$bld/pyroot:bench timeout 120 ncu --metrics "$metrics" --profile-from-start off --csv --page raw \
+    python3 bench/ncu_grid_target.py --rows "$1" --builds "$2" >"$bld/ncu.csv" 2>"$bld/ncu_err.txt"
+  log "ncu rc=$? $(tail -1 "$bld/ncu_err.txt")"
+  python3 - "$bld/ncu.csv" "$metrics" "$1" "$2" >>"$out/$3" <<'PY'
+import csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 5]
+idx = {h: j for j, h in enumerate(rows[0])}
+print(f"ncu: rows {sys.argv[3]} x builds {sys.argv[4]} (one launch each, in launch order)")
+for r in rows[2:]:
+    vals = " ".join(f"{m.split('__')[1].split('.')[0]}={r[idx[m]]}" for m in sys.argv[2].split(","))
+    print(f"  {r[idx['Kernel Name']][:40]:40s} {vals}")
+PY
+}
+
 sustained_summary() {
   python3 bench/integration/ab_summary.py "$out/ab.jsonl" "$@" | sed -n '/^sustained/,$p' | tee -a "$out/summary.txt"
 }

@@ -36,19 +36,8 @@ for m in (flashattn_base, flashattn_ef, flashattn_efb):
           f"max |diff| {float((x.float() - y.float()).abs().max()):.3g}, finite {bool(torch.isfinite(y).all())}")
 PY
 log "diff check"
-metrics="gpu__time_duration.sum,dram__bytes_write.sum,lts__t_bytes.sum"
-PYTHONPATH=$bld/pyroot:bench timeout 120 ncu --metrics "$metrics" --profile-from-start off --csv --page raw \
-  python3 bench/ncu_grid_target.py --rows 128:0:2048,128:0:4096 --builds t0,base,ef,efb >"$bld/ncu.csv" \
-  2>"$bld/ncu_err.txt"
-log "ncu rc=$? $(tail -1 "$bld/ncu_err.txt")"
-python3 - "$bld/ncu.csv" "$metrics" >>"$out/summary.txt" <<'PY'
-import csv, sys
-rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 5]
-idx = {h: j for j, h in enumerate(rows[0])}
-print("ncu: rows d128 non-causal 2k, 4k x builds t0, base, ef, efb")
-for r in rows[2:]:
-    print("  " + " ".join(f"{m.split('__')[1].split('.')[0]}={r[idx[m]]}" for m in sys.argv[2].split(",")))
-PY
+ncu_table 128:0:2048,128:0:4096 t0,base,ef,efb summary.txt \
+  gpu__time_duration.sum,dram__bytes_write.sum,lts__t_bytes.sum
 for pass in p1 p2; do
   sustained_rows t0,base,ef,efb 128 0 2048,4096,8192,16384 "$pass" 400 150
   log "stints $pass"

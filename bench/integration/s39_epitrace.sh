@@ -14,21 +14,7 @@ set -uo pipefail
 source bench/sm90_device_common.sh
 device_call_begin s39p
 tree_copy "$bld/trace-tree" bench/integration/s39_epitrace.patch
-cmake -S "$bld/trace-tree" -B "$bld/cli" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a \
-  -DFLASHATTN_HEAD_DIMS=128 -DFLASHATTN_DTYPES=bf16 -DFLASHATTN_BACKWARD=OFF -DFLASHATTN_BUILD_TESTS=OFF \
-  -DFLASHATTN_BUILD_PYTHON=OFF -DFLASHATTN_BUILD_CLI=ON -DFLASHATTN_BUILD_EXAMPLES=OFF \
-  -DCMAKE_CUDA_FLAGS="-DFLASHATTN_SM90_SPLIT_TAIL=1" >"$out/cli_configure.log" 2>&1 &&
-  timeout 300 cmake --build "$bld/cli" --target flashattn_cli -j 16 >"$out/cli_build.log" 2>&1
-log "trace CLI build rc=$?"
-rm -f "$out/cli_configure.log"
-cli=$bld/cli/tools/cli/flashattn
-for s in 2048 4096 16384; do
-  b=$((16384 / s))
-  FLASHATTN_TAIL_TRACE=$bld/trace_$s.bin timeout 60 "$cli" run --backend cuda_sm90 --repeat 5 --verify none \
-    -b $b --heads 16 --seqlen-q $s --seqlen-k $s --head-dim 128 >>"$out/summary.txt" 2>&1
-  log "trace $s rc=$?"
-  echo "== d128 non-causal $s (b $b)" >>"$out/summary.txt"
-  python3 bench/epilogue_trace.py "$bld/trace_$s.bin" >>"$out/summary.txt" 2>&1
-done
+trace_cli_build "$bld/trace-tree"
+trace_cli_runs epilogue_trace.py summary.txt
 cp "$out/summary.txt" "${OUT:-/tmp}/" 2>/dev/null
 log total

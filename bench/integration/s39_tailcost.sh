@@ -22,22 +22,8 @@ PY_DIMS=256 sm90_build_py base "" 4 300 &
 wait
 rm -f "$out"/py_*_configure.log "$out"/py_*_build.log
 metrics="gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,sm__cycles_elapsed.avg.per_second"
-ncu_rows() {  # ROWS BUILDS NAME
-  PYTHONPATH=$bld/pyroot:bench timeout 120 ncu --metrics "$metrics" --profile-from-start off --csv --page raw \
-    python3 bench/ncu_grid_target.py --rows "$1" --builds "$2" >"$bld/ncu_$3.csv" 2>"$bld/ncu_$3_err.txt"
-  log "ncu $3 rc=$? $(tail -1 "$bld/ncu_$3_err.txt")"
-  python3 - "$bld/ncu_$3.csv" "$metrics" "$1" "$2" >>"$out/ncu.txt" <<'PY'
-import csv, sys
-rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 5]
-idx = {h: j for j, h in enumerate(rows[0])}
-print(f"rows {sys.argv[3]} x builds {sys.argv[4]} (kernels in launch order)")
-for r in rows[2:]:
-    vals = " ".join(f"{m.split('__')[1].split('.')[0]}={r[idx[m]]}" for m in sys.argv[2].split(","))
-    print(f"  {r[idx['Kernel Name']][:40]:40s} {vals}")
-PY
-}
-ncu_rows 128:0:2048,128:0:4096 t0,t1 d128
-ncu_rows 256:0:1024,256:0:4096 base,tail d256
+ncu_table 128:0:2048,128:0:4096 t0,t1 ncu.txt "$metrics"
+ncu_table 256:0:1024,256:0:4096 base,tail ncu.txt "$metrics"
 sustained_rows t0,t1 128 0 2048,4096 p1 400 80
 sustained_rows base,tail 256 0 1024,4096 p1 400 80
 log "stints"
