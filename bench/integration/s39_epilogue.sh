@@ -10,6 +10,7 @@
 # single launches at 2k / 4k (clocks locked), then 400 ms stints beside cuDNN at 2k-16k, two passes.
 # Prediction: ef / efb at 2k 2-4 us faster than base under ncu (the epilogue's spills and latency), efb faster than
 # ef; in stints +0.5..+1% over base at 2k / 4k, 16k unchanged.
+# The switches exist on 40f436c only (removed after this run).
 # One H200 call (~4 minutes).
 #   bash bench/integration/s39_epilogue.sh
 set -uo pipefail

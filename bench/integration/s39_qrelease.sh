@@ -7,6 +7,7 @@
 # non-causal, causal (single-CTA and cluster instances), GQA and varlen calls; then 400 ms stints beside cuDNN over
 # d128 non-causal 2k-16k and causal 2k-8k, two passes.
 # Prediction: +1..+2% at non-causal 2k / 4k (1.1 us of ~24 / 46 us per tile), +0.5% at 8k, causal rows smaller.
+# EARLY_Q_RELEASE exists on cfabebd only (removed after this run).
 # One H200 call (~4 minutes).
 #   bash bench/integration/s39_qrelease.sh
 set -uo pipefail

@@ -16,6 +16,7 @@
 # interleaved over d256 non-causal 1k-16k, three passes.
 # Prediction: tail / base +1..+2.5% at 4k-16k (a quarter of a round of 7.76 idles now); 1k / 2k (13 / 26 key blocks
 # per tile, shares of 10 / 20) may lose as d128 2k did.
+# SPLIT_TAIL_O_OVER_V exists on b4e1c77 only.
 # One H200 call (~5 minutes).
 #   bash bench/integration/s39_tail256.sh
 set -uo pipefail

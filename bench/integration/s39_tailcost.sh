@@ -8,6 +8,7 @@
 # its own there); then one pass of 400 ms stints of the same rows beside cuDNN.
 # Prediction: if the loss is the tail's own time, t1 / tail read slower than t0 / base under ncu too at 2k / 1k; if it
 # is the power limiter's (s39 reading), they read faster there.
+# s39_tail256.patch applies to this script's own tree (244d29b); later trees need that commit checked out.
 # One H200 call (~4 minutes).
 #   bash bench/integration/s39_tailcost.sh
 set -uo pipefail

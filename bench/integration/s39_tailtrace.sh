@@ -10,6 +10,8 @@
 #    bench/tail_trace.py at d128 2k / 4k / 16k.
 # Prediction: if the combine is the cost, t1new at 2k reads at or above t0 and the trace shows the epilogues of split
 # pieces (P -> E) near a static tile's; otherwise the trace says where the tail's time goes.
+# Runs as recorded on 6f192ff..f3c055c (HEAD then had the batched combine); on later trees t1new is session 38's
+# combine and s39_oldcombine.patch does not apply.
 # One H200 call (~4 minutes).
 #   bash bench/integration/s39_tailtrace.sh
 set -uo pipefail
