@@ -282,8 +282,6 @@ build_check_or_stop() {
   [[ $rc == 0 ]]
 }
 
-# sustained_summary BASE NAME...: the sustained (stints) table of bench/integration/ab_summary.py over $out/ab.jsonl,
-# into the summary.
 # trace_cli_build TREE [JOBS]: the CLI of source tree TREE (a tree_copy with one of session 39's trace patches,
 # bench/integration/s39_*trace.patch) for d128 bf16 with SPLIT_TAIL=1, which the traces ride on, into $bld/cli.
 trace_cli_build() {
@@ -330,6 +328,8 @@ for r in rows[2:]:
 PY
 }
 
+# sustained_summary BASE NAME...: the sustained (stints) table of bench/integration/ab_summary.py over $out/ab.jsonl,
+# into the summary.
 sustained_summary() {
   python3 bench/integration/ab_summary.py "$out/ab.jsonl" "$@" | sed -n '/^sustained/,$p' | tee -a "$out/summary.txt"
 }
