@@ -506,16 +506,16 @@
 //
 // Measured, not kept (session 39; code in 40f436c): the split pieces' epilogue made cheaper. A trace of d128
 // 2k (s39_tailtrace.sh, one launch) shows a piece's key blocks at the static tiles' pace but its epilogue at
-// 2-7 us against a static tile's 1.1 (the record's write 1.7, the arrival 0.6, the last arriver's
-// combine 4.7), so the tail ends 25.5 us after the static part, about a unit's time (ncu, clocks locked,
-// s39_tailcost.sh: 2k 502.7 -> 515.9 us with the tail). The combine runs beside the next tile's first S
-// accumulator and Q fragments (kEarlyNextS) and spills 144 / 140 B. Tried (s39_tailtrace.sh, s39_epilogue.sh;
-// ncu and 400 ms stints beside cuDNN, two passes, against SPLIT_TAIL=0): the own piece from registers and the
-// other records' loads in batches of 8 float4 (spills 380 / 280 B): ncu 2k 507.2 / 4k 952.7 us against 503.0
-// / 938.7 for session 38's combine, stints 0.965 / 0.994 / 1.024 at 2k / 4k / 16k against 0.997 / 1.022
-// / 1.016; a split piece's epilogue before the next tile's first S (spills 32 / 28 B, either combine): stints
-// 0.960-0.975 at 2k-16k against 0.990-1.029 for session 38's order, ncu 4k 1018 / 1007 us against 952: with
-// two orders of the tile loop the whole loop ran slower.
+// 2.6 us (median; up to 8.4) against a static tile's 1.1 (in one cluster the record's write 1.7, the arrival
+// 0.6, the last arriver's combine 4.7), so the tail ends 25.5 us after the static part, about a unit's time
+// (ncu, clocks locked, s39_tailcost.sh: 2k 502.7 -> 515.9 us with the tail). The combine runs beside the next
+// tile's first S accumulator and Q fragments (kEarlyNextS) and spills 144 / 140 B. Tried (s39_tailtrace.sh,
+// s39_epilogue.sh; ncu and 400 ms stints beside cuDNN, two passes, against SPLIT_TAIL=0): the own piece from
+// registers and the other records' loads in batches of 8 float4 (spills 380 / 280 B): ncu 2k 507.2 / 4k 952.7
+// us against 503.0 / 938.7 for session 38's combine, stints 0.965 / 0.994 / 1.024 at 2k / 4k / 16k against
+// 0.997 / 1.022 / 1.016; a split piece's epilogue before the next tile's first S (spills 32 / 28 B, either
+// combine): stints 0.956-0.975 at 2k-16k against 0.990-1.029 for session 38's order, ncu 4k 1018 / 1007 us
+// against 952: with two orders of the tile loop the whole loop ran slower.
 //
 // Measured, not kept (session 39; code in cfabebd): EARLY_Q_RELEASE, Q's buffer released after each tile's
 // first S GEMM in the d = dv = 128 two-consumer kernels, whose S GEMMs take all of Q from registers. Why: a
