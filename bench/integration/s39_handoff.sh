@@ -3,7 +3,8 @@
 # at d128, in 400 ms stints. s39_begintrace.sh put the consumer's own decoding at >= 0.22 us of each d128 tile's
 # boundary (the minimum of its step, over 2112 readings), on the path to the next tile's first S; session 25 had read
 # the handoff at d128 -0.3..-3.2% in paired timing, which hides the energy effect (session 26). Builds (d128 bf16
-# Python extensions): base, dh2 (the switch), a control copy of base; outputs bitwise equal on non-causal, causal
+# Python extensions, both with SPLIT_TAIL=0, which assumes the consumer's own decoding): base, dh2 (the switch), a
+# control copy of base; outputs bitwise equal on non-causal, causal
 # and varlen calls; then stints beside cuDNN over d128 non-causal 1k / 2k / 4k / 16k and causal 2k / 8k, two passes.
 # Prediction: +0.3..+1% at 1k / 2k, less from 4k (~0.2 us of 12-46 us tiles); whatever it reads, nothing changes
 # this session (its device time would not cover a verification): a reading for session 40.
@@ -13,8 +14,8 @@ set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
 device_call_begin s39h
-PY_DIMS=128 sm90_build_py base "" 8 300 &
-PY_DIMS=128 sm90_build_py dh2 "-DFLASHATTN_SM90_DECODED_HANDOFF=2" 8 300 &
+PY_DIMS=128 sm90_build_py base "-DFLASHATTN_SM90_SPLIT_TAIL=0" 8 300 &
+PY_DIMS=128 sm90_build_py dh2 "-DFLASHATTN_SM90_SPLIT_TAIL=0 -DFLASHATTN_SM90_DECODED_HANDOFF=2" 8 300 &
 wait
 rm -f "$out"/py_*_configure.log "$out"/py_*_build.log
 sm90_ctrl_copy base
