@@ -265,9 +265,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     auto decode = [&] {
       if constexpr (!kDecoded) {
         if (Config::kSplitTail && is_tail_item(tile)) {
-          const TailPiece piece = tail_piece<Config::kClusterM>(p, tile);
-          next_w = tile_work<Config::kClusterM>(p, piece.tile);
-          next_range = piece.range;
+          tail_piece_work<Config::kClusterM>(p, tile, next_w, next_range);
         } else {
           next_w = tile_work<Config::kClusterM>(p, tile);
           next_range = key_block_range<Config>(p, next_w);

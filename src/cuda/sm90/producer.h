@@ -176,11 +176,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     tile = next_busy_tile<Config>(p, tile, w, [&](int t) { return claim_next_work<Config>(p, t); });
     [[maybe_unused]] KeyBlockRange piece_range{};
     if constexpr (Config::kSplitTail) {
-      if (is_tail_item(tile)) {
-        const TailPiece piece = tail_piece<Config::kClusterM>(p, tile);
-        w = tile_work<Config::kClusterM>(p, piece.tile);
-        piece_range = piece.range;
-      }
+      if (is_tail_item(tile)) tail_piece_work<Config::kClusterM>(p, tile, w, piece_range);
     }
     // The index (or the end marker) goes to the consumers first; Q's buffer is
     // free once every consumer warp released the previous Q.

@@ -98,6 +98,16 @@ __device__ __forceinline__ TailPiece tail_piece(const ForwardKernelParams& p, in
   return piece;
 }
 
+// Tail item `item`'s tile (tile_work) and key blocks, as a tile index gives them through tile_work and
+// key_block_range (the producer's and the consumers' decoding).
+template <int kClusterM>
+__device__ __forceinline__ void tail_piece_work(const ForwardKernelParams& p, int item, WorkTile& w,
+                                                KeyBlockRange& range) {
+  const TailPiece piece = tail_piece<kClusterM>(p, item);
+  w = tile_work<kClusterM>(p, piece.tile);
+  range = piece.range;
+}
+
 // A piece that is not its whole unit (its rows go through split_tail_combine).
 __device__ __forceinline__ bool split_piece(const ForwardKernelParams& p, const KeyBlockRange& range) {
   return range.begin > 0 || range.end < p.tail.key_blocks;
