@@ -282,19 +282,21 @@ build_check_or_stop() {
   [[ $rc == 0 ]]
 }
 
-# trace_cli_build TREE [JOBS]: the CLI of source tree TREE (a tree_copy with one of session 39's trace patches,
-# bench/integration/s39_*trace.patch) for d128 bf16 with SPLIT_TAIL=1, which the traces ride on, into $bld/cli.
+# trace_cli_build TREE [JOBS] [FLAGS]: the CLI of source tree TREE (a tree_copy with one of session 39's trace
+# patches, bench/integration/s39_*trace.patch) for d128 bf16 with SPLIT_TAIL=1, which the traces ride on, and the
+# CUDA flags FLAGS, into $bld/$TRACE_CLI (default cli).
 trace_cli_build() {
-  cmake -S "$1" -B "$bld/cli" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_HEAD_DIMS=128 \
+  local dir=$bld/${TRACE_CLI:-cli}
+  cmake -S "$1" -B "$dir" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_HEAD_DIMS=128 \
     -DFLASHATTN_DTYPES=bf16 -DFLASHATTN_BACKWARD=OFF -DFLASHATTN_BUILD_TESTS=OFF -DFLASHATTN_BUILD_PYTHON=OFF \
-    -DFLASHATTN_BUILD_CLI=ON -DFLASHATTN_BUILD_EXAMPLES=OFF -DCMAKE_CUDA_FLAGS="-DFLASHATTN_SM90_SPLIT_TAIL=1" \
-    >"$out/cli_configure.log" 2>&1 &&
-    timeout 300 cmake --build "$bld/cli" --target flashattn_cli -j "${2:-16}" >"$out/cli_build.log" 2>&1
-  log "trace CLI build rc=$?"
-  rm -f "$out/cli_configure.log"
+    -DFLASHATTN_BUILD_CLI=ON -DFLASHATTN_BUILD_EXAMPLES=OFF \
+    -DCMAKE_CUDA_FLAGS="-DFLASHATTN_SM90_SPLIT_TAIL=1 ${3:-}" >"$out/cli_configure_${TRACE_CLI:-cli}.log" 2>&1 &&
+    timeout 300 cmake --build "$dir" --target flashattn_cli -j "${2:-16}" >"$out/cli_build_${TRACE_CLI:-cli}.log" 2>&1
+  log "trace CLI ${TRACE_CLI:-cli} (${3:-}) build rc=$?"
+  rm -f "$out/cli_configure_${TRACE_CLI:-cli}.log"
 }
 
-# trace_cli_runs READER FILE [READER_ARGS...]: trace_cli_build's CLI on the d128 non-causal grid rows of 2k / 4k / 16k
+# trace_cli_runs READER FILE [READER_ARGS...]: trace_cli_build's CLI ($TRACE_CLI) on the d128 non-causal grid rows of 2k / 4k / 16k
 # keys (5 calls each; FLASHATTN_TAIL_TRACE dumps the last one's workspace), its output and bench/READER's reading of
 # the dump appended to $out/FILE.
 trace_cli_runs() {
@@ -302,10 +304,10 @@ trace_cli_runs() {
   shift 2
   for s in 2048 4096 16384; do
     b=$((16384 / s))
-    FLASHATTN_TAIL_TRACE=$bld/trace_$s.bin timeout 60 "$bld/cli/tools/cli/flashattn" run --backend cuda_sm90 \
+    FLASHATTN_TAIL_TRACE=$bld/trace_$s.bin timeout 60 "$bld/${TRACE_CLI:-cli}/tools/cli/flashattn" run --backend cuda_sm90 \
       --repeat 5 --verify none -b $b --heads 16 --seqlen-q $s --seqlen-k $s --head-dim 128 >>"$out/$file" 2>&1
     log "trace $s rc=$?"
-    echo "== d128 non-causal $s (b $b)" >>"$out/$file"
+    echo "== ${TRACE_CLI:-cli} d128 non-causal $s (b $b)" >>"$out/$file"
     python3 "bench/$reader" "$bld/trace_$s.bin" "$@" >>"$out/$file" 2>&1
   done
 }

@@ -498,6 +498,18 @@
 #ifndef FLASHATTN_SM90_SPLIT_TAIL
 #define FLASHATTN_SM90_SPLIT_TAIL 4096
 #endif
+// Session 40, being measured: EARLY_NEXT_LOADS, the dense producer of the d = dv = 128 two-consumer kernels
+// (ForwardConfig kEarlyHead) issues the next tile's head (its index, its first K block) before the current
+// tile's last V load, not after it: that V waits for the stage of the tile's third-to-last P V, released
+// after the softmax that follows it, while the next first K's stage is free once the second-to-last S
+// completed. 2: its Q too, with each consumer releasing Q's buffer after the tile's first S (kEarlyQRelease:
+// all of Q's k-steps from registers), so that the Q load waits for nothing there. A per-warp trace
+// (s39_begintrace.sh) put 0.19 us per tile (median) on the wait for the next first K, after 0.58 us of
+// finalisation and decoding; the decoded handoff, which removes 0.22 us of that, read neutral
+// (s39_handoff.sh).
+#ifndef FLASHATTN_SM90_EARLY_NEXT_LOADS
+#define FLASHATTN_SM90_EARLY_NEXT_LOADS 0
+#endif
 // Measured, not kept (session 39; code in b4e1c77): the same tail for the unmasked d = dv = 256 kernel of
 // 80-key blocks (O over the V stages; a split piece's warpgroup that does not store passed its O's V-ring use
 // on), whose grid rows run 1024 tiles on 132 CTAs (7.76 rounds). Against the tree without it (s39_tail256.sh,
@@ -942,6 +954,14 @@ struct ForwardConfig {
       kPrefetchNextTile && (FLASHATTN_SM90_PREFETCH_EARLY >= 2 || kPrefetchOOverV ||
                             (FLASHATTN_SM90_PREFETCH_EARLY == 1 && kHeadDim == 128 && kHeadDimV == 128 &&
                              kConsumerWarpgroups == 2));
+  // FLASHATTN_SM90_EARLY_NEXT_LOADS above (producer.h producer_loop_early_head): 1 the next tile's index and
+  // first K, 2 its Q as well, before the current tile's last V; the consumers then release Q's buffer after a
+  // tile's first S (kEarlyQRelease), which only a Q wholly in registers allows.
+  static constexpr int kEarlyHead = kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2 &&
+                                            !kKLookahead && !kOOverV && !kSplitQ && kQFreeAfterS
+                                        ? FLASHATTN_SM90_EARLY_NEXT_LOADS
+                                        : 0;
+  static constexpr bool kEarlyQRelease = kEarlyHead >= 2 && kRegisterQSteps == kHeadDim / 16;
   static constexpr int kPrefetchAfterBlocks =
       kOOverV ? FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS_O_OVER_V : FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS;
   static constexpr int kPrefetchAfterBlocksWindowed = FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS_WINDOWED;
