@@ -498,18 +498,6 @@
 #ifndef FLASHATTN_SM90_SPLIT_TAIL
 #define FLASHATTN_SM90_SPLIT_TAIL 4096
 #endif
-// Session 40, being measured: EARLY_NEXT_LOADS, the dense producer of the d = dv = 128 two-consumer kernels
-// (ForwardConfig kEarlyHead) issues the next tile's head (its index, its first K block) before the current
-// tile's last V load, not after it: that V waits for the stage of the tile's third-to-last P V, released
-// after the softmax that follows it, while the next first K's stage is free once the second-to-last S
-// completed. 2: its Q too, with each consumer releasing Q's buffer after the tile's first S (kEarlyQRelease:
-// all of Q's k-steps from registers), so that the Q load waits for nothing there. A per-warp trace
-// (s39_begintrace.sh) put 0.19 us per tile (median) on the wait for the next first K, after 0.58 us of
-// finalisation and decoding; the decoded handoff, which removes 0.22 us of that, read neutral
-// (s39_handoff.sh).
-#ifndef FLASHATTN_SM90_EARLY_NEXT_LOADS
-#define FLASHATTN_SM90_EARLY_NEXT_LOADS 0
-#endif
 // Measured, not kept (session 39; code in b4e1c77): the same tail for the unmasked d = dv = 256 kernel of
 // 80-key blocks (O over the V stages; a split piece's warpgroup that does not store passed its O's V-ring use
 // on), whose grid rows run 1024 tiles on 132 CTAs (7.76 rounds). Against the tree without it (s39_tail256.sh,
@@ -542,6 +530,16 @@
 // / 1.011, causal 2k / 4k / 8k 0.984 / 0.997 / 0.992 (control 0.989-1.013). The producer issues the next Q
 // only after the tile's last K / V loads, which wait for stages, so an earlier release changes little of when
 // Q lands.
+//
+// Measured, not kept (session 40; code in 468816d): EARLY_NEXT_LOADS, the d = dv = 128 two-consumer kernels'
+// producer issuing the next tile's head before the current tile's last V load (1: its index and first K; 2: its
+// Q as well, with EARLY_Q_RELEASE's release after the first S). Against the tree without it
+// (s40_early_head.sh, 400 ms stints beside cuDNN, two passes, outputs bitwise equal on 12 shapes): 1 non-causal
+// 2k / 4k / 8k / 16k 1.011 / 1.003 / 0.986 / 0.997, causal 2k / 4k / 8k 0.987 / 1.011 / 1.007; 2 1.022 / 0.984 /
+// 0.984 / 0.985, 0.989 / 1.003 / 0.997; control 1.019 / 1.001 / 0.998 / 1.003, 0.989 / 0.974 / 1.001. The
+// trace of 2 (s39_begintrace.patch) read the consumers' boundary steps unchanged (h->q 0.288, q->k 0.192 us
+// median, as without): those steps are the consumers' own latency and the trace's stores (each step's minimum,
+// 0.13-0.22 us, is close to its median), not waits for the next tile's loads.
 
 // Session 27: the d = dv = 128 kernel's dynamic schedule (causal or windowed rows off the K/V multicast) with
 // SECTION_L2_MID_MIN_SEQLEN <= keys < SECTION_L2_MID_MAX_SEQLEN takes sections of 1 / SECTION_L2_DIVISOR_MID
@@ -954,14 +952,6 @@ struct ForwardConfig {
       kPrefetchNextTile && (FLASHATTN_SM90_PREFETCH_EARLY >= 2 || kPrefetchOOverV ||
                             (FLASHATTN_SM90_PREFETCH_EARLY == 1 && kHeadDim == 128 && kHeadDimV == 128 &&
                              kConsumerWarpgroups == 2));
-  // FLASHATTN_SM90_EARLY_NEXT_LOADS above (producer.h producer_loop_early_head): 1 the next tile's index and
-  // first K, 2 its Q as well, before the current tile's last V; the consumers then release Q's buffer after a
-  // tile's first S (kEarlyQRelease), which only a Q wholly in registers allows.
-  static constexpr int kEarlyHead = kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2 &&
-                                            !kKLookahead && !kOOverV && !kSplitQ && kQFreeAfterS
-                                        ? FLASHATTN_SM90_EARLY_NEXT_LOADS
-                                        : 0;
-  static constexpr bool kEarlyQRelease = kEarlyHead >= 2 && kRegisterQSteps == kHeadDim / 16;
   static constexpr int kPrefetchAfterBlocks =
       kOOverV ? FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS_O_OVER_V : FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS;
   static constexpr int kPrefetchAfterBlocksWindowed = FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS_WINDOWED;
