@@ -159,8 +159,119 @@ __device__ __forceinline__ void prefetch_next_q(const ForwardKernelParams& p, in
   }
 }
 
+// Config::kEarlyHead (forward_config.h EARLY_NEXT_LOADS): producer_loop with each work item's head (its index
+// published, its first K loaded and, with kEarlyQRelease, its Q) issued during the previous item, before that
+// item's last V load, which waits for a stage released later. Without kEarlyQRelease the Q load, which waits
+// for the consumers' last S, follows that V, as in producer_loop.
+template <class Config>
+__device__ void producer_loop_early_head(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe) {
+  ptx::prefetch_tensormap(&p.maps.q);
+  ptx::prefetch_tensormap(&p.maps.k);
+  ptx::prefetch_tensormap(&p.maps.v);
+  RingPosition<Config::kStages> ring;
+  std::uint32_t q_phase = 0;
+  int tile = first_work<Config>(p);
+  WorkTile w{};
+  KeyBlockRange range{};
+  // The current item's K/V coordinates (set from w once its head went out: w then moves on to the next item
+  // before this one's last V).
+  const SequenceMaps* maps = nullptr;
+  int kv_head = 0;
+  int batch = 0;
+  // Block n's K or V at ring position `at`, once the stage's previous use was released.
+  auto load_block = [&](bool is_v, RingPosition<Config::kStages> at, int n) {
+    const std::uint32_t full = is_v ? pipe.v_full(at.stage) : pipe.k_full(at.stage);
+    ptx::mbarrier_wait_parity(is_v ? pipe.v_empty(at.stage) : pipe.k_empty(at.stage), at.phase ^ 1);
+    if (is_v) {
+      ptx::mbarrier_arrive_expect_tx(full, Config::kVBytes);
+      load_kv_block<Config, Config::kChunksV>(pipe.v(at.stage), &maps->v, full, n, kv_head, batch);
+    } else {
+      ptx::mbarrier_arrive_expect_tx(full, Config::kKVBytes);
+      load_kv_block<Config, Config::kChunks>(pipe.k(at.stage), &maps->k, full, n, kv_head, batch);
+    }
+  };
+  // The next item's head: its index (or the end marker) published, its first K at `ring` and, with
+  // kEarlyQRelease or `with_q`, its Q; false past the last item. w and range are then the next item's.
+  auto issue_head = [&](bool with_q) -> bool {
+    w = WorkTile{};  // (nothing of the previous item's stays live through its key-block loop)
+    tile = next_busy_tile<Config>(p, tile, w, [&](int t) { return claim_next_work<Config>(p, t); });
+    KeyBlockRange piece_range{};
+    if constexpr (Config::kSplitTail) {
+      if (is_tail_item(tile)) tail_piece_work<Config::kClusterM>(p, tile, w, piece_range);
+    }
+    publish_next_tile<Config, Config::kDecodedHandoff>(p, pipe, tile, w, q_phase);  // one per Q so far
+    if (!is_work<Config>(p, tile)) return false;
+    range = Config::kSplitTail && is_tail_item(tile) ? piece_range : key_block_range<Config>(p, w);
+    const SequenceMaps* next_maps = tile_maps(p, w);
+    if (p.sequence_maps != nullptr) {
+      ptx::tensormap_acquire_fence(&next_maps->q);
+      ptx::tensormap_acquire_fence(&next_maps->k);
+      ptx::tensormap_acquire_fence(&next_maps->v);
+    }
+    if (range.end > range.begin) {
+      ptx::mbarrier_wait_parity(pipe.k_empty(ring.stage), ring.phase ^ 1);
+      ptx::mbarrier_arrive_expect_tx(pipe.k_full(ring.stage), Config::kKVBytes);
+      load_kv_block<Config, Config::kChunks>(pipe.k(ring.stage), &next_maps->k, pipe.k_full(ring.stage),
+                                             range.end - 1, w.head / p.heads_per_kv, w.map_batch);
+    }
+    if (Config::kEarlyQRelease || with_q) wait_and_load_q<Config>(p, pipe, &next_maps->q, w, q_phase);
+    return true;
+  };
+  // One call site of issue_head: each is a copy of the tile decoding in a thread of 24 registers.
+  bool current = false;  // an item whose head went out
+  for (;;) {
+    bool deferred = false;  // the current item's last V, after the next head
+    RingPosition<Config::kStages> last_v = ring;
+    if (current) {
+      maps = tile_maps(p, w), kv_head = w.head / p.heads_per_kv, batch = w.map_batch;
+      // Claimed now, used by the next head: the atomic's latency hides behind this tile's loads.
+      tile = claim_next_work<Config>(p, tile);
+      const int prefetch_blocks =
+          windowed(p) ? Config::kPrefetchAfterBlocksWindowed : Config::kPrefetchAfterBlocks;
+      const int prefetch_after =
+          range.end - range.begin >= prefetch_blocks ? range.end - prefetch_blocks : range.begin;
+      // Every block but the last (the first one's K came with the head).
+      int n = range.end - 1;
+#pragma unroll 1
+      for (; n > range.begin && n >= prefetch_after; --n) {
+        if (n != range.end - 1) load_block(false, ring, n);
+        load_block(true, ring, n);
+        ring.advance();
+      }
+      if constexpr (Config::kPrefetchNextTile) prefetch_next_q<Config>(p, tile);
+#pragma unroll 1
+      for (; n > range.begin; --n) {
+        if (n != range.end - 1) load_block(false, ring, n);
+        load_block(true, ring, n);
+        ring.advance();
+      }
+      // The last block's K; its V goes out after the next item's head.
+      if (range.end > range.begin) {
+        if (range.end - range.begin > 1) load_block(false, ring, n);
+        last_v = ring;
+        ring.advance();
+        deferred = true;
+      }
+    }
+    const int last_n = range.begin;
+    const bool more = issue_head(!deferred);
+    if (deferred) {
+      load_block(true, last_v, last_n);
+      if constexpr (!Config::kEarlyQRelease) {
+        if (more) wait_and_load_q<Config>(p, pipe, &tile_maps(p, w)->q, w, q_phase);
+      }
+    }
+    if (!more) break;
+    current = true;
+  }
+}
+
 template <class Config>
 __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe) {
+  if constexpr (Config::kEarlyHead != 0) {
+    producer_loop_early_head<Config>(p, pipe);
+    return;
+  }
   ptx::prefetch_tensormap(&p.maps.q);
   ptx::prefetch_tensormap(&p.maps.k);
   ptx::prefetch_tensormap(&p.maps.v);
