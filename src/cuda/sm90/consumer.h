@@ -195,9 +195,6 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
   // the epilogue goes first; Q is still free after the tile's last S.
   constexpr bool kEarlyNextS = Config::kEarlyNextS && !(kPaged && Config::kOOverV);
   constexpr bool kEarlyNextTile = Config::kEarlyNextTile && kEarlyNextS;
-  // Config::kEarlyQRelease: Q's buffer released after the tile's first S (the S GEMMs read Q only from the
-  // fragments loaded before it), for the dense producer, which loads the next Q before the tile's last V.
-  constexpr bool kEarlyQRelease = Config::kEarlyQRelease && !kPaged;
   constexpr int kS = Config::kBlockN / 2;
   const int thread = threadIdx.x % 128;
   const int lane = thread % 32;
@@ -417,8 +414,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       }
       if (warp_leader) {
         pipe.release_kv(pipe.k_empty(ring.stage));
-        if (Config::kQFreeAfterS && (kEarlyQRelease || n_blocks == 1))
-          ptx::mbarrier_arrive(pipe.q_empty(consumer));
+        if (Config::kQFreeAfterS && n_blocks == 1) ptx::mbarrier_arrive(pipe.q_empty(consumer));
       }
       ring.advance();
       // kConsumerKeyRange: the V stages of the top blocks this consumer skips (skip_top_keys), released
@@ -469,7 +465,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           // branches (d128 SASS; ~10% of the consumer warps' stall samples sat on that chain).
           const bool masked = block_masked<Config>(p, w, n, clean, consumer);
           const bool special = masked || transforms;
-          const bool last_s = Config::kQFreeAfterS && !kEarlyQRelease && i == n_blocks - 1;
+          const bool last_s = Config::kQFreeAfterS && i == n_blocks - 1;
           const std::uint32_t k_empty = pipe.k_empty(ring.stage);
           ring.advance();
           ptx::wgmma_wait_group<1>();  // S(n) done; P V still running
@@ -483,8 +479,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           ptx::wgmma_fence_operand(s);
           if (warp_leader) {
             pipe.release_kv(pipe.k_empty(ring.stage));
-            if (Config::kQFreeAfterS && !kEarlyQRelease && i == n_blocks - 1)
-              ptx::mbarrier_arrive(pipe.q_empty(consumer));
+            if (Config::kQFreeAfterS && i == n_blocks - 1) ptx::mbarrier_arrive(pipe.q_empty(consumer));
           }
           ring.advance();
           prepare_scores<Config>(s, p, w, slope_s, n, row0, clean, consumer);

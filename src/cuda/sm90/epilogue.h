@@ -39,14 +39,18 @@ __device__ __forceinline__ void claim_output_buffer(int consumer) {
   }
 }
 
-// store_output's first half: O normalised into its shared-memory box; returns the box's address.
+// The buffer was claimed (claim_output_buffer) before this is called, except under
+// Config::kOOverV, where O goes over the V stage of o_slot (a use of the V ring: pipeline.h),
+// waited for here, and that use is released once the store has read it. o is the P V
+// accumulator: its first kHeadDimV / 2 values are O's (kRowSumMma: the row sums follow).
 template <class Config>
-__device__ __forceinline__ std::uint32_t write_output_box(const SharedPipeline<Config>& pipe, int consumer,
-                                                          const float (&o)[Config::kPVN / 2],
-                                                          const RowFinal& final_rows,
-                                                          RingPosition<Config::kStages> o_slot) {
+__device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
+                             const WorkTile& w, int consumer, const float (&o)[Config::kPVN / 2],
+                             const RowFinal& final_rows, RingPosition<Config::kStages> o_slot) {
   const int thread = threadIdx.x % 128;
   const int lane = thread % 32;
+  const int row0 = (thread / 32) * 16 + lane / 4;  // within the warpgroup's 64 rows
+  const bool leader = thread == 0;
   std::uint32_t o_base;
   if constexpr (Config::kOOverV) {
     // Every consumer warp's P V reads of the stage's previous use are done (the producer waited for
@@ -78,7 +82,6 @@ __device__ __forceinline__ std::uint32_t write_output_box(const SharedPipeline<C
                        pack_pair<typename Config::Element>(v[6] * s1, v[7] * s1));
     }
   } else {
-    const int row0 = (thread / 32) * 16 + lane / 4;  // within the warpgroup's 64 rows
 #pragma unroll
     for (int i = 0; i < Config::kHeadDimV / 8; ++i) {
       const int col = 8 * i + 2 * (lane % 4);
@@ -95,20 +98,6 @@ __device__ __forceinline__ std::uint32_t write_output_box(const SharedPipeline<C
       }
     }
   }
-  return o_base;
-}
-
-// store_output's second half: the box at o_base stored by TMA, its buffer's release, and the LSE.
-template <class Config>
-__device__ __forceinline__ void issue_output_store(const ForwardKernelParams& p,
-                                                   const SharedPipeline<Config>& pipe, const WorkTile& w,
-                                                   int consumer, std::uint32_t o_base,
-                                                   const RowFinal& final_rows,
-                                                   RingPosition<Config::kStages> o_slot) {
-  const int thread = threadIdx.x % 128;
-  const int lane = thread % 32;
-  const int row0 = (thread / 32) * 16 + lane / 4;  // within the warpgroup's 64 rows
-  const bool leader = thread == 0;
   // Each writer orders its st.shared before the copy engine's reads, then the
   // barrier tells the storing thread that all 128 writers are done.
   ptx::fence_proxy_async_shared_cta();
@@ -151,19 +140,6 @@ __device__ __forceinline__ void issue_output_store(const ForwardKernelParams& p,
       }
     }
   }
-}
-
-// The buffer was claimed (claim_output_buffer) before this is called, except under
-// Config::kOOverV, where O goes over the V stage of o_slot (a use of the V ring: pipeline.h),
-// waited for here, and that use is released once the store has read it. o is the P V
-// accumulator: its first kHeadDimV / 2 values are O's (kRowSumMma: the row sums follow).
-template <class Config>
-__device__ __forceinline__ void store_output(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
-                                             const WorkTile& w, int consumer,
-                                             const float (&o)[Config::kPVN / 2], const RowFinal& final_rows,
-                                             RingPosition<Config::kStages> o_slot) {
-  const std::uint32_t o_base = write_output_box<Config>(pipe, consumer, o, final_rows, o_slot);
-  issue_output_store<Config>(p, pipe, w, consumer, o_base, final_rows, o_slot);
 }
 
 }  // namespace flashattn::detail::cuda_sm90

@@ -498,17 +498,6 @@
 #ifndef FLASHATTN_SM90_SPLIT_TAIL
 #define FLASHATTN_SM90_SPLIT_TAIL 4096
 #endif
-// Session 40, being measured: EARLY_NEXT_LOADS (see the note below) as the producer of MERGED_BOUNDARY, the
-// d = dv = 128 unmasked K/V multicast instance's consumers (consumer_merged.h) issuing a tile's last P V
-// together with the next tile's first S in one issue turn, and writing the tile's O after the next tile's
-// first softmax, its store after the next tile's first GEMM pair: the tile boundary's epilogue then runs
-// beside tensor work. Needs EARLY_NEXT_LOADS=2 (the next Q and first K land before the last P V's issue).
-#ifndef FLASHATTN_SM90_EARLY_NEXT_LOADS
-#define FLASHATTN_SM90_EARLY_NEXT_LOADS 0
-#endif
-#ifndef FLASHATTN_SM90_MERGED_BOUNDARY
-#define FLASHATTN_SM90_MERGED_BOUNDARY 0
-#endif
 // Measured, not kept (session 39; code in b4e1c77): the same tail for the unmasked d = dv = 256 kernel of
 // 80-key blocks (O over the V stages; a split piece's warpgroup that does not store passed its O's V-ring use
 // on), whose grid rows run 1024 tiles on 132 CTAs (7.76 rounds). Against the tree without it (s39_tail256.sh,
@@ -543,14 +532,28 @@
 // Q lands.
 //
 // Measured, not kept (session 40; code in 468816d): EARLY_NEXT_LOADS, the d = dv = 128 two-consumer kernels'
-// producer issuing the next tile's head before the current tile's last V load (1: its index and first K; 2:
-// its Q as well, with EARLY_Q_RELEASE's release after the first S). Against the tree without it
-// (s40_early_head.sh, 400 ms stints beside cuDNN, two passes, outputs bitwise equal on 12 shapes): 1
-// non-causal 2k / 4k / 8k / 16k 1.011 / 1.003 / 0.986 / 0.997, causal 2k / 4k / 8k 0.987 / 1.011 / 1.007;
-// 2 1.022 / 0.984 / 0.984 / 0.985, 0.989 / 1.003 / 0.997; control 1.019 / 1.001 / 0.998 / 1.003, 0.989 /
-// 0.974 / 1.001. The trace of 2 (s39_begintrace.patch) read the consumers' boundary steps unchanged (h->q
-// 0.288, q->k 0.192 us median, as without): those steps are the consumers' own latency and the trace's stores
-// (each step's minimum, 0.13-0.22 us, is close to its median), not waits for the next tile's loads.
+// producer issuing the next tile's head before the current tile's last V load (1: its index and first K; 2: its
+// Q as well, with EARLY_Q_RELEASE's release after the first S). Against the tree without it
+// (s40_early_head.sh, 400 ms stints beside cuDNN, two passes, outputs bitwise equal on 12 shapes): 1 non-causal
+// 2k / 4k / 8k / 16k 1.011 / 1.003 / 0.986 / 0.997, causal 2k / 4k / 8k 0.987 / 1.011 / 1.007; 2 1.022 / 0.984 /
+// 0.984 / 0.985, 0.989 / 1.003 / 0.997; control 1.019 / 1.001 / 0.998 / 1.003, 0.989 / 0.974 / 1.001. The
+// trace of 2 (s39_begintrace.patch) read the consumers' boundary steps unchanged (h->q 0.288, q->k 0.192 us
+// median, as without): those steps are the consumers' own latency and the trace's stores (each step's minimum,
+// 0.13-0.22 us, is close to its median), not waits for the next tile's loads.
+//
+// Measured, not kept (session 40; code in abc6416): MERGED_BOUNDARY, the d = dv = 128 unmasked K/V multicast
+// instance's consumers (consumer_merged.h, with EARLY_NEXT_LOADS=2 as its producer) issuing a tile's last P V in
+// one issue turn with the next tile's first S, writing O to shared memory once both are done and storing it
+// after the next tile's first GEMM pair, so that the epilogue runs beside tensor work. Outputs bitwise equal (12
+// shapes: split tail, ragged keys, LSE, sink, softcap, ALiBi, GQA). Against the tree without it
+// (s40_merged.sh, 400 ms stints beside cuDNN, two passes): non-causal 2k / 4k / 8k / 16k 0.929 / 0.934 / 0.937 /
+// 0.938, its producer alone 0.999 / 0.986 / 0.982 / 0.986, control 0.972-1.000. With the split tail compiled
+// in, its key-block loop lost the uniform datapath (32 R2UR per block before the HGMMAs, none in the tree's;
+// local SASS); without it (SPLIT_TAIL=0 in every build, s40_merged0.sh) 0.980 / 0.991 / 0.993 / 0.980, its
+// producer alone 0.970 / 0.989 / 0.994 / 0.992, control 0.965 / 1.001 / 1.000 / 1.000: the rearranged
+// boundary gains nothing over its producer. Waiting for the first S alone at the tile's top (its softmax
+// beside the last P V) made ptxas serialise the kernel's wgmmas (C7514: the accumulators then in flight and the
+// softmax's registers do not fit).
 
 // Session 27: the d = dv = 128 kernel's dynamic schedule (causal or windowed rows off the K/V multicast) with
 // SECTION_L2_MID_MIN_SEQLEN <= keys < SECTION_L2_MID_MAX_SEQLEN takes sections of 1 / SECTION_L2_DIVISOR_MID
@@ -963,14 +966,6 @@ struct ForwardConfig {
       kPrefetchNextTile && (FLASHATTN_SM90_PREFETCH_EARLY >= 2 || kPrefetchOOverV ||
                             (FLASHATTN_SM90_PREFETCH_EARLY == 1 && kHeadDim == 128 && kHeadDimV == 128 &&
                              kConsumerWarpgroups == 2));
-  // FLASHATTN_SM90_EARLY_NEXT_LOADS above (producer.h producer_loop_early_head): 1 the next tile's index and
-  // first K, 2 its Q as well, before the current tile's last V; the consumers then release Q's buffer after a
-  // tile's first S (kEarlyQRelease), which only a Q wholly in registers allows.
-  static constexpr int kEarlyHead = kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2 &&
-                                            !kKLookahead && !kOOverV && !kSplitQ && kQFreeAfterS
-                                        ? FLASHATTN_SM90_EARLY_NEXT_LOADS
-                                        : 0;
-  static constexpr bool kEarlyQRelease = kEarlyHead >= 2 && kRegisterQSteps == kHeadDim / 16;
   static constexpr int kPrefetchAfterBlocks =
       kOOverV ? FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS_O_OVER_V : FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS;
   static constexpr int kPrefetchAfterBlocksWindowed = FLASHATTN_SM90_PREFETCH_AFTER_BLOCKS_WINDOWED;
@@ -1047,12 +1042,6 @@ struct ForwardConfig {
       ((kConsumerWarpgroups - 1) * 64 + (kClusterM - 1) * kBlockM + kBlockN - 1) / kBlockN > kStages;
   // consumer.h skip_top_keys: the eager releases walk the V stages at the K ring's positions.
   static_assert(!(kOOverV && kEagerSkipRelease), "O over V needs the V ring where the eager releases are");
-  // FLASHATTN_SM90_MERGED_BOUNDARY above (consumer_merged.h): the d = dv = 128 unmasked K/V multicast
-  // instance, whose tiles (dense batched problems of at least KV_MULTICAST_MIN_SEQLEN keys, or their
-  // split-tail pieces) all have key blocks.
-  static constexpr bool kMergedBoundary = FLASHATTN_SM90_MERGED_BOUNDARY != 0 && kEarlyQRelease &&
-                                          kClusterM == 2 && !kMaskedInstance_ && !kConsumerKeyRange &&
-                                          kSeparateO && kRowSumMma && kRescaleBySum && kEarlyNextS;
 };
 
 // d = 64: three consumer warpgroups (kBlockM 192, kBlockN 96 until session 14, now

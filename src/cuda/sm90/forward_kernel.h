@@ -16,7 +16,6 @@
 #include "cuda/ptx/tma.h"
 #include "cuda/ptx/warpgroup.h"
 #include "cuda/sm90/consumer.h"
-#include "cuda/sm90/consumer_merged.h"
 #include "cuda/sm90/kernel_params.h"
 #include "cuda/sm90/pipeline.h"
 #include "cuda/sm90/producer.h"
@@ -87,9 +86,7 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
     }
   } else {
     if constexpr (Config::kMovesRegisters) ptx::setmaxnreg_inc<kConsumerRegisters>();
-    if constexpr (Config::kMergedBoundary && !kPaged) {
-      consumer_loop_merged<Config>(p, pipe, __shfl_sync(0xffffffffu, warpgroup, 0) - 1);
-    } else if constexpr (Config::kUniformConsumer) {
+    if constexpr (Config::kUniformConsumer) {
       // threadIdx.x / 128 is the same in every lane of a warp, but ptxas cannot prove it, so
       // values derived from it (Q's rows, O's buffer, per-consumer barrier addresses) live in
       // per-thread registers and pull the shared base with them off the uniform datapath
