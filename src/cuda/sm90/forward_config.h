@@ -532,28 +532,28 @@
 // Q lands.
 //
 // Measured, not kept (session 40; code in 468816d): EARLY_NEXT_LOADS, the d = dv = 128 two-consumer kernels'
-// producer issuing the next tile's head before the current tile's last V load (1: its index and first K; 2: its
-// Q as well, with EARLY_Q_RELEASE's release after the first S). Against the tree without it
-// (s40_early_head.sh, 400 ms stints beside cuDNN, two passes, outputs bitwise equal on 12 shapes): 1 non-causal
-// 2k / 4k / 8k / 16k 1.011 / 1.003 / 0.986 / 0.997, causal 2k / 4k / 8k 0.987 / 1.011 / 1.007; 2 1.022 / 0.984 /
-// 0.984 / 0.985, 0.989 / 1.003 / 0.997; control 1.019 / 1.001 / 0.998 / 1.003, 0.989 / 0.974 / 1.001. The
-// trace of 2 (s39_begintrace.patch) read the consumers' boundary steps unchanged (h->q 0.288, q->k 0.192 us
-// median, as without): those steps are the consumers' own latency and the trace's stores (each step's minimum,
-// 0.13-0.22 us, is close to its median), not waits for the next tile's loads.
+// producer issuing the next tile's head before the current tile's last V load (1: its index and first K; 2:
+// its Q as well, with EARLY_Q_RELEASE's release after the first S). Against the tree without it
+// (s40_early_head.sh, 400 ms stints beside cuDNN, two passes, outputs bitwise equal on 12 shapes): 1
+// non-causal 2k / 4k / 8k / 16k 1.011 / 1.003 / 0.986 / 0.997, causal 2k / 4k / 8k 0.987 / 1.011 / 1.007;
+// 2 1.022 / 0.984 / 0.984 / 0.985, 0.989 / 1.003 / 0.997; control 1.019 / 1.001 / 0.998 / 1.003, 0.989 /
+// 0.974 / 1.001. The trace of 2 (s39_begintrace.patch) read the consumers' boundary steps unchanged (h->q
+// 0.288, q->k 0.192 us median, as without): those steps are the consumers' own latency and the trace's stores
+// (each step's minimum, 0.13-0.22 us, is close to its median), not waits for the next tile's loads.
 //
 // Measured, not kept (session 40; code in abc6416): MERGED_BOUNDARY, the d = dv = 128 unmasked K/V multicast
-// instance's consumers (consumer_merged.h, with EARLY_NEXT_LOADS=2 as its producer) issuing a tile's last P V in
-// one issue turn with the next tile's first S, writing O to shared memory once both are done and storing it
-// after the next tile's first GEMM pair, so that the epilogue runs beside tensor work. Outputs bitwise equal (12
-// shapes: split tail, ragged keys, LSE, sink, softcap, ALiBi, GQA). Against the tree without it
-// (s40_merged.sh, 400 ms stints beside cuDNN, two passes): non-causal 2k / 4k / 8k / 16k 0.929 / 0.934 / 0.937 /
-// 0.938, its producer alone 0.999 / 0.986 / 0.982 / 0.986, control 0.972-1.000. With the split tail compiled
-// in, its key-block loop lost the uniform datapath (32 R2UR per block before the HGMMAs, none in the tree's;
-// local SASS); without it (SPLIT_TAIL=0 in every build, s40_merged0.sh) 0.980 / 0.991 / 0.993 / 0.980, its
-// producer alone 0.970 / 0.989 / 0.994 / 0.992, control 0.965 / 1.001 / 1.000 / 1.000: the rearranged
-// boundary gains nothing over its producer. Waiting for the first S alone at the tile's top (its softmax
-// beside the last P V) made ptxas serialise the kernel's wgmmas (C7514: the accumulators then in flight and the
-// softmax's registers do not fit).
+// instance's consumers (consumer_merged.h, with EARLY_NEXT_LOADS=2 as its producer) issuing a tile's last P V
+// in one issue turn with the next tile's first S, writing O to shared memory once both are done and storing
+// it after the next tile's first GEMM pair, so that the epilogue runs beside tensor work. Outputs and LSE
+// bitwise equal on 9 shapes (split tail, ragged keys, sink, softcap, ALiBi, GQA). Against the tree without it
+// (s40_merged.sh, 400 ms stints beside cuDNN, two passes): non-causal 2k / 4k / 8k / 16k 0.929 / 0.934 /
+// 0.937 / 0.938, its producer alone 0.999 / 0.986 / 0.982 / 0.986, control 0.972-1.000. With the split tail
+// compiled in, its key-block loop lost the uniform datapath (32 R2UR per block before the HGMMAs, none in the
+// tree's; local SASS); without it (SPLIT_TAIL=0 in every build, s40_merged0.sh) 0.980 / 0.991 / 0.993 /
+// 0.980, its producer alone 0.970 / 0.989 / 0.994 / 0.992, control 0.965 / 1.001 / 1.000 / 1.000: the
+// rearranged boundary gains nothing over its producer. Waiting for the first S alone at the tile's top (its
+// softmax beside the last P V) made ptxas serialise the kernel's wgmmas (C7514: the accumulators then in
+// flight and the softmax's registers do not fit).
 
 // Session 27: the d = dv = 128 kernel's dynamic schedule (causal or windowed rows off the K/V multicast) with
 // SECTION_L2_MID_MIN_SEQLEN <= keys < SECTION_L2_MID_MAX_SEQLEN takes sections of 1 / SECTION_L2_DIVISOR_MID
