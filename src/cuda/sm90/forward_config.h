@@ -94,6 +94,11 @@
 #ifndef FLASHATTN_SM90_REGISTER_Q_D256
 #define FLASHATTN_SM90_REGISTER_Q_D256 0
 #endif
+// Session 40, being measured: REGISTER_Q_D256 for the unmasked single-CTA d = dv = 256 instances (O over V;
+// 0, 4 or 8 k-steps).
+#ifndef FLASHATTN_SM90_REGISTER_Q_D256_UNMASKED
+#define FLASHATTN_SM90_REGISTER_Q_D256_UNMASKED 0
+#endif
 // 1 (default): Q's fragments in registers for all 12 k-steps of the S GEMM in the (192, 128) two-consumer
 // kernels too (DeepSeek-style prefill), where the S GEMM is 60% of the tensor work. Session 35
 // (bench/integration/s35_rq192.sh, 400 ms stints with cuDNN interleaved, two passes, against the tree and a
@@ -851,6 +856,9 @@ struct ForwardConfig {
           ? 8
       : (kHeadDim == 256 && kHeadDimV == 256 && kConsumerWarpgroups == 2 && kMaskedInstance_)
           ? FLASHATTN_SM90_REGISTER_Q_D256
+      : (kHeadDim == 256 && kHeadDimV == 256 && kConsumerWarpgroups == 2 && !kMaskedInstance_ &&
+         kClusterM_ == 1)
+          ? FLASHATTN_SM90_REGISTER_Q_D256_UNMASKED
       : (FLASHATTN_SM90_REGISTER_Q_D192 != 0 && kHeadDim == 192 && kHeadDimV == 128 &&
          kConsumerWarpgroups == 2)
           ? 12
