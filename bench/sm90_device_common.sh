@@ -252,6 +252,18 @@ sustained_rows() {
     sed "s/^{/{\"pass\": \"$5\", /" >>"$out/ab.jsonl"
 }
 
+# stint_passes BUILDS HDIM N CAUSAL:SEQLENS...: N passes (p1..pN) of sustained_rows over BUILDS at head dim HDIM, each
+# CAUSAL:SEQLENS in turn (400 ms stints, cuDNN interleaved), the record copied to $OUT after each pass.
+stint_passes() {
+  local builds=$1 d=$2 n=$3 pass spec
+  shift 3
+  for ((pass = 1; pass <= n; pass++)); do
+    for spec in "$@"; do sustained_rows "$builds" "$d" "${spec%%:*}" "${spec#*:}" "p$pass" 400 200; done
+    log "stints p$pass"
+    cp "$out/ab.jsonl" "${OUT:-/tmp}/" 2>/dev/null
+  done
+}
+
 # standing_pass PASS: the standing's rows (s27_standing.sh's method): sustained_rows of the build "new" over every
 # head dim (64, 128, 256), causal and not, 512..16k, 400 ms stints with cuDNN interleaved, tagged "pPASS".
 standing_pass() {

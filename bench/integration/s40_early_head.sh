@@ -63,11 +63,6 @@ PY
 log "equality"
 TRACE_CLI=cli0 trace_cli_runs gap_trace.py summary.txt
 TRACE_CLI=cli2 trace_cli_runs gap_trace.py summary.txt
-for pass in p1 p2; do
-  sustained_rows base,e1,e2,ctrl 128 0 2048,4096,8192,16384 "$pass" 400 200
-  sustained_rows base,e1,e2,ctrl 128 1 2048,4096,8192 "$pass" 400 200
-  log "stints $pass"
-  cp "$out/ab.jsonl" "${OUT:-/tmp}/" 2>/dev/null
-done
+stint_passes base,e1,e2,ctrl 128 2 0:2048,4096,8192,16384 1:2048,4096,8192
 sustained_summary base e1 e2 ctrl
 log total

@@ -64,10 +64,6 @@ for name, m in (("base", flashattn_base), ("mb", flashattn_mb)):
     print(f"{name} 4k max |out - fp32 ref| {(m.flash_attn_func(q4, k4, v4).float() - ref).abs().max().item():.5f}")
 PY
 log "equality"
-for pass in p1 p2; do
-  sustained_rows base,mb,e2,ctrl 128 0 1024,2048,4096,8192,16384 "$pass" 400 200
-  log "stints $pass"
-  cp "$out/ab.jsonl" "${OUT:-/tmp}/" 2>/dev/null
-done
+stint_passes base,mb,e2,ctrl 128 2 0:1024,2048,4096,8192,16384
 sustained_summary base mb e2 ctrl
 log total

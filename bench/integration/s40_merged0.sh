@@ -28,10 +28,6 @@ for b, s in ((8, 2048), (4, 4096), (3, 3001)):
     print(f"b{b} s{s}: mb0 bitwise equal {all(bool(torch.equal(a, c)) for a, c in zip(x, y))}, finite {bool(torch.isfinite(y[0]).all())}")
 PY
 log "equality"
-for pass in p1 p2; do
-  sustained_rows base0,mb0,e20,ctrl 128 0 2048,4096,8192,16384 "$pass" 400 200
-  log "stints $pass"
-  cp "$out/ab.jsonl" "${OUT:-/tmp}/" 2>/dev/null
-done
+stint_passes base0,mb0,e20,ctrl 128 2 0:2048,4096,8192,16384
 sustained_summary base0 mb0 e20 ctrl
 log total

@@ -30,10 +30,6 @@ for b, sq, sk in ((32, 512, 512), (4, 4096, 4096), (3, 1000, 3001), (2, 8192, 81
           f"finite {bool(torch.isfinite(y[0]).all())}")
 PY
 log "equality"
-for pass in p1 p2; do
-  sustained_rows base,rq4,ctrl 256 0 512,1024,2048,4096,8192,16384 "$pass" 400 200
-  log "stints $pass"
-  cp "$out/ab.jsonl" "${OUT:-/tmp}/" 2>/dev/null
-done
+stint_passes base,rq4,ctrl 256 2 0:512,1024,2048,4096,8192,16384
 sustained_summary base rq4 ctrl
 log total

@@ -19,10 +19,6 @@ reduced='Grid/*cuda_sm90*_113x203_*:Grid/*cuda_sm90*_128x217_*:Grid/*cuda_sm90*_
 suites_and_racecheck '*cuda_sm90*' "$reduced" 240
 suites_summary
 synccheck_on "$reduced" 90
-for pass in p1 p2 p3; do
-  sustained_rows base,rq4,ctrl 256 0 1024,2048,4096,8192,16384 "$pass" 400 200
-  log "stints $pass"
-  cp "$out/ab.jsonl" "${OUT:-/tmp}/" 2>/dev/null
-done
+stint_passes base,rq4,ctrl 256 3 0:1024,2048,4096,8192,16384
 sustained_summary base rq4 ctrl
 log total
