@@ -26,39 +26,34 @@ PY_DIMS=128 sm90_build_py e2 "-DFLASHATTN_SM90_EARLY_NEXT_LOADS=2" 3 400 &
 wait
 rm -f "$out"/py_*_configure.log "$out"/py_*_build.log "$out"/cli_build_*.log
 sm90_ctrl_copy base
-PYTHONPATH=$bld/pyroot timeout 120 python3 - >>"$out/summary.txt" 2>&1 <<'PY'
+PYTHONPATH=$bld/pyroot:bench timeout 120 python3 - >>"$out/summary.txt" 2>&1 <<'PY'
 import torch, flashattn_base, flashattn_e1, flashattn_e2
+from bitwise_builds import same
 torch.manual_seed(0)
-def same(name, f):
-    outs = []
-    for m in (flashattn_base, flashattn_e1, flashattn_e2):
-        x = f(m)
-        outs.append(x[0] if isinstance(x, tuple) else x)
-    print(f"{name}: e1 bitwise equal {bool(torch.equal(outs[0], outs[1]))}, e2 {bool(torch.equal(outs[0], outs[2]))}, "
-          f"finite {all(bool(torch.isfinite(o).all()) for o in outs)}")
+builds = [flashattn_base, flashattn_e1, flashattn_e2]
 r = lambda *s: torch.randn(*s, device="cuda", dtype=torch.bfloat16)
 q, k, v = r(8, 2048, 16, 128), r(8, 2048, 16, 128), r(8, 2048, 16, 128)
-same("non-causal 2k (cluster)", lambda m: m.flash_attn_func(q, k, v))
-same("causal 2k", lambda m: m.flash_attn_func(q, k, v, causal=True))
+same("non-causal 2k (cluster)", lambda m: m.flash_attn_func(q, k, v), builds)
+same("causal 2k", lambda m: m.flash_attn_func(q, k, v, causal=True), builds)
 q4, k4, v4 = r(4, 4096, 16, 128), r(4, 4096, 16, 128), r(4, 4096, 16, 128)
-same("non-causal 4k (split tail)", lambda m: m.flash_attn_func(q4, k4, v4))
+same("non-causal 4k (split tail)", lambda m: m.flash_attn_func(q4, k4, v4), builds)
 q8, k8, v8 = r(2, 8192, 16, 128), r(2, 8192, 16, 128), r(2, 8192, 16, 128)
-same("causal 8k (cluster)", lambda m: m.flash_attn_func(q8, k8, v8, causal=True))
-same("non-causal 8k (split tail)", lambda m: m.flash_attn_func(q8, k8, v8))
+same("causal 8k (cluster)", lambda m: m.flash_attn_func(q8, k8, v8, causal=True), builds)
+same("non-causal 8k (split tail)", lambda m: m.flash_attn_func(q8, k8, v8), builds)
 qs, ks, vs = r(16, 1000, 16, 128), r(16, 1000, 16, 128), r(16, 1000, 16, 128)
-same("non-causal 1000 (single CTA, ragged)", lambda m: m.flash_attn_func(qs, ks, vs))
-same("window 1000", lambda m: m.flash_attn_func(qs, ks, vs, window_size=(100, 50)))
+same("non-causal 1000 (single CTA, ragged)", lambda m: m.flash_attn_func(qs, ks, vs), builds)
+same("window 1000", lambda m: m.flash_attn_func(qs, ks, vs, window_size=(100, 50)), builds)
 qg, kg, vg = r(4, 1000, 32, 128), r(4, 3000, 4, 128), r(4, 3000, 4, 128)
-same("GQA 32/4 1000x3000", lambda m: m.flash_attn_func(qg, kg, vg))
-same("GQA causal", lambda m: m.flash_attn_func(qg, kg, vg, causal=True))
+same("GQA 32/4 1000x3000", lambda m: m.flash_attn_func(qg, kg, vg), builds)
+same("GQA causal", lambda m: m.flash_attn_func(qg, kg, vg, causal=True), builds)
 lens = torch.tensor([0, 300, 2200, 2300, 4400], device="cuda", dtype=torch.int32)
 qv, kv, vv = r(4400, 16, 128), r(4400, 16, 128), r(4400, 16, 128)
-same("varlen causal", lambda m: m.flash_attn_varlen_func(qv, kv, vv, lens, lens, 2200, 2200, causal=True))
-same("varlen", lambda m: m.flash_attn_varlen_func(qv, kv, vv, lens, lens, 2200, 2200))
+same("varlen causal", lambda m: m.flash_attn_varlen_func(qv, kv, vv, lens, lens, 2200, 2200, causal=True), builds)
+same("varlen", lambda m: m.flash_attn_varlen_func(qv, kv, vv, lens, lens, 2200, 2200), builds)
 kc, vc = r(4, 4096, 8, 128), r(4, 4096, 8, 128)
 qc = r(4, 300, 32, 128)
 seqlens = torch.tensor([1000, 4000, 17, 2500], device="cuda", dtype=torch.int32)
-same("KV cache 300 x cache", lambda m: m.flash_attn_with_kvcache(qc, kc, vc, cache_seqlens=seqlens, causal=True))
+same("KV cache 300 x cache", lambda m: m.flash_attn_with_kvcache(qc, kc, vc, cache_seqlens=seqlens, causal=True), builds)
 PY
 log "equality"
 TRACE_CLI=cli0 trace_cli_runs gap_trace.py summary.txt

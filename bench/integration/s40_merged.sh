@@ -23,41 +23,33 @@ PY_DIMS=128 sm90_build_py e2 "-DFLASHATTN_SM90_EARLY_NEXT_LOADS=2" 5 400 &
 wait
 rm -f "$out"/py_*_configure.log "$out"/py_*_build.log
 sm90_ctrl_copy base
-PYTHONPATH=$bld/pyroot timeout 150 python3 - >>"$out/summary.txt" 2>&1 <<'PY'
+PYTHONPATH=$bld/pyroot:bench timeout 150 python3 - >>"$out/summary.txt" 2>&1 <<'PY'
 import torch, flashattn_base, flashattn_mb, flashattn_e2
+from bitwise_builds import same
 torch.manual_seed(0)
-def same(name, f):
-    outs = []
-    for m in (flashattn_base, flashattn_mb, flashattn_e2):
-        x = f(m)
-        outs.append(x if isinstance(x, tuple) else (x,))
-    eq = lambda a, b: all(bool(torch.equal(x, y)) for x, y in zip(a, b))
-    fin = all(bool(torch.isfinite(t).all()) for o in outs for t in o[:1])
-    print(f"{name}: mb bitwise equal {eq(outs[0], outs[1])}, e2 {eq(outs[0], outs[2])}, finite {fin}")
+builds = [flashattn_base, flashattn_mb, flashattn_e2]
 r = lambda *s: torch.randn(*s, device="cuda", dtype=torch.bfloat16)
 q, k, v = r(8, 2048, 16, 128), r(8, 2048, 16, 128), r(8, 2048, 16, 128)
-same("non-causal 2k (multicast)", lambda m: m.flash_attn_func(q, k, v, return_lse=True))
-same("causal 2k", lambda m: m.flash_attn_func(q, k, v, causal=True))
+same("non-causal 2k (multicast)", lambda m: m.flash_attn_func(q, k, v, return_lse=True), builds)
+same("causal 2k", lambda m: m.flash_attn_func(q, k, v, causal=True), builds)
 q4, k4, v4 = r(4, 4096, 16, 128), r(4, 4096, 16, 128), r(4, 4096, 16, 128)
-same("non-causal 4k (split tail) + LSE", lambda m: m.flash_attn_func(q4, k4, v4, return_lse=True))
+same("non-causal 4k (split tail) + LSE", lambda m: m.flash_attn_func(q4, k4, v4, return_lse=True), builds)
 q8, k8, v8 = r(2, 8192, 16, 128), r(2, 8192, 16, 128), r(2, 8192, 16, 128)
-same("non-causal 8k (split tail)", lambda m: m.flash_attn_func(q8, k8, v8))
+same("non-causal 8k (split tail)", lambda m: m.flash_attn_func(q8, k8, v8), builds)
 qr, kr, vr = r(3, 2500, 16, 128), r(3, 3001, 16, 128), r(3, 3001, 16, 128)
-same("ragged 2500 x 3001 + LSE", lambda m: m.flash_attn_func(qr, kr, vr, return_lse=True))
+same("ragged 2500 x 3001 + LSE", lambda m: m.flash_attn_func(qr, kr, vr, return_lse=True), builds)
 sink = torch.randn(16, device="cuda", dtype=torch.float32)
-same("sink 4k", lambda m: m.flash_attn_func(q4, k4, v4, learnable_sink=sink, return_lse=True))
-same("softcap 2k", lambda m: m.flash_attn_func(q, k, v, softcap=30.0))
+same("sink 4k", lambda m: m.flash_attn_func(q4, k4, v4, learnable_sink=sink, return_lse=True), builds)
+same("softcap 2k", lambda m: m.flash_attn_func(q, k, v, softcap=30.0), builds)
 slopes = torch.rand(16, device="cuda", dtype=torch.float32)
-same("alibi 2k", lambda m: m.flash_attn_func(q, k, v, alibi_slopes=slopes))
+same("alibi 2k", lambda m: m.flash_attn_func(q, k, v, alibi_slopes=slopes), builds)
 qg, kg, vg = r(2, 4096, 32, 128), r(2, 4096, 4, 128), r(2, 4096, 4, 128)
-same("GQA 32/4 4k", lambda m: m.flash_attn_func(qg, kg, vg))
-q96, k96, v96 = r(4, 2048, 16, 96), r(4, 2048, 16, 96), r(4, 2048, 16, 96)
-same("d96 2k", lambda m: m.flash_attn_func(q96, k96, v96))
+same("GQA 32/4 4k", lambda m: m.flash_attn_func(qg, kg, vg), builds)
 qs, ks, vs = r(16, 1000, 16, 128), r(16, 1000, 16, 128), r(16, 1000, 16, 128)
-same("non-causal 1000 (single CTA)", lambda m: m.flash_attn_func(qs, ks, vs))
+same("non-causal 1000 (single CTA)", lambda m: m.flash_attn_func(qs, ks, vs), builds)
 lens = torch.tensor([0, 300, 2200, 2300, 4400], device="cuda", dtype=torch.int32)
 qv, kv, vv = r(4400, 16, 128), r(4400, 16, 128), r(4400, 16, 128)
-same("varlen", lambda m: m.flash_attn_varlen_func(qv, kv, vv, lens, lens, 2200, 2200))
+same("varlen", lambda m: m.flash_attn_varlen_func(qv, kv, vv, lens, lens, 2200, 2200), builds)
 ref = torch.nn.functional.scaled_dot_product_attention(q4.transpose(1, 2).float(), k4.transpose(1, 2).float(),
                                                        v4.transpose(1, 2).float()).transpose(1, 2)
 for name, m in (("base", flashattn_base), ("mb", flashattn_mb)):
