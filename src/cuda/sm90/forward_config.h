@@ -94,24 +94,25 @@
 #ifndef FLASHATTN_SM90_REGISTER_Q_D256
 #define FLASHATTN_SM90_REGISTER_Q_D256 0
 #endif
-// Measured, not kept (session 40; code in 64c54e6): the same 4 k-steps in the unmasked single-CTA d = dv =
-// 256 kernels (O over V), whose key-block loops keep 0 LDL / STL with it (tile loop 9 -> 26; 8 k-steps put 12
-// in the 80-key loop). Outputs bitwise equal; d256 suites, racecheck and synccheck on the reduced grid clean.
-// Against the tree (400 ms stints beside cuDNN, a control copy of the tree): s40_rq256.sh, two passes,
+// Measured, not kept (session 40; code in 64c54e6): REGISTER_Q_D256's 4 k-steps in the unmasked single-CTA d
+// = dv = 256 kernels (O over V), whose key-block loops keep 0 LDL / STL with it (tile loop 9 -> 26; 8 k-steps
+// put 12 in the 80-key loop). Outputs bitwise equal; d256 suites, racecheck and synccheck on the reduced grid
+// clean. Against the tree (400 ms stints beside cuDNN, a control copy of the tree): s40_rq256.sh, two passes,
 // non-causal 512 / 1k / 2k / 4k / 8k / 16k 1.006 / 1.000 / 0.995 / 0.991 / 1.019 / 1.021 (control 0.998
 // / 1.004 / 0.997 / 0.990 / 1.012 / 0.997); s40_rq256b.sh, three passes, 1k-16k 0.994 / 0.996 / 1.010 / 1.012
-// / 1.008 (control 0.987 / 1.006 / 1.011 / 1.011 / 1.009): within the control. 1 (default): Q's fragments in
-// registers for all 12 k-steps of the S GEMM in the (192, 128) two-consumer kernels too (DeepSeek-style
-// prefill), where the S GEMM is 60% of the tensor work. Session 35 (bench/integration/s35_rq192.sh, 400 ms
-// stints with cuDNN interleaved, two passes, against the tree and a control copy whose ratio read
-// 0.967-1.008): non-causal 1k / 2k / 4k / 8k / 16k 1.008 / 1.033 / 1.043 / 1.030 / 1.026, causal 1.016
-// / 1.038 / 1.028 / 1.012 / 1.011. 0: Q from shared memory. Not at d = dv = 192, where 12 fragments spill
-// (local SASS, nvcc 13.0: 4 -> 12 / 24 LDL / STL) and the first 8 read 1.019 / 0.997 at non-causal / causal
-// 4k (s35_rq192.sh) but 0.967 / 0.985 / 0.985 / 0.999 non-causal 1k / 2k / 8k / 16k and 0.992 / 0.990 / 1.023
-// / 0.987 causal (s35_rq192b.sh, against the mean of the switch off and its control): a part of Q's k-steps
-// from registers and the rest from shared memory lost at d256 too (REGISTER_Q_D256 above). The d = dv = 64
-// kernels are not offered it: with their 4 k-steps in registers the three- and four-consumer kernels spill (2
-// -> 38 LDL / STL).
+// / 1.008 (control 0.987 / 1.006 / 1.011 / 1.011 / 1.009): within the control.
+//
+// 1 (default): Q's fragments in registers for all 12 k-steps of the S GEMM in the (192, 128) two-consumer
+// kernels too (DeepSeek-style prefill), where the S GEMM is 60% of the tensor work. Session 35
+// (bench/integration/s35_rq192.sh, 400 ms stints with cuDNN interleaved, two passes, against the tree and a
+// control copy whose ratio read 0.967-1.008): non-causal 1k / 2k / 4k / 8k / 16k 1.008 / 1.033 / 1.043
+// / 1.030 / 1.026, causal 1.016 / 1.038 / 1.028 / 1.012 / 1.011. 0: Q from shared memory. Not at d = dv =
+// 192, where 12 fragments spill (local SASS, nvcc 13.0: 4 -> 12 / 24 LDL / STL) and the first 8 read 1.019 /
+// 0.997 at non-causal / causal 4k (s35_rq192.sh) but 0.967 / 0.985 / 0.985 / 0.999 non-causal 1k / 2k / 8k /
+// 16k and 0.992 / 0.990 / 1.023 / 0.987 causal (s35_rq192b.sh, against the mean of the switch off and its
+// control): a part of Q's k-steps from registers and the rest from shared memory lost at d256 too
+// (REGISTER_Q_D256 above). The d = dv = 64 kernels are not offered it: with their 4 k-steps in registers the
+// three- and four-consumer kernels spill (2 -> 38 LDL / STL).
 #ifndef FLASHATTN_SM90_REGISTER_Q_D192
 #define FLASHATTN_SM90_REGISTER_Q_D192 1
 #endif
