@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Session 40 (issue 6): s40_timeline.sh's trace of d256 causal 4k with the placement clusters' static couples
+# (the default) and without them (PLACEMENT_MAX_SEQLEN=2048: the 64-key kernel on the dynamic schedule at 4k, which
+# session 32 read at 0.995 of the default in stints), both builds traced, one launch each (the last of 5), read by
+# bench/timeline_trace.py: does the dynamic schedule leave less of the span idle at the end (4.2% with the couples)?
+# One H200 call (~2 minutes).
+#   bash bench/integration/s40_timeline_dyn.sh
+set -uo pipefail
+# shellcheck source=bench/sm90_device_common.sh
+source bench/sm90_device_common.sh
+device_call_begin s40d
+tree_copy "$bld/tl-tree" bench/integration/s40_timeline.patch
+for variant in "couples:" "dynamic:-DFLASHATTN_SM90_PLACEMENT_MAX_SEQLEN=2048"; do
+  name=${variant%%:*}
+  cmake -S "$bld/tl-tree" -B "$bld/cli-$name" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a \
+    -DFLASHATTN_HEAD_DIMS=256 -DFLASHATTN_DTYPES=bf16 -DFLASHATTN_BACKWARD=OFF -DFLASHATTN_BUILD_TESTS=OFF \
+    -DFLASHATTN_BUILD_PYTHON=OFF -DFLASHATTN_BUILD_CLI=ON -DFLASHATTN_BUILD_EXAMPLES=OFF \
+    -DCMAKE_CUDA_FLAGS="${variant#*:}" >"$bld/configure-$name.log" 2>&1 &&
+    timeout 300 cmake --build "$bld/cli-$name" --target flashattn_cli -j 8 >"$bld/build-$name.log" 2>&1 &
+done
+wait
+log "traced CLI builds"
+for name in couples dynamic couples dynamic; do
+  {
+    echo "== $name: d256 causal 4096 (b 4)"
+    FLASHATTN_TAIL_TRACE=$bld/trace.bin timeout 60 "$bld/cli-$name/tools/cli/flashattn" run --backend cuda_sm90 \
+      --repeat 5 --verify none -b 4 --heads 8 --seqlen-q 4096 --seqlen-k 4096 --head-dim 256 --causal 2>&1 |
+      grep -E "^(time|speed)"
+    python3 bench/timeline_trace.py "$bld/trace.bin" 2>&1 | grep -E "^(span|loop end|tiles per|idle)"
+  } >>"$out/summary.txt"
+  log "run $name"
+done
+log total
