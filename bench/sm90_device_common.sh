@@ -294,12 +294,12 @@ build_check_or_stop() {
   [[ $rc == 0 ]]
 }
 
-# trace_cli_build TREE [JOBS] [FLAGS]: the CLI of source tree TREE (a tree_copy with one of session 39's trace
-# patches, bench/integration/s39_*trace.patch) for d128 bf16 with SPLIT_TAIL=1, which the traces ride on, and the
-# CUDA flags FLAGS, into $bld/$TRACE_CLI (default cli).
+# trace_cli_build TREE [JOBS] [FLAGS]: the CLI of source tree TREE (a tree_copy with one of the trace patches,
+# bench/integration/s39_*trace.patch, s40_timeline.patch) for head dims $TRACE_DIMS (default 128), bf16, with
+# SPLIT_TAIL=1 (which session 39's traces ride on) and the CUDA flags FLAGS, into $bld/$TRACE_CLI (default cli).
 trace_cli_build() {
   local dir=$bld/${TRACE_CLI:-cli}
-  cmake -S "$1" -B "$dir" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_HEAD_DIMS=128 \
+  cmake -S "$1" -B "$dir" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_HEAD_DIMS="${TRACE_DIMS:-128}" \
     -DFLASHATTN_DTYPES=bf16 -DFLASHATTN_BACKWARD=OFF -DFLASHATTN_BUILD_TESTS=OFF -DFLASHATTN_BUILD_PYTHON=OFF \
     -DFLASHATTN_BUILD_CLI=ON -DFLASHATTN_BUILD_EXAMPLES=OFF \
     -DCMAKE_CUDA_FLAGS="-DFLASHATTN_SM90_SPLIT_TAIL=1 ${3:-}" >"$out/cli_configure_${TRACE_CLI:-cli}.log" 2>&1 &&

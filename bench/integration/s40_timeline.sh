@@ -3,7 +3,7 @@
 # in every standing: 0.986 / 0.991 / 0.977), d256 non-causal 4k / 8k, d128 non-causal 4k and causal 4k. A CLI build
 # of this tree with s40_timeline.patch (tile_trace.h: the global timer per consumer warpgroup at its start and end
 # and at each tile's first S and epilogue end, into the workspace's last MiB, dumped by the CLI under
-# FLASHATTN_TAIL_TRACE), d128 and d256 bf16; one traced launch per row (the last of 5), read by
+# FLASHATTN_TAIL_TRACE; trace_cli_build), d128 and d256 bf16; one traced launch per row (the last of 5), read by
 # bench/timeline_trace.py.
 # Prediction: d256 causal 4k (static couples, 512 couples on 132 CTAs: 3.88 rounds) idles ~3% of its span after the
 # loop ends; the non-causal rows ~1-2% (7.76 rounds at d256, the split tail at d128).
@@ -14,11 +14,7 @@ set -uo pipefail
 source bench/sm90_device_common.sh
 device_call_begin s40l
 tree_copy "$bld/tl-tree" bench/integration/s40_timeline.patch
-cmake -S "$bld/tl-tree" -B "$bld/cli" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a \
-  -DFLASHATTN_HEAD_DIMS="128;256" -DFLASHATTN_DTYPES=bf16 -DFLASHATTN_BACKWARD=OFF -DFLASHATTN_BUILD_TESTS=OFF \
-  -DFLASHATTN_BUILD_PYTHON=OFF -DFLASHATTN_BUILD_CLI=ON -DFLASHATTN_BUILD_EXAMPLES=OFF >"$bld/configure.log" 2>&1 &&
-  timeout 300 cmake --build "$bld/cli" --target flashattn_cli -j 16 >"$bld/build.log" 2>&1
-log "traced CLI build rc=$? $(grep -m1 -i error "$bld/build.log")"
+TRACE_DIMS="128;256" trace_cli_build "$bld/tl-tree"
 for row in "256 1 4096" "256 0 4096" "256 0 8192" "128 0 4096" "128 1 4096"; do
   read -r d causal s <<<"$row"
   b=$((16384 / s))

@@ -10,16 +10,9 @@ set -uo pipefail
 source bench/sm90_device_common.sh
 device_call_begin s40d
 tree_copy "$bld/tl-tree" bench/integration/s40_timeline.patch
-for variant in "couples:" "dynamic:-DFLASHATTN_SM90_PLACEMENT_MAX_SEQLEN=2048"; do
-  name=${variant%%:*}
-  cmake -S "$bld/tl-tree" -B "$bld/cli-$name" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a \
-    -DFLASHATTN_HEAD_DIMS=256 -DFLASHATTN_DTYPES=bf16 -DFLASHATTN_BACKWARD=OFF -DFLASHATTN_BUILD_TESTS=OFF \
-    -DFLASHATTN_BUILD_PYTHON=OFF -DFLASHATTN_BUILD_CLI=ON -DFLASHATTN_BUILD_EXAMPLES=OFF \
-    -DCMAKE_CUDA_FLAGS="${variant#*:}" >"$bld/configure-$name.log" 2>&1 &&
-    timeout 300 cmake --build "$bld/cli-$name" --target flashattn_cli -j 8 >"$bld/build-$name.log" 2>&1 &
-done
+TRACE_DIMS=256 TRACE_CLI=cli-couples trace_cli_build "$bld/tl-tree" 8 &
+TRACE_DIMS=256 TRACE_CLI=cli-dynamic trace_cli_build "$bld/tl-tree" 8 "-DFLASHATTN_SM90_PLACEMENT_MAX_SEQLEN=2048" &
 wait
-log "traced CLI builds"
 for name in couples dynamic couples dynamic; do
   {
     echo "== $name: d256 causal 4096 (b 4)"
