@@ -635,6 +635,12 @@
 #ifndef FLASHATTN_SM90_PLACEMENT_MAX_SEQLEN
 #define FLASHATTN_SM90_PLACEMENT_MAX_SEQLEN 4096
 #endif
+// Session 41: the static couples on placement clusters (above) end in a balanced tail (balanced_tail.h: some
+// whole rounds of couples, then single tiles longest first in a snake over the CTAs), planned per launch by a
+// cost model, where it shortens the model's makespan. 0: plain couples (the order before session 41).
+#ifndef FLASHATTN_SM90_BALANCED_TAIL
+#define FLASHATTN_SM90_BALANCED_TAIL 1
+#endif
 // Session 32, measured on an H200 and removed (code in bea5372): DYNAMIC_TAIL_ROUNDS, the static schedules of
 // one CTA per claim (equal tiles; the static couples on placement clusters) ending with one or two rounds of
 // claims through the workspace counter instead of strides, so that the CTAs that finished their static part
@@ -1026,6 +1032,11 @@ struct ForwardConfig {
   static constexpr bool kSplitTail = FLASHATTN_SM90_SPLIT_TAIL != 0 && kClusterM_ == 2 && !kMaskedInstance_ &&
                                      kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2;
   static_assert(!kSplitTail || (kSeparateO && !kOOverV && !kDecodedHandoff), "split_tail.h assumes these");
+  // FLASHATTN_SM90_BALANCED_TAIL above: the kernels that run the placement clusters' static couples (d = dv =
+  // 256, one CTA per tile, the instance masked problems launch).
+  static constexpr bool kBalancedTail = FLASHATTN_SM90_BALANCED_TAIL != 0 && kClusterM_ == 1 &&
+                                        kHeadDim == 256 && kHeadDimV == 256 &&
+                                        (kMaskedInstance_ || FLASHATTN_SM90_O_OVER_V == 0);
   // FLASHATTN_SM90_UNIFORM_CONSUMER above.
   static constexpr bool kUniformConsumer = FLASHATTN_SM90_UNIFORM_CONSUMER != 0;
   // FLASHATTN_SM90_CONSUMER_KEY_RANGE and _FOUR above (two-consumer kernels, and the four-consumer
