@@ -267,7 +267,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         if (Config::kSplitTail && is_tail_item(tile)) {
           tail_piece_work<Config::kClusterM>(p, tile, next_w, next_range);
         } else {
-          next_w = tile_work<Config::kClusterM, Config::kBalancedTail>(p, tile);
+          next_w = tile_work<Config::kClusterM>(p, tile);
           next_range = key_block_range<Config>(p, next_w);
         }
       }

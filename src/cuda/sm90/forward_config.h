@@ -635,12 +635,15 @@
 #ifndef FLASHATTN_SM90_PLACEMENT_MAX_SEQLEN
 #define FLASHATTN_SM90_PLACEMENT_MAX_SEQLEN 4096
 #endif
-// Session 41: the static couples on placement clusters (above) end in a balanced tail (balanced_tail.h: some
-// whole rounds of couples, then single tiles longest first in a snake over the CTAs), planned per launch by a
-// cost model, where it shortens the model's makespan. 0: plain couples (the order before session 41).
-#ifndef FLASHATTN_SM90_BALANCED_TAIL
-#define FLASHATTN_SM90_BALANCED_TAIL 1
-#endif
+// Session 41, measured on an H200 and removed (code in 78a55c2, balanced_tail.h): BALANCED_TAIL, these static
+// couples ending in a balanced tail (2 / 2 / 3 whole rounds of couples at 4k / 2k / 1k, then the rest as single
+// tiles, longest first, in a snake over the CTAs; planned per launch by a cost model). Outputs bitwise equal.
+// The timeline at causal 4k (s41_balanced_b.sh): SM time idle after the loops end 3.9 -> 1.5-1.8%, but the span
+// only 369 -> 366-368 us, the tiles running slower; ncu at locked clocks 1k / 2k / 4k -2.3 / -1.0 / -1.3%, DRAM
+// reads +0 / +68 / +69 MB (the tail reads a head's K/V once per round of its tiles). 400 ms stints with cuDNN
+// interleaved, two calls (s41_balanced.sh, s41_balanced_b.sh): 1k +0.9 / +0.7%, 2k +0.9 / -1.1%, 4k -0.7 /
+// +0.3%, controls 0.96-1.02: under the power limit the idle tail's SMs leave their power to the busy ones, so
+// balancing it gains little. The plan also cost ~15 us of host time per call.
 // Session 32, measured on an H200 and removed (code in bea5372): DYNAMIC_TAIL_ROUNDS, the static schedules of
 // one CTA per claim (equal tiles; the static couples on placement clusters) ending with one or two rounds of
 // claims through the workspace counter instead of strides, so that the CTAs that finished their static part
@@ -1032,11 +1035,6 @@ struct ForwardConfig {
   static constexpr bool kSplitTail = FLASHATTN_SM90_SPLIT_TAIL != 0 && kClusterM_ == 2 && !kMaskedInstance_ &&
                                      kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2;
   static_assert(!kSplitTail || (kSeparateO && !kOOverV && !kDecodedHandoff), "split_tail.h assumes these");
-  // FLASHATTN_SM90_BALANCED_TAIL above: the kernels that run the placement clusters' static couples (d = dv =
-  // 256, one CTA per tile, the instance masked problems launch).
-  static constexpr bool kBalancedTail = FLASHATTN_SM90_BALANCED_TAIL != 0 && kClusterM_ == 1 &&
-                                        kHeadDim == 256 && kHeadDimV == 256 &&
-                                        (kMaskedInstance_ || FLASHATTN_SM90_O_OVER_V == 0);
   // FLASHATTN_SM90_UNIFORM_CONSUMER above.
   static constexpr bool kUniformConsumer = FLASHATTN_SM90_UNIFORM_CONSUMER != 0;
   // FLASHATTN_SM90_CONSUMER_KEY_RANGE and _FOUR above (two-consumer kernels, and the four-consumer

@@ -359,21 +359,8 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     // where the hardware puts them; the plan is paired (an even tile count: a whole number of clusters).
     if (placement) {
       if (!k.static_schedule || !k.sections.couples_by_pair) return cudaErrorInvalidValue;
-      return launch_in_clusters<Config>(
-          kernel, k, 2, sms, stream, [&](ForwardKernelParams& params, int grid) {
-            if constexpr (Config::kBalancedTail) {
-              // BALANCED_TAIL (forward_config.h): the model's tile is its key blocks (kBlockM / kBlockN per
-              // query block, plus the blocks of the bottom-right offset and the right window) and ~1.5 blocks
-              // of start and epilogue (session 39's traces: ~2 us per tile against ~1.4 us per 64-key d256
-              // block).
-              const std::int64_t extra_keys =
-                  std::clamp<std::int64_t>(a.seqlen_k - a.seqlen_q + a.mask.window_right, 0, a.seqlen_k);
-              const TailCostModel model{static_cast<double>(Config::kBlockM) / Config::kBlockN,
-                                        static_cast<double>(extra_keys) / Config::kBlockN, 1.5};
-              params.balanced = plan_balanced_tail(params.batch * params.heads, params.m_blocks, grid, model);
-            }
-            return cudaSuccess;
-          });
+      return launch_in_clusters<Config>(kernel, k, 2, sms, stream,
+                                        [](ForwardKernelParams&, int) { return cudaSuccess; });
     }
     const int grid = std::max(1, std::min(sms, k.num_tiles));
     if (FLASHATTN_SM90_PREPARE_OVERLAP != 0 && uses_sequence_maps(a)) {

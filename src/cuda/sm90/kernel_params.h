@@ -9,7 +9,6 @@
 #include <cstdint>
 
 #include "common/fast_division.h"
-#include "cuda/sm90/balanced_tail.h"
 #include "cuda/sm90/split_tail_plan.h"
 #include "cuda/sm90/tile_sections.h"
 
@@ -105,9 +104,6 @@ struct ForwardKernelParams {
 
   // Config::kSplitTail only; last, so that the other fields keep their offsets in parameter space.
   SplitTail tail;
-  // Config::kBalancedTail only (static couples; the default: no tail), after the split tail for the same
-  // reason.
-  BalancedTail balanced;
 };
 
 }  // namespace flashattn::detail::cuda_sm90

@@ -26,7 +26,7 @@ template <class Config, class Claim>
 __device__ __forceinline__ int next_busy_tile(const ForwardKernelParams& p, int tile, WorkTile& w,
                                               Claim claim) {
   while (tile < p.num_tiles) {
-    w = tile_work<Config::kClusterM, Config::kBalancedTail>(p, tile);
+    w = tile_work<Config::kClusterM>(p, tile);
     if (!tile_empty<Config::kBlockM>(p, w)) break;
     tile = claim(tile);
   }
@@ -147,7 +147,7 @@ __device__ __forceinline__ void prefetch_next_q(const ForwardKernelParams& p, in
   if constexpr (Config::kPrefetchWindowedMaxSeqlenK > 0) {
     if (windowed(p) && p.seqlen_k > Config::kPrefetchWindowedMaxSeqlenK) return;
   }
-  const WorkTile w = tile_work<Config::kClusterM, Config::kBalancedTail>(p, tile);
+  const WorkTile w = tile_work<Config::kClusterM>(p, tile);
   const int first_row = w.m_block * Config::kBlockM;
 #pragma unroll
   for (int part = 0; part < Config::kQParts; ++part) {
@@ -405,12 +405,11 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
   VRing<Config> vring;
   bool slots_owed = false;  // kOOverV: as in producer_loop
   std::uint32_t q_phase = 0;
-  int tile = first_tile<Config::kClusterM, Config::kBalancedTail>(p);
+  int tile = first_tile<Config::kClusterM>(p);
   for (;;) {
     WorkTile w{};
     tile = next_busy_tile<Config>(p, tile, w, [&](int t) {
-      return __shfl_sync(0xffffffffu,
-                         leader ? claim_next_tile<Config::kClusterM, Config::kBalancedTail>(p, t) : 0, 0);
+      return __shfl_sync(0xffffffffu, leader ? claim_next_tile<Config::kClusterM>(p, t) : 0, 0);
     });
     // The same handoff as producer_loop: the index (or the end marker) first, by the leader.
     if (leader) publish_next_tile<Config, false>(p, pipe, tile, w, q_phase);
@@ -444,8 +443,7 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
       }
       q_phase ^= 1;
     }
-    tile = __shfl_sync(0xffffffffu,
-                       leader ? claim_next_tile<Config::kClusterM, Config::kBalancedTail>(p, tile) : 0, 0);
+    tile = __shfl_sync(0xffffffffu, leader ? claim_next_tile<Config::kClusterM>(p, tile) : 0, 0);
     if constexpr (Config::kOOverV) {
       if (slots_owed) {
         give_output_slots(pipe, vring.at(ring), leader);

@@ -59,7 +59,7 @@ __device__ __forceinline__ int next_tail_item(const ForwardKernelParams& p, int 
 // kSplitTail: the static schedule's tiles up to the tail's first, then this CTA's pieces).
 template <class Config>
 __device__ __forceinline__ int first_work(const ForwardKernelParams& p) {
-  const int tile = first_tile<Config::kClusterM, Config::kBalancedTail>(p);
+  const int tile = first_tile<Config::kClusterM>(p);
   if constexpr (Config::kSplitTail) return tile < p.tail.start_tile ? tile : first_tail_item(p);
   return tile;
 }
@@ -67,10 +67,10 @@ template <class Config>
 __device__ __forceinline__ int claim_next_work(const ForwardKernelParams& p, int item) {
   if constexpr (Config::kSplitTail) {
     if (is_tail_item(item)) return next_tail_item<Config::kClusterM>(p, item);
-    const int tile = claim_next_tile<Config::kClusterM, Config::kBalancedTail>(p, item);
+    const int tile = claim_next_tile<Config::kClusterM>(p, item);
     return tile < p.tail.start_tile ? tile : first_tail_item(p);
   }
-  return claim_next_tile<Config::kClusterM, Config::kBalancedTail>(p, item);
+  return claim_next_tile<Config::kClusterM>(p, item);
 }
 // Whether item is work (a tile or a tail piece) rather than the end marker.
 template <class Config>

@@ -13,8 +13,7 @@
 // last section is large enough that its longest tiles do not start at the end
 // (tile_sections.h). Causal problems whose sections hold one kv head take their
 // query blocks in complementary couples instead, a couple per claim (tile_sections.h
-// paired, claim_next_tile). Static couples may end in a balanced tail of single tiles
-// (balanced_tail.h, Config::kBalancedTail).
+// paired, claim_next_tile).
 #pragma once
 
 #include <cstdint>
@@ -22,7 +21,6 @@
 #include "common/fast_division.h"
 #include "cuda/ptx/mbarrier.h"
 #include "cuda/ptx/shared_memory.h"
-#include "cuda/sm90/balanced_tail.h"
 #include "cuda/sm90/kernel_params.h"
 #include "cuda/sm90/tile_sections.h"
 
@@ -58,17 +56,12 @@ __device__ __forceinline__ const CUtensorMap* map_o(const ForwardKernelParams& p
 // adjacent query blocks of one head that cluster c's CTAs (ranks 0 and 1) work on
 // together: the same order over pairs of query blocks (m_blocks is even there, and the
 // sections count pairs of query blocks). CTA b starts on tile b and strides by the (even)
-// grid, so it keeps its rank's half. kBalancedTail (one CTA per tile): tiles from p.balanced.start_tile on
-// are the balanced tail's (balanced_tail.h).
-template <int kClusterM = 1, bool kBalancedTail = false>
+// grid, so it keeps its rank's half.
+template <int kClusterM = 1>
 __device__ __forceinline__ WorkTile tile_work(const ForwardKernelParams& p, int tile) {
   static_assert(kClusterM == 1 || kClusterM == 2);
-  static_assert(!kBalancedTail || kClusterM == 1);
   WorkTile w;
-  SectionUnit u = section_unit(p.sections, kClusterM == 1 ? tile : tile >> 1);
-  if constexpr (kBalancedTail) {
-    if (tile >= p.balanced.start_tile) u = balanced_tail_unit(p.balanced, tile);
-  }
+  const SectionUnit u = section_unit(p.sections, kClusterM == 1 ? tile : tile >> 1);
   const int m_rank = kClusterM == 1 ? u.m_rank : 2 * u.m_rank + (tile & 1);
   w.m_block = p.m_blocks - 1 - m_rank;
   w.batch = fast_divide(u.bh, p.heads_div);
@@ -88,15 +81,11 @@ __device__ __forceinline__ WorkTile tile_work(const ForwardKernelParams& p, int 
 // Paired sections (tile_sections.h): units come in couples 2c, 2c + 1 of equal total length, and a CTA (a
 // cluster, each CTA on its rank's tiles of the two units) takes a couple at once: after a couple's first unit
 // the second, and then the next couple, claimed by one atomic (dynamic schedule) or its group's couple one
-// grid further on (static couples: every couple is the same work), or with kBalancedTail the balanced
-// tail's walk (balanced_tail.h). A unit is kClusterM consecutive tiles.
-template <int kClusterM = 1, bool kBalancedTail = false>
+// grid further on (static couples: every couple is the same work). A unit is kClusterM consecutive tiles.
+template <int kClusterM = 1>
 __device__ __forceinline__ int claim_next_tile(const ForwardKernelParams& p, int tile) {
   const int grid = static_cast<int>(gridDim.x);
   if (p.sections.paired) {
-    if constexpr (kBalancedTail) {
-      if (p.static_schedule) return balanced_next_tile(p.balanced, tile, grid, static_cast<int>(blockIdx.x));
-    }
     if (p.static_schedule) return static_couple_next(tile, grid, kClusterM);
     if (couple_first_unit(tile, kClusterM)) return tile + kClusterM;
     return 2 * (grid + atomicAdd(p.tile_counter, 1));  // dynamic couples run with kClusterM 1 only
@@ -105,13 +94,10 @@ __device__ __forceinline__ int claim_next_tile(const ForwardKernelParams& p, int
   return grid + atomicAdd(p.tile_counter, 1);
 }
 // CTA b's first tile: tile b, or under paired sections the first unit of couple b / kClusterM (its rank's
-// tile; kBalancedTail: balanced_tail.h).
-template <int kClusterM = 1, bool kBalancedTail = false>
+// tile).
+template <int kClusterM = 1>
 __device__ __forceinline__ int first_tile(const ForwardKernelParams& p) {
   const int b = static_cast<int>(blockIdx.x);
-  if constexpr (kBalancedTail) {
-    if (p.sections.paired && p.static_schedule) return balanced_first_tile(p.balanced, b);
-  }
   return p.sections.paired ? couple_first_tile(b, kClusterM) : b;
 }
 
