@@ -175,6 +175,11 @@ inline constexpr float kSumTrigger = 256.f;
 // One block's probabilities against the reference offsets (scaled units), packed into the P V GEMM's
 // register-A fragments as they come (pf[kk][j] = the pair s[8 kk + 2 j], s[8 kk + 2 j + 1], row j % 2), and
 // this thread's partial row sums (four chains per row, so no fp32 probability outlives its pack).
+//
+// A chain starts from its first pair's sum, not from 0 + that sum: ptxas keeps an add of 0 (0 + x is not x
+// for x = -0), 8 FADD per block at 64 keys (session 41, local SASS). A pair's sum is never -0 (ex2 of
+// anything is +0 or more), so the sums are bitwise the same.
+//
 // kSums false (the sums come from the tensor cores, forward_config.h kRowSumMma): block_sum is left alone.
 template <int kBlockN, bool kSums = true, class Pack>
 __device__ __forceinline__ void exponentials_packed(const float (&s)[kBlockN / 2],
@@ -190,7 +195,11 @@ __device__ __forceinline__ void exponentials_packed(const float (&s)[kBlockN / 2
       const float a = ptx::ex2_approx_ftz_f32(fmaf(s[8 * kk + 2 * j], score_log2, -offset[row]));
       const float b = ptx::ex2_approx_ftz_f32(fmaf(s[8 * kk + 2 * j + 1], score_log2, -offset[row]));
       pf[kk][j] = pack(a, b);
-      if constexpr (kSums) chain[row][(2 * kk + j / 2) % 4] += a + b;
+      if constexpr (kSums) {
+        // Chain (2 kk + j / 2) % 4 of the row: first reached at kk < 2.
+        float& c = chain[row][(2 * kk + j / 2) % 4];
+        c = kk < 2 ? a + b : c + (a + b);
+      }
     }
   }
   if constexpr (kSums) {
