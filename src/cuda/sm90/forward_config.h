@@ -175,6 +175,10 @@
 // Not kept: the sums from a separate m64n8k16 GEMM per P V step (session 21's form): 0.975 with the
 // shifted trigger (0.82 in session 21 with the unshifted one, which sends ~21% of random rows' blocks
 // down the exact way).
+// Session 41 (s41_rowsum.sh, 400 ms stints with cuDNN interleaved, three passes; session 22 timed in the same
+// process, which hides the energy effect): 0 (the sums in the softmax) read non-causal 2k / 4k / 8k / 16k
+// 0.973 / 0.974 / 0.980 / 0.994 and causal 4k / 8k / 16k 0.983 / 0.981 / 0.982 of 1 (control 0.993-1.023):
+// the fused form holds under the power limit.
 #ifndef FLASHATTN_SM90_ROW_SUM_D128
 #define FLASHATTN_SM90_ROW_SUM_D128 1
 #endif
@@ -269,6 +273,9 @@
 #ifndef FLASHATTN_SM90_K_LOOKAHEAD
 #define FLASHATTN_SM90_K_LOOKAHEAD 1
 #endif
+// Session 41 (s41_d256knobs.sh, 400 ms stints with cuDNN interleaved, three passes), K_LOOKAHEAD=0 and
+// PREFETCH_NEXT_TILE=0 against the defaults at d256 causal 1k / 2k / 4k: 0.980 / 0.994 / 1.010 and 0.988 /
+// 0.999 / 1.002 (control 0.999 / 1.005 / 1.007): both defaults hold where their paired readings put them.
 // Session 29: PREFETCH_NEXT_TILE: the dense producer, once it has issued a tile's K/V loads (about kStages
 // key blocks before the tile's end), has L2 fetch the next tile's Q, so that the Q load at the tile boundary
 // hits L2 instead of DRAM. Not under packed GQA or per-sequence maps. Measured on an H200
@@ -636,14 +643,15 @@
 #define FLASHATTN_SM90_PLACEMENT_MAX_SEQLEN 4096
 #endif
 // Session 41, measured on an H200 and removed (code in 78a55c2, balanced_tail.h): BALANCED_TAIL, these static
-// couples ending in a balanced tail (2 / 2 / 3 whole rounds of couples at 4k / 2k / 1k, then the rest as single
-// tiles, longest first, in a snake over the CTAs; planned per launch by a cost model). Outputs bitwise equal.
-// The timeline at causal 4k (s41_balanced_b.sh): SM time idle after the loops end 3.9 -> 1.5-1.8%, but the span
-// only 369 -> 366-368 us, the tiles running slower; ncu at locked clocks 1k / 2k / 4k -2.3 / -1.0 / -1.3%, DRAM
-// reads +0 / +68 / +69 MB (the tail reads a head's K/V once per round of its tiles). 400 ms stints with cuDNN
-// interleaved, two calls (s41_balanced.sh, s41_balanced_b.sh): 1k +0.9 / +0.7%, 2k +0.9 / -1.1%, 4k -0.7 /
-// +0.3%, controls 0.96-1.02: under the power limit the idle tail's SMs leave their power to the busy ones, so
-// balancing it gains little. The plan also cost ~15 us of host time per call.
+// couples ending in a balanced tail (2 / 2 / 3 whole rounds of couples at 4k / 2k / 1k, then the rest as
+// single tiles, longest first, in a snake over the CTAs; planned per launch by a cost model). Outputs bitwise
+// equal. The timeline at causal 4k (s41_balanced_b.sh): SM time idle after the loops end 3.9 -> 1.5-1.8%, but
+// the span only 369 -> 366-368 us, the tiles running slower; ncu at locked clocks 1k / 2k / 4k -2.3 / -1.0 /
+// -1.3%, DRAM reads +0 / +68 / +69 MB (the tail reads a head's K/V once per round of its tiles). 400 ms
+// stints with cuDNN interleaved, two calls (s41_balanced.sh, s41_balanced_b.sh): 1k +0.9 / +0.7%, 2k +0.9 /
+// -1.1%, 4k -0.7 / +0.3%, controls 0.96-1.02: under the power limit the idle tail's SMs leave their power to
+// the busy ones, so balancing it gains little. The plan also cost ~15 us of host time per call.
+//
 // Session 32, measured on an H200 and removed (code in bea5372): DYNAMIC_TAIL_ROUNDS, the static schedules of
 // one CTA per claim (equal tiles; the static couples on placement clusters) ending with one or two rounds of
 // claims through the workspace counter instead of strides, so that the CTAs that finished their static part
@@ -1208,6 +1216,9 @@ inline bool use_kv_multicast(long long seqlen_k, long long m_blocks, bool masked
 // in stints (sessions 26 / 27), and the 64-key blocks +2..+3% at 2k / 4k over it without multicast. Measured
 // on an H200 (bench/integration/s27_mc.sh, 400 ms stints with cuDNN interleaved, two passes; outputs as the
 // default's): causal 2k 0.944, 4k 0.991 of the default (64-key blocks on placement clusters). Hence 0.
+// Session 41 (s41_mc4k.sh, three passes): at causal 4k this instance read 0.989 and the 80-key multicast from
+// 4096 keys 0.990 of the default, beside a control copy at 0.964 (400 ms stints; the spread of identical
+// builds was ~3% at this row that call): no reason to move either bound.
 #ifndef FLASHATTN_SM90_KV_MULTICAST_D256_BLOCK64_CAUSAL
 #define FLASHATTN_SM90_KV_MULTICAST_D256_BLOCK64_CAUSAL 0
 #endif
