@@ -61,6 +61,7 @@ sm90_sass_counts() {
 
 # tree_copy DEST [PATCH [-R]]: this tree (without .git and bench/results) copied to DEST, PATCH applied there
 # (-R: reversed), so a variant builds beside the tree itself (sm90_build_py in a subshell that cd's to DEST).
+# shellcheck disable=SC2086  # ${3:-} below is -R or nothing: unquoted, so that patch gets no empty argument
 tree_copy() {
   rm -rf "$1" && mkdir -p "$1" && tar --exclude=./.git --exclude=./bench/results -cf - . | tar -C "$1" -xf - &&
     if [[ -n ${2:-} ]]; then (cd "$1" && patch -p1 -s ${3:-} <"$OLDPWD/$2"); fi
@@ -97,9 +98,9 @@ sm90_ab() {
 # sm90_ab_passes "PASS BUILDS;PASS BUILDS..." "HDIMS..." SEQLENS [REP] [TIMEOUT]: sm90_ab for every pass (each
 # with its own build order), head dim (in the order given) and masking (causal first) over the same seqlens.
 sm90_ab_passes() {
-  local passes pass d causal hdims=$2 seqlens=$3 rep=${4:-60} limit=${5:-100}
-  IFS=';' read -ra passes <<<"$1"
-  for pass in "${passes[@]}"; do
+  local pass_list pass d causal hdims=$2 seqlens=$3 rep=${4:-60} limit=${5:-100}
+  IFS=';' read -ra pass_list <<<"$1"
+  for pass in "${pass_list[@]}"; do
     for d in $hdims; do
       for causal in 1 0; do sm90_ab "${pass%% *}" "${pass#* }" "$d" "$causal" "$seqlens" "$rep" "$limit"; done
     done
@@ -306,6 +307,20 @@ trace_cli_build() {
     timeout 300 cmake --build "$dir" --target flashattn_cli -j "${2:-16}" >"$out/cli_build_${TRACE_CLI:-cli}.log" 2>&1
   log "trace CLI ${TRACE_CLI:-cli} (${3:-}) build rc=$?"
   rm -f "$out/cli_configure_${TRACE_CLI:-cli}.log"
+}
+
+# timeline_run NAME: trace_cli_build's CLI $bld/cli-NAME (built with s40_timeline.patch, TRACE_DIMS=256) on d256
+# causal 4k (b 4, 8 heads, 5 calls; FLASHATTN_TAIL_TRACE dumps the last one's workspace): its time and speed and
+# bench/timeline_trace.py's span, loop ends, tiles and idle shares appended to the summary.
+timeline_run() {
+  {
+    echo "== $1: d256 causal 4096 (b 4)"
+    FLASHATTN_TAIL_TRACE=$bld/trace.bin timeout 60 "$bld/cli-$1/tools/cli/flashattn" run --backend cuda_sm90 \
+      --repeat 5 --verify none -b 4 --heads 8 --seqlen-q 4096 --seqlen-k 4096 --head-dim 256 --causal 2>&1 |
+      grep -E "^(time|speed)"
+    python3 bench/timeline_trace.py "$bld/trace.bin" 2>&1 | grep -E "^(span|loop end|tiles per|idle)"
+  } >>"$out/summary.txt"
+  log "run $1"
 }
 
 # trace_cli_runs READER FILE [READER_ARGS...]: trace_cli_build's CLI ($TRACE_CLI) on the d128 non-causal grid rows of 2k / 4k / 16k

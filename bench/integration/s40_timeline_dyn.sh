@@ -13,14 +13,5 @@ tree_copy "$bld/tl-tree" bench/integration/s40_timeline.patch
 TRACE_DIMS=256 TRACE_CLI=cli-couples trace_cli_build "$bld/tl-tree" 8 &
 TRACE_DIMS=256 TRACE_CLI=cli-dynamic trace_cli_build "$bld/tl-tree" 8 "-DFLASHATTN_SM90_PLACEMENT_MAX_SEQLEN=2048" &
 wait
-for name in couples dynamic couples dynamic; do
-  {
-    echo "== $name: d256 causal 4096 (b 4)"
-    FLASHATTN_TAIL_TRACE=$bld/trace.bin timeout 60 "$bld/cli-$name/tools/cli/flashattn" run --backend cuda_sm90 \
-      --repeat 5 --verify none -b 4 --heads 8 --seqlen-q 4096 --seqlen-k 4096 --head-dim 256 --causal 2>&1 |
-      grep -E "^(time|speed)"
-    python3 bench/timeline_trace.py "$bld/trace.bin" 2>&1 | grep -E "^(span|loop end|tiles per|idle)"
-  } >>"$out/summary.txt"
-  log "run $name"
-done
+for name in couples dynamic couples dynamic; do timeline_run "$name"; done
 log total

@@ -21,17 +21,9 @@ PY_DIMS=256 sm90_build_py plain "-DFLASHATTN_SM90_BALANCED_TAIL=0" 5 400 &
 wait
 rm -f "$out"/py_*_configure.log "$out"/py_*_build.log "$out"/tests_configure.log "$out"/tests_build.log
 sm90_ctrl_copy plain
-PYTHONPATH=$bld/pyroot:bench timeout 150 python3 - >>"$out/summary.txt" 2>&1 <<'PY'
-import torch, flashattn_plain, flashattn_base
-from bitwise_builds import same
-torch.manual_seed(0)
-r = lambda *s: torch.randn(*s, device="cuda", dtype=torch.bfloat16)
-for b, h, sq, sk in ((32, 8, 512, 512), (16, 8, 1024, 1024), (8, 8, 2048, 2048), (4, 8, 4096, 4096),
-                     (1, 1, 4096, 4096), (2, 8, 4096, 4096), (3, 5, 1000, 3001), (5, 7, 2048, 2048), (64, 3, 256, 256)):
-    q, k, v = r(b, sq, h, 256), r(b, sk, h, 256), r(b, sk, h, 256)
-    same(f"causal b{b} h{h} {sq}x{sk}", lambda m: m.flash_attn_func(q, k, v, causal=True, return_lse=True),
-         [flashattn_plain, flashattn_base])
-PY
+PYTHONPATH=$bld/pyroot:bench timeout 150 python3 bench/bitwise_builds.py --builds plain,base --head-dim 256 \
+  32x512x512:c 16x1024x1024:c 8x2048x2048:c 4x4096x4096:c 1x4096x4096x1:c 2x4096x4096:c 3x1000x3001x5:c \
+  5x2048x2048x7:c 64x256x256x3:c >>"$out/summary.txt" 2>&1
 log "equality"
 cli_runs "--head-dim 256 --causal --seqlen-q 4096 -b 4 --heads 8" \
   "--head-dim 256 --causal --seqlen-q 1024 -b 16 --heads 8 --dtype fp16" \

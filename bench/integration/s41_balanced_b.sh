@@ -24,16 +24,7 @@ wait
 rm -f "$out"/py_*_configure.log "$out"/py_*_build.log "$out"/cli_build_*.log
 sm90_ctrl_copy plain
 ncu_table 256:1:1024,256:1:2048,256:1:4096 plain,base summary.txt
-for name in plain base plain base; do
-  {
-    echo "== $name: d256 causal 4096 (b 4)"
-    FLASHATTN_TAIL_TRACE=$bld/trace.bin timeout 60 "$bld/cli-$name/tools/cli/flashattn" run --backend cuda_sm90 \
-      --repeat 5 --verify none -b 4 --heads 8 --seqlen-q 4096 --seqlen-k 4096 --head-dim 256 --causal 2>&1 |
-      grep -E "^(time|speed)"
-    python3 bench/timeline_trace.py "$bld/trace.bin" 2>&1 | grep -E "^(span|loop end|tiles per|idle)"
-  } >>"$out/summary.txt"
-  log "run $name"
-done
+for name in plain base plain base; do timeline_run "$name"; done
 stint_passes ctrl,base,plain 256 3 1:1024,2048,4096
 sustained_summary plain base ctrl
 log total

@@ -20,16 +20,8 @@ PY_DIMS=256 sm90_build_py chain "" 8 400 &
 wait
 rm -f "$out"/py_*_configure.log "$out"/py_*_build.log
 sm90_ctrl_copy base
-PYTHONPATH=$bld/pyroot:bench timeout 120 python3 - >>"$out/summary.txt" 2>&1 <<'PY'
-import torch, flashattn_base, flashattn_chain
-from bitwise_builds import same
-torch.manual_seed(0)
-r = lambda *s: torch.randn(*s, device="cuda", dtype=torch.bfloat16)
-for b, sq, sk, causal in ((4, 4096, 4096, True), (2, 8192, 8192, False), (3, 1000, 3001, False), (2, 3000, 3000, True)):
-    q, k, v = r(b, sq, 8, 256), r(b, sk, 8, 256), r(b, sk, 8, 256)
-    same(f"b{b} {sq}x{sk} causal {causal}", lambda m: m.flash_attn_func(q, k, v, causal=causal, return_lse=True),
-         [flashattn_base, flashattn_chain])
-PY
+PYTHONPATH=$bld/pyroot:bench timeout 120 python3 bench/bitwise_builds.py --builds base,chain --head-dim 256 \
+  4x4096x4096:c 2x8192x8192 3x1000x3001 2x3000x3000:c >>"$out/summary.txt" 2>&1
 log "equality"
 stint_passes base,chain,ctrl 256 3 1:2048,4096 0:4096,8192
 sustained_summary base chain ctrl

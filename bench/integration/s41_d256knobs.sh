@@ -20,16 +20,8 @@ PY_DIMS=256 sm90_build_py pf0 "-DFLASHATTN_SM90_PREFETCH_NEXT_TILE=0" 5 400 &
 wait
 rm -f "$out"/py_*_configure.log "$out"/py_*_build.log
 sm90_ctrl_copy base
-PYTHONPATH=$bld/pyroot:bench timeout 120 python3 - >>"$out/summary.txt" 2>&1 <<'PY'
-import torch, flashattn_base, flashattn_kl0, flashattn_pf0
-from bitwise_builds import same
-torch.manual_seed(0)
-r = lambda *s: torch.randn(*s, device="cuda", dtype=torch.bfloat16)
-for b, sq, sk in ((16, 1024, 1024), (4, 4096, 4096), (3, 1000, 3001)):
-    q, k, v = r(b, sq, 8, 256), r(b, sk, 8, 256), r(b, sk, 8, 256)
-    same(f"causal b{b} {sq}x{sk}", lambda m: m.flash_attn_func(q, k, v, causal=True, return_lse=True),
-         [flashattn_base, flashattn_kl0, flashattn_pf0])
-PY
+PYTHONPATH=$bld/pyroot:bench timeout 120 python3 bench/bitwise_builds.py --builds base,kl0,pf0 --head-dim 256 \
+  16x1024x1024:c 4x4096x4096:c 3x1000x3001:c >>"$out/summary.txt" 2>&1
 log "equality"
 stint_passes base,kl0,pf0,ctrl 256 3 1:1024,2048,4096
 sustained_summary base kl0 pf0 ctrl

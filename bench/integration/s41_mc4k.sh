@@ -19,16 +19,8 @@ PY_DIMS=256 sm90_build_py mc64 "-DFLASHATTN_SM90_KV_MULTICAST_D256_BLOCK64_CAUSA
 wait
 rm -f "$out"/py_*_configure.log "$out"/py_*_build.log
 sm90_ctrl_copy base
-PYTHONPATH=$bld/pyroot timeout 60 python3 - >>"$out/summary.txt" 2>&1 <<'PY'
-import torch, flashattn_base, flashattn_mc80, flashattn_mc64
-torch.manual_seed(0)
-r = lambda *s: torch.randn(*s, device="cuda", dtype=torch.bfloat16)
-q, k, v = r(4, 4096, 8, 256), r(4, 4096, 8, 256), r(4, 4096, 8, 256)
-x = flashattn_base.flash_attn_func(q, k, v, causal=True)
-for m in (flashattn_mc80, flashattn_mc64):
-    y = m.flash_attn_func(q, k, v, causal=True)
-    print(f"{m.__name__}: max |y - base| {(x.float() - y.float()).abs().max().item():.3g}, finite {bool(torch.isfinite(y).all())}")
-PY
+PYTHONPATH=$bld/pyroot:bench timeout 60 python3 bench/bitwise_builds.py --builds base,mc80,mc64 --head-dim 256 \
+  --max-diff 4x4096x4096:c >>"$out/summary.txt" 2>&1
 log "outputs"
 stint_passes base,mc80,mc64,ctrl 256 3 1:4096
 sustained_summary base mc80 mc64 ctrl

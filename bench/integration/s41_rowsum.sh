@@ -17,17 +17,8 @@ PY_DIMS=128 sm90_build_py rs0 "-DFLASHATTN_SM90_ROW_SUM_D128=0" 8 400 &
 wait
 rm -f "$out"/py_*_configure.log "$out"/py_*_build.log
 sm90_ctrl_copy base
-PYTHONPATH=$bld/pyroot timeout 120 python3 - >>"$out/summary.txt" 2>&1 <<'PY'
-import torch, flashattn_base, flashattn_rs0
-torch.manual_seed(0)
-r = lambda *s: torch.randn(*s, device="cuda", dtype=torch.bfloat16)
-for b, sq, sk, causal in ((1, 16384, 16384, False), (4, 4096, 4096, True), (3, 1000, 3001, False)):
-    q, k, v = r(b, sq, 16, 128), r(b, sk, 16, 128), r(b, sk, 16, 128)
-    x = flashattn_base.flash_attn_func(q, k, v, causal=causal)
-    y = flashattn_rs0.flash_attn_func(q, k, v, causal=causal)
-    print(f"b{b} {sq}x{sk} causal {causal}: max |rs0 - base| {(x.float() - y.float()).abs().max().item():.3g}, "
-          f"finite {bool(torch.isfinite(y).all())}")
-PY
+PYTHONPATH=$bld/pyroot:bench timeout 120 python3 bench/bitwise_builds.py --builds base,rs0 --head-dim 128 --max-diff \
+  1x16384x16384x16 4x4096x4096x16:c 3x1000x3001x16 >>"$out/summary.txt" 2>&1
 log "outputs"
 stint_passes base,rs0,ctrl 128 3 0:2048,4096,8192,16384 1:4096,8192,16384
 sustained_summary base rs0 ctrl
