@@ -101,6 +101,10 @@ int run_tool(int argc, char** argv) {
   run_cmd->add_option("--repeat", run.run.repeats, "Timed calls (the median is reported)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  run_cmd
+      ->add_option("--host-time", run.run.host_calls,
+                   "CUDA: also report the host's time per call, over this many calls queued back to back")
+      ->check(CLI::Range(1, 200));
   run_cmd->add_option("--verify", run_verify, "auto (full when cheap, else sampled), full, sample or none")
       ->capture_default_str()
       ->check(check_verify);

@@ -528,6 +528,16 @@ RunResult run_problem(const HostProblem& p, const RunOptions& o) {
   }
   if (o.repeats == 0) samples.push_back(0.0);
   result.time_ms = median(samples);
+  if (o.host_calls > 0 && result.device.type == DeviceType::cuda) {
+    Status st;
+    result.host_us = host_time_us(
+        stream,
+        [&] {
+          if (st.ok()) st = main_call.run(ctx);
+        },
+        o.host_calls, 3);
+    check(st, s.backward ? "backward" : "forward");
+  }
   result.ran = true;
 
   // --- Verification against the reference.

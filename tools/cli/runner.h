@@ -27,6 +27,7 @@ struct RunOptions {
   VerifyMode verify = VerifyMode::automatic;
   int sample_heads = 2;   // q heads kept when sampling (rounded up to whole GQA groups)
   int sample_rows = 128;  // last query rows kept when sampling (forward without dropout)
+  int host_calls = 0;     // > 0 (CUDA): also time the host's part of a call over this many queued calls
 };
 
 // One output tensor checked against the reference.
@@ -45,6 +46,7 @@ struct RunResult {
   std::string kernel;   // select_kernel's answer, e.g. "cpu_tiled/forward/bf16/d128"
   Device device{};
   double time_ms = 0.0;  // median of the timed calls
+  double host_us = -1.0;  // RunOptions::host_calls: host microseconds per call (timing.h host_time_us); -1 not timed
   double flops = 0.0;
   std::vector<ErrorCheck> checks;  // empty when not verified
   std::string verified_scope;      // "all rows", "sequence 0, heads 0-1, last 128 rows", ...

@@ -71,6 +71,20 @@ double time_call_ms(const Stream& stream, Device device, const std::function<voi
 #endif
 }
 
+double host_time_us(const Stream& stream, const std::function<void()>& fn, int calls, int rounds) {
+  double best = 0.0;
+  for (int r = 0; r < rounds; ++r) {
+    stream.synchronize();
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < calls; ++i) fn();
+    const auto stop = std::chrono::steady_clock::now();
+    const double us = std::chrono::duration<double, std::micro>(stop - start).count() / calls;
+    if (r == 0 || us < best) best = us;
+  }
+  stream.synchronize();
+  return best;
+}
+
 double median(std::vector<double> samples) {
   if (samples.empty()) return 0.0;
   std::sort(samples.begin(), samples.end());
