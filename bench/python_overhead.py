@@ -1,18 +1,23 @@
 """Host time per eager call of the PyTorch interface, beside SDPA (GPU).
 
 Tiny problems, so every call is bound by its host work: the wall time of N back-to-back calls
-(then one synchronize) over N. Prints one JSON row per case.
-Run: python3 bench/python_overhead.py [--calls 2000]
+(then one synchronize) over N. Prints one JSON row per case; --profile adds, per flashattn case,
+the share of the extension call (_C.run: validation, kernel choice, launches) under cProfile.
+Run: python3 bench/python_overhead.py [--calls 2000] [--profile]
 """
 
 import argparse
+import contextlib
+import cProfile
 import json
+import pstats
 import time
 
 import torch
 import torch.nn.functional as F
 
 import flashattn
+from flashattn import _ops
 
 
 def host_us(fn, calls):
@@ -29,9 +34,39 @@ def host_us(fn, calls):
     return best
 
 
+@contextlib.contextmanager
+def through_the_op():
+    """Eager calls that need a gradient as before session 42: through the torch.library op's own autograd
+    wrapper instead of the autograd.Function over the same formula."""
+    saved = dict(_ops._AUTOGRAD_FUNCTIONS)
+    _ops._AUTOGRAD_FUNCTIONS.clear()
+    try:
+        yield
+    finally:
+        _ops._AUTOGRAD_FUNCTIONS.update(saved)
+
+
+def extension_share(fn, calls):
+    """Microseconds per call in _runtime.run's own time and in total, under cProfile (both inflated by the
+    profiler). _C.run (a nanobind function: validation, kernel choice, launches) is no builtin that cProfile
+    sees, so its time is run's own (the workspace callback, Python, is counted apart)."""
+    profile = cProfile.Profile()
+    profile.enable()
+    for _ in range(calls):
+        fn()
+    profile.disable()
+    torch.cuda.synchronize()
+    stats = pstats.Stats(profile).stats
+    total = sum(tt for (_, _, tt, _, _) in stats.values())
+    inside = sum(tt for (file, _, name), (_, _, tt, _, _) in stats.items()
+                 if file.endswith("_runtime.py") and name == "run")
+    return round(inside / calls * 1e6, 1), round(total / calls * 1e6, 1)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
     dev, dt = "cuda", torch.bfloat16
     q = torch.randn(1, 1, 8, 128, device=dev, dtype=dt)
@@ -43,21 +78,38 @@ def main():
     k_new, v_new = k[:, :1].contiguous(), v[:, :1].contiguous()
     qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
     qg = q.clone().requires_grad_()
-    cases = {
-        "flash_attn_func": lambda: flashattn.flash_attn_func(q, k, v),
-        "flash_attn_func (requires_grad: through the op)": lambda: flashattn.flash_attn_func(qg, k, v),
-        "flash_attn_with_kvcache (append)": lambda: flashattn.flash_attn_with_kvcache(
-            q, k_cache, v_cache, k_new, v_new, cache_seqlens=seqlens),
-        "sdpa (default backend choice)": lambda: F.scaled_dot_product_attention(qt, kt, vt),
-    }
-    with torch.no_grad():
-        for name, fn in cases.items():
-            if "requires_grad" in name:
-                with torch.enable_grad():
-                    us = host_us(fn, args.calls)
-            else:
-                us = host_us(fn, args.calls)
-            print(json.dumps({"case": name, "host_us_per_call": round(us, 1)}), flush=True)
+    qgt = qg.detach().transpose(1, 2).requires_grad_()
+
+    def ours_grad():
+        return flashattn.flash_attn_func(qg, k, v)
+
+    def ours_step():
+        flashattn.flash_attn_func(qg, k, v).sum().backward()
+
+    def sdpa_step():
+        F.scaled_dot_product_attention(qgt, kt, vt).sum().backward()
+
+    # (name, call, needs grad mode, through the op)
+    cases = [
+        ("flash_attn_func", lambda: flashattn.flash_attn_func(q, k, v), False, False),
+        ("flash_attn_func (requires_grad: autograd.Function)", ours_grad, True, False),
+        ("flash_attn_func (requires_grad: through the op)", ours_grad, True, True),
+        ("sdpa (requires_grad)", lambda: F.scaled_dot_product_attention(qgt, kt, vt), True, False),
+        ("flash_attn_func forward + backward (autograd.Function)", ours_step, True, False),
+        ("flash_attn_func forward + backward (through the op)", ours_step, True, True),
+        ("sdpa forward + backward", sdpa_step, True, False),
+        ("flash_attn_with_kvcache (append)",
+         lambda: flashattn.flash_attn_with_kvcache(q, k_cache, v_cache, k_new, v_new, cache_seqlens=seqlens),
+         False, False),
+        ("sdpa (default backend choice)", lambda: F.scaled_dot_product_attention(qt, kt, vt), False, False),
+    ]
+    for name, fn, grad, op in cases:
+        calls = args.calls // 4 if "backward" in name else args.calls
+        with torch.set_grad_enabled(grad), (through_the_op() if op else contextlib.nullcontext()):
+            row = {"case": name, "host_us_per_call": round(host_us(fn, calls), 1)}
+            if args.profile and "sdpa" not in name:
+                row["profiled_us_in_extension"], row["profiled_us_total"] = extension_share(fn, calls // 4)
+        print(json.dumps(row), flush=True)
 
 
 if __name__ == "__main__":

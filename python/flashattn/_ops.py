@@ -54,8 +54,9 @@ def _no_rng() -> Tensor:
 # autograd wrapper, the dispatcher round trip, alias checks): more than a decode step's
 # kernel. When none of that machinery has work to do (no tracing by torch.compile, no
 # dispatch mode such as FakeTensorMode or FlopCounterMode, no tensor subclass, no functorch
-# transform, no gradient to record), `call` runs the op's implementation directly: the same
-# function the op runs, so the results are the same. Everything else goes through the op.
+# transform), `call` runs the op's implementation directly, under a torch.autograd.Function of the op's
+# own autograd formula when a gradient is to be recorded: the same functions the op runs, so the
+# results are the same. Everything else goes through the op.
 
 _IMPLEMENTATIONS: dict = {}  # op -> (implementation, positions of the arguments it mutates)
 
@@ -77,29 +78,71 @@ _functorch_active = getattr(torch._C, "_are_functorch_transforms_active", None)
 _increment_version = getattr(torch.autograd.graph, "increment_version", None)
 _SHORTCUT_AVAILABLE = _functorch_active is not None and _increment_version is not None
 
+# Eager calls that need a gradient and nothing else from the dispatcher take a torch.autograd.Function
+# over the op's own implementation, setup_context and backward (`_with_autograd`): the op's autograd
+# wrapper costs ~200 us of Python per call on an H200 host (bench/python_overhead.py, session 42), more than
+# many training steps' attention kernels, the Function a few. Same code, so the same results.
+_AUTOGRAD_FUNCTIONS: dict = {}  # op -> its torch.autograd.Function
 
-def _dispatcher_needed(args) -> bool:
+# How `call` runs an op.
+_DIRECT, _FUNCTION, _OP = 0, 1, 2
+
+# nn.Parameter is a Tensor subclass that opts out of __torch_function__: for the dispatcher it is a Tensor
+# (a learnable sink is usually one).
+_PLAIN_TENSOR_TYPES = (Tensor, torch.nn.Parameter)
+
+
+def _route(op, args) -> int:
     if not _SHORTCUT_AVAILABLE or torch.compiler.is_compiling() or _get_current_dispatch_mode() is not None:
-        return True
+        return _OP
     if _functorch_active():
-        return True
+        return _OP
     grad = torch.is_grad_enabled()
+    needs_grad = False
     for a in args:
-        if isinstance(a, Tensor) and (type(a) is not Tensor or (grad and a.requires_grad)):
-            return True
-    return False
+        if isinstance(a, Tensor):
+            if type(a) not in _PLAIN_TENSOR_TYPES:
+                return _OP
+            needs_grad = needs_grad or (grad and a.requires_grad)
+    if not needs_grad:
+        return _DIRECT
+    return _FUNCTION if op in _AUTOGRAD_FUNCTIONS else _OP
 
 
 def call(op, *args):
     """op(*args), straight into its implementation when the dispatcher has nothing to do."""
-    if _dispatcher_needed(args):
+    route = _route(op, args)
+    if route == _OP:
         return op(*args)
+    if route == _FUNCTION:
+        return _AUTOGRAD_FUNCTIONS[op].apply(*args)
     fn, mutated = _IMPLEMENTATIONS[op]
     result = fn(*args)
     for i in mutated:
         # What the dispatcher does for a declared mutation: autograd sees the in-place write.
         _increment_version(args[i])
     return result
+
+
+def _with_autograd(op, name: str, backward, setup_context) -> None:
+    """op.register_autograd(backward, setup_context), and the same formula as the op's eager Function."""
+    op.register_autograd(backward, setup_context=setup_context)
+
+    def forward(ctx, *args):
+        # The implementation is looked up per call (not bound here) so that tests can observe its calls. A
+        # forward taking ctx, rather than a separate setup_context, spares apply() its per-call
+        # inspect.signature binding of the arguments (~10 us).
+        output = _IMPLEMENTATIONS[op][0](*args)
+        setup_context(ctx, args, output)
+        # The backward reads only dout, which exists whenever it runs (out is the one differentiable output):
+        # no zero tensors for the LSE and the rng state.
+        ctx.set_materialize_grads(False)
+        return output
+
+    _AUTOGRAD_FUNCTIONS[op] = type(f"FlashAttn_{name}", (torch.autograd.Function,), {
+        "forward": staticmethod(forward),
+        "backward": staticmethod(backward),
+    })
 
 
 # ----------------------------------------------------------------------------------------
@@ -179,12 +222,12 @@ def _fwd_setup_context(ctx, inputs, output):
 def _fwd_backward(ctx, dout, dlse, drng):
     q, k, v, out, lse, rng_state, alibi_slopes, sink = ctx.saved_tensors
     softmax_scale, causal, window_left, window_right, softcap, dropout_p, deterministic = ctx.options
-    dq, dk, dv, dsink = bwd(_grad_ready(dout), q, k, v, out, lse, softmax_scale, causal, window_left,
-                            window_right, softcap, alibi_slopes, dropout_p, rng_state, sink, deterministic)
+    dq, dk, dv, dsink = call(bwd, _grad_ready(dout), q, k, v, out, lse, softmax_scale, causal, window_left,
+                             window_right, softcap, alibi_slopes, dropout_p, rng_state, sink, deterministic)
     return (dq, dk, dv, None, None, None, None, None, None, None, dsink if sink is not None else None, None)
 
 
-fwd.register_autograd(_fwd_backward, setup_context=_fwd_setup_context)
+_with_autograd(fwd, "fwd", _fwd_backward, _fwd_setup_context)
 
 
 # ----------------------------------------------------------------------------------------
@@ -282,13 +325,13 @@ def _varlen_backward(ctx, dout, dlse, drng):
      sink) = ctx.saved_tensors
     (max_seqlen_q, max_seqlen_k, softmax_scale, causal, window_left, window_right, softcap, dropout_p,
      deterministic) = ctx.options
-    dq, dk, dv, dsink = varlen_bwd(_grad_ready(dout), q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
-                                   max_seqlen_k, seqused_q, seqused_k, softmax_scale, causal, window_left,
-                                   window_right, softcap, alibi_slopes, dropout_p, rng_state, sink, deterministic)
+    dq, dk, dv, dsink = call(varlen_bwd, _grad_ready(dout), q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k,
+                             max_seqlen_q, max_seqlen_k, seqused_q, seqused_k, softmax_scale, causal, window_left,
+                             window_right, softcap, alibi_slopes, dropout_p, rng_state, sink, deterministic)
     return (dq, dk, dv) + (None,) * 14 + (dsink if sink is not None else None, None)
 
 
-varlen_fwd.register_autograd(_varlen_backward, setup_context=_varlen_setup_context)
+_with_autograd(varlen_fwd, "varlen_fwd", _varlen_backward, _varlen_setup_context)
 
 
 # ----------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """Eager calls skip the torch.library dispatcher only when it has nothing to do.
 
-flashattn._ops.call runs an op's implementation directly in plain eager inference (the
-dispatcher costs more host time than a decode kernel); anything that needs the dispatcher
-(autograd, a dispatch mode, tracing) must still see the op.
+flashattn._ops.call runs an op's implementation directly in plain eager calls (the dispatcher
+costs more host time than a decode kernel), under a torch.autograd.Function of the op's own
+formula when a gradient is to be recorded; anything else that needs the dispatcher (a dispatch
+mode, tracing, a tensor subclass) must still see the op.
 """
 
 import pytest
@@ -43,11 +44,61 @@ def test_eager_inference_calls_the_implementation(device, direct_calls):
     assert torch.equal(direct, via_op)
 
 
-def test_gradients_go_through_the_op(device, direct_calls):
+def _grads(q, k, v, sink, dout):
+    out = flashattn.flash_attn_func(q, k, v, causal=True, deterministic=True, learnable_sink=sink)
+    out.backward(dout)
+    grads = (out.detach(), q.grad, k.grad, v.grad, sink.grad)
+    q.grad = k.grad = v.grad = sink.grad = None
+    return out.grad_fn, grads
+
+
+def test_eager_gradients_take_the_autograd_function(device, direct_calls, monkeypatch):
+    """With inputs that need a gradient (and nothing else for the dispatcher), eager calls run the op's own
+    formula under a torch.autograd.Function: the implementations are called directly, forward and backward,
+    and every result is bitwise the op's (deterministic backward)."""
     q, k, v = _qkv(device, requires_grad=True)
-    out = flashattn.flash_attn_func(q, k, v)
+    k.requires_grad_()
+    v.requires_grad_()
+    sink = torch.nn.Parameter(torch.randn(4, device=device))  # a Parameter, as a learnable sink usually is
+    dout = torch.randn(2, 5, 4, 64, device=device, dtype=torch.bfloat16)
+    grad_fn, direct = _grads(q, k, v, sink, dout)
+    assert direct_calls.get(_ops.fwd) == 1 and direct_calls.get(_ops.bwd) == 1
+    assert "FlashAttn_fwd" in type(grad_fn).__name__
+    monkeypatch.setattr(_ops, "_AUTOGRAD_FUNCTIONS", {})  # as before: through the op's autograd wrapper
+    grad_fn, via_op = _grads(q, k, v, sink, dout)
+    assert direct_calls.get(_ops.fwd) == 1  # the op ran its implementation itself
+    assert "FlashAttn_fwd" not in type(grad_fn).__name__
+    for name, a, b in zip(("out", "dq", "dk", "dv", "dsink"), direct, via_op):
+        assert a is not None and torch.isfinite(a).all(), name
+        assert torch.equal(a, b), name
+
+
+def test_eager_varlen_gradients_take_the_autograd_function(device, direct_calls):
+    q = torch.randn(12, 4, 64, device=device, dtype=torch.bfloat16, requires_grad=True)
+    k = torch.randn(15, 2, 64, device=device, dtype=torch.bfloat16, requires_grad=True)
+    v = torch.randn(15, 2, 64, device=device, dtype=torch.bfloat16, requires_grad=True)
+    cu_q = torch.tensor([0, 5, 12], device=device, dtype=torch.int32)
+    cu_k = torch.tensor([0, 7, 15], device=device, dtype=torch.int32)
+    out = flashattn.flash_attn_varlen_func(q, k, v, cu_q, cu_k, 7, 8, causal=True)
+    assert "FlashAttn_varlen_fwd" in type(out.grad_fn).__name__
+    out.sum().backward()
+    assert direct_calls.get(_ops.varlen_fwd) == 1 and direct_calls.get(_ops.varlen_bwd) == 1
+    assert all(t.grad is not None and torch.isfinite(t.grad).all() for t in (q, k, v))
+
+
+def test_gradients_under_a_dispatch_mode_go_through_the_op(device, direct_calls):
+    seen = []
+
+    class Recorder(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    q, k, v = _qkv(device, requires_grad=True)
+    with Recorder():
+        out = flashattn.flash_attn_func(q, k, v)
     assert _ops.fwd not in direct_calls
-    assert out.grad_fn is not None
+    assert any("flashattn.fwd" in name for name in seen), seen
     out.sum().backward()
     assert q.grad is not None and torch.isfinite(q.grad).all()
     with torch.no_grad():
