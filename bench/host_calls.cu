@@ -71,7 +71,7 @@ int main() {
     const char* name;
     std::function<void()> fn;
   };
-  int sink = 0;  // keeps the queried values used
+  long long sink = 0;  // keeps the queried values used
   const Case cases[] = {
       {"cudaGetDevice + 2 x cudaDeviceGetAttribute",
        [&] {
