@@ -59,7 +59,8 @@ int run_command(const RunCommandOptions& options) {
               << " calls queued back to back, best of 3: validation, kernel choice, launches)\n";
   }
   if (r.host_us < 0.0 && o.host_calls > 0) {
-    std::cout << "host       not timed apart (a CPU backend computes on the calling thread: the time above)\n";
+    std::cout
+        << "host       not timed apart (a CPU backend computes on the calling thread: the time above)\n";
   }
   std::cout << "speed      " << (r.time_ms > 0.0 ? format_rate(r.flops / (r.time_ms * 1e-3)) : "-") << " ("
             << fixed(r.flops / 1e9, 3) << " GFLOP" << (s.causal ? ", causal counted as half" : "") << ")\n";

@@ -46,7 +46,8 @@ struct RunResult {
   std::string kernel;   // select_kernel's answer, e.g. "cpu_tiled/forward/bf16/d128"
   Device device{};
   double time_ms = 0.0;  // median of the timed calls
-  double host_us = -1.0;  // RunOptions::host_calls: host microseconds per call (timing.h host_time_us); -1 not timed
+  // RunOptions::host_calls: host microseconds per call (timing.h host_time_us); -1: not timed.
+  double host_us = -1.0;
   double flops = 0.0;
   std::vector<ErrorCheck> checks;  // empty when not verified
   std::string verified_scope;      // "all rows", "sequence 0, heads 0-1, last 128 rows", ...
