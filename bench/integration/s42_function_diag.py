@@ -6,26 +6,16 @@ bench/python_overhead.py. The cases take the autograd.Function route apart: its 
 """
 
 import json
-import time
+import os
+import sys
 
 import torch
 
 import flashattn
 from flashattn import _ops
 
-
-def host_us(fn, calls=2000):
-    for _ in range(50):
-        fn()
-    torch.cuda.synchronize()
-    best = float("inf")
-    for _ in range(5):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        torch.cuda.synchronize()
-        best = min(best, (time.perf_counter() - start) / calls * 1e6)
-    return best
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from python_overhead import host_us  # noqa: E402  (bench/)
 
 
 def main():
@@ -61,7 +51,7 @@ def main():
     }
     for name, (grad, f) in cases.items():
         with torch.set_grad_enabled(grad):
-            print(json.dumps({"case": name, "host_us_per_call": round(host_us(f), 1)}), flush=True)
+            print(json.dumps({"case": name, "host_us_per_call": round(host_us(f, 2000), 1)}), flush=True)
 
 
 if __name__ == "__main__":

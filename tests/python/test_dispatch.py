@@ -28,6 +28,18 @@ def direct_calls(monkeypatch):
     return counts
 
 
+class Recorder(TorchDispatchMode):
+    """Records the name of every op dispatched under it into `seen`."""
+
+    def __init__(self, seen):
+        super().__init__()
+        self.seen = seen
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.seen.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
 def _qkv(device, requires_grad=False):
     q = torch.randn(2, 5, 4, 64, device=device, dtype=torch.bfloat16, requires_grad=requires_grad)
     k = torch.randn(2, 7, 2, 64, device=device, dtype=torch.bfloat16)
@@ -88,14 +100,8 @@ def test_eager_varlen_gradients_take_the_autograd_function(device, direct_calls)
 
 def test_gradients_under_a_dispatch_mode_go_through_the_op(device, direct_calls):
     seen = []
-
-    class Recorder(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            seen.append(str(func))
-            return func(*args, **(kwargs or {}))
-
     q, k, v = _qkv(device, requires_grad=True)
-    with Recorder():
+    with Recorder(seen):
         out = flashattn.flash_attn_func(q, k, v)
     assert _ops.fwd not in direct_calls
     assert any("flashattn.fwd" in name for name in seen), seen
@@ -108,14 +114,8 @@ def test_gradients_under_a_dispatch_mode_go_through_the_op(device, direct_calls)
 
 def test_dispatch_modes_see_the_op(device, direct_calls):
     seen = []
-
-    class Recorder(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            seen.append(str(func))
-            return func(*args, **(kwargs or {}))
-
     q, k, v = _qkv(device)
-    with Recorder():
+    with Recorder(seen):
         flashattn.flash_attn_func(q, k, v)
     assert _ops.fwd not in direct_calls
     assert any("flashattn.fwd" in name for name in seen), seen
