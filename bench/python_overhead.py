@@ -1,8 +1,10 @@
 """Host time per eager call of the PyTorch interface, beside SDPA (GPU).
 
 Tiny problems, so every call is bound by its host work: the wall time of N back-to-back calls
-(then one synchronize) over N. Prints one JSON row per case; --profile adds, per flashattn case,
-the share of the extension call (_C.run: validation, kernel choice, launches) under cProfile.
+until the last returns, over N, with the GPU's backlog after them (per call) beside it: near 0 when
+the host is the bound. (Before session 42's last runs the wall time included the final synchronize.)
+Prints one JSON row per case; --profile adds, per flashattn case, the share of the extension call
+(_C.run: validation, kernel choice, launches) under cProfile.
 Run: python3 bench/python_overhead.py [--calls 2000] [--profile]
 """
 
@@ -20,17 +22,27 @@ import flashattn
 from flashattn import _ops
 
 
-def host_us(fn, calls):
+def host_us(fn, calls, drain=None):
+    """Best of 5 rounds: the wall time of `calls` back-to-back calls until the last returns, over `calls`.
+
+    drain (a list): gets the round's wait for the GPU after the loop, per call; near 0 when the calls are
+    bound by the host (the GPU keeps up), else the GPU's backlog (then the loop time is not host time).
+    """
     for _ in range(50):
         fn()
     torch.cuda.synchronize()
-    best = float("inf")
+    best, best_drain = float("inf"), 0.0
     for _ in range(5):
         start = time.perf_counter()
         for _ in range(calls):
             fn()
+        queued = time.perf_counter()
         torch.cuda.synchronize()
-        best = min(best, (time.perf_counter() - start) / calls * 1e6)
+        done = time.perf_counter()
+        if queued - start < best * calls / 1e6:
+            best, best_drain = (queued - start) / calls * 1e6, (done - queued) / calls * 1e6
+    if drain is not None:
+        drain.append(best_drain)
     return best
 
 
@@ -106,7 +118,9 @@ def main():
     for name, fn, grad, op in cases:
         calls = args.calls // 4 if "backward" in name else args.calls
         with torch.set_grad_enabled(grad), (through_the_op() if op else contextlib.nullcontext()):
-            row = {"case": name, "host_us_per_call": round(host_us(fn, calls), 1)}
+            drain = []
+            row = {"case": name, "host_us_per_call": round(host_us(fn, calls, drain), 1),
+                   "gpu_backlog_us_per_call": round(drain[0], 2)}
             if args.profile and "sdpa" not in name:
                 row["profiled_us_in_extension"], row["profiled_us_total"] = extension_share(fn, calls // 4)
         print(json.dumps(row), flush=True)
