@@ -20,7 +20,7 @@ log() { echo "== $(($(date +%s) - t0))s $*" | tee -a "$out/summary.txt"; }
 tree_copy "$bld/tree-b"
 sed -i 's/^set(FLASHATTN_SM80_GENCODE .*)$/set(FLASHATTN_SM80_GENCODE)/' src/cuda/CMakeLists.txt
 PY_DIMS=128 sm90_build_py a "" 4 300 -DFLASHATTN_BACKWARD=ON &
-(cd "$bld/tree-b" && PY_DIMS="64;96;128;192;256" sm90_build_py b "" 12 330 -DFLASHATTN_BACKWARD=ON \
+(cd "$bld/tree-b" && PY_DIMS="32;64;96;128;160;192;224;256" sm90_build_py b "" 12 330 -DFLASHATTN_BACKWARD=ON \
   -DFLASHATTN_CUDA_ARCHS="80;90a" -DFLASHATTN_DTYPES="fp16;bf16") &
 wait
 rm -f "$out"/py_*_configure.log
