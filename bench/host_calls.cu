@@ -91,6 +91,18 @@ int main() {
          check(cudaOccupancyMaxActiveClusters(&clusters, wide_kernel, &config), "clusters");
          sink += clusters;
        }},
+      {"cudaFuncGetAttributes",
+       [&] {
+         cudaFuncAttributes attributes{};
+         check(cudaFuncGetAttributes(&attributes, wide_kernel), "attributes");
+         sink += attributes.ptxVersion;
+       }},
+      {"cudaOccupancyMaxActiveBlocksPerMultiprocessor (384 threads, 200 KB)",
+       [&] {
+         int blocks = 0;
+         check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, wide_kernel, 384, kSmem), "blocks");
+         sink += blocks;
+       }},
       {"cuTensorMapEncodeTiled (4-d, 128B swizzle)",
        [&] {
          alignas(64) CUtensorMap map;
