@@ -52,7 +52,7 @@ def _no_rng() -> Tensor:
 #
 # Going through a torch.library op costs tens of microseconds of Python per eager call (the
 # autograd wrapper, the dispatcher round trip, alias checks): more than a decode step's
-# kernel. When none of that machinery has work to do (no tracing by torch.compile, no
+# kernel. When none of that machinery has work to do (no tracing by torch.compile or torch.jit, no
 # dispatch mode such as FakeTensorMode or FlopCounterMode, no tensor subclass, no functorch
 # transform), `call` runs the op's implementation directly, under a torch.autograd.Function of the op's
 # own autograd formula when a gradient is to be recorded: the same functions the op runs, so the
@@ -92,8 +92,15 @@ _DIRECT, _FUNCTION, _OP = 0, 1, 2
 _PLAIN_TENSOR_TYPES = (Tensor, torch.nn.Parameter)
 
 
+# torch.jit.trace records the dispatcher's ops: a call that skipped it would leave the trace without the
+# attention (its replay returning whatever the outputs' memory held).
+_jit_tracing = getattr(torch._C, "_get_tracing_state", None)
+
+
 def _route(op, args) -> int:
     if not _SHORTCUT_AVAILABLE or torch.compiler.is_compiling() or _get_current_dispatch_mode() is not None:
+        return _OP
+    if _jit_tracing is None or _jit_tracing() is not None:
         return _OP
     if _functorch_active():
         return _OP

@@ -134,3 +134,21 @@ def test_direct_append_marks_the_cache_written(device, direct_calls):
     assert (k_cache._version, v_cache._version) == (versions[0] + 1, versions[1] + 1)
     torch.testing.assert_close(k_cache[0, 4:7], k_new[0], rtol=0, atol=0)
     torch.testing.assert_close(v_cache[1, 9:12], v_new[1], rtol=0, atol=0)
+
+
+@pytest.mark.filterwarnings("ignore::torch.jit.TracerWarning")
+def test_jit_trace_records_the_op(device, direct_calls):
+    """torch.jit.trace sees only dispatched ops: a call that skipped the dispatcher would be missing from the
+    trace, whose replay would then return the outputs' uninitialised memory."""
+    q, k, v = _qkv(device)
+
+    def attention(q, k, v):
+        return flashattn.flash_attn_func(q, k, v, causal=True)
+
+    with torch.no_grad():
+        traced = torch.jit.trace(attention, (q, k, v), check_trace=False)
+    assert _ops.fwd not in direct_calls
+    assert any(node.kind() == "flashattn::fwd" for node in traced.graph.nodes())
+    fresh = torch.randn_like(q)
+    with torch.no_grad():
+        assert torch.equal(traced(fresh, k, v), attention(fresh, k, v))
