@@ -136,7 +136,7 @@ def test_direct_append_marks_the_cache_written(device, direct_calls):
     torch.testing.assert_close(v_cache[1, 9:12], v_new[1], rtol=0, atol=0)
 
 
-@pytest.mark.filterwarnings("ignore::torch.jit.TracerWarning")
+@pytest.mark.filterwarnings("ignore::torch.jit.TracerWarning", "ignore:`torch.jit.trace` is deprecated:FutureWarning")
 def test_jit_trace_records_the_op(device, direct_calls):
     """torch.jit.trace sees only dispatched ops: a call that skipped the dispatcher would be missing from the
     trace, whose replay would then return the outputs' uninitialised memory."""
