@@ -79,9 +79,9 @@ _increment_version = getattr(torch.autograd.graph, "increment_version", None)
 _SHORTCUT_AVAILABLE = _functorch_active is not None and _increment_version is not None
 
 # Eager calls that need a gradient and nothing else from the dispatcher take a torch.autograd.Function
-# over the op's own implementation, setup_context and backward (`_with_autograd`): the op's autograd
-# wrapper costs ~200 us of Python per call on an H200 host (bench/python_overhead.py, session 42), more than
-# many training steps' attention kernels, the Function a few. Same code, so the same results.
+# over the op's own implementation, setup_context and backward (`_with_autograd`): through the op's autograd
+# wrapper a call took 1.6-4.5x the host time (138-304 against 52-103 us on an H200 host; bench/python_overhead.py,
+# docs/performance.md, session 42), more than many training steps' attention kernels. Same code, same results.
 _AUTOGRAD_FUNCTIONS: dict = {}  # op -> its torch.autograd.Function
 
 # How `call` runs an op.
