@@ -10,15 +10,10 @@
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
-out=/tmp/s42b-out bld=/tmp/s42b-build
-rm -rf "$out" "$bld" && mkdir -p "$out" "$bld/pyroot"
-trap 'cp "$out/summary.txt" "$out"/*.jsonl "${OUT:-/tmp}/" 2>/dev/null' EXIT
-export PATH=$PATH:/usr/local/cuda/bin
-t0=$(date +%s)
-py=$(command -v python3)
-log() { echo "== $(($(date +%s) - t0))s $*" | tee -a "$out/summary.txt"; }
+cp src/cuda/CMakeLists.txt /tmp/s42b-cmakelists # device_call_begin drops the sm80 gencode; build B keeps it
+device_call_begin s42b
 tree_copy "$bld/tree-b"
-sed -i 's/^set(FLASHATTN_SM80_GENCODE .*)$/set(FLASHATTN_SM80_GENCODE)/' src/cuda/CMakeLists.txt
+cp /tmp/s42b-cmakelists "$bld/tree-b/src/cuda/CMakeLists.txt"
 PY_DIMS=128 sm90_build_py a "" 4 300 -DFLASHATTN_BACKWARD=ON &
 (cd "$bld/tree-b" && PY_DIMS="32;64;96;128;160;192;224;256" sm90_build_py b "" 12 330 -DFLASHATTN_BACKWARD=ON \
   -DFLASHATTN_CUDA_ARCHS="80;90a" -DFLASHATTN_DTYPES="fp16;bf16") &
