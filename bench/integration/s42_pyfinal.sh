@@ -2,7 +2,7 @@
 # Session 42: the Python interface's last changes on the GPU (torch.jit.trace takes the op; the Function route):
 # the dispatch, interface, compile-and-graphs and modules tests on a d64 / d128 build with the backward, then
 # bench/python_overhead.py once more (with the GPU's backlog per call).
-# Prediction: the tests pass; the Function route 1.6-4.5x below the op route as before.
+# Prediction: the tests pass; the Function route 2.1-4.5x below the op route as before.
 # One H200 call (~2 minutes).
 #   bash bench/integration/s42_pyfinal.sh
 set -uo pipefail

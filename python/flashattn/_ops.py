@@ -80,7 +80,7 @@ _SHORTCUT_AVAILABLE = _functorch_active is not None and _increment_version is no
 
 # Eager calls that need a gradient and nothing else from the dispatcher take a torch.autograd.Function
 # over the op's own implementation, setup_context and backward (`_with_autograd`): through the op's autograd
-# wrapper a call took 1.6-4.5x the host time (138-304 against 52-103 us on an H200 host; bench/python_overhead.py,
+# wrapper a call took 2.1-4.5x the host time (138-304 against 52-103 us on an H200 host; bench/python_overhead.py,
 # docs/performance.md, session 42), more than many training steps' attention kernels. Same code, same results.
 _AUTOGRAD_FUNCTIONS: dict = {}  # op -> its torch.autograd.Function
 
