@@ -133,6 +133,8 @@ def call(op, *args):
 
 def _with_autograd(op, name: str, backward, setup_context) -> None:
     """op.register_autograd(backward, setup_context), and the same formula as the op's eager Function."""
+    # The Function has no counterpart of `call`'s version bumps for declared mutations.
+    assert not _IMPLEMENTATIONS[op][1], f"{name}: an op that mutates its arguments needs the dispatcher"
     op.register_autograd(backward, setup_context=setup_context)
 
     def forward(ctx, *args):
