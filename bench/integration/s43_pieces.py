@@ -67,6 +67,8 @@ def main():
         "torch.empty_like(q)": lambda: torch.empty_like(q),
         "q.new_empty(shape)": lambda: q.new_empty((1, 1, 8, 128)),
         "torch.empty((b, h, s), float32, device)": lambda: torch.empty((1, 8, 1), dtype=torch.float32, device=dev),
+        "q.new_empty((b, h, s), dtype=float32)": lambda: q.new_empty((1, 8, 1), dtype=torch.float32),
+        "torch.empty_like(q, contiguous_format)": lambda: torch.empty_like(q, memory_format=torch.contiguous_format),
         "torch.empty((0,), float32, device)": lambda: torch.empty((0,), dtype=torch.float32, device=dev),
         "torch.zeros(2, int64) (CPU)": lambda: torch.zeros(2, dtype=torch.int64),
         "workspace callback (4 KiB)": lambda: allocate(4096),
