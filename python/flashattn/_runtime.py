@@ -28,6 +28,10 @@ _DTYPE_NAMES = {
 _WORKSPACE_ALIGN = 256
 
 _state = threading.local()
+# use_backend blocks open in any thread: while there are none, no call reads the thread-local state (a
+# lookup that costs more than the rest of current_backend).
+_overrides_open = 0
+_overrides_lock = threading.Lock()
 
 
 # Read once, at import: os.environ costs microseconds per lookup, on every call.
@@ -36,6 +40,8 @@ _DEFAULT_BACKEND = os.environ.get("FLASHATTN_BACKEND", "auto")
 
 def current_backend() -> str:
     """The backend flashattn calls use in this thread ("auto" unless overridden)."""
+    if not _overrides_open:
+        return _DEFAULT_BACKEND
     return getattr(_state, "backend", None) or _DEFAULT_BACKEND
 
 
@@ -46,12 +52,17 @@ def use_backend(name: str):
     One of "auto", "cpu_reference", "cpu_tiled", "cuda_sm80", "cuda_sm90". The
     FLASHATTN_BACKEND environment variable, read when flashattn is imported, sets the default.
     """
+    global _overrides_open
     previous = getattr(_state, "backend", None)
     _state.backend = name
+    with _overrides_lock:
+        _overrides_open += 1
     try:
         yield
     finally:
         _state.backend = previous
+        with _overrides_lock:
+            _overrides_open -= 1
 
 
 def describe(t: Optional[torch.Tensor], name: str):
@@ -106,6 +117,9 @@ def _aligned_workspace(nbytes: int, device: torch.device):
 # The current CUDA stream as a raw handle, without building a torch.cuda.Stream object (a
 # private entry point that torch.compile's generated code uses too; the public call where absent).
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+# The current device's index without torch.cuda.current_device()'s lazy-initialisation check (this
+# runs only for CUDA tensors, so CUDA is initialised): 0.2 against 0.5 us on an H200 host.
+_current_device = getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
 
 
 def _current_stream(index: int) -> int:
@@ -124,8 +138,9 @@ def run(op: str, args: dict, device: torch.device) -> None:
     backend = current_backend()
     allocate = functools.partial(_aligned_workspace, device=device)
     if device.type == "cuda":
-        index = device.index if device.index is not None else torch.cuda.current_device()
-        if index == torch.cuda.current_device():
+        current = _current_device()
+        index = device.index if device.index is not None else current
+        if index == current:
             _C.run(op, args, backend, _current_stream(index), allocate)
         else:
             with torch.cuda.device(index):
