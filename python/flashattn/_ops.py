@@ -382,7 +382,7 @@ def _kvcache_impl(q, k_cache, v_cache, k, v, rotary_cos, rotary_sin, cache_seqle
                   alibi_slopes, num_splits, sink):
     b, sq, h, _ = q.shape
     out = q.new_empty((b, sq, h, v_cache.shape[-1]))
-    lse = torch.empty((b, h, sq), dtype=torch.float32, device=q.device)
+    lse = q.new_empty((b, h, sq), dtype=torch.float32)
     rt.run("forward_kvcache",
            _kvcache_args(q, k_cache, v_cache, k, v, rotary_cos, rotary_sin, cache_seqlens, cache_batch_idx,
                          cache_leftpad, block_table, softmax_scale, causal, window_left, window_right, softcap,
