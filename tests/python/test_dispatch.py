@@ -6,6 +6,8 @@ formula when a gradient is to be recorded; anything else that needs the dispatch
 mode, tracing, a tensor subclass) must still see the op.
 """
 
+import inspect
+
 import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -152,3 +154,27 @@ def test_jit_trace_records_the_op(device, direct_calls):
     fresh = torch.randn_like(q)
     with torch.no_grad():
         assert torch.equal(traced(fresh, k, v), attention(fresh, k, v))
+
+
+class _Subclass(torch.Tensor):
+    """A tensor subclass: its __torch_function__ / dispatch overrides need the op."""
+
+
+def test_the_route_reads_every_tensor_parameter():
+    """The route looks only at the positions of an op's tensor parameters (it runs on every call): a gradient
+    or a subclass at any of them must take it off the direct path."""
+    names = {op: list(inspect.signature(fn).parameters) for op, (fn, _) in _ops._IMPLEMENTATIONS.items()}
+    tensors = {op: {names[op][i] for i in positions} for op, positions in _ops._TENSOR_POSITIONS.items()}
+    assert tensors[_ops.fwd] == {"q", "k", "v", "alibi_slopes", "sink"}
+    assert tensors[_ops.bwd] == {"dout", "q", "k", "v", "out", "lse", "alibi_slopes", "rng_state", "sink"}
+    assert tensors[_ops.combine] == {"out_partial", "lse_partial"}
+    for op, positions in _ops._TENSOR_POSITIONS.items():
+        for i in positions:
+            args = [None] * len(names[op])
+            args[i] = torch.randn(3, requires_grad=True)
+            with torch.enable_grad():
+                assert _ops._route(op, tuple(args)) != _ops._DIRECT, (op, names[op][i])
+            with torch.no_grad():
+                assert _ops._route(op, tuple(args)) == _ops._DIRECT, (op, names[op][i])
+            args[i] = torch.randn(3).as_subclass(_Subclass)
+            assert _ops._route(op, tuple(args)) == _ops._OP, (op, names[op][i])
