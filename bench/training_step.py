@@ -6,7 +6,9 @@ output gradient. Per case and implementation:
   step_us   wall time of N back-to-back steps until the GPU has finished them, over N (what a training loop sees);
   host_us   wall time of N steps until the last one is queued, over N (the host's share: the Python, the
             autograd engine, the launches);
-  gpu_us    the median of CUDA-event timings around single steps (the kernels' share);
+  event_us  the median CUDA-event span around one step begun on an idle GPU (the kernels' time where the host
+            keeps ahead; for host-bound steps it includes the host's time to queue the step; the session 43
+            record bench/integration/s43_steps.jsonl names it gpu_us);
   tflops    forward + backward FLOPs (3.5x the forward's 4 b h s^2 d, halved when causal) over step_us.
 Rounds interleave the implementations (default 3 rounds; medians reported). Each implementation's output
 and dq are compared with SDPA's default choice (max abs difference, bf16).
@@ -50,7 +52,7 @@ def timed_steps(step, calls):
     return (queued - start) / calls * 1e6, (done - start) / calls * 1e6
 
 
-def gpu_us(step, samples=15):
+def event_us(step, samples=15):
     begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     readings = []
     for _ in range(samples):
@@ -91,18 +93,32 @@ def main():
                         F.scaled_dot_product_attention(qs, ks, vs, is_causal=causal).backward(dout_s)
             return step
 
+        # The same steps captured as CUDA graphs (torch.cuda.make_graphed_callables: forward and backward
+        # replayed, the inputs copied into the graphs' own).
+        graphed_ours = torch.cuda.make_graphed_callables(
+            lambda q_, k_, v_: flashattn.flash_attn_func(q_, k_, v_, causal=causal), (q, k, v))
+        graphed_sdpa = torch.cuda.make_graphed_callables(
+            lambda q_, k_, v_: F.scaled_dot_product_attention(q_, k_, v_, is_causal=causal), (qs, ks, vs))
+
         impls = {"flashattn": ours, "sdpa_default": sdpa(), "sdpa_flash": sdpa(SDPBackend.FLASH_ATTENTION),
-                 "sdpa_cudnn": sdpa(SDPBackend.CUDNN_ATTENTION)}
+                 "sdpa_cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
+                 "flashattn_graphed": lambda: graphed_ours(q, k, v).backward(dout),
+                 "sdpa_default_graphed": lambda: graphed_sdpa(qs, ks, vs).backward(dout_s)}
         # Each implementation's output and dq beside SDPA's default choice.
         check = {}
         for name, _ in impls.items():
             for t in (q, k, v, qs, ks, vs):
                 t.grad = None
             try:
-                if name == "flashattn":
-                    out = flashattn.flash_attn_func(q, k, v, causal=causal)
+                if name.startswith("flashattn"):
+                    out = (graphed_ours if name.endswith("graphed") else
+                           lambda q_, k_, v_: flashattn.flash_attn_func(q_, k_, v_, causal=causal))(q, k, v)
                     out.backward(dout)
                     check[name] = (out.detach().float(), q.grad.float())
+                elif name.endswith("graphed"):
+                    out = graphed_sdpa(qs, ks, vs)
+                    out.backward(dout_s)
+                    check[name] = (out.detach().transpose(1, 2).float(), qs.grad.transpose(1, 2).float())
                 else:
                     backend = {"sdpa_flash": SDPBackend.FLASH_ATTENTION, "sdpa_cudnn": SDPBackend.CUDNN_ATTENTION}
                     ctx = sdpa_kernel([backend[name]]) if name in backend else torch.enable_grad()
@@ -114,12 +130,12 @@ def main():
                 check[name] = str(error).splitlines()[0]
         available = {name: fn for name, fn in impls.items() if not isinstance(check[name], str)}
         flop = 4 * b * h * s * s * d // (2 if causal else 1) * 3.5
-        readings = {name: {"host_us": [], "step_us": [], "gpu_us": []} for name in available}
+        readings = {name: {"host_us": [], "step_us": [], "event_us": []} for name in available}
         calls = {}
         for name, fn in available.items():
             for _ in range(3):
                 fn()
-            one = gpu_us(fn, 3)
+            one = event_us(fn, 3)
             calls[name] = max(5, min(500, int(args.target_ms * 1e3 / max(one, 1.0))))
         for round_ in range(args.rounds):
             names = list(available) if round_ % 2 == 0 else list(reversed(available))
@@ -127,7 +143,7 @@ def main():
                 host, step = timed_steps(available[name], calls[name])
                 readings[name]["host_us"].append(host)
                 readings[name]["step_us"].append(step)
-                readings[name]["gpu_us"].append(gpu_us(available[name]))
+                readings[name]["event_us"].append(event_us(available[name]))
         reference = check.get("sdpa_default")
         for name in impls:
             row = {"d": d, "h": h, "b": b, "s": s, "causal": causal, "impl": name}
@@ -141,7 +157,7 @@ def main():
                     row["max_diff_out"] = round((check[name][0] - reference[0]).abs().max().item(), 4)
                     row["max_diff_dq"] = round((check[name][1] - reference[1]).abs().max().item(), 4)
             print(json.dumps(row), flush=True)
-        del q, k, v, qs, ks, vs, dout, dout_s, check
+        del q, k, v, qs, ks, vs, dout, dout_s, check, graphed_ours, graphed_sdpa
         torch.cuda.empty_cache()
 
 
