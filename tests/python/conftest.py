@@ -35,13 +35,15 @@ requires_cuda = pytest.mark.skipif(not _cuda_usable(), reason=CUDA_SKIP_REASON o
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """On CUDA, a request the compiled CUDA backends cannot run yet (a head dim left out of a
+    """On CUDA (a test parametrised with a CUDA device, named for CUDA or marked requires_cuda), a
+    request the compiled CUDA backends cannot run yet (a head dim or dtype left out of a
     restricted build, kernels not written yet) is reported as skipped with the library's
     reason, so the GPU summary separates "not available" from "wrong". On the CPU it fails."""
     outcome = yield
     report = outcome.get_result()
     params = getattr(getattr(item, "callspec", None), "params", {})
-    on_cuda = str(params.get("device", "")) .startswith("cuda") or "cuda" in item.name
+    on_cuda = (str(params.get("device", "")).startswith("cuda") or "cuda" in item.name
+               or any(mark == requires_cuda.mark for mark in item.iter_markers(name="skipif")))
     if (call.when == "call" and call.excinfo is not None and on_cuda
             and call.excinfo.errisinstance(flashattn.UnsupportedError)):
         report.outcome = "skipped"
