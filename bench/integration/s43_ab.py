@@ -1,8 +1,8 @@
 """Session 43: the Python interface's host time per call, before (flashattn_base) and after (flashattn) the
 session's wrapper changes, in one process, rounds interleaved (GPU).
 
-Both packages load the same extension build; only their Python differs (base = this session's starting
-tree). Each case: host_us of bench/python_overhead.py (best of 5 rounds of N back-to-back calls); four rounds
+Both packages load the same extension build; only their Python differs (base: the tree before the patch that
+the calling script reverses). The KV-cache case was added after s43_ab.sh's run (s43_ab2.sh has it). Each case: host_us of bench/python_overhead.py (best of 5 rounds of N back-to-back calls); four rounds
 of every case, base and new alternating, first one then the other. Prints a row per reading and a summary
 row per case with the medians and new / base.
 """
@@ -32,6 +32,10 @@ def main():
     qgt = qg.detach().transpose(1, 2).requires_grad_()
     kt, vt = k.transpose(1, 2), v.transpose(1, 2)
     kg, vg = k.clone().requires_grad_(), v.clone().requires_grad_()
+    k_cache = torch.randn(1, 256, 8, 128, device="cuda", dtype=dt)
+    v_cache = torch.randn_like(k_cache)
+    seqlens = torch.tensor([100], device="cuda", dtype=torch.int32)
+    k_new, v_new = k[:, :1].contiguous(), v[:, :1].contiguous()
 
     def cases(pkg):
         return {
@@ -40,6 +44,8 @@ def main():
             "step .backward(dout)": (True, lambda: pkg.flash_attn_func(qg, k, v).backward(dout)),
             "step .sum().backward()": (True, lambda: pkg.flash_attn_func(qg, k, v).sum().backward()),
             "step q, k, v require grad": (True, lambda: pkg.flash_attn_func(qg, kg, vg).backward(dout)),
+            "KV cache with append (decode)": (False, lambda: pkg.flash_attn_with_kvcache(
+                q, k_cache, v_cache, k_new, v_new, cache_seqlens=seqlens)),
         }
 
     sdpa = {
