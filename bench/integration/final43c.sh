@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 43's last device call: scripts/gpu_check.sh's build and python steps (the full build, the ctest
-# sm90_wgmma_pipelines, the Python extension with every pytest on the GPU) on the final tree: final43.sh's, plus
-# final43b.sh's, plus the argument checks' fast path (interface.py).
+# sm90_wgmma_pipelines, the Python extension with every pytest on the GPU) on the final tree: final43b.sh's tree
+# plus the argument checks' fast path (interface.py).
 # Prediction: every pytest passes (final43b.sh's 148).
 # One H200 call (~3 minutes).
 #   bash bench/integration/final43c.sh
