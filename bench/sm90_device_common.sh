@@ -44,6 +44,27 @@ sm90_build_py() {
   log "py $name ($flags) build rc=$?"
 }
 
+# py_base_from_patch PATCH: the package flashattn_base beside sm90_build_py's "new" one: the same extension, with
+# the Python of the tree before PATCH (a diff of python/flashattn, reversed here), its op namespace renamed.
+py_base_from_patch() {
+  local base=$bld/pyroot/flashattn_base
+  rm -rf "$base" && cp -r "$bld/pyroot/flashattn" "$base" &&
+    patch -R -p3 -s -d "$base" <"$1" &&
+    sed -i 's/"flashattn::/"flashattn_base::/' "$base/_ops.py"
+  log "base package ($1) rc=$?"
+}
+
+# py_tests_on_gpu FILE...: the given tests/python files with the package(s) under $bld/pyroot, run from /tmp (so
+# that the tree's python/ is not imported); pytest.txt in $out, its counts and failures in summary.txt.
+py_tests_on_gpu() {
+  local files=() f
+  for f in "$@"; do files+=("$PWD/tests/python/$f"); done
+  (cd /tmp && PYTHONPATH=$bld/pyroot timeout 300 python3 -m pytest -q -p no:cacheprovider -rs "${files[@]}") \
+    >"$out/pytest.txt" 2>&1
+  log "pytest rc=$?"
+  grep -E "passed|failed|FAILED|ERROR" "$out/pytest.txt" | tail -8 | cut -c1-300 >>"$out/summary.txt"
+}
+
 # sm90_sass_counts BUILD_DIR: one line per sm90 forward kernel of that build: its HGMMA and LDL/STL
 # counts (cuobjdump; prints nothing where cuobjdump is missing).
 sm90_sass_counts() {

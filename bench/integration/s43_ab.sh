@@ -12,19 +12,11 @@ source bench/sm90_device_common.sh
 device_call_begin s43a
 PY_DIMS="128" sm90_build_py new "" 16 300 -DFLASHATTN_BACKWARD=ON
 rm -f "$out"/py_*_configure.log
-base=$bld/pyroot/flashattn_base
-rm -rf "$base" && cp -r "$bld/pyroot/flashattn" "$base" &&
-  patch -R -p3 -s -d "$base" <bench/integration/s43_python.patch &&
-  sed -i 's/"flashattn::/"flashattn_base::/' "$base/_ops.py"
-log "base package rc=$?"
+py_base_from_patch bench/integration/s43_python.patch
 PYTHONPATH=$bld/pyroot timeout 300 python3 bench/integration/s43_ab.py 2>&1 | grep -v Warning |
   tee "$out/ab.jsonl"
 log "ab rc=$?"
 PYTHONPATH=$bld/pyroot timeout 100 python3 bench/integration/s43_pieces.py 2>&1 | grep -v Warning |
   tee "$out/pieces.jsonl"
 log "pieces rc=$?"
-(cd /tmp && PYTHONPATH=$bld/pyroot timeout 240 python3 -m pytest -q -p no:cacheprovider -rs \
-  "$OLDPWD/tests/python/test_dispatch.py" "$OLDPWD/tests/python/test_interface.py" \
-  "$OLDPWD/tests/python/test_compile_and_graphs.py" "$OLDPWD/tests/python/test_modules.py") >"$out/pytest.txt" 2>&1
-log "pytest rc=$?"
-grep -E "passed|failed|FAILED|ERROR" "$out/pytest.txt" | tail -8 >>"$out/summary.txt"
+py_tests_on_gpu test_dispatch.py test_interface.py test_compile_and_graphs.py test_modules.py

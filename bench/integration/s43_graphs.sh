@@ -12,10 +12,7 @@ source bench/sm90_device_common.sh
 device_call_begin s43g
 PY_DIMS="64;128;256" sm90_build_py new "" 16 400 -DFLASHATTN_BACKWARD=ON
 rm -f "$out"/py_*_configure.log
-(cd /tmp && PYTHONPATH=$bld/pyroot timeout 200 python3 -m pytest -q -p no:cacheprovider -rs \
-  "$OLDPWD/tests/python/test_compile_and_graphs.py" "$OLDPWD/tests/python/test_dispatch.py") >"$out/pytest.txt" 2>&1
-log "pytest rc=$?"
-grep -E "passed|failed|FAILED|ERROR|Error" "$out/pytest.txt" | tail -8 >>"$out/summary.txt"
+py_tests_on_gpu test_compile_and_graphs.py test_dispatch.py
 PYTHONPATH=$bld/pyroot timeout 300 python3 bench/training_step.py 2>&1 | grep -v Warning |
   tee "$out/steps.jsonl"
 log "training_step rc=$?"
