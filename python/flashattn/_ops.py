@@ -32,9 +32,9 @@ def _options(softmax_scale, causal, window_left, window_right, softcap, alibi_sl
         "window_left": window_left,
         "window_right": window_right,
         "softcap": softcap,
-        "alibi_slopes": rt.describe(alibi_slopes, "alibi_slopes"),
+        "alibi_slopes": alibi_slopes,
         "dropout_p": dropout_p,
-        "sink": rt.describe(sink, "learnable_sink"),
+        "sink": sink,
     }
     if dropout_p > 0.0 and rng_state is not None:
         seed, offset = rng_state.tolist()  # a CPU tensor: no device sync
@@ -185,8 +185,7 @@ def fwd(q: Tensor, k: Tensor, v: Tensor, softmax_scale: Optional[float], causal:
     out = _empty_contiguous(q) if dv == d else q.new_empty((b, sq, h, dv))
     lse = q.new_empty((b, h, sq), dtype=torch.float32)
     rng_state = rt.dropout_seed_offset(q.device) if dropout_p > 0.0 else _no_rng()
-    args = {"q": rt.describe(q, "q"), "k": rt.describe(k, "k"), "v": rt.describe(v, "v"),
-            "out": rt.describe(out, "out"), "lse": rt.describe(lse, "lse")}
+    args = {"q": q, "k": k, "v": v, "out": out, "lse": lse}
     args.update(_options(softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p,
                          rng_state, sink))
     rt.run("forward", args, q.device)
@@ -209,11 +208,8 @@ def bwd(dout: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor,
         deterministic: bool) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     dq, dk, dv = _empty_contiguous(q), _empty_contiguous(k), _empty_contiguous(v)
     dsink = torch.empty(sink.shape if sink is not None else (0,), dtype=torch.float32, device=q.device)
-    args = {"dout": rt.describe(dout, "dout"), "q": rt.describe(q, "q"), "k": rt.describe(k, "k"),
-            "v": rt.describe(v, "v"), "out": rt.describe(out, "out"), "lse": rt.describe(lse, "lse"),
-            "dq": rt.describe(dq, "dq"), "dk": rt.describe(dk, "dk"), "dv": rt.describe(dv, "dv"),
-            "dsink": rt.describe(dsink, "dsink") if sink is not None else None,
-            "deterministic": deterministic}
+    args = {"dout": dout, "q": q, "k": k, "v": v, "out": out, "lse": lse, "dq": dq, "dk": dk, "dv": dv,
+            "dsink": dsink if sink is not None else None, "deterministic": deterministic}
     args.update(_options(softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p,
                          rng_state, sink))
     rt.run("backward", args, q.device)
@@ -273,13 +269,9 @@ def varlen_fwd(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Tensor, cu_seqlens
     out = alloc((total_q, h, v.shape[-1]), dtype=q.dtype, device=q.device)
     lse = alloc((h, total_q), dtype=torch.float32, device=q.device)
     rng_state = rt.dropout_seed_offset(q.device) if dropout_p > 0.0 else _no_rng()
-    args = {"q": rt.describe(q, "q"), "k": rt.describe(k, "k"), "v": rt.describe(v, "v"),
-            "cu_seqlens_q": rt.describe(cu_seqlens_q, "cu_seqlens_q"),
-            "cu_seqlens_k": rt.describe(cu_seqlens_k, "cu_seqlens_k"),
-            "max_seqlen_q": int(max_seqlen_q), "max_seqlen_k": int(max_seqlen_k),
-            "seqused_q": rt.describe(seqused_q, "seqused_q"), "seqused_k": rt.describe(seqused_k, "seqused_k"),
-            "block_table": rt.describe(block_table, "block_table"),
-            "out": rt.describe(out, "out"), "lse": rt.describe(lse, "lse")}
+    args = {"q": q, "k": k, "v": v, "cu_seqlens_q": cu_seqlens_q, "cu_seqlens_k": cu_seqlens_k,
+            "max_seqlen_q": int(max_seqlen_q), "max_seqlen_k": int(max_seqlen_k), "seqused_q": seqused_q,
+            "seqused_k": seqused_k, "block_table": block_table, "out": out, "lse": lse}
     args.update(_options(softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p,
                          rng_state, sink))
     rt.run("forward_varlen", args, q.device)
@@ -304,15 +296,10 @@ def varlen_bwd(dout: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: 
                deterministic: bool) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     dq, dk, dv = _empty_contiguous(q), _empty_contiguous(k), _empty_contiguous(v)
     dsink = torch.empty(sink.shape if sink is not None else (0,), dtype=torch.float32, device=q.device)
-    args = {"dout": rt.describe(dout, "dout"), "q": rt.describe(q, "q"), "k": rt.describe(k, "k"),
-            "v": rt.describe(v, "v"), "out": rt.describe(out, "out"), "lse": rt.describe(lse, "lse"),
-            "cu_seqlens_q": rt.describe(cu_seqlens_q, "cu_seqlens_q"),
-            "cu_seqlens_k": rt.describe(cu_seqlens_k, "cu_seqlens_k"),
-            "max_seqlen_q": int(max_seqlen_q), "max_seqlen_k": int(max_seqlen_k),
-            "seqused_q": rt.describe(seqused_q, "seqused_q"), "seqused_k": rt.describe(seqused_k, "seqused_k"),
-            "dq": rt.describe(dq, "dq"), "dk": rt.describe(dk, "dk"), "dv": rt.describe(dv, "dv"),
-            "dsink": rt.describe(dsink, "dsink") if sink is not None else None,
-            "deterministic": deterministic}
+    args = {"dout": dout, "q": q, "k": k, "v": v, "out": out, "lse": lse, "cu_seqlens_q": cu_seqlens_q,
+            "cu_seqlens_k": cu_seqlens_k, "max_seqlen_q": int(max_seqlen_q), "max_seqlen_k": int(max_seqlen_k),
+            "seqused_q": seqused_q, "seqused_k": seqused_k, "dq": dq, "dk": dk, "dv": dv,
+            "dsink": dsink if sink is not None else None, "deterministic": deterministic}
     args.update(_options(softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p,
                          rng_state, sink))
     rt.run("backward_varlen", args, q.device)
@@ -365,14 +352,10 @@ _with_autograd(varlen_fwd, "varlen_fwd", _varlen_backward, _varlen_setup_context
 def _kvcache_args(q, k_cache, v_cache, k, v, rotary_cos, rotary_sin, cache_seqlens, cache_batch_idx, cache_leftpad,
                   block_table, softmax_scale, causal, window_left, window_right, softcap, rotary_interleaved,
                   alibi_slopes, num_splits, sink, out, lse) -> dict:
-    args = {"q": rt.describe(q, "q"), "k_cache": rt.describe(k_cache, "k_cache"),
-            "v_cache": rt.describe(v_cache, "v_cache"), "k_new": rt.describe(k, "k"), "v_new": rt.describe(v, "v"),
-            "rotary_cos": rt.describe(rotary_cos, "rotary_cos"), "rotary_sin": rt.describe(rotary_sin, "rotary_sin"),
-            "cache_seqlens": rt.describe(cache_seqlens, "cache_seqlens"),
-            "cache_batch_idx": rt.describe(cache_batch_idx, "cache_batch_idx"),
-            "cache_leftpad": rt.describe(cache_leftpad, "cache_leftpad"),
-            "block_table": rt.describe(block_table, "block_table"), "rotary_interleaved": rotary_interleaved,
-            "num_splits": num_splits, "out": rt.describe(out, "out"), "lse": rt.describe(lse, "lse")}
+    args = {"q": q, "k_cache": k_cache, "v_cache": v_cache, "k_new": k, "v_new": v, "rotary_cos": rotary_cos,
+            "rotary_sin": rotary_sin, "cache_seqlens": cache_seqlens, "cache_batch_idx": cache_batch_idx,
+            "cache_leftpad": cache_leftpad, "block_table": block_table, "rotary_interleaved": rotary_interleaved,
+            "num_splits": num_splits, "out": out, "lse": lse}
     args.update(_options(softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, 0.0, None, sink))
     return args
 
@@ -434,9 +417,7 @@ def combine(out_partial: Tensor, lse_partial: Tensor, out_dtype: torch.dtype) ->
     _, b, s, h, dv = out_partial.shape
     out = torch.empty((b, s, h, dv), dtype=out_dtype, device=out_partial.device)
     lse = torch.empty((b, s, h), dtype=torch.float32, device=out_partial.device)
-    args = {"out_partial": rt.describe(out_partial, "out_partial"),
-            "lse_partial": rt.describe(lse_partial, "lse_partial"),
-            "out": rt.describe(out, "out"), "lse": rt.describe(lse, "lse")}
+    args = {"out_partial": out_partial, "lse_partial": lse_partial, "out": out, "lse": lse}
     rt.run("combine", args, out_partial.device)
     return out, lse
 

@@ -1,8 +1,9 @@
-"""PyTorch <-> flashattn._C plumbing: tensor descriptors, device guard, stream, workspace.
+"""PyTorch <-> flashattn._C plumbing: the tensor type, device guard, stream, workspace.
 
-The extension takes tensors as plain tuples (address, dtype, shape, strides, device) so that
-it never links against PyTorch. Everything that allocates (outputs, workspace) lives here,
-on the torch side, on the inputs' device and the current stream of that device.
+The extension never links against PyTorch: it reads the torch.Tensor objects it is given through
+their Python attributes (data pointer, dtype, shape, strides, device), having been told at import
+which class and dtypes those are. Everything that allocates (outputs, workspace) lives here, on the
+torch side, on the inputs' device and the current stream of that device.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ _DTYPE_NAMES = {
     torch.float32: "float32",
     torch.int32: "int32",
 }
+# Tensors cross into the extension as they are (nn.Parameter and other subclasses included); it
+# checks each one's dtype against these and names the argument when it is not a tensor.
+_C.register_tensor_type(torch.Tensor, "torch.Tensor", _DTYPE_NAMES)
 
 # The library requires 256-byte aligned scratch memory.
 _WORKSPACE_ALIGN = 256
@@ -63,38 +67,6 @@ def use_backend(name: str):
         _state.backend = previous
         with _overrides_lock:
             _overrides_open -= 1
-
-
-def describe(t: Optional[torch.Tensor], name: str):
-    """The extension's view of tensor `t` (None stays None).
-
-    Runs for every tensor of every call, so it reads only cheap attributes (`t.device`
-    builds an object; `is_cuda` / `get_device` do not) and hands torch.Size over as the
-    tuple it is.
-    """
-    if t is None:
-        return None
-    if not isinstance(t, torch.Tensor):
-        raise TypeError(f"{name}: expected a torch.Tensor or None, got {type(t).__name__}")
-    dtype = _DTYPE_NAMES.get(t.dtype)
-    if dtype is None:
-        raise TypeError(f"{name}: dtype {t.dtype} is not supported by flashattn "
-                        "(float16, bfloat16, float32; int32 for index tensors)")
-    if t.is_cuda:
-        device_code, index = 1, t.get_device()
-    elif t.is_cpu:
-        device_code, index = 0, 0
-    else:
-        raise ValueError(f"{name}: device {t.device} is not supported (cpu or cuda)")
-    shape = t.shape
-    if not shape:
-        raise ValueError(f"{name}: expected at least one dimension, got a 0-d tensor")
-    strides = t.stride()
-    # A size-1 dimension's stride is meaningless (PyTorch reports anything there); the
-    # library checks the last dimension's unit stride, so state it for size-1 last dims.
-    if shape[-1] == 1 and strides[-1] != 1:
-        strides = strides[:-1] + (1,)
-    return (t.data_ptr(), dtype, shape, strides, device_code, index)
 
 
 def check_last_dim_contiguous(t: Optional[torch.Tensor], name: str) -> None:
@@ -150,7 +122,7 @@ def run(op: str, args: dict, device: torch.device) -> None:
 
 
 def select_kernel(op: str, args: dict, backend: Optional[str] = None):
-    """(ok, backend, kernel, reason) for a call described by `args` (tensor descriptors)."""
+    """(ok, backend, kernel, reason) for a call described by `args` (its tensors and options)."""
     return _C.select_kernel(op, args, backend or current_backend())
 
 
