@@ -539,6 +539,34 @@ TEST_P(ForwardRandomTest, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(Random, ForwardRandomTest, ::testing::ValuesIn(random_params(24, 8)),
                          random_param_name);
 
+// cuda_sm90's static schedule (unmasked, one length for every sequence) claims no tile through its counter, so
+// such a call sizes no workspace (and a caller allocates none: the suites above then run it without one), while
+// the causal schedule's counter needs its own (so do per-sequence lengths and the split tail).
+TEST(ForwardWorkspace, Sm90StaticScheduleNeedsNone) {
+  FLASHATTN_SKIP_IF_UNAVAILABLE(Backend::cuda_sm90);
+  HostTensor q(DType::bfloat16, {2, 512, 4, 128}), kv(DType::bfloat16, {2, 512, 4, 128});
+  HostTensor out(DType::bfloat16, {2, 512, 4, 128});
+  DeviceBinding device(Backend::cuda_sm90);
+  ExecutionContext ctx;
+  ctx.backend = Backend::cuda_sm90;
+  auto bytes_for = [&](const HostTensor& query, const HostTensor& keys, const HostTensor& o, bool causal) {
+    ForwardArgs a;
+    a.q = device.view(query);
+    a.k = device.view(keys);
+    a.v = device.view(keys);
+    a.out = device.view(o);
+    a.options.causal = causal;
+    std::size_t bytes = 0;
+    const Status status = workspace_size(a, ctx, &bytes);
+    EXPECT_TRUE(status.ok() || status.code() == ErrorCode::unsupported) << status.message();
+    return status.ok() ? static_cast<long long>(bytes) : -1;
+  };
+  const long long unmasked = bytes_for(q, kv, out, false);
+  if (unmasked < 0) GTEST_SKIP() << "cuda_sm90 d128 bf16 not compiled";
+  EXPECT_EQ(unmasked, 0);
+  EXPECT_GT(bytes_for(q, kv, out, true), 0) << "the dynamic schedule's counter";
+}
+
 // The harness itself: a result that is slightly wrong (scale off by 1%, one element
 // left poisoned, one padding element written) must be caught, or the suites above
 // prove nothing.

@@ -229,9 +229,10 @@ std::size_t workspace_size(const CombineParams&, int) noexcept { return 0; }
 Status run(const AttentionParams& p, const ExecutionContext& ctx) noexcept {
   if (p.batch == 0 || p.seqlen_q == 0 || p.heads == 0) return Status::ok_status();
   auto stream = static_cast<cudaStream_t>(ctx.stream);
-  if (ctx.workspace == nullptr || ctx.workspace_bytes < workspace_size(p, 0)) {
+  if (const std::size_t needed = workspace_size(p, 0);
+      needed > 0 && (ctx.workspace == nullptr || ctx.workspace_bytes < needed)) {
     return Status::error(ErrorCode::invalid_argument, "cuda_sm90: workspace of %zu bytes needed, %zu given",
-                         workspace_size(p, 0), ctx.workspace_bytes);
+                         needed, ctx.workspace_bytes);
   }
   // KV cache: append k_new/v_new into the cache in place (rotating k_new) and rotate q
   // into the workspace with cuda_sm80's kernels (element-wise, memory-bound: nothing to

@@ -265,6 +265,9 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
                               (k.m_blocks / Config::kClusterM) % 2 == 0;
   k.static_schedule =
       (a.mask.window_left < 0 && a.mask.window_right < 0 && !uses_sequence_maps(a)) || static_couples;
+  // forward_workspace_bytes sizes no workspace for the static schedule of unmasked problems: anything that
+  // claims tiles through the counter must have one (a mismatch fails the call, it never dereferences null).
+  if (!k.static_schedule && workspace == nullptr) return cudaErrorInvalidValue;
   // L2 sections (tile_scheduler.h): as many kv heads as fill a part of L2, times their query heads:
   // half of L2, or 1 / SECTION_L2_DIVISOR for the d = dv = 128 kernel; sections of one head for the
   // static schedule of the kernels with d, dv <= HEAD_MAJOR_MAX_D (HEAD_MAJOR_MAX_SEQLEN;
