@@ -1,0 +1,95 @@
+"""Session 44: decoding at small batch over long caches, by backend and split count (GPU).
+
+s44_append.py read batch-8 decodes over 8192 cached keys (GQA 32/8, d128) at 0.73 TB/s against 4.5 at batch 64:
+with 8 x 8 packed query tiles cuda_sm90 leaves the problem to cuda_sm80 (few_tiles_long_cache), whose split
+heuristic counts 8 x 32 unpacked head tiles as enough for the GPU (resolve_splits) and runs one split. Here each
+shape runs: the automatic choice; cuda_sm80 with num_splits 1..32; cuda_sm90 with num_splits=1 (no split, packed
+GQA); SDPA's FlashAttention 2 and cuDNN backends (enable_gqa). CUDA-graph replays timed by events (what a serving
+engine runs), TB/s of K/V read (the cache once). Outputs are compared with the float32 SDPA math on each shape.
+"""
+
+import json
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+import flashattn
+
+
+def graphed_us(fn, replays=100):
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    for _ in range(10):
+        graph.replay()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(replays):
+        graph.replay()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / replays * 1e3
+
+
+# s44_decode_splits.sh ran (4096, 16384) with splits 1..32 before cuda_sm80's groups-as-rows view;
+# s44_decode_rows.sh runs these after it.
+CACHES = (1024, 4096, 16384)
+SM80_SPLITS = (1, 4, 16)
+
+
+def main():
+    torch.manual_seed(0)
+    dt = torch.bfloat16
+    hq, hk, d = 32, 8, 128
+    for cache in CACHES:
+        for batch in (1, 4, 8, 16):
+            q = torch.randn(batch, 1, hq, d, device="cuda", dtype=dt)
+            k = torch.randn(batch, cache, hk, d, device="cuda", dtype=dt)
+            v = torch.randn_like(k)
+            seqlens = torch.full((batch,), cache, device="cuda", dtype=torch.int32)
+            kv_bytes = 2 * k.numel() * k.element_size()
+            qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+            ref = F.scaled_dot_product_attention(qt.float(), kt.float(), vt.float(), enable_gqa=True).transpose(1, 2)
+            variants = {"sm90 splits1": ("cuda_sm90", 1), "sm80 auto": ("cuda_sm80", 0)}
+            for s in SM80_SPLITS:
+                variants[f"sm80 splits{s}"] = ("cuda_sm80", s)
+            variants["auto"] = (None, 0)
+            with torch.no_grad():
+                for name, (backend, splits) in variants.items():
+                    def call(backend=backend, splits=splits):
+                        if backend is None:
+                            return flashattn.flash_attn_with_kvcache(q, k, v, cache_seqlens=seqlens, num_splits=splits)
+                        with flashattn.use_backend(backend):
+                            return flashattn.flash_attn_with_kvcache(q, k, v, cache_seqlens=seqlens,
+                                                                     num_splits=splits)
+                    try:
+                        err = (call().float() - ref).abs().max().item()
+                        us = graphed_us(call)
+                        row = {"us": round(us, 2), "TB/s": round(kv_bytes / us / 1e6, 3), "max_err": round(err, 4)}
+                    except Exception as e:  # noqa: BLE001 (a variant a backend refuses is a row, not a stop)
+                        row = {"error": str(e).splitlines()[0][:120]}
+                    print(json.dumps({"cache": cache, "batch": batch, "impl": name, **row}), flush=True)
+                for name, backend in (("sdpa FA2", SDPBackend.FLASH_ATTENTION), ("sdpa cuDNN",
+                                                                                 SDPBackend.CUDNN_ATTENTION)):
+                    def sdpa(backend=backend):
+                        with sdpa_kernel(backend):
+                            return F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=True)
+                    try:
+                        err = (sdpa().transpose(1, 2).float() - ref).abs().max().item()
+                        us = graphed_us(sdpa)
+                        row = {"us": round(us, 2), "TB/s": round(kv_bytes / us / 1e6, 3), "max_err": round(err, 4)}
+                    except Exception as e:  # noqa: BLE001
+                        row = {"error": str(e).splitlines()[0][:120]}
+                    print(json.dumps({"cache": cache, "batch": batch, "impl": name, **row}), flush=True)
+            del k, v
+
+
+if __name__ == "__main__":
+    main()
