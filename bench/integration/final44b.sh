@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Session 44's last verification, after cuda_sm80's groups-as-rows view and cuda_sm90's new split-KV routing
+# (a quarter of the SMs): a d64 / d128 / d256 build (both dtypes) with the tests and the Python extension, every
+# KV-cache suite of both CUDA backends, every pytest on the GPU, and the decode rows the routing moves
+# (s44_decode_splits.py with FLASHATTN_DECODE_QUICK=1: batch 4 and 8 over 4096 and 16384 keys).
+# Prediction: suites and pytest pass; "auto" at batch 4 reads cuda_sm80's time (40 / 128 us), at batch 8
+# cuda_sm90's (45 / 156 us).
+# One H200 call (~3 minutes).
+#   bash bench/integration/final44b.sh
+set -uo pipefail
+# shellcheck source=bench/sm90_device_common.sh
+source bench/sm90_device_common.sh
+device_call_begin f44b
+start=$(date +%s)
+cmake -S . -B "$bld/full" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_HEAD_DIMS="64;128;256" \
+  -DFLASHATTN_BUILD_TESTS=ON -DFLASHATTN_BUILD_CLI=OFF -DFLASHATTN_BUILD_EXAMPLES=OFF -DFLASHATTN_BUILD_PYTHON=ON \
+  -DPython_EXECUTABLE="$py" >"$out/configure.log" 2>&1 &&
+  timeout 300 cmake --build "$bld/full" -j 16 --target flashattn_tests _C >"$out/build.log" 2>&1
+log "build rc=$? in $(($(date +%s) - start)) s"
+mkdir -p "$bld/pyroot/flashattn" && cp -r python/flashattn/. "$bld/pyroot/flashattn/" &&
+  cp "$bld/full"/python/_C*.so "$bld/pyroot/flashattn/"
+timeout 200 "$bld/full/tests/flashattn_tests" --gtest_filter='*KVCache*cuda_sm*:ForwardWorkspace.*' --gtest_brief=1 \
+  >"$out/kvcache_tests.log" 2>&1
+log "KV-cache suites rc=$?"
+grep -E '^\[  (PASSED|FAILED|SKIPPED)|FAILED  \]' "$out/kvcache_tests.log" | sort | uniq -c | head -20 |
+  tee -a "$out/summary.txt"
+py_tests_on_gpu .
+PYTHONPATH=$bld/pyroot FLASHATTN_DECODE_QUICK=1 timeout 120 python3 bench/integration/s44_decode_splits.py 2>&1 |
+  grep -v Warning | tee "$out/decode_quick.jsonl"
+log "decode rc=$?"
