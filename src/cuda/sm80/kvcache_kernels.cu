@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "cuda/sm80/append_kv.h"
 #include "cuda/sm80/clipped_indices.h"
 #include "cuda/sm80/kvcache_kernels.h"
 
@@ -14,73 +15,11 @@ namespace flashattn::detail::cuda_sm80 {
 namespace {
 
 template <typename Element>
-__device__ __forceinline__ float to_float(Element x) {
-  if constexpr (std::is_same_v<Element, __half>) {
-    return __half2float(x);
-  } else {
-    return __bfloat162float(x);
-  }
-}
-
-template <typename Element>
-__device__ __forceinline__ Element from_float(float x) {
-  if constexpr (std::is_same_v<Element, __half>) {
-    return __float2half_rn(x);
-  } else {
-    return __float2bfloat16_rn(x);
-  }
-}
-
-// Element c of row `src` rotated at table row `position` (GPT-J pairs (2m, 2m+1)
-// when interleaved, GPT-NeoX pairs (m, m + rotary_dim/2) otherwise), in fp32.
-template <typename Element>
-__device__ __forceinline__ float rotated(const AttentionParams& p, const Element* src, std::int64_t c,
-                                         std::int64_t position) {
-  const float x = to_float(src[c]);
-  if (c >= p.rotary_dim) return x;
-  const std::int64_t row = clipped_rotary_row(p, position);
-  const auto* cos_table = static_cast<const Element*>(p.rotary_cos) + row * p.rotary_cos_row_stride;
-  const auto* sin_table = static_cast<const Element*>(p.rotary_sin) + row * p.rotary_sin_row_stride;
-  const std::int64_t half = p.rotary_dim / 2;
-  std::int64_t m, partner;
-  bool first;
-  if (p.rotary_interleaved) {
-    m = c / 2, first = (c % 2) == 0, partner = first ? c + 1 : c - 1;
-  } else {
-    first = c < half, m = first ? c : c - half, partner = first ? c + half : c - half;
-  }
-  const float cos_m = to_float(cos_table[m]);
-  const float sin_m = to_float(sin_table[m]);
-  const float y = to_float(src[partner]);
-  return first ? x * cos_m - y * sin_m : y * sin_m + x * cos_m;
-}
-
-template <typename Element>
 __global__ void append_kv_kernel(const __grid_constant__ AttentionParams p) {
-  const std::int64_t width = p.head_dim + p.head_dim_v;  // k columns, then v columns
-  const std::int64_t total = p.batch * p.seqlen_new * p.heads_kv * width;
+  const std::int64_t total = append_kv_elements(p);
   for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; idx < total;
        idx += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t c = idx % width;
-    std::int64_t rest = idx / width;
-    const std::int64_t head = rest % p.heads_kv;
-    rest /= p.heads_kv;
-    const std::int64_t t = rest % p.seqlen_new;
-    const std::int64_t b = rest / p.seqlen_new;
-    const SequenceLengths seq = clipped_sequence_lengths(p, b);
-    const std::int64_t position = seq.cache_end + t;
-    if (c < p.head_dim) {
-      const auto* src = static_cast<const Element*>(p.k_new.data) + b * p.k_new.batch_stride +
-                        t * p.k_new.row_stride + head * p.k_new.head_stride;
-      auto* dst = static_cast<Element*>(p.k.data) + clipped_kv_offset(p, p.k, seq, b, position, head);
-      dst[c] = p.rotary_dim > 0 ? from_float<Element>(rotated(p, src, c, position)) : src[c];
-    } else {
-      const std::int64_t cv = c - p.head_dim;
-      const auto* src = static_cast<const Element*>(p.v_new.data) + b * p.v_new.batch_stride +
-                        t * p.v_new.row_stride + head * p.v_new.head_stride;
-      auto* dst = static_cast<Element*>(p.v.data) + clipped_kv_offset(p, p.v, seq, b, position, head);
-      dst[cv] = src[cv];
-    }
+    append_kv_element<Element>(p, idx);
   }
 }
 
@@ -158,7 +97,7 @@ unsigned grid_for(std::int64_t work, int block) {
 }  // namespace
 
 cudaError_t launch_append_kv(const AttentionParams& p, cudaStream_t stream) {
-  const std::int64_t total = p.batch * p.seqlen_new * p.heads_kv * (p.head_dim + p.head_dim_v);
+  const std::int64_t total = append_kv_elements(p);
   if (total == 0) return cudaSuccess;
   if (p.dtype == DType::float16) {
     append_kv_kernel<__half><<<grid_for(total, 256), 256, 0, stream>>>(p);

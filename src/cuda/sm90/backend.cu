@@ -237,14 +237,11 @@ Status run(const AttentionParams& p, const ExecutionContext& ctx) noexcept {
     return Status::error(ErrorCode::invalid_argument, "cuda_sm90: workspace of %zu bytes needed, %zu given",
                          needed, ctx.workspace_bytes);
   }
-  // KV cache: append k_new/v_new into the cache in place (rotating k_new) and rotate q
-  // into the workspace with cuda_sm80's kernels (element-wise, memory-bound: nothing to
-  // gain from Hopper instructions); the attention then reads the cache like seqused_k.
+  // KV cache: k_new/v_new are appended into the cache in place (rotating k_new) by the prepare kernel of the
+  // per-sequence maps (forward_launch.h), q is rotated into the workspace with cuda_sm80's kernel
+  // (element-wise, memory-bound: nothing to gain from Hopper instructions); the attention then reads the
+  // cache like seqused_k.
   AttentionParams a = p;
-  if (a.is_kvcache && a.k_new.data != nullptr && a.seqlen_new > 0) {
-    if (cudaError_t e = cuda_sm80::launch_append_kv(a, stream); e != cudaSuccess)
-      return cuda_status(e, "append_kv launch");
-  }
   if (rotates_q(a)) {
     void* q_rotated = static_cast<unsigned char*>(ctx.workspace) + q_rotated_offset(a);
     if (cudaError_t e = cuda_sm80::launch_rotate_q(a, q_rotated, stream); e != cudaSuccess)

@@ -11,7 +11,9 @@
 #include "common/params.h"
 #include "cuda/ptx/grid_dependency.h"
 #include "cuda/ptx/tma.h"
+#include "cuda/sm80/append_kv.h"
 #include "cuda/sm80/clipped_indices.h"
+#include "cuda/sm80/kvcache_kernels.h"
 #include "cuda/sm90/forward_config.h"
 #include "cuda/sm90/forward_dispatch.h"
 #include "cuda/sm90/forward_kernel.h"
@@ -28,19 +30,30 @@ struct PrepareParams {
   SequenceInfo* infos;
   SequenceMaps* maps;
   int* tile_counter;  // zeroed here for the dynamic schedule (no memset launch)
+  bool append;        // KV cache with k_new / v_new: write them into the cache here (append_kv.h)
 };
 
 // One thread per sequence: resolves its lengths (common/params.h's rules, with
 // every index read from device memory clipped to the operands' extents as the
 // sm80 kernels do: cuda/sm80/clipped_indices.h) and writes its tensor maps: the
 // launch's maps re-based on the sequence's first row with the sequence's length
-// as row extent.
+// as row extent. With an append, every thread of the grid first writes its share of
+// k_new / v_new into the cache: the forward kernel reads the cache only after its
+// griddepcontrol.wait, which waits for this whole grid (forward_kernel.h), so the
+// append costs no launch and no kernel boundary of its own (2.3-3.9 us of a graphed
+// decode step as a separate kernel on an H200: bench/integration/s44_append.py).
 // (A template only so that every translation unit including this header may define it.)
 template <class Config>
 __global__ void prepare_sequences_kernel(const __grid_constant__ PrepareParams p) {
   // PREPARE_OVERLAP: the forward kernel may launch now; it waits for this grid before reading its results.
   if constexpr (FLASHATTN_SM90_PREPARE_OVERLAP != 0) ptx::griddepcontrol_launch_dependents();
   const std::int64_t b = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (p.append) {
+    const std::int64_t total = cuda_sm80::append_kv_elements(p.a);
+    for (std::int64_t idx = b; idx < total; idx += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+      cuda_sm80::append_kv_element<typename Config::Element>(p.a, idx);
+    }
+  }
   if (b == 0) *p.tile_counter = 0;
   if (b >= p.a.batch) return;
   const AttentionParams& a = p.a;
@@ -169,7 +182,7 @@ cudaError_t plan_split_tail(const AttentionParams& a, ForwardKernelParams& k, in
 }
 
 template <class Config>
-cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream_t stream) {
+cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream_t stream, bool append = true) {
   int* tile_counter = static_cast<int*>(workspace);
   ForwardKernelParams k{};
   const int pack = pack_factor<Config>(a);
@@ -328,8 +341,14 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     prepare.infos = reinterpret_cast<SequenceInfo*>(bytes + kCounterBytes);
     prepare.maps = reinterpret_cast<SequenceMaps*>(bytes + kCounterBytes + sequence_info_bytes(a));
     prepare.tile_counter = tile_counter;
+    prepare.append = append && cuda_sm80::append_kv_elements(a) > 0;
     constexpr int kPrepareThreads = 128;
-    const auto blocks = static_cast<unsigned>((a.batch + kPrepareThreads - 1) / kPrepareThreads);
+    // One thread per sequence, or per appended element where those are more (a grid-stride loop beyond
+    // 2^19 blocks, as cuda_sm80's append kernel).
+    const std::int64_t threads =
+        std::max<std::int64_t>(a.batch, prepare.append ? cuda_sm80::append_kv_elements(a) : 0);
+    const auto blocks = static_cast<unsigned>(
+        std::min<std::int64_t>((threads + kPrepareThreads - 1) / kPrepareThreads, std::int64_t{65536} * 8));
     prepare_sequences_kernel<Config><<<blocks, kPrepareThreads, 0, stream>>>(prepare);
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
     k.sequences = prepare.infos;
@@ -392,13 +411,16 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
     // file, so the two 256-column halves of V and O run as two (64, 256) launches on the
     // stream (S = QK^T is recomputed: 64 of the 576 columns of work per key).
     static_assert(kHeadDim == 64);
+    // Each half's view holds 256 of V's columns, so the append (all 512) runs as cuda_sm80's kernel of its
+    // own, before both.
+    if (cudaError_t e = cuda_sm80::launch_append_kv(a, stream); e != cudaSuccess) return e;
     for (int half = 0; half < 2; ++half) {
       AttentionParams h = a;
       h.head_dim_v = 256;
       h.v.data = static_cast<char*>(a.v.data) + half * 256 * 2;
       h.out.data = static_cast<char*>(a.out.data) + half * 256 * 2;
       if (half == 1) h.lse = nullptr;  // the same LSE as the first half's
-      if (cudaError_t e = launch_forward<ForwardConfig<64, 256, Element>>(h, workspace, stream);
+      if (cudaError_t e = launch_forward<ForwardConfig<64, 256, Element>>(h, workspace, stream, false);
           e != cudaSuccess)
         return e;
     }
