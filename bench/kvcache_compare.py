@@ -3,10 +3,12 @@ PyTorch SDPA (FLASH_ATTENTION = FA2, CUDNN_ATTENTION), in one process.
 
 Cases (bf16, GQA 32/8, d 128, 8192 cached keys unless said):
   decode        q length 1, batch 64, cache_seqlens (bench/compare.py's decode row)
+  decode_b1/4/8 the same at batch 1, 4 and 8 (few query tiles: the split-KV choice decides)
   decode_p256   the same over a paged cache, 256-row pages, shuffled block table
   decode_p16    the same with 16-row pages
   prefill       8 sequences append 512 new tokens each (k/v written into the cache in place,
                 causal, bottom-right aligned) and attend over 8192 keys
+Each decode row also runs the library's automatic choice ("auto") and checks it against SDPA's fp32 math.
 Metric: TB/s of K/V read (decode: the whole cache once; prefill: K/V of the cache once)
 and microseconds, median of triton.testing.do_bench. SDPA has no KV-cache entry point:
 its decode rows attend q over the same dense K/V (the same bytes); its prefill row is
@@ -47,30 +49,37 @@ def main():
 
     backends = [b for b in ("cuda_sm90", "cuda_sm80") if flashattn.backend_compiled(b)]
 
-    # Decode, dense cache.
-    b = 64
-    q = torch.randn(b, 1, hq, d, device="cuda", dtype=dt)
-    k_cache = torch.randn(b, sk, hk, d, device="cuda", dtype=dt)
-    v_cache = torch.randn_like(k_cache)
-    seqlens = torch.full((b,), sk, dtype=torch.int32, device="cuda")
-    kv_bytes = 2 * k_cache.numel() * k_cache.element_size()
-    for be in backends:
-        def run(be=be):
-            with flashattn.use_backend(be):
-                return flashattn.flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=seqlens)
-        record("decode", be, run, kv_bytes)
-    # Correctness of the timed call against SDPA's math backend in fp32.
-    with flashattn.use_backend(backends[0]):
+    def decode(case, b):
+        """One dense-cache decode row: the automatic choice, each backend, SDPA's FA2 and cuDNN."""
+        q = torch.randn(b, 1, hq, d, device="cuda", dtype=dt)
+        k_cache = torch.randn(b, sk, hk, d, device="cuda", dtype=dt)
+        v_cache = torch.randn_like(k_cache)
+        seqlens = torch.full((b,), sk, dtype=torch.int32, device="cuda")
+        kv_bytes = 2 * k_cache.numel() * k_cache.element_size()
+        for be in ["auto"] + backends:
+            def run(be=be):
+                with flashattn.use_backend(be):
+                    return flashattn.flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=seqlens)
+            record(case, be, run, kv_bytes)
+        # Correctness of the automatic choice against SDPA's math backend in fp32.
         out = flashattn.flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=seqlens)
-    ref = F.scaled_dot_product_attention(q.transpose(1, 2).float(), k_cache.transpose(1, 2).float(),
-                                         v_cache.transpose(1, 2).float(), enable_gqa=True).transpose(1, 2)
-    print(json.dumps({"check": "decode", "backend": backends[0], "max_abs_err": (out.float() - ref).abs().max().item()}))
-    qt, kt, vt = q.transpose(1, 2), k_cache.transpose(1, 2), v_cache.transpose(1, 2)
-    for name, sb in (("sdpa_flash", SDPBackend.FLASH_ATTENTION), ("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION)):
-        def run(sb=sb):
-            with sdpa_kernel([sb]):
-                return F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=True)
-        record("decode", name, run, kv_bytes)
+        ref = F.scaled_dot_product_attention(q.transpose(1, 2).float(), k_cache.transpose(1, 2).float(),
+                                             v_cache.transpose(1, 2).float(), enable_gqa=True).transpose(1, 2)
+        print(json.dumps({"check": case, "backend": "auto", "max_abs_err": (out.float() - ref).abs().max().item()}))
+        qt, kt, vt = q.transpose(1, 2), k_cache.transpose(1, 2), v_cache.transpose(1, 2)
+        for name, sb in (("sdpa_flash", SDPBackend.FLASH_ATTENTION), ("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION)):
+            def run(sb=sb):
+                with sdpa_kernel([sb]):
+                    return F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=True)
+            record(case, name, run, kv_bytes)
+        return q, k_cache, v_cache, seqlens, out, kv_bytes
+
+    # Small batches (session 44): few tiles, where the split-KV choice decides.
+    for small in (1, 4, 8):
+        decode(f"decode_b{small}", small)
+    # Decode, dense cache, batch 64 (the paged rows below read the same keys).
+    b = 64
+    q, k_cache, v_cache, seqlens, out, kv_bytes = decode("decode", b)
 
     # Decode, paged caches (the same keys, pages shuffled).
     for page in (256, 16):
