@@ -54,6 +54,33 @@ py_base_from_patch() {
   log "base package ($1) rc=$?"
 }
 
+# py_builds_around_patch PATCH [CMAKE ARGS...]: two d128 extensions side by side for a same-process A/B of a C++
+# change: the tree's (package flashattn) and the tree's with PATCH reversed (flashattn_base), built in parallel.
+py_builds_around_patch() {
+  local patch=$1
+  shift
+  tree_copy "$bld/base-tree" "$patch" -R
+  (cd "$bld/base-tree" && PY_DIMS="128" sm90_build_py base "" 8 300 "$@") &
+  PY_DIMS="128" sm90_build_py new "" 8 300 "$@"
+  wait
+  rm -f "$out"/py_*_configure.log
+}
+
+# tests_and_py_build DIMS: the C++ test binary and the Python extension of this tree for head dims DIMS (both
+# dtypes, sm_90a) in $bld/full, the package under $bld/pyroot; tests=the test binary.
+tests_and_py_build() {
+  local start
+  start=$(date +%s)
+  cmake -S . -B "$bld/full" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_HEAD_DIMS="$1" \
+    -DFLASHATTN_BUILD_TESTS=ON -DFLASHATTN_BUILD_CLI=OFF -DFLASHATTN_BUILD_EXAMPLES=OFF -DFLASHATTN_BUILD_PYTHON=ON \
+    -DPython_EXECUTABLE="$py" >"$out/configure.log" 2>&1 &&
+    timeout 300 cmake --build "$bld/full" -j 16 --target flashattn_tests _C >"$out/build.log" 2>&1
+  log "build rc=$? in $(($(date +%s) - start)) s"
+  mkdir -p "$bld/pyroot/flashattn" && cp -r python/flashattn/. "$bld/pyroot/flashattn/" &&
+    cp "$bld/full"/python/_C*.so "$bld/pyroot/flashattn/"
+  tests=$bld/full/tests/flashattn_tests
+}
+
 # py_tests_on_gpu FILE...: the given tests/python files with the package(s) under $bld/pyroot, run from /tmp (so
 # that the tree's python/ is not imported); pytest.txt in $out, its counts and failures in summary.txt.
 py_tests_on_gpu() {

@@ -11,15 +11,8 @@ set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
 device_call_begin f44b
-start=$(date +%s)
-cmake -S . -B "$bld/full" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_HEAD_DIMS="64;128;256" \
-  -DFLASHATTN_BUILD_TESTS=ON -DFLASHATTN_BUILD_CLI=OFF -DFLASHATTN_BUILD_EXAMPLES=OFF -DFLASHATTN_BUILD_PYTHON=ON \
-  -DPython_EXECUTABLE="$py" >"$out/configure.log" 2>&1 &&
-  timeout 300 cmake --build "$bld/full" -j 16 --target flashattn_tests _C >"$out/build.log" 2>&1
-log "build rc=$? in $(($(date +%s) - start)) s"
-mkdir -p "$bld/pyroot/flashattn" && cp -r python/flashattn/. "$bld/pyroot/flashattn/" &&
-  cp "$bld/full"/python/_C*.so "$bld/pyroot/flashattn/"
-timeout 200 "$bld/full/tests/flashattn_tests" --gtest_filter='*KVCache*cuda_sm*:ForwardWorkspace.*' --gtest_brief=1 \
+tests_and_py_build "64;128;256"  # sets tests
+timeout 200 "$tests" --gtest_filter='*KVCache*cuda_sm*:ForwardWorkspace.*' --gtest_brief=1 \
   >"$out/kvcache_tests.log" 2>&1
 log "KV-cache suites rc=$?"
 grep -E '^\[  (PASSED|FAILED|SKIPPED)|FAILED  \]' "$out/kvcache_tests.log" | sort | uniq -c | head -20 |

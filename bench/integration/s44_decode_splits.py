@@ -16,27 +16,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import flashattn
-
-
-def graphed_us(fn, replays=100):
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        fn()
-    for _ in range(10):
-        graph.replay()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(replays):
-        graph.replay()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end) / replays * 1e3
+from s44_append import graphed_us  # bench/integration/ (this script's directory)
 
 
 # s44_decode_splits.sh ran (4096, 16384) with splits 1..32 before cuda_sm80's groups-as-rows view;
@@ -73,7 +53,7 @@ def main():
                                                                      num_splits=splits)
                     try:
                         err = (call().float() - ref).abs().max().item()
-                        us = graphed_us(call)
+                        us = graphed_us(call, replays=100)
                         row = {"us": round(us, 2), "TB/s": round(kv_bytes / us / 1e6, 3), "max_err": round(err, 4)}
                     except Exception as e:  # noqa: BLE001 (a variant a backend refuses is a row, not a stop)
                         row = {"error": str(e).splitlines()[0][:120]}
@@ -85,7 +65,7 @@ def main():
                             return F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=True)
                     try:
                         err = (sdpa().transpose(1, 2).float() - ref).abs().max().item()
-                        us = graphed_us(sdpa)
+                        us = graphed_us(sdpa, replays=100)
                         row = {"us": round(us, 2), "TB/s": round(kv_bytes / us / 1e6, 3), "max_err": round(err, 4)}
                     except Exception as e:  # noqa: BLE001
                         row = {"error": str(e).splitlines()[0][:120]}

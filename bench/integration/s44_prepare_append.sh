@@ -10,15 +10,7 @@ set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
 device_call_begin s44q
-start=$(date +%s)
-cmake -S . -B "$bld/full" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_HEAD_DIMS="64;128;256" \
-  -DFLASHATTN_BUILD_TESTS=ON -DFLASHATTN_BUILD_CLI=OFF -DFLASHATTN_BUILD_EXAMPLES=OFF -DFLASHATTN_BUILD_PYTHON=ON \
-  -DPython_EXECUTABLE="$py" >"$out/configure.log" 2>&1 &&
-  timeout 300 cmake --build "$bld/full" -j 16 --target flashattn_tests _C >"$out/build.log" 2>&1
-log "build rc=$? in $(($(date +%s) - start)) s"
-mkdir -p "$bld/pyroot/flashattn" && cp -r python/flashattn/. "$bld/pyroot/flashattn/" &&
-  cp "$bld/full"/python/_C*.so "$bld/pyroot/flashattn/"
-tests=$bld/full/tests/flashattn_tests
+tests_and_py_build "64;128;256"  # sets tests
 timeout 240 "$tests" --gtest_filter='*KVCache*cuda_sm*:*Varlen*cuda_sm*' --gtest_brief=1 >"$out/suites.log" 2>&1
 log "KV-cache + varlen suites rc=$?"
 grep -E '^\[  (PASSED|FAILED|SKIPPED)|FAILED  \]' "$out/suites.log" | sort | uniq -c | head -20 | tee -a "$out/summary.txt"

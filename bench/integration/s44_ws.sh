@@ -12,11 +12,7 @@ set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
 device_call_begin s44w
-tree_copy "$bld/base-tree" bench/integration/s44_workspace.patch -R
-(cd "$bld/base-tree" && PY_DIMS="128" sm90_build_py base "" 8 300 -DFLASHATTN_BACKWARD=ON) &
-PY_DIMS="128" sm90_build_py new "" 8 300 -DFLASHATTN_BACKWARD=ON
-wait
-rm -f "$out"/py_*_configure.log
+py_builds_around_patch bench/integration/s44_workspace.patch -DFLASHATTN_BACKWARD=ON
 PYTHONPATH=$bld/pyroot timeout 200 python3 bench/integration/s43_ab.py 2>&1 | grep -v Warning |
   tee "$out/ab.jsonl"
 log "ab rc=$?"

@@ -4,34 +4,13 @@
 // does the append in the launch it already makes (no kernel of its own per decode step).
 #pragma once
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <cstdint>
-#include <type_traits>
 
 #include "common/params.h"
 #include "cuda/sm80/clipped_indices.h"
+#include "cuda/sm80/element_convert.h"
 
 namespace flashattn::detail::cuda_sm80 {
-
-template <typename Element>
-__device__ __forceinline__ float to_float(Element x) {
-  if constexpr (std::is_same_v<Element, __half>) {
-    return __half2float(x);
-  } else {
-    return __bfloat162float(x);
-  }
-}
-
-template <typename Element>
-__device__ __forceinline__ Element from_float(float x) {
-  if constexpr (std::is_same_v<Element, __half>) {
-    return __float2half_rn(x);
-  } else {
-    return __float2bfloat16_rn(x);
-  }
-}
 
 // Element c of row `src` rotated at table row `position` (GPT-J pairs (2m, 2m+1)
 // when interleaved, GPT-NeoX pairs (m, m + rotary_dim/2) otherwise), in fp32.

@@ -15,20 +15,12 @@
 
 #include "common/params.h"
 #include "cuda/sm80/backward_config.h"
+#include "cuda/sm80/element_convert.h"
 #include "cuda/sm80/warp_mma.h"
 
 namespace flashattn::detail::cuda_sm80 {
 
 constexpr int kAuxThreads = 256;
-
-template <typename Element>
-__device__ __forceinline__ float element_to_float(Element x) {
-  if constexpr (std::is_same_v<Element, __half>) {
-    return __half2float(x);
-  } else {
-    return __bfloat162float(x);
-  }
-}
 
 inline std::int64_t allocated_rows_q(const BackwardParams& p, std::int64_t b) {
   return p.cu_seqlens_q ? p.cu_seqlens_q[b + 1] - p.cu_seqlens_q[b] : p.seqlen_q;
@@ -90,7 +82,7 @@ __global__ void __launch_bounds__(kAuxThreads)
       const Element* d8 = reinterpret_cast<const Element*>(&dv);
       const Element* o8 = reinterpret_cast<const Element*>(&ov);
 #pragma unroll
-      for (int c = 0; c < 8; ++c) sum += element_to_float(d8[c]) * element_to_float(o8[c]);
+      for (int c = 0; c < 8; ++c) sum += to_float(d8[c]) * to_float(o8[c]);
     }
     // Sum over the row's group (XOR offsets below the group size stay inside it).
     for (int offset = group_lanes / 2; offset > 0; offset /= 2)
@@ -143,7 +135,7 @@ __global__ void __launch_bounds__(kAuxThreads)
           const Element* o8 = reinterpret_cast<const Element*>(&ov);
 #pragma unroll
           for (int c = 0; c < 8; ++c)
-            dot += static_cast<double>(element_to_float(d8[c])) * element_to_float(o8[c]);
+            dot += static_cast<double>(to_float(d8[c])) * to_float(o8[c]);
         }
 #pragma unroll
         for (int offset = 16; offset > 0; offset /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, offset);
