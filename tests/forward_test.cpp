@@ -539,9 +539,9 @@ TEST_P(ForwardRandomTest, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(Random, ForwardRandomTest, ::testing::ValuesIn(random_params(24, 8)),
                          random_param_name);
 
-// cuda_sm90's static schedule (unmasked, one length for every sequence) claims no tile through its counter, so
-// such a call sizes no workspace (and a caller allocates none: the suites above then run it without one), while
-// the causal schedule's counter needs its own (so do per-sequence lengths and the split tail).
+// cuda_sm90's static schedule (unmasked, one length for every sequence) claims no tile through its counter,
+// so such a call sizes no workspace (and a caller allocates none: the suites above then run it without one),
+// while the causal schedule's counter needs its own (so do per-sequence lengths and the split tail).
 TEST(ForwardWorkspace, Sm90StaticScheduleNeedsNone) {
   FLASHATTN_SKIP_IF_UNAVAILABLE(Backend::cuda_sm90);
   HostTensor q(DType::bfloat16, {2, 512, 4, 128}), kv(DType::bfloat16, {2, 512, 4, 128});

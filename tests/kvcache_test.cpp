@@ -103,10 +103,40 @@ std::vector<KVCacheCase> kvcache_cases() {
   // One query row over grouped K/V heads without a mask, ALiBi or sink: cuda_sm80 runs the group's heads as
   // the rows of one tile (backend.cu groups_as_rows), a view whose strides these layouts, pages, the append
   // with rotary (rotated at the row's position before the view) and the split partials all go through.
-  cases.push_back({3, 1, 700, 8, 2, 64, 64, DType::bfloat16, {}, Layout::padded, true, Rotary::interleaved, true, 0,
-                   true, true, 0});
-  cases.push_back({2, 1, 1500, 6, 3, 256, 256, DType::float16, {MaskKind::causal, 1.5f}, Layout::heads_major, false,
-                   Rotary::none, false, 3, false, false, 3});
+  cases.push_back({3,
+                   1,
+                   700,
+                   8,
+                   2,
+                   64,
+                   64,
+                   DType::bfloat16,
+                   {},
+                   Layout::padded,
+                   true,
+                   Rotary::interleaved,
+                   true,
+                   0,
+                   true,
+                   true,
+                   0});
+  cases.push_back({2,
+                   1,
+                   1500,
+                   6,
+                   3,
+                   256,
+                   256,
+                   DType::float16,
+                   {MaskKind::causal, 1.5f},
+                   Layout::heads_major,
+                   false,
+                   Rotary::none,
+                   false,
+                   3,
+                   false,
+                   false,
+                   3});
   // Long caches: split-KV decoding and a chunked prefill.
   cases.push_back({2,
                    1,

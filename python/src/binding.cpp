@@ -168,11 +168,12 @@ TensorView parse_tensor_object(nb::handle obj, const char* arg) {
   if (!PyTuple_Check(shape.ptr()) || !PyTuple_Check(strides.ptr()))
     raise_type(std::string(arg) + ": shape and stride() must be tuples");
   const Py_ssize_t rank = PyTuple_GET_SIZE(shape.ptr());
-  if (rank == 0) throw nb::value_error((std::string(arg) + ": expected at least one dimension, got a 0-d tensor").c_str());
+  if (rank == 0)
+    throw nb::value_error((std::string(arg) + ": expected at least one dimension, got a 0-d tensor").c_str());
   if (rank > kMaxRank || PyTuple_GET_SIZE(strides.ptr()) != rank) {
-    throw nb::value_error((std::string(arg) + ": rank " + std::to_string(rank) + " is outside 1.." +
-                           std::to_string(kMaxRank))
-                              .c_str());
+    throw nb::value_error(
+        (std::string(arg) + ": rank " + std::to_string(rank) + " is outside 1.." + std::to_string(kMaxRank))
+            .c_str());
   }
   view.rank = static_cast<int>(rank);
   for (int i = 0; i < view.rank; ++i) {
@@ -197,9 +198,11 @@ TensorView parse_view(nb::handle obj, const char* arg) {
     const int is_tensor = PyObject_IsInstance(obj.ptr(), g_tensor_type.type);
     if (is_tensor < 0) throw nb::python_error();
     if (is_tensor == 1) return parse_tensor_object(obj, arg);
-    raise_type(std::string(arg) + ": expected a " + g_tensor_type.name + " or None, got " + Py_TYPE(obj.ptr())->tp_name);
+    raise_type(std::string(arg) + ": expected a " + g_tensor_type.name + " or None, got " +
+               Py_TYPE(obj.ptr())->tp_name);
   }
-  raise_type(std::string(arg) + ": expected a tensor descriptor tuple or None, got " + Py_TYPE(obj.ptr())->tp_name);
+  raise_type(std::string(arg) + ": expected a tensor descriptor tuple or None, got " +
+             Py_TYPE(obj.ptr())->tp_name);
 }
 
 // register_tensor_type(type, name, dtypes): tensors of `type` (named `name` in messages) may be
@@ -462,9 +465,9 @@ NB_MODULE(_C, m) {
   m.def("backend_compiled", [](const std::string& name) { return backend_compiled(parse_backend(name)); });
   m.def("cuda_device_count", [] { return cuda_device_count(); });
   m.def("cuda_device_info", &device_info, nb::arg("index"));
-  g_names = AttributeNames{PyUnicode_InternFromString("data_ptr"), PyUnicode_InternFromString("dtype"),
-                           PyUnicode_InternFromString("shape"),    PyUnicode_InternFromString("stride"),
-                           PyUnicode_InternFromString("is_cuda"),  PyUnicode_InternFromString("is_cpu"),
+  g_names = AttributeNames{PyUnicode_InternFromString("data_ptr"),   PyUnicode_InternFromString("dtype"),
+                           PyUnicode_InternFromString("shape"),      PyUnicode_InternFromString("stride"),
+                           PyUnicode_InternFromString("is_cuda"),    PyUnicode_InternFromString("is_cpu"),
                            PyUnicode_InternFromString("get_device"), PyUnicode_InternFromString("device")};
   m.def("register_tensor_type", &register_tensor_type, nb::arg("type"), nb::arg("name"), nb::arg("dtypes"));
   m.def("run", &run, nb::arg("op"), nb::arg("args"), nb::arg("backend"), nb::arg("stream"),

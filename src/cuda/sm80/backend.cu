@@ -148,16 +148,16 @@ bool rotates_q(const AttentionParams& p) { return p.is_kvcache && p.rotary_dim >
 
 // Decoding with grouped K/V heads (GQA/MQA, one query row): the group's query heads become the rows of one
 // tile over their shared K/V head (FlashAttention 2's seqlenq_ngroups_swapped), so that each K/V head is read
-// once per split instead of once per query head and a tile computes `group` useful rows instead of one. A pure
-// change of view: q / out / lse rows step one head, their heads a group of heads. Only where every row of the
-// group sees the same keys with the same scores: no mask (a causal mask on one row masks nothing and arrives
-// here dropped), no per-head ALiBi slope or sink. Rotary q is rotated before the view (run), at its position.
-// Measured on an H200 (GQA 32/8, d128, batch 1-8 over 4096-16384 keys): before it, cuda_sm80 read 0.14-0.75
-// TB/s whatever the split count (bench/integration/s44_decode_splits.py).
+// once per split instead of once per query head and a tile computes `group` useful rows instead of one. A
+// pure change of view: q / out / lse rows step one head, their heads a group of heads. Only where every row
+// of the group sees the same keys with the same scores: no mask (a causal mask on one row masks nothing and
+// arrives here dropped), no per-head ALiBi slope or sink. Rotary q is rotated before the view (run), at its
+// position. Measured on an H200 (GQA 32/8, d128, batch 1-8 over 4096-16384 keys): before it, cuda_sm80 read
+// 0.14-0.75 TB/s whatever the split count (bench/integration/s44_decode_splits.py).
 bool groups_as_rows(const AttentionParams& p) {
-  return p.is_kvcache && p.seqlen_q == 1 && p.heads_kv > 0 && p.heads > p.heads_kv && p.cu_seqlens_q == nullptr &&
-         p.seqused_q == nullptr && p.mask.window_left < 0 && p.mask.window_right < 0 && p.alibi_slopes == nullptr &&
-         p.sink == nullptr && p.dropout_p == 0.f;
+  return p.is_kvcache && p.seqlen_q == 1 && p.heads_kv > 0 && p.heads > p.heads_kv &&
+         p.cu_seqlens_q == nullptr && p.seqused_q == nullptr && p.mask.window_left < 0 &&
+         p.mask.window_right < 0 && p.alibi_slopes == nullptr && p.sink == nullptr && p.dropout_p == 0.f;
 }
 
 AttentionParams with_groups_as_rows(AttentionParams p) {

@@ -134,8 +134,7 @@ __global__ void __launch_bounds__(kAuxThreads)
           const Element* d8 = reinterpret_cast<const Element*>(&dv);
           const Element* o8 = reinterpret_cast<const Element*>(&ov);
 #pragma unroll
-          for (int c = 0; c < 8; ++c)
-            dot += static_cast<double>(to_float(d8[c])) * to_float(o8[c]);
+          for (int c = 0; c < 8; ++c) dot += static_cast<double>(to_float(d8[c])) * to_float(o8[c]);
         }
 #pragma unroll
         for (int offset = 16; offset > 0; offset /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, offset);

@@ -182,7 +182,8 @@ cudaError_t plan_split_tail(const AttentionParams& a, ForwardKernelParams& k, in
 }
 
 template <class Config>
-cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream_t stream, bool append = true) {
+cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream_t stream,
+                           bool append = true) {
   int* tile_counter = static_cast<int*>(workspace);
   ForwardKernelParams k{};
   const int pack = pack_factor<Config>(a);
