@@ -64,6 +64,15 @@ DType parse_dtype(std::string_view name, const char* arg) {
              " is not one of float16, bfloat16, float32, int32");
 }
 
+// Both forms: the library's views hold 1..kMaxRank dimensions.
+void check_rank(std::size_t rank, const char* arg) {
+  if (rank < 1 || rank > static_cast<std::size_t>(kMaxRank)) {
+    throw nb::value_error(
+        (std::string(arg) + ": rank " + std::to_string(rank) + " is outside 1.." + std::to_string(kMaxRank))
+            .c_str());
+  }
+}
+
 // One tensor tuple -> TensorView. `arg` names the argument in messages.
 TensorView parse_tuple(nb::handle obj, const char* arg) {
   TensorView view;
@@ -72,11 +81,7 @@ TensorView parse_tuple(nb::handle obj, const char* arg) {
   const nb::tuple shape = nb::cast<nb::tuple>(t[2]);
   const nb::tuple strides = nb::cast<nb::tuple>(t[3]);
   if (shape.size() != strides.size()) raise_type(std::string(arg) + ": shape and strides differ in length");
-  if (shape.size() < 1 || shape.size() > static_cast<std::size_t>(kMaxRank)) {
-    throw nb::value_error((std::string(arg) + ": rank " + std::to_string(shape.size()) + " is outside 1.." +
-                           std::to_string(kMaxRank))
-                              .c_str());
-  }
+  check_rank(shape.size(), arg);
   view.data = reinterpret_cast<void*>(nb::cast<std::uintptr_t>(t[0]));
   view.dtype = parse_dtype(nb::cast<std::string_view>(t[1]), arg);
   view.rank = static_cast<int>(shape.size());
@@ -170,11 +175,9 @@ TensorView parse_tensor_object(nb::handle obj, const char* arg) {
   const Py_ssize_t rank = PyTuple_GET_SIZE(shape.ptr());
   if (rank == 0)
     throw nb::value_error((std::string(arg) + ": expected at least one dimension, got a 0-d tensor").c_str());
-  if (rank > kMaxRank || PyTuple_GET_SIZE(strides.ptr()) != rank) {
-    throw nb::value_error(
-        (std::string(arg) + ": rank " + std::to_string(rank) + " is outside 1.." + std::to_string(kMaxRank))
-            .c_str());
-  }
+  check_rank(static_cast<std::size_t>(rank), arg);
+  if (PyTuple_GET_SIZE(strides.ptr()) != rank)
+    raise_type(std::string(arg) + ": shape and strides differ in length");
   view.rank = static_cast<int>(rank);
   for (int i = 0; i < view.rank; ++i) {
     view.shape[i] = as_int64(PyTuple_GET_ITEM(shape.ptr(), i));

@@ -32,6 +32,12 @@ inline bool uses_sequence_maps(const AttentionParams& p) {
          p.seqused_k != nullptr || p.is_kvcache;
 }
 inline bool rotates_q(const AttentionParams& p) { return p.is_kvcache && p.rotary_dim > 0; }
+inline bool is_masked(const AttentionParams& p) {
+  return p.mask.window_left >= 0 || p.mask.window_right >= 0;
+}
+// Every tile equally long (no mask, one length): launch_forward's static schedule, whose CTAs stride by the
+// grid and claim no tile through the workspace's counter (forward_workspace_bytes relies on that).
+inline bool equal_tiles(const AttentionParams& p) { return !is_masked(p) && !uses_sequence_maps(p); }
 constexpr std::size_t kCounterBytes = 256;
 inline std::size_t sequence_info_bytes(const AttentionParams& p) {
   return (static_cast<std::size_t>(p.batch) * sizeof(SequenceInfo) + 127) / 128 * 128;
@@ -51,21 +57,19 @@ inline std::size_t split_tail_arrival_bytes(int sms) {
   return (static_cast<std::size_t>(sms) * 4 * sizeof(int) + 255) / 256 * 256;
 }
 inline std::size_t split_tail_bytes(const AttentionParams& p, int sms) {
-  const bool masked = p.mask.window_left >= 0 || p.mask.window_right >= 0;
   if (FLASHATTN_SM90_SPLIT_TAIL == 0 || FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN == 0 || p.head_dim != 128 ||
-      p.head_dim_v != 128 || masked || p.block_table != nullptr || uses_sequence_maps(p) ||
+      p.head_dim_v != 128 || !equal_tiles(p) || p.block_table != nullptr ||
       p.seqlen_k < std::max<long long>(FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN, FLASHATTN_SM90_SPLIT_TAIL)) {
     return 0;
   }
   return split_tail_arrival_bytes(sms) + static_cast<std::size_t>(sms) * split_tail_cta_bytes<128, 2>();
 }
-// An unmasked problem without per-sequence lengths runs the static schedule (launch_forward), which claims no
-// tile through the counter: without a split tail it needs no workspace, and a caller allocates none (a
-// framework's allocation costs more host time than the launch: ~2.5 us on an H200 host through PyTorch).
+// The static schedule of equal tiles claims no tile through the counter: without a split tail it needs no
+// workspace, and a caller allocates none (a framework's allocation costs more host time than the launch:
+// ~2.5 us on an H200 host through PyTorch).
 inline std::size_t forward_workspace_bytes(const AttentionParams& p, int sms) {
-  const bool masked = p.mask.window_left >= 0 || p.mask.window_right >= 0;
   const std::size_t tail = split_tail_bytes(p, sms);
-  if (!masked && !uses_sequence_maps(p) && tail == 0) return 0;
+  if (equal_tiles(p) && tail == 0) return 0;
   std::size_t bytes = q_rotated_offset(p);
   if (rotates_q(p)) bytes += static_cast<std::size_t>(p.batch * p.seqlen_q * p.heads * p.head_dim) * 2;
   return std::max(bytes, kCounterBytes + tail);

@@ -277,10 +277,9 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   const bool static_couples = couples_shape &&
                               (FLASHATTN_SM90_STATIC_COUPLES != 0 || Config::kClusterM > 1 || placement) &&
                               (k.m_blocks / Config::kClusterM) % 2 == 0;
-  k.static_schedule =
-      (a.mask.window_left < 0 && a.mask.window_right < 0 && !uses_sequence_maps(a)) || static_couples;
-  // forward_workspace_bytes sizes no workspace for the static schedule of unmasked problems: anything that
-  // claims tiles through the counter must have one (a mismatch fails the call, it never dereferences null).
+  k.static_schedule = equal_tiles(a) || static_couples;
+  // forward_workspace_bytes sizes no workspace for equal tiles: anything that claims tiles through the
+  // counter must have one (a mismatch fails the call, it never dereferences null).
   if (!k.static_schedule && workspace == nullptr) return cudaErrorInvalidValue;
   // L2 sections (tile_scheduler.h): as many kv heads as fill a part of L2, times their query heads:
   // half of L2, or 1 / SECTION_L2_DIVISOR for the d = dv = 128 kernel; sections of one head for the
@@ -342,12 +341,12 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     prepare.infos = reinterpret_cast<SequenceInfo*>(bytes + kCounterBytes);
     prepare.maps = reinterpret_cast<SequenceMaps*>(bytes + kCounterBytes + sequence_info_bytes(a));
     prepare.tile_counter = tile_counter;
-    prepare.append = append && cuda_sm80::append_kv_elements(a) > 0;
+    const std::int64_t appended = append ? cuda_sm80::append_kv_elements(a) : 0;
+    prepare.append = appended > 0;
     constexpr int kPrepareThreads = 128;
     // One thread per sequence, or per appended element where those are more (a grid-stride loop beyond
     // 2^19 blocks, as cuda_sm80's append kernel).
-    const std::int64_t threads =
-        std::max<std::int64_t>(a.batch, prepare.append ? cuda_sm80::append_kv_elements(a) : 0);
+    const std::int64_t threads = std::max<std::int64_t>(a.batch, appended);
     const auto blocks = static_cast<unsigned>(
         std::min<std::int64_t>((threads + kPrepareThreads - 1) / kPrepareThreads, std::int64_t{65536} * 8));
     prepare_sequences_kernel<Config><<<blocks, kPrepareThreads, 0, stream>>>(prepare);
@@ -428,7 +427,7 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
     return cudaSuccess;
   } else {
     // Causal or windowed: some kernels have instances for masked problems only.
-    [[maybe_unused]] const bool masked = a.mask.window_left >= 0 || a.mask.window_right >= 0;
+    [[maybe_unused]] const bool masked = is_masked(a);
 #if FLASHATTN_SM90_D64_ALT_BLOCK_N != 0 || FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED != 0
     if constexpr (kHeadDim == 64 && kHeadDimV == 64) {
       // Other tiles for a range of lengths (forward_config.h use_d64_alt_tile; session 9, sm90r).
