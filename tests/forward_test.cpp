@@ -565,6 +565,11 @@ TEST(ForwardWorkspace, Sm90StaticScheduleNeedsNone) {
   if (unmasked < 0) GTEST_SKIP() << "cuda_sm90 d128 bf16 not compiled";
   EXPECT_EQ(unmasked, 0);
   EXPECT_GT(bytes_for(q, kv, out, true), 0) << "the dynamic schedule's counter";
+  // A decode step of few tiles (GQA 32/8, one sequence: 8 packed tiles) splits its keys (split_kv_plan.h):
+  // the static schedule then needs the pieces' arrival counters and records.
+  HostTensor q1(DType::bfloat16, {1, 1, 32, 128}), kv1(DType::bfloat16, {1, 4096, 8, 128});
+  HostTensor out1(DType::bfloat16, {1, 1, 32, 128});
+  EXPECT_GE(bytes_for(q1, kv1, out1, false), 8 * 2 * 4 * 129 * 4) << "8 tiles, at least 2 pieces of 4 rows";
 }
 
 // The harness itself: a result that is slightly wrong (scale off by 1%, one element

@@ -26,6 +26,7 @@
 #include "cuda/sm90/pipeline.h"
 #include "cuda/sm90/score_mask.h"
 #include "cuda/sm90/softmax.h"
+#include "cuda/sm90/split_kv.h"
 #include "cuda/sm90/split_tail.h"
 #include "cuda/sm90/tile_scheduler.h"
 
@@ -267,8 +268,8 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         if (Config::kSplitTail && is_tail_item(tile)) {
           tail_piece_work<Config::kClusterM>(p, tile, next_w, next_range);
         } else {
-          next_w = tile_work<Config::kClusterM>(p, tile);
-          next_range = key_block_range<Config>(p, next_w);
+          next_w = work_tile<Config>(p, tile);
+          next_range = work_key_blocks<Config>(p, tile, next_w);
         }
       }
       next_item = tile;
@@ -363,7 +364,15 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     const int n_blocks = range.end - range.begin;
     // kSplitTail: a piece of its unit's key blocks, whose rows split_tail_combine records and combines (its
     // row sums then without the sink, which the combined rows count once).
-    const bool split = Config::kSplitTail && is_tail_item(item) && split_piece(p, range);
+    // kSplitKV: likewise every piece of a split launch (split_kv.h). (Chosen at compile time: `|| false`
+    // after the tail's test changed the SASS of the tail's kernel, spills included.)
+    const bool split = [&] {
+      if constexpr (Config::kSplitKV) {
+        return splits_keys<Config>(p);
+      } else {
+        return Config::kSplitTail && is_tail_item(item) && split_piece(p, range);
+      }
+    }();
     // Where the finalisation runs, not here: a pointer held through the key-block loop moved the register
     // allocation of every kernel.
     auto sink = [&]() -> const float* { return p.sink != nullptr && !split ? p.sink + w.head : nullptr; };
@@ -568,12 +577,16 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     RingPosition<Config::kStages> o_slot = vring.at(ring);
     if (consumer == 1) o_slot.advance();
     vring.pass_output_slots();
-    // kSplitTail: a split piece's rows are stored by the warpgroup that completes its unit (split_tail.h).
+    // kSplitTail / kSplitKV: a split piece's rows are stored by the warpgroup that completes its unit or tile
+    // (split_tail.h, split_kv.h).
     auto epilogue = [&] {
       if constexpr (Config::kSplitTail) {
         if (split &&
             !split_tail_combine<Config>(p, w.head, item, consumer, kEpilogue + consumer, o, final_rows))
           return;
+      }
+      if constexpr (Config::kSplitKV) {
+        if (split && !split_kv_combine<Config>(p, w.head, item, kEpilogue + consumer, o, final_rows)) return;
       }
       store_output<Config>(p, pipe, w, consumer, o, final_rows, o_slot);
     };

@@ -515,6 +515,14 @@
 #ifndef FLASHATTN_SM90_SPLIT_TAIL
 #define FLASHATTN_SM90_SPLIT_TAIL 4096
 #endif
+// Session 45: SPLIT_KV, split-KV decoding in the one-consumer decode kernel (split_kv.h, split_kv_plan.h):
+// each tile's key blocks cut into pieces that run as work items of their own, combined in the kernel by the
+// last piece to finish. Before it a decode of few tiles (batch 1-8, GQA 32/8) ran one CTA per K/V head and
+// sequence, each bound by its own latency, or went to cuda_sm80's splits (0.5-0.93x of SDPA's FA2 and cuDNN,
+// session 44). 0 turns it off (a measurement setting).
+#ifndef FLASHATTN_SM90_SPLIT_KV
+#define FLASHATTN_SM90_SPLIT_KV 1
+#endif
 // Measured, not kept (session 39; code in b4e1c77): the same tail for the unmasked d = dv = 256 kernel of
 // 80-key blocks (O over the V stages; a split piece's warpgroup that does not store passed its O's V-ring use
 // on), whose grid rows run 1024 tiles on 132 CTAs (7.76 rounds). Against the tree without it (s39_tail256.sh,
@@ -1045,6 +1053,11 @@ struct ForwardConfig {
   static constexpr bool kSplitTail = FLASHATTN_SM90_SPLIT_TAIL != 0 && kClusterM_ == 2 && !kMaskedInstance_ &&
                                      kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2;
   static_assert(!kSplitTail || (kSeparateO && !kOOverV && !kDecodedHandoff), "split_tail.h assumes these");
+  // FLASHATTN_SM90_SPLIT_KV above: the one-consumer decode kernel (its pieces' rows go through split_kv.h's
+  // combine instead of store_output when the launch splits).
+  static constexpr bool kSplitKV = FLASHATTN_SM90_SPLIT_KV != 0 && kSingleConsumer;
+  static_assert(!kSplitKV || (kClusterM_ == 1 && !kOOverV && !kDecodedHandoff && !kSplitTail),
+                "split_kv.h assumes these");
   // FLASHATTN_SM90_UNIFORM_CONSUMER above.
   static constexpr bool kUniformConsumer = FLASHATTN_SM90_UNIFORM_CONSUMER != 0;
   // FLASHATTN_SM90_CONSUMER_KEY_RANGE and _FOUR above (two-consumer kernels, and the four-consumer

@@ -12,6 +12,7 @@
 #include "common/params.h"
 #include "cuda/sm90/forward_config.h"
 #include "cuda/sm90/kernel_params.h"
+#include "cuda/sm90/split_kv_plan.h"
 #include "cuda/sm90/split_tail.h"
 
 namespace flashattn::detail::cuda_sm90 {
@@ -24,6 +25,9 @@ namespace flashattn::detail::cuda_sm90 {
 // or, for a problem that may run the split tail (split_tail_bytes), instead of the sequences:
 //   [256, +arrivals)    the tail units' arrival counters (zeroed by the launch)
 //   [.., +records)      two records per consumer warpgroup of each of up to `sms` CTAs
+// and, for a split-KV launch of the decode kernel (split_kv_bytes), after all of the above:
+//   [.., +arrivals)     per tile its pieces done (zeroed by the launch)
+//   [.., +records)      per piece its rows' O and LSE in fp32
 // The KV cache runs through the per-sequence maps: common/params.h resolves its
 // cache_seqlens, cache_batch_idx and leftpad into each sequence's first key row and
 // key count, exactly like seqused_k.
@@ -64,15 +68,63 @@ inline std::size_t split_tail_bytes(const AttentionParams& p, int sms) {
   }
   return split_tail_arrival_bytes(sms) + static_cast<std::size_t>(sms) * split_tail_cta_bytes<128, 2>();
 }
-// The static schedule of equal tiles claims no tile through the counter: without a split tail it needs no
-// workspace, and a caller allocates none (a framework's allocation costs more host time than the launch:
-// ~2.5 us on an H200 host through PyTorch).
-inline std::size_t forward_workspace_bytes(const AttentionParams& p, int sms) {
-  const std::size_t tail = split_tail_bytes(p, sms);
-  if (equal_tiles(p) && tail == 0) return 0;
+// Packed GQA's factor for tiles of block_m rows (forward_launch.h pack_factor, where the rule is explained).
+inline int pack_factor_for(const AttentionParams& a, std::int64_t block_m) {
+  const std::int64_t group = a.heads / a.heads_kv;
+  if (group <= 1 || 64 % group != 0 || a.alibi_slopes != nullptr || a.sink != nullptr) return 1;
+  const std::int64_t rows_unpacked = (a.seqlen_q + block_m - 1) / block_m * block_m * group;
+  const std::int64_t rows_packed = (a.seqlen_q * group + block_m - 1) / block_m * block_m;
+  return rows_packed < rows_unpacked ? static_cast<int>(group) : 1;
+}
+// SPLIT_KV (split_kv_plan.h): the one-consumer decode kernel of d = dv = 128, and its shape parameters.
+using DecodeConfig = ForwardConfig<128, 128, __half, 1>;  // (bf16's has the same tiles)
+inline bool runs_decode_kernel(const AttentionParams& p) {
+  return FLASHATTN_SM90_SINGLE_CONSUMER != 0 && p.head_dim == 128 && p.head_dim_v == 128 &&
+         use_single_consumer(128, 128, p.seqlen_q, pack_factor_for(p, DecodeConfig::kBlockM));
+}
+struct SplitKVShape {
+  int splits = 1;  // pieces per tile
+  int tiles = 0;   // tiles of the launch (one query block each)
+  int rows = 0;    // packed q rows a record holds
+};
+inline SplitKVShape split_kv_shape(const AttentionParams& p, int sms) {
+  SplitKVShape s;
+  if (FLASHATTN_SM90_SPLIT_KV == 0 || !runs_decode_kernel(p)) return s;
+  const int pack = pack_factor_for(p, DecodeConfig::kBlockM);
+  const std::int64_t tiles = p.batch * (pack > 1 ? p.heads_kv : p.heads);  // seqlen_q * pack <= kBlockM
+  const std::int64_t key_blocks = (p.seqlen_k + DecodeConfig::kBlockN - 1) / DecodeConfig::kBlockN;
+  s.splits = split_kv_count(tiles, key_blocks, sms, p.num_splits);
+  s.tiles = static_cast<int>(tiles);
+  s.rows = static_cast<int>(std::min<std::int64_t>(DecodeConfig::kBlockM, p.seqlen_q * pack));
+  return s;
+}
+// Workspace of a split launch after everything else (256-byte aligned): the tiles' arrival counters, then
+// every piece's record.
+inline std::size_t split_kv_arrival_bytes(const SplitKVShape& s) {
+  return (static_cast<std::size_t>(s.tiles) * sizeof(int) + 255) / 256 * 256;
+}
+inline std::size_t split_kv_bytes(const SplitKVShape& s) {
+  if (s.splits <= 1) return 0;
+  return split_kv_arrival_bytes(s) + static_cast<std::size_t>(s.tiles) * s.splits *
+                                         split_kv_record_floats(s.rows, DecodeConfig::kHeadDimV) *
+                                         sizeof(float);
+}
+// The end of the rotated q (of the sequences without rotary; of the counter without either).
+inline std::size_t q_rotated_end(const AttentionParams& p) {
   std::size_t bytes = q_rotated_offset(p);
   if (rotates_q(p)) bytes += static_cast<std::size_t>(p.batch * p.seqlen_q * p.heads * p.head_dim) * 2;
-  return std::max(bytes, kCounterBytes + tail);
+  return bytes;
+}
+inline std::size_t split_kv_offset(const AttentionParams& p) { return (q_rotated_end(p) + 255) / 256 * 256; }
+// The static schedule of equal tiles claims no tile through the counter: without a split tail or split-KV
+// it needs no workspace, and a caller allocates none (a framework's allocation costs more host time than the
+// launch: ~2.5 us on an H200 host through PyTorch).
+inline std::size_t forward_workspace_bytes(const AttentionParams& p, int sms) {
+  const std::size_t tail = split_tail_bytes(p, sms);
+  const std::size_t split = split_kv_bytes(split_kv_shape(p, sms));
+  if (equal_tiles(p) && tail == 0 && split == 0) return 0;
+  if (split > 0) return split_kv_offset(p) + split;  // (no split tail: another kernel)
+  return std::max(q_rotated_end(p), kCounterBytes + tail);
 }
 
 template <int kHeadDim, int kHeadDimV, typename Element>

@@ -31,6 +31,8 @@ struct PrepareParams {
   SequenceMaps* maps;
   int* tile_counter;  // zeroed here for the dynamic schedule (no memset launch)
   bool append;        // KV cache with k_new / v_new: write them into the cache here (append_kv.h)
+  int* arrivals;      // split-KV (split_kv.h): the tiles' arrival counters, zeroed here (or null)
+  int arrival_count;
 };
 
 // One thread per sequence: resolves its lengths (common/params.h's rules, with
@@ -55,6 +57,9 @@ __global__ void prepare_sequences_kernel(const __grid_constant__ PrepareParams p
     }
   }
   if (b == 0) *p.tile_counter = 0;
+  for (std::int64_t i = b; i < p.arrival_count; i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    p.arrivals[i] = 0;
+  }
   if (b >= p.a.batch) return;
   const AttentionParams& a = p.a;
   const SequenceLengths s = cuda_sm80::clipped_sequence_lengths(a, b);
@@ -93,12 +98,7 @@ __global__ void prepare_sequences_kernel(const __grid_constant__ PrepareParams p
 // ALiBi slope or sink (the consumer applies those per tile, not per row).
 template <class Config>
 int pack_factor(const AttentionParams& a) {
-  const std::int64_t group = a.heads / a.heads_kv;
-  if (group <= 1 || 64 % group != 0 || a.alibi_slopes != nullptr || a.sink != nullptr) return 1;
-  constexpr std::int64_t m = Config::kBlockM;
-  const std::int64_t rows_unpacked = (a.seqlen_q + m - 1) / m * m * group;
-  const std::int64_t rows_packed = (a.seqlen_q * group + m - 1) / m * m;
-  return rows_packed < rows_unpacked ? static_cast<int>(group) : 1;
+  return pack_factor_for(a, Config::kBlockM);
 }
 
 // Paged K/V: the rows of one TMA box of the page views, or 0 when the pages are read by the
@@ -326,6 +326,28 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
                          k.static_schedule ? 0 : FLASHATTN_SM90_TAIL_SECTION_FACTOR, paired, placement);
   k.heads_div = make_fast_divisor(std::max(1, k.heads));
   k.tile_counter = tile_counter;
+  // Split-KV (split_kv.h): the work items are the tiles' pieces, after the sections were planned over the
+  // tiles; the arrival counters are zeroed with the tile counter (the prepare kernel, else a memset).
+  int arrival_count = 0;
+  if constexpr (Config::kSplitKV) {
+    const SplitKVShape shape = split_kv_shape(a, sms);
+    if (shape.splits > 1) {
+      if (workspace == nullptr || shape.tiles != k.num_tiles) return cudaErrorInvalidValue;
+      auto* bytes = static_cast<unsigned char*>(workspace) + split_kv_offset(a);
+      k.split_kv.splits = shape.splits;
+      k.split_kv.splits_div = make_fast_divisor(shape.splits);
+      k.split_kv.rows = shape.rows;
+      k.split_kv.arrivals = reinterpret_cast<int*>(bytes);
+      k.split_kv.partials = reinterpret_cast<float*>(bytes + split_kv_arrival_bytes(shape));
+      k.num_tiles *= shape.splits;
+      arrival_count = shape.tiles;
+      if (!uses_sequence_maps(a)) {
+        if (cudaError_t e = cudaMemsetAsync(k.split_kv.arrivals, 0, arrival_count * sizeof(int), stream);
+            e != cudaSuccess)
+          return e;
+      }
+    }
+  }
   // The counter of the dynamic schedule starts at 0: zeroed by the prepare kernel
   // when there is one, else by a memset (a launch of its own, ~2 us on the stream,
   // which the static schedule does without).
@@ -341,6 +363,8 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     prepare.infos = reinterpret_cast<SequenceInfo*>(bytes + kCounterBytes);
     prepare.maps = reinterpret_cast<SequenceMaps*>(bytes + kCounterBytes + sequence_info_bytes(a));
     prepare.tile_counter = tile_counter;
+    prepare.arrivals = k.split_kv.arrivals;
+    prepare.arrival_count = arrival_count;
     const std::int64_t appended = append ? cuda_sm80::append_kv_elements(a) : 0;
     prepare.append = appended > 0;
     constexpr int kPrepareThreads = 128;

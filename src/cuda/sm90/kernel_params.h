@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "common/fast_division.h"
+#include "cuda/sm90/split_kv_plan.h"
 #include "cuda/sm90/split_tail_plan.h"
 #include "cuda/sm90/tile_sections.h"
 
@@ -104,6 +105,8 @@ struct ForwardKernelParams {
 
   // Config::kSplitTail only; last, so that the other fields keep their offsets in parameter space.
   SplitTail tail;
+  // Config::kSplitKV only (split_kv.h): each tile's key blocks cut into `splits` pieces.
+  SplitKV split_kv;
 };
 
 }  // namespace flashattn::detail::cuda_sm90

@@ -15,6 +15,7 @@
 #include "cuda/sm90/kernel_params.h"
 #include "cuda/sm90/pipeline.h"
 #include "cuda/sm90/score_mask.h"
+#include "cuda/sm90/split_kv.h"
 #include "cuda/sm90/split_tail.h"
 #include "cuda/sm90/tile_scheduler.h"
 
@@ -26,7 +27,7 @@ template <class Config, class Claim>
 __device__ __forceinline__ int next_busy_tile(const ForwardKernelParams& p, int tile, WorkTile& w,
                                               Claim claim) {
   while (tile < p.num_tiles) {
-    w = tile_work<Config::kClusterM>(p, tile);
+    w = work_tile<Config>(p, tile);
     if (!tile_empty<Config::kBlockM>(p, w)) break;
     tile = claim(tile);
   }
@@ -147,7 +148,7 @@ __device__ __forceinline__ void prefetch_next_q(const ForwardKernelParams& p, in
   if constexpr (Config::kPrefetchWindowedMaxSeqlenK > 0) {
     if (windowed(p) && p.seqlen_k > Config::kPrefetchWindowedMaxSeqlenK) return;
   }
-  const WorkTile w = tile_work<Config::kClusterM>(p, tile);
+  const WorkTile w = work_tile<Config>(p, tile);
   const int first_row = w.m_block * Config::kBlockM;
 #pragma unroll
   for (int part = 0; part < Config::kQParts; ++part) {
@@ -188,7 +189,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     }
     const int kv_head = w.head / p.heads_per_kv;
     const KeyBlockRange range =
-        Config::kSplitTail && is_tail_item(tile) ? piece_range : key_block_range<Config>(p, w);
+        Config::kSplitTail && is_tail_item(tile) ? piece_range : work_key_blocks<Config>(p, tile, w);
     const SequenceMaps* maps = tile_maps(p, w);  // one pointer live, not three
     const CUtensorMap* tma_q = &maps->q;
     const CUtensorMap* tma_k = &maps->k;
@@ -415,7 +416,7 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
     if (leader) publish_next_tile<Config, false>(p, pipe, tile, w, q_phase);
     if (tile >= p.num_tiles) break;
     const int kv_head = w.head / p.heads_per_kv;
-    const KeyBlockRange range = key_block_range<Config>(p, w);
+    const KeyBlockRange range = work_key_blocks<Config>(p, tile, w);
     const int k_offset = p.sequences != nullptr ? p.sequences[w.batch].k_offset : 0;
     // Lane `lane`'s box of key block n (PagedBox; lanes without a box: fits false).
     auto locate = [&](int n) {

@@ -1,0 +1,139 @@
+// Split-KV decoding in the one-consumer decode kernel (forward_config.h SPLIT_KV, Config::kSplitKV; the
+// launch's parameters and the split count in split_kv_plan.h).
+//
+// Work item i is piece i % splits of tile i / splits: the tile's key blocks (score_mask.h key_block_range,
+// per sequence) cut into `splits` near-equal shares (split_kv_plan.h split_key_blocks), so a sequence shorter
+// than the longest still splits evenly and a share may be empty. Producer and consumers decode items through
+// work_tile and work_key_blocks, so the pieces run through the usual schedule (static for a plain batch,
+// dynamic with per-sequence lengths), each loading the tile's Q and its share of K/V.
+//
+// A piece's warpgroup writes its rows' O (normalised by its own row sums, without the sink) and LSE to its
+// record in the workspace, then counts itself on the tile's arrival counter; the one that arrives last reads
+// every record, its own included, and stores the combined rows through the normal epilogue (O = sum_i
+// exp(lse_i - lse) O_i, lse = log(sum_i exp(lse_i) + exp(sink))). Nobody waits for anybody, and the sum runs
+// over the pieces in key order whoever combines, on the values as the records hold them: the result is
+// deterministic. (split_tail.h does the same for the stream-K tail of the two-consumer cluster kernel, whose
+// records are per CTA; here they are per piece and compact: only the `rows` rows a tile can hold, 4 for a
+// decode step over a GQA group of 4 instead of 64.)
+#pragma once
+
+#include <cstddef>
+
+#include "cuda/ptx/ptx.h"
+#include "cuda/ptx/warpgroup.h"
+#include "cuda/sm90/kernel_params.h"
+#include "cuda/sm90/score_mask.h"
+#include "cuda/sm90/softmax.h"
+#include "cuda/sm90/tile_scheduler.h"
+
+namespace flashattn::detail::cuda_sm90 {
+
+// Work item `item`'s tile (its own index without kSplitKV).
+template <class Config>
+__device__ __forceinline__ WorkTile work_tile(const ForwardKernelParams& p, int item) {
+  if constexpr (Config::kSplitKV) item = fast_divide(item, p.split_kv.splits_div);
+  return tile_work<Config::kClusterM>(p, item);
+}
+
+// The key blocks work item `item` (of tile w) visits: its tile's, or under a split its piece's.
+template <class Config>
+__device__ __forceinline__ KeyBlockRange work_key_blocks(const ForwardKernelParams& p, int item,
+                                                         const WorkTile& w) {
+  const KeyBlockRange range = key_block_range<Config>(p, w);
+  if constexpr (Config::kSplitKV) {
+    const SplitKV& s = p.split_kv;
+    if (s.splits > 1) {
+      const KeyBlockShare share = split_key_blocks(
+          range.begin, range.end, item - fast_divide(item, s.splits_div) * s.splits, s.splits);
+      return {share.begin, share.end};
+    }
+  }
+  return range;
+}
+
+// Whether the launch splits (the consumers then finalise without the sink and go through split_kv_combine).
+template <class Config>
+__device__ __forceinline__ bool splits_keys(const ForwardKernelParams& p) {
+  return Config::kSplitKV && p.split_kv.splits > 1;
+}
+
+// Work item `item` of a split launch, the consumer warpgroup's 128 threads (named barrier `barrier`), whose
+// rows hold o (the P V accumulator, its first kHeadDimV / 2 values O's: per n8 column chunk q, o[4q], o[4q +
+// 1] of row warp * 16 + lane / 4 and o[4q + 2], o[4q + 3] of that row + 8, columns 8q + 2 (lane % 4) + {0,
+// 1}) and final_rows (computed without the sink): records the piece and counts it; true when this warpgroup
+// completed the tile, o and final_rows then holding the combined rows for store_output; false when another
+// piece's warpgroup will store them.
+template <class Config, int kO>
+__device__ bool split_kv_combine(const ForwardKernelParams& p, int head, int item, int barrier,
+                                 float (&o)[kO], RowFinal& final_rows) {
+  static_assert(Config::kConsumerWarpgroups == 1, "one warpgroup's rows per tile");
+  constexpr int kDv = Config::kHeadDimV;
+  constexpr int kChunks = kDv / 8;
+  const SplitKV& s = p.split_kv;
+  const int thread = threadIdx.x % 128;
+  const int lane = thread % 32;
+  const int tile = fast_divide(item, s.splits_div);
+  const std::size_t record_floats = split_kv_record_floats(s.rows, kDv);
+  float* const tile_records = s.partials + static_cast<std::size_t>(tile) * s.splits * record_floats;
+  const int row[2] = {(thread / 32) * 16 + lane / 4, (thread / 32) * 16 + lane / 4 + 8};
+  const int column = 2 * (lane % 4);
+  {
+    float* mine = tile_records + static_cast<std::size_t>(item - tile * s.splits) * record_floats;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      if (row[r] >= s.rows) continue;
+#pragma unroll
+      for (int q = 0; q < kChunks; ++q) {
+        __stcg(
+            reinterpret_cast<float2*>(mine + row[r] * kDv + 8 * q + column),
+            make_float2(o[4 * q + 2 * r] * final_rows.scale[r], o[4 * q + 2 * r + 1] * final_rows.scale[r]));
+      }
+      if (lane % 4 == 0) __stcg(mine + s.rows * kDv + row[r], final_rows.lse[r]);
+    }
+  }
+  // Every thread's record stores before the arrival (the barrier), the arrival's release covering them; the
+  // last arrival's acquire covers every other piece's, and the barrier hands that to every thread.
+  ptx::bar_sync(barrier, 128);
+  int arrived = 0;
+  if (thread == 0) arrived = ptx::atom_add_acq_rel_gpu(s.arrivals + tile, 1);
+  if (!ptx::bar_red_or(barrier, 128, thread == 0 && arrived == s.splits - 1)) return false;
+
+  constexpr float kLog2e = 1.4426950408889634f;
+  const float sink = p.sink != nullptr ? p.sink[head] : -INFINITY;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    // Rows past the records' are not the tile's (store_output clips them): zero, never read.
+    const bool held = row[r] < s.rows;
+    float reference = sink;
+    for (int i = 0; held && i < s.splits; ++i)
+      reference = fmaxf(reference, __ldcg(tile_records + i * record_floats + s.rows * kDv + row[r]));
+    float sum = 0.f;
+    float acc[2 * kChunks];
+#pragma unroll
+    for (int j = 0; j < 2 * kChunks; ++j) acc[j] = 0.f;
+    // reference -inf: no piece saw a key and there is no sink (every weight 0: an empty row).
+    for (int i = 0; held && reference != -INFINITY && i < s.splits; ++i) {
+      const float* record = tile_records + i * record_floats;
+      const float weight = exp2f((__ldcg(record + s.rows * kDv + row[r]) - reference) * kLog2e);
+      sum += weight;
+#pragma unroll
+      for (int q = 0; q < kChunks; ++q) {
+        const float2 x = __ldcg(reinterpret_cast<const float2*>(record + row[r] * kDv + 8 * q + column));
+        acc[2 * q] = fmaf(weight, x.x, acc[2 * q]);
+        acc[2 * q + 1] = fmaf(weight, x.y, acc[2 * q + 1]);
+      }
+    }
+    if (held && p.sink != nullptr) sum += exp2f((sink - reference) * kLog2e);
+    const bool empty = !(sum > 0.f);
+    final_rows.scale[r] = empty ? 0.f : 1.f / sum;
+    final_rows.lse[r] = empty ? -INFINITY : reference + logf(sum);
+#pragma unroll
+    for (int q = 0; q < kChunks; ++q) {
+      o[4 * q + 2 * r] = acc[2 * q];
+      o[4 * q + 2 * r + 1] = acc[2 * q + 1];
+    }
+  }
+  return true;
+}
+
+}  // namespace flashattn::detail::cuda_sm90

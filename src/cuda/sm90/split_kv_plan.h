@@ -1,0 +1,78 @@
+// Split-KV decoding on cuda_sm90 (forward_config.h SPLIT_KV; the kernel side in split_kv.h): the launch's
+// parameters and the host's choice of the split count. Host and device, without CUDA headers
+// (tests/split_kv_plan_test.cpp checks the choice).
+//
+// Why: a decode step has one query row per sequence and head, so the one-consumer kernel's tiles are one per
+// (sequence, K/V head) under packed GQA, 8-64 of them at batch 1-8. Without a split each is one CTA that
+// streams its whole cache alone, bound by its own latency (~56 GB/s on an H200 against ~36 GB/s per SM of
+// the card's bandwidth: 132 such CTAs would saturate it, 8 cannot). Cutting every tile's key blocks into
+// `splits` pieces gives tiles * splits work items of the usual persistent schedule.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "common/fast_division.h"
+#include "common/host_device.h"
+
+namespace flashattn::detail::cuda_sm90 {
+
+// Work item i is piece i % splits (its key-block share, split_key_blocks below) of tile i / splits.
+// Each piece records its rows' O (normalised by its own row sums) and LSE in fp32; the piece that finishes
+// its tile last (the arrival counter) combines the records in key order and stores the tile.
+struct SplitKV {
+  int splits = 1;             // pieces per tile; 1: no split (the kernel stores every tile itself)
+  FastDivisor splits_div;     // work item / splits: its tile
+  int rows = 0;               // rows of a tile that a record holds: min(kBlockM, the longest packed q rows)
+  int* arrivals = nullptr;    // workspace: per tile, its pieces done (zeroed by the launch)
+  float* partials = nullptr;  // workspace: per work item a record (split_kv_record_floats: O rows, LSEs)
+};
+
+// More pieces than this per tile gain nothing (a wave of an H100 / H200 is 132 CTAs) and lengthen the
+// combine; FlashAttention 2 caps its splits at 128 too.
+inline constexpr int kMaxSplitKV = 128;
+
+// Floats of one piece's record: `rows` rows of dv O values, then `rows` LSEs padded to a multiple of four, so
+// that every record (and its O, written as float2: dv is a multiple of 8) stays 16-byte aligned whatever
+// `rows`.
+constexpr FLASHATTN_HD std::size_t split_kv_record_floats(int rows, int head_dim_v) {
+  return static_cast<std::size_t>(rows) * static_cast<std::size_t>(head_dim_v) +
+         (static_cast<std::size_t>(rows) + 3) / 4 * 4;
+}
+
+// A chosen piece keeps at least this many key blocks: a piece has a fixed cost of ~5 us per CTA beside its
+// blocks' (H200, GQA 32/8 over 4096 keys at batch 8: 1024 pieces of two blocks 79 us, 2048 of one 122), so
+// batch 1 over 4096 keys reads 16.7 us in 64 pieces of four blocks against 18.9 in 128 of two
+// (bench/integration/s45_split_kv.sh).
+inline constexpr int kMinSplitKVBlocks = 4;
+
+// Host: pieces per tile for `tiles` tiles of `key_blocks` key blocks (the longest sequence's) on `sms` SMs.
+// requested: the caller's num_splits (0: choose; 1: no split; n > 1: n, at most one piece per key block and
+// kMaxSplitKV). Chosen: as many pieces as one wave of CTAs holds (sms / tiles), so that every SM streams a
+// share of the cache at once and no CTA takes a second piece, each of at least kMinSplitKVBlocks blocks;
+// none where the tiles alone fill half the SMs. Measured on an H200 (s45_split_kv.sh, GQA 32/8, batch 1-8
+// over 1024-65536 keys, counts 1-32, CUDA graphs): within 2% of the best count on 14 of 15 rows; batch 1
+// over 1024 keys reads 14.1 us in 2 pieces against 12.7 in 4.
+inline int split_kv_count(std::int64_t tiles, std::int64_t key_blocks, int sms, int requested) {
+  if (tiles <= 0 || key_blocks < 2 || requested == 1) return 1;
+  std::int64_t splits =
+      requested > 1 ? requested : std::min<std::int64_t>(sms / tiles, key_blocks / kMinSplitKVBlocks);
+  splits = std::min<std::int64_t>({splits, key_blocks, kMaxSplitKV});
+  // Work items (tile * splits + split) stay below 2^30, as the tile indices do (backend.cu).
+  splits = std::min<std::int64_t>(splits, ((std::int64_t{1} << 30) - 1) / tiles);
+  return static_cast<int>(std::max<std::int64_t>(1, splits));
+}
+
+// Piece `split` of `splits` of the key blocks [begin, end): [begin + split * n / splits, begin + (split + 1)
+// * n / splits), n = end - begin (empty when n < splits for some pieces; n * splits < 2^31: n < 2^23 blocks
+// of 128 keys, splits <= kMaxSplitKV).
+struct KeyBlockShare {
+  int begin, end;
+};
+FLASHATTN_HD KeyBlockShare split_key_blocks(int begin, int end, int split, int splits) {
+  const int n = end > begin ? end - begin : 0;
+  return {begin + split * n / splits, begin + (split + 1) * n / splits};
+}
+
+}  // namespace flashattn::detail::cuda_sm90

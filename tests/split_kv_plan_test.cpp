@@ -1,0 +1,85 @@
+// Split-KV decoding's plan (src/cuda/sm90/split_kv_plan.h): the split count the host chooses for the decode
+// kernel, and the key-block shares the kernel's pieces take (split_kv.h work_key_blocks). The GPU suites
+// (kvcache_test.cpp) check the results; these pin the rules over far more shapes than those run.
+#include "cuda/sm90/split_kv_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace flashattn::test {
+namespace {
+
+using detail::cuda_sm90::KeyBlockShare;
+using detail::cuda_sm90::kMaxSplitKV;
+using detail::cuda_sm90::split_key_blocks;
+using detail::cuda_sm90::split_kv_count;
+
+TEST(SplitKVPlan, ChosenCountFillsOneWave) {
+  // GQA 32/8 decode on 132 SMs: batch 1 / 4 / 8 / 16 are 8 / 32 / 64 / 128 tiles.
+  EXPECT_EQ(split_kv_count(8, 128, 132, 0), 16);
+  EXPECT_EQ(split_kv_count(32, 128, 132, 0), 4);
+  EXPECT_EQ(split_kv_count(64, 128, 132, 0), 2);
+  EXPECT_EQ(split_kv_count(128, 128, 132, 0), 1) << "tiles that fill the SMs are not split";
+  EXPECT_EQ(split_kv_count(1000, 128, 132, 0), 1);
+  EXPECT_EQ(split_kv_count(8, 20, 132, 0), 5) << "pieces of at least four key blocks";
+  EXPECT_EQ(split_kv_count(8, 7, 132, 0), 1);
+  EXPECT_EQ(split_kv_count(1, 4096, 132, 0), kMaxSplitKV);
+  EXPECT_EQ(split_kv_count(8, 1, 132, 0), 1) << "one key block cannot be split";
+  for (int tiles = 1; tiles <= 300; ++tiles) {
+    const int splits = split_kv_count(tiles, 1 << 20, 132, 0);
+    EXPECT_LE(tiles * splits, std::max(132, tiles)) << tiles << " tiles: more pieces than a wave";
+    EXPECT_GE(splits, 1);
+  }
+}
+
+TEST(SplitKVPlan, RequestedCount) {
+  EXPECT_EQ(split_kv_count(8, 128, 132, 1), 1) << "num_splits 1 asks for no split";
+  EXPECT_EQ(split_kv_count(8, 128, 132, 3), 3);
+  EXPECT_EQ(split_kv_count(512, 128, 132, 3), 3) << "a request holds beyond one wave";
+  EXPECT_EQ(split_kv_count(8, 8, 132, 200), 8) << "capped by the key blocks";
+  EXPECT_EQ(split_kv_count(8, 4096, 132, 256), kMaxSplitKV);
+  // Work items (tile * splits + split) stay below 2^30.
+  const int tiles = (1 << 30) / 100;
+  EXPECT_LT(static_cast<long long>(tiles) * split_kv_count(tiles, 4096, 132, 128), 1LL << 30);
+}
+
+TEST(SplitKVPlan, RecordsStayAligned) {
+  // Records are written as float2 from any work item's offset (item * record floats): an odd count (one row
+  // of 128 + 1 LSE) misaligned every other record (session 45's first GPU run).
+  for (int rows = 1; rows <= 64; ++rows) {
+    const std::size_t floats = detail::cuda_sm90::split_kv_record_floats(rows, 128);
+    EXPECT_EQ(floats % 4, 0u) << rows << " rows";
+    EXPECT_GE(floats, static_cast<std::size_t>(rows) * 129) << rows << " rows: O and the LSEs fit";
+  }
+}
+
+TEST(SplitKVPlan, SharesCoverEveryBlockOnce) {
+  for (int splits = 1; splits <= kMaxSplitKV; ++splits) {
+    for (int begin : {0, 3}) {
+      for (int n = 0; n <= 300; n += (n < 40 ? 1 : 37)) {
+        SCOPED_TRACE(std::to_string(n) + " blocks from " + std::to_string(begin) + " in " +
+                     std::to_string(splits) + " pieces");
+        int next = begin;
+        int smallest = n, largest = 0;
+        for (int split = 0; split < splits; ++split) {
+          const KeyBlockShare share = split_key_blocks(begin, begin + n, split, splits);
+          ASSERT_EQ(share.begin, next) << "pieces in key order, end to end";
+          ASSERT_LE(share.begin, share.end);
+          next = share.end;
+          smallest = std::min(smallest, share.end - share.begin);
+          largest = std::max(largest, share.end - share.begin);
+        }
+        EXPECT_EQ(next, begin + n) << "every block in some piece";
+        EXPECT_LE(largest - smallest, 1) << "shares differ by at most a block";
+      }
+    }
+  }
+  // An empty range (a row that sees no key) gives empty pieces.
+  const KeyBlockShare none = split_key_blocks(5, 2, 1, 4);
+  EXPECT_GE(none.begin, none.end);
+}
+
+}  // namespace
+}  // namespace flashattn::test
