@@ -523,6 +523,10 @@
 #ifndef FLASHATTN_SM90_SPLIT_KV
 #define FLASHATTN_SM90_SPLIT_KV 1
 #endif
+// Session 45: the pieces whose records split_kv.h's combine loads at once (1 = one L2 round trip per piece).
+#ifndef FLASHATTN_SM90_SPLIT_KV_COMBINE_BATCH
+#define FLASHATTN_SM90_SPLIT_KV_COMBINE_BATCH 4
+#endif
 // Measured, not kept (session 39; code in b4e1c77): the same tail for the unmasked d = dv = 256 kernel of
 // 80-key blocks (O over the V stages; a split piece's warpgroup that does not store passed its O's V-ring use
 // on), whose grid rows run 1024 tiles on 132 CTAs (7.76 rounds). Against the tree without it (s39_tail256.sh,
