@@ -23,8 +23,11 @@ TEST(SplitKVPlan, ChosenCountFillsOneWave) {
   EXPECT_EQ(split_kv_count(64, 128, 132, 0), 2);
   EXPECT_EQ(split_kv_count(128, 128, 132, 0), 1) << "tiles that fill the SMs are not split";
   EXPECT_EQ(split_kv_count(1000, 128, 132, 0), 1);
-  EXPECT_EQ(split_kv_count(8, 20, 132, 0), 5) << "pieces of at least four key blocks";
-  EXPECT_EQ(split_kv_count(8, 7, 132, 0), 1);
+  EXPECT_EQ(split_kv_count(8, 64, 132, 0), 16) << "pieces of at least four key blocks";
+  EXPECT_EQ(split_kv_count(1, 64, 132, 0), 16);
+  EXPECT_EQ(split_kv_count(8, 20, 132, 0), 8) << "a short tile: up to eight pieces";
+  EXPECT_EQ(split_kv_count(8, 7, 132, 0), 7) << "at most one piece per key block";
+  EXPECT_EQ(split_kv_count(32, 8, 132, 0), 4);
   EXPECT_EQ(split_kv_count(1, 4096, 132, 0), kMaxSplitKV);
   EXPECT_EQ(split_kv_count(8, 1, 132, 0), 1) << "one key block cannot be split";
   for (int tiles = 1; tiles <= 300; ++tiles) {

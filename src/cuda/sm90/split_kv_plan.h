@@ -41,23 +41,26 @@ constexpr FLASHATTN_HD std::size_t split_kv_record_floats(int rows, int head_dim
          (static_cast<std::size_t>(rows) + 3) / 4 * 4;
 }
 
-// A chosen piece keeps at least this many key blocks: a piece has a fixed cost of ~5 us per CTA beside its
-// blocks' (H200, GQA 32/8 over 4096 keys at batch 8: 1024 pieces of two blocks 79 us, 2048 of one 122), so
-// batch 1 over 4096 keys reads 16.7 us in 64 pieces of four blocks against 18.9 in 128 of two
-// (bench/integration/s45_split_kv.sh).
+// A chosen piece keeps at least kMinSplitKVBlocks key blocks, or a tile of few blocks makes up to
+// kShortTileSplits pieces of one. A piece has a fixed cost beside its blocks' (its Q, the first loads'
+// latency, its record and arrival): on an H200 (GQA 32/8, batch 1, s45_final.sh, the combine reading four
+// records at a time) 4096 keys read 15.0 us in 8 pieces of four blocks against 16.1 in 16 of two, while 1024
+// keys read 11.4 in 8 pieces of one against 14.3 in 2 of four.
 inline constexpr int kMinSplitKVBlocks = 4;
+inline constexpr int kShortTileSplits = 8;
 
 // Host: pieces per tile for `tiles` tiles of `key_blocks` key blocks (the longest sequence's) on `sms` SMs.
 // requested: the caller's num_splits (0: choose; 1: no split; n > 1: n, at most one piece per key block and
 // kMaxSplitKV). Chosen: as many pieces as one wave of CTAs holds (sms / tiles), so that every SM streams a
-// share of the cache at once and no CTA takes a second piece, each of at least kMinSplitKVBlocks blocks;
-// none where the tiles alone fill half the SMs. Measured on an H200 (s45_split_kv.sh, GQA 32/8, batch 1-8
-// over 1024-65536 keys, counts 1-32, CUDA graphs): within 2% of the best count on 14 of 15 rows; batch 1
-// over 1024 keys reads 14.1 us in 2 pieces against 12.7 in 4.
+// share of the cache at once and no CTA takes a second piece, within the piece sizes above; none where the
+// tiles alone fill half the SMs. On that H200 (s45_final.sh, batch 1-8 over 1024-65536 keys, counts 1-32,
+// CUDA graphs) the rule picks the fastest count measured, or one within 2% of it, on all 15 rows (the rule
+// was fitted to those rows: a later run checks it, s45_rule.sh).
 inline int split_kv_count(std::int64_t tiles, std::int64_t key_blocks, int sms, int requested) {
   if (tiles <= 0 || key_blocks < 2 || requested == 1) return 1;
-  std::int64_t splits =
-      requested > 1 ? requested : std::min<std::int64_t>(sms / tiles, key_blocks / kMinSplitKVBlocks);
+  const std::int64_t sizes = std::max<std::int64_t>(key_blocks / kMinSplitKVBlocks,
+                                                    std::min<std::int64_t>(key_blocks, kShortTileSplits));
+  std::int64_t splits = requested > 1 ? requested : std::min<std::int64_t>(sms / tiles, sizes);
   splits = std::min<std::int64_t>({splits, key_blocks, kMaxSplitKV});
   // Work items (tile * splits + split) stay below 2^30, as the tile indices do (backend.cu).
   splits = std::min<std::int64_t>(splits, ((std::int64_t{1} << 30) - 1) / tiles);
