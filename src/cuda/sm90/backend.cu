@@ -225,7 +225,8 @@ const char* unsupported_reason(const BackwardParams&) noexcept {
 }
 
 const char* unsupported_reason(const CombineParams&) noexcept {
-  return "cuda_sm90 has no split-KV combine kernel (cuda_sm80's serves)";
+  return "cuda_sm90 combines its split-KV pieces inside the forward kernel; the standalone combine runs on "
+         "cuda_sm80";
 }
 
 // The dynamic tile scheduler's counter, plus per-sequence lengths and tensor
@@ -274,7 +275,8 @@ Status run(const BackwardParams&, const ExecutionContext&) noexcept {
 }
 
 Status run(const CombineParams&, const ExecutionContext&) noexcept {
-  return Status::error(ErrorCode::unsupported, "cuda_sm90 has no split-KV combine kernel");
+  return Status::error(ErrorCode::unsupported,
+                       "cuda_sm90 has no standalone split-KV combine (its forward combines its own pieces)");
 }
 
 }  // namespace flashattn::detail::cuda_sm90
