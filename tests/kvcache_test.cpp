@@ -438,10 +438,10 @@ std::vector<KVCacheCase> kvcache_cases() {
                    false,
                    1});
   // Split-KV on cuda_sm90's decode kernel (split_kv.h): pieces of each tile's key blocks combined by the last
-  // one to finish. MQA packed 8 to a tile over pages of 64 with an append, NeoX rotary and left padding (24
-  // pieces of one block, the sequence's own blocks shared out); MHA with a sink, softcap and a local window
-  // (most pieces see no key: O 0, LSE -inf, weighed 0) asking for 7 splits; causal ALiBi over two speculative
-  // queries in pages of 16; and a request for more splits than key blocks.
+  // one to finish. MQA packed 8 to a tile over pages of 64 with an append, NeoX rotary and left padding (8
+  // pieces of the sequence's own blocks, shorter than the cache's 24); MHA with a sink, softcap and a local
+  // window (most pieces see no key: O 0, LSE -inf, weighed 0) asking for 7 splits; causal ALiBi over two
+  // speculative queries in pages of 16 (24 unpacked tiles: 5 pieces); and 200 splits asked of 8 key blocks.
   cases.push_back({1,
                    1,
                    3000,
