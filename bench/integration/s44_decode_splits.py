@@ -26,19 +26,48 @@ CACHES = (4096, 16384) if os.environ.get("FLASHATTN_DECODE_QUICK") else (1024, 4
 SM80_SPLITS = () if os.environ.get("FLASHATTN_DECODE_QUICK") else (1, 4, 16)
 
 
+def decode_problem(batch, cache, hq, hk, d, dt):
+    """One decode step's tensors over a full cache: q (b, 1, hq, d), k and v (b, cache, hk, d), cache_seqlens, the
+    bytes of K/V, the (b, h, s, d) views SDPA takes, and the float32 SDPA result in q's layout."""
+    q = torch.randn(batch, 1, hq, d, device="cuda", dtype=dt)
+    k = torch.randn(batch, cache, hk, d, device="cuda", dtype=dt)
+    v = torch.randn_like(k)
+    seqlens = torch.full((batch,), cache, device="cuda", dtype=torch.int32)
+    kv_bytes = 2 * k.numel() * k.element_size()
+    qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+    ref = F.scaled_dot_product_attention(qt.float(), kt.float(), vt.float(), enable_gqa=True).transpose(1, 2)
+    return q, k, v, seqlens, kv_bytes, (qt, kt, vt), ref
+
+
+def timed_row(fn, ref, kv_bytes, transpose=False):
+    """One variant's row: its max |error| against ref and its graphed time (TB/s of K/V read once), or the error
+    that stopped it (a variant a backend refuses is a row, not a stop). transpose: fn returns (b, h, s, d)."""
+    try:
+        out = fn()
+        err = ((out.transpose(1, 2) if transpose else out).float() - ref).abs().max().item()
+        us = graphed_us(fn, replays=100)
+        return {"us": round(us, 2), "TB/s": round(kv_bytes / us / 1e6, 3), "max_err": round(err, 4)}
+    except Exception as e:  # noqa: BLE001
+        return {"error": str(e).splitlines()[0][:120]}
+
+
+def print_sdpa_rows(cache, batch, qt, kt, vt, ref, kv_bytes):
+    """SDPA's FlashAttention 2 and cuDNN backends (enable_gqa) on the same (b, h, s, d) tensors, one row each."""
+    for name, backend in (("sdpa FA2", SDPBackend.FLASH_ATTENTION), ("sdpa cuDNN", SDPBackend.CUDNN_ATTENTION)):
+        def sdpa(backend=backend):
+            with sdpa_kernel(backend):
+                return F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=True)
+        row = timed_row(sdpa, ref, kv_bytes, transpose=True)
+        print(json.dumps({"cache": cache, "batch": batch, "impl": name, **row}), flush=True)
+
+
 def main():
     torch.manual_seed(0)
     dt = torch.bfloat16
     hq, hk, d = 32, 8, 128
     for cache in CACHES:
         for batch in ((4, 8) if os.environ.get("FLASHATTN_DECODE_QUICK") else (1, 4, 8, 16)):
-            q = torch.randn(batch, 1, hq, d, device="cuda", dtype=dt)
-            k = torch.randn(batch, cache, hk, d, device="cuda", dtype=dt)
-            v = torch.randn_like(k)
-            seqlens = torch.full((batch,), cache, device="cuda", dtype=torch.int32)
-            kv_bytes = 2 * k.numel() * k.element_size()
-            qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
-            ref = F.scaled_dot_product_attention(qt.float(), kt.float(), vt.float(), enable_gqa=True).transpose(1, 2)
+            q, k, v, seqlens, kv_bytes, (qt, kt, vt), ref = decode_problem(batch, cache, hq, hk, d, dt)
             variants = {"sm90 splits1": ("cuda_sm90", 1), "sm80 auto": ("cuda_sm80", 0)}
             for s in SM80_SPLITS:
                 variants[f"sm80 splits{s}"] = ("cuda_sm80", s)
@@ -51,25 +80,9 @@ def main():
                         with flashattn.use_backend(backend):
                             return flashattn.flash_attn_with_kvcache(q, k, v, cache_seqlens=seqlens,
                                                                      num_splits=splits)
-                    try:
-                        err = (call().float() - ref).abs().max().item()
-                        us = graphed_us(call, replays=100)
-                        row = {"us": round(us, 2), "TB/s": round(kv_bytes / us / 1e6, 3), "max_err": round(err, 4)}
-                    except Exception as e:  # noqa: BLE001 (a variant a backend refuses is a row, not a stop)
-                        row = {"error": str(e).splitlines()[0][:120]}
+                    row = timed_row(call, ref, kv_bytes)
                     print(json.dumps({"cache": cache, "batch": batch, "impl": name, **row}), flush=True)
-                for name, backend in (("sdpa FA2", SDPBackend.FLASH_ATTENTION), ("sdpa cuDNN",
-                                                                                 SDPBackend.CUDNN_ATTENTION)):
-                    def sdpa(backend=backend):
-                        with sdpa_kernel(backend):
-                            return F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=True)
-                    try:
-                        err = (sdpa().transpose(1, 2).float() - ref).abs().max().item()
-                        us = graphed_us(sdpa, replays=100)
-                        row = {"us": round(us, 2), "TB/s": round(kv_bytes / us / 1e6, 3), "max_err": round(err, 4)}
-                    except Exception as e:  # noqa: BLE001
-                        row = {"error": str(e).splitlines()[0][:120]}
-                    print(json.dumps({"cache": cache, "batch": batch, "impl": name, **row}), flush=True)
+                print_sdpa_rows(cache, batch, qt, kt, vt, ref, kv_bytes)
             del k, v
 
 

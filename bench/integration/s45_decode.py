@@ -13,11 +13,9 @@ first. "dense" is flash_attn_func on the same tensors (no per-sequence maps, no 
 import json
 
 import torch
-import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import flashattn
-from s44_append import graphed_us  # bench/integration/ (this script's directory)
+from s44_decode_splits import decode_problem, print_sdpa_rows, timed_row  # bench/integration/
 
 ROWS = [(1024, b) for b in (1, 4, 8)] + [(4096, b) for b in (1, 2, 4, 8, 16, 64)] + \
        [(16384, b) for b in (1, 2, 4, 8, 16)] + [(65536, 1)]
@@ -29,13 +27,7 @@ def main():
     dt = torch.bfloat16
     hq, hk, d = 32, 8, 128
     for cache, batch in ROWS:
-        q = torch.randn(batch, 1, hq, d, device="cuda", dtype=dt)
-        k = torch.randn(batch, cache, hk, d, device="cuda", dtype=dt)
-        v = torch.randn_like(k)
-        seqlens = torch.full((batch,), cache, device="cuda", dtype=torch.int32)
-        kv_bytes = 2 * k.numel() * k.element_size()
-        qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
-        ref = F.scaled_dot_product_attention(qt.float(), kt.float(), vt.float(), enable_gqa=True).transpose(1, 2)
+        q, k, v, seqlens, kv_bytes, (qt, kt, vt), ref = decode_problem(batch, cache, hq, hk, d, dt)
         variants = {"warmup": (None, 0), "auto": (None, 0), "dense": (None, 0), "sm90 splits1": ("cuda_sm90", 1),
                     "sm80 auto": ("cuda_sm80", 0)}
         if batch <= 8:
@@ -68,25 +60,10 @@ def main():
                     with flashattn.use_backend(backend):
                         return flashattn.flash_attn_with_kvcache(q, kk, vv, cache_seqlens=seqlens, num_splits=splits,
                                                                  **extra)
-                try:
-                    err = (call().float() - ref).abs().max().item()
-                    us = graphed_us(call, replays=100)
-                    row = {"us": round(us, 2), "TB/s": round(kv_bytes / us / 1e6, 3), "max_err": round(err, 4)}
-                except Exception as e:  # noqa: BLE001 (a variant a backend refuses is a row, not a stop)
-                    row = {"error": str(e).splitlines()[0][:120]}
+                row = timed_row(call, ref, kv_bytes)
                 if name != "warmup":
                     print(json.dumps({"cache": cache, "batch": batch, "impl": name, **row}), flush=True)
-            for name, backend in (("sdpa FA2", SDPBackend.FLASH_ATTENTION), ("sdpa cuDNN", SDPBackend.CUDNN_ATTENTION)):
-                def sdpa(backend=backend):
-                    with sdpa_kernel(backend):
-                        return F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=True)
-                try:
-                    err = (sdpa().transpose(1, 2).float() - ref).abs().max().item()
-                    us = graphed_us(sdpa, replays=100)
-                    row = {"us": round(us, 2), "TB/s": round(kv_bytes / us / 1e6, 3), "max_err": round(err, 4)}
-                except Exception as e:  # noqa: BLE001
-                    row = {"error": str(e).splitlines()[0][:120]}
-                print(json.dumps({"cache": cache, "batch": batch, "impl": name, **row}), flush=True)
+            print_sdpa_rows(cache, batch, qt, kt, vt, ref, kv_bytes)
         del k, v, paged
 
 
