@@ -19,9 +19,8 @@
 
 #include <cstddef>
 
-#include "cuda/ptx/ptx.h"
-#include "cuda/ptx/warpgroup.h"
 #include "cuda/sm90/kernel_params.h"
+#include "cuda/sm90/piece_arrival.h"
 #include "cuda/sm90/score_mask.h"
 #include "cuda/sm90/softmax.h"
 #include "cuda/sm90/tile_scheduler.h"
@@ -91,12 +90,7 @@ __device__ bool split_kv_combine(const ForwardKernelParams& p, int head, int ite
       if (lane % 4 == 0) __stcg(mine + s.rows * kDv + row[r], final_rows.lse[r]);
     }
   }
-  // Every thread's record stores before the arrival (the barrier), the arrival's release covering them; the
-  // last arrival's acquire covers every other piece's, and the barrier hands that to every thread.
-  ptx::bar_sync(barrier, 128);
-  int arrived = 0;
-  if (thread == 0) arrived = ptx::atom_add_acq_rel_gpu(s.arrivals + tile, 1);
-  if (!ptx::bar_red_or(barrier, 128, thread == 0 && arrived == s.splits - 1)) return false;
+  if (!completes_pieces([&] { return s.arrivals + tile; }, s.splits, barrier)) return false;
 
   constexpr float kLog2e = 1.4426950408889634f;
   // One pass over the pieces in key order, kBatch pieces' loads in flight at once (no piece's values wait for

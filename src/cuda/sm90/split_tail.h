@@ -26,8 +26,7 @@
 #include "cuda/sm90/kernel_params.h"
 #include "cuda/sm90/split_tail_plan.h"
 #if defined(__CUDACC__)
-#include "cuda/ptx/ptx.h"
-#include "cuda/ptx/warpgroup.h"
+#include "cuda/sm90/piece_arrival.h"
 #include "cuda/sm90/score_mask.h"
 #include "cuda/sm90/softmax.h"
 #include "cuda/sm90/tile_scheduler.h"
@@ -150,15 +149,10 @@ __device__ bool split_tail_combine(const ForwardKernelParams& p, int head, int i
   int first = cluster, last = cluster;
   while (tail_share_begin(t, first) > unit_lo) --first;
   while (tail_share_begin(t, last + 1) < unit_hi) ++last;
-  // Every thread's record stores before the arrival (the barrier), the arrival's release covering them;
-  // the last arrival's acquire covers every other piece's, and the barrier hands that to every thread.
-  ptx::bar_sync(barrier, 128);
-  int arrived = 0;
-  if (thread == 0) {
-    arrived = ptx::atom_add_acq_rel_gpu(
-        t.arrivals + (unit * kClusterM + rank) * Config::kConsumerWarpgroups + consumer, 1);
-  }
-  if (!ptx::bar_red_or(barrier, 128, thread == 0 && arrived == last - first)) return false;
+  auto counter = [&] {
+    return t.arrivals + (unit * kClusterM + rank) * Config::kConsumerWarpgroups + consumer;
+  };
+  if (!completes_pieces(counter, last - first + 1, barrier)) return false;
 
   constexpr float kLog2e = 1.4426950408889634f;
   constexpr float kLn2 = 0.6931471805599453f;
