@@ -441,7 +441,9 @@ std::vector<KVCacheCase> kvcache_cases() {
   // one to finish. MQA packed 8 to a tile over pages of 64 with an append, NeoX rotary and left padding (8
   // pieces of the sequence's own blocks, shorter than the cache's 24); MHA with a sink, softcap and a local
   // window (most pieces see no key: O 0, LSE -inf, weighed 0) asking for 7 splits; causal ALiBi over two
-  // speculative queries in pages of 16 (24 unpacked tiles: 5 pieces); and 200 splits asked of 8 key blocks.
+  // speculative queries in pages of 16 (24 unpacked tiles: 5 pieces); 200 splits asked of 8 key blocks; and
+  // four speculative queries over GQA groups of 8 (32 packed rows: the combine in the accumulator layout, the
+  // others' few rows combined slot by slot) in pages of 32.
   cases.push_back({1,
                    1,
                    3000,
@@ -510,6 +512,23 @@ std::vector<KVCacheCase> kvcache_cases() {
                    false,
                    false,
                    200});
+  cases.push_back({2,
+                   4,
+                   2200,
+                   16,
+                   2,
+                   128,
+                   128,
+                   DType::bfloat16,
+                   {MaskKind::causal},
+                   Layout::contiguous,
+                   true,
+                   Rotary::none,
+                   false,
+                   32,
+                   false,
+                   false,
+                   0});
   return cases;
 }
 
