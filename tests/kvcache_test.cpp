@@ -442,8 +442,9 @@ std::vector<KVCacheCase> kvcache_cases() {
   // pieces of the sequence's own blocks, shorter than the cache's 24); MHA with a sink, softcap and a local
   // window (most pieces see no key: O 0, LSE -inf, weighed 0) asking for 7 splits; causal ALiBi over two
   // speculative queries in pages of 16 (24 unpacked tiles: 5 pieces); 200 splits asked of 8 key blocks; and
-  // four speculative queries over GQA groups of 8 (32 packed rows: the combine in the accumulator layout, the
-  // others' few rows combined slot by slot) in pages of 32.
+  // four speculative queries over GQA groups of 8 (32 packed rows) in pages of 32; the d = 256 decode kernel
+  // (80-key blocks) with softcap and a local window in pages of 16, and dense with an append and GPT-J
+  // rotary; the d = 64 one with a sink (unpacked MHA rows).
   cases.push_back({1,
                    1,
                    3000,
@@ -527,6 +528,57 @@ std::vector<KVCacheCase> kvcache_cases() {
                    false,
                    32,
                    false,
+                   false,
+                   0});
+  cases.push_back({2,
+                   1,
+                   2000,
+                   16,
+                   8,
+                   256,
+                   256,
+                   DType::bfloat16,
+                   {MaskKind::local, 1.5f},
+                   Layout::contiguous,
+                   false,
+                   Rotary::none,
+                   false,
+                   16,
+                   false,
+                   false,
+                   0});
+  cases.push_back({1,
+                   1,
+                   3100,
+                   8,
+                   4,
+                   256,
+                   256,
+                   DType::float16,
+                   {MaskKind::none},
+                   Layout::padded,
+                   true,
+                   Rotary::interleaved,
+                   false,
+                   0,
+                   false,
+                   true,
+                   6});
+  cases.push_back({1,
+                   1,
+                   2600,
+                   4,
+                   4,
+                   64,
+                   64,
+                   DType::bfloat16,
+                   {MaskKind::none, 0.f, AlibiKind::none, 0.f, true},
+                   Layout::heads_major,
+                   false,
+                   Rotary::none,
+                   false,
+                   0,
+                   true,
                    false,
                    0});
   return cases;

@@ -152,8 +152,8 @@ int device_sm_count() {
 // Whether the launch runs the kernel with split-KV (which then splits as split_kv_shape decides).
 bool has_split_kv(const AttentionParams& p) { return FLASHATTN_SM90_SPLIT_KV != 0 && runs_decode_kernel(p); }
 
-// Decoding one or a few sequences over a long cache on a kernel without split-KV (every one but the d = dv =
-// 128 decode kernel, forward_config.h SPLIT_KV): the tiles (packed GQA counted, the most favourable case)
+// Decoding one or a few sequences over a long cache on a kernel without split-KV (every one but the decode
+// kernels, forward_config.h SPLIT_KV): the tiles (packed GQA counted, the most favourable case)
 // cannot fill the GPU, while cuda_sm80 splits the keys over the SMs. Left to cuda_sm80 (a visible choice)
 // below a quarter of the SMs: on an H200 (GQA 32/8, d128, 4096-16384 keys; s44_decode_rows.sh, before
 // SPLIT_KV) cuda_sm80, with the group's heads as rows, took 0.45-0.85 of this path's time at 8-32 tiles and
@@ -192,12 +192,13 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
            "of 8 run on cuda_sm80";
   }
   if (p.is_kvcache && p.num_splits > 1 && !has_split_kv(p)) {
-    return "cuda_sm90 splits the keys only in its d = dv = 128 decode kernel (at most 64 packed query "
-           "rows per K/V head): a requested num_splits > 1 runs on cuda_sm80";
+    return "cuda_sm90 splits the keys only in its decode kernels (d = dv = 64, 128 or 256, at most 64 packed "
+           "query rows per K/V head): a requested num_splits > 1 runs on cuda_sm80";
   }
   if (p.is_kvcache && p.num_splits == 0 && few_tiles_long_cache(p)) {
-    return "cuda_sm90 splits the keys only in its d = dv = 128 decode kernel: a KV-cache forward with fewer "
-           "query tiles than a quarter of the SMs over 2048 or more cached keys runs faster split on "
+    return "cuda_sm90 splits the keys only in its decode kernels (d = dv = 64, 128, 256): a KV-cache forward "
+           "with fewer query tiles than a quarter of the SMs over 2048 or more cached keys runs faster split "
+           "on "
            "cuda_sm80";
   }
   if (p.dropout_p > 0.f) return "cuda_sm90 does not support dropout";

@@ -759,15 +759,18 @@ struct ForwardConfig {
       kLongKeyBlockN_ == 64 && kHeadDim_ == 256 && kHeadDimV_ == 256 && kConsumerWarpgroups_ == 2;
   static constexpr bool kD64Alt = kLongKeyBlockN_ != 0 && kHeadDim_ == 64 && kHeadDimV_ == 64;
   static constexpr int kConsumerWarpgroups = kConsumerWarpgroups_;
-  // One consumer warpgroup (kBlockM 64): the decode kernel (use_single_consumer below), d = dv = 128.
+  // One consumer warpgroup (kBlockM 64): the decode kernel (use_single_consumer below), d = dv = 64, 128 or
+  // 256 (d = 256: S 40 + P 20 + O 128 registers per thread; Q 32 KB, two stages of K and V 40 KB each, O 32
+  // KB of its own).
   static constexpr bool kSingleConsumer = kConsumerWarpgroups_ == 1;
   static_assert(
       kConsumerWarpgroups == 2 ||
           ((kConsumerWarpgroups == 3 || (kConsumerWarpgroups == 4 && kD64Alt)) && kHeadDim == 64 &&
            kHeadDimV == 64) ||
-          (kSingleConsumer && kHeadDim == 128 && kHeadDimV == 128 && kLongKeyBlockN_ == 0 && kClusterM_ == 1),
+          (kSingleConsumer && kHeadDim == kHeadDimV &&
+           (kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256) && kLongKeyBlockN_ == 0 && kClusterM_ == 1),
       "three or four consumer warpgroups only at d = 64 (their registers hold no more); one only at "
-      "d = dv = 128");
+      "d = dv = 64, 128 or 256");
   static_assert(kConsumerWarpgroups <= kMaxConsumerWarpgroups);
   static constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);
   static constexpr int kConsumerWarps = 4 * kConsumerWarpgroups;
@@ -969,10 +972,11 @@ struct ForwardConfig {
       (FLASHATTN_SM90_SPLIT_Q == 1 && kHeadDim == kHeadDimV && (kHeadDim == 64 || kHeadDim == 256));
   static constexpr int kQParts = kSplitQ ? kConsumerWarpgroups : 1;
   static constexpr int kQBoxRows = kBlockM / kQParts;
-  // FLASHATTN_SM90_DECODED_HANDOFF above (the paged kernels keep the index: forward_kernel.h).
+  // FLASHATTN_SM90_DECODED_HANDOFF above (the paged kernels keep the index: forward_kernel.h; the decode
+  // kernels too: a split piece's key blocks are not its tile's, split_kv.h).
   static constexpr bool kDecodedHandoff =
-      FLASHATTN_SM90_DECODED_HANDOFF >= 2 ||
-      (FLASHATTN_SM90_DECODED_HANDOFF == 1 && kHeadDim == 64 && kHeadDimV == 64);
+      !kSingleConsumer && (FLASHATTN_SM90_DECODED_HANDOFF >= 2 ||
+                           (FLASHATTN_SM90_DECODED_HANDOFF == 1 && kHeadDim == 64 && kHeadDimV == 64));
   // The barriers + the tile-index slot (kSplitQ: + a q_full / q_empty pair per part; pipeline.h);
   // kDecodedHandoff: then the decoded tile's 48 bytes, 16-byte aligned (pipeline.h decoded_slot).
   static constexpr int kIndexSlotBytes = 8 * (4 + 4 * kStages) + 8 + (kSplitQ ? 16 * kQParts : 0);
@@ -1328,15 +1332,30 @@ inline bool use_long_key_blocks(int head_dim, int head_dim_v, long long seqlen_k
 // two on the H200) and a heads-major cache (+1.1%) do not close it either. Session 20 found the cause: the
 // tensor maps' 256B L2 promotion capped the TMA stream (tensor_map.cu; with 128B the decode reads 0.98-0.996
 // of cuDNN on the H200). The same kernel as two CTAs per SM (64-key blocks, setmaxnreg 24 / 232; session 20,
-// bench/integration/s20_decode2.sh, removed) read 0.98-0.99 of one. Kept for its small gain on the H200. d =
-// dv = 128 only (the common decode head dim; d = 96 runs the d = 128 kernel through its own dispatch).
+// bench/integration/s20_decode2.sh, removed) read 0.98-0.99 of one. Kept for its small gain on the H200, and
+// since session 45 for split-KV (split_kv.h), which only this kernel has: a decode of few tiles splits its
+// keys over the SMs there. d = dv = 128 until session 46; then d = dv = 64 and 256 too
+// (SINGLE_CONSUMER_OTHER_DIMS), whose decodes of few tiles had run on cuda_sm80's splits (d = 96 runs the d =
+// 128 kernel through its own dispatch). Measured (session 46, bench/integration/s46_dims.sh, graphed KV-cache
+// decode steps against the tree without them, three interleaved rounds): d = 256 (16 / 8 heads) 0.53-0.98 of
+// the time at batch 1-8 over 1024-16384 keys, 0.99 at batch 64; d = 64 (32 / 8 heads) 0.52-0.96, 0.88 at
+// batch 64; flash_attn_func with 16 queries of groups of 4 (64 packed rows) at batch 16: 0.98 / 0.92.
 // FLASHATTN_SM90_SINGLE_CONSUMER 0 turns it off (a measurement setting). Host side; seqlen_q is the longest
 // sequence's, pack the packing factor of GQA at 64-row tiles (forward_launch.h pack_factor).
 #ifndef FLASHATTN_SM90_SINGLE_CONSUMER
 #define FLASHATTN_SM90_SINGLE_CONSUMER 1
 #endif
+#ifndef FLASHATTN_SM90_SINGLE_CONSUMER_OTHER_DIMS
+#define FLASHATTN_SM90_SINGLE_CONSUMER_OTHER_DIMS 1
+#endif
+// The head dims (d, dv) with a one-consumer decode kernel.
+constexpr bool single_consumer_head_dims(int head_dim, int head_dim_v) {
+  return FLASHATTN_SM90_SINGLE_CONSUMER != 0 && head_dim == head_dim_v &&
+         (head_dim == 128 ||
+          (FLASHATTN_SM90_SINGLE_CONSUMER_OTHER_DIMS != 0 && (head_dim == 64 || head_dim == 256)));
+}
 inline bool use_single_consumer(int head_dim, int head_dim_v, long long seqlen_q, int pack) {
-  return FLASHATTN_SM90_SINGLE_CONSUMER != 0 && head_dim == 128 && head_dim_v == 128 && seqlen_q * pack <= 64;
+  return single_consumer_head_dims(head_dim, head_dim_v) && seqlen_q * pack <= 64;
 }
 
 // (d = 128 with 64-key blocks for short problems, session 19, was measured and removed: the first consumer

@@ -76,26 +76,39 @@ inline int pack_factor_for(const AttentionParams& a, std::int64_t block_m) {
   const std::int64_t rows_packed = (a.seqlen_q * group + block_m - 1) / block_m * block_m;
   return rows_packed < rows_unpacked ? static_cast<int>(group) : 1;
 }
-// SPLIT_KV (split_kv_plan.h): the one-consumer decode kernel of d = dv = 128, and its shape parameters.
-using DecodeConfig = ForwardConfig<128, 128, __half, 1>;  // (bf16's has the same tiles)
+// SPLIT_KV (split_kv_plan.h): the one-consumer decode kernels (d = dv = 64, 128, 256), and their shape
+// parameters.
+template <int kHeadDim>
+using DecodeConfig = ForwardConfig<kHeadDim, kHeadDim, __half, 1>;  // (bf16's have the same tiles)
+constexpr int kDecodeBlockM = DecodeConfig<128>::kBlockM;
+static_assert(DecodeConfig<64>::kBlockM == kDecodeBlockM && DecodeConfig<256>::kBlockM == kDecodeBlockM);
+// The decode kernel's key block at head dim d (one of single_consumer_head_dims').
+inline int decode_block_n(std::int64_t head_dim) {
+  return head_dim == 64 ? DecodeConfig<64>::kBlockN
+                        : (head_dim == 256 ? DecodeConfig<256>::kBlockN : DecodeConfig<128>::kBlockN);
+}
 inline bool runs_decode_kernel(const AttentionParams& p) {
-  return FLASHATTN_SM90_SINGLE_CONSUMER != 0 && p.head_dim == 128 && p.head_dim_v == 128 &&
-         use_single_consumer(128, 128, p.seqlen_q, pack_factor_for(p, DecodeConfig::kBlockM));
+  return single_consumer_head_dims(static_cast<int>(p.head_dim), static_cast<int>(p.head_dim_v)) &&
+         use_single_consumer(static_cast<int>(p.head_dim), static_cast<int>(p.head_dim_v), p.seqlen_q,
+                             pack_factor_for(p, kDecodeBlockM));
 }
 struct SplitKVShape {
-  int splits = 1;  // pieces per tile
-  int tiles = 0;   // tiles of the launch (one query block each)
-  int rows = 0;    // packed q rows a record holds
+  int splits = 1;      // pieces per tile
+  int tiles = 0;       // tiles of the launch (one query block each)
+  int rows = 0;        // packed q rows a record holds
+  int head_dim_v = 0;  // columns of a record's rows
 };
 inline SplitKVShape split_kv_shape(const AttentionParams& p, int sms) {
   SplitKVShape s;
   if (FLASHATTN_SM90_SPLIT_KV == 0 || !runs_decode_kernel(p)) return s;
-  const int pack = pack_factor_for(p, DecodeConfig::kBlockM);
+  const int pack = pack_factor_for(p, kDecodeBlockM);
   const std::int64_t tiles = p.batch * (pack > 1 ? p.heads_kv : p.heads);  // seqlen_q * pack <= kBlockM
-  const std::int64_t key_blocks = (p.seqlen_k + DecodeConfig::kBlockN - 1) / DecodeConfig::kBlockN;
+  const int block_n = decode_block_n(p.head_dim);
+  const std::int64_t key_blocks = (p.seqlen_k + block_n - 1) / block_n;
   s.splits = split_kv_count(tiles, key_blocks, sms, p.num_splits);
   s.tiles = static_cast<int>(tiles);
-  s.rows = static_cast<int>(std::min<std::int64_t>(DecodeConfig::kBlockM, p.seqlen_q * pack));
+  s.rows = static_cast<int>(std::min<std::int64_t>(kDecodeBlockM, p.seqlen_q * pack));
+  s.head_dim_v = static_cast<int>(p.head_dim_v);
   return s;
 }
 // Workspace of a split launch after everything else (256-byte aligned): the tiles' arrival counters, then
@@ -106,8 +119,7 @@ inline std::size_t split_kv_arrival_bytes(const SplitKVShape& s) {
 inline std::size_t split_kv_bytes(const SplitKVShape& s) {
   if (s.splits <= 1) return 0;
   return split_kv_arrival_bytes(s) + static_cast<std::size_t>(s.tiles) * s.splits *
-                                         split_kv_record_floats(s.rows, DecodeConfig::kHeadDimV) *
-                                         sizeof(float);
+                                         split_kv_record_floats(s.rows, s.head_dim_v) * sizeof(float);
 }
 // The end of the rotated q (of the sequences without rotary; of the counter without either).
 inline std::size_t q_rotated_end(const AttentionParams& p) {

@@ -450,6 +450,14 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
     }
     return cudaSuccess;
   } else {
+    if constexpr (single_consumer_head_dims(kHeadDim, kHeadDimV)) {
+      // Decoding: one consumer warpgroup, 64-row tiles (forward_config.h use_single_consumer), before any
+      // other tile choice of the head dim.
+      using Single = ForwardConfig<kHeadDim, kHeadDimV, Element, 1>;
+      if (use_single_consumer(kHeadDim, kHeadDimV, a.seqlen_q, pack_factor<Single>(a))) {
+        return launch_forward<Single>(a, workspace, stream);
+      }
+    }
     // Causal or windowed: some kernels have instances for masked problems only.
     [[maybe_unused]] const bool masked = is_masked(a);
 #if FLASHATTN_SM90_D64_ALT_BLOCK_N != 0 || FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED != 0
@@ -483,13 +491,6 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
           }
         }
         return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 3>>(a, workspace, stream);
-      }
-    }
-    if constexpr (kHeadDim == 128 && kHeadDimV == 128 && FLASHATTN_SM90_SINGLE_CONSUMER != 0) {
-      // Decoding: one consumer warpgroup, 64-row tiles (forward_config.h use_single_consumer).
-      using Single = ForwardConfig<kHeadDim, kHeadDimV, Element, 1>;
-      if (use_single_consumer(kHeadDim, kHeadDimV, a.seqlen_q, pack_factor<Single>(a))) {
-        return launch_forward<Single>(a, workspace, stream);
       }
     }
     if constexpr ((kHeadDim == 128 && kHeadDimV == 128) || (kHeadDim == 256 && kHeadDimV == 256)) {

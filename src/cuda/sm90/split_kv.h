@@ -97,7 +97,10 @@ __device__ bool split_kv_combine(const ForwardKernelParams& p, int head, int ite
   // another's): the running reference moves as pieces come, rescaling what was summed so far. (Against a
   // first pass for the largest LSE and a second for the sums at one piece per L2 round trip, the decode call
   // reads 0.92-0.97 of the time at 8-16 pieces a tile; s45_final.sh.)
-  constexpr int kBatch = FLASHATTN_SM90_SPLIT_KV_COMBINE_BATCH;
+  // COMBINE_BATCH pieces at dv = 128; as many records' floats in flight at other dv (d256: 2 pieces, d64: 8).
+  constexpr int kBatch = FLASHATTN_SM90_SPLIT_KV_COMBINE_BATCH * 128 / kDv > 0
+                             ? FLASHATTN_SM90_SPLIT_KV_COMBINE_BATCH * 128 / kDv
+                             : 1;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     // Rows past the records' are not the tile's (store_output clips them): zero, never read.

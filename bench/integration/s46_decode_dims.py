@@ -1,0 +1,76 @@
+"""Session 46: the d = dv = 64 and 256 decode kernels (forward_config.h SINGLE_CONSUMER_OTHER_DIMS), builds side by
+side in one process (GPU).
+
+As s46_decode_ab.py (graphed decode steps, the builds interleaved over three rounds, medians, every output
+checked against the float32 SDPA math, SDPA's FlashAttention 2 and cuDNN once per row), over rows of d64 and d256
+KV-cache decodes (GQA as the models that use them: d256 16 / 8 heads as Gemma-2 9B, d64 32 / 8), batch 1-8 over
+1024-16384 keys (split-KV: few tiles) and batch 64 (no split: the one-consumer kernel against the old tiles), and
+short-query forwards (flash_attn_func, 16 queries of a group of 4: 64 packed rows) at batch 16. "base" is the tree
+with SINGLE_CONSUMER_OTHER_DIMS=0 (d64 / d256 decodes of few tiles then run on cuda_sm80's splits).
+
+    python3 bench/integration/s46_decode_dims.py base new
+"""
+
+import importlib
+import json
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+
+from s44_decode_splits import decode_problem, print_sdpa_rows, timed_row  # bench/integration/
+
+ROWS = []
+for d, hq, hk in ((256, 16, 8), (64, 32, 8)):
+    ROWS += [("decode", d, hq, hk, cache, b) for cache in (1024, 4096, 16384) for b in (1, 2, 4, 8)]
+    ROWS += [("decode", d, hq, hk, 4096, 64), ("forward", d, hq, hk, 2048, 16)]
+ROUNDS = 3
+
+
+def package(name):
+    return importlib.import_module("flashattn" if name == "new" else f"flashattn_{name}")
+
+
+def main():
+    names = sys.argv[1:]
+    builds = {n: package(n) for n in names}
+    torch.manual_seed(0)
+    dt = torch.bfloat16
+    summary = []
+    for kind, d, hq, hk, cache, batch in ROWS:
+        q, k, v, seqlens, kv_bytes, (qt, kt, vt), ref = decode_problem(batch, cache, hq, hk, d, dt)
+        if kind == "forward":
+            q = torch.randn(batch, 16, hq, d, device="cuda", dtype=dt)
+            qt = q.transpose(1, 2)
+            ref = F.scaled_dot_product_attention(qt.float(), kt.float(), vt.float(), enable_gqa=True).transpose(1, 2)
+
+        def call(fa):
+            if kind == "forward":
+                return fa.flash_attn_func(q, k, v)
+            return fa.flash_attn_with_kvcache(q, k, v, cache_seqlens=seqlens)
+
+        with torch.no_grad():
+            timed_row(lambda: call(builds[names[0]]), ref, kv_bytes)  # untimed warm-up
+            times = {n: [] for n in names}
+            for rnd in range(ROUNDS):
+                for n in names:
+                    row = timed_row(lambda fa=builds[n]: call(fa), ref, kv_bytes)
+                    print(json.dumps({"kind": kind, "d": d, "cache": cache, "batch": batch, "build": n,
+                                      "round": rnd, **row}), flush=True)
+                    if "us" in row:
+                        times[n].append(row["us"])
+            summary.append((kind, d, cache, batch, {n: statistics.median(t) for n, t in times.items() if t}))
+            if kind == "decode":
+                print_sdpa_rows(f"d{d}/{cache}", batch, qt, kt, vt, ref, kv_bytes)
+        del k, v
+    first = names[0]
+    print(f"# medians (us) and ratios to {first}: kind d cache batch " + " ".join(names))
+    for kind, d, cache, batch, med in summary:
+        cells = " ".join(f"{med[n]:.2f}" + (f" ({med[n] / med[first]:.3f})" if n != first and first in med else "")
+                         for n in names if n in med)
+        print(f"# {kind} d{d} {cache} b{batch}: {cells}")
+
+
+if __name__ == "__main__":
+    main()
