@@ -1,0 +1,45 @@
+"""Session 46: is the split count fitted at d128 (split_kv_plan.h) right for the d64 / d256 decode kernels? (GPU)
+
+KV-cache decode steps (d256 16 / 8 heads, d64 32 / 8, bf16, dense cache, graphed) with the automatic count and with
+num_splits 2 / 4 / 8 / 16 / 32, one process, an untimed warm-up first; a JSON line per variant, then per row the
+automatic time over the best explicit one.
+
+    python3 bench/integration/s46_dims_rule.py
+"""
+
+import json
+
+import torch
+
+import flashattn
+from s44_decode_splits import decode_problem, timed_row  # bench/integration/
+
+ROWS = [(d, hq, hk, cache, b) for d, hq, hk in ((256, 16, 8), (64, 32, 8)) for cache in (1024, 4096, 16384)
+        for b in (1, 4)]
+COUNTS = (0, 2, 4, 8, 16, 32)
+
+
+def main():
+    torch.manual_seed(0)
+    summary = []
+    for d, hq, hk, cache, batch in ROWS:
+        q, k, v, seqlens, kv_bytes, _, ref = decode_problem(batch, cache, hq, hk, d, torch.bfloat16)
+        times = {}
+        with torch.no_grad():
+            timed_row(lambda: flashattn.flash_attn_with_kvcache(q, k, v, cache_seqlens=seqlens), ref, kv_bytes)
+            for splits in COUNTS:
+                row = timed_row(lambda s=splits: flashattn.flash_attn_with_kvcache(q, k, v, cache_seqlens=seqlens,
+                                                                                    num_splits=s), ref, kv_bytes)
+                print(json.dumps({"d": d, "cache": cache, "batch": batch, "splits": splits, **row}), flush=True)
+                if "us" in row:
+                    times[splits] = row["us"]
+        best = min((t, s) for s, t in times.items() if s != 0)
+        summary.append((d, cache, batch, times.get(0), best))
+        del k, v
+    print("# auto / best explicit count: d cache batch auto best(count)")
+    for d, cache, batch, auto, (t, s) in summary:
+        print(f"# d{d} {cache} b{batch}: {auto} / {t} ({s}) = {auto / t:.3f}")
+
+
+if __name__ == "__main__":
+    main()
