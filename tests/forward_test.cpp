@@ -129,9 +129,11 @@ std::vector<ForwardCase> forward_cases() {
   cases.push_back({2, 17, 239, 8, 2, 128, 128, DType::bfloat16, {MaskKind::causal}, Layout::padded});
   cases.push_back({2, 5, 300, 32, 2, 64, 64, DType::bfloat16, {MaskKind::causal_left}, Layout::heads_major});
   cases.push_back({3, 3, 799, 16, 1, 256, 256, DType::float16, {MaskKind::left_only}, Layout::contiguous});
-  // The d = dv = 64 and 256 decode kernels: few tiles over long keys split them (split_kv.h).
+  // The d = dv = 64 and 256 decode kernels, and d = 96 on d = 128's: few tiles over long keys split them
+  // (split_kv.h).
   cases.push_back({2, 3, 1700, 16, 4, 64, 64, DType::bfloat16, {MaskKind::causal}, Layout::padded});
   cases.push_back({2, 1, 1500, 8, 2, 256, 256, DType::float16, {MaskKind::none, 1.5f}, Layout::contiguous});
+  cases.push_back({2, 2, 1800, 32, 32, 96, 96, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
   cases.push_back({2, 40, 113, 4, 1, 192, 128, DType::bfloat16, {MaskKind::right_only}, Layout::contiguous});
   cases.push_back({2,
                    9,

@@ -444,7 +444,8 @@ std::vector<KVCacheCase> kvcache_cases() {
   // speculative queries in pages of 16 (24 unpacked tiles: 5 pieces); 200 splits asked of 8 key blocks; and
   // four speculative queries over GQA groups of 8 (32 packed rows) in pages of 32; the d = 256 decode kernel
   // (80-key blocks) with softcap and a local window in pages of 16, and dense with an append and GPT-J
-  // rotary; the d = 64 one with a sink (unpacked MHA rows).
+  // rotary; the d = 64 one with a sink (unpacked MHA rows); d = 96 (MHA, on the d = 128 kernel) with an
+  // append and half NeoX rotary.
   cases.push_back({1,
                    1,
                    3000,
@@ -579,6 +580,23 @@ std::vector<KVCacheCase> kvcache_cases() {
                    false,
                    0,
                    true,
+                   false,
+                   0});
+  cases.push_back({1,
+                   1,
+                   2700,
+                   32,
+                   32,
+                   96,
+                   96,
+                   DType::float16,
+                   {MaskKind::none},
+                   Layout::padded,
+                   true,
+                   Rotary::neox,
+                   true,
+                   0,
+                   false,
                    false,
                    0});
   return cases;

@@ -13,6 +13,7 @@ with SINGLE_CONSUMER_OTHER_DIMS=0 (d64 / d256 decodes of few tiles then run on c
 
 import importlib
 import json
+import os
 import statistics
 import sys
 
@@ -21,8 +22,9 @@ import torch.nn.functional as F
 
 from s44_decode_splits import decode_problem, print_sdpa_rows, timed_row  # bench/integration/
 
+# FLASHATTN_DIMS_ROWS=96 (s46_d96.sh): d96 MHA decodes (32 heads, as Phi-3-mini) on the d128 kernels instead.
 ROWS = []
-for d, hq, hk in ((256, 16, 8), (64, 32, 8)):
+for d, hq, hk in ((96, 32, 32),) if os.environ.get("FLASHATTN_DIMS_ROWS") == "96" else ((256, 16, 8), (64, 32, 8)):
     ROWS += [("decode", d, hq, hk, cache, b) for cache in (1024, 4096, 16384) for b in (1, 2, 4, 8)]
     ROWS += [("decode", d, hq, hk, 4096, 64), ("forward", d, hq, hk, 2048, 16)]
 ROUNDS = 3

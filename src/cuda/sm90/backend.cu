@@ -192,11 +192,12 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
            "of 8 run on cuda_sm80";
   }
   if (p.is_kvcache && p.num_splits > 1 && !has_split_kv(p)) {
-    return "cuda_sm90 splits the keys only in its decode kernels (d = dv = 64, 128 or 256, at most 64 packed "
-           "query rows per K/V head): a requested num_splits > 1 runs on cuda_sm80";
+    return "cuda_sm90 splits the keys only in its decode kernels (d = dv = 64, 96, 128 or 256, at most 64 "
+           "packed query rows per K/V head): a requested num_splits > 1 runs on cuda_sm80";
   }
   if (p.is_kvcache && p.num_splits == 0 && few_tiles_long_cache(p)) {
-    return "cuda_sm90 splits the keys only in its decode kernels (d = dv = 64, 128, 256): a KV-cache forward "
+    return "cuda_sm90 splits the keys only in its decode kernels (d = dv = 64, 96, 128, 256): a KV-cache "
+           "forward "
            "with fewer query tiles than a quarter of the SMs over 2048 or more cached keys runs faster split "
            "on "
            "cuda_sm80";

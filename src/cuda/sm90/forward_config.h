@@ -1339,7 +1339,9 @@ inline bool use_long_key_blocks(int head_dim, int head_dim_v, long long seqlen_k
 // 128 kernel through its own dispatch). Measured (session 46, bench/integration/s46_dims.sh, graphed KV-cache
 // decode steps against the tree without them, three interleaved rounds): d = 256 (16 / 8 heads) 0.53-0.98 of
 // the time at batch 1-8 over 1024-16384 keys, 0.99 at batch 64; d = 64 (32 / 8 heads) 0.52-0.96, 0.88 at
-// batch 64; flash_attn_func with 16 queries of groups of 4 (64 packed rows) at batch 16: 0.98 / 0.92.
+// batch 64; flash_attn_func with 16 queries of groups of 4 (64 packed rows) at batch 16: 0.98 / 0.92. d = 96
+// runs the d = 128 decode kernel (bench/integration/s46_d96.sh, MHA 32 heads): 0.42-0.96 at batch 1-8, 0.90
+// at batch 64 (the 128-row kernel had computed 128 rows for each head's one query).
 // FLASHATTN_SM90_SINGLE_CONSUMER 0 turns it off (a measurement setting). Host side; seqlen_q is the longest
 // sequence's, pack the packing factor of GQA at 64-row tiles (forward_launch.h pack_factor).
 #ifndef FLASHATTN_SM90_SINGLE_CONSUMER
@@ -1348,12 +1350,14 @@ inline bool use_long_key_blocks(int head_dim, int head_dim_v, long long seqlen_k
 #ifndef FLASHATTN_SM90_SINGLE_CONSUMER_OTHER_DIMS
 #define FLASHATTN_SM90_SINGLE_CONSUMER_OTHER_DIMS 1
 #endif
-// The head dims (d, dv) with a one-consumer decode kernel.
+// The head dims (d, dv) with a one-consumer decode kernel (d = 96: the d = 128 one, as its other kernels).
 constexpr bool single_consumer_head_dims(int head_dim, int head_dim_v) {
   return FLASHATTN_SM90_SINGLE_CONSUMER != 0 && head_dim == head_dim_v &&
-         (head_dim == 128 ||
-          (FLASHATTN_SM90_SINGLE_CONSUMER_OTHER_DIMS != 0 && (head_dim == 64 || head_dim == 256)));
+         (head_dim == 128 || (FLASHATTN_SM90_SINGLE_CONSUMER_OTHER_DIMS != 0 &&
+                              (head_dim == 64 || head_dim == 96 || head_dim == 256)));
 }
+// The head dim of the kernel that runs head dim d.
+constexpr int kernel_head_dim(int head_dim) { return head_dim == 96 ? 128 : head_dim; }
 inline bool use_single_consumer(int head_dim, int head_dim_v, long long seqlen_q, int pack) {
   return single_consumer_head_dims(head_dim, head_dim_v) && seqlen_q * pack <= 64;
 }

@@ -82,7 +82,7 @@ template <int kHeadDim>
 using DecodeConfig = ForwardConfig<kHeadDim, kHeadDim, __half, 1>;  // (bf16's have the same tiles)
 constexpr int kDecodeBlockM = DecodeConfig<128>::kBlockM;
 static_assert(DecodeConfig<64>::kBlockM == kDecodeBlockM && DecodeConfig<256>::kBlockM == kDecodeBlockM);
-// The decode kernel's key block at head dim d (one of single_consumer_head_dims').
+// The decode kernel's key block at head dim d (one of single_consumer_head_dims'; d = 96 runs d = 128's).
 inline int decode_block_n(std::int64_t head_dim) {
   return head_dim == 64 ? DecodeConfig<64>::kBlockN
                         : (head_dim == 256 ? DecodeConfig<256>::kBlockN : DecodeConfig<128>::kBlockN);
@@ -108,7 +108,7 @@ inline SplitKVShape split_kv_shape(const AttentionParams& p, int sms) {
   s.splits = split_kv_count(tiles, key_blocks, sms, p.num_splits);
   s.tiles = static_cast<int>(tiles);
   s.rows = static_cast<int>(std::min<std::int64_t>(kDecodeBlockM, p.seqlen_q * pack));
-  s.head_dim_v = static_cast<int>(p.head_dim_v);
+  s.head_dim_v = kernel_head_dim(static_cast<int>(p.head_dim_v));  // the kernel's O columns
   return s;
 }
 // Workspace of a split launch after everything else (256-byte aligned): the tiles' arrival counters, then

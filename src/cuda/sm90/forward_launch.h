@@ -429,6 +429,13 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
     // zero-fills columns 96..127 of Q, K and V (S is exact, O's extra columns are 0)
     // and clips them from the O store. 4/3 of the GEMM work, no extra traffic.
     static_assert(kHeadDimV == 96);
+    if constexpr (single_consumer_head_dims(96, 96)) {
+      // Decoding: the d = 128 decode kernel (below), likewise.
+      using Single = ForwardConfig<128, 128, Element, 1>;
+      if (use_single_consumer(96, 96, a.seqlen_q, pack_factor<Single>(a))) {
+        return launch_forward<Single>(a, workspace, stream);
+      }
+    }
     return launch_forward<ForwardConfig<128, 128, Element>>(a, workspace, stream);
   } else if constexpr (kHeadDimV == 512) {
     // (64, 512): O has 256 fp32 per thread at 64 rows per warpgroup, beyond the register
