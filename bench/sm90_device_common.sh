@@ -54,14 +54,15 @@ py_base_from_patch() {
   log "base package ($1) rc=$?"
 }
 
-# py_builds_around_patch PATCH [CMAKE ARGS...]: two d128 extensions side by side for a same-process A/B of a C++
-# change: the tree's (package flashattn) and the tree's with PATCH reversed (flashattn_base), built in parallel.
+# py_builds_around_patch PATCH [CMAKE ARGS...]: two extensions (head dims $PY_DIMS, default 128; $PY_JOBS jobs
+# each, default 8) side by side for a same-process A/B of a C++ change: the tree's (package flashattn) and the
+# tree's with PATCH reversed (flashattn_base), built in parallel.
 py_builds_around_patch() {
-  local patch=$1
+  local patch=$1 dims=${PY_DIMS:-128} jobs=${PY_JOBS:-8}
   shift
   tree_copy "$bld/base-tree" "$patch" -R
-  (cd "$bld/base-tree" && PY_DIMS="128" sm90_build_py base "" 8 300 "$@") &
-  PY_DIMS="128" sm90_build_py new "" 8 300 "$@"
+  (cd "$bld/base-tree" && PY_DIMS="$dims" sm90_build_py base "" "$jobs" 300 "$@") &
+  PY_DIMS="$dims" sm90_build_py new "" "$jobs" 300 "$@"
   wait
   rm -f "$out"/py_*_configure.log
 }
@@ -104,6 +105,30 @@ sm90_sass_counts() {
       name != "" && /HGMMA/ {h[name]++}
       name != "" && /LDL|STL/ {l[name]++}
       END {for (n in h) printf "%s %s HGMMA %d LDL/STL %d\n", f, substr(n, 1, 100), h[n], l[n] + 0}'
+  done
+}
+
+# ab_summary FILE: the '#' lines (medians and ratios), SDPA's rows, the count of rows with an error and the largest
+# max_err of FILE, an A/B script's JSON lines (bench/integration/s46_decode_ab.py's form), appended to the summary.
+ab_summary() {
+  {
+    grep "^#" "$1"
+    grep "sdpa" "$1" | cut -c1-160
+    grep -c "error" "$1" | sed 's/^/rows with errors: /'
+    grep -o '"max_err": [0-9.]*' "$1" | sort -t: -k2 -g | tail -1 | sed 's/^/largest /'
+  } >>"$out/summary.txt"
+}
+
+# sanitizer_runs TESTS FILTER LIMIT TOOL...: compute-sanitizer's TOOLs on the cases FILTER of the test binary TESTS
+# (LIMIT seconds each): per tool a log line (its summary, the cases' counts) and its first reports in the summary.
+sanitizer_runs() {
+  local tests=$1 filter=$2 limit=$3 tool
+  shift 3
+  for tool in "$@"; do
+    timeout "$limit" compute-sanitizer --tool "$tool" --error-exitcode 3 "$tests" --gtest_brief=1 \
+      --gtest_filter="$filter" >"$out/$tool.log" 2>&1
+    log "$tool rc=$? $(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/$tool.log") $(grep -E '^\[  (PASSED|SKIPPED|FAILED)' "$out/$tool.log" | cut -c1-120 | tr '\n' ' ')"
+    grep -E -m2 -A6 '^========= (Invalid|Misaligned|Error|Race|Barrier)' "$out/$tool.log" | cut -c1-200 >>"$out/summary.txt"
   done
 }
 

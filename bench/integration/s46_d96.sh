@@ -13,29 +13,17 @@ set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
 device_call_begin s46e
-tree_copy "$bld/base-tree" bench/integration/s46_d96.patch -R
-(cd "$bld/base-tree" && PY_DIMS=96 sm90_build_py base "" 4 300) &
-PY_DIMS=96 sm90_build_py new "" 4 300 &
+PY_DIMS=96 PY_JOBS=4 py_builds_around_patch bench/integration/s46_d96.patch &
 tests_and_py_build "96;128"  # sets tests
 wait
-rm -f "$out"/py_*_configure.log
 timeout 200 "$tests" --gtest_filter='*cuda_sm*:*CudaSm*:*SplitKV*:*Workspace*' --gtest_brief=1 >"$out/tests.log" 2>&1
 log "CUDA suites rc=$?"
 grep -E '^\[  (PASSED|SKIPPED)' "$out/tests.log" | tee -a "$out/summary.txt"
 grep -E 'FAILED  \]' "$out/tests.log" | cut -c1-160 | head -40 | tee -a "$out/summary.txt"
 cases='Grid/KVCacheTest.*cuda_sm90_*_1x2700_*:Grid/ForwardTest.*cuda_sm90_*2x1800_b2_mha32_d96*'
-for tool in memcheck racecheck; do
-  timeout 60 compute-sanitizer --tool $tool --error-exitcode 3 "$tests" --gtest_brief=1 --gtest_filter="$cases" \
-    >"$out/$tool.log" 2>&1
-  log "$tool rc=$? $(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/$tool.log") $(grep -E '^\[  (PASSED|SKIPPED|FAILED)' "$out/$tool.log" | cut -c1-120 | tr '\n' ' ')"
-done
+sanitizer_runs "$tests" "$cases" 60 memcheck racecheck
 (cd bench/integration && FLASHATTN_DIMS_ROWS=96 PYTHONPATH=$bld/pyroot timeout 150 python3 s46_decode_dims.py base new) \
   2>&1 | grep -v Warning >"$out/d96.jsonl"
 log "d96 A/B rc=$?"
-{
-  grep "^#" "$out/d96.jsonl"
-  grep "sdpa" "$out/d96.jsonl" | cut -c1-160
-  grep -c "error" "$out/d96.jsonl" | sed 's/^/rows with errors: /'
-  grep -o '"max_err": [0-9.]*' "$out/d96.jsonl" | sort -t: -k2 -g | tail -1 | sed 's/^/largest /'
-} >>"$out/summary.txt"
+ab_summary "$out/d96.jsonl"
 log total

@@ -25,7 +25,31 @@ ROUNDS = 3
 
 
 def package(name):
+    """The build sm90_build_py installed as NAME ("new" is flashattn itself)."""
     return importlib.import_module("flashattn" if name == "new" else f"flashattn_{name}")
+
+
+def interleaved_medians(builds, call, ref, kv_bytes, tags):
+    """ROUNDS rounds over the builds (a dict name -> package) of call(package), each round every build once: a JSON
+    line per measurement (tags first), and the median time per build."""
+    times = {n: [] for n in builds}
+    for rnd in range(ROUNDS):
+        for n, fa in builds.items():
+            row = timed_row(lambda fa=fa: call(fa), ref, kv_bytes)
+            print(json.dumps({**tags, "build": n, "round": rnd, **row}), flush=True)
+            if "us" in row:
+                times[n].append(row["us"])
+    return {n: statistics.median(t) for n, t in times.items() if t}
+
+
+def print_medians(summary, names, columns):
+    """The summary's rows (label, medians per build) as '#' lines: each build's median and its ratio to the first."""
+    first = names[0]
+    print(f"# medians (us) and ratios to {first}: {columns} " + " ".join(names))
+    for label, med in summary:
+        cells = " ".join(f"{med[n]:.2f}" + (f" ({med[n] / med[first]:.3f})" if n != first and first in med else "")
+                         for n in names if n in med)
+        print(f"# {label}: {cells}")
 
 
 def main():
@@ -51,26 +75,14 @@ def main():
             timed_row(lambda: builds[names[0]].flash_attn_with_kvcache(q, k, v, cache_seqlens=seqlens), ref,
                       kv_bytes)  # untimed warm-up: a process's first graph reads slow
             for layout, (kk, vv, extra) in layouts.items():
-                times = {n: [] for n in names}
-                for rnd in range(ROUNDS):
-                    for n in names:
-                        fa = builds[n]
-                        row = timed_row(lambda fa=fa, kk=kk, vv=vv, extra=extra: fa.flash_attn_with_kvcache(
-                            q, kk, vv, cache_seqlens=seqlens, **extra), ref, kv_bytes)
-                        print(json.dumps({"cache": cache, "batch": batch, "layout": layout, "build": n,
-                                          "round": rnd, **row}), flush=True)
-                        if "us" in row:
-                            times[n].append(row["us"])
-                med = {n: statistics.median(t) for n, t in times.items() if t}
-                summary.append((cache, batch, layout, med))
+                med = interleaved_medians(
+                    builds, lambda fa, kk=kk, vv=vv, extra=extra: fa.flash_attn_with_kvcache(
+                        q, kk, vv, cache_seqlens=seqlens, **extra), ref, kv_bytes,
+                    {"cache": cache, "batch": batch, "layout": layout})
+                summary.append((f"{cache} b{batch} {layout}", med))
             print_sdpa_rows(cache, batch, qt, kt, vt, ref, kv_bytes)
         del k, v
-    first = names[0]
-    print(f"# medians (us) and ratios to {first}: cache batch layout " + " ".join(names))
-    for cache, batch, layout, med in summary:
-        cells = " ".join(f"{med[n]:.2f}" + (f" ({med[n] / med[first]:.3f})" if n != first and first in med else "")
-                         for n in names if n in med)
-        print(f"# {cache} b{batch} {layout}: {cells}")
+    print_medians(summary, names, "cache batch layout")
 
 
 if __name__ == "__main__":

@@ -24,10 +24,5 @@ rm -f "$out"/py_*_configure.log
 (cd bench/integration && PYTHONPATH=$bld/pyroot timeout 300 python3 s46_decode_ab.py base fr new) 2>&1 |
   grep -v Warning >"$out/decode_ab.jsonl"
 log "decode A/B rc=$?"
-{
-  grep "^#" "$out/decode_ab.jsonl"
-  grep "sdpa" "$out/decode_ab.jsonl" | cut -c1-160
-  grep -c "error" "$out/decode_ab.jsonl" | sed 's/^/rows with errors: /'
-  grep -o '"max_err": [0-9.]*' "$out/decode_ab.jsonl" | sort -t: -k2 -g | tail -1 | sed 's/^/largest /'
-} >>"$out/summary.txt"
+ab_summary "$out/decode_ab.jsonl"
 log total

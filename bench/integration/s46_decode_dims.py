@@ -11,27 +11,20 @@ with SINGLE_CONSUMER_OTHER_DIMS=0 (d64 / d256 decodes of few tiles then run on c
     python3 bench/integration/s46_decode_dims.py base new
 """
 
-import importlib
-import json
 import os
-import statistics
 import sys
 
 import torch
 import torch.nn.functional as F
 
 from s44_decode_splits import decode_problem, print_sdpa_rows, timed_row  # bench/integration/
+from s46_decode_ab import interleaved_medians, package, print_medians  # bench/integration/
 
 # FLASHATTN_DIMS_ROWS=96 (s46_d96.sh): d96 MHA decodes (32 heads, as Phi-3-mini) on the d128 kernels instead.
 ROWS = []
 for d, hq, hk in ((96, 32, 32),) if os.environ.get("FLASHATTN_DIMS_ROWS") == "96" else ((256, 16, 8), (64, 32, 8)):
     ROWS += [("decode", d, hq, hk, cache, b) for cache in (1024, 4096, 16384) for b in (1, 2, 4, 8)]
     ROWS += [("decode", d, hq, hk, 4096, 64), ("forward", d, hq, hk, 2048, 16)]
-ROUNDS = 3
-
-
-def package(name):
-    return importlib.import_module("flashattn" if name == "new" else f"flashattn_{name}")
 
 
 def main():
@@ -54,24 +47,13 @@ def main():
 
         with torch.no_grad():
             timed_row(lambda: call(builds[names[0]]), ref, kv_bytes)  # untimed warm-up
-            times = {n: [] for n in names}
-            for rnd in range(ROUNDS):
-                for n in names:
-                    row = timed_row(lambda fa=builds[n]: call(fa), ref, kv_bytes)
-                    print(json.dumps({"kind": kind, "d": d, "cache": cache, "batch": batch, "build": n,
-                                      "round": rnd, **row}), flush=True)
-                    if "us" in row:
-                        times[n].append(row["us"])
-            summary.append((kind, d, cache, batch, {n: statistics.median(t) for n, t in times.items() if t}))
+            med = interleaved_medians(builds, call, ref, kv_bytes, {"kind": kind, "d": d, "cache": cache,
+                                                                    "batch": batch})
+            summary.append((f"{kind} d{d} {cache} b{batch}", med))
             if kind == "decode":
                 print_sdpa_rows(f"d{d}/{cache}", batch, qt, kt, vt, ref, kv_bytes)
         del k, v
-    first = names[0]
-    print(f"# medians (us) and ratios to {first}: kind d cache batch " + " ".join(names))
-    for kind, d, cache, batch, med in summary:
-        cells = " ".join(f"{med[n]:.2f}" + (f" ({med[n] / med[first]:.3f})" if n != first and first in med else "")
-                         for n in names if n in med)
-        print(f"# {kind} d{d} {cache} b{batch}: {cells}")
+    print_medians(summary, names, "kind d cache batch")
 
 
 if __name__ == "__main__":

@@ -21,19 +21,9 @@ log "CUDA suites rc=$?"
 grep -E '^\[  (PASSED|SKIPPED)' "$out/tests.log" | tee -a "$out/summary.txt"
 grep -E 'FAILED  \]' "$out/tests.log" | cut -c1-160 | head -40 | tee -a "$out/summary.txt"
 split_cases='Grid/KVCacheTest.*cuda_sm90_*_1x2000_*:Grid/KVCacheTest.*cuda_sm90_*_1x3100_*:Grid/KVCacheTest.*cuda_sm90_*_1x2600_*:Grid/KVCacheTest.*cuda_sm90_*_4x2200_*'
-for tool in memcheck racecheck synccheck; do
-  timeout 100 compute-sanitizer --tool $tool --error-exitcode 3 "$tests" --gtest_brief=1 \
-    --gtest_filter="$split_cases" >"$out/$tool.log" 2>&1
-  log "$tool rc=$? $(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/$tool.log") $(grep -E '^\[  (PASSED|SKIPPED|FAILED)' "$out/$tool.log" | cut -c1-120 | tr '\n' ' ')"
-  grep -E -m2 -A6 '^========= (Invalid|Misaligned|Error|Race|Barrier)' "$out/$tool.log" | cut -c1-200 >>"$out/summary.txt"
-done
+sanitizer_runs "$tests" "$split_cases" 100 memcheck racecheck synccheck
 (cd bench/integration && PYTHONPATH=$bld/pyroot timeout 240 python3 s46_decode_dims.py base new) 2>&1 |
   grep -v Warning >"$out/dims.jsonl"
 log "dims A/B rc=$?"
-{
-  grep "^#" "$out/dims.jsonl"
-  grep "sdpa" "$out/dims.jsonl" | cut -c1-160
-  grep -c "error" "$out/dims.jsonl" | sed 's/^/rows with errors: /'
-  grep -o '"max_err": [0-9.]*' "$out/dims.jsonl" | sort -t: -k2 -g | tail -1 | sed 's/^/largest /'
-} >>"$out/summary.txt"
+ab_summary "$out/dims.jsonl"
 log total
