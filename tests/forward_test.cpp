@@ -14,9 +14,14 @@
 #include <tuple>
 #include <vector>
 
+#include "cuda/sm90/split_kv_plan.h"
 #include "support/attention_cases.h"
 #include "support/oracle.h"
 #include "support/test_support.h"
+
+#if FLASHATTN_WITH_CUDA
+#include <cuda_runtime.h>
+#endif
 
 namespace flashattn::test {
 namespace {
@@ -575,6 +580,20 @@ TEST(ForwardWorkspace, Sm90StaticScheduleNeedsNone) {
   HostTensor q1(DType::bfloat16, {1, 1, 32, 128}), kv1(DType::bfloat16, {1, 4096, 8, 128});
   HostTensor out1(DType::bfloat16, {1, 1, 32, 128});
   EXPECT_GE(bytes_for(q1, kv1, out1, false), 8 * 2 * 4 * 129 * 4) << "8 tiles, at least 2 pieces of 4 rows";
+#if FLASHATTN_WITH_CUDA
+  // d = 96 decodes on the d = 128 kernel, whose pieces record 128 columns per row (split_kv_shape): MHA with
+  // 32 heads over 4096 keys is 32 tiles of one row, each in one wave's share of pieces of its 32 key blocks.
+  HostTensor q96(DType::bfloat16, {1, 1, 32, 96}), kv96(DType::bfloat16, {1, 4096, 32, 96});
+  HostTensor out96(DType::bfloat16, {1, 1, 32, 96});
+  int ordinal = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&ordinal), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal), cudaSuccess);
+  const int pieces = detail::cuda_sm90::split_kv_count(32, 32, sms, 0);
+  const long long d96 = bytes_for(q96, kv96, out96, false);
+  const long long records = 32LL * pieces * (128 + 4) * 4;
+  EXPECT_TRUE(d96 < 0 || d96 >= records)
+      << d96 << " bytes: records of the kernel's 128 columns need " << records;
+#endif
 }
 
 // The harness itself: a result that is slightly wrong (scale off by 1%, one element
