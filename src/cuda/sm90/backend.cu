@@ -197,10 +197,8 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
   }
   if (p.is_kvcache && p.num_splits == 0 && few_tiles_long_cache(p)) {
     return "cuda_sm90 splits the keys only in its decode kernels (d = dv = 64, 96, 128, 256): a KV-cache "
-           "forward "
-           "with fewer query tiles than a quarter of the SMs over 2048 or more cached keys runs faster split "
-           "on "
-           "cuda_sm80";
+           "forward with fewer query tiles than a quarter of the SMs over 2048 or more cached keys runs "
+           "faster split on cuda_sm80";
   }
   if (p.dropout_p > 0.f) return "cuda_sm90 does not support dropout";
   if (!tma_compatible(p.q) || !tma_compatible(p.k) || !tma_compatible(p.v) || !tma_compatible(p.out)) {

@@ -76,8 +76,8 @@ inline int pack_factor_for(const AttentionParams& a, std::int64_t block_m) {
   const std::int64_t rows_packed = (a.seqlen_q * group + block_m - 1) / block_m * block_m;
   return rows_packed < rows_unpacked ? static_cast<int>(group) : 1;
 }
-// SPLIT_KV (split_kv_plan.h): the one-consumer decode kernels (d = dv = 64, 128, 256), and their shape
-// parameters.
+// SPLIT_KV (split_kv_plan.h): the one-consumer decode kernels (d = dv = 64, 128, 256; d = 96 runs d = 128's),
+// and their shape parameters.
 template <int kHeadDim>
 using DecodeConfig = ForwardConfig<kHeadDim, kHeadDim, __half, 1>;  // (bf16's have the same tiles)
 constexpr int kDecodeBlockM = DecodeConfig<128>::kBlockM;
@@ -88,8 +88,7 @@ inline int decode_block_n(std::int64_t head_dim) {
                         : (head_dim == 256 ? DecodeConfig<256>::kBlockN : DecodeConfig<128>::kBlockN);
 }
 inline bool runs_decode_kernel(const AttentionParams& p) {
-  return single_consumer_head_dims(static_cast<int>(p.head_dim), static_cast<int>(p.head_dim_v)) &&
-         use_single_consumer(static_cast<int>(p.head_dim), static_cast<int>(p.head_dim_v), p.seqlen_q,
+  return use_single_consumer(static_cast<int>(p.head_dim), static_cast<int>(p.head_dim_v), p.seqlen_q,
                              pack_factor_for(p, kDecodeBlockM));
 }
 struct SplitKVShape {
