@@ -5,7 +5,8 @@
 //     (GQA so several q heads accumulate into one dk/dv, dropout, sink; batched and
 //     varlen);
 //   * forward and KV-cache forward (split-KV + combine), 3 runs: out and LSE
-//     bit-equal (the forward has no accumulation-order freedom to excuse).
+//     bit-equal (the forward has no accumulation-order freedom to excuse);
+//   * forward with num_splits = 1: a sequence's out and LSE bit-equal alone and in a batch.
 // Correctness itself is the other suites' business (they run the same paths).
 #include <gtest/gtest.h>
 
@@ -301,6 +302,62 @@ TEST_P(DeterminismTest, ForwardManyUnitsRepeat) {
     return run_forward_once(backend, a, device, out, lse, opts);
   };
   expect_forward_repeatable(backend, run, "");
+}
+
+// Sequence 0 of `t` (dimension 0 the batch) as a batch of one, its values exactly.
+HostTensor first_sequence(const HostTensor& t) {
+  std::vector<std::int64_t> shape = t.shape();
+  shape[0] = 1;
+  HostTensor one(t.dtype(), shape);
+  one.for_each_index([&](const std::int64_t* index) { one.set(index, t.get(index)); });
+  return one;
+}
+
+// num_splits = 1: a sequence's result does not depend on how many sequences run beside it (batch-invariant
+// decoding), bitwise: no key split, whose count the batch decides (cuda_sm90's decode kernels and cpu_tiled
+// split few tiles' keys, cuda_sm90's split tail splits a batch's last tiles). Sequence 0 alone and in a
+// batch: a GQA decode step (8 sequences), and on CUDA backends a prefill shape with a tail (4 sequences; the
+// split tail's shape of ForwardManyUnitsRepeat). The library's default (num_splits 0) may split the two
+// differently.
+TEST_P(DeterminismTest, ForwardBatchInvariantWithoutSplits) {
+  const Backend backend = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  SCOPED_TRACE(seed_trace());
+  Rng rng = Rng::for_current_test();
+  struct Shape {
+    std::int64_t b, sq, sk, h, hk;
+  };
+  std::vector<Shape> shapes = {{8, 1, 2048, 32, 8}};
+  if (is_cuda(backend)) shapes.push_back({4, 512, 4096, 25, 25});
+  constexpr std::int64_t d = 128;
+  for (const Shape& s : shapes) {
+    HostTensor q(DType::bfloat16, {s.b, s.sq, s.h, d}), k(DType::bfloat16, {s.b, s.sk, s.hk, d}),
+        v(DType::bfloat16, {s.b, s.sk, s.hk, d});
+    q.fill_normal(rng);
+    k.fill_normal(rng);
+    v.fill_normal(rng);
+    const OptionTensors opts = draw_options({MaskKind::none}, rng, s.b, s.h, d, s.sk);
+    auto run = [&](const HostTensor& qq, const HostTensor& kk, const HostTensor& vv) {
+      const std::int64_t b = qq.size(0);
+      HostTensor out(DType::bfloat16, {b, s.sq, s.h, d}), lse(DType::float32, {b, s.h, s.sq});
+      DeviceBinding device(backend);
+      ForwardArgs a;
+      a.q = device.view(qq);
+      a.k = device.view(kk);
+      a.v = device.view(vv);
+      a.num_splits = 1;
+      return run_forward_once(backend, a, device, out, lse, opts);
+    };
+    const ForwardRun batch = run(q, k, v);
+    if (batch.status.code() == ErrorCode::unsupported && is_cuda(backend))
+      GTEST_SKIP() << batch.status.message();
+    ASSERT_TRUE(batch.status.ok()) << batch.status.message();
+    const ForwardRun alone = run(first_sequence(q), first_sequence(k), first_sequence(v));
+    ASSERT_TRUE(alone.status.ok()) << alone.status.message();
+    const std::string at = " (sequence 0 of " + std::to_string(s.b) + ", " + std::to_string(s.sk) + " keys)";
+    ASSERT_TRUE(expect_identical("out" + at, alone.outputs[0], first_sequence(batch.outputs[0])));
+    ASSERT_TRUE(expect_identical("lse" + at, alone.outputs[1], first_sequence(batch.outputs[1])));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, DeterminismTest, ::testing::ValuesIn(backends_under_test()),

@@ -455,6 +455,10 @@ std::vector<BadCase> bad_cases() {
        "num_splits: -1"},
       {"num_splits too large", Op::kvcache, [](P& p) { p.kv.num_splits = 1000; }, E::invalid_argument,
        "num_splits: 1000, must be in [0, 256]"},
+      {"forward num_splits negative", Op::forward, [](P& p) { p.fwd.num_splits = -2; }, E::invalid_argument,
+       "num_splits: -2, must be in [0, 256] (0 = heuristic, 1 = no split)"},
+      {"varlen num_splits too large", Op::varlen, [](P& p) { p.varlen.num_splits = 257; },
+       E::invalid_argument, "num_splits: 257"},
       {"append without cache_seqlens", Op::kvcache,
        [](P& p) {
          p.kv.cache_seqlens = TensorView{};

@@ -91,6 +91,14 @@ struct AttentionOptions {
 
 // ----------------------------------------------------------------------------
 // Forward, batched.
+//
+// num_splits (here, in VarlenForwardArgs and KVCacheForwardArgs): how many parts the keys of a query tile may
+// be split into, each part's partial result combined afterwards. 0: the library's choice, which for few
+// tiles over many keys (decoding) splits as the GPU's size and the batch suggest, so that a sequence's result
+// may differ in its last bits with the batch it runs in. 1: never split: a sequence's result then does not
+// depend on the batch's size through the split (what batch-invariant decoding asks for; kernels are still
+// chosen by the problem's shape, and variable-length calls by their longest sequence). n > 1: n parts
+// where a kernel splits (at most one per key block); the forwards without key splitting ignore it.
 struct ForwardArgs {
   TensorView q;    // (b, sq, h, d)
   TensorView k;    // (b, sk, hk, d)
@@ -98,6 +106,7 @@ struct ForwardArgs {
   TensorView out;  // (b, sq, h, dv), same dtype as q
   TensorView lse;  // optional fp32 (b, h, sq)
   AttentionOptions options;
+  int num_splits = 0;  // 0: the library's choice; 1: never split the keys (see above)
 };
 
 // Forward, variable length: sequences packed along the first dimension.
@@ -127,6 +136,7 @@ struct VarlenForwardArgs {
   TensorView out;                 // (total_q, h, dv)
   TensorView lse;                 // optional fp32 (h, total_q)
   AttentionOptions options;
+  int num_splits = 0;  // as ForwardArgs's
 };
 
 // Forward over a KV cache (decoding and chunked prefill).
@@ -153,7 +163,7 @@ struct KVCacheForwardArgs {
   TensorView rotary_cos;       // optional (s_rotary, rotary_dim / 2), dtype of q
   TensorView rotary_sin;       // optional, like rotary_cos
   bool rotary_interleaved = true;
-  int num_splits = 0;        // split the keys into this many parts and combine (0: heuristic)
+  int num_splits = 0;        // as ForwardArgs's (0: heuristic, 1: no split)
   TensorView out;            // (b, sq, h, dv)
   TensorView lse;            // optional fp32 (b, h, sq)
   AttentionOptions options;  // dropout must be 0

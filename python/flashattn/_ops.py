@@ -179,13 +179,13 @@ def _with_autograd(op, name: str, backward, setup_context) -> None:
 @_custom_op("flashattn::fwd", mutates_args=())
 def fwd(q: Tensor, k: Tensor, v: Tensor, softmax_scale: Optional[float], causal: bool, window_left: int,
         window_right: int, softcap: float, alibi_slopes: Optional[Tensor], dropout_p: float,
-        sink: Optional[Tensor], deterministic: bool) -> tuple[Tensor, Tensor, Tensor]:
+        sink: Optional[Tensor], deterministic: bool, num_splits: int) -> tuple[Tensor, Tensor, Tensor]:
     b, sq, h, d = q.shape
     dv = v.shape[-1]
     out = _empty_contiguous(q) if dv == d else q.new_empty((b, sq, h, dv))
     lse = q.new_empty((b, h, sq), dtype=torch.float32)
     rng_state = rt.dropout_seed_offset(q.device) if dropout_p > 0.0 else _no_rng()
-    args = {"q": q, "k": k, "v": v, "out": out, "lse": lse}
+    args = {"q": q, "k": k, "v": v, "out": out, "lse": lse, "num_splits": int(num_splits)}
     args.update(_options(softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p,
                          rng_state, sink))
     rt.run("forward", args, q.device)
@@ -194,7 +194,7 @@ def fwd(q: Tensor, k: Tensor, v: Tensor, softmax_scale: Optional[float], causal:
 
 @fwd.register_fake
 def _(q, k, v, softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, sink,
-      deterministic):
+      deterministic, num_splits):
     b, sq, h, _ = q.shape
     out = q.new_empty((b, sq, h, v.shape[-1]))
     lse = q.new_empty((b, h, sq), dtype=torch.float32)
@@ -233,7 +233,7 @@ def _grad_ready(dout: Tensor) -> Tensor:
 
 def _fwd_setup_context(ctx, inputs, output):
     (q, k, v, softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, sink,
-     deterministic) = inputs
+     deterministic, _num_splits) = inputs
     out, lse, rng_state = output
     # As in FlashAttention 2, the LSE output carries no gradient (it is a by-product).
     ctx.mark_non_differentiable(lse)
@@ -246,7 +246,7 @@ def _fwd_backward(ctx, dout, dlse, drng):
     softmax_scale, causal, window_left, window_right, softcap, dropout_p, deterministic = ctx.options
     dq, dk, dv, dsink = call(bwd, _grad_ready(dout), q, k, v, out, lse, softmax_scale, causal, window_left,
                              window_right, softcap, alibi_slopes, dropout_p, rng_state, sink, deterministic)
-    return (dq, dk, dv, None, None, None, None, None, None, None, dsink if sink is not None else None, None)
+    return (dq, dk, dv, None, None, None, None, None, None, None, dsink if sink is not None else None, None, None)
 
 
 _with_autograd(fwd, "fwd", _fwd_backward, _fwd_setup_context)
@@ -261,7 +261,7 @@ def varlen_fwd(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Tensor, cu_seqlens
                max_seqlen_k: int, seqused_q: Optional[Tensor], seqused_k: Optional[Tensor],
                block_table: Optional[Tensor], softmax_scale: Optional[float], causal: bool, window_left: int,
                window_right: int, softcap: float, alibi_slopes: Optional[Tensor], dropout_p: float,
-               sink: Optional[Tensor], deterministic: bool) -> tuple[Tensor, Tensor, Tensor]:
+               sink: Optional[Tensor], deterministic: bool, num_splits: int) -> tuple[Tensor, Tensor, Tensor]:
     total_q, h, _ = q.shape
     # Rows outside the used ranges (seqused_q) are left untouched by the library: zero them
     # so the output never exposes uninitialised memory.
@@ -271,7 +271,8 @@ def varlen_fwd(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Tensor, cu_seqlens
     rng_state = rt.dropout_seed_offset(q.device) if dropout_p > 0.0 else _no_rng()
     args = {"q": q, "k": k, "v": v, "cu_seqlens_q": cu_seqlens_q, "cu_seqlens_k": cu_seqlens_k,
             "max_seqlen_q": int(max_seqlen_q), "max_seqlen_k": int(max_seqlen_k), "seqused_q": seqused_q,
-            "seqused_k": seqused_k, "block_table": block_table, "out": out, "lse": lse}
+            "seqused_k": seqused_k, "block_table": block_table, "out": out, "lse": lse,
+            "num_splits": int(num_splits)}
     args.update(_options(softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p,
                          rng_state, sink))
     rt.run("forward_varlen", args, q.device)
@@ -280,7 +281,8 @@ def varlen_fwd(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Tensor, cu_seqlens
 
 @varlen_fwd.register_fake
 def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_q, seqused_k, block_table,
-      softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, sink, deterministic):
+      softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, sink, deterministic,
+      num_splits):
     total_q, h, _ = q.shape
     out = q.new_empty((total_q, h, v.shape[-1]))
     lse = q.new_empty((h, total_q), dtype=torch.float32)
@@ -319,7 +321,7 @@ def _(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seq
 def _varlen_setup_context(ctx, inputs, output):
     (q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_q, seqused_k, block_table,
      softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, sink,
-     deterministic) = inputs
+     deterministic, _num_splits) = inputs
     out, lse, rng_state = output
     ctx.mark_non_differentiable(lse)
     ctx.paged = block_table is not None
@@ -339,7 +341,7 @@ def _varlen_backward(ctx, dout, dlse, drng):
     dq, dk, dv, dsink = call(varlen_bwd, _grad_ready(dout), q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k,
                              max_seqlen_q, max_seqlen_k, seqused_q, seqused_k, softmax_scale, causal, window_left,
                              window_right, softcap, alibi_slopes, dropout_p, rng_state, sink, deterministic)
-    return (dq, dk, dv) + (None,) * 14 + (dsink if sink is not None else None, None)
+    return (dq, dk, dv) + (None,) * 14 + (dsink if sink is not None else None, None, None)
 
 
 _with_autograd(varlen_fwd, "varlen_fwd", _varlen_backward, _varlen_setup_context)

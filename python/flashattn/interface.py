@@ -114,14 +114,16 @@ def _seqlen_bound(max_seqlen: Union[int, Tensor, None], bound: int) -> int:
 
 def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
                     alibi_slopes=None, deterministic=False, return_attn_probs=False, *, learnable_sink=None,
-                    num_splits=1, return_lse=False):
+                    num_splits=0, return_lse=False):
     """Exact attention softmax(scale * q k^T [+ alibi] [softcap]) v over (b, s, h, d) tensors.
 
     q: (b, sq, h, d); k: (b, sk, hk, d); v: (b, sk, hk, dv); h % hk == 0 (GQA/MQA).
     causal / window_size are bottom-right aligned (key j visible to query i iff
     i + sk - sq - left <= j <= i + sk - sq + right). learnable_sink: (h,) logits that join
-    the softmax denominator (FA4). num_splits is accepted for FlashAttention 3 compatibility;
-    the library schedules the batched forward itself.
+    the softmax denominator (FA4). num_splits (as FlashAttention 3's): 0, the default here, lets the
+    library split the keys of few query tiles (decoding shapes) as the GPU and the batch suggest; 1 never
+    splits them, so that a sequence's result does not depend on the batch's size (batch-invariant
+    decoding); n > 1 asks for n parts where a kernel splits (Hopper's decode kernels).
     Returns out (b, sq, h, dv), or (out, lse, None) with return_attn_probs (lse (b, h, sq), fp32);
     return_lse=True (FA4) returns (out, lse).
     """
@@ -129,7 +131,7 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     left, right = _ops.window_pair(window_size)
     out, lse, _ = _ops.call(_ops.fwd, q, k, v, softmax_scale, bool(causal), left, right, float(softcap),
                             _alibi(alibi_slopes, q.device), float(dropout_p), _sink(learnable_sink, q.device),
-                            bool(deterministic))
+                            bool(deterministic), int(num_splits))
     if return_attn_probs:
         return out, lse, None
     if return_lse:
@@ -190,15 +192,15 @@ def _unpack_qkv(qkv: Tensor, num_heads_q: Optional[int], head_axis: int):
 def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p=0.0,
                            softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
                            deterministic=False, return_attn_probs=False, block_table=None, *, seqused_q=None,
-                           seqused_k=None, page_table=None, learnable_sink=None, num_splits=1, return_lse=False):
+                           seqused_k=None, page_table=None, learnable_sink=None, num_splits=0, return_lse=False):
     """Attention over sequences packed along the first dimension.
 
     q: (total_q, h, d); k/v: (total_k, hk, d) or, with block_table/page_table (b, max_pages)
     int32, paged (num_blocks, page_size, hk, d) with any page size. cu_seqlens_q/k: int32 (b + 1).
     seqused_q/k: optional int32 (b): only the first seqused[s] rows of each sequence take part
     (the rest of out is 0). max_seqlen_q/k: int bounds, or tensors (then the bound comes from
-    the shapes, with no device sync). Returns out (total_q, h, dv), or (out, lse, None) with
-    return_attn_probs (lse (h, total_q)).
+    the shapes, with no device sync). num_splits as flash_attn_func's (1: no key split). Returns out
+    (total_q, h, dv), or (out, lse, None) with return_attn_probs (lse (h, total_q)).
     """
     _check_qkv(q, k, v, rank=3, k_rank=4 if (block_table is not None or page_table is not None) else 3)
     if page_table is not None:
@@ -219,7 +221,7 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
                             _seqlen_bound(max_seqlen_q, q.shape[0]), _seqlen_bound(max_seqlen_k, bound_k), seqused_q,
                             seqused_k, block_table, softmax_scale, bool(causal), left, right, float(softcap),
                             _alibi(alibi_slopes, q.device), float(dropout_p), _sink(learnable_sink, q.device),
-                            bool(deterministic))
+                            bool(deterministic), int(num_splits))
     if return_attn_probs:
         return out, lse, None
     if return_lse:

@@ -279,6 +279,7 @@ ForwardArgs parse_forward(const Args& a) {
   f.out = a.view("out");
   f.lse = a.view("lse");
   f.options = parse_options(a);
+  f.num_splits = a.value<int>("num_splits", 0);
   return f;
 }
 
@@ -297,6 +298,7 @@ VarlenForwardArgs parse_forward_varlen(const Args& a) {
   f.out = a.view("out");
   f.lse = a.view("lse");
   f.options = parse_options(a);
+  f.num_splits = a.value<int>("num_splits", 0);
   return f;
 }
 

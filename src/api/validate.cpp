@@ -636,8 +636,7 @@ void fill_dims(const Dims& dims, DType dtype, AttentionParams* p) {
   p->head_dim_v = dims.dv;
   p->seqlen_q = dims.sq;
   p->seqlen_k = dims.sk;
-  // Forwards leave the key split to the backend's heuristic (0); forward_kvcache
-  // passes the caller's request. Backward does not split keys.
+  // The forwards then set the caller's request (0: the backend's heuristic). Backward does not split keys.
   p->num_splits = 0;
 }
 
@@ -670,6 +669,15 @@ void fill_lse_ht(const TensorView& lse, AttentionParams* p) {
   }
 }
 
+// 256 bounds the combine pass as in FlashAttention 3; a larger request is an error, not a silent clamp.
+Status check_num_splits(int num_splits) {
+  if (num_splits < 0 || num_splits > kMaxSplits) {
+    return INVALID("num_splits: %d, must be in [0, %d] (0 = heuristic, 1 = no split)", num_splits,
+                   kMaxSplits);
+  }
+  return Status();
+}
+
 }  // namespace
 
 // ===========================================================================
@@ -681,6 +689,7 @@ Status validate(const ForwardArgs& a, const ExecutionContext& ctx, CheckMode mod
   RETURN_IF_ERROR(check_context(ctx));
   Dims dims;
   RETURN_IF_ERROR(check_qkv_batched(a.q, a.k, a.v, mode, &dims));
+  RETURN_IF_ERROR(check_num_splits(a.num_splits));
   RETURN_IF_ERROR(check_view(a.out, "out", 4, "(b, sq, h, dv)", mode));
   RETURN_IF_ERROR(check_same_dtype(a.out, "out", a.q, "q"));
   RETURN_IF_ERROR(check_shape(a.out, "out", "(b, sq, h, dv)", {dims.b, dims.sq, dims.h, dims.dv}));
@@ -703,6 +712,7 @@ Status validate(const ForwardArgs& a, const ExecutionContext& ctx, CheckMode mod
   RETURN_IF_ERROR(check_devices_and_memory(roles, mode, &device));
 
   fill_dims(dims, a.q.dtype, &p);
+  p.num_splits = a.num_splits;
   p.q = operand_bshd(a.q);
   p.k = operand_bshd(a.k);
   p.v = operand_bshd(a.v);
@@ -726,6 +736,7 @@ Status validate(const VarlenForwardArgs& a, const ExecutionContext& ctx, CheckMo
   const VarlenIndex ix{a.cu_seqlens_q, a.cu_seqlens_k, a.max_seqlen_q,
                        a.max_seqlen_k, a.seqused_q,    a.seqused_k};
   RETURN_IF_ERROR(check_varlen_index(ix, mode, &dims.b));
+  RETURN_IF_ERROR(check_num_splits(a.num_splits));
   dims.sq = a.max_seqlen_q;
   dims.sk = a.max_seqlen_k;
   const i64 total_q = a.q.shape[0];
@@ -778,6 +789,7 @@ Status validate(const VarlenForwardArgs& a, const ExecutionContext& ctx, CheckMo
   }
 
   fill_dims(dims, a.q.dtype, &p);
+  p.num_splits = a.num_splits;
   fill_varlen_index(ix, &p);
   p.q = operand_thd(a.q);
   p.out = operand_thd(a.out);
@@ -913,10 +925,7 @@ Status validate(const KVCacheForwardArgs& a, const ExecutionContext& ctx, CheckM
                      static_cast<ll>(dims.d));
     }
   }
-  // 256 bounds the combine pass as in FlashAttention 3; a larger request is an error, not a silent clamp.
-  if (a.num_splits < 0 || a.num_splits > kMaxSplits) {
-    return INVALID("num_splits: %d, must be in [0, %d] (0 = heuristic)", a.num_splits, kMaxSplits);
-  }
+  RETURN_IF_ERROR(check_num_splits(a.num_splits));
 
   RETURN_IF_ERROR(check_view(a.out, "out", 4, "(b, sq, h, dv)", mode));
   RETURN_IF_ERROR(check_same_dtype(a.out, "out", a.q, "q"));

@@ -53,7 +53,7 @@ def test_eager_inference_calls_the_implementation(device, direct_calls):
     q, k, v = _qkv(device)
     direct = flashattn.flash_attn_func(q, k, v, causal=True)
     assert direct_calls.get(_ops.fwd) == 1
-    via_op = _ops.fwd(q, k, v, None, True, -1, -1, 0.0, None, 0.0, None, False)[0]
+    via_op = _ops.fwd(q, k, v, None, True, -1, -1, 0.0, None, 0.0, None, False, 0)[0]
     assert direct_calls.get(_ops.fwd) == 1  # the op itself never goes through the shortcut
     assert torch.equal(direct, via_op)
 

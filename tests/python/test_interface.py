@@ -152,7 +152,7 @@ def test_dropout_matches_philox_mask(device):
     q = _rand(b, sq, h, d, dtype=dtype, device=device).requires_grad_()
     k = _rand(b, sk, h, d, dtype=dtype, device=device).requires_grad_()
     v = _rand(b, sk, h, d, dtype=dtype, device=device).requires_grad_()
-    out, lse, rng_state = _ops.fwd(q, k, v, None, False, -1, -1, 0.0, None, p, None, False)
+    out, lse, rng_state = _ops.fwd(q, k, v, None, False, -1, -1, 0.0, None, p, None, False, 0)
     assert rng_state.device.type == "cpu"
     seed, offset = rng_state.tolist()
     keep = torch.stack([
@@ -387,6 +387,32 @@ def test_kvcache_int_seqlens_and_num_splits(device):
     c = flashattn.flash_attn_with_kvcache(q, kc, vc, cache_seqlens=50, num_splits=4)
     ref = flashattn.flash_attn_func(q, kc[:, :50], vc[:, :50])
     assert max_err(a, ref) < 2e-3 and max_err(c, ref) < 2e-3
+
+
+@pytest.mark.parametrize("varlen", [False, True])
+def test_num_splits_one_is_batch_invariant(device, varlen):
+    # flash_attn_func / flash_attn_varlen_func with num_splits=1 split no keys, so a sequence's result does not
+    # depend on the batch beside it (a decode step: 8 sequences, GQA 32/8 over 2048 keys); num_splits=0 (the
+    # default) lets the library split. Sequence 0 alone and in the batch, bitwise.
+    b, h, hk, d, sk = 8, 32, 8, 128, 2048
+    q = _rand(b, 1, h, d, dtype=torch.bfloat16, device=device)
+    k = _rand(b, sk, hk, d, dtype=torch.bfloat16, device=device)
+    v = _rand(b, sk, hk, d, dtype=torch.bfloat16, device=device)
+
+    def run(n):
+        if not varlen:
+            return flashattn.flash_attn_func(q[:n], k[:n], v[:n], num_splits=1)
+        cu_q = torch.arange(0, n + 1, dtype=torch.int32, device=device)
+        cu_k = cu_q * sk
+        return flashattn.flash_attn_varlen_func(q[:n].reshape(n, h, d), k[:n].reshape(n * sk, hk, d),
+                                                v[:n].reshape(n * sk, hk, d), cu_q, cu_k, 1, sk,
+                                                num_splits=1).reshape(n, 1, h, d)
+
+    assert torch.equal(run(1)[0], run(b)[0])
+    ref = flashattn.flash_attn_func(q, k, v)
+    assert max_err(run(b), ref) < 2e-2
+    with pytest.raises(ValueError, match="num_splits: -1"):
+        flashattn.flash_attn_func(q, k, v, num_splits=-1)
 
 
 # ----------------------------------------------------------------------------------------

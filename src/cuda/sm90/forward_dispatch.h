@@ -54,15 +54,16 @@ inline std::size_t sequence_bytes(const AttentionParams& p) {
 inline std::size_t q_rotated_offset(const AttentionParams& p) { return kCounterBytes + sequence_bytes(p); }
 // SPLIT_TAIL (forward_config.h): the problems of at least SPLIT_TAIL keys that the d = dv = 128 unmasked
 // multicast instance may run (a superset: run_forward also needs an even number of query blocks and no packed
-// GQA), on a GPU of `sms` SMs; 0 for the others (launch_forward then plans no tail).
+// GQA), on a GPU of `sms` SMs; 0 for the others (launch_forward then plans no tail), and where the caller
+// asked for no key split (num_splits 1: which tiles the tail splits depends on the batch's size).
 inline std::size_t split_tail_arrival_bytes(int sms) {
   // A tail holds at most 1.5 rounds of units (split_tail_plan), sms / 2 per round; per unit two ranks of
   // two consumers.
   return (static_cast<std::size_t>(sms) * 4 * sizeof(int) + 255) / 256 * 256;
 }
 inline std::size_t split_tail_bytes(const AttentionParams& p, int sms) {
-  if (FLASHATTN_SM90_SPLIT_TAIL == 0 || FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN == 0 || p.head_dim != 128 ||
-      p.head_dim_v != 128 || !equal_tiles(p) || p.block_table != nullptr ||
+  if (FLASHATTN_SM90_SPLIT_TAIL == 0 || FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN == 0 || p.num_splits == 1 ||
+      p.head_dim != 128 || p.head_dim_v != 128 || !equal_tiles(p) || p.block_table != nullptr ||
       p.seqlen_k < std::max<long long>(FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN, FLASHATTN_SM90_SPLIT_TAIL)) {
     return 0;
   }
