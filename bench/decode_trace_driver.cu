@@ -1,9 +1,10 @@
-// Diagnostic driver (session 46) for the decode kernel's trace (bench/integration/s46_decodetrace*.patch): one
-// decode step through the public C++ API, GQA 32/8, d128, bf16, a full dense cache of KEYS keys per sequence,
-// as flash_attn_with_kvcache (cache_seqlens: per-sequence maps and the prepare kernel) or, with "dense", as
-// flash_attn_func (no prepare kernel). Prints the graphed time per call (100 replays of a one-call CUDA graph,
-// timed by events), then runs one more call and writes the workspace's last MiB, where the patched kernel
-// leaves its trace, to DUMP (read by bench/decode_trace.py). Built against a trace tree's libflashattn.a:
+// Diagnostic driver (session 46) for the decode kernel's trace (bench/integration/s46_decodetrace*.patch):
+// one decode step through the public C++ API, GQA 32/8, d128, bf16, a full dense cache of KEYS keys per
+// sequence, as flash_attn_with_kvcache (cache_seqlens: per-sequence maps and the prepare kernel) or, with
+// "dense", as flash_attn_func (no prepare kernel). Prints the graphed time per call (100 replays of a
+// one-call CUDA graph, timed by events), then runs one more call and writes the workspace's last MiB, where
+// the patched kernel leaves its trace, to DUMP (read by bench/decode_trace.py). Built against a trace tree's
+// libflashattn.a:
 //   nvcc -std=c++20 -O2 -Iinclude bench/decode_trace_driver.cu BUILD/src/libflashattn.a -Xcompiler -fopenmp \
 //     -o decode_trace
 //   ./decode_trace KEYS BATCH kvcache|dense DUMP
@@ -109,8 +110,9 @@ int main(int argc, char** argv) {
   check(cudaEventSynchronize(end), "sync");
   float ms = 0.f;
   check(cudaEventElapsedTime(&ms, start, end), "elapsed");
-  std::printf("%s keys %lld batch %lld: %.2f us per graphed call (workspace %zu B)\n", dense ? "dense" : "kvcache",
-              static_cast<long long>(keys), static_cast<long long>(b), ms * 1e3f / kReplays, bytes);
+  std::printf("%s keys %lld batch %lld: %.2f us per graphed call (workspace %zu B)\n",
+              dense ? "dense" : "kvcache", static_cast<long long>(keys), static_cast<long long>(b),
+              ms * 1e3f / kReplays, bytes);
 
   constexpr std::size_t kTrace = std::size_t{1} << 20;
   if (bytes < kTrace) {
