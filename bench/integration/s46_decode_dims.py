@@ -7,6 +7,8 @@ KV-cache decodes (GQA as the models that use them: d256 16 / 8 heads as Gemma-2 
 1024-16384 keys (split-KV: few tiles) and batch 64 (no split: the one-consumer kernel against the old tiles), and
 short-query forwards (flash_attn_func, 16 queries of a group of 4: 64 packed rows) at batch 16. "base" is the tree
 with SINGLE_CONSUMER_OTHER_DIMS=0 (d64 / d256 decodes of few tiles then run on cuda_sm80's splits).
+FLASHATTN_DIMS_ROWS=narrow (session 47, s47_narrow.sh): the rows of the narrow decode tile (at most 8 packed rows:
+d128 and d64 at 32 / 8 heads, d96 MHA, d128 at 64 / 8: 8 rows; short-query forwards of 2 queries of a group of 4).
 
     python3 bench/integration/s46_decode_dims.py base new
 """
@@ -21,10 +23,19 @@ from s44_decode_splits import decode_problem, print_sdpa_rows, timed_row  # benc
 from s46_decode_ab import interleaved_medians, package, print_medians  # bench/integration/
 
 # FLASHATTN_DIMS_ROWS=96 (s46_d96.sh): d96 MHA decodes (32 heads, as Phi-3-mini) on the d128 kernels instead.
+# A row: kind, d, q heads, kv heads, cache, batch, queries of a forward row.
 ROWS = []
-for d, hq, hk in ((96, 32, 32),) if os.environ.get("FLASHATTN_DIMS_ROWS") == "96" else ((256, 16, 8), (64, 32, 8)):
-    ROWS += [("decode", d, hq, hk, cache, b) for cache in (1024, 4096, 16384) for b in (1, 2, 4, 8)]
-    ROWS += [("decode", d, hq, hk, 4096, 64), ("forward", d, hq, hk, 2048, 16)]
+SET = os.environ.get("FLASHATTN_DIMS_ROWS", "")
+if SET == "narrow":
+    for d, hq, hk in ((128, 32, 8), (64, 32, 8)):
+        ROWS += [("decode", d, hq, hk, cache, b, 1) for cache in (1024, 4096, 16384) for b in (1, 4, 8)]
+        ROWS += [("decode", d, hq, hk, 4096, 64, 1), ("forward", d, hq, hk, 2048, 16, 2)]
+    for d, hq, hk in ((96, 32, 32), (128, 64, 8)):
+        ROWS += [("decode", d, hq, hk, cache, b, 1) for cache in (1024, 16384) for b in (1, 4)]
+else:
+    for d, hq, hk in ((96, 32, 32),) if SET == "96" else ((256, 16, 8), (64, 32, 8)):
+        ROWS += [("decode", d, hq, hk, cache, b, 1) for cache in (1024, 4096, 16384) for b in (1, 2, 4, 8)]
+        ROWS += [("decode", d, hq, hk, 4096, 64, 1), ("forward", d, hq, hk, 2048, 16, 16)]
 
 
 def main():
@@ -33,10 +44,10 @@ def main():
     torch.manual_seed(0)
     dt = torch.bfloat16
     summary = []
-    for kind, d, hq, hk, cache, batch in ROWS:
+    for kind, d, hq, hk, cache, batch, queries in ROWS:
         q, k, v, seqlens, kv_bytes, (qt, kt, vt), ref = decode_problem(batch, cache, hq, hk, d, dt)
         if kind == "forward":
-            q = torch.randn(batch, 16, hq, d, device="cuda", dtype=dt)
+            q = torch.randn(batch, queries, hq, d, device="cuda", dtype=dt)
             qt = q.transpose(1, 2)
             ref = F.scaled_dot_product_attention(qt.float(), kt.float(), vt.float(), enable_gqa=True).transpose(1, 2)
 
@@ -49,7 +60,7 @@ def main():
             timed_row(lambda: call(builds[names[0]]), ref, kv_bytes)  # untimed warm-up
             med = interleaved_medians(builds, call, ref, kv_bytes, {"kind": kind, "d": d, "cache": cache,
                                                                     "batch": batch})
-            summary.append((f"{kind} d{d} {cache} b{batch}", med))
+            summary.append((f"{kind} d{d} {hq}/{hk} {cache} b{batch}", med))
             if kind == "decode":
                 print_sdpa_rows(f"d{d}/{cache}", batch, qt, kt, vt, ref, kv_bytes)
         del k, v

@@ -1,7 +1,7 @@
 """src/cuda/ptx/wgmma_instructions.h is what src/cuda/ptx/generate_wgmma.py writes (the header says "do not
 edit"; a hand edit, or a generator change without the header regenerated, fails here), and every wrapper's PTX
 operand list matches its form: the register-A forms take four A registers and one transpose flag, the
-shared-memory forms a descriptor and two. No GPU or CUDA toolkit needed."""
+shared-memory forms a descriptor and two (A's set only in the _ta form of the narrow decode tile's N = 8). No GPU or CUDA toolkit needed."""
 import re
 import subprocess
 import sys
@@ -21,7 +21,8 @@ def test_operands_follow_each_form():
     text = (PTX / "wgmma_instructions.h").read_text()
     wrappers = re.findall(r"void (wgmma_m64k16_\w+)<(\d+), \w+>\(.*?\"wgmma\.mma_async[^\"]*\"\s*\"([^\"]*)\"", text,
                           re.S)
-    assert len(wrappers) == 4 * 2 * 10  # forms x element types x shapes
+    # forms x element types x shapes, and the narrow shape's two forms (ss, ss_ta)
+    assert len(wrappers) == 4 * 2 * 10 + 2 * 2 * 1
     for name, n, operands in wrappers:
         acc = int(n) // 2
         fields = [f.strip() for f in re.sub(r"\{[^}]*\}", "{}", operands.split(";")[0]).split(",")]
@@ -31,4 +32,5 @@ def test_operands_follow_each_form():
         assert fields[2] == (f"%{acc + 4}" if register_a else f"%{acc + 1}")
         assert fields[3:6] == ["p", "1", "1"]
         assert fields[6:] == (["1" if name.endswith("_tb") else "0"] if register_a
-                              else ["0", "1" if name.endswith("_tb") else "0"])
+                              else ["1" if name.endswith("_ta") else "0", "1" if name.endswith("_tb") else "0"])
+        assert not name.endswith("_ta") or n == "8"

@@ -62,4 +62,20 @@ __device__ __forceinline__ void stmatrix_x4(std::uint32_t addr, std::uint32_t r0
                : "memory");
 }
 
+// stmatrix_x4 / _x2 transposed: matrix j is stored with its rows and columns swapped, so row i of the
+// stored matrix (at the address lane 8j + i gives) holds element i of every register's pair across the
+// lanes: column i of the fragment, the 8 elements lane i % 4 ... hold in rows 0 .. 7. From a wgmma
+// accumulator of M x 8 (rows 8 apart in the fragment) this writes its transpose, 8 rows of M elements.
+__device__ __forceinline__ void stmatrix_x4_trans(std::uint32_t addr, std::uint32_t r0, std::uint32_t r1,
+                                                  std::uint32_t r2, std::uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
+               "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+}
+__device__ __forceinline__ void stmatrix_x2_trans(std::uint32_t addr, std::uint32_t r0, std::uint32_t r1) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%0], {%1, %2};\n" ::"r"(addr), "r"(r0),
+               "r"(r1)
+               : "memory");
+}
+
 }  // namespace flashattn::ptx

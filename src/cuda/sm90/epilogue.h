@@ -39,6 +39,46 @@ __device__ __forceinline__ void claim_output_buffer(int consumer) {
   }
 }
 
+// Once every thread of consumer warpgroup `consumer` has written its share of O's tile to o_base (the layout
+// store_output writes): the TMA store of the tile, issued by the warpgroup's first thread (and, under
+// Config::kOOverV or with O in Q's buffer, the release of the buffer once the store has read it).
+template <class Config>
+__device__ __forceinline__ void issue_output_store(const ForwardKernelParams& p,
+                                                   const SharedPipeline<Config>& pipe, const WorkTile& w,
+                                                   int consumer, std::uint32_t o_base,
+                                                   RingPosition<Config::kStages> o_slot) {
+  // Each writer orders its st.shared before the copy engine's reads, then the
+  // barrier tells the storing thread that all 128 writers are done.
+  ptx::fence_proxy_async_shared_cta();
+  ptx::bar_sync(kEpilogue + consumer, 128);
+  if (threadIdx.x % 128 == 0) {
+    const CUtensorMap* tma_o = map_o(p, w);
+    if (p.sequence_maps != nullptr) ptx::tensormap_acquire_fence(tma_o);
+    const int first_row = w.m_block * Config::kBlockM + consumer * 64;
+#pragma unroll
+    for (int c = 0; c < Config::kChunksV; ++c) {
+      if (p.pack > 1) {  // packed GQA: {64, pack, 64 / pack} boxes of the 5-D view
+        ptx::tma_store_5d(tma_o, o_base + c * Config::kOChunkStride, c * Config::kChunkCols, 0,
+                          first_row >> p.pack_shift, w.head, w.map_batch);
+      } else {
+        ptx::tma_store_4d(tma_o, o_base + c * Config::kOChunkStride, c * Config::kChunkCols, first_row,
+                          w.head, w.map_batch);
+      }
+    }
+    ptx::cp_async_bulk_commit_group();
+    if constexpr (Config::kOOverV) {
+      // The stage's next V may land once the store has read O; this use is released for every
+      // consumer warp (the others never held it).
+      ptx::cp_async_bulk_wait_group_read<0>();
+      ptx::mbarrier_arrive_count(pipe.v_empty(o_slot.stage), Config::kConsumerWarps);
+    } else if constexpr (!Config::kSeparateO) {
+      // O sat in Q's buffer: only once the store has read it may the next Q land there.
+      ptx::cp_async_bulk_wait_group_read<0>();
+      ptx::mbarrier_arrive_count(pipe.q_empty(consumer), 4);  // its four warps (kSplitQ: all of its part's)
+    }
+  }
+}
+
 // The buffer was claimed (claim_output_buffer) before this is called, except under
 // Config::kOOverV, where O goes over the V stage of o_slot (a use of the V ring: pipeline.h),
 // waited for here, and that use is released once the store has read it. o is the P V
@@ -50,7 +90,6 @@ __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<
   const int thread = threadIdx.x % 128;
   const int lane = thread % 32;
   const int row0 = (thread / 32) * 16 + lane / 4;  // within the warpgroup's 64 rows
-  const bool leader = thread == 0;
   std::uint32_t o_base;
   if constexpr (Config::kOOverV) {
     // Every consumer warp's P V reads of the stage's previous use are done (the producer waited for
@@ -98,36 +137,7 @@ __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<
       }
     }
   }
-  // Each writer orders its st.shared before the copy engine's reads, then the
-  // barrier tells the storing thread that all 128 writers are done.
-  ptx::fence_proxy_async_shared_cta();
-  ptx::bar_sync(kEpilogue + consumer, 128);
-  if (leader) {
-    const CUtensorMap* tma_o = map_o(p, w);
-    if (p.sequence_maps != nullptr) ptx::tensormap_acquire_fence(tma_o);
-    const int first_row = w.m_block * Config::kBlockM + consumer * 64;
-#pragma unroll
-    for (int c = 0; c < Config::kChunksV; ++c) {
-      if (p.pack > 1) {  // packed GQA: {64, pack, 64 / pack} boxes of the 5-D view
-        ptx::tma_store_5d(tma_o, o_base + c * Config::kOChunkStride, c * Config::kChunkCols, 0,
-                          first_row >> p.pack_shift, w.head, w.map_batch);
-      } else {
-        ptx::tma_store_4d(tma_o, o_base + c * Config::kOChunkStride, c * Config::kChunkCols, first_row,
-                          w.head, w.map_batch);
-      }
-    }
-    ptx::cp_async_bulk_commit_group();
-    if constexpr (Config::kOOverV) {
-      // The stage's next V may land once the store has read O; this use is released for every
-      // consumer warp (the others never held it).
-      ptx::cp_async_bulk_wait_group_read<0>();
-      ptx::mbarrier_arrive_count(pipe.v_empty(o_slot.stage), Config::kConsumerWarps);
-    } else if constexpr (!Config::kSeparateO) {
-      // O sat in Q's buffer: only once the store has read it may the next Q land there.
-      ptx::cp_async_bulk_wait_group_read<0>();
-      ptx::mbarrier_arrive_count(pipe.q_empty(consumer), 4);  // its four warps (kSplitQ: all of its part's)
-    }
-  }
+  issue_output_store<Config>(p, pipe, w, consumer, o_base, o_slot);
   if (p.lse != nullptr && lane % 4 == 0) {
 #pragma unroll
     for (int half = 0; half < 2; ++half) {

@@ -730,6 +730,10 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
+// The narrow decode tile's query rows: the N of its wgmmas (m64n8k16), so one 8-row swizzle atom of P^T per
+// 64 keys (ForwardConfig kNarrowPBytes).
+inline constexpr int kNarrowRowsMax = 8;
+
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
 // kLongKeyBlockN_: 0, or a key block width other than the default: the wider block of the
 // d = 128 kernel for long key sequences (use_long_key_blocks below), 64 at d = 256 for
@@ -739,8 +743,11 @@ namespace flashattn::detail::cuda_sm90 {
 // through TMA multicast (use_kv_multicast below: d = 128, d = 256 and the d = 64 three-consumer kernel).
 // kMaskedInstance_: an instance launched for masked (causal / windowed) problems only, where it may
 // carry code that pays only under a mask (kConsumerKeyRange of the four-consumer kernel).
+// kNarrowRows_: the decode kernel's narrow tile (one consumer, at most kNarrowRowsMax packed query rows;
+// decode_consumer.h, use_narrow_rows below): the same producer and shared-memory ring, another consumer.
 template <int kHeadDim_, int kHeadDimV_, typename Element_, int kConsumerWarpgroups_ = 2,
-          int kLongKeyBlockN_ = 0, int kClusterM_ = 1, bool kMaskedInstance_ = false>
+          int kLongKeyBlockN_ = 0, int kClusterM_ = 1, bool kMaskedInstance_ = false,
+          bool kNarrowRows_ = false>
 struct ForwardConfig {
   using Element = Element_;
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>);
@@ -763,6 +770,12 @@ struct ForwardConfig {
   // 256 (d = 256: S 40 + P 20 + O 128 registers per thread; Q 32 KB, two stages of K and V 40 KB each, O 32
   // KB of its own).
   static constexpr bool kSingleConsumer = kConsumerWarpgroups_ == 1;
+  // The narrow decode tile (decode_consumer.h): S^T = K Q^T with 64 keys as the wgmma's M and the query rows
+  // as N = kNarrowRowsMax, O^T = V^T P^T; 128-key blocks (two M tiles of S^T, one stmatrix.x4 of P).
+  static constexpr bool kNarrowRows = kNarrowRows_;
+  static_assert(!kNarrowRows || (kSingleConsumer && kLongKeyBlockN_ == 0 && kHeadDim == kHeadDimV &&
+                                 (kHeadDim == 64 || kHeadDim == 128)),
+                "the narrow tile is the d = dv = 64 / 128 decode kernel's");
   static_assert(
       kConsumerWarpgroups == 2 ||
           ((kConsumerWarpgroups == 3 || (kConsumerWarpgroups == 4 && kD64Alt)) && kHeadDim == 64 &&
@@ -899,7 +912,7 @@ struct ForwardConfig {
           : 0;
   static_assert(kRegisterQSteps % 4 == 0 && kRegisterQSteps <= kHeadDim / 16, "whole 64-column chunks of Q");
   static constexpr int kQFragmentSteps = kRegisterQSteps > 0 ? kRegisterQSteps : 1;
-  static constexpr bool kRowSumMma = (kHeadDimV == 64 && !kLargeV &&
+  static constexpr bool kRowSumMma = (kHeadDimV == 64 && !kLargeV && !kNarrowRows &&
                                       (kConsumerWarpgroups >= 4   ? FLASHATTN_SM90_ROW_SUM_MMA_FOUR
                                        : kConsumerWarpgroups == 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE
                                                                   : FLASHATTN_SM90_ROW_SUM_MMA) != 0) ||
@@ -1030,7 +1043,16 @@ struct ForwardConfig {
   // The ones block (kRowSumMma) follows O, 1024-byte aligned like every buffer before it,
   // after every V stage: a V descriptor reaches it with a positive leading offset.
   static constexpr int kOnesOffset = kSeparateO ? kOEnd + kOBytes : kOEnd;
-  static constexpr int kBarrierOffset = kOnesOffset + kOnesBytes;
+  // kNarrowRows: P^T's two buffers (each kNarrowRowsMax rows of kBlockN keys, 128B-swizzled 64-key chunks
+  // of 1 KB: the O^T GEMM's K-major B operand), then the row-maximum exchange's two buffers (per warp one
+  // float per row) and the row-sum one (decode_consumer.h).
+  static constexpr int kNarrowPBytes = kNarrowRows ? kBlockN / 64 * 1024 : 0;
+  static constexpr int kNarrowOffset = kOnesOffset + kOnesBytes;
+  static constexpr int kNarrowExchangeOffset = kNarrowOffset + 2 * kNarrowPBytes;
+  static constexpr int kNarrowBytes = kNarrowRows ? 2 * kNarrowPBytes + 3 * 4 * 8 * 4 : 0;
+  static constexpr int kBarrierOffset = kNarrowOffset + (kNarrowBytes + 15) / 16 * 16;
+  static_assert(kNarrowOffset % 1024 == 0 && kNarrowRowsMax * 128 == 1024,
+                "P^T's chunks are whole swizzle atoms of kNarrowRowsMax rows");
   // +1024: the dynamic buffer is aligned up to a swizzle atom at run time.
   static constexpr int kSmemBytes = kBarrierOffset + kBarrierBytes + 1024;
   static_assert(kSmemBytes <= kSmemLimit, "shared-memory layout exceeds the sm_90 limit");
@@ -1360,6 +1382,22 @@ constexpr bool single_consumer_head_dims(int head_dim, int head_dim_v) {
 constexpr int kernel_head_dim(int head_dim) { return head_dim == 96 ? 128 : head_dim; }
 inline bool use_single_consumer(int head_dim, int head_dim_v, long long seqlen_q, int pack) {
   return single_consumer_head_dims(head_dim, head_dim_v) && seqlen_q * pack <= 64;
+}
+// The decode kernel's narrow tile (ForwardConfig kNarrowRows, decode_consumer.h) for at most kNarrowRowsMax
+// packed query rows per tile (a decode step of up to 8 query heads per kv head; with fewer, or two
+// speculative queries of 4): the 64-row tile computes 64 rows of S and of the softmax for them, the narrow
+// one 8 columns of S^T. d = dv = 64 and 128 (d = 96 runs d = 128's); d = 256 keeps the 64-row tile, whose
+// 80-key blocks are no whole number of S^T's 64-key M tiles. FLASHATTN_SM90_NARROW_DECODE 0 turns it off (a
+// measurement setting).
+#ifndef FLASHATTN_SM90_NARROW_DECODE
+#define FLASHATTN_SM90_NARROW_DECODE 1
+#endif
+constexpr bool narrow_rows_head_dims(int head_dim, int head_dim_v) {
+  return FLASHATTN_SM90_NARROW_DECODE != 0 && single_consumer_head_dims(head_dim, head_dim_v) &&
+         head_dim <= 128;
+}
+inline bool use_narrow_rows(int head_dim, int head_dim_v, long long seqlen_q, int pack) {
+  return narrow_rows_head_dims(head_dim, head_dim_v) && seqlen_q * pack <= kNarrowRowsMax;
 }
 
 // (d = 128 with 64-key blocks for short problems, session 19, was measured and removed: the first consumer

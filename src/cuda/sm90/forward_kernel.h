@@ -3,7 +3,8 @@
 //                every TMA load (producer.h);
 //   warpgroups 1, 2  consumers: take the registers, run the GEMMs, the online
 //                softmax and the epilogue of 64 query rows each (consumer.h);
-//                three or four at d = 64, one for decoding (forward_config.h).
+//                three or four at d = 64, one for decoding (forward_config.h), of
+//                which the narrow tile's is decode_consumer.h's.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include "cuda/ptx/tma.h"
 #include "cuda/ptx/warpgroup.h"
 #include "cuda/sm90/consumer.h"
+#include "cuda/sm90/decode_consumer.h"
 #include "cuda/sm90/kernel_params.h"
 #include "cuda/sm90/pipeline.h"
 #include "cuda/sm90/producer.h"
@@ -86,7 +88,9 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
     }
   } else {
     if constexpr (Config::kMovesRegisters) ptx::setmaxnreg_inc<kConsumerRegisters>();
-    if constexpr (Config::kUniformConsumer) {
+    if constexpr (Config::kNarrowRows) {
+      narrow_consumer_loop<Config, kPaged>(p, pipe);
+    } else if constexpr (Config::kUniformConsumer) {
       // threadIdx.x / 128 is the same in every lane of a warp, but ptxas cannot prove it, so
       // values derived from it (Q's rows, O's buffer, per-consumer barrier addresses) live in
       // per-thread registers and pull the shared base with them off the uniform datapath

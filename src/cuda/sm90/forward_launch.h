@@ -430,8 +430,13 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
     // and clips them from the O store. 4/3 of the GEMM work, no extra traffic.
     static_assert(kHeadDimV == 96);
     if constexpr (single_consumer_head_dims(96, 96)) {
-      // Decoding: the d = 128 decode kernel (below), likewise.
+      // Decoding: the d = 128 decode kernels (below), likewise.
       using Single = ForwardConfig<128, 128, Element, 1>;
+      if constexpr (narrow_rows_head_dims(96, 96)) {
+        if (use_narrow_rows(96, 96, a.seqlen_q, pack_factor<Single>(a))) {
+          return launch_forward<ForwardConfig<128, 128, Element, 1, 0, 1, false, true>>(a, workspace, stream);
+        }
+      }
       if (use_single_consumer(96, 96, a.seqlen_q, pack_factor<Single>(a))) {
         return launch_forward<Single>(a, workspace, stream);
       }
@@ -461,6 +466,13 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
       // Decoding: one consumer warpgroup, 64-row tiles (forward_config.h use_single_consumer), before any
       // other tile choice of the head dim.
       using Single = ForwardConfig<kHeadDim, kHeadDimV, Element, 1>;
+      if constexpr (narrow_rows_head_dims(kHeadDim, kHeadDimV)) {
+        // At most 8 packed rows: the narrow tile (forward_config.h use_narrow_rows).
+        if (use_narrow_rows(kHeadDim, kHeadDimV, a.seqlen_q, pack_factor<Single>(a))) {
+          return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 1, 0, 1, false, true>>(
+              a, workspace, stream);
+        }
+      }
       if (use_single_consumer(kHeadDim, kHeadDimV, a.seqlen_q, pack_factor<Single>(a))) {
         return launch_forward<Single>(a, workspace, stream);
       }

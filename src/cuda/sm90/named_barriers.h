@@ -19,7 +19,10 @@ enum NamedBarrier : int {
   // shared memory against the TMA store that reads them, and the previous
   // store's reads against the next tile's writes.
   kEpilogue = kIssueTurn + kMaxConsumerWarpgroups,  // .. + kMaxConsumerWarpgroups - 1
-  kNamedBarrierEnd = kEpilogue + kMaxConsumerWarpgroups,
+  // The narrow decode tile's consumer warpgroup (128 threads; decode_consumer.h): its warps' row maxima of a
+  // key block meet in shared memory, and the P^T each wrote before is complete for the GEMM that reads it.
+  kNarrowExchange = kEpilogue + kMaxConsumerWarpgroups,
+  kNamedBarrierEnd,
 };
 static_assert(kNamedBarrierEnd <= 16, "16 hardware barriers per CTA");
 

@@ -60,6 +60,14 @@ struct SharedPipeline {
   }
   // Config::kRowSumMma: kOnesBytes of the element type's 1.0 (fill_ones), read by the P V GEMM.
   __device__ std::uint32_t ones() const { return base + Config::kOnesOffset; }
+  // Config::kNarrowRows (decode_consumer.h): P^T's buffer `buffer` (0 / 1) and the exchange's (0 / 1: row
+  // maxima by block parity, 2: row sums), each 4 warps x kNarrowRowsMax floats.
+  __device__ std::uint32_t narrow_p(int buffer) const {
+    return base + Config::kNarrowOffset + buffer * Config::kNarrowPBytes;
+  }
+  __device__ std::uint32_t narrow_exchange(int buffer) const {
+    return base + Config::kNarrowExchangeOffset + buffer * 4 * 8 * 4;
+  }
 
   __device__ std::uint32_t barrier(int index) const { return base + Config::kBarrierOffset + 8 * index; }
   // Config::kSplitQ: consumer c's rows of Q have their own pair (after the tile-index slot);

@@ -56,42 +56,20 @@ __device__ __forceinline__ bool splits_keys(const ForwardKernelParams& p) {
   return Config::kSplitKV && p.split_kv.splits > 1;
 }
 
-// Work item `item` of a split launch, the consumer warpgroup's 128 threads (named barrier `barrier`), whose
-// rows hold o (the P V accumulator, its first kHeadDimV / 2 values O's: per n8 column chunk q, o[4q], o[4q +
-// 1] of row warp * 16 + lane / 4 and o[4q + 2], o[4q + 3] of that row + 8, columns 8q + 2 (lane % 4) + {0,
-// 1}) and final_rows (computed without the sink): records the piece and counts it; true when this warpgroup
-// completed the tile, o and final_rows then holding the combined rows for store_output; false when another
-// piece's warpgroup will store them.
+// The combine of split_kv_combine, by the warpgroup that completed the tile (tile_records: its pieces'
+// records, every one stored and acquired): o and final_rows (layout as there) become the tile's rows.
 template <class Config, int kO>
-__device__ bool split_kv_combine(const ForwardKernelParams& p, int head, int item, int barrier,
-                                 float (&o)[kO], RowFinal& final_rows) {
-  static_assert(Config::kConsumerWarpgroups == 1, "one warpgroup's rows per tile");
+__device__ __forceinline__ void combine_split_pieces(const ForwardKernelParams& p, int head,
+                                                     const float* tile_records, float (&o)[kO],
+                                                     RowFinal& final_rows) {
   constexpr int kDv = Config::kHeadDimV;
   constexpr int kChunks = kDv / 8;
   const SplitKV& s = p.split_kv;
   const int thread = threadIdx.x % 128;
   const int lane = thread % 32;
-  const int tile = fast_divide(item, s.splits_div);
   const std::size_t record_floats = split_kv_record_floats(s.rows, kDv);
-  float* const tile_records = s.partials + static_cast<std::size_t>(tile) * s.splits * record_floats;
   const int row[2] = {(thread / 32) * 16 + lane / 4, (thread / 32) * 16 + lane / 4 + 8};
   const int column = 2 * (lane % 4);
-  {
-    float* mine = tile_records + static_cast<std::size_t>(item - tile * s.splits) * record_floats;
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      if (row[r] >= s.rows) continue;
-#pragma unroll
-      for (int q = 0; q < kChunks; ++q) {
-        __stcg(
-            reinterpret_cast<float2*>(mine + row[r] * kDv + 8 * q + column),
-            make_float2(o[4 * q + 2 * r] * final_rows.scale[r], o[4 * q + 2 * r + 1] * final_rows.scale[r]));
-      }
-      if (lane % 4 == 0) __stcg(mine + s.rows * kDv + row[r], final_rows.lse[r]);
-    }
-  }
-  if (!completes_pieces([&] { return s.arrivals + tile; }, s.splits, barrier)) return false;
-
   constexpr float kLog2e = 1.4426950408889634f;
   // One pass over the pieces in key order, kBatch pieces' loads in flight at once (no piece's values wait for
   // another's): the running reference moves as pieces come, rescaling what was summed so far. (Against a
@@ -155,6 +133,44 @@ __device__ bool split_kv_combine(const ForwardKernelParams& p, int head, int ite
       o[4 * q + 2 * r + 1] = acc[2 * q + 1];
     }
   }
+}
+
+// Work item `item` of a split launch, the consumer warpgroup's 128 threads (named barrier `barrier`), whose
+// rows hold o (the P V accumulator, its first kHeadDimV / 2 values O's: per n8 column chunk q, o[4q], o[4q +
+// 1] of row warp * 16 + lane / 4 and o[4q + 2], o[4q + 3] of that row + 8, columns 8q + 2 (lane % 4) + {0,
+// 1}) and final_rows (computed without the sink): records the piece and counts it; true when this warpgroup
+// completed the tile, o and final_rows then holding the combined rows for store_output; false when another
+// piece's warpgroup will store them.
+template <class Config, int kO>
+__device__ bool split_kv_combine(const ForwardKernelParams& p, int head, int item, int barrier,
+                                 float (&o)[kO], RowFinal& final_rows) {
+  static_assert(Config::kConsumerWarpgroups == 1, "one warpgroup's rows per tile");
+  constexpr int kDv = Config::kHeadDimV;
+  constexpr int kChunks = kDv / 8;
+  const SplitKV& s = p.split_kv;
+  const int thread = threadIdx.x % 128;
+  const int lane = thread % 32;
+  const int tile = fast_divide(item, s.splits_div);
+  const std::size_t record_floats = split_kv_record_floats(s.rows, kDv);
+  float* const tile_records = s.partials + static_cast<std::size_t>(tile) * s.splits * record_floats;
+  const int row[2] = {(thread / 32) * 16 + lane / 4, (thread / 32) * 16 + lane / 4 + 8};
+  const int column = 2 * (lane % 4);
+  {
+    float* mine = tile_records + static_cast<std::size_t>(item - tile * s.splits) * record_floats;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      if (row[r] >= s.rows) continue;
+#pragma unroll
+      for (int q = 0; q < kChunks; ++q) {
+        __stcg(
+            reinterpret_cast<float2*>(mine + row[r] * kDv + 8 * q + column),
+            make_float2(o[4 * q + 2 * r] * final_rows.scale[r], o[4 * q + 2 * r + 1] * final_rows.scale[r]));
+      }
+      if (lane % 4 == 0) __stcg(mine + s.rows * kDv + row[r], final_rows.lse[r]);
+    }
+  }
+  if (!completes_pieces([&] { return s.arrivals + tile; }, s.splits, barrier)) return false;
+  combine_split_pieces<Config>(p, head, tile_records, o, final_rows);
   return true;
 }
 

@@ -1,0 +1,371 @@
+// The decode kernel's narrow tile (forward_config.h kNarrowRows, use_narrow_rows): the consumer warpgroup of
+// a tile of at most kNarrowRowsMax packed query rows (a decode step's query heads of one kv head).
+//
+// The 64-row tile (consumer.h) computes S = Q K^T for 64 rows whatever the tile holds: a decode step over a
+// GQA group of 4 throws away 15 / 16 of its S GEMM, of its softmax and of its P V GEMM, and those make each
+// key block's chain (~1.8 us of a 128-key block at d128 on an H200: docs/performance.md, session 46's trace).
+// Here the keys are the wgmma's M instead:
+//   S^T = K Q^T        A = K (64 keys per M tile, K-major), B = Q's first 8 rows (K-major), N = 8;
+//   softmax over the keys of each column (a row of S), across the warpgroup's 4 warps (one exchange
+//                      through shared memory per key block: a warp holds 16 of each M tile's 64 keys);
+//   O^T += V^T P^T     A = V (M-major: its dv columns are M), B = P^T written to shared memory by
+//                      stmatrix.trans (8 rows of the block's keys, K-major), N = 8.
+// Per 128-key block at d = 128 that is 32 wgmma m64n8k16 and 8 probabilities per thread instead of 16
+// m64n128k16 / m64n128k16-wide steps and 64 probabilities. The producer, the ring and the tile handoff are
+// the 64-row decode kernel's (producer.h); the epilogue writes O^T transposed into O's buffer (the TMA store
+// clips the rows past the tile's: they are query positions past seqlen_q), and a split piece records its rows
+// in split_kv.h's format, so the combine and the store of a split tile are split_kv.h's and epilogue.h's.
+//
+// Per key block, one barrier (kNarrowExchange): it closes the exchange of the block's row maxima and, being
+// after every thread's fenced stmatrix of the previous block's P^T, opens that P^T to the GEMM issued after
+// it:
+//   S(j) issued, waited; the transforms and the mask; warp maxima -> exchange buffer j % 2; barrier;
+//   O^T += V(j-1)^T P(j-1)^T issued; P(j) (against the new maxima) -> P^T buffer j % 2, fenced;
+//   O^T's GEMM waited, V(j-1) released, O^T rescaled by the maxima's move.
+// P^T buffer j % 2 was last read by the GEMM of block j - 2, which every warp waited for before it arrived at
+// block j's barrier, after which alone block j's P^T is written; the exchange buffers likewise.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "common/mask.h"
+#include "cuda/ptx/approx_math.h"
+#include "cuda/ptx/mbarrier.h"
+#include "cuda/ptx/ptx.h"
+#include "cuda/ptx/shared_memory.h"
+#include "cuda/ptx/warpgroup.h"
+#include "cuda/ptx/wgmma.h"
+#include "cuda/sm90/epilogue.h"
+#include "cuda/sm90/kernel_params.h"
+#include "cuda/sm90/named_barriers.h"
+#include "cuda/sm90/piece_arrival.h"
+#include "cuda/sm90/pipeline.h"
+#include "cuda/sm90/score_mask.h"
+#include "cuda/sm90/softmax.h"
+#include "cuda/sm90/split_kv.h"
+#include "cuda/sm90/tile_scheduler.h"
+
+namespace flashattn::detail::cuda_sm90 {
+
+// S^T of the key block at k: per 64-key M tile mt, A = K's rows 64 mt .. 64 mt + 63 (K-major, like Q in
+// gemm_qk), B = Q's first kNarrowRowsMax rows (K-major, one swizzle atom), one wgmma per 16 head-dim columns.
+template <class Config>
+__device__ __forceinline__ void gemm_narrow_s(float (&st)[Config::kBlockN / 64][4], std::uint32_t q,
+                                              std::uint32_t k) {
+  const std::uint64_t desc_b0 = ptx::make_smem_desc_sw128(q, 16, 1024);
+#pragma unroll
+  for (int mt = 0; mt < Config::kBlockN / 64; ++mt) {
+    const std::uint64_t desc_a0 = ptx::make_smem_desc_sw128(k + mt * 64 * Config::kRowBytes, 16, 1024);
+#pragma unroll
+    for (int kk = 0; kk < Config::kHeadDim / 16; ++kk) {
+      const int offset = (kk % 4) * 32;  // 16 elements = 32 bytes along the swizzled row
+      ptx::wgmma_m64k16_ss<kNarrowRowsMax, typename Config::Element>(
+          st[mt], ptx::smem_desc_moved(desc_a0, (kk / 4) * Config::kKVChunkBytes + offset, 0),
+          ptx::smem_desc_moved(desc_b0, (kk / 4) * Config::kQChunkBytes + offset, 0), kk > 0 ? 1 : 0);
+    }
+  }
+}
+
+// O^T += V^T P^T: per 64-column M tile mt of V, A = V's column chunk mt read M-major (its key rows are the
+// K steps: 16 rows = two 1 KB atoms, SBO apart), B = P^T's rows (K-major: 64-key chunks of one 1 KB atom).
+template <class Config>
+__device__ __forceinline__ void gemm_narrow_o(float (&ot)[Config::kHeadDimV / 64][4], std::uint32_t v,
+                                              std::uint32_t pt) {
+  const std::uint64_t desc_b0 = ptx::make_smem_desc_sw128(pt, 16, 1024);
+#pragma unroll
+  for (int mt = 0; mt < Config::kHeadDimV / 64; ++mt) {
+    const std::uint64_t desc_a0 =
+        ptx::make_smem_desc_sw128(v + mt * Config::kKVChunkBytes, Config::kKVChunkBytes, 1024);
+#pragma unroll
+    for (int kk = 0; kk < Config::kBlockN / 16; ++kk) {
+      ptx::wgmma_m64k16_ss_ta<kNarrowRowsMax, typename Config::Element>(
+          ot[mt], ptx::smem_desc_moved(desc_a0, kk * 16 * Config::kRowBytes, 0),
+          ptx::smem_desc_moved(desc_b0, (kk / 4) * 1024 + (kk % 4) * 32, 0), 1);
+    }
+  }
+}
+
+// The transpose of an M x 8 accumulator (kTiles M tiles of 64: packed[t][h] holds the pair of columns 2 (lane
+// % 4), + 1 at row 64 t + 16 warp + 8 h + lane / 4) into 8 rows of 64 t .. elements, row i's chunk t at base
+// + t * chunk_stride + i * 128, 128B-swizzled (16-byte unit u of row i at u ^ i): one stmatrix.trans per two
+// M tiles, matrix (t, h) the 8 x 8 block whose stored rows are unit 2 warp + h of each row.
+template <int kTiles>
+__device__ __forceinline__ void store_transposed(std::uint32_t base, int chunk_stride,
+                                                 const std::uint32_t (&packed)[kTiles][2], int warp,
+                                                 int lane) {
+  const int i = lane % 8;  // the stored row this lane addresses
+  const int h = (lane / 8) % 2;
+  const std::uint32_t row = base + i * 128 + (((2 * warp + h) ^ i) << 4);
+#pragma unroll
+  for (int t = 0; t + 1 < kTiles; t += 2) {
+    ptx::stmatrix_x4_trans(row + (t + lane / 16) * chunk_stride, packed[t][0], packed[t][1], packed[t + 1][0],
+                           packed[t + 1][1]);
+  }
+  if constexpr (kTiles % 2 == 1) {
+    ptx::stmatrix_x2_trans(row + (kTiles - 1) * chunk_stride, packed[kTiles - 1][0], packed[kTiles - 1][1]);
+  }
+}
+
+// The warpgroup's per-column values v[e] (columns 2 (lane % 4) + e; each warp's shuffle-reduced over its
+// keys) combined over the 4 warps through exchange buffer xch ([column][warp] floats), `op` the combination.
+template <class Op>
+__device__ __forceinline__ void exchange_columns(float (&v)[2], std::uint32_t xch, int warp, int lane,
+                                                 Op op) {
+#pragma unroll
+  for (int e = 0; e < 2; ++e) {
+    v[e] = op(v[e], __shfl_xor_sync(0xffffffffu, v[e], 4));
+    v[e] = op(v[e], __shfl_xor_sync(0xffffffffu, v[e], 8));
+    v[e] = op(v[e], __shfl_xor_sync(0xffffffffu, v[e], 16));
+  }
+  if (lane < 4) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e)
+      ptx::st_shared_b32(xch + ((2 * lane + e) * 4 + warp) * 4, __float_as_uint(v[e]));
+  }
+  ptx::bar_sync(kNarrowExchange, 128);
+#pragma unroll
+  for (int e = 0; e < 2; ++e) {
+    const uint4 all = ptx::ld_shared_v4_b32(xch + (2 * (lane % 4) + e) * 16);
+    v[e] = op(op(__uint_as_float(all.x), __uint_as_float(all.y)),
+              op(__uint_as_float(all.z), __uint_as_float(all.w)));
+  }
+}
+
+// The narrow tile's consumer loop (kPaged: the producer's, nothing here differs).
+template <class Config, bool kPaged>
+__device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe) {
+  static_assert(Config::kNarrowRows && Config::kSeparateO && !Config::kOOverV && !Config::kDecodedHandoff &&
+                    Config::kClusterM == 1 && Config::kBlockN % 64 == 0,
+                "the narrow tile assumes O in its own buffer, one ring, the index handoff, 64-key M tiles");
+  constexpr int kKeyTiles = Config::kBlockN / 64;
+  constexpr int kVTiles = Config::kHeadDimV / 64;
+  constexpr int kDv = Config::kHeadDimV;
+  const int thread = threadIdx.x % 128;
+  const int lane = thread % 32;
+  const int warp = thread / 32;
+  const bool warp_leader = lane == 0;
+  const int column0 = 2 * (lane % 4);  // this thread's two rows of the tile (columns of S^T and O^T)
+  const float score_log2 = p.score_log2;
+
+  RingPosition<Config::kStages> ring;     // K's
+  RingPosition<Config::kStages> pv_ring;  // V's (the same positions, a block behind)
+  std::uint32_t q_phase = 0;
+  int parity = 0;  // of the exchange and P^T buffers, running across tiles
+
+  for (;;) {
+    const int item = receive_tile(pipe.tile_handoff(), q_phase);  // one index per Q so far
+    if (!is_work<Config>(p, item)) break;
+    const WorkTile w = work_tile<Config>(p, item);
+    const KeyBlockRange range = work_key_blocks<Config>(p, item, w);
+    ptx::mbarrier_wait_parity(pipe.q_full(0), q_phase);
+    q_phase ^= 1;
+    const int n_blocks = range.end - range.begin;
+    const bool split = splits_keys<Config>(p);
+    const float slope_s = p.alibi_slopes != nullptr
+                              ? p.alibi_slopes[w.batch * p.alibi_batch_stride + w.head] * p.alibi_to_s
+                              : 0.f;
+    const bool transforms = p.softcap_in != 0.f || slope_s != 0.f;
+    // This thread's rows: their query positions and visible keys (packed GQA: packed row >> pack_shift).
+    const int packed_first = w.m_block * Config::kBlockM;
+    int position[2];
+    BasicKeyRange<int> visible[2];
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      position[e] = (packed_first + column0 + e) >> p.pack_shift;
+      visible[e] = visible_keys_of(p, w, position[e]);
+    }
+    // The first key of this thread's S^T rows in a block: + 64 t + 8 h for M tile t, half h.
+    const int key_lane = 16 * warp + lane / 4;
+
+    float ot[kVTiles][4];
+#pragma unroll
+    for (int t = 0; t < kVTiles; ++t) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) ot[t][j] = 0.f;
+    }
+    float row_max[2] = {-INFINITY, -INFINITY};  // raw score units, the whole row's (exchanged)
+    float row_sum[2] = {0.f, 0.f};              // this thread's keys' share
+
+    if (n_blocks == 0) {
+      ptx::mbarrier_arrive_if(pipe.q_empty(0), warp_leader);
+    } else {
+      // Key block i's S^T (the producer's order: the last key block first), its transforms and mask, and the
+      // exchange of its row maxima (whose barrier opens the previous block's P^T to the GEMM after it).
+      auto scores = [&](int i, float(&st)[kKeyTiles][4], float(&block_max)[2]) {
+        const int n = range.end - 1 - i;
+        ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
+        ptx::wgmma_fence();
+        gemm_narrow_s<Config>(st, pipe.q(), pipe.k(ring.stage));
+        ptx::wgmma_commit_group();
+        const bool masked = rows_block_needs_mask<Config>(p, w, n, packed_first, kNarrowRowsMax);
+        const std::uint32_t k_empty = pipe.k_empty(ring.stage);
+        ring.advance();
+        ptx::wgmma_wait_group<0>();
+#pragma unroll
+        for (int t = 0; t < kKeyTiles; ++t) ptx::wgmma_fence_operand(st[t]);
+        pipe.release_kv_if(k_empty, warp_leader);
+        ptx::mbarrier_arrive_if(pipe.q_empty(0), warp_leader && i == n_blocks - 1);  // Q's last read
+        const int key0 = n * Config::kBlockN + key_lane;
+        if (transforms || masked) {
+#pragma unroll
+          for (int t = 0; t < kKeyTiles; ++t) {
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+              const int key = key0 + 64 * t + 8 * (j / 2);
+              const int e = j % 2;
+              float x = st[t][j];
+              if (p.softcap_in != 0.f) x = ptx::tanh_approx_f32(x * p.softcap_in);
+              if (slope_s != 0.f) {
+                x = fmaf(-slope_s, fabsf(static_cast<float>(position[e] + w.seqlen_k - w.seqlen_q - key)), x);
+              }
+              if (masked && (key < visible[e].first || key > visible[e].last)) x = -INFINITY;
+              st[t][j] = x;
+            }
+          }
+        }
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          block_max[e] = st[0][e];
+#pragma unroll
+          for (int t = 0; t < kKeyTiles; ++t)
+            block_max[e] = fmaxf(block_max[e], fmaxf(st[t][e], st[t][2 + e]));
+        }
+        exchange_columns(block_max, pipe.narrow_exchange(parity), warp, lane,
+                         [](float a, float b) { return fmaxf(a, b); });
+      };
+      // The block's probabilities against the rows' new maxima, into P^T's buffer `parity` (fenced for the
+      // GEMM that the next barrier opens it to); the factor of the rows' previous sums and O^T.
+      auto probabilities = [&](const float(&st)[kKeyTiles][4], const float(&block_max)[2],
+                               float(&correction)[2]) {
+        float reference[2];
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const float next = fmaxf(row_max[e], block_max[e]);
+          // A row that has seen no visible key yet keeps 0 as its reference (its probabilities are 0).
+          reference[e] = next == -INFINITY ? 0.f : next * score_log2;
+          correction[e] = ptx::ex2_approx_ftz_f32(row_max[e] * score_log2 - reference[e]);  // -inf -> 0
+          row_max[e] = next;
+        }
+        std::uint32_t packed[kKeyTiles][2];
+        float block_sum[2] = {0.f, 0.f};
+#pragma unroll
+        for (int t = 0; t < kKeyTiles; ++t) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const float p0 = ptx::ex2_approx_ftz_f32(fmaf(st[t][2 * h], score_log2, -reference[0]));
+            const float p1 = ptx::ex2_approx_ftz_f32(fmaf(st[t][2 * h + 1], score_log2, -reference[1]));
+            block_sum[0] += p0;
+            block_sum[1] += p1;
+            packed[t][h] = pack_pair<typename Config::Element>(p0, p1);
+          }
+        }
+#pragma unroll
+        for (int e = 0; e < 2; ++e) row_sum[e] = fmaf(row_sum[e], correction[e], block_sum[e]);
+        store_transposed<kKeyTiles>(pipe.narrow_p(parity), 1024, packed, warp, lane);
+        ptx::fence_proxy_async_shared_cta();
+      };
+      auto gemm_o = [&](std::uint32_t pt) {
+        ptx::mbarrier_wait_parity(pipe.v_full(pv_ring.stage), pv_ring.phase);
+        ptx::wgmma_fence();
+        gemm_narrow_o<Config>(ot, pipe.v(pv_ring.stage), pt);
+        ptx::wgmma_commit_group();
+      };
+      auto finish_o = [&] {
+        ptx::wgmma_wait_group<0>();
+#pragma unroll
+        for (int t = 0; t < kVTiles; ++t) ptx::wgmma_fence_operand(ot[t]);
+        pipe.release_kv_if(pipe.v_empty(pv_ring.stage), warp_leader);
+        pv_ring.advance();
+      };
+
+      float st[kKeyTiles][4], block_max[2], correction[2];
+      scores(0, st, block_max);
+      probabilities(st, block_max, correction);         // (O^T is still 0)
+      std::uint32_t pv_buffer = pipe.narrow_p(parity);  // the P^T the next O^T GEMM reads
+      parity ^= 1;
+      for (int i = 1; i < n_blocks; ++i) {
+        scores(i, st, block_max);
+        gemm_o(pv_buffer);
+        probabilities(st, block_max, correction);
+        finish_o();
+#pragma unroll
+        for (int t = 0; t < kVTiles; ++t) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) ot[t][j] *= correction[j % 2];
+        }
+        pv_buffer = pipe.narrow_p(parity);
+        parity ^= 1;
+      }
+      // The last block's P^T, complete once every thread passed the barrier.
+      ptx::bar_sync(kNarrowExchange, 128);
+      gemm_o(pv_buffer);
+      finish_o();
+      exchange_columns(row_sum, pipe.narrow_exchange(2), warp, lane, [](float a, float b) { return a + b; });
+    }
+
+    // The rows' normalisation (split: without the sink, which the combine counts once).
+    SoftmaxRows rows;
+#pragma unroll
+    for (int e = 0; e < 2; ++e) rows.max[e] = row_max[e], rows.sum[e] = row_sum[e];
+    const RowFinal final_rows = softmax_finalize<false, Config::kFastFinalize>(
+        rows, score_log2, p.sink != nullptr && !split ? p.sink + w.head : nullptr);
+
+    if (split) {
+      // The piece's record (split_kv.h's format: O's rows normalised, then the rows' LSE), from O^T.
+      const SplitKV& s = p.split_kv;
+      const int tile = fast_divide(item, s.splits_div);
+      const std::size_t record_floats = split_kv_record_floats(s.rows, kDv);
+      float* const tile_records = s.partials + static_cast<std::size_t>(tile) * s.splits * record_floats;
+      float* const mine = tile_records + static_cast<std::size_t>(item - tile * s.splits) * record_floats;
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int row = column0 + e;
+        if (row >= s.rows) continue;
+#pragma unroll
+        for (int t = 0; t < kVTiles; ++t) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            __stcg(mine + row * kDv + 64 * t + key_lane + 8 * h, ot[t][2 * h + e] * final_rows.scale[e]);
+          }
+        }
+        if (warp == 0 && lane < 4) __stcg(mine + s.rows * kDv + row, final_rows.lse[e]);
+      }
+      if (!completes_pieces([&] { return s.arrivals + tile; }, s.splits, kEpilogue)) continue;
+      float o[Config::kPVN / 2];
+      RowFinal combined;
+      combine_split_pieces<Config>(p, w.head, tile_records, o, combined);
+      claim_output_buffer<Config>(0);
+      store_output<Config>(p, pipe, w, 0, o, combined, RingPosition<Config::kStages>{});
+      continue;
+    }
+
+    claim_output_buffer<Config>(0);
+    std::uint32_t packed_o[kVTiles][2];
+#pragma unroll
+    for (int t = 0; t < kVTiles; ++t) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        packed_o[t][h] = pack_pair<typename Config::Element>(ot[t][2 * h] * final_rows.scale[0],
+                                                             ot[t][2 * h + 1] * final_rows.scale[1]);
+      }
+    }
+    store_transposed<kVTiles>(pipe.o(0), Config::kOChunkStride, packed_o, warp, lane);
+    issue_output_store<Config>(p, pipe, w, 0, pipe.o(0), RingPosition<Config::kStages>{});
+    if (p.lse != nullptr && warp == 0 && lane < 4) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int packed = packed_first + column0 + e;
+        const int head = (w.head << p.pack_shift) + (packed & ((1 << p.pack_shift) - 1));
+        if (position[e] < w.seqlen_q) {
+          p.lse[w.batch * p.lse_batch_stride + head * p.lse_head_stride +
+                static_cast<std::int64_t>(w.q_offset + position[e]) * p.lse_row_stride] = final_rows.lse[e];
+        }
+      }
+    }
+  }
+  if (thread == 0) ptx::cp_async_bulk_wait_group<0>();
+}
+
+}  // namespace flashattn::detail::cuda_sm90
