@@ -5,18 +5,23 @@ num_splits 2 / 4 / 8 / 16 / 32, one process, an untimed warm-up first; a JSON li
 automatic time over the best explicit one.
 
     python3 bench/integration/s46_dims_rule.py
+
+FLASHATTN_DIMS_ROWS=narrow (session 47): the narrow decode tile's rows (d128 / d64 at 32 / 8 heads, d96 MHA), and
+num_splits 1 too.
 """
 
 import json
+import os
 
 import torch
 
 import flashattn
 from s44_decode_splits import decode_problem, timed_row  # bench/integration/
 
-ROWS = [(d, hq, hk, cache, b) for d, hq, hk in ((256, 16, 8), (64, 32, 8)) for cache in (1024, 4096, 16384)
-        for b in (1, 4)]
-COUNTS = (0, 2, 4, 8, 16, 32)
+NARROW = os.environ.get("FLASHATTN_DIMS_ROWS") == "narrow"
+HEADS = ((128, 32, 8), (64, 32, 8), (96, 32, 32)) if NARROW else ((256, 16, 8), (64, 32, 8))
+ROWS = [(d, hq, hk, cache, b) for d, hq, hk in HEADS for cache in (1024, 4096, 16384) for b in (1, 4)]
+COUNTS = (0, 1, 2, 4, 8, 16, 32) if NARROW else (0, 2, 4, 8, 16, 32)
 
 
 def main():
