@@ -17,10 +17,11 @@
 // in split_kv.h's format, so the combine and the store of a split tile are split_kv.h's and epilogue.h's.
 //
 // Per key block, one barrier (kNarrowExchange): it closes the exchange of the block's row maxima and, being
-// after every thread's fenced stmatrix of the previous block's P^T, opens that P^T to the GEMM issued after it:
-//   S(j) waited (issued during block j - 1); the transforms and the mask; warp maxima -> exchange buffer
-//   j % 2; barrier; O^T += V(j-1)^T P(j-1)^T and S(j+1) issued; P(j) (against the new maxima) -> P^T buffer
-//   j % 2, fenced; O^T's GEMM waited, V(j-1) released, O^T rescaled by the maxima's move.
+// after every thread's fenced stmatrix of the previous block's P^T, opens that P^T to the GEMM issued after
+// it:
+//   S(j) issued, waited; the transforms and the mask; warp maxima -> exchange buffer j % 2; barrier;
+//   O^T += V(j-1)^T P(j-1)^T issued; P(j) (against the new maxima) -> P^T buffer j % 2, fenced;
+//   O^T's GEMM waited, V(j-1) released, O^T rescaled by the maxima's move.
 // P^T buffer j % 2 was last read by the GEMM of block j - 2, which every warp waited for before it arrived at
 // block j's barrier, after which alone block j's P^T is written; the exchange buffers likewise.
 #pragma once
@@ -28,7 +29,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <type_traits>
 
 #include "common/mask.h"
 #include "cuda/ptx/approx_math.h"
@@ -191,33 +191,23 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
     if (n_blocks == 0) {
       ptx::mbarrier_arrive_if(pipe.q_empty(0), warp_leader);
     } else {
-      // Key block i's S^T GEMM (the producer's order: the last key block first), into `next`.
-      std::uint32_t pending_k_empty = 0;  // the K stage the S^T GEMM in flight reads
-      float next[kKeyTiles][4];
-      auto issue_s = [&] {
+      // Key block i's S^T (the producer's order: the last key block first), its transforms and mask, and the
+      // exchange of its row maxima (whose barrier opens the previous block's P^T to the GEMM after it).
+      auto scores = [&](int i, float(&st)[kKeyTiles][4], float(&block_max)[2]) {
+        const int n = range.end - 1 - i;
         ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
         ptx::wgmma_fence();
-        gemm_narrow_s<Config>(next, pipe.q(), pipe.k(ring.stage));
+        gemm_narrow_s<Config>(st, pipe.q(), pipe.k(ring.stage));
         ptx::wgmma_commit_group();
-        pending_k_empty = pipe.k_empty(ring.stage);
-        ring.advance();
-      };
-      // Block i's S^T, once its GEMM (the only one in flight) completed, into st; its transforms and mask, and
-      // the exchange of its row maxima (whose barrier opens the previous block's P^T to the GEMM after it).
-      auto take_s = [&](int i, float(&st)[kKeyTiles][4], float(&block_max)[2]) {
-        const int n = range.end - 1 - i;
         const bool masked = rows_block_needs_mask<Config>(p, w, n, packed_first, kNarrowRowsMax);
+        const std::uint32_t k_empty = pipe.k_empty(ring.stage);
+        ring.advance();
         ptx::wgmma_wait_group<0>();
 #pragma unroll
-        for (int t = 0; t < kKeyTiles; ++t) ptx::wgmma_fence_operand(next[t]);
-        pipe.release_kv_if(pending_k_empty, warp_leader);
+        for (int t = 0; t < kKeyTiles; ++t) ptx::wgmma_fence_operand(st[t]);
+        pipe.release_kv_if(k_empty, warp_leader);
         ptx::mbarrier_arrive_if(pipe.q_empty(0), warp_leader && i == n_blocks - 1);  // Q's last read
         const int key0 = n * Config::kBlockN + key_lane;
-#pragma unroll
-        for (int t = 0; t < kKeyTiles; ++t) {
-#pragma unroll
-          for (int j = 0; j < 4; ++j) st[t][j] = next[t][j];
-        }
         if (transforms || masked) {
 #pragma unroll
           for (int t = 0; t < kKeyTiles; ++t) {
@@ -239,7 +229,8 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
         for (int e = 0; e < 2; ++e) {
           block_max[e] = st[0][e];
 #pragma unroll
-          for (int t = 0; t < kKeyTiles; ++t) block_max[e] = fmaxf(block_max[e], fmaxf(st[t][e], st[t][2 + e]));
+          for (int t = 0; t < kKeyTiles; ++t)
+            block_max[e] = fmaxf(block_max[e], fmaxf(st[t][e], st[t][2 + e]));
         }
         exchange_columns(block_max, pipe.narrow_exchange(parity), warp, lane,
                          [](float a, float b) { return fmaxf(a, b); });
@@ -251,11 +242,11 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
         float reference[2];
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
-          const float top = fmaxf(row_max[e], block_max[e]);
+          const float next = fmaxf(row_max[e], block_max[e]);
           // A row that has seen no visible key yet keeps 0 as its reference (its probabilities are 0).
-          reference[e] = top == -INFINITY ? 0.f : top * score_log2;
+          reference[e] = next == -INFINITY ? 0.f : next * score_log2;
           correction[e] = ptx::ex2_approx_ftz_f32(row_max[e] * score_log2 - reference[e]);  // -inf -> 0
-          row_max[e] = top;
+          row_max[e] = next;
         }
         std::uint32_t packed[kKeyTiles][2];
         float block_sum[2] = {0.f, 0.f};
@@ -275,62 +266,42 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
         store_transposed<kKeyTiles>(pipe.narrow_p(parity), 1024, packed, warp, lane);
         ptx::fence_proxy_async_shared_cta();
       };
-      auto issue_o = [&](std::uint32_t pt) {
+      auto gemm_o = [&](std::uint32_t pt) {
         ptx::mbarrier_wait_parity(pipe.v_full(pv_ring.stage), pv_ring.phase);
         ptx::wgmma_fence();
         gemm_narrow_o<Config>(ot, pipe.v(pv_ring.stage), pt);
         ptx::wgmma_commit_group();
       };
-      // O^T's GEMM done (pending 1: the S^T GEMM issued after it may still run): its V stage released, O^T
-      // rescaled to the rows' new maxima.
-      auto finish_o = [&](auto pending, const float(&correction)[2]) {
-        ptx::wgmma_wait_group<decltype(pending)::value>();
+      auto finish_o = [&] {
+        ptx::wgmma_wait_group<0>();
 #pragma unroll
         for (int t = 0; t < kVTiles; ++t) ptx::wgmma_fence_operand(ot[t]);
         pipe.release_kv_if(pipe.v_empty(pv_ring.stage), warp_leader);
         pv_ring.advance();
+      };
+
+      float st[kKeyTiles][4], block_max[2], correction[2];
+      scores(0, st, block_max);
+      probabilities(st, block_max, correction);         // (O^T is still 0)
+      std::uint32_t pv_buffer = pipe.narrow_p(parity);  // the P^T the next O^T GEMM reads
+      parity ^= 1;
+      for (int i = 1; i < n_blocks; ++i) {
+        scores(i, st, block_max);
+        gemm_o(pv_buffer);
+        probabilities(st, block_max, correction);
+        finish_o();
 #pragma unroll
         for (int t = 0; t < kVTiles; ++t) {
 #pragma unroll
           for (int j = 0; j < 4; ++j) ot[t][j] *= correction[j % 2];
         }
-      };
-
-      // Block i + 1's S^T runs beside block i's probabilities and the O^T GEMM of block i - 1; the first and
-      // the last block are peeled, so that every GEMM's issue and its wait sit on the same side of a branch
-      // (else ptxas serialises the kernel's wgmmas).
-      float st[kKeyTiles][4], block_max[2], correction[2];
-      issue_s();
-      take_s(0, st, block_max);
-      std::uint32_t pv_buffer = pipe.narrow_p(parity);  // the P^T the next O^T GEMM reads
-      if (n_blocks > 1) {
-        issue_s();
-        probabilities(st, block_max, correction);  // (O^T is still 0)
-        parity ^= 1;
-        for (int i = 1; i < n_blocks - 1; ++i) {
-          take_s(i, st, block_max);
-          issue_o(pv_buffer);
-          issue_s();
-          probabilities(st, block_max, correction);
-          finish_o(std::integral_constant<int, 1>{}, correction);
-          pv_buffer = pipe.narrow_p(parity);
-          parity ^= 1;
-        }
-        take_s(n_blocks - 1, st, block_max);
-        issue_o(pv_buffer);
-        probabilities(st, block_max, correction);
-        finish_o(std::integral_constant<int, 0>{}, correction);
         pv_buffer = pipe.narrow_p(parity);
-        parity ^= 1;
-      } else {
-        probabilities(st, block_max, correction);
         parity ^= 1;
       }
       // The last block's P^T, complete once every thread passed the barrier.
       ptx::bar_sync(kNarrowExchange, 128);
-      issue_o(pv_buffer);
-      const float unchanged[2] = {1.f, 1.f};
-      finish_o(std::integral_constant<int, 0>{}, unchanged);
+      gemm_o(pv_buffer);
+      finish_o();
       exchange_columns(row_sum, pipe.narrow_exchange(2), warp, lane, [](float a, float b) { return a + b; });
     }
 
