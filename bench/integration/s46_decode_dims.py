@@ -8,7 +8,8 @@ KV-cache decodes (GQA as the models that use them: d256 16 / 8 heads as Gemma-2 
 short-query forwards (flash_attn_func, 16 queries of a group of 4: 64 packed rows) at batch 16. "base" is the tree
 with SINGLE_CONSUMER_OTHER_DIMS=0 (d64 / d256 decodes of few tiles then run on cuda_sm80's splits).
 FLASHATTN_DIMS_ROWS=narrow (session 47, s47_narrow.sh): the rows of the narrow decode tile (at most 8 packed rows:
-d128 and d64 at 32 / 8 heads, d96 MHA, d128 at 64 / 8: 8 rows; short-query forwards of 2 queries of a group of 4).
+d128 and d64 at 32 / 8 heads, d96 MHA, d128 at 64 / 8: 8 rows; short-query forwards of 2 queries of a group of 4);
+FLASHATTN_DIMS_ROWS=narrow64 its d64 rows alone.
 
     python3 bench/integration/s46_decode_dims.py base new
 """
@@ -26,11 +27,11 @@ from s46_decode_ab import interleaved_medians, package, print_medians  # bench/i
 # A row: kind, d, q heads, kv heads, cache, batch, queries of a forward row.
 ROWS = []
 SET = os.environ.get("FLASHATTN_DIMS_ROWS", "")
-if SET == "narrow":
-    for d, hq, hk in ((128, 32, 8), (64, 32, 8)):
+if SET in ("narrow", "narrow64"):  # narrow64 (s47_stages.sh): the d64 rows alone
+    for d, hq, hk in ((64, 32, 8),) if SET == "narrow64" else ((128, 32, 8), (64, 32, 8)):
         ROWS += [("decode", d, hq, hk, cache, b, 1) for cache in (1024, 4096, 16384) for b in (1, 4, 8)]
         ROWS += [("decode", d, hq, hk, 4096, 64, 1), ("forward", d, hq, hk, 2048, 16, 2)]
-    for d, hq, hk in ((96, 32, 32), (128, 64, 8)):
+    for d, hq, hk in ((96, 32, 32), (128, 64, 8)) if SET == "narrow" else ():
         ROWS += [("decode", d, hq, hk, cache, b, 1) for cache in (1024, 16384) for b in (1, 4)]
 else:
     for d, hq, hk in ((96, 32, 32),) if SET == "96" else ((256, 16, 8), (64, 32, 8)):

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Session 47 (issue 6): six K/V stages for the narrow decode tile at d = 64 (forward_config.h
+# FLASHATTN_SM90_NARROW_D64_STAGES; 192 KB in flight per SM instead of four stages' 128 KB; base: the tree built
+# with 4). One call: the test binary and extension at d64 (both dtypes), the sm90 KV-cache / forward / split-KV
+# suites, racecheck / synccheck on d64 narrow cases, s46_decode_dims.py's d64 narrow rows (narrow64) base vs new.
+# Prediction: if the narrow loop is bound by bytes in flight (s47_ncu.sh), 0.80-0.90 at 4k-16k keys batch 1-4,
+# ~1.0 at 1k and at batch 64.
+#   bash bench/integration/s47_stages.sh
+set -uo pipefail
+# shellcheck source=bench/sm90_device_common.sh
+source bench/sm90_device_common.sh
+device_call_begin s47s
+PY_DIMS="64" sm90_build_py base "-DFLASHATTN_SM90_NARROW_D64_STAGES=4" 5 300 &
+tests_and_py_build "64"  # sets tests
+wait
+rm -f "$out"/py_*_configure.log
+timeout 100 "$tests" --gtest_filter='*KVCache*cuda_sm90*:*Forward*cuda_sm90*:*SplitKV*:*Workspace*' \
+  --gtest_brief=1 >"$out/tests.log" 2>&1
+log "sm90 suites rc=$?"
+grep -E '^\[  (PASSED|SKIPPED)' "$out/tests.log" | tee -a "$out/summary.txt"
+grep -E 'FAILED  \]|Failure' "$out/tests.log" | cut -c1-200 | head -20 | tee -a "$out/summary.txt"
+sanitizer_runs "$tests" 'Grid/KVCacheTest.*cuda_sm90_*_2x900_*:Grid/KVCacheTest.*cuda_sm90_*_1x2600_*' 60 racecheck synccheck
+(cd bench/integration && PYTHONPATH=$bld/pyroot FLASHATTN_DIMS_ROWS=narrow64 timeout 100 python3 s46_decode_dims.py base new) 2>&1 |
+  grep -v Warning >"$out/stages.jsonl"
+log "A/B rc=$?"
+ab_summary "$out/stages.jsonl"
+log total
