@@ -5,7 +5,9 @@
 # suites, racecheck / synccheck on d64 narrow cases, s46_decode_dims.py's d64 narrow rows (narrow64) base vs new.
 # Prediction: if the narrow loop is bound by bytes in flight (s47_ncu.sh), 0.80-0.90 at 4k-16k keys batch 1-4,
 # ~1.0 at 1k and at batch 64.
-#   bash bench/integration/s47_stages.sh
+# Measured 0.95-1.03 (0.949 at 16k keys batch 1 only): not kept; the switch is in s47_stages.patch (apply it first to
+# rerun this).
+#   patch -p1 < bench/integration/s47_stages.patch && bash bench/integration/s47_stages.sh
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh

@@ -730,13 +730,6 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
-// K / V stages of the narrow decode tile at d = 64 (32 KB each: six hold 192 KB in flight per SM, four 128 KB).
-// Session 47's ncu reading: the narrow tile's loop is bound by its loads (one piece per SM reads 50% of the DRAM
-// peak at 16k keys, d128).
-#ifndef FLASHATTN_SM90_NARROW_D64_STAGES
-#define FLASHATTN_SM90_NARROW_D64_STAGES 6
-#endif
-
 // The narrow decode tile's query rows: the N of its wgmmas (m64n8k16), so one 8-row swizzle atom of P^T per
 // 64 keys (ForwardConfig kNarrowPBytes).
 inline constexpr int kNarrowRowsMax = 8;
@@ -821,9 +814,7 @@ struct ForwardConfig {
               : (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_D64_THREE_BLOCK_N
                                           : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
   static constexpr int kBlockN = kLongKeyBlockN_ != 0 ? kLongKeyBlockN_ : kDefaultBlockN;
-  // The narrow decode tile at d = 64 (FLASHATTN_SM90_NARROW_D64_STAGES below): more bytes of K / V in flight.
-  static constexpr int kStages =
-      kLargeV ? 3 : (kHeadDim <= 64 ? (kNarrowRows_ ? FLASHATTN_SM90_NARROW_D64_STAGES : 4) : 2);
+  static constexpr int kStages = kLargeV ? 3 : (kHeadDim <= 64 ? 4 : 2);
   // The long-key, cluster and three-consumer kernels serve dense K/V only (paged K/V runs the
   // two-consumer kernel: use_three_consumers): no paged instantiation of them.
   // (d = 256 with 64-key blocks has one: pages of 64..256 rows are then read as 64-row boxes; so has the
