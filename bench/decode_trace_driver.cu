@@ -7,7 +7,7 @@
 // libflashattn.a:
 //   nvcc -std=c++20 -O2 -Iinclude bench/decode_trace_driver.cu BUILD/src/libflashattn.a -Xcompiler -fopenmp \
 //     -o decode_trace
-//   ./decode_trace KEYS BATCH kvcache|dense DUMP
+//   ./decode_trace KEYS BATCH kvcache|dense DUMP [HEAD_DIM]   (HEAD_DIM: d = dv, default 128; session 47)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -49,11 +49,12 @@ void* random_bf16(std::size_t n, std::mt19937& rng) {
 
 int main(int argc, char** argv) {
   using namespace flashattn;
-  if (argc != 5) {
-    std::fprintf(stderr, "usage: %s KEYS BATCH kvcache|dense DUMP\n", argv[0]);
+  if (argc != 5 && argc != 6) {
+    std::fprintf(stderr, "usage: %s KEYS BATCH kvcache|dense DUMP [HEAD_DIM]\n", argv[0]);
     return 2;
   }
-  const std::int64_t keys = std::atoll(argv[1]), b = std::atoll(argv[2]), hq = 32, hk = 8, d = 128;
+  const std::int64_t keys = std::atoll(argv[1]), b = std::atoll(argv[2]), hq = 32, hk = 8,
+                     d = argc == 6 ? std::atoll(argv[5]) : 128;
   const bool dense = std::strcmp(argv[3], "dense") == 0;
   std::mt19937 rng(0);
   const Device gpu{DeviceType::cuda, 0};
