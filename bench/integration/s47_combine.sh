@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Session 47 (issue 6): the narrow tile's combine spread over the warpgroup (decode_consumer.h combine_narrow_pieces,
+# FLASHATTN_SM90_NARROW_COMBINE; base: the tree built with it 0, split_kv.h's combine: 16 threads hold a decode
+# step's 4 rows and take four pieces per L2 round trip; s47_narrowtrace.sh read it at 3.0 us of a 25 us decode at
+# 16 pieces, d128). One call: the test binary and extension (d 64 / 96 / 128, both dtypes), the sm90 KV-cache,
+# split-KV and workspace suites, racecheck on three narrow split cases, the narrow rows A/B.
+# Prediction: -1.5..-2 us where tiles split into 8-16 pieces (1k-16k keys at batch 1-4: 0.85-0.95), ~1.0 at batch
+# 8 and 64 (few or no pieces).
+#   bash bench/integration/s47_combine.sh
+set -uo pipefail
+# shellcheck source=bench/sm90_device_common.sh
+source bench/sm90_device_common.sh
+device_call_begin s47c
+PY_DIMS="64;96;128" sm90_build_py base "-DFLASHATTN_SM90_NARROW_COMBINE=0" 5 300 &
+tests_and_py_build "64;96;128"  # sets tests
+wait
+rm -f "$out"/py_*_configure.log
+timeout 100 "$tests" --gtest_filter='*KVCache*cuda_sm90*:*SplitKV*:*Workspace*' --gtest_brief=1 >"$out/tests.log" 2>&1
+log "suites rc=$?"
+grep -E '^\[  (PASSED|SKIPPED)' "$out/tests.log" | tee -a "$out/summary.txt"
+grep -E 'FAILED  \]|Failure' "$out/tests.log" | cut -c1-200 | head -20 | tee -a "$out/summary.txt"
+sanitizer_runs "$tests" 'Grid/KVCacheTest.*cuda_sm90_*_1x3000_*:Grid/KVCacheTest.*cuda_sm90_*_2x1800_*:Grid/KVCacheTest.*cuda_sm90_*_1x2500_*' 40 racecheck
+(cd bench/integration && PYTHONPATH=$bld/pyroot FLASHATTN_DIMS_ROWS=narrow timeout 60 python3 s46_decode_dims.py base new) 2>&1 |
+  grep -v Warning >"$out/combine.jsonl"
+log "A/B rc=$?"
+ab_summary "$out/combine.jsonl"
+log total
