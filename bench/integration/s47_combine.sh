@@ -6,7 +6,9 @@
 # split-KV and workspace suites, racecheck on three narrow split cases, the narrow rows A/B.
 # Prediction: -1.5..-2 us where tiles split into 8-16 pieces (1k-16k keys at batch 1-4: 0.85-0.95), ~1.0 at batch
 # 8 and 64 (few or no pieces).
-#   bash bench/integration/s47_combine.sh
+# Measured 0.96-0.97 at 16k keys batch 1 (16 pieces), 1.02-1.12 at 1k keys (4-8 pieces), ~1.0 elsewhere: not kept;
+# the switch is in s47_combine.patch (apply it first to rerun this).
+#   patch -p1 < bench/integration/s47_combine.patch && bash bench/integration/s47_combine.sh
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh

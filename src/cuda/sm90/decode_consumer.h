@@ -133,110 +133,6 @@ __device__ __forceinline__ void exchange_columns(float (&v)[2], std::uint32_t xc
   }
 }
 
-// FLASHATTN_SM90_NARROW_COMBINE (default 1): a split tile's combine on the narrow tile spread over the whole
-// warpgroup, every piece's loads in flight at once (combine_narrow_pieces); 0: split_kv.h's combine in the
-// 64-row tile's layout, where 16 threads hold a decode step's 4 rows and take four pieces per L2 round trip
-// (session 47's trace: 3.0 us of a 25 us decode at 16 pieces, d128).
-#ifndef FLASHATTN_SM90_NARROW_COMBINE
-#define FLASHATTN_SM90_NARROW_COMBINE 1
-#endif
-
-// The combine of a split tile's pieces (split_kv.h's records and arithmetic) by the warpgroup that completed
-// it, and the tile's store: thread t owns row t / 16 of kNarrowRowsMax and kDv / 16 columns of it, and loads
-// every piece's LSE and those columns at once (kBatch pieces per L2 round trip), so the combine costs about
-// one round trip instead of one per four pieces. O's rows go to O's buffer (the layout store_output writes)
-// and out by TMA.
-template <class Config>
-__device__ __forceinline__ void combine_narrow_pieces(const ForwardKernelParams& p,
-                                                      const SharedPipeline<Config>& pipe, const WorkTile& w,
-                                                      int packed_first, const float* tile_records) {
-  constexpr int kDv = Config::kHeadDimV;
-  constexpr int kCols = kDv / 16;  // 8 at dv 128, 4 at dv 64
-  constexpr int kVectors = kCols / 4;
-  constexpr int kBatch = 16;
-  static_assert(kCols % 4 == 0, "whole float4s of a row");
-  constexpr float kLog2e = 1.4426950408889634f;
-  const SplitKV& s = p.split_kv;
-  const int thread = threadIdx.x % 128;
-  const int row = thread / 16;
-  const int column0 = (thread % 16) * kCols;
-  const std::size_t record_floats = split_kv_record_floats(s.rows, kDv);
-  const bool held = row < s.rows;
-  float reference = -INFINITY, sum = 0.f;
-  float acc[kCols];
-#pragma unroll
-  for (int j = 0; j < kCols; ++j) acc[j] = 0.f;
-  for (int first = 0; held && first < s.splits; first += kBatch) {
-    float lse[kBatch];
-    float4 x[kBatch][kVectors];
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      // Past the last piece: the last one again, weighed 0 below (a branch-free batch).
-      const float* record = tile_records + min(first + b, s.splits - 1) * record_floats;
-      lse[b] = first + b < s.splits ? __ldcg(record + s.rows * kDv + row) : -INFINITY;
-#pragma unroll
-      for (int q = 0; q < kVectors; ++q) {
-        x[b][q] = __ldcg(reinterpret_cast<const float4*>(record + row * kDv + column0 + 4 * q));
-      }
-    }
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      // Both -inf: nothing seen yet and this piece saw no key (keep the zeros).
-      const float next = fmaxf(reference, lse[b]);
-      const bool none = next == -INFINITY;
-      const float keep = none ? 1.f : exp2f((reference - next) * kLog2e);
-      const float weight = none ? 0.f : exp2f((lse[b] - next) * kLog2e);
-      sum = fmaf(sum, keep, weight);
-#pragma unroll
-      for (int q = 0; q < kVectors; ++q) {
-        acc[4 * q] = fmaf(weight, x[b][q].x, acc[4 * q] * keep);
-        acc[4 * q + 1] = fmaf(weight, x[b][q].y, acc[4 * q + 1] * keep);
-        acc[4 * q + 2] = fmaf(weight, x[b][q].z, acc[4 * q + 2] * keep);
-        acc[4 * q + 3] = fmaf(weight, x[b][q].w, acc[4 * q + 3] * keep);
-      }
-      reference = next;
-    }
-  }
-  if (held && p.sink != nullptr) {
-    const float sink = p.sink[w.head];
-    const float next = fmaxf(reference, sink);
-    const float keep = exp2f((reference - next) * kLog2e);  // 0 when no piece saw a key
-    sum = fmaf(sum, keep, exp2f((sink - next) * kLog2e));
-#pragma unroll
-    for (int j = 0; j < kCols; ++j) acc[j] *= keep;
-    reference = next;
-  }
-  const bool empty = !(sum > 0.f);
-  const float scale = empty ? 0.f : 1.f / sum;
-  claim_output_buffer<Config>(0);
-  if (held) {
-    // Row `row` (< 8: its swizzle phase is the row itself), 16-byte unit column0 / 8 of its 64-column chunk.
-    const std::uint32_t unit = pipe.o(0) + (column0 / 64) * Config::kOChunkStride + row * Config::kRowBytes +
-                               ((((column0 % 64) / 8) ^ row) << 4) + (column0 % 8) * 2;
-    std::uint32_t packed[kCols / 2];
-#pragma unroll
-    for (int j = 0; j < kCols / 2; ++j) {
-      packed[j] = pack_pair<typename Config::Element>(acc[2 * j] * scale, acc[2 * j + 1] * scale);
-    }
-    if constexpr (kCols == 8) {
-      ptx::st_shared_v4_b32(unit, make_uint4(packed[0], packed[1], packed[2], packed[3]));
-    } else {
-      ptx::st_shared_v2_f32(unit, __uint_as_float(packed[0]), __uint_as_float(packed[1]));
-    }
-  }
-  issue_output_store<Config>(p, pipe, w, 0, pipe.o(0), RingPosition<Config::kStages>{});
-  if (p.lse != nullptr && held && thread % 16 == 0) {
-    const int packed_row = packed_first + row;
-    const int position = packed_row >> p.pack_shift;
-    const int head = (w.head << p.pack_shift) + (packed_row & ((1 << p.pack_shift) - 1));
-    if (position < w.seqlen_q) {
-      p.lse[w.batch * p.lse_batch_stride + head * p.lse_head_stride +
-            static_cast<std::int64_t>(w.q_offset + position) * p.lse_row_stride] =
-          empty ? -INFINITY : reference + logf(sum);
-    }
-  }
-}
-
 // The narrow tile's consumer loop (kPaged: the producer's, nothing here differs).
 template <class Config, bool kPaged>
 __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe) {
@@ -437,15 +333,11 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
         if (warp == 0 && lane < 4) __stcg(mine + s.rows * kDv + row, final_rows.lse[e]);
       }
       if (!completes_pieces([&] { return s.arrivals + tile; }, s.splits, kEpilogue)) continue;
-      if constexpr (FLASHATTN_SM90_NARROW_COMBINE != 0) {
-        combine_narrow_pieces<Config>(p, pipe, w, packed_first, tile_records);
-      } else {
-        float o[Config::kPVN / 2];
-        RowFinal combined;
-        combine_split_pieces<Config>(p, w.head, tile_records, o, combined);
-        claim_output_buffer<Config>(0);
-        store_output<Config>(p, pipe, w, 0, o, combined, RingPosition<Config::kStages>{});
-      }
+      float o[Config::kPVN / 2];
+      RowFinal combined;
+      combine_split_pieces<Config>(p, w.head, tile_records, o, combined);
+      claim_output_buffer<Config>(0);
+      store_output<Config>(p, pipe, w, 0, o, combined, RingPosition<Config::kStages>{});
       continue;
     }
 
