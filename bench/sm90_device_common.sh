@@ -82,6 +82,24 @@ tests_and_py_build() {
   tests=$bld/full/tests/flashattn_tests
 }
 
+# tree_and_flag_base DIMS FLAGS: the test binary and extension of this tree for head dims DIMS (tests_and_py_build: sets
+# tests) and, in parallel, the extension built with CUDA flags FLAGS as package flashattn_base (a switch's A/B).
+tree_and_flag_base() {
+  PY_DIMS="$1" sm90_build_py base "$2" 5 400 &
+  tests_and_py_build "$1"
+  wait
+  rm -f "$out"/py_*_configure.log
+}
+
+# gtest_suites FILTER LIMIT: the cases FILTER of the test binary $tests (LIMIT seconds), their counts and first
+# failures in the summary.
+gtest_suites() {
+  timeout "$2" "$tests" --gtest_filter="$1" --gtest_brief=1 >"$out/tests.log" 2>&1
+  log "suites rc=$?"
+  grep -E '^\[  (PASSED|SKIPPED)' "$out/tests.log" | tee -a "$out/summary.txt"
+  grep -E 'FAILED  \]|Failure' "$out/tests.log" | cut -c1-200 | head -40 | tee -a "$out/summary.txt"
+}
+
 # py_tests_on_gpu FILE...: the given tests/python files with the package(s) under $bld/pyroot, run from /tmp (so
 # that the tree's python/ is not imported); pytest.txt in $out, its counts and failures in summary.txt.
 py_tests_on_gpu() {
@@ -518,6 +536,24 @@ gpu_check_call() {
   grep -E "FAILED|Failure|drawn case" "$work/gpu_tests.log" | head -40 >"${OUT:-/tmp}/gpu_test_failures.txt"
   (cd "$work" && tar -czf "${OUT:-/tmp}/compare.tgz" compare compare.log 2>/dev/null)
   cat "$work/summary.txt"
+}
+
+# gpu_check_sanitizers WORK FILTER LIMIT TOOL...: after gpu_check_call WORK, compute-sanitizer's TOOLs on the cases
+# FILTER of its test binary (LIMIT seconds each): per tool the summary line, the cases' counts, the last case run and
+# the first reports, in $OUT/summary.txt (final46.sh, final47.sh).
+gpu_check_sanitizers() {
+  local work=$1 filter=$2 limit=$3 tool start
+  shift 3
+  for tool in "$@"; do
+    start=$(date +%s)
+    timeout "$limit" compute-sanitizer --tool "$tool" --error-exitcode 3 build/gpu/tests/flashattn_tests \
+      --gtest_filter="$filter" --gtest_brief=0 >"$work/$tool.log" 2>&1
+    echo "== $tool rc=$? in $(($(date +%s) - start)) s: $(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' "$work/$tool.log")" |
+      tee -a "${OUT:-/tmp}/summary.txt"
+    grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$work/$tool.log" | sort | uniq -c | tee -a "${OUT:-/tmp}/summary.txt"
+    grep -E '^\[ RUN|^\[       OK' "$work/$tool.log" | tail -2 | cut -c1-160 | tee -a "${OUT:-/tmp}/summary.txt"
+    grep -E -m2 -A6 '^========= (Invalid|Misaligned|Error|Race|Barrier)' "$work/$tool.log" | cut -c1-200 >>"${OUT:-/tmp}/summary.txt"
+  done
 }
 
 # grid_call NAME: a standing's further grid of this tree: the Python extension (d 64 / 128 / 256, bf16) and

@@ -14,14 +14,7 @@ GPU_CHECK_STEPS="build tests python" gpu_check_call /tmp/f46
 filter='Grid/KVCacheTest.*cuda_sm90_*_1x3000_*:Grid/KVCacheTest.*cuda_sm90_*_1x2500_*:Grid/KVCacheTest.*cuda_sm90_*_2x1800_*'
 filter+=':Grid/KVCacheTest.*cuda_sm90_*_1x1000_*:Grid/KVCacheTest.*cuda_sm90_*_4x2200_*:Grid/KVCacheTest.*cuda_sm90_*_1x2000_*'
 filter+=':Grid/KVCacheTest.*cuda_sm90_*_1x3100_*:Grid/KVCacheTest.*cuda_sm90_*_1x2600_*:ForwardWorkspace.*'
-for tool in memcheck racecheck; do
-  start=$(date +%s)
-  timeout 100 compute-sanitizer --tool $tool --error-exitcode 3 build/gpu/tests/flashattn_tests \
-    --gtest_filter="$filter" --gtest_brief=1 >/tmp/f46/$tool.log 2>&1
-  echo "== $tool rc=$? in $(($(date +%s) - start)) s: $(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/f46/$tool.log)" |
-    tee -a "${OUT:-/tmp}/summary.txt"
-  grep -E '^\[  (PASSED|FAILED|SKIPPED)' /tmp/f46/$tool.log | sort | uniq -c | tee -a "${OUT:-/tmp}/summary.txt"
-done
+gpu_check_sanitizers /tmp/f46 "$filter" 100 memcheck racecheck
 # gpu_check's python step left the extension beside a copy of python/flashattn in build/pyroot.
 (cd bench/integration && PYTHONPATH=$OLDPWD/build/pyroot timeout 150 python3 s46_dims_rule.py) 2>&1 |
   grep -v Warning >"${OUT:-/tmp}/dims_rule.jsonl"

@@ -14,13 +14,4 @@ GPU_CHECK_STEPS="build tests python" gpu_check_call /tmp/f47
 filter='Grid/KVCacheTest.*cuda_sm90_*_2x1500_*:Grid/KVCacheTest.*cuda_sm90_*_1x3000_*:Grid/KVCacheTest.*cuda_sm90_*_2x900_*'
 filter+=':Grid/KVCacheTest.*cuda_sm90_*_1x1200_*:Grid/KVCacheTest.*cuda_sm90_*_1x2500_*:Grid/KVCacheTest.*cuda_sm90_*_2x1800_*'
 filter+=':ForwardWorkspace.*'
-for tool in memcheck racecheck; do
-  start=$(date +%s)
-  timeout 110 compute-sanitizer --tool $tool --error-exitcode 3 build/gpu/tests/flashattn_tests \
-    --gtest_filter="$filter" --gtest_brief=0 >/tmp/f47/$tool.log 2>&1
-  echo "== $tool rc=$? in $(($(date +%s) - start)) s: $(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/f47/$tool.log)" |
-    tee -a "${OUT:-/tmp}/summary.txt"
-  grep -E '^\[  (PASSED|FAILED|SKIPPED)' /tmp/f47/$tool.log | sort | uniq -c | tee -a "${OUT:-/tmp}/summary.txt"
-  grep -E '^\[ RUN|^\[       OK' /tmp/f47/$tool.log | tail -2 | cut -c1-160 | tee -a "${OUT:-/tmp}/summary.txt"
-  grep -E -m2 -A6 '^========= (Invalid|Misaligned|Error|Race|Barrier)' /tmp/f47/$tool.log | cut -c1-200 >>"${OUT:-/tmp}/summary.txt"
-done
+gpu_check_sanitizers /tmp/f47 "$filter" 110 memcheck racecheck

@@ -13,14 +13,8 @@ set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
 device_call_begin s47c
-PY_DIMS="64;96;128" sm90_build_py base "-DFLASHATTN_SM90_NARROW_COMBINE=0" 5 300 &
-tests_and_py_build "64;96;128"  # sets tests
-wait
-rm -f "$out"/py_*_configure.log
-timeout 100 "$tests" --gtest_filter='*KVCache*cuda_sm90*:*SplitKV*:*Workspace*' --gtest_brief=1 >"$out/tests.log" 2>&1
-log "suites rc=$?"
-grep -E '^\[  (PASSED|SKIPPED)' "$out/tests.log" | tee -a "$out/summary.txt"
-grep -E 'FAILED  \]|Failure' "$out/tests.log" | cut -c1-200 | head -20 | tee -a "$out/summary.txt"
+tree_and_flag_base "64;96;128" "-DFLASHATTN_SM90_NARROW_COMBINE=0"  # sets tests
+gtest_suites '*KVCache*cuda_sm90*:*SplitKV*:*Workspace*' 100
 sanitizer_runs "$tests" 'Grid/KVCacheTest.*cuda_sm90_*_1x3000_*:Grid/KVCacheTest.*cuda_sm90_*_2x1800_*:Grid/KVCacheTest.*cuda_sm90_*_1x2500_*' 40 racecheck
 (cd bench/integration && PYTHONPATH=$bld/pyroot FLASHATTN_DIMS_ROWS=narrow timeout 60 python3 s46_decode_dims.py base new) 2>&1 |
   grep -v Warning >"$out/combine.jsonl"

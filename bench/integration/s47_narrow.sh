@@ -12,16 +12,9 @@ set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
 device_call_begin s47n
-PY_DIMS="64;96;128" sm90_build_py base "-DFLASHATTN_SM90_NARROW_DECODE=0" 5 400 &
-tests_and_py_build "64;96;128"  # sets tests
-wait
-rm -f "$out"/py_*_configure.log
+tree_and_flag_base "64;96;128" "-DFLASHATTN_SM90_NARROW_DECODE=0"  # sets tests
 sm90_sass_counts "$bld/full" | grep -E "Li1ELi0ELi1ELb0" | tee -a "$out/summary.txt"
-timeout 200 "$tests" --gtest_filter='*cuda_sm90*:*CudaSm90*:*SplitKV*:*Workspace*:*Determinism*' \
-  --gtest_brief=1 >"$out/tests.log" 2>&1
-log "sm90 suites rc=$?"
-grep -E '^\[  (PASSED|SKIPPED)' "$out/tests.log" | tee -a "$out/summary.txt"
-grep -E 'FAILED  \]|Failure|error' "$out/tests.log" | cut -c1-200 | head -40 | tee -a "$out/summary.txt"
+gtest_suites '*cuda_sm90*:*CudaSm90*:*SplitKV*:*Workspace*:*Determinism*' 200
 narrow_cases='Grid/KVCacheTest.*cuda_sm90_*_2x1500_*:Grid/KVCacheTest.*cuda_sm90_*_1x3000_*:Grid/KVCacheTest.*cuda_sm90_*_2x900_*:Grid/KVCacheTest.*cuda_sm90_*_1x1200_*'
 sanitizer_runs "$tests" "$narrow_cases" 90 memcheck racecheck synccheck
 (cd bench/integration && PYTHONPATH=$bld/pyroot FLASHATTN_DIMS_ROWS=narrow timeout 230 python3 s46_decode_dims.py base new) 2>&1 |

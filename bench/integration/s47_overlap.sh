@@ -17,11 +17,7 @@ tests_and_py_build "64;96;128"  # sets tests
 wait
 rm -f "$out"/py_*_configure.log
 sm90_sass_counts "$bld/full" | grep -E "Li1ELi0ELi1ELb0ELb1" | tee -a "$out/summary.txt"
-timeout 150 "$tests" --gtest_filter='*KVCache*cuda_sm90*:*Forward*cuda_sm90*:*SplitKV*:*Workspace*:*Determinism*' \
-  --gtest_brief=1 >"$out/tests.log" 2>&1
-log "sm90 suites rc=$?"
-grep -E '^\[  (PASSED|SKIPPED)' "$out/tests.log" | tee -a "$out/summary.txt"
-grep -E 'FAILED  \]|Failure' "$out/tests.log" | cut -c1-200 | head -40 | tee -a "$out/summary.txt"
+gtest_suites '*KVCache*cuda_sm90*:*Forward*cuda_sm90*:*SplitKV*:*Workspace*:*Determinism*' 150
 narrow_cases='Grid/KVCacheTest.*cuda_sm90_*_2x1500_*:Grid/KVCacheTest.*cuda_sm90_*_1x3000_*:Grid/KVCacheTest.*cuda_sm90_*_2x900_*:Grid/KVCacheTest.*cuda_sm90_*_1x1200_*:Grid/KVCacheTest.*cuda_sm90_*_2x1800_*'
 sanitizer_runs "$tests" "$narrow_cases" 90 racecheck synccheck
 (cd bench/integration && PYTHONPATH=$bld/pyroot FLASHATTN_DIMS_ROWS=narrow timeout 100 python3 s46_decode_dims.py base new) 2>&1 |

@@ -12,15 +12,8 @@ set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
 device_call_begin s47s
-PY_DIMS="64" sm90_build_py base "-DFLASHATTN_SM90_NARROW_D64_STAGES=4" 5 300 &
-tests_and_py_build "64"  # sets tests
-wait
-rm -f "$out"/py_*_configure.log
-timeout 100 "$tests" --gtest_filter='*KVCache*cuda_sm90*:*Forward*cuda_sm90*:*SplitKV*:*Workspace*' \
-  --gtest_brief=1 >"$out/tests.log" 2>&1
-log "sm90 suites rc=$?"
-grep -E '^\[  (PASSED|SKIPPED)' "$out/tests.log" | tee -a "$out/summary.txt"
-grep -E 'FAILED  \]|Failure' "$out/tests.log" | cut -c1-200 | head -20 | tee -a "$out/summary.txt"
+tree_and_flag_base "64" "-DFLASHATTN_SM90_NARROW_D64_STAGES=4"  # sets tests
+gtest_suites '*KVCache*cuda_sm90*:*Forward*cuda_sm90*:*SplitKV*:*Workspace*' 100
 sanitizer_runs "$tests" 'Grid/KVCacheTest.*cuda_sm90_*_2x900_*:Grid/KVCacheTest.*cuda_sm90_*_1x2600_*' 60 racecheck synccheck
 (cd bench/integration && PYTHONPATH=$bld/pyroot FLASHATTN_DIMS_ROWS=narrow64 timeout 100 python3 s46_decode_dims.py base new) 2>&1 |
   grep -v Warning >"$out/stages.jsonl"
