@@ -10,11 +10,12 @@
 //                      through shared memory per key block: a warp holds 16 of each M tile's 64 keys);
 //   O^T += V^T P^T     A = V (M-major: its dv columns are M), B = P^T written to shared memory by
 //                      stmatrix.trans (8 rows of the block's keys, K-major), N = 8.
-// Per 128-key block at d = 128 that is 32 wgmma m64n8k16 and 8 probabilities per thread instead of 16
-// m64n128k16 / m64n128k16-wide steps and 64 probabilities. The producer, the ring and the tile handoff are
-// the 64-row decode kernel's (producer.h); the epilogue writes O^T transposed into O's buffer (the TMA store
-// clips the rows past the tile's: they are query positions past seqlen_q), and a split piece records its rows
-// in split_kv.h's format, so the combine and the store of a split tile are split_kv.h's and epilogue.h's.
+// Per 128-key block at d = 128 that is 32 wgmma m64n8k16 (16 for S^T, 16 for O^T) and 8 probabilities per
+// thread, where the 64-row tile issues 16 m64n128k16 and takes 64 probabilities. The producer, the ring and
+// the tile handoff are the 64-row decode kernel's (producer.h); the epilogue writes O^T transposed into O's
+// buffer (the TMA store clips the rows past the tile's: they are query positions past seqlen_q), and a split
+// piece records its rows in split_kv.h's format, so the combine and the store of a split tile are
+// split_kv.h's and epilogue.h's.
 //
 // Per key block, one barrier (kNarrowExchange): it closes the exchange of the block's row maxima and, being
 // after every thread's fenced stmatrix of the previous block's P^T, opens that P^T to the GEMM issued after
