@@ -77,9 +77,9 @@ inline int pack_factor_for(const AttentionParams& a, std::int64_t block_m) {
   const std::int64_t rows_packed = (a.seqlen_q * group + block_m - 1) / block_m * block_m;
   return rows_packed < rows_unpacked ? static_cast<int>(group) : 1;
 }
-// SPLIT_KV (split_kv_plan.h): the one-consumer decode kernels (d = dv = 64, 128, 256; d = 96 runs d = 128's; at
-// most 8 packed rows on the narrow tile, decode_consumer.h, whose key blocks and records are the same), and their
-// shape parameters.
+// SPLIT_KV (split_kv_plan.h): the one-consumer decode kernels (d = dv = 64, 128, 256; d = 96 runs d = 128's;
+// at most 8 packed rows on the narrow tile, decode_consumer.h, whose key blocks and records are the same),
+// and their shape parameters.
 template <int kHeadDim>
 using DecodeConfig = ForwardConfig<kHeadDim, kHeadDim, __half, 1>;  // (bf16's have the same tiles)
 constexpr int kDecodeBlockM = DecodeConfig<128>::kBlockM;

@@ -422,6 +422,30 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   }
 }
 
+// Decoding: one consumer warpgroup (forward_config.h use_single_consumer), on the narrow tile for at most 8
+// packed rows (use_narrow_rows), else on 64-row tiles, of the kernel head dim that runs (kHeadDim, kHeadDimV)
+// (d = 96: d = 128's). True when the problem is one of these, `launched` then the launch's result; false,
+// with nothing launched, for the others.
+template <int kHeadDim, int kHeadDimV, typename Element>
+bool launch_decode(const AttentionParams& a, void* workspace, cudaStream_t stream, cudaError_t& launched) {
+  if constexpr (single_consumer_head_dims(kHeadDim, kHeadDimV)) {
+    constexpr int kD = kernel_head_dim(kHeadDim);
+    using Single = ForwardConfig<kD, kD, Element, 1>;
+    const int pack = pack_factor<Single>(a);
+    if constexpr (narrow_rows_head_dims(kHeadDim, kHeadDimV)) {
+      if (use_narrow_rows(kHeadDim, kHeadDimV, a.seqlen_q, pack)) {
+        launched = launch_forward<ForwardConfig<kD, kD, Element, 1, 0, 1, false, true>>(a, workspace, stream);
+        return true;
+      }
+    }
+    if (use_single_consumer(kHeadDim, kHeadDimV, a.seqlen_q, pack)) {
+      launched = launch_forward<Single>(a, workspace, stream);
+      return true;
+    }
+  }
+  return false;
+}
+
 template <int kHeadDim, int kHeadDimV, typename Element>
 cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t stream) {
   if constexpr (kHeadDim == 96) {
@@ -429,18 +453,8 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
     // zero-fills columns 96..127 of Q, K and V (S is exact, O's extra columns are 0)
     // and clips them from the O store. 4/3 of the GEMM work, no extra traffic.
     static_assert(kHeadDimV == 96);
-    if constexpr (single_consumer_head_dims(96, 96)) {
-      // Decoding: the d = 128 decode kernels (below), likewise.
-      using Single = ForwardConfig<128, 128, Element, 1>;
-      if constexpr (narrow_rows_head_dims(96, 96)) {
-        if (use_narrow_rows(96, 96, a.seqlen_q, pack_factor<Single>(a))) {
-          return launch_forward<ForwardConfig<128, 128, Element, 1, 0, 1, false, true>>(a, workspace, stream);
-        }
-      }
-      if (use_single_consumer(96, 96, a.seqlen_q, pack_factor<Single>(a))) {
-        return launch_forward<Single>(a, workspace, stream);
-      }
-    }
+    // Decoding: the d = 128 decode kernels, likewise.
+    if (cudaError_t e = cudaSuccess; launch_decode<96, 96, Element>(a, workspace, stream, e)) return e;
     return launch_forward<ForwardConfig<128, 128, Element>>(a, workspace, stream);
   } else if constexpr (kHeadDimV == 512) {
     // (64, 512): O has 256 fp32 per thread at 64 rows per warpgroup, beyond the register
@@ -462,21 +476,9 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
     }
     return cudaSuccess;
   } else {
-    if constexpr (single_consumer_head_dims(kHeadDim, kHeadDimV)) {
-      // Decoding: one consumer warpgroup, 64-row tiles (forward_config.h use_single_consumer), before any
-      // other tile choice of the head dim.
-      using Single = ForwardConfig<kHeadDim, kHeadDimV, Element, 1>;
-      if constexpr (narrow_rows_head_dims(kHeadDim, kHeadDimV)) {
-        // At most 8 packed rows: the narrow tile (forward_config.h use_narrow_rows).
-        if (use_narrow_rows(kHeadDim, kHeadDimV, a.seqlen_q, pack_factor<Single>(a))) {
-          return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 1, 0, 1, false, true>>(
-              a, workspace, stream);
-        }
-      }
-      if (use_single_consumer(kHeadDim, kHeadDimV, a.seqlen_q, pack_factor<Single>(a))) {
-        return launch_forward<Single>(a, workspace, stream);
-      }
-    }
+    // Decoding, before any other tile choice of the head dim.
+    if (cudaError_t e = cudaSuccess; launch_decode<kHeadDim, kHeadDimV, Element>(a, workspace, stream, e))
+      return e;
     // Causal or windowed: some kernels have instances for masked problems only.
     [[maybe_unused]] const bool masked = is_masked(a);
 #if FLASHATTN_SM90_D64_ALT_BLOCK_N != 0 || FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED != 0
