@@ -9,7 +9,8 @@ short-query forwards (flash_attn_func, 16 queries of a group of 4: 64 packed row
 with SINGLE_CONSUMER_OTHER_DIMS=0 (d64 / d256 decodes of few tiles then run on cuda_sm80's splits).
 FLASHATTN_DIMS_ROWS=narrow (session 47, s47_narrow.sh): the rows of the narrow decode tile (at most 8 packed rows:
 d128 and d64 at 32 / 8 heads, d96 MHA, d128 at 64 / 8: 8 rows; short-query forwards of 2 queries of a group of 4);
-FLASHATTN_DIMS_ROWS=narrow64 its d64 rows alone.
+FLASHATTN_DIMS_ROWS=narrow64 its d64 rows alone. FLASHATTN_DIMS_ROWS=narrow256 (session 48, s48_narrow256.sh): d256 on
+the narrow tile (16 / 8 heads as Gemma-2 9B: 2 rows; 32 / 4: 8 rows; short-query forwards of 2 queries).
 
     python3 bench/integration/s46_decode_dims.py base new
 """
@@ -33,6 +34,10 @@ if SET in ("narrow", "narrow64"):  # narrow64 (s47_stages.sh): the d64 rows alon
         ROWS += [("decode", d, hq, hk, 4096, 64, 1), ("forward", d, hq, hk, 2048, 16, 2)]
     for d, hq, hk in ((96, 32, 32), (128, 64, 8)) if SET == "narrow" else ():
         ROWS += [("decode", d, hq, hk, cache, b, 1) for cache in (1024, 16384) for b in (1, 4)]
+elif SET == "narrow256":
+    ROWS += [("decode", 256, 16, 8, cache, b, 1) for cache in (1024, 4096, 16384) for b in (1, 4, 8)]
+    ROWS += [("decode", 256, 16, 8, 4096, 64, 1), ("forward", 256, 16, 8, 2048, 16, 2)]
+    ROWS += [("decode", 256, 32, 4, cache, b, 1) for cache in (1024, 16384) for b in (1, 4)]
 else:
     for d, hq, hk in ((96, 32, 32),) if SET == "96" else ((256, 16, 8), (64, 32, 8)):
         ROWS += [("decode", d, hq, hk, cache, b, 1) for cache in (1024, 4096, 16384) for b in (1, 2, 4, 8)]

@@ -7,7 +7,7 @@ automatic time over the best explicit one.
     python3 bench/integration/s46_dims_rule.py
 
 FLASHATTN_DIMS_ROWS=narrow (session 47): the narrow decode tile's rows (d128 / d64 at 32 / 8 heads, d96 MHA), and
-num_splits 1 too.
+num_splits 1 too. FLASHATTN_DIMS_ROWS=narrow256 (session 48): d256 16 / 8 heads on the narrow tile, likewise.
 """
 
 import json
@@ -18,8 +18,10 @@ import torch
 import flashattn
 from s44_decode_splits import decode_problem, timed_row  # bench/integration/
 
-NARROW = os.environ.get("FLASHATTN_DIMS_ROWS") == "narrow"
-HEADS = ((128, 32, 8), (64, 32, 8), (96, 32, 32)) if NARROW else ((256, 16, 8), (64, 32, 8))
+SET = os.environ.get("FLASHATTN_DIMS_ROWS", "")
+NARROW = SET in ("narrow", "narrow256")
+HEADS = {"narrow": ((128, 32, 8), (64, 32, 8), (96, 32, 32)), "narrow256": ((256, 16, 8),)}.get(
+    SET, ((256, 16, 8), (64, 32, 8)))
 ROWS = [(d, hq, hk, cache, b) for d, hq, hk in HEADS for cache in (1024, 4096, 16384) for b in (1, 4)]
 COUNTS = (0, 1, 2, 4, 8, 16, 32) if NARROW else (0, 2, 4, 8, 16, 32)
 

@@ -771,11 +771,14 @@ struct ForwardConfig {
   // KB of its own).
   static constexpr bool kSingleConsumer = kConsumerWarpgroups_ == 1;
   // The narrow decode tile (decode_consumer.h): S^T = K Q^T with 64 keys as the wgmma's M and the query rows
-  // as N = kNarrowRowsMax, O^T = V^T P^T; 128-key blocks (two M tiles of S^T, one stmatrix.x4 of P).
+  // as N = kNarrowRowsMax, O^T = V^T P^T; 128-key blocks at d = 64 / 128 (two M tiles of S^T, one
+  // stmatrix.x4 of P^T), 64-key ones at d = 256 (one M tile: its two stages of 64 KB are as many bytes in
+  // flight as d = 128's, where two of 80 keys would not be a whole number of M tiles and three of 64 do not
+  // fit beside Q and O).
   static constexpr bool kNarrowRows = kNarrowRows_;
   static_assert(!kNarrowRows || (kSingleConsumer && kLongKeyBlockN_ == 0 && kHeadDim == kHeadDimV &&
-                                 (kHeadDim == 64 || kHeadDim == 128)),
-                "the narrow tile is the d = dv = 64 / 128 decode kernel's");
+                                 (kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256)),
+                "the narrow tile is the d = dv = 64 / 128 / 256 decode kernel's");
   static_assert(
       kConsumerWarpgroups == 2 ||
           ((kConsumerWarpgroups == 3 || (kConsumerWarpgroups == 4 && kD64Alt)) && kHeadDim == 64 &&
@@ -810,9 +813,10 @@ struct ForwardConfig {
                     kD256Block64 || kD64Alt,
                 "a long-key block only for the two-consumer d = 128 kernel, 64 keys only at d = 256");
   static constexpr int kDefaultBlockN =
-      kLargeV ? 64
-              : (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_D64_THREE_BLOCK_N
-                                          : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
+      kLargeV || (kNarrowRows && kHeadDim == 256)
+          ? 64
+          : (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_D64_THREE_BLOCK_N
+                                      : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
   static constexpr int kBlockN = kLongKeyBlockN_ != 0 ? kLongKeyBlockN_ : kDefaultBlockN;
   static constexpr int kStages = kLargeV ? 3 : (kHeadDim <= 64 ? 4 : 2);
   // The long-key, cluster and three-consumer kernels serve dense K/V only (paged K/V runs the
@@ -1386,15 +1390,15 @@ inline bool use_single_consumer(int head_dim, int head_dim_v, long long seqlen_q
 // The decode kernel's narrow tile (ForwardConfig kNarrowRows, decode_consumer.h) for at most kNarrowRowsMax
 // packed query rows per tile (a decode step of up to 8 query heads per kv head; with fewer, or two
 // speculative queries of 4): the 64-row tile computes 64 rows of S and of the softmax for them, the narrow
-// one 8 columns of S^T. d = dv = 64 and 128 (d = 96 runs d = 128's); d = 256 keeps the 64-row tile, whose
-// 80-key blocks are no whole number of S^T's 64-key M tiles. FLASHATTN_SM90_NARROW_DECODE 0 turns it off (a
-// measurement setting).
+// one 8 columns of S^T. d = dv = 64, 128 (d = 96 runs d = 128's) and 256 (on 64-key blocks where the 64-row
+// tile has 80: ForwardConfig kNarrowRows). FLASHATTN_SM90_NARROW_DECODE 0 turns it off (a measurement
+// setting); 1 leaves d = 256 on the 64-row tile (the tree before session 48, to measure against).
 #ifndef FLASHATTN_SM90_NARROW_DECODE
-#define FLASHATTN_SM90_NARROW_DECODE 1
+#define FLASHATTN_SM90_NARROW_DECODE 2
 #endif
 constexpr bool narrow_rows_head_dims(int head_dim, int head_dim_v) {
   return FLASHATTN_SM90_NARROW_DECODE != 0 && single_consumer_head_dims(head_dim, head_dim_v) &&
-         head_dim <= 128;
+         (head_dim <= 128 || FLASHATTN_SM90_NARROW_DECODE >= 2);
 }
 inline bool use_narrow_rows(int head_dim, int head_dim_v, long long seqlen_q, int pack) {
   return narrow_rows_head_dims(head_dim, head_dim_v) && seqlen_q * pack <= kNarrowRowsMax;

@@ -84,10 +84,13 @@ template <int kHeadDim>
 using DecodeConfig = ForwardConfig<kHeadDim, kHeadDim, __half, 1>;  // (bf16's have the same tiles)
 constexpr int kDecodeBlockM = DecodeConfig<128>::kBlockM;
 static_assert(DecodeConfig<64>::kBlockM == kDecodeBlockM && DecodeConfig<256>::kBlockM == kDecodeBlockM);
-// The decode kernel's key block at head dim d (one of single_consumer_head_dims'; d = 96 runs d = 128's).
-inline int decode_block_n(std::int64_t head_dim) {
+// The decode kernel's key block at head dim d (one of single_consumer_head_dims'; d = 96 runs d = 128's), on
+// the narrow tile (use_narrow_rows) or the 64-row one: they differ at d = 256.
+inline int decode_block_n(std::int64_t head_dim, bool narrow) {
+  using Narrow256 = ForwardConfig<256, 256, __half, 1, 0, 1, false, true>;
   return head_dim == 64 ? DecodeConfig<64>::kBlockN
-                        : (head_dim == 256 ? DecodeConfig<256>::kBlockN : DecodeConfig<128>::kBlockN);
+                        : (head_dim == 256 ? (narrow ? Narrow256::kBlockN : DecodeConfig<256>::kBlockN)
+                                           : DecodeConfig<128>::kBlockN);
 }
 inline bool runs_decode_kernel(const AttentionParams& p) {
   return use_single_consumer(static_cast<int>(p.head_dim), static_cast<int>(p.head_dim_v), p.seqlen_q,
@@ -104,7 +107,9 @@ inline SplitKVShape split_kv_shape(const AttentionParams& p, int sms) {
   if (FLASHATTN_SM90_SPLIT_KV == 0 || !runs_decode_kernel(p)) return s;
   const int pack = pack_factor_for(p, kDecodeBlockM);
   const std::int64_t tiles = p.batch * (pack > 1 ? p.heads_kv : p.heads);  // seqlen_q * pack <= kBlockM
-  const int block_n = decode_block_n(p.head_dim);
+  const int block_n = decode_block_n(
+      p.head_dim,
+      use_narrow_rows(static_cast<int>(p.head_dim), static_cast<int>(p.head_dim_v), p.seqlen_q, pack));
   const std::int64_t key_blocks = (p.seqlen_k + block_n - 1) / block_n;
   s.splits = split_kv_count(tiles, key_blocks, sms, p.num_splits);
   s.tiles = static_cast<int>(tiles);
