@@ -5,7 +5,10 @@ The patch's kernel stores, per CTA and role (0: the producer thread, 1: the cons
 up to 64 events {globaltimer ns, item << 32 | value << 8 | event char} in the workspace's last MiB; the patched
 CLI dumps the whole workspace after its last call (FLASHATTN_TAIL_TRACE). Prints the kernel's span, when each
 event first happens (us from the first CTA's entry, over CTAs: min / median / max), the steps between
-consecutive events of one role (count, median, max), and the first CTAs' timelines.
+consecutive events of one role (count, median, max), and the first CTAs' timelines. Session 48's patch
+(bench/integration/s48_trace.patch) adds the prepare kernel's thread 0 as "CTA" 500 role 0 (g entry, m maps
+written, l its lengths loaded, Z) and the combine's thread 0 as CTA 256 + c role 0 (h entry, c after each batch of
+pieces, Z).
 
     python3 bench/decode_trace.py DUMP [--ctas N] [--brief]
 """

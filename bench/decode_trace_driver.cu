@@ -7,7 +7,9 @@
 // libflashattn.a:
 //   nvcc -std=c++20 -O2 -Iinclude bench/decode_trace_driver.cu BUILD/src/libflashattn.a -Xcompiler -fopenmp \
 //     -o decode_trace
-//   ./decode_trace KEYS BATCH kvcache|dense DUMP [HEAD_DIM]   (HEAD_DIM: d = dv, default 128; session 47)
+//   ./decode_trace KEYS BATCH kvcache|dense DUMP [HEAD_DIM [NUM_SPLITS [Q_HEADS]]]
+// (HEAD_DIM: d = dv, default 128, session 47; NUM_SPLITS: the KV-cache call's, default 0; Q_HEADS: default 32
+// over the 8 K/V heads; session 48)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -49,12 +51,14 @@ void* random_bf16(std::size_t n, std::mt19937& rng) {
 
 int main(int argc, char** argv) {
   using namespace flashattn;
-  if (argc != 5 && argc != 6) {
-    std::fprintf(stderr, "usage: %s KEYS BATCH kvcache|dense DUMP [HEAD_DIM]\n", argv[0]);
+  if (argc < 5 || argc > 8) {
+    std::fprintf(stderr, "usage: %s KEYS BATCH kvcache|dense DUMP [HEAD_DIM [NUM_SPLITS [Q_HEADS]]]\n", argv[0]);
     return 2;
   }
-  const std::int64_t keys = std::atoll(argv[1]), b = std::atoll(argv[2]), hq = 32, hk = 8,
-                     d = argc == 6 ? std::atoll(argv[5]) : 128;
+  // 8 K/V heads, 32 query heads unless Q_HEADS; num_splits 0 (the library's choice) unless NUM_SPLITS.
+  const std::int64_t keys = std::atoll(argv[1]), b = std::atoll(argv[2]), hk = 8,
+                     hq = argc > 7 ? std::atoll(argv[7]) : 32, d = argc > 5 ? std::atoll(argv[5]) : 128;
+  const int num_splits = argc > 6 ? std::atoi(argv[6]) : 0;
   const bool dense = std::strcmp(argv[3], "dense") == 0;
   std::mt19937 rng(0);
   const Device gpu{DeviceType::cuda, 0};
@@ -79,6 +83,7 @@ int main(int argc, char** argv) {
   cache_args.v_cache = TensorView::contiguous(v, DType::bfloat16, {b, keys, hk, d}, gpu);
   cache_args.cache_seqlens = TensorView::contiguous(seqlens, DType::int32, {b}, gpu);
   cache_args.out = TensorView::contiguous(out, DType::bfloat16, {b, 1, hq, d}, gpu);
+  cache_args.num_splits = num_splits;
   ForwardArgs func_args;
   func_args.q = cache_args.q;
   func_args.k = cache_args.k_cache;
