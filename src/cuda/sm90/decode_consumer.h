@@ -134,6 +134,87 @@ __device__ __forceinline__ void exchange_columns(float (&v)[2], std::uint32_t xc
   }
 }
 
+// The combine of a split tile's pieces (split_kv.h's records and arithmetic) by the warpgroup that completed
+// it, and the tile's store (forward_config.h NARROW_COMBINE). A record's rows are s.rows x dv floats: thread
+// t takes the float4 units t, t + 128, ... of them (one at s.rows x dv <= 512: two rows at d256, four at
+// d128) and, per round, loads every one of up to 16 pieces' float4 and LSE at once, so 16 pieces cost one L2
+// round trip per unit where split_kv.h's combine (warp 0's 32 threads holding the 8 rows) takes one per four
+// pieces at dv = 128, per two at 256. O goes to its buffer (rows past s.rows are past the queries: the TMA
+// store clips them).
+template <class Config>
+__device__ __forceinline__ void combine_narrow_pieces(const ForwardKernelParams& p,
+                                                      const SharedPipeline<Config>& pipe, const WorkTile& w,
+                                                      int packed_first, const float* tile_records) {
+  constexpr int kDv = Config::kHeadDimV;
+  constexpr int kRowUnits = kDv / 4;
+  constexpr int kUnitsPerThread = (kNarrowRowsMax * kRowUnits + 127) / 128;
+  constexpr int kBatch = 16;
+  constexpr float kLog2e = 1.4426950408889634f;
+  static_assert(Config::kChunkCols == 64 && kRowUnits % 16 == 0,
+                "a unit's 4 columns inside one 16-byte unit");
+  const SplitKV& s = p.split_kv;
+  const int thread = threadIdx.x % 128;
+  const std::size_t record_floats = split_kv_record_floats(s.rows, kDv);
+  const int units = s.rows * kRowUnits;
+  claim_output_buffer<Config>(0);  // the previous tile's store has read O's buffer
+#pragma unroll 1
+  for (int i = 0; i < kUnitsPerThread; ++i) {
+    const int unit = thread + 128 * i;
+    if (unit >= units) break;
+    const int row = unit / kRowUnits;
+    const int col = 4 * (unit % kRowUnits);
+    float reference = -INFINITY, sum = 0.f;
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll 1
+    for (int first = 0; first < s.splits; first += kBatch) {
+      float lse[kBatch];
+      float4 x[kBatch];
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        // Past the last piece: the last one again, weighed 0 below (a branch-free batch).
+        const float* record = tile_records + min(first + b, s.splits - 1) * record_floats;
+        lse[b] = first + b < s.splits ? __ldcg(record + s.rows * kDv + row) : -INFINITY;
+        x[b] = __ldcg(reinterpret_cast<const float4*>(record + row * kDv + col));
+      }
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        // Both -inf: nothing seen yet and this piece saw no key (keep the zeros).
+        const float next = fmaxf(reference, lse[b]);
+        const bool none = next == -INFINITY;
+        const float keep = none ? 1.f : exp2f((reference - next) * kLog2e);
+        const float weight = none ? 0.f : exp2f((lse[b] - next) * kLog2e);
+        sum = fmaf(sum, keep, weight);
+        acc[0] = fmaf(weight, x[b].x, acc[0] * keep);
+        acc[1] = fmaf(weight, x[b].y, acc[1] * keep);
+        acc[2] = fmaf(weight, x[b].z, acc[2] * keep);
+        acc[3] = fmaf(weight, x[b].w, acc[3] * keep);
+        reference = next;
+      }
+    }
+    if (p.sink != nullptr) {
+      const float sink = p.sink[w.head];
+      const float next = fmaxf(reference, sink);
+      const float keep = exp2f((reference - next) * kLog2e);  // 0 when no piece saw a key
+      sum = fmaf(sum, keep, exp2f((sink - next) * kLog2e));
+#pragma unroll
+      for (int j = 0; j < 4; ++j) acc[j] *= keep;
+      reference = next;
+    }
+    const bool empty = !(sum > 0.f);
+    const float scale = empty ? 0.f : 1.f / sum;
+    // Row `row` of O's buffer (128B-swizzled 64-column chunks): the unit's 4 columns are half a 16-byte unit.
+    const std::uint32_t addr = pipe.o(0) + (col / 64) * Config::kOChunkStride + row * Config::kRowBytes +
+                               ((((col % 64) / 8) ^ (row % 8)) << 4) + (col % 8) * 2;
+    ptx::st_shared_v2_f32(
+        addr, __uint_as_float(pack_pair<typename Config::Element>(acc[0] * scale, acc[1] * scale)),
+        __uint_as_float(pack_pair<typename Config::Element>(acc[2] * scale, acc[3] * scale)));
+    if (p.lse != nullptr && col == 0) {
+      store_packed_row_lse(p, w, packed_first + row, empty ? -INFINITY : reference + logf(sum));
+    }
+  }
+  issue_output_store<Config>(p, pipe, w, 0, pipe.o(0), RingPosition<Config::kStages>{});
+}
+
 // The narrow tile's consumer loop (kPaged: the producer's, nothing here differs).
 template <class Config, bool kPaged>
 __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe) {
@@ -334,11 +415,15 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
         if (warp == 0 && lane < 4) __stcg(mine + s.rows * kDv + row, final_rows.lse[e]);
       }
       if (!completes_pieces([&] { return s.arrivals + tile; }, s.splits, kEpilogue)) continue;
-      float o[Config::kPVN / 2];
-      RowFinal combined;
-      combine_split_pieces<Config>(p, w.head, tile_records, o, combined);
-      claim_output_buffer<Config>(0);
-      store_output<Config>(p, pipe, w, 0, o, combined, RingPosition<Config::kStages>{});
+      if constexpr (FLASHATTN_SM90_NARROW_COMBINE != 0) {
+        combine_narrow_pieces<Config>(p, pipe, w, packed_first, tile_records);
+      } else {
+        float o[Config::kPVN / 2];
+        RowFinal combined;
+        combine_split_pieces<Config>(p, w.head, tile_records, o, combined);
+        claim_output_buffer<Config>(0);
+        store_output<Config>(p, pipe, w, 0, o, combined, RingPosition<Config::kStages>{});
+      }
       continue;
     }
 
@@ -356,14 +441,7 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
     issue_output_store<Config>(p, pipe, w, 0, pipe.o(0), RingPosition<Config::kStages>{});
     if (p.lse != nullptr && warp == 0 && lane < 4) {
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int packed = packed_first + column0 + e;
-        const int head = (w.head << p.pack_shift) + (packed & ((1 << p.pack_shift) - 1));
-        if (position[e] < w.seqlen_q) {
-          p.lse[w.batch * p.lse_batch_stride + head * p.lse_head_stride +
-                static_cast<std::int64_t>(w.q_offset + position[e]) * p.lse_row_stride] = final_rows.lse[e];
-        }
-      }
+      for (int e = 0; e < 2; ++e) store_packed_row_lse(p, w, packed_first + column0 + e, final_rows.lse[e]);
     }
   }
   if (thread == 0) ptx::cp_async_bulk_wait_group<0>();

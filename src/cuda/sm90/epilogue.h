@@ -79,6 +79,18 @@ __device__ __forceinline__ void issue_output_store(const ForwardKernelParams& p,
   }
 }
 
+// The LSE of packed row `packed` of tile w: query position packed >> pack_shift, under packed GQA the head of
+// the group in its low bits; nothing for positions past the sequence's queries (the tile's padding rows).
+__device__ __forceinline__ void store_packed_row_lse(const ForwardKernelParams& p, const WorkTile& w,
+                                                     int packed, float lse) {
+  const int row = packed >> p.pack_shift;
+  const int head = (w.head << p.pack_shift) + (packed & ((1 << p.pack_shift) - 1));
+  if (row < w.seqlen_q) {
+    p.lse[w.batch * p.lse_batch_stride + head * p.lse_head_stride +
+          static_cast<std::int64_t>(w.q_offset + row) * p.lse_row_stride] = lse;
+  }
+}
+
 // The buffer was claimed (claim_output_buffer) before this is called, except under
 // Config::kOOverV, where O goes over the V stage of o_slot (a use of the V ring: pipeline.h),
 // waited for here, and that use is released once the store has read it. o is the P V
@@ -141,13 +153,8 @@ __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<
   if (p.lse != nullptr && lane % 4 == 0) {
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const int packed = w.m_block * Config::kBlockM + consumer * 64 + row0 + 8 * half;
-      const int row = packed >> p.pack_shift;  // query position; packed GQA: the head in group below
-      const int head = (w.head << p.pack_shift) + (packed & ((1 << p.pack_shift) - 1));
-      if (row < w.seqlen_q) {
-        p.lse[w.batch * p.lse_batch_stride + head * p.lse_head_stride +
-              static_cast<std::int64_t>(w.q_offset + row) * p.lse_row_stride] = final_rows.lse[half];
-      }
+      store_packed_row_lse(p, w, w.m_block * Config::kBlockM + consumer * 64 + row0 + 8 * half,
+                           final_rows.lse[half]);
     }
   }
 }

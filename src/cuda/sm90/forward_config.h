@@ -1396,6 +1396,15 @@ inline bool use_single_consumer(int head_dim, int head_dim_v, long long seqlen_q
 #ifndef FLASHATTN_SM90_NARROW_DECODE
 #define FLASHATTN_SM90_NARROW_DECODE 2
 #endif
+// Session 48: NARROW_COMBINE, the narrow tile's combine of a split tile (decode_consumer.h
+// combine_narrow_pieces): its records' float4s spread over the warpgroup's 128 threads, 16 pieces' loads in
+// flight per thread and round, O written to its buffer directly. 0: split_kv.h's combine in the 64-row tile's
+// layout, where warp 0 alone holds a decode step's rows and takes four pieces per L2 round trip at dv = 128,
+// two at 256 (s48_trace.sh: 0.5-0.7 us a round after ~1 us for the first, 5.0 us of a 19 us d256 call of 16
+// pieces).
+#ifndef FLASHATTN_SM90_NARROW_COMBINE
+#define FLASHATTN_SM90_NARROW_COMBINE 1
+#endif
 constexpr bool narrow_rows_head_dims(int head_dim, int head_dim_v) {
   return FLASHATTN_SM90_NARROW_DECODE != 0 && single_consumer_head_dims(head_dim, head_dim_v) &&
          (head_dim <= 128 || FLASHATTN_SM90_NARROW_DECODE >= 2);
