@@ -37,6 +37,23 @@ TEST(SplitKVPlan, ChosenCountFillsOneWave) {
   }
 }
 
+TEST(SplitKVPlan, ChosenCountBoundsTheCombine) {
+  // A tile's records (pieces x rows x dv floats) stay within kMaxTileRecordFloats: a d256 decode of 8 rows
+  // per tile over 16384 keys (256 key blocks) takes 16 pieces on one tile, not the 64 of a wave.
+  using detail::cuda_sm90::kMaxTileRecordFloats;
+  EXPECT_EQ(split_kv_count(1, 256, 132, 0, 8 * 256), 16);
+  EXPECT_EQ(split_kv_count(4, 256, 132, 0, 8 * 256), 16);
+  EXPECT_EQ(split_kv_count(8, 256, 132, 0, 2 * 256), 16) << "two rows: the wave's count";
+  EXPECT_EQ(split_kv_count(8, 128, 132, 0, 8 * 128), 16) << "d128: no decode of 8 rows reaches the cap";
+  EXPECT_EQ(split_kv_count(1, 256, 132, 0, 64 * 256), 2) << "64 rows of d256";
+  EXPECT_EQ(split_kv_count(1, 256, 132, 0, kMaxTileRecordFloats * 2), 1) << "no piece fits: no split";
+  EXPECT_EQ(split_kv_count(1, 256, 132, 64, 8 * 256), 64) << "a request is not capped";
+  for (std::int64_t floats : {64, 512, 2048, 8192, 32768}) {
+    const int splits = split_kv_count(1, 1 << 20, 132, 0, floats);
+    EXPECT_LE(splits * floats, std::max<std::int64_t>(kMaxTileRecordFloats, floats)) << floats;
+  }
+}
+
 TEST(SplitKVPlan, RequestedCount) {
   EXPECT_EQ(split_kv_count(8, 128, 132, 1), 1) << "num_splits 1 asks for no split";
   EXPECT_EQ(split_kv_count(8, 128, 132, 3), 3);

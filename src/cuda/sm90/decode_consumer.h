@@ -135,124 +135,90 @@ __device__ __forceinline__ void exchange_columns(float (&v)[2], std::uint32_t xc
 }
 
 // The combine of a split tile's pieces (split_kv.h's records and arithmetic) by the warpgroup that completed
-// it, and the tile's store (forward_config.h NARROW_COMBINE). A record's rows are s.rows x dv floats, s.rows
-// x dv / 4 float4 units: thread t takes units t, t + 128, ... (kUnits of them: 1 at s.rows x dv <= 512, up to
-// 4 at 8 rows of d256) and per round loads 16 / kUnits pieces' float4 of each with the rows' LSEs, all at
-// once. Within a round the pieces' weights are independent (the round's largest LSE first), so a round is one
-// L2 round trip and a few dependent instructions, where split_kv.h's combine (warp 0 holding the 8 rows)
-// takes a round trip per four pieces at dv = 128, per two at 256. O goes to its buffer (rows past s.rows are
-// past the queries: the TMA store clips them).
-template <class Config, int kUnits>
-__device__ __forceinline__ void combine_narrow_units(const ForwardKernelParams& p,
-                                                     const SharedPipeline<Config>& pipe, const WorkTile& w,
-                                                     int packed_first, const float* tile_records) {
+// it, and the tile's store (forward_config.h NARROW_COMBINE), for tiles whose records' rows hold at most 512
+// floats (s.rows x dv <= 512; the others take split_kv.h's: narrow_consumer_loop). Thread t takes float4 t of
+// the rows (row t / (dv / 4)) and loads it and its row's LSE from up to 16 pieces at once; within such a
+// round the pieces' weights are independent of each other (the round's largest LSE first), so 16 pieces cost
+// one L2 round trip and a few dependent instructions, where split_kv.h's combine (warp 0 alone holding the 8
+// rows) takes a round trip per four pieces at dv = 128, per two at dv = 256. O goes to its buffer (rows past
+// s.rows are past the queries: the TMA store clips them).
+template <class Config>
+__device__ __forceinline__ void combine_narrow_pieces(const ForwardKernelParams& p,
+                                                      const SharedPipeline<Config>& pipe, const WorkTile& w,
+                                                      int packed_first, const float* tile_records) {
   constexpr int kDv = Config::kHeadDimV;
   constexpr int kRowUnits = kDv / 4;
-  constexpr int kBatch = 16 / kUnits;
+  constexpr int kBatch = 16;
   constexpr float kLog2e = 1.4426950408889634f;
   static_assert(Config::kChunkCols == 64 && kRowUnits % 16 == 0,
                 "a unit's 4 columns inside one 16-byte unit");
   const SplitKV& s = p.split_kv;
   const int thread = threadIdx.x % 128;
   const std::size_t record_floats = split_kv_record_floats(s.rows, kDv);
-  bool held[kUnits];
-  int row[kUnits], col[kUnits];
-  float reference[kUnits], sum[kUnits], acc[kUnits][4];
-#pragma unroll
-  for (int u = 0; u < kUnits; ++u) {
-    const int unit = thread + 128 * u;
-    held[u] = unit < s.rows * kRowUnits;  // (else past the last record's rows: never read)
-    row[u] = unit / kRowUnits;
-    col[u] = 4 * (unit % kRowUnits);
-    reference[u] = -INFINITY, sum[u] = 0.f;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) acc[u][j] = 0.f;
-  }
+  const bool held = thread < s.rows * kRowUnits;  // (else past the last record's rows: never read)
+  const int row = thread / kRowUnits;
+  const int col = 4 * (thread % kRowUnits);
+  float reference = -INFINITY, sum = 0.f;
+  float acc[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll 1
-  for (int first = 0; first < s.splits; first += kBatch) {
+  for (int first = 0; held && first < s.splits; first += kBatch) {
     const int n = min(kBatch, s.splits - first);
-    float lse[kBatch][kUnits];
-    float4 x[kBatch][kUnits];
+    float lse[kBatch];
+    float4 x[kBatch];
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
       const float* record = tile_records + (first + b) * record_floats;
-#pragma unroll
-      for (int u = 0; u < kUnits; ++u) {
-        lse[b][u] = -INFINITY;
-        x[b][u] = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (b < n && held[u]) {
-          lse[b][u] = __ldcg(record + s.rows * kDv + row[u]);
-          x[b][u] = __ldcg(reinterpret_cast<const float4*>(record + row[u] * kDv + col[u]));
-        }
+      lse[b] = -INFINITY;
+      x[b] = make_float4(0.f, 0.f, 0.f, 0.f);
+      if (b < n) {
+        lse[b] = __ldcg(record + s.rows * kDv + row);
+        x[b] = __ldcg(reinterpret_cast<const float4*>(record + row * kDv + col));
       }
     }
+    float next = reference;
 #pragma unroll
-    for (int u = 0; u < kUnits; ++u) {
-      float next = reference[u];
+    for (int b = 0; b < kBatch; ++b) next = fmaxf(next, lse[b]);
+    // -inf: no piece so far saw a key (keep the zeros; every weight 0).
+    const bool none = next == -INFINITY;
+    const float keep = none ? 1.f : exp2f((reference - next) * kLog2e);
+    sum *= keep;
 #pragma unroll
-      for (int b = 0; b < kBatch; ++b) next = fmaxf(next, lse[b][u]);
-      // -inf: no piece so far saw a key (keep the zeros; every weight 0).
-      const bool none = next == -INFINITY;
-      const float keep = none ? 1.f : exp2f((reference[u] - next) * kLog2e);
-      sum[u] *= keep;
+    for (int j = 0; j < 4; ++j) acc[j] *= keep;
 #pragma unroll
-      for (int j = 0; j < 4; ++j) acc[u][j] *= keep;
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b) {
-        const float weight = none ? 0.f : exp2f((lse[b][u] - next) * kLog2e);
-        sum[u] += weight;
-        acc[u][0] = fmaf(weight, x[b][u].x, acc[u][0]);
-        acc[u][1] = fmaf(weight, x[b][u].y, acc[u][1]);
-        acc[u][2] = fmaf(weight, x[b][u].z, acc[u][2]);
-        acc[u][3] = fmaf(weight, x[b][u].w, acc[u][3]);
-      }
-      reference[u] = next;
+    for (int b = 0; b < kBatch; ++b) {
+      const float weight = none ? 0.f : exp2f((lse[b] - next) * kLog2e);
+      sum += weight;
+      acc[0] = fmaf(weight, x[b].x, acc[0]);
+      acc[1] = fmaf(weight, x[b].y, acc[1]);
+      acc[2] = fmaf(weight, x[b].z, acc[2]);
+      acc[3] = fmaf(weight, x[b].w, acc[3]);
     }
+    reference = next;
   }
+  if (held && p.sink != nullptr) {
+    const float sink = p.sink[w.head];
+    const float next = fmaxf(reference, sink);
+    const float keep = exp2f((reference - next) * kLog2e);  // 0 when no piece saw a key
+    sum = fmaf(sum, keep, exp2f((sink - next) * kLog2e));
+#pragma unroll
+    for (int j = 0; j < 4; ++j) acc[j] *= keep;
+    reference = next;
+  }
+  const bool empty = !(sum > 0.f);
+  const float scale = empty ? 0.f : 1.f / sum;
   claim_output_buffer<Config>(0);  // the previous tile's store has read O's buffer
-#pragma unroll
-  for (int u = 0; u < kUnits; ++u) {
-    if (!held[u]) continue;
-    if (p.sink != nullptr) {
-      const float sink = p.sink[w.head];
-      const float next = fmaxf(reference[u], sink);
-      const float keep = exp2f((reference[u] - next) * kLog2e);  // 0 when no piece saw a key
-      sum[u] = fmaf(sum[u], keep, exp2f((sink - next) * kLog2e));
-#pragma unroll
-      for (int j = 0; j < 4; ++j) acc[u][j] *= keep;
-      reference[u] = next;
-    }
-    const bool empty = !(sum[u] > 0.f);
-    const float scale = empty ? 0.f : 1.f / sum[u];
-    // Row row[u] of O's buffer (128B-swizzled 64-column chunks): the unit's 4 columns are half a 16-byte
-    // unit.
-    const int r = row[u], c = col[u];
-    const std::uint32_t addr = pipe.o(0) + (c / 64) * Config::kOChunkStride + r * Config::kRowBytes +
-                               ((((c % 64) / 8) ^ (r % 8)) << 4) + (c % 8) * 2;
+  if (held) {
+    // Row `row` of O's buffer (128B-swizzled 64-column chunks): the unit's 4 columns are half a 16-byte unit.
+    const std::uint32_t addr = pipe.o(0) + (col / 64) * Config::kOChunkStride + row * Config::kRowBytes +
+                               ((((col % 64) / 8) ^ (row % 8)) << 4) + (col % 8) * 2;
     ptx::st_shared_v2_f32(
-        addr, __uint_as_float(pack_pair<typename Config::Element>(acc[u][0] * scale, acc[u][1] * scale)),
-        __uint_as_float(pack_pair<typename Config::Element>(acc[u][2] * scale, acc[u][3] * scale)));
-    if (p.lse != nullptr && c == 0) {
-      store_packed_row_lse(p, w, packed_first + r, empty ? -INFINITY : reference[u] + logf(sum[u]));
+        addr, __uint_as_float(pack_pair<typename Config::Element>(acc[0] * scale, acc[1] * scale)),
+        __uint_as_float(pack_pair<typename Config::Element>(acc[2] * scale, acc[3] * scale)));
+    if (p.lse != nullptr && col == 0) {
+      store_packed_row_lse(p, w, packed_first + row, empty ? -INFINITY : reference + logf(sum));
     }
   }
   issue_output_store<Config>(p, pipe, w, 0, pipe.o(0), RingPosition<Config::kStages>{});
-}
-
-// combine_narrow_units with as many units per thread as the tile's rows need (the same in every thread).
-template <class Config>
-__device__ __forceinline__ void combine_narrow_pieces(const ForwardKernelParams& p,
-                                                      const SharedPipeline<Config>& pipe, const WorkTile& w,
-                                                      int packed_first, const float* tile_records) {
-  constexpr int kRowUnits = Config::kHeadDimV / 4;
-  const int units = (p.split_kv.rows * kRowUnits + 127) / 128;
-  if constexpr (kNarrowRowsMax * kRowUnits > 256) {
-    if (units > 2) return combine_narrow_units<Config, 4>(p, pipe, w, packed_first, tile_records);
-  }
-  if constexpr (kNarrowRowsMax * kRowUnits > 128) {
-    if (units > 1) return combine_narrow_units<Config, 2>(p, pipe, w, packed_first, tile_records);
-  }
-  combine_narrow_units<Config, 1>(p, pipe, w, packed_first, tile_records);
 }
 
 // The narrow tile's consumer loop (kPaged: the producer's, nothing here differs).
@@ -455,7 +421,7 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
         if (warp == 0 && lane < 4) __stcg(mine + s.rows * kDv + row, final_rows.lse[e]);
       }
       if (!completes_pieces([&] { return s.arrivals + tile; }, s.splits, kEpilogue)) continue;
-      if constexpr (FLASHATTN_SM90_NARROW_COMBINE != 0) {
+      if (FLASHATTN_SM90_NARROW_COMBINE != 0 && s.rows * kDv <= 512) {
         combine_narrow_pieces<Config>(p, pipe, w, packed_first, tile_records);
       } else {
         float o[Config::kPVN / 2];

@@ -107,14 +107,16 @@ inline SplitKVShape split_kv_shape(const AttentionParams& p, int sms) {
   if (FLASHATTN_SM90_SPLIT_KV == 0 || !runs_decode_kernel(p)) return s;
   const int pack = pack_factor_for(p, kDecodeBlockM);
   const std::int64_t tiles = p.batch * (pack > 1 ? p.heads_kv : p.heads);  // seqlen_q * pack <= kBlockM
-  const int block_n = decode_block_n(
-      p.head_dim,
-      use_narrow_rows(static_cast<int>(p.head_dim), static_cast<int>(p.head_dim_v), p.seqlen_q, pack));
+  const bool narrow =
+      use_narrow_rows(static_cast<int>(p.head_dim), static_cast<int>(p.head_dim_v), p.seqlen_q, pack);
+  const int block_n = decode_block_n(p.head_dim, narrow);
   const std::int64_t key_blocks = (p.seqlen_k + block_n - 1) / block_n;
-  s.splits = split_kv_count(tiles, key_blocks, sms, p.num_splits);
   s.tiles = static_cast<int>(tiles);
   s.rows = static_cast<int>(std::min<std::int64_t>(kDecodeBlockM, p.seqlen_q * pack));
   s.head_dim_v = kernel_head_dim(static_cast<int>(p.head_dim_v));  // the kernel's O columns
+  // The combine's cap (kMaxTileRecordFloats) on the narrow tile's counts, where it was measured.
+  s.splits =
+      split_kv_count(tiles, key_blocks, sms, p.num_splits, narrow ? std::int64_t{s.rows} * s.head_dim_v : 0);
   return s;
 }
 // Workspace of a split launch after everything else (256-byte aligned): the tiles' arrival counters, then

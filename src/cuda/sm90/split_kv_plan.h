@@ -49,18 +49,31 @@ constexpr FLASHATTN_HD std::size_t split_kv_record_floats(int rows, int head_dim
 inline constexpr int kMinSplitKVBlocks = 4;
 inline constexpr int kShortTileSplits = 8;
 
+// A chosen count also keeps a tile's records within kMaxTileRecordFloats (O's floats of every piece: rows x
+// dv each): the piece that completes the tile reads them all, so the combine grows with pieces x rows x dv.
+// On an H200 (session 48, s48_trace.sh / s48_combine.sh, d256 decode steps of 8 rows per tile, graphed) 16384
+// keys over 1 tile read 27.5 us in 16 pieces against 42.3 in the 64 that one wave holds, over 4 tiles 33.5 in
+// 16 against 43.6 in 33; 16 x 8 x 256 floats is the cap, which no d <= 128 decode of at most 8 rows per tile
+// reaches below 32 pieces. (split_kv_shape applies it to the narrow tile's counts alone: the 64-row tile's
+// were not measured with it.)
+inline constexpr std::int64_t kMaxTileRecordFloats = 16 * 8 * 256;
+
 // Host: pieces per tile for `tiles` tiles of `key_blocks` key blocks (the longest sequence's) on `sms` SMs.
 // requested: the caller's num_splits (0: choose; 1: no split; n > 1: n, at most one piece per key block and
 // kMaxSplitKV). Chosen: as many pieces as one wave of CTAs holds (sms / tiles), so that every SM streams a
 // share of the cache at once and no CTA takes a second piece, within the piece sizes above; none where the
 // tiles alone fill half the SMs. On that H200 (s45_final.sh, batch 1-8 over 1024-65536 keys, counts 1-32,
 // CUDA graphs) the rule picks the fastest count measured, or one within 2% of it, on all 15 rows (the rule
-// was fitted to those rows: a later run checks it, s45_rule.sh).
-inline int split_kv_count(std::int64_t tiles, std::int64_t key_blocks, int sms, int requested) {
+// was fitted to those rows: a later run checks it, s45_rule.sh); piece_floats: rows x dv of a piece's record
+// (kMaxTileRecordFloats above; 0: no such cap).
+inline int split_kv_count(std::int64_t tiles, std::int64_t key_blocks, int sms, int requested,
+                          std::int64_t piece_floats = 0) {
   if (tiles <= 0 || key_blocks < 2 || requested == 1) return 1;
   const std::int64_t sizes = std::max<std::int64_t>(key_blocks / kMinSplitKVBlocks,
                                                     std::min<std::int64_t>(key_blocks, kShortTileSplits));
-  std::int64_t splits = requested > 1 ? requested : std::min<std::int64_t>(sms / tiles, sizes);
+  const std::int64_t records =
+      piece_floats > 0 ? std::max<std::int64_t>(1, kMaxTileRecordFloats / piece_floats) : key_blocks;
+  std::int64_t splits = requested > 1 ? requested : std::min<std::int64_t>({sms / tiles, sizes, records});
   splits = std::min<std::int64_t>({splits, key_blocks, kMaxSplitKV});
   // Work items (tile * splits + split) stay below 2^30, as the tile indices do (backend.cu).
   splits = std::min<std::int64_t>(splits, ((std::int64_t{1} << 30) - 1) / tiles);
