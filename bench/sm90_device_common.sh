@@ -137,6 +137,49 @@ ab_summary() {
   } >>"$out/summary.txt"
 }
 
+# decode_trace_build PATCH DIMS JOBS: this tree with PATCH (a decode trace: s47_narrowtrace.patch, s48_trace.patch)
+# copied to $bld/trace-tree, its library for head dims DIMS (bf16, sm_90a) and bench/decode_trace_driver.cu linked
+# against it as $bld/trace; the build's log tail in the summary.
+decode_trace_build() {
+  tree_copy "$bld/trace-tree" "$1"
+  cmake -S "$bld/trace-tree" -B "$bld/lib" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a \
+    -DFLASHATTN_HEAD_DIMS="$2" -DFLASHATTN_DTYPES=bf16 -DFLASHATTN_BACKWARD=OFF -DFLASHATTN_BUILD_TESTS=OFF \
+    -DFLASHATTN_BUILD_PYTHON=OFF -DFLASHATTN_BUILD_CLI=OFF -DFLASHATTN_BUILD_EXAMPLES=OFF >"$out/lib.log" 2>&1 &&
+    timeout 300 cmake --build "$bld/lib" --target flashattn -j "$3" >>"$out/lib.log" 2>&1 &&
+    nvcc -std=c++20 -O2 -I"$bld/trace-tree/include" bench/decode_trace_driver.cu "$bld/lib/src/libflashattn.a" \
+      -Xcompiler -fopenmp -o "$bld/trace" >>"$out/lib.log" 2>&1
+  log "trace build rc=$?"
+  tail -3 "$out/lib.log" >>"$out/summary.txt"
+}
+
+# switch_ab_checks DIMS FLAGS SUITES CASES: a switch's A/B call's checks: the tree's test binary and extension for head
+# dims DIMS beside the extension built with FLAGS (tree_and_flag_base: sets tests), the decode kernels' SASS counts,
+# the gtest cases SUITES (200 s) and memcheck / racecheck / synccheck on the cases CASES (100 s each).
+switch_ab_checks() {
+  tree_and_flag_base "$1" "$2"
+  sm90_sass_counts "$bld/full" | grep -E "Li1ELi0ELi1ELb0" | tee -a "$out/summary.txt"
+  gtest_suites "$3" 200
+  sanitizer_runs "$tests" "$4" 100 memcheck racecheck synccheck
+}
+
+# decode_rows_ab ROWS LIMIT: bench/integration/s46_decode_dims.py's FLASHATTN_DIMS_ROWS=ROWS rows, package flashattn_base
+# against flashattn ("new") under $bld/pyroot (LIMIT seconds), into $out/ROWS.jsonl, its medians in the summary.
+decode_rows_ab() {
+  (cd bench/integration && PYTHONPATH=$bld/pyroot FLASHATTN_DIMS_ROWS=$1 timeout "$2" python3 s46_decode_dims.py base new) \
+    2>&1 | grep -v Warning >"$out/$1.jsonl"
+  log "$1 A/B rc=$?"
+  ab_summary "$out/$1.jsonl"
+}
+
+# split_sweep ROWS LIMIT NAME: bench/integration/s46_dims_rule.py's FLASHATTN_DIMS_ROWS=ROWS rows (the automatic split
+# count against explicit ones) on the package under $bld/pyroot, into $out/NAME.jsonl, its '#' lines in the summary.
+split_sweep() {
+  (cd bench/integration && PYTHONPATH=$bld/pyroot FLASHATTN_DIMS_ROWS=$1 timeout "$2" python3 s46_dims_rule.py) 2>&1 |
+    grep -v Warning >"$out/$3.jsonl"
+  log "split sweep $1 rc=$?"
+  grep "^#" "$out/$3.jsonl" >>"$out/summary.txt"
+}
+
 # sanitizer_runs TESTS FILTER LIMIT TOOL...: compute-sanitizer's TOOLs on the cases FILTER of the test binary TESTS
 # (LIMIT seconds each): per tool a log line (its summary, the cases' counts) and its first reports in the summary.
 sanitizer_runs() {

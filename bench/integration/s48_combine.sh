@@ -8,25 +8,16 @@
 # Prediction: suites pass, sanitizers clean; at 16 pieces d256 -3 us (8 rounds -> 1: 0.80-0.85 of base at 4k-16k
 # batch 1), d128 -1.5 us (4 -> 1 round: ~0.9 at 4k, ~0.95 at 16k), 8 pieces d128 -0.6 us (~0.95 at 1k); batch 64
 # (no split) 1.00.
-#   bash bench/integration/s48_combine.sh
+#   bash bench/integration/s48_combine.sh [CALL NAME]
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
-device_call_begin s48c
-tree_and_flag_base "64;96;128;256" "-DFLASHATTN_SM90_NARROW_COMBINE=0"  # sets tests
-sm90_sass_counts "$bld/full" | grep -E "Li1ELi0ELi1ELb0ELb1" | tee -a "$out/summary.txt"
-gtest_suites '*KVCache*cuda_sm90*:*SplitKV*:*Workspace*:*CudaSm90*' 200
+device_call_begin "${1:-s48c}"  # s48_combine2.sh: s48d
 narrow_cases='Grid/KVCacheTest.*cuda_sm90_*_2x1500_*:Grid/KVCacheTest.*cuda_sm90_*_1x3000_*:Grid/KVCacheTest.*cuda_sm90_*_1x2900_*'
 narrow_cases+=':Grid/KVCacheTest.*cuda_sm90_*_1x1300_*:Grid/KVCacheTest.*cuda_sm90_*_1x1200_*:Grid/KVCacheTest.*cuda_sm90_*_2x900_*'
-sanitizer_runs "$tests" "$narrow_cases" 100 memcheck racecheck synccheck
-for rows in narrow narrow256; do
-  (cd bench/integration && PYTHONPATH=$bld/pyroot FLASHATTN_DIMS_ROWS=$rows timeout 200 python3 s46_decode_dims.py base new) 2>&1 |
-    grep -v Warning >"$out/$rows.jsonl"
-  log "$rows A/B rc=$?"
-  ab_summary "$out/$rows.jsonl"
-done
-(cd bench/integration && PYTHONPATH=$bld/pyroot FLASHATTN_DIMS_ROWS=narrow256tiles timeout 100 python3 s46_dims_rule.py) 2>&1 |
-  grep -v Warning >"$out/splits256tiles.jsonl"
-log "split sweep rc=$?"
-grep "^#" "$out/splits256tiles.jsonl" >>"$out/summary.txt"
+switch_ab_checks "64;96;128;256" "-DFLASHATTN_SM90_NARROW_COMBINE=0" '*KVCache*cuda_sm90*:*SplitKV*:*Workspace*:*CudaSm90*' \
+  "$narrow_cases"
+decode_rows_ab narrow 200
+decode_rows_ab narrow256 200
+split_sweep narrow256tiles 100 splits256tiles
 log total

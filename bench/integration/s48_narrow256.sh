@@ -12,17 +12,8 @@ set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
 device_call_begin s48n
-tree_and_flag_base "256" "-DFLASHATTN_SM90_NARROW_DECODE=1"  # sets tests
-sm90_sass_counts "$bld/full" | grep -E "Li1ELi0ELi1ELb0" | tee -a "$out/summary.txt"
-gtest_suites '*cuda_sm90*:*CudaSm90*:*SplitKV*:*Workspace*:*Determinism*' 200
-narrow_cases='Grid/KVCacheTest.*cuda_sm90_*_d256_*'
-sanitizer_runs "$tests" "$narrow_cases" 100 memcheck racecheck synccheck
-(cd bench/integration && PYTHONPATH=$bld/pyroot FLASHATTN_DIMS_ROWS=narrow256 timeout 170 python3 s46_decode_dims.py base new) 2>&1 |
-  grep -v Warning >"$out/narrow256.jsonl"
-log "narrow256 A/B rc=$?"
-ab_summary "$out/narrow256.jsonl"
-(cd bench/integration && PYTHONPATH=$bld/pyroot FLASHATTN_DIMS_ROWS=narrow256 timeout 60 python3 s46_dims_rule.py) 2>&1 |
-  grep -v Warning >"$out/splits256.jsonl"
-log "split sweep rc=$?"
-grep "^#" "$out/splits256.jsonl" >>"$out/summary.txt"
+switch_ab_checks "256" "-DFLASHATTN_SM90_NARROW_DECODE=1" '*cuda_sm90*:*CudaSm90*:*SplitKV*:*Workspace*:*Determinism*' \
+  'Grid/KVCacheTest.*cuda_sm90_*_d256_*'
+decode_rows_ab narrow256 170
+split_sweep narrow256 60 splits256
 log total

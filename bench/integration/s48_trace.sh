@@ -11,19 +11,9 @@ set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
 device_call_begin s48t
-tree_copy "$bld/trace-tree" bench/integration/s48_trace.patch
-(
-  cmake -S "$bld/trace-tree" -B "$bld/lib" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a \
-    -DFLASHATTN_HEAD_DIMS="128;256" -DFLASHATTN_DTYPES=bf16 -DFLASHATTN_BACKWARD=OFF -DFLASHATTN_BUILD_TESTS=OFF \
-    -DFLASHATTN_BUILD_PYTHON=OFF -DFLASHATTN_BUILD_CLI=OFF -DFLASHATTN_BUILD_EXAMPLES=OFF >"$out/lib.log" 2>&1 &&
-    timeout 300 cmake --build "$bld/lib" --target flashattn -j 9 >>"$out/lib.log" 2>&1 &&
-    nvcc -std=c++20 -O2 -I"$bld/trace-tree/include" bench/decode_trace_driver.cu "$bld/lib/src/libflashattn.a" \
-      -Xcompiler -fopenmp -o "$bld/trace" >>"$out/lib.log" 2>&1
-  log "trace build rc=$?"
-) &
+decode_trace_build bench/integration/s48_trace.patch "128;256" 9 &
 PY_DIMS=256 sm90_build_py new "" 7 300
 wait
-tail -3 "$out/lib.log" >>"$out/summary.txt"
 for run in 1024:1:128:0:32 16384:1:128:0:32 4096:1:256:0:16 4096:1:256:8:16 16384:1:256:0:16 16384:1:256:8:16; do
   IFS=: read -r keys batch d splits hq <<<"$run"
   {
@@ -33,8 +23,5 @@ for run in 1024:1:128:0:32 16384:1:128:0:32 4096:1:256:0:16 4096:1:256:8:16 1638
   } >>"$out/summary.txt" 2>&1
   log "run $run"
 done
-(cd bench/integration && PYTHONPATH=$bld/pyroot FLASHATTN_DIMS_ROWS=narrow256tiles timeout 150 python3 s46_dims_rule.py) 2>&1 |
-  grep -v Warning >"$out/splits256tiles.jsonl"
-log "split sweep rc=$?"
-grep "^#" "$out/splits256tiles.jsonl" >>"$out/summary.txt"
+split_sweep narrow256tiles 150 splits256tiles
 log total
