@@ -48,6 +48,11 @@ TEST(SplitKVPlan, ChosenCountBoundsTheCombine) {
   EXPECT_EQ(split_kv_count(1, 256, 132, 0, 64 * 256), 2) << "64 rows of d256";
   EXPECT_EQ(split_kv_count(1, 256, 132, 0, kMaxTileRecordFloats * 2), 1) << "no piece fits: no split";
   EXPECT_EQ(split_kv_count(1, 256, 132, 64, 8 * 256), 64) << "a request is not capped";
+  // Pieces of fewer than four key blocks only where 8 pieces of every tile fit in a wave (narrow tile).
+  EXPECT_EQ(split_kv_count(32, 8, 132, 0, 4 * 128), 2) << "batch 4 at 1024 keys: pieces of 4 blocks";
+  EXPECT_EQ(split_kv_count(32, 8, 132, 0), 4) << "the 64-row tile: pieces of 2 blocks";
+  EXPECT_EQ(split_kv_count(8, 8, 132, 0, 4 * 128), 8) << "batch 1 at 1024 keys: 8 pieces of one block";
+  EXPECT_EQ(split_kv_count(32, 3, 132, 0, 4 * 128), 1) << "3 blocks, 32 tiles: no split";
   for (std::int64_t floats : {64, 512, 2048, 8192, 32768}) {
     const int splits = split_kv_count(1, 1 << 20, 132, 0, floats);
     EXPECT_LE(splits * floats, std::max<std::int64_t>(kMaxTileRecordFloats, floats)) << floats;

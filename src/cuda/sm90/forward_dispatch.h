@@ -114,7 +114,7 @@ inline SplitKVShape split_kv_shape(const AttentionParams& p, int sms) {
   s.tiles = static_cast<int>(tiles);
   s.rows = static_cast<int>(std::min<std::int64_t>(kDecodeBlockM, p.seqlen_q * pack));
   s.head_dim_v = kernel_head_dim(static_cast<int>(p.head_dim_v));  // the kernel's O columns
-  // The combine's cap (kMaxTileRecordFloats) on the narrow tile's counts, where it was measured.
+  // The narrow tile's count rules (split_kv_plan.h), where they were measured.
   s.splits =
       split_kv_count(tiles, key_blocks, sms, p.num_splits, narrow ? std::int64_t{s.rows} * s.head_dim_v : 0);
   return s;

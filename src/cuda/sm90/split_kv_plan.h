@@ -49,13 +49,20 @@ constexpr FLASHATTN_HD std::size_t split_kv_record_floats(int rows, int head_dim
 inline constexpr int kMinSplitKVBlocks = 4;
 inline constexpr int kShortTileSplits = 8;
 
-// A chosen count also keeps a tile's records within kMaxTileRecordFloats (O's floats of every piece: rows x
-// dv each): the piece that completes the tile reads them all, so the combine grows with pieces x rows x dv.
-// On an H200 (session 48, s48_trace.sh / s48_combine.sh, d256 decode steps of 8 rows per tile, graphed) 16384
-// keys over 1 tile read 27.5 us in 16 pieces against 42.3 in the 64 that one wave holds, over 4 tiles 33.5 in
-// 16 against 43.6 in 33; 16 x 8 x 256 floats is the cap, which no d <= 128 decode of at most 8 rows per tile
-// reaches below 32 pieces. (split_kv_shape applies it to the narrow tile's counts alone: the 64-row tile's
-// were not measured with it.)
+// The narrow decode tile's counts (session 48, its combine of one round trip: decode_consumer.h) differ in
+// two ways, measured there alone (split_kv_shape passes the narrow tile's record rows x dv as
+// narrow_piece_floats; the 64-row tile's counts are session 45's):
+// - A tile's records stay within kMaxTileRecordFloats (O's floats of every piece): the piece that completes
+// the
+//   tile reads them all, so the combine grows with pieces x rows x dv. On an H200 (s48_trace.sh /
+//   s48_combine.sh, d256 decode steps of 8 rows per tile, graphed) 16384 keys over 1 tile read 27.5 us in 16
+//   pieces against 42.3 in the 64 that one wave holds, over 4 tiles 33.5 in 16 against 43.6 in 33; 16 x 8 x
+//   256 floats is the cap, which no d <= 128 decode of at most 8 rows per tile reaches below 32 pieces.
+// - Pieces shorter than kMinSplitKVBlocks only where the tiles are few enough that kShortTileSplits pieces
+// each
+//   fit in one wave: at 32 tiles of 8 blocks (1024 keys, GQA 32/8, batch 4; s48_rule.sh) d128 read 11.8 us in
+//   2 pieces against 12.6 in 4 (and d64 10.6 in 2, 10.1 unsplit, against 11.1), while at 8 tiles 8 pieces of
+//   one block remain the fastest (9.75 against 10.5 in 4).
 inline constexpr std::int64_t kMaxTileRecordFloats = 16 * 8 * 256;
 
 // Host: pieces per tile for `tiles` tiles of `key_blocks` key blocks (the longest sequence's) on `sms` SMs.
@@ -64,15 +71,18 @@ inline constexpr std::int64_t kMaxTileRecordFloats = 16 * 8 * 256;
 // share of the cache at once and no CTA takes a second piece, within the piece sizes above; none where the
 // tiles alone fill half the SMs. On that H200 (s45_final.sh, batch 1-8 over 1024-65536 keys, counts 1-32,
 // CUDA graphs) the rule picks the fastest count measured, or one within 2% of it, on all 15 rows (the rule
-// was fitted to those rows: a later run checks it, s45_rule.sh); piece_floats: rows x dv of a piece's record
-// (kMaxTileRecordFloats above; 0: no such cap).
+// was fitted to those rows: a later run checks it, s45_rule.sh). narrow_piece_floats: on the narrow tile,
+// rows x dv of a piece's record (the narrow tile's rules above); 0 on the 64-row tile.
 inline int split_kv_count(std::int64_t tiles, std::int64_t key_blocks, int sms, int requested,
-                          std::int64_t piece_floats = 0) {
+                          std::int64_t narrow_piece_floats = 0) {
   if (tiles <= 0 || key_blocks < 2 || requested == 1) return 1;
-  const std::int64_t sizes = std::max<std::int64_t>(key_blocks / kMinSplitKVBlocks,
-                                                    std::min<std::int64_t>(key_blocks, kShortTileSplits));
+  const bool narrow = narrow_piece_floats > 0;
+  const bool short_pieces = !narrow || tiles * kShortTileSplits <= sms;
+  const std::int64_t sizes =
+      std::max<std::int64_t>(key_blocks / kMinSplitKVBlocks,
+                             short_pieces ? std::min<std::int64_t>(key_blocks, kShortTileSplits) : 1);
   const std::int64_t records =
-      piece_floats > 0 ? std::max<std::int64_t>(1, kMaxTileRecordFloats / piece_floats) : key_blocks;
+      narrow ? std::max<std::int64_t>(1, kMaxTileRecordFloats / narrow_piece_floats) : key_blocks;
   std::int64_t splits = requested > 1 ? requested : std::min<std::int64_t>({sms / tiles, sizes, records});
   splits = std::min<std::int64_t>({splits, key_blocks, kMaxSplitKV});
   // Work items (tile * splits + split) stay below 2^30, as the tile indices do (backend.cu).
