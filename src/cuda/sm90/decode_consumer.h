@@ -403,10 +403,8 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
     if (split) {
       // The piece's record (split_kv.h's format: O's rows normalised, then the rows' LSE), from O^T.
       const SplitKV& s = p.split_kv;
-      const int tile = fast_divide(item, s.splits_div);
-      const std::size_t record_floats = split_kv_record_floats(s.rows, kDv);
-      float* const tile_records = s.partials + static_cast<std::size_t>(tile) * s.splits * record_floats;
-      float* const mine = tile_records + static_cast<std::size_t>(item - tile * s.splits) * record_floats;
+      const PieceRecords records = piece_records<kDv>(s, item);
+      float* const mine = records.mine;
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const int row = column0 + e;
@@ -420,13 +418,13 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
         }
         if (warp == 0 && lane < 4) __stcg(mine + s.rows * kDv + row, final_rows.lse[e]);
       }
-      if (!completes_pieces([&] { return s.arrivals + tile; }, s.splits, kEpilogue)) continue;
+      if (!completes_pieces([&] { return s.arrivals + records.tile; }, s.splits, kEpilogue)) continue;
       if (FLASHATTN_SM90_NARROW_COMBINE != 0 && s.rows * kDv <= 512) {
-        combine_narrow_pieces<Config>(p, pipe, w, packed_first, tile_records);
+        combine_narrow_pieces<Config>(p, pipe, w, packed_first, records.tile_records);
       } else {
         float o[Config::kPVN / 2];
         RowFinal combined;
-        combine_split_pieces<Config>(p, w.head, tile_records, o, combined);
+        combine_split_pieces<Config>(p, w.head, records.tile_records, o, combined);
         claim_output_buffer<Config>(0);
         store_output<Config>(p, pipe, w, 0, o, combined, RingPosition<Config::kStages>{});
       }

@@ -56,6 +56,22 @@ __device__ __forceinline__ bool splits_keys(const ForwardKernelParams& p) {
   return Config::kSplitKV && p.split_kv.splits > 1;
 }
 
+// Work item `item`'s place in the workspace (records of kDv columns): its tile, the tile's first record, its
+// own.
+struct PieceRecords {
+  int tile;
+  float* tile_records;
+  float* mine;
+};
+template <int kDv>
+__device__ __forceinline__ PieceRecords piece_records(const SplitKV& s, int item) {
+  const int tile = fast_divide(item, s.splits_div);
+  const std::size_t record_floats = split_kv_record_floats(s.rows, kDv);
+  float* const tile_records = s.partials + static_cast<std::size_t>(tile) * s.splits * record_floats;
+  return {tile, tile_records,
+          tile_records + static_cast<std::size_t>(item - tile * s.splits) * record_floats};
+}
+
 // The combine of split_kv_combine, by the warpgroup that completed the tile (tile_records: its pieces'
 // records, every one stored and acquired): o and final_rows (layout as there) become the tile's rows.
 template <class Config, int kO>
@@ -150,13 +166,11 @@ __device__ bool split_kv_combine(const ForwardKernelParams& p, int head, int ite
   const SplitKV& s = p.split_kv;
   const int thread = threadIdx.x % 128;
   const int lane = thread % 32;
-  const int tile = fast_divide(item, s.splits_div);
-  const std::size_t record_floats = split_kv_record_floats(s.rows, kDv);
-  float* const tile_records = s.partials + static_cast<std::size_t>(tile) * s.splits * record_floats;
+  const PieceRecords records = piece_records<kDv>(s, item);
   const int row[2] = {(thread / 32) * 16 + lane / 4, (thread / 32) * 16 + lane / 4 + 8};
   const int column = 2 * (lane % 4);
   {
-    float* mine = tile_records + static_cast<std::size_t>(item - tile * s.splits) * record_floats;
+    float* mine = records.mine;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       if (row[r] >= s.rows) continue;
@@ -169,8 +183,8 @@ __device__ bool split_kv_combine(const ForwardKernelParams& p, int head, int ite
       if (lane % 4 == 0) __stcg(mine + s.rows * kDv + row[r], final_rows.lse[r]);
     }
   }
-  if (!completes_pieces([&] { return s.arrivals + tile; }, s.splits, barrier)) return false;
-  combine_split_pieces<Config>(p, head, tile_records, o, final_rows);
+  if (!completes_pieces([&] { return s.arrivals + records.tile; }, s.splits, barrier)) return false;
+  combine_split_pieces<Config>(p, head, records.tile_records, o, final_rows);
   return true;
 }
 
