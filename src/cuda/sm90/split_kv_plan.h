@@ -49,20 +49,18 @@ constexpr FLASHATTN_HD std::size_t split_kv_record_floats(int rows, int head_dim
 inline constexpr int kMinSplitKVBlocks = 4;
 inline constexpr int kShortTileSplits = 8;
 
-// The narrow decode tile's counts (session 48, its combine of one round trip: decode_consumer.h) differ in
-// two ways, measured there alone (split_kv_shape passes the narrow tile's record rows x dv as
-// narrow_piece_floats; the 64-row tile's counts are session 45's):
-// - A tile's records stay within kMaxTileRecordFloats (O's floats of every piece): the piece that completes
-// the
-//   tile reads them all, so the combine grows with pieces x rows x dv. On an H200 (s48_trace.sh /
-//   s48_combine.sh, d256 decode steps of 8 rows per tile, graphed) 16384 keys over 1 tile read 27.5 us in 16
-//   pieces against 42.3 in the 64 that one wave holds, over 4 tiles 33.5 in 16 against 43.6 in 33; 16 x 8 x
-//   256 floats is the cap, which no d <= 128 decode of at most 8 rows per tile reaches below 32 pieces.
-// - Pieces shorter than kMinSplitKVBlocks only where the tiles are few enough that kShortTileSplits pieces
-// each
-//   fit in one wave: at 32 tiles of 8 blocks (1024 keys, GQA 32/8, batch 4; s48_rule.sh) d128 read 11.8 us in
-//   2 pieces against 12.6 in 4 (and d64 10.6 in 2, 10.1 unsplit, against 11.1), while at 8 tiles 8 pieces of
-//   one block remain the fastest (9.75 against 10.5 in 4).
+// The narrow decode tile's counts (session 48, with its combine of one round trip: decode_consumer.h) follow
+// two more rules, measured there alone (split_kv_shape passes the narrow tile's record rows x dv as
+// narrow_piece_floats; the 64-row tile's counts are session 45's). First, a tile's records stay within
+// kMaxTileRecordFloats (O's floats of every piece): the piece that completes the tile reads them all, so the
+// combine grows with pieces x rows x dv. On an H200 (s48_trace.sh, s48_combine.sh: d256 decode steps of 8
+// rows per tile, graphed) 16384 keys over 1 tile read 27.5 us in 16 pieces against 42.3 in the 64 that one
+// wave holds, over 4 tiles 33.5 in 16 against 43.6 in 33; 16 x 8 x 256 floats is the cap, which no d <= 128
+// decode of at most 8 rows per tile reaches below 32 pieces. Second, pieces shorter than kMinSplitKVBlocks
+// only where the tiles are few enough that kShortTileSplits pieces of each fit in one wave: at 32 tiles of 8
+// blocks (1024 keys, GQA 32/8, batch 4; s48_rule.sh) d128 read 11.8 us in 2 pieces against 12.6 in 4 (d64
+// 10.6 in 2 and 10.1 unsplit against 11.1), while at 8 tiles 8 pieces of one block stay the fastest (9.75 us
+// against 10.5 in 4).
 inline constexpr std::int64_t kMaxTileRecordFloats = 16 * 8 * 256;
 
 // Host: pieces per tile for `tiles` tiles of `key_blocks` key blocks (the longest sequence's) on `sms` SMs.
