@@ -52,7 +52,8 @@ void* random_bf16(std::size_t n, std::mt19937& rng) {
 int main(int argc, char** argv) {
   using namespace flashattn;
   if (argc < 5 || argc > 8) {
-    std::fprintf(stderr, "usage: %s KEYS BATCH kvcache|dense DUMP [HEAD_DIM [NUM_SPLITS [Q_HEADS]]]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s KEYS BATCH kvcache|dense DUMP [HEAD_DIM [NUM_SPLITS [Q_HEADS]]]\n",
+                 argv[0]);
     return 2;
   }
   // 8 K/V heads, 32 query heads unless Q_HEADS; num_splits 0 (the library's choice) unless NUM_SPLITS.
