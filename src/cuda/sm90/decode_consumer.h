@@ -134,6 +134,24 @@ __device__ __forceinline__ void exchange_columns(float (&v)[2], std::uint32_t xc
   }
 }
 
+// Rows [first_row, kBlockN) of every 64-column chunk of V's stage at `v` set to zero by the warpgroup, then
+// made visible to the tensor cores (every thread's stores fenced for the async proxy before the barrier that
+// the GEMM follows). Whole 128-byte rows: the swizzle permutes units within a row only.
+template <class Config>
+__device__ __forceinline__ void zero_rows_from(std::uint32_t v, int first_row) {
+  constexpr int kRowUnits = Config::kRowBytes / 16;
+  const int chunk_units = (Config::kBlockN - first_row) * kRowUnits;
+  const std::uint32_t first = v + first_row * Config::kRowBytes;
+#pragma unroll 1
+  for (int i = threadIdx.x % 128; i < chunk_units * Config::kChunksV; i += 128) {
+    const int chunk = i / chunk_units;
+    ptx::st_shared_v4_b32(first + chunk * Config::kKVChunkBytes + (i - chunk * chunk_units) * 16,
+                          make_uint4(0u, 0u, 0u, 0u));
+  }
+  ptx::fence_proxy_async_shared_cta();
+  ptx::bar_sync(kNarrowExchange, 128);
+}
+
 // The combine of a split tile's pieces (split_kv.h's records and arithmetic) by the warpgroup that completed
 // it, and the tile's store (forward_config.h NARROW_COMBINE), for tiles whose records' rows hold at most 512
 // floats (s.rows x dv <= 512; the others take split_kv.h's: narrow_consumer_loop). Thread t takes float4 t of
@@ -354,8 +372,20 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
         store_transposed<kKeyTiles>(pipe.narrow_p(parity), 1024, packed, warp, lane);
         ptx::fence_proxy_async_shared_cta();
       };
-      auto gemm_o = [&](std::uint32_t pt) {
+      // A dense cache read through a map over all its rows (CacheLengths::dense): the piece's first block
+      // (the producer's order), when it is the sequence's last and ends past its last key, holds the cache's
+      // rows past the sequence there, anything at all (NaN too). K's are masked; V's are zeroed before its
+      // GEMM, where P's zeros would still meet them (0 x NaN), as TMA's zero fill does for the per-sequence
+      // maps.
+      bool zero_v_tail = false;
+      if constexpr (Config::kCacheLengths && !kPaged) {
+        zero_v_tail = p.cache.dense && range.end * Config::kBlockN > w.seqlen_k;
+      }
+      auto gemm_o = [&](std::uint32_t pt, bool first_block) {
         ptx::mbarrier_wait_parity(pipe.v_full(pv_ring.stage), pv_ring.phase);
+        if (zero_v_tail && first_block) {
+          zero_rows_from<Config>(pipe.v(pv_ring.stage), w.seqlen_k - (range.end - 1) * Config::kBlockN);
+        }
         ptx::wgmma_fence();
         gemm_narrow_o<Config>(ot, pipe.v(pv_ring.stage), pt);
         ptx::wgmma_commit_group();
@@ -375,7 +405,7 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
       parity ^= 1;
       for (int i = 1; i < n_blocks; ++i) {
         scores(i, st, block_max);
-        gemm_o(pv_buffer);
+        gemm_o(pv_buffer, i == 1);
         probabilities(st, block_max, correction);
         finish_o();
 #pragma unroll
@@ -388,7 +418,7 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
       }
       // The last block's P^T, complete once every thread passed the barrier.
       ptx::bar_sync(kNarrowExchange, 128);
-      gemm_o(pv_buffer);
+      gemm_o(pv_buffer, n_blocks == 1);
       finish_o();
       exchange_columns(row_sum, pipe.narrow_exchange(2), warp, lane, [](float a, float b) { return a + b; });
     }
@@ -418,7 +448,7 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
         }
         if (warp == 0 && lane < 4) __stcg(mine + s.rows * kDv + row, final_rows.lse[e]);
       }
-      if (!completes_pieces([&] { return s.arrivals + records.tile; }, s.splits, kEpilogue)) continue;
+      if (!completes_pieces([&] { return tile_arrivals(s, records.tile); }, s.splits, kEpilogue)) continue;
       if (FLASHATTN_SM90_NARROW_COMBINE != 0 && s.rows * kDv <= 512) {
         combine_narrow_pieces<Config>(p, pipe, w, packed_first, records.tile_records);
       } else {

@@ -496,6 +496,15 @@
 #ifndef FLASHATTN_SM90_PREPARE_OVERLAP
 #define FLASHATTN_SM90_PREPARE_OVERLAP 1
 #endif
+// Session 49: CACHE_LENGTHS, a KV cache's per-sequence lengths read by the decode kernels themselves
+// (kernel_params.h CacheLengths; forward_launch.h use_cache_lengths), where q is dense and the cache paged,
+// or dense without a leftpad or batch index on the narrow tile (which zeroes V's rows past the sequence's
+// end). The prepare kernel then runs only to append or to zero counters, and the forward waits for it in
+// the producer, before its first K / V load. 0: every KV-cache launch through the prepare kernel's
+// per-sequence lengths and maps (the tree before session 49).
+#ifndef FLASHATTN_SM90_CACHE_LENGTHS
+#define FLASHATTN_SM90_CACHE_LENGTHS 1
+#endif
 // Measured, not kept (session 38; code in cf4d679): varlen problems with cu_seqlens_q taking the next tile's
 // Q prefetch through the launch's Q map encoded over the packed rows of every sequence (no acquire). Against
 // the same tree without it (bench/integration/s37_prefetch.sh, 400 ms stints, H200): 16k tokens, two passes,
@@ -1090,6 +1099,9 @@ struct ForwardConfig {
   // FLASHATTN_SM90_SPLIT_KV above: the one-consumer decode kernel (its pieces' rows go through split_kv.h's
   // combine instead of store_output when the launch splits).
   static constexpr bool kSplitKV = FLASHATTN_SM90_SPLIT_KV != 0 && kSingleConsumer;
+  // FLASHATTN_SM90_CACHE_LENGTHS above: the decode kernels (a template flag, so that the other kernels'
+  // code does not carry the branch).
+  static constexpr bool kCacheLengths = FLASHATTN_SM90_CACHE_LENGTHS != 0 && kSingleConsumer;
   static_assert(!kSplitKV || (kClusterM_ == 1 && !kOOverV && !kDecodedHandoff && !kSplitTail),
                 "split_kv.h assumes these");
   // FLASHATTN_SM90_UNIFORM_CONSUMER above.

@@ -27,7 +27,7 @@ struct PrepareParams {
   SequenceMaps templates;  // the launch's maps (rows = the maximum lengths)
   int pack;                // packed GQA: q and o are 5-D views whose rows are dimension 2
   AttentionParams a;
-  SequenceInfo* infos;
+  SequenceInfo* infos;  // both null under CacheLengths (the kernel then appends and zeroes only)
   SequenceMaps* maps;
   int* tile_counter;  // zeroed here for the dynamic schedule (no memset launch)
   bool append;        // KV cache with k_new / v_new: write them into the cache here (append_kv.h)
@@ -60,7 +60,7 @@ __global__ void prepare_sequences_kernel(const __grid_constant__ PrepareParams p
   for (std::int64_t i = b; i < p.arrival_count; i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     p.arrivals[i] = 0;
   }
-  if (b >= p.a.batch) return;
+  if (b >= p.a.batch || p.maps == nullptr) return;  // no maps: the forward reads its lengths (CacheLengths)
   const AttentionParams& a = p.a;
   const SequenceLengths s = cuda_sm80::clipped_sequence_lengths(a, b);
   p.infos[b] = SequenceInfo{static_cast<int>(s.q), static_cast<int>(s.k), static_cast<int>(s.q_offset),
@@ -122,6 +122,24 @@ int paged_box_rows(const AttentionParams& a) {
 template <class Config>
 long long query_blocks(const AttentionParams& a) {
   return (a.seqlen_q + Config::kBlockM - 1) / Config::kBlockM;
+}
+
+// CACHE_LENGTHS (forward_config.h, kernel_params.h CacheLengths): a KV-cache launch whose kernel reads the
+// sequences' lengths itself. q must be dense (no cu_seqlens / seqused), and the cache paged, or dense without
+// a batch index or a leftpad (one map over all its rows, a sequence's keys from row 0) on the narrow tile,
+// the one consumer that zeroes V's rows past a sequence's end.
+template <class Config>
+bool use_cache_lengths(const AttentionParams& a) {
+  if constexpr (!Config::kCacheLengths) {
+    return false;
+  } else {
+    if (!a.is_kvcache || a.cu_seqlens_q != nullptr || a.cu_seqlens_k != nullptr || a.seqused_q != nullptr ||
+        a.seqused_k != nullptr || a.cache_capacity > 0x3fffffff) {
+      return false;
+    }
+    if (a.block_table != nullptr) return true;
+    return Config::kNarrowRows && a.cache_batch_idx == nullptr && a.leftpad_k == nullptr;
+  }
 }
 
 // A cudaLaunchKernelEx configuration of the forward kernel: `grid` CTAs of Config's size with one launch
@@ -277,7 +295,13 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   const bool static_couples = couples_shape &&
                               (FLASHATTN_SM90_STATIC_COUPLES != 0 || Config::kClusterM > 1 || placement) &&
                               (k.m_blocks / Config::kClusterM) % 2 == 0;
-  k.static_schedule = equal_tiles(a) || static_couples;
+  // CacheLengths: no per-sequence maps. Items (split pieces counted) that fit in one wave take the static
+  // schedule, which claims nothing through the counter (the same order: CTA c on item c).
+  const bool cache_lengths = use_cache_lengths<Config>(a);
+  int splits = 1;
+  if constexpr (Config::kSplitKV) splits = std::max(1, split_kv_shape(a, sms).splits);
+  k.static_schedule = equal_tiles(a) || static_couples ||
+                      (cache_lengths && static_cast<std::int64_t>(k.num_tiles) * splits <= sms);
   // forward_workspace_bytes sizes no workspace for equal tiles: anything that claims tiles through the
   // counter must have one (a mismatch fails the call, it never dereferences null).
   if (!k.static_schedule && workspace == nullptr) return cudaErrorInvalidValue;
@@ -341,31 +365,47 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
       k.split_kv.partials = reinterpret_cast<float*>(bytes + split_kv_arrival_bytes(shape));
       k.num_tiles *= shape.splits;
       arrival_count = shape.tiles;
-      if (!uses_sequence_maps(a)) {
-        if (cudaError_t e = cudaMemsetAsync(k.split_kv.arrivals, 0, arrival_count * sizeof(int), stream);
-            e != cudaSuccess)
-          return e;
-      }
     }
   }
-  // The counter of the dynamic schedule starts at 0: zeroed by the prepare kernel
-  // when there is one, else by a memset (a launch of its own, ~2 us on the stream,
-  // which the static schedule does without).
-  if (!k.static_schedule && !uses_sequence_maps(a)) {
+  // The prepare kernel: per-sequence maps and lengths, the KV cache's append, and the counters (the dynamic
+  // schedule's, split-KV's arrivals) zeroed. Under CacheLengths only where it appends or a counter is used.
+  const std::int64_t appended = uses_sequence_maps(a) && append ? cuda_sm80::append_kv_elements(a) : 0;
+  const bool sequence_maps = uses_sequence_maps(a) && !cache_lengths;
+  const bool runs_prepare =
+      sequence_maps || (cache_lengths && (appended > 0 || arrival_count > 0 || !k.static_schedule));
+  if (cache_lengths) {
+    CacheLengths& c = k.cache;
+    c.cache_seqlens = a.cache_seqlens;
+    c.leftpad = a.leftpad_k;
+    c.capacity = static_cast<int>(a.cache_capacity);
+    c.appended = a.k_new.data != nullptr ? static_cast<int>(a.seqlen_new) : 0;
+    c.active = true;
+    c.dense = a.block_table == nullptr;
+    c.after_prepare = runs_prepare;
+  }
+  // Without the prepare kernel the counters start at 0 by memsets (a launch each, ~2 us on the stream, which
+  // the static schedule and unsplit launches do without).
+  if (!runs_prepare && arrival_count > 0) {
+    if (cudaError_t e = cudaMemsetAsync(k.split_kv.arrivals, 0, arrival_count * sizeof(int), stream);
+        e != cudaSuccess)
+      return e;
+  }
+  if (!runs_prepare && !k.static_schedule) {
     if (cudaError_t e = cudaMemsetAsync(tile_counter, 0, sizeof(int), stream); e != cudaSuccess) return e;
   }
-  if (uses_sequence_maps(a)) {
+  if (runs_prepare) {
     auto* bytes = static_cast<unsigned char*>(workspace);
     PrepareParams prepare{};
     prepare.templates = k.maps;
     prepare.pack = pack;
     prepare.a = a;
-    prepare.infos = reinterpret_cast<SequenceInfo*>(bytes + kCounterBytes);
-    prepare.maps = reinterpret_cast<SequenceMaps*>(bytes + kCounterBytes + sequence_info_bytes(a));
+    if (sequence_maps) {
+      prepare.infos = reinterpret_cast<SequenceInfo*>(bytes + kCounterBytes);
+      prepare.maps = reinterpret_cast<SequenceMaps*>(bytes + kCounterBytes + sequence_info_bytes(a));
+    }
     prepare.tile_counter = tile_counter;
     prepare.arrivals = k.split_kv.arrivals;
     prepare.arrival_count = arrival_count;
-    const std::int64_t appended = append ? cuda_sm80::append_kv_elements(a) : 0;
     prepare.append = appended > 0;
     constexpr int kPrepareThreads = 128;
     // One thread per sequence, or per appended element where those are more (a grid-stride loop beyond
@@ -409,7 +449,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
                                         [](ForwardKernelParams&, int) { return cudaSuccess; });
     }
     const int grid = std::max(1, std::min(sms, k.num_tiles));
-    if (FLASHATTN_SM90_PREPARE_OVERLAP != 0 && uses_sequence_maps(a)) {
+    if (FLASHATTN_SM90_PREPARE_OVERLAP != 0 && runs_prepare) {
       // PREPARE_OVERLAP (forward_config.h): the kernel's launch and barrier setup overlap the prepare kernel.
       cudaLaunchAttribute overlap{};
       overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;

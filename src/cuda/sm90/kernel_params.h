@@ -58,6 +58,24 @@ struct SequenceMaps {
   CUtensorMap q, k, v, o;
 };
 
+// A KV cache's per-sequence lengths read by the decode kernels themselves (Config::kCacheLengths,
+// forward_launch.h use_cache_lengths), instead of the prepare kernel's SequenceInfo and maps: q, out and a
+// paged cache go through the launch's maps (batch coordinate = the sequence), a dense cache through a map
+// over all its rows, whose rows past a sequence's end the narrow tile zeroes in V's stage (K's are masked).
+// Saves the prepare kernel's dependent chain (the lengths' load, then four maps written) and the forward's
+// wait for it, the maps' acquire fences and the SequenceInfo load: ~2 us before the first K load of a decode
+// step (s48_trace.sh). The arithmetic is cuda_sm80::clipped_sequence_lengths's for a KV cache without
+// cu_seqlens / seqused.
+struct CacheLengths {
+  const std::int32_t* cache_seqlens = nullptr;  // null: every sequence fills the cache
+  const std::int32_t* leftpad = nullptr;        // paged only (dense caches with a leftpad take the maps)
+  int capacity = 0;                             // cache rows a sequence may use
+  int appended = 0;                             // rows appended by the prepare kernel (k_new), or 0
+  bool active = false;                          // the launch uses these (else SequenceInfo or one length)
+  bool dense = false;                           // K/V through maps over the whole cache (rows past the end)
+  bool after_prepare = false;                   // a prepare kernel precedes: the producer waits for it
+};
+
 struct ForwardKernelParams {
   // (d, seqlen, heads, batch) views, innermost first, 128B-swizzled boxes of 64 columns:
   // q: box {64, kBlockM}; k, v: box {64, kBlockN}; o: box {64, 64}, one consumer
@@ -107,6 +125,8 @@ struct ForwardKernelParams {
   SplitTail tail;
   // Config::kSplitKV only (split_kv.h): each tile's key blocks cut into `splits` pieces.
   SplitKV split_kv;
+  // Config::kCacheLengths only; after the others, whose offsets in parameter space it leaves alone.
+  CacheLengths cache;
 };
 
 }  // namespace flashattn::detail::cuda_sm90

@@ -7,6 +7,7 @@
 
 #include "common/fast_division.h"
 #include "cuda/ptx/cluster.h"
+#include "cuda/ptx/grid_dependency.h"
 #include "cuda/ptx/mbarrier.h"
 #include "cuda/ptx/ptx.h"
 #include "cuda/ptx/shared_memory.h"
@@ -160,6 +161,19 @@ __device__ __forceinline__ void prefetch_next_q(const ForwardKernelParams& p, in
   }
 }
 
+// CacheLengths::after_prepare: the prepare kernel (a programmatic dependent's primary, forward_launch.h) may
+// still append to the cache or zero the counters, so the producer waits for it before the first tile's K / V
+// loads and tile claims (the consumers' arrivals come after those loads: griddepcontrol.wait makes the
+// prepare grid's writes visible to the whole grid). Its own first reads, the lengths (in tile_work: the first
+// tile of a KV cache always has query rows, so next_busy_tile claims nothing before this), overlap that
+// kernel. `prepared`: the wait has been passed (or is not needed).
+__device__ __forceinline__ void await_prepare(bool& prepared) {
+  if (!prepared) {
+    ptx::griddepcontrol_wait();
+    prepared = true;
+  }
+}
+
 template <class Config>
 __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe) {
   ptx::prefetch_tensormap(&p.maps.q);
@@ -171,6 +185,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
   std::uint32_t q_phase = 0;
   // Work items (split_tail.h): tiles, and under Config::kSplitTail the pieces of this CTA's tail share.
   int tile = first_work<Config>(p);
+  [[maybe_unused]] bool prepared = !Config::kCacheLengths || !p.cache.after_prepare;
   for (;;) {
     // Tiles of a short sequence past its last query row (variable length) carry no work.
     WorkTile w{};
@@ -183,6 +198,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     // free once every consumer warp released the previous Q.
     publish_next_tile<Config, Config::kDecodedHandoff>(p, pipe, tile, w, q_phase);  // one per Q so far
     if (!is_work<Config>(p, tile)) break;
+    if constexpr (Config::kCacheLengths) await_prepare(prepared);
     if constexpr (!Config::kFirstKBeforeQ && !Config::kSplitQ) {
       ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
       q_phase ^= 1;
@@ -407,6 +423,7 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
   bool slots_owed = false;  // kOOverV: as in producer_loop
   std::uint32_t q_phase = 0;
   int tile = first_tile<Config::kClusterM>(p);
+  [[maybe_unused]] bool prepared = !Config::kCacheLengths || !p.cache.after_prepare;
   for (;;) {
     WorkTile w{};
     tile = next_busy_tile<Config>(p, tile, w, [&](int t) {
@@ -415,9 +432,13 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
     // The same handoff as producer_loop: the index (or the end marker) first, by the leader.
     if (leader) publish_next_tile<Config, false>(p, pipe, tile, w, q_phase);
     if (tile >= p.num_tiles) break;
+    if constexpr (Config::kCacheLengths) await_prepare(prepared);  // every lane: each gathers
     const int kv_head = w.head / p.heads_per_kv;
     const KeyBlockRange range = work_key_blocks<Config>(p, tile, w);
-    const int k_offset = p.sequences != nullptr ? p.sequences[w.batch].k_offset : 0;
+    int k_offset = p.sequences != nullptr ? p.sequences[w.batch].k_offset : 0;
+    if constexpr (Config::kCacheLengths) {
+      if (p.cache.active) k_offset = cache_key_offset(p.cache, w.batch);
+    }
     // Lane `lane`'s box of key block n (PagedBox; lanes without a box: fits false).
     auto locate = [&](int n) {
       PagedBox box{0, 0, false};

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 
+#include "cuda/ptx/grid_dependency.h"
 #include "cuda/sm90/kernel_params.h"
 #include "cuda/sm90/piece_arrival.h"
 #include "cuda/sm90/score_mask.h"
@@ -31,7 +32,7 @@ namespace flashattn::detail::cuda_sm90 {
 template <class Config>
 __device__ __forceinline__ WorkTile work_tile(const ForwardKernelParams& p, int item) {
   if constexpr (Config::kSplitKV) item = fast_divide(item, p.split_kv.splits_div);
-  return tile_work<Config::kClusterM>(p, item);
+  return tile_work<Config::kClusterM, Config::kCacheLengths>(p, item);
 }
 
 // The key blocks work item `item` (of tile w) visits: its tile's, or under a split its piece's.
@@ -70,6 +71,15 @@ __device__ __forceinline__ PieceRecords piece_records(const SplitKV& s, int item
   float* const tile_records = s.partials + static_cast<std::size_t>(tile) * s.splits * record_floats;
   return {tile, tile_records,
           tile_records + static_cast<std::size_t>(item - tile * s.splits) * record_floats};
+}
+
+// The tile's arrival counter, evaluated by the arriving thread alone (piece_arrival.h). A prepare kernel
+// zeroes the counters: under CacheLengths the producer waited for it before the piece's loads, which come
+// before this; this thread's own wait (passed at once by then, and at once in a launch without a programmatic
+// dependency) puts the zeroing before its atomic without relying on that chain.
+__device__ __forceinline__ int* tile_arrivals(const SplitKV& s, int tile) {
+  ptx::griddepcontrol_wait();
+  return s.arrivals + tile;
 }
 
 // The combine of split_kv_combine, by the warpgroup that completed the tile (tile_records: its pieces'
@@ -183,7 +193,7 @@ __device__ bool split_kv_combine(const ForwardKernelParams& p, int head, int ite
       if (lane % 4 == 0) __stcg(mine + s.rows * kDv + row[r], final_rows.lse[r]);
     }
   }
-  if (!completes_pieces([&] { return s.arrivals + records.tile; }, s.splits, barrier)) return false;
+  if (!completes_pieces([&] { return tile_arrivals(s, records.tile); }, s.splits, barrier)) return false;
   combine_split_pieces<Config>(p, head, records.tile_records, o, final_rows);
   return true;
 }

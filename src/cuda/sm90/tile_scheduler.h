@@ -57,7 +57,20 @@ __device__ __forceinline__ const CUtensorMap* map_o(const ForwardKernelParams& p
 // together: the same order over pairs of query blocks (m_blocks is even there, and the
 // sections count pairs of query blocks). CTA b starts on tile b and strides by the (even)
 // grid, so it keeps its rank's half.
-template <int kClusterM = 1>
+// A KV cache's sequence b (CacheLengths): the cache position of its key 0 and its number of keys, every value
+// read clamped as cuda_sm80::clipped_sequence_lengths clamps it.
+__device__ __forceinline__ int clamp_index(int x, int hi) { return x < 0 ? 0 : (x > hi ? hi : x); }
+__device__ __forceinline__ int cache_key_offset(const CacheLengths& c, int b) {
+  return c.leftpad != nullptr ? clamp_index(c.leftpad[b], c.capacity) : 0;
+}
+__device__ __forceinline__ int cache_keys(const CacheLengths& c, int b) {
+  const int end =
+      c.cache_seqlens != nullptr ? clamp_index(c.cache_seqlens[b], c.capacity - c.appended) : c.capacity;
+  return max(end + c.appended - cache_key_offset(c, b), 0);
+}
+
+// kCacheLengths (Config::kCacheLengths): the launch may carry a KV cache's lengths (p.cache.active).
+template <int kClusterM = 1, bool kCacheLengths = false>
 __device__ __forceinline__ WorkTile tile_work(const ForwardKernelParams& p, int tile) {
   static_assert(kClusterM == 1 || kClusterM == 2);
   WorkTile w;
@@ -69,6 +82,8 @@ __device__ __forceinline__ WorkTile tile_work(const ForwardKernelParams& p, int 
   if (p.sequences != nullptr) {
     const SequenceInfo s = p.sequences[w.batch];
     w.seqlen_q = s.seqlen_q, w.seqlen_k = s.seqlen_k, w.q_offset = s.q_offset, w.map_batch = 0;
+  } else if (kCacheLengths && p.cache.active) {
+    w.seqlen_q = p.seqlen_q, w.seqlen_k = cache_keys(p.cache, w.batch), w.q_offset = 0, w.map_batch = w.batch;
   } else {
     w.seqlen_q = p.seqlen_q, w.seqlen_k = p.seqlen_k, w.q_offset = 0, w.map_batch = w.batch;
   }
