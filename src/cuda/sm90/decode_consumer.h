@@ -378,7 +378,9 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
       // GEMM, where P's zeros would still meet them (0 x NaN), as TMA's zero fill does for the per-sequence
       // maps.
       bool zero_v_tail = false;
-      if constexpr (Config::kCacheLengths && !kPaged) {
+      if constexpr (kPaged) {
+        zero_v_tail = range.end * Config::kBlockN > w.seqlen_k;  // likewise (producer.h kTailBoxes)
+      } else if constexpr (Config::kCacheLengths) {
         zero_v_tail = p.cache.dense && range.end * Config::kBlockN > w.seqlen_k;
       }
       auto gemm_o = [&](std::uint32_t pt, bool first_block) {

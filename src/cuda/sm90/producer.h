@@ -406,8 +406,15 @@ struct PagedBox {
 // Otherwise the boxes that fit still go by TMA (lane 0 only expects their bytes), the rest
 // is gathered; the gather is waited for, made visible to the tensor cores' async proxy
 // (fence.proxy.async in every writing lane), and lane 0 then arrives.
+//
+// kTailBoxes (the narrow tile, which zeroes V's rows past the sequence's end in its stage and masks K's:
+// decode_consumer.h): the box holding the sequence's last key goes by TMA too, and the boxes past it are not
+// loaded, so a sequence's last block is gathered only where a box straddles two pages (a leftpad off the box
+// grid). The gather of a tail box (a table read per 16 bytes) had cost a d128 decode of 1000 keys in pages of
+// 64 ~13 us (s49_cache.sh: 22 us against 8.7 dense).
 template <class Config>
 __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe) {
+  constexpr bool kTailBoxes = Config::kNarrowRows;
   const int lane = static_cast<int>(threadIdx.x % 32);
   const bool leader = lane == 0;
   const PagedKV& g = p.paged;
@@ -439,11 +446,15 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
     if constexpr (Config::kCacheLengths) {
       if (p.cache.active) k_offset = cache_key_offset(p.cache, w.batch);
     }
-    // Lane `lane`'s box of key block n (PagedBox; lanes without a box: fits false).
+    // Lane `lane`'s box of key block n (PagedBox; lanes without a box: fits false). kTailBoxes: a box that
+    // holds the sequence's last key fits too (its page holds the rows past it), and one past the last key is
+    // loaded by nobody (`past_end`).
+    bool past_end = false;
     auto locate = [&](int n) {
       PagedBox box{0, 0, false};
       const int first_key = n * Config::kBlockN + lane * g.box_rows;
-      if (lane < g.boxes && first_key + g.box_rows <= w.seqlen_k) {
+      past_end = kTailBoxes && lane < g.boxes && first_key >= w.seqlen_k;
+      if (lane < g.boxes && (kTailBoxes ? first_key < w.seqlen_k : first_key + g.box_rows <= w.seqlen_k)) {
         const int position = k_offset + first_key;
         int slot = fast_divide(position, g.page_div);
         box.row = position - slot * g.page_size;
@@ -477,7 +488,10 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
 #pragma unroll 1
     for (int n = range.end - 1; n >= range.begin; --n) {
       const std::uint32_t tma_boxes = __ballot_sync(0xffffffffu, box.fits);
-      const bool whole = tma_boxes != 0 && tma_boxes == g.box_mask;  // no gather
+      // No gather: every box goes by TMA (kTailBoxes: or lies past the sequence's end).
+      bool whole = tma_boxes != 0 && tma_boxes == g.box_mask;
+      if constexpr (kTailBoxes)
+        whole = tma_boxes != 0 && (tma_boxes | __ballot_sync(~0u, past_end)) == g.box_mask;
       // This lane's box: rows [lane * box_rows, +box_rows) of every chunk of the stage.
       const auto box_smem = static_cast<std::uint32_t>(lane * g.box_rows * Config::kRowBytes);
       // Bytes per chunk of the boxes that go by TMA.
@@ -487,7 +501,8 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
       ptx::mbarrier_wait_parity(pipe.k_empty(ring.stage), ring.phase ^ 1);
       if (leader) {
         if (whole) {
-          ptx::mbarrier_arrive_expect_tx(pipe.k_full(ring.stage), Config::kKVBytes);
+          ptx::mbarrier_arrive_expect_tx(pipe.k_full(ring.stage),
+                                         kTailBoxes ? tma_chunk_bytes * Config::kChunks : Config::kKVBytes);
         } else if (tma_boxes != 0) {
           ptx::mbarrier_expect_tx(pipe.k_full(ring.stage), tma_chunk_bytes * Config::kChunks);
         }
@@ -512,7 +527,8 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
       ptx::mbarrier_wait_parity(pipe.v_empty(v_use.stage), v_use.phase ^ 1);
       if (leader) {
         if (whole) {
-          ptx::mbarrier_arrive_expect_tx(pipe.v_full(v_use.stage), Config::kVBytes);
+          ptx::mbarrier_arrive_expect_tx(pipe.v_full(v_use.stage),
+                                         kTailBoxes ? tma_chunk_bytes * Config::kChunksV : Config::kVBytes);
         } else if (tma_boxes != 0) {
           ptx::mbarrier_expect_tx(pipe.v_full(v_use.stage), tma_chunk_bytes * Config::kChunksV);
         }
