@@ -31,7 +31,7 @@ ROWS += [(128, 32, 8, "append", 1000, b) for b in (1, 8)]
 # The gather of a paged tail block (s49_cache2.sh): lengths on the key-block grid against off it, on the narrow
 # tile (now TMA, producer.h kTailBoxes) and on the 64-row tile (a GQA group of 16: still gathered).
 ROWS += [(128, 32, 8, "paged64", 1024, 1), (128, 64, 4, "paged64", 1000, 1), (128, 64, 4, "paged64", 1024, 1)]
-ROWS += [(128, 64, 4, "dense", 1000, 1)]
+ROWS += [(128, 64, 4, "dense", 1000, 1), (128, 64, 4, "paged16", 1000, 1), (128, 64, 4, "paged64", 1000, 8)]
 
 ROOM = 256
 
