@@ -134,20 +134,11 @@ __device__ __forceinline__ void exchange_columns(float (&v)[2], std::uint32_t xc
   }
 }
 
-// Rows [first_row, kBlockN) of every 64-column chunk of V's stage at `v` set to zero by the warpgroup, then
-// made visible to the tensor cores (every thread's stores fenced for the async proxy before the barrier that
-// the GEMM follows). Whole 128-byte rows: the swizzle permutes units within a row only.
+// pipeline.h zero_v_rows by the warpgroup, then made visible to the tensor cores (every thread's stores
+// fenced for the async proxy before the barrier that the GEMM follows).
 template <class Config>
 __device__ __forceinline__ void zero_rows_from(std::uint32_t v, int first_row) {
-  constexpr int kRowUnits = Config::kRowBytes / 16;
-  const int chunk_units = (Config::kBlockN - first_row) * kRowUnits;
-  const std::uint32_t first = v + first_row * Config::kRowBytes;
-#pragma unroll 1
-  for (int i = threadIdx.x % 128; i < chunk_units * Config::kChunksV; i += 128) {
-    const int chunk = i / chunk_units;
-    ptx::st_shared_v4_b32(first + chunk * Config::kKVChunkBytes + (i - chunk * chunk_units) * 16,
-                          make_uint4(0u, 0u, 0u, 0u));
-  }
+  zero_v_rows<Config>(v, first_row, static_cast<int>(threadIdx.x % 128), 128);
   ptx::fence_proxy_async_shared_cta();
   ptx::bar_sync(kNarrowExchange, 128);
 }
@@ -376,11 +367,9 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
       // (the producer's order), when it is the sequence's last and ends past its last key, holds the cache's
       // rows past the sequence there, anything at all (NaN too). K's are masked; V's are zeroed before its
       // GEMM, where P's zeros would still meet them (0 x NaN), as TMA's zero fill does for the per-sequence
-      // maps.
+      // maps. (A paged cache's are zeroed by its producer: producer.h kTailBoxes.)
       bool zero_v_tail = false;
-      if constexpr (kPaged) {
-        zero_v_tail = range.end * Config::kBlockN > w.seqlen_k;  // likewise (producer.h kTailBoxes)
-      } else if constexpr (Config::kCacheLengths) {
+      if constexpr (Config::kCacheLengths && !kPaged) {
         zero_v_tail = p.cache.dense && range.end * Config::kBlockN > w.seqlen_k;
       }
       auto gemm_o = [&](std::uint32_t pt, bool first_block) {

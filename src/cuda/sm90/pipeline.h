@@ -36,6 +36,7 @@
 #include "cuda/ptx/cluster.h"
 #include "cuda/ptx/mbarrier.h"
 #include "cuda/ptx/ptx.h"
+#include "cuda/ptx/shared_memory.h"
 #include "cuda/sm90/tile_scheduler.h"
 
 namespace flashattn::detail::cuda_sm90 {
@@ -89,6 +90,11 @@ struct SharedPipeline {
   __device__ std::uint32_t tile_full() const { return barrier(2 + 4 * Config::kStages); }
   __device__ std::uint32_t tile_empty() const { return barrier(3 + 4 * Config::kStages); }
   __device__ std::uint32_t tile_slot() const { return barrier(4 + 4 * Config::kStages); }
+  // Config::kNarrowRows: the paged producer's barrier for the V boxes of a sequence's last key block, which
+  // it completes itself (producer.h kTailBoxes); after the others.
+  __device__ std::uint32_t tail_full() const {
+    return barrier(kQPairs + (Config::kSplitQ ? 2 * Config::kQParts : 0));
+  }
   __device__ TileSlot tile_handoff() const {
     return TileSlot{Config::kDecodedHandoff ? decoded_slot() : tile_slot(), tile_full(), tile_empty()};
   }
@@ -113,6 +119,7 @@ struct SharedPipeline {
     }
     ptx::mbarrier_init(tile_full(), 1);
     ptx::mbarrier_init(tile_empty(), 128 * Config::kConsumerWarpgroups);
+    if constexpr (Config::kNarrowRows) ptx::mbarrier_init(tail_full(), 1);
     ptx::fence_mbarrier_init();
   }
 
@@ -140,6 +147,22 @@ struct SharedPipeline {
     }
   }
 };
+
+// Rows [first_row, kBlockN) of every 64-column chunk of the V stage at `v` set to zero by `threads` threads,
+// thread `t` taking every threads-th 16-byte unit: whole 128-byte rows, so the 128B swizzle (which permutes
+// the units within a row) does not matter. The caller fences the stores for the async proxy before the GEMM.
+template <class Config>
+__device__ __forceinline__ void zero_v_rows(std::uint32_t v, int first_row, int t, int threads) {
+  constexpr int kRowUnits = Config::kRowBytes / 16;
+  const int chunk_units = (Config::kBlockN - first_row) * kRowUnits;
+  const std::uint32_t first = v + first_row * Config::kRowBytes;
+#pragma unroll 1
+  for (int i = t; i < chunk_units * Config::kChunksV; i += threads) {
+    const int chunk = i / chunk_units;
+    ptx::st_shared_v4_b32(first + chunk * Config::kKVChunkBytes + (i - chunk * chunk_units) * 16,
+                          make_uint4(0u, 0u, 0u, 0u));
+  }
+}
 
 // Position in the K/V ring: stage index and the parity of its current phase.
 template <int kStages>

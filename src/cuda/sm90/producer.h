@@ -481,11 +481,13 @@ struct PagedBox {
 // is gathered; the gather is waited for, made visible to the tensor cores' async proxy
 // (fence.proxy.async in every writing lane), and lane 0 then arrives.
 //
-// kTailBoxes (the narrow tile, which zeroes V's rows past the sequence's end in its stage and masks K's:
-// decode_consumer.h): the box holding the sequence's last key goes by TMA too, and the boxes past it are not
-// loaded, so a sequence's last block is gathered only where a box straddles two pages (a leftpad off the box
-// grid). The gather of a tail box (a table read per 16 bytes) had cost a d128 decode of 1000 keys in pages of
-// 64 ~13 us (s49_cache.sh: 22 us against 8.7 dense).
+// kTailBoxes (the narrow tile, which masks K's rows past the sequence's end: decode_consumer.h): the box
+// holding the sequence's last key goes by TMA too, and the boxes past it are not loaded, so a sequence's last
+// block is gathered only where a box straddles two pages (a leftpad off the box grid); that block's V rows
+// past the end are zeroed by this warp once its boxes landed (fix_tail), before v_full completes. Gathering
+// the tail box had cost a d128 decode of 1000 keys in pages of 64 ~13 us (s49_cache.sh: 22 us against 8.7
+// dense; why a gather costs that much is not known: a table read per row instead of per 16 bytes took 3 us
+// off it on the 64-row tile, s49_cache3.sh).
 template <class Config>
 __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe) {
   constexpr bool kTailBoxes = Config::kNarrowRows;
@@ -505,6 +507,26 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
   std::uint32_t q_phase = 0;
   int tile = first_tile<Config::kClusterM>(p);
   [[maybe_unused]] bool prepared = !Config::kCacheLengths || !p.cache.after_prepare;
+  // kTailBoxes: the V stage of a sequence's last block whose boxes land on tail_full (while `pending`), its
+  // v_full, and its first row past the last key. fix_tail zeroes those rows once the boxes have
+  // landed, fences them for the tensor cores and completes v_full: the warp that wrote the stage's other
+  // rows (gathered) writes these too, and the consumers never write a K / V stage.
+  struct TailV {
+    bool pending = false;
+    std::uint32_t stage = 0, full = 0;
+    int first_row = 0;
+  };
+  [[maybe_unused]] TailV tail_v;
+  [[maybe_unused]] std::uint32_t tail_phase = 0;
+  [[maybe_unused]] auto fix_tail = [&] {
+    ptx::mbarrier_wait_parity(pipe.tail_full(), tail_phase);
+    tail_phase ^= 1;
+    zero_v_rows<Config>(tail_v.stage, tail_v.first_row, lane, 32);
+    ptx::fence_proxy_async_shared_cta();
+    __syncwarp();
+    if (leader) ptx::mbarrier_arrive(tail_v.full);
+    tail_v.pending = false;
+  };
   for (;;) {
     WorkTile w{};
     tile = next_busy_tile<Config>(p, tile, w, [&](int t) {
@@ -539,6 +561,9 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
       return box;
     };
     PagedBox box = range.end > range.begin ? locate(range.end - 1) : PagedBox{0, 0, false};
+    // kTailBoxes: the block holding the sequence's last key and rows past it (the piece's first), or -1.
+    [[maybe_unused]] const int tail_block =
+        range.end > range.begin && range.end * Config::kBlockN > w.seqlen_k ? range.end - 1 : -1;
     {
       const CUtensorMap* tma_q = map_q(p, w);
       if (leader && p.sequence_maps != nullptr) ptx::tensormap_acquire_fence(tma_q);
@@ -599,20 +624,23 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
       }
       const RingPosition<Config::kStages> v_use = vring.at(ring);
       ptx::mbarrier_wait_parity(pipe.v_empty(v_use.stage), v_use.phase ^ 1);
+      // kTailBoxes: the sequence's last block's V boxes complete on tail_full, v_full on fix_tail's arrive.
+      const bool v_tail = kTailBoxes && n == tail_block;
+      const std::uint32_t v_landed = v_tail ? pipe.tail_full() : pipe.v_full(v_use.stage);
       if (leader) {
-        if (whole) {
-          ptx::mbarrier_arrive_expect_tx(pipe.v_full(v_use.stage),
+        if (whole || v_tail) {
+          ptx::mbarrier_arrive_expect_tx(v_landed,
                                          kTailBoxes ? tma_chunk_bytes * Config::kChunksV : Config::kVBytes);
         } else if (tma_boxes != 0) {
-          ptx::mbarrier_expect_tx(pipe.v_full(v_use.stage), tma_chunk_bytes * Config::kChunksV);
+          ptx::mbarrier_expect_tx(v_landed, tma_chunk_bytes * Config::kChunksV);
         }
       }
       __syncwarp();
       if (box.fits) {
 #pragma unroll
         for (int c = 0; c < Config::kChunksV; ++c) {
-          ptx::tma_load_4d(pipe.v(v_use.stage) + c * Config::kKVChunkBytes + box_smem, &p.maps.v,
-                           pipe.v_full(v_use.stage), c * Config::kChunkCols, box.row, kv_head, box.page);
+          ptx::tma_load_4d(pipe.v(v_use.stage) + c * Config::kKVChunkBytes + box_smem, &p.maps.v, v_landed,
+                           c * Config::kChunkCols, box.row, kv_head, box.page);
         }
       }
       if (!whole) {
@@ -628,12 +656,18 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
         ptx::fence_proxy_async_shared_cta();
       }
       __syncwarp();
-      if (leader && !whole) ptx::mbarrier_arrive(pipe.v_full(v_use.stage));
+      if (leader && !whole && !v_tail) ptx::mbarrier_arrive(pipe.v_full(v_use.stage));
+      if (v_tail) {
+        tail_v = TailV{true, pipe.v(v_use.stage), pipe.v_full(v_use.stage), w.seqlen_k - n * Config::kBlockN};
+      } else if (tail_v.pending) {
+        fix_tail();  // after the next block's loads went out, before the ring comes back to its stage
+      }
       ring.advance();
       // The next block's table entries: in flight while it waits for its stages (its ballot
       // needs only the arithmetic).
       if (n > range.begin) box = locate(n - 1);
     }
+    if (tail_v.pending) fix_tail();  // a piece of one block
   }
   if constexpr (Config::kOOverV) {
     if (slots_owed) give_output_slots(pipe, vring.at(ring), leader);
