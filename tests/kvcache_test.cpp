@@ -779,6 +779,62 @@ std::vector<KVCacheCase> kvcache_cases() {
                    false,
                    false,
                    0});
+  // cuda_sm90's narrow decode tile reading the lengths itself (forward_config.h CACHE_LENGTHS): a dense cache
+  // in one piece per tile (its map covers every row of the cache: the rows past a sequence's end, NaN here,
+  // zeroed in V's stage by the consumer); paged, pages of 32, one piece of many blocks (the tail's V rows
+  // zeroed by the producer after the next block's loads: producer.h fix_tail); paged with a leftpad, an
+  // append and the automatic split.
+  cases.push_back({2,
+                   1,
+                   2500,
+                   8,
+                   2,
+                   128,
+                   128,
+                   DType::bfloat16,
+                   {},
+                   Layout::contiguous,
+                   false,
+                   Rotary::none,
+                   false,
+                   0,
+                   false,
+                   false,
+                   1});
+  cases.push_back({2,
+                   1,
+                   2300,
+                   16,
+                   2,
+                   128,
+                   128,
+                   DType::float16,
+                   {},
+                   Layout::padded,
+                   false,
+                   Rotary::none,
+                   false,
+                   32,
+                   false,
+                   false,
+                   1});
+  cases.push_back({3,
+                   1,
+                   1700,
+                   8,
+                   2,
+                   64,
+                   64,
+                   DType::bfloat16,
+                   {},
+                   Layout::contiguous,
+                   true,
+                   Rotary::neox,
+                   false,
+                   16,
+                   false,
+                   true,
+                   0});
   return cases;
 }
 
