@@ -609,3 +609,21 @@ grid_call() {
   (cd "$out" && tar -czf "${OUT:-/tmp}/grid.tgz" compare-*)
   log total
 }
+
+# decode_cache_checks SANITIZED: session 49's checks after a build of the tree's test binary and extension beside a base
+# extension (tree_and_flag_base, or a patch-reversed tree): the decode kernels' SASS counts, the KV-cache / split-KV /
+# workspace / cuda_sm90 suites, memcheck / racecheck on the cases SANITIZED, synccheck on the narrow tile's KV-cache
+# cases, and bench/integration/s49_cache_lengths.py's rows (base against new) into $out/cache.jsonl.
+decode_cache_checks() {
+  local narrow='Grid/KVCacheTest.*cuda_sm90_*_2x1500_*:Grid/KVCacheTest.*cuda_sm90_*_1x3000_*'
+  narrow+=':Grid/KVCacheTest.*cuda_sm90_*_1x2900_*:Grid/KVCacheTest.*cuda_sm90_*_1x1300_*'
+  narrow+=':Grid/KVCacheTest.*cuda_sm90_*_1x1200_*:Grid/KVCacheTest.*cuda_sm90_*_2x900_*'
+  sm90_sass_counts "$bld/full" | grep -E "Li1ELi0ELi1ELb0" | tee -a "$out/summary.txt"
+  gtest_suites '*KVCache*cuda_sm90*:*SplitKV*:*Workspace*:*CudaSm90*' 200
+  sanitizer_runs "$tests" "$1" 150 memcheck racecheck
+  sanitizer_runs "$tests" "$narrow" 100 synccheck
+  (cd bench/integration && PYTHONPATH=$bld/pyroot timeout 200 python3 s49_cache_lengths.py base new) 2>&1 |
+    grep -v Warning >"$out/cache.jsonl"
+  log "cache lengths A/B rc=$?"
+  ab_summary "$out/cache.jsonl"
+}

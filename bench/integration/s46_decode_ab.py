@@ -29,6 +29,14 @@ def package(name):
     return importlib.import_module("flashattn" if name == "new" else f"flashattn_{name}")
 
 
+def builds_from_argv():
+    """The build names on the command line and their packages (name -> package), the random seed set to 0."""
+    names = sys.argv[1:]
+    builds = {n: package(n) for n in names}
+    torch.manual_seed(0)
+    return names, builds
+
+
 def interleaved_medians(builds, call, ref, kv_bytes, tags):
     """ROUNDS rounds over the builds (a dict name -> package) of call(package), each round every build once: a JSON
     line per measurement (tags first), and the median time per build."""

@@ -14,15 +14,6 @@ set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
 device_call_begin s49a
-narrow_cases='Grid/KVCacheTest.*cuda_sm90_*_2x1500_*:Grid/KVCacheTest.*cuda_sm90_*_1x3000_*:Grid/KVCacheTest.*cuda_sm90_*_1x2900_*'
-narrow_cases+=':Grid/KVCacheTest.*cuda_sm90_*_1x1300_*:Grid/KVCacheTest.*cuda_sm90_*_1x1200_*:Grid/KVCacheTest.*cuda_sm90_*_2x900_*'
 tree_and_flag_base "64;96;128;256" "-DFLASHATTN_SM90_CACHE_LENGTHS=0"
-sm90_sass_counts "$bld/full" | grep -E "Li1ELi0ELi1ELb0" | tee -a "$out/summary.txt"
-gtest_suites '*KVCache*cuda_sm90*:*SplitKV*:*Workspace*:*CudaSm90*' 200
-sanitizer_runs "$tests" 'Grid/KVCacheTest.*cuda_sm90*' 150 memcheck racecheck
-sanitizer_runs "$tests" "$narrow_cases" 100 synccheck
-(cd bench/integration && PYTHONPATH=$bld/pyroot timeout 200 python3 s49_cache_lengths.py base new) 2>&1 |
-  grep -v Warning >"$out/cache.jsonl"
-log "cache lengths A/B rc=$?"
-ab_summary "$out/cache.jsonl"
+decode_cache_checks 'Grid/KVCacheTest.*cuda_sm90*'
 log total

@@ -11,21 +11,5 @@
 # the other rows as in s49_cache2.sh.
 #   bash bench/integration/s49_cache3.sh
 set -uo pipefail
-# shellcheck source=bench/sm90_device_common.sh
-source bench/sm90_device_common.sh
-device_call_begin s49c
-narrow_cases='Grid/KVCacheTest.*cuda_sm90_*_2x1500_*:Grid/KVCacheTest.*cuda_sm90_*_1x3000_*:Grid/KVCacheTest.*cuda_sm90_*_1x2900_*'
-narrow_cases+=':Grid/KVCacheTest.*cuda_sm90_*_1x1300_*:Grid/KVCacheTest.*cuda_sm90_*_1x1200_*:Grid/KVCacheTest.*cuda_sm90_*_2x900_*'
-tree_copy "$bld/base-tree" bench/integration/s49_cache.patch -R
-(cd "$bld/base-tree" && PY_DIMS="64;128;256" sm90_build_py base "" 5 400) &
-tests_and_py_build "64;96;128;256"
-wait
-sm90_sass_counts "$bld/full" | grep -E "Li1ELi0ELi1ELb0" | tee -a "$out/summary.txt"
-gtest_suites '*KVCache*cuda_sm90*:*SplitKV*:*Workspace*:*CudaSm90*' 200
-sanitizer_runs "$tests" 'Grid/KVCacheTest.*cuda_sm90*:Random/KVCacheRandomTest.*cuda_sm90*' 150 memcheck racecheck
-sanitizer_runs "$tests" "$narrow_cases" 100 synccheck
-(cd bench/integration && PYTHONPATH=$bld/pyroot timeout 200 python3 s49_cache_lengths.py base new) 2>&1 |
-  grep -v Warning >"$out/cache.jsonl"
-log "cache lengths A/B rc=$?"
-ab_summary "$out/cache.jsonl"
-log total
+# s49_cache2.sh's steps on this tree, as call s49c.
+exec bash bench/integration/s49_cache2.sh s49c

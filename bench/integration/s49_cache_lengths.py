@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from s44_decode_splits import print_sdpa_rows  # bench/integration/
-from s46_decode_ab import interleaved_medians, package, print_medians  # bench/integration/
+from s46_decode_ab import builds_from_argv, interleaved_medians, print_medians  # bench/integration/
 
 # label, d, q heads, kv heads, layout (dense / paged64 / paged16 / append), keys per sequence, batch
 ROWS = []
@@ -80,15 +80,10 @@ def decode_case(d, hq, hk, layout, length, batch, dt):
 
 
 def main():
-    import sys
-
-    names = sys.argv[1:]
-    builds = {n: package(n) for n in names}
-    torch.manual_seed(0)
-    dt = torch.bfloat16
+    names, builds = builds_from_argv()
     summary = []
     for d, hq, hk, layout, length, batch in ROWS:
-        q, kc, vc, extra, ref, kv_bytes, views = decode_case(d, hq, hk, layout, length, batch, dt)
+        q, kc, vc, extra, ref, kv_bytes, views = decode_case(d, hq, hk, layout, length, batch, torch.bfloat16)
 
         def call(fa):
             return fa.flash_attn_with_kvcache(q, kc, vc, **extra)

@@ -345,68 +345,6 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
   }
 }
 
-// gather_paged_block (below) for the decode kernels, whose producer keeps all its registers.
-// Lane l reads the table entry of row 32 i + l for each group i of 32 rows (the next group's while the
-// current group's copies go out), and a copy takes its row's page from that lane: a table read per 16-byte
-// unit, each waited for before its copy, had cost a d128 decode of 1000 keys in pages of 64 ~13 us over 1024
-// keys (s49_cache2.sh, the 64-row tile).
-template <class Config, int kCols, bool kSkipPastEnd>
-__device__ __forceinline__ void gather_paged_block_by_rows(const ForwardKernelParams& p, const WorkTile& w,
-                                                           int k_offset, int n_block, int kv_head, int cols,
-                                                           const void* base, std::int64_t page_stride,
-                                                           std::int64_t row_stride, std::int64_t head_stride,
-                                                           std::uint32_t smem, std::uint32_t tma_boxes,
-                                                           int box_shift) {
-  constexpr int kUnits = kCols / 8;  // 16-byte units per row
-  constexpr int kRowGroups = (Config::kBlockN + 31) / 32;
-  const int lane = static_cast<int>(threadIdx.x % 32);
-  const PagedKV& g = p.paged;
-  const auto* table = g.block_table + w.batch * g.table_batch_stride;
-  const auto* head_base = static_cast<const unsigned char*>(base) + kv_head * head_stride * 2;
-  const int first_key = n_block * Config::kBlockN;
-  // Whether row `row` is one this gather writes: not a TMA box's, and (kSkipPastEnd) not past the last key.
-  auto gathered = [&](int row) {
-    return row < Config::kBlockN && ((tma_boxes >> (row >> box_shift)) & 1u) == 0 &&
-           (!kSkipPastEnd || first_key + row < w.seqlen_k);
-  };
-  // The page of row `row` (this lane's of a group of 32), or -1 where no key of the sequence is read there.
-  auto row_page = [&](int row) {
-    int page = -1;
-    if (gathered(row) && first_key + row < w.seqlen_k) {
-      int slot = fast_divide(k_offset + first_key + row, g.page_div);
-      if (g.table_cols > 0) slot = min(slot, g.table_cols - 1);
-      page = table[slot];
-      if (g.kv_blocks > 0) page = max(0, min(page, g.kv_blocks - 1));
-    }
-    return page;
-  };
-  int page = row_page(lane);
-#pragma unroll 1
-  for (int group = 0; group < kRowGroups; ++group) {
-    // The next group's table reads in flight while this group's copies go out.
-    const int next_page = group + 1 < kRowGroups ? row_page(32 * (group + 1) + lane) : -1;
-    // Rows 32 group .. + 31, kUnits units each: the same trip count in every lane (the shuffle's).
-#pragma unroll 1
-    for (int index = lane; index < 32 * kUnits; index += 32) {
-      const int row = 32 * group + index / kUnits;
-      const int from_page = __shfl_sync(0xffffffffu, page, index / kUnits);
-      if (!gathered(row)) continue;
-      const int unit = index % kUnits;
-      const bool valid = from_page >= 0 && unit * 8 < cols;
-      const void* src = base;
-      if (valid) {
-        const int position = k_offset + first_key + row;
-        const int in_page = position - fast_divide(position, g.page_div) * g.page_size;
-        src = head_base + (from_page * page_stride + in_page * row_stride + unit * 8) * 2;
-      }
-      const std::uint32_t dst = smem + (unit / 8) * Config::kKVChunkBytes + row * Config::kRowBytes +
-                                (((unit % 8) ^ (row % 8)) * 16);
-      ptx::cp_async_cg_16(dst, src, valid);
-    }
-    page = next_page;
-  }
-}
-
 // Paged K/V: one key block of `kCols` columns gathered by the 32 lanes of the producer
 // warp with 16-byte cp.async into the layout TMA would have written (kCols / 64 chunks of
 // [kBlockN rows][128 B], 128B-swizzled: 16-byte unit u of row r sits at unit u ^ (r % 8)).
@@ -415,11 +353,14 @@ __device__ __forceinline__ void gather_paged_block_by_rows(const ForwardKernelPa
 // operand's head dim (d = 96 on the 128-column kernel), are zero-filled without reading memory
 // (the cache may hold anything there, and 0 * NaN in P V would poison O). Table entries and
 // slots are clamped to the table and the cache like every index read from device memory.
-// kSkipPastEnd (producer_loop_paged's kTailBoxes): rows past the last key are left alone instead, the
-// consumer zeroes them (so that no byte of the stage is written both by this gather and by the consumer).
-// The decode kernels (Config::kSingleConsumer) take gather_paged_block_by_rows; the others keep this form,
-// a table read per 16-byte unit, in the 40 registers of their producer (the row-wise form spilled there:
-// 6-20 LDL / STL in the two-consumer paged kernels).
+// kSkipPastEnd (producer_loop_paged's kTailBoxes): rows past the last key are left alone instead (fix_tail
+// zeroes V's there, K's are masked).
+// The decode kernels (Config::kSingleConsumer, whose producer keeps all its registers) read the table once
+// per row: lane l reads row 32 i + l's entry for each group i of 32 rows (the next group's while the current
+// group's copies go out), and a copy takes its row's page from that lane. The others read it for every
+// 16-byte unit, each read waited for before its copy: the row-wise form spilled 6-20 LDL / STL in their
+// 40-register producer. (On the 64-row decode tile the row-wise form took ~3 us off a gathered tail block's
+// ~13, s49_cache3.sh: most of a gather's cost is elsewhere, not understood.)
 template <class Config, int kCols, bool kSkipPastEnd>
 __device__ __forceinline__ void gather_paged_block(const ForwardKernelParams& p, const WorkTile& w,
                                                    int k_offset, int n_block, int kv_head, int cols,
@@ -427,37 +368,76 @@ __device__ __forceinline__ void gather_paged_block(const ForwardKernelParams& p,
                                                    std::int64_t row_stride, std::int64_t head_stride,
                                                    std::uint32_t smem, std::uint32_t tma_boxes,
                                                    int box_shift) {
-  if constexpr (Config::kSingleConsumer) {
-    gather_paged_block_by_rows<Config, kCols, kSkipPastEnd>(p, w, k_offset, n_block, kv_head, cols, base,
-                                                            page_stride, row_stride, head_stride, smem,
-                                                            tma_boxes, box_shift);
-    return;
-  }
   constexpr int kUnits = kCols / 8;  // 16-byte units per row
   const int lane = static_cast<int>(threadIdx.x % 32);
   const PagedKV& g = p.paged;
   const auto* table = g.block_table + w.batch * g.table_batch_stride;
   const auto* head_base = static_cast<const unsigned char*>(base) + kv_head * head_stride * 2;
+  if constexpr (Config::kSingleConsumer) {
+    constexpr int kRowGroups = (Config::kBlockN + 31) / 32;
+    const int first_key = n_block * Config::kBlockN;
+    // Whether row `row` is one this gather writes: not a TMA box's, and (kSkipPastEnd) not past the last key.
+    auto gathered = [&](int row) {
+      return row < Config::kBlockN && ((tma_boxes >> (row >> box_shift)) & 1u) == 0 &&
+             (!kSkipPastEnd || first_key + row < w.seqlen_k);
+    };
+    // The page of row `row` (this lane's of a group of 32), or -1 where no key of the sequence is read there.
+    auto row_page = [&](int row) {
+      int page = -1;
+      if (gathered(row) && first_key + row < w.seqlen_k) {
+        int slot = fast_divide(k_offset + first_key + row, g.page_div);
+        if (g.table_cols > 0) slot = min(slot, g.table_cols - 1);
+        page = table[slot];
+        if (g.kv_blocks > 0) page = max(0, min(page, g.kv_blocks - 1));
+      }
+      return page;
+    };
+    int page = row_page(lane);
 #pragma unroll 1
-  for (int index = lane; index < Config::kBlockN * kUnits; index += 32) {
-    const int row = index / kUnits;
-    if ((tma_boxes >> (row >> box_shift)) & 1u) continue;
-    const int unit = index % kUnits;
-    const int key = n_block * Config::kBlockN + row;
-    if (kSkipPastEnd && key >= w.seqlen_k) continue;
-    const bool valid = key < w.seqlen_k && unit * 8 < cols;
-    const void* src = base;
-    if (valid) {
-      const int position = k_offset + key;
-      int slot = position / g.page_size;
-      if (g.table_cols > 0) slot = min(slot, g.table_cols - 1);
-      int page = table[slot];
-      if (g.kv_blocks > 0) page = max(0, min(page, g.kv_blocks - 1));
-      src = head_base + (page * page_stride + (position - slot * g.page_size) * row_stride + unit * 8) * 2;
+    for (int group = 0; group < kRowGroups; ++group) {
+      const int next_page = group + 1 < kRowGroups ? row_page(32 * (group + 1) + lane) : -1;
+      // Rows 32 group .. + 31, kUnits units each: the same trip count in every lane (the shuffle's).
+#pragma unroll 1
+      for (int index = lane; index < 32 * kUnits; index += 32) {
+        const int row = 32 * group + index / kUnits;
+        const int from_page = __shfl_sync(0xffffffffu, page, index / kUnits);
+        if (!gathered(row)) continue;
+        const int unit = index % kUnits;
+        const bool valid = from_page >= 0 && unit * 8 < cols;
+        const void* src = base;
+        if (valid) {
+          const int position = k_offset + first_key + row;
+          const int in_page = position - fast_divide(position, g.page_div) * g.page_size;
+          src = head_base + (from_page * page_stride + in_page * row_stride + unit * 8) * 2;
+        }
+        const std::uint32_t dst = smem + (unit / 8) * Config::kKVChunkBytes + row * Config::kRowBytes +
+                                  (((unit % 8) ^ (row % 8)) * 16);
+        ptx::cp_async_cg_16(dst, src, valid);
+      }
+      page = next_page;
     }
-    const std::uint32_t dst =
-        smem + (unit / 8) * Config::kKVChunkBytes + row * Config::kRowBytes + (((unit % 8) ^ (row % 8)) * 16);
-    ptx::cp_async_cg_16(dst, src, valid);
+  } else {
+#pragma unroll 1
+    for (int index = lane; index < Config::kBlockN * kUnits; index += 32) {
+      const int row = index / kUnits;
+      if ((tma_boxes >> (row >> box_shift)) & 1u) continue;
+      const int unit = index % kUnits;
+      const int key = n_block * Config::kBlockN + row;
+      if (kSkipPastEnd && key >= w.seqlen_k) continue;
+      const bool valid = key < w.seqlen_k && unit * 8 < cols;
+      const void* src = base;
+      if (valid) {
+        const int position = k_offset + key;
+        int slot = position / g.page_size;
+        if (g.table_cols > 0) slot = min(slot, g.table_cols - 1);
+        int page = table[slot];
+        if (g.kv_blocks > 0) page = max(0, min(page, g.kv_blocks - 1));
+        src = head_base + (page * page_stride + (position - slot * g.page_size) * row_stride + unit * 8) * 2;
+      }
+      const std::uint32_t dst = smem + (unit / 8) * Config::kKVChunkBytes + row * Config::kRowBytes +
+                                (((unit % 8) ^ (row % 8)) * 16);
+      ptx::cp_async_cg_16(dst, src, valid);
+    }
   }
 }
 
