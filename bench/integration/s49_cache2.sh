@@ -12,7 +12,7 @@
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
-device_call_begin "${1:-s49b}"  # s49_cache3.sh: s49c, s49_cache4.sh: s49d
+device_call_begin "${1:-s49b}"  # s49_cache3.sh: s49c, s49_cache4.sh: s49d, s49_cache5.sh: s49e
 tree_copy "$bld/base-tree" bench/integration/s49_cache.patch -R
 (cd "$bld/base-tree" && PY_DIMS="64;128;256" sm90_build_py base "" 5 400) &
 tests_and_py_build "64;96;128;256"

@@ -1006,11 +1006,11 @@ struct ForwardConfig {
   static constexpr bool kDecodedHandoff =
       !kSingleConsumer && (FLASHATTN_SM90_DECODED_HANDOFF >= 2 ||
                            (FLASHATTN_SM90_DECODED_HANDOFF == 1 && kHeadDim == 64 && kHeadDimV == 64));
-  // The barriers + the tile-index slot (kSplitQ: + a q_full / q_empty pair per part; kNarrowRows: + the
-  // paged producer's tail_full; pipeline.h);
+  // The barriers + the tile-index slot (kSplitQ: + a q_full / q_empty pair per part; kSingleConsumer: +
+  // the paged producer's tail_full; pipeline.h);
   // kDecodedHandoff: then the decoded tile's 48 bytes, 16-byte aligned (pipeline.h decoded_slot).
   static constexpr int kIndexSlotBytes =
-      8 * (4 + 4 * kStages) + 8 + (kSplitQ ? 16 * kQParts : 0) + (kNarrowRows ? 8 : 0);
+      8 * (4 + 4 * kStages) + 8 + (kSplitQ ? 16 * kQParts : 0) + (kSingleConsumer ? 8 : 0);
   static constexpr int kDecodedSlotOffset = (kIndexSlotBytes + 15) / 16 * 16;
   static constexpr int kBarrierBytes = kDecodedHandoff ? kDecodedSlotOffset + 48 : kIndexSlotBytes;
   static constexpr bool kSeparateO = kOEnd + kOBytes + kOnesBytes + kBarrierBytes + 1024 <= kSmemLimit;

@@ -90,8 +90,8 @@ struct SharedPipeline {
   __device__ std::uint32_t tile_full() const { return barrier(2 + 4 * Config::kStages); }
   __device__ std::uint32_t tile_empty() const { return barrier(3 + 4 * Config::kStages); }
   __device__ std::uint32_t tile_slot() const { return barrier(4 + 4 * Config::kStages); }
-  // Config::kNarrowRows: the paged producer's barrier for the V boxes of a sequence's last key block, which
-  // it completes itself (producer.h kTailBoxes); after the others.
+  // Config::kSingleConsumer: the paged producer's barrier for the V boxes of a sequence's last key block,
+  // which it completes itself (producer.h kTailBoxes); after the others.
   __device__ std::uint32_t tail_full() const {
     return barrier(kQPairs + (Config::kSplitQ ? 2 * Config::kQParts : 0));
   }
@@ -119,7 +119,7 @@ struct SharedPipeline {
     }
     ptx::mbarrier_init(tile_full(), 1);
     ptx::mbarrier_init(tile_empty(), 128 * Config::kConsumerWarpgroups);
-    if constexpr (Config::kNarrowRows) ptx::mbarrier_init(tail_full(), 1);
+    if constexpr (Config::kSingleConsumer) ptx::mbarrier_init(tail_full(), 1);
     ptx::fence_mbarrier_init();
   }
 

@@ -461,7 +461,7 @@ struct PagedBox {
 // is gathered; the gather is waited for, made visible to the tensor cores' async proxy
 // (fence.proxy.async in every writing lane), and lane 0 then arrives.
 //
-// kTailBoxes (the narrow tile, which masks K's rows past the sequence's end: decode_consumer.h): the box
+// kTailBoxes (the decode kernels, whose consumers mask K's rows past the sequence's end by select): the box
 // holding the sequence's last key goes by TMA too, and the boxes past it are not loaded, so a sequence's last
 // block is gathered only where a box straddles two pages (a leftpad off the box grid); that block's V rows
 // past the end are zeroed by this warp once its boxes landed (fix_tail), before v_full completes. Gathering
@@ -470,7 +470,7 @@ struct PagedBox {
 // off it on the 64-row tile, s49_cache3.sh).
 template <class Config>
 __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe) {
-  constexpr bool kTailBoxes = Config::kNarrowRows;
+  constexpr bool kTailBoxes = Config::kSingleConsumer;
   const int lane = static_cast<int>(threadIdx.x % 32);
   const bool leader = lane == 0;
   const PagedKV& g = p.paged;
