@@ -467,7 +467,8 @@ struct PagedBox {
 // past the end are zeroed by this warp once its boxes landed (fix_tail), before v_full completes. Gathering
 // the tail box had cost a d128 decode of 1000 keys in pages of 64 ~13 us (s49_cache.sh: 22 us against 8.7
 // dense; why a gather costs that much is not known: a table read per row instead of per 16 bytes took 3 us
-// off it on the 64-row tile, s49_cache3.sh).
+// off it on the 64-row tile, s49_cache3.sh; the 64-row tile's 64/4 decode with kTailBoxes 24.1 -> 12.2 us,
+// s49_cache5.sh). The two-consumer kernels still gather a sequence's tail block.
 template <class Config>
 __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe) {
   constexpr bool kTailBoxes = Config::kSingleConsumer;
