@@ -363,14 +363,14 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
         store_transposed<kKeyTiles>(pipe.narrow_p(parity), 1024, packed, warp, lane);
         ptx::fence_proxy_async_shared_cta();
       };
-      // A dense cache read through a map over all its rows (CacheLengths::dense): the piece's first block
-      // (the producer's order), when it is the sequence's last and ends past its last key, holds the cache's
-      // rows past the sequence there, anything at all (NaN too). K's are masked; V's are zeroed before its
-      // GEMM, where P's zeros would still meet them (0 x NaN), as TMA's zero fill does for the per-sequence
-      // maps. (A paged cache's are zeroed by its producer: producer.h kTailBoxes.)
+      // A dense cache read through a map over all its rows (CacheLengths in the dense kernel): the piece's
+      // first block (the producer's order), when it is the sequence's last and ends past its last key, holds
+      // the cache's rows past the sequence there, anything at all (NaN too). K's are masked; V's are zeroed
+      // before its GEMM, where P's zeros would still meet them (0 x NaN), as TMA's zero fill does for the
+      // per-sequence maps. (A paged cache's are zeroed by its producer: producer.h kTailBoxes.)
       bool zero_v_tail = false;
       if constexpr (Config::kCacheLengths && !kPaged) {
-        zero_v_tail = p.cache.dense && range.end * Config::kBlockN > w.seqlen_k;
+        zero_v_tail = p.cache.active && range.end * Config::kBlockN > w.seqlen_k;  // (active: dense here)
       }
       auto gemm_o = [&](std::uint32_t pt, bool first_block) {
         ptx::mbarrier_wait_parity(pipe.v_full(pv_ring.stage), pv_ring.phase);

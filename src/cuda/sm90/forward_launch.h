@@ -298,10 +298,11 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   // CacheLengths: no per-sequence maps. Items (split pieces counted) that fit in one wave take the static
   // schedule, which claims nothing through the counter (the same order: CTA c on item c).
   const bool cache_lengths = use_cache_lengths<Config>(a);
-  int splits = 1;
-  if constexpr (Config::kSplitKV) splits = std::max(1, split_kv_shape(a, sms).splits);
-  k.static_schedule = equal_tiles(a) || static_couples ||
-                      (cache_lengths && static_cast<std::int64_t>(k.num_tiles) * splits <= sms);
+  SplitKVShape split_shape{};  // no split (splits 1) without Config::kSplitKV
+  if constexpr (Config::kSplitKV) split_shape = split_kv_shape(a, sms);
+  k.static_schedule =
+      equal_tiles(a) || static_couples ||
+      (cache_lengths && static_cast<std::int64_t>(k.num_tiles) * std::max(1, split_shape.splits) <= sms);
   // forward_workspace_bytes sizes no workspace for equal tiles: anything that claims tiles through the
   // counter must have one (a mismatch fails the call, it never dereferences null).
   if (!k.static_schedule && workspace == nullptr) return cudaErrorInvalidValue;
@@ -354,7 +355,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   // tiles; the arrival counters are zeroed with the tile counter (the prepare kernel, else a memset).
   int arrival_count = 0;
   if constexpr (Config::kSplitKV) {
-    const SplitKVShape shape = split_kv_shape(a, sms);
+    const SplitKVShape& shape = split_shape;
     if (shape.splits > 1) {
       if (workspace == nullptr || shape.tiles != k.num_tiles) return cudaErrorInvalidValue;
       auto* bytes = static_cast<unsigned char*>(workspace) + split_kv_offset(a);
@@ -380,7 +381,6 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     c.capacity = static_cast<int>(a.cache_capacity);
     c.appended = a.k_new.data != nullptr ? static_cast<int>(a.seqlen_new) : 0;
     c.active = true;
-    c.dense = a.block_table == nullptr;
     c.after_prepare = runs_prepare;
   }
   // Without the prepare kernel the counters start at 0 by memsets (a launch each, ~2 us on the stream, which

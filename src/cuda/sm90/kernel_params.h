@@ -73,7 +73,6 @@ struct CacheLengths {
   int capacity = 0;                             // cache rows a sequence may use
   int appended = 0;                             // rows appended by the prepare kernel (k_new), or 0
   bool active = false;                          // the launch uses these (else SequenceInfo or one length)
-  bool dense = false;                           // K/V through maps over the whole cache (rows past the end)
   bool after_prepare = false;                   // a prepare kernel precedes: the producer waits for it
 };
 
