@@ -835,6 +835,62 @@ std::vector<KVCacheCase> kvcache_cases() {
                    false,
                    true,
                    0});
+  // cuda_sm90's split pieces of a tile as one cluster (forward_config.h CLUSTER_COMBINE: records sent by
+  // st.async to the cluster's first CTA): a dense cache in the automatic 8 pieces with a sink and softcap
+  // (the combine's sink term); paged, 8-row tiles (two float4 units per combining thread) in 5 pieces with an
+  // append (the cluster launch after the prepare kernel); 12 pieces, more than a cluster holds (the arrival
+  // counter's combine).
+  cases.push_back({2,
+                   1,
+                   3000,
+                   8,
+                   2,
+                   128,
+                   128,
+                   DType::bfloat16,
+                   {MaskKind::none, 30.f, AlibiKind::none, 0.f, true},
+                   Layout::contiguous,
+                   false,
+                   Rotary::none,
+                   false,
+                   0,
+                   false,
+                   false,
+                   0});
+  cases.push_back({2,
+                   1,
+                   1500,
+                   16,
+                   2,
+                   128,
+                   128,
+                   DType::float16,
+                   {MaskKind::causal},
+                   Layout::heads_major,
+                   true,
+                   Rotary::neox,
+                   false,
+                   16,
+                   false,
+                   false,
+                   5});
+  cases.push_back({1,
+                   1,
+                   2000,
+                   8,
+                   2,
+                   128,
+                   128,
+                   DType::bfloat16,
+                   {},
+                   Layout::padded,
+                   false,
+                   Rotary::none,
+                   false,
+                   64,
+                   false,
+                   false,
+                   12});
   return cases;
 }
 

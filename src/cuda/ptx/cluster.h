@@ -55,4 +55,13 @@ __device__ __forceinline__ void mbarrier_arrive_cluster_if(std::uint32_t remote_
       : "memory");
 }
 
+// st.async: `value` to the shared::cluster address `remote` (this CTA's or a peer's), its 4 bytes completed
+// as transaction bytes on the mbarrier at `remote_bar` (a shared::cluster address in the same CTA), whose
+// waiters then see them: a record sent without a fence, a flag or a round trip.
+__device__ __forceinline__ void st_async_b32(std::uint32_t remote, float value, std::uint32_t remote_bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];\n" ::"r"(remote),
+               "r"(__float_as_uint(value)), "r"(remote_bar)
+               : "memory");
+}
+
 }  // namespace flashattn::ptx

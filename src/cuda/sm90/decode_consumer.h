@@ -33,6 +33,7 @@
 
 #include "common/mask.h"
 #include "cuda/ptx/approx_math.h"
+#include "cuda/ptx/cluster.h"
 #include "cuda/ptx/mbarrier.h"
 #include "cuda/ptx/ptx.h"
 #include "cuda/ptx/shared_memory.h"
@@ -143,47 +144,18 @@ __device__ __forceinline__ void zero_rows_from(std::uint32_t v, int first_row) {
   ptx::bar_sync(kNarrowExchange, 128);
 }
 
-// The combine of a split tile's pieces (split_kv.h's records and arithmetic) by the warpgroup that completed
-// it, and the tile's store (forward_config.h NARROW_COMBINE), for tiles whose records' rows hold at most 512
-// floats (s.rows x dv <= 512; the others take split_kv.h's: narrow_consumer_loop). Thread t takes float4 t of
-// the rows (row t / (dv / 4)) and loads it and its row's LSE from up to 16 pieces at once; within such a
-// round the pieces' weights are independent of each other (the round's largest LSE first), so 16 pieces cost
-// one L2 round trip and a few dependent instructions, where split_kv.h's combine (warp 0 alone holding the 8
-// rows) takes a round trip per four pieces at dv = 128, per two at dv = 256. O goes to its buffer (rows past
-// s.rows are past the queries: the TMA store clips them).
-template <class Config>
-__device__ __forceinline__ void combine_narrow_pieces(const ForwardKernelParams& p,
-                                                      const SharedPipeline<Config>& pipe, const WorkTile& w,
-                                                      int packed_first, const float* tile_records) {
-  constexpr int kDv = Config::kHeadDimV;
-  constexpr int kRowUnits = kDv / 4;
-  constexpr int kBatch = 16;
-  constexpr float kLog2e = 1.4426950408889634f;
-  static_assert(Config::kChunkCols == 64 && kRowUnits % 16 == 0,
-                "a unit's 4 columns inside one 16-byte unit");
-  const SplitKV& s = p.split_kv;
-  const int thread = threadIdx.x % 128;
-  const std::size_t record_floats = split_kv_record_floats(s.rows, kDv);
-  const bool held = thread < s.rows * kRowUnits;  // (else past the last record's rows: never read)
-  const int row = thread / kRowUnits;
-  const int col = 4 * (thread % kRowUnits);
+// One float4 unit of a split tile's combined rows (split_kv.h's arithmetic: O = sum_i exp(lse_i - lse) O_i,
+// lse = log(sum_i exp(lse_i) + exp(sink))), summed over rounds of pieces in key order: within a round the
+// pieces' weights are independent of each other (the round's largest LSE first), so a round's loads are all in
+// flight at once and cost one round trip and a few dependent instructions.
+struct PieceSum {
   float reference = -INFINITY, sum = 0.f;
   float acc[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll 1
-  for (int first = 0; held && first < s.splits; first += kBatch) {
-    const int n = min(kBatch, s.splits - first);
-    float lse[kBatch];
-    float4 x[kBatch];
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      const float* record = tile_records + (first + b) * record_floats;
-      lse[b] = -INFINITY;
-      x[b] = make_float4(0.f, 0.f, 0.f, 0.f);
-      if (b < n) {
-        lse[b] = __ldcg(record + s.rows * kDv + row);
-        x[b] = __ldcg(reinterpret_cast<const float4*>(record + row * kDv + col));
-      }
-    }
+
+  // A round of pieces (past the last: LSE -inf, weighed 0).
+  template <int kBatch>
+  __device__ __forceinline__ void add(const float (&lse)[kBatch], const float4 (&x)[kBatch]) {
+    constexpr float kLog2e = 1.4426950408889634f;
     float next = reference;
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) next = fmaxf(next, lse[b]);
@@ -204,28 +176,152 @@ __device__ __forceinline__ void combine_narrow_pieces(const ForwardKernelParams&
     }
     reference = next;
   }
-  if (held && p.sink != nullptr) {
-    const float sink = p.sink[w.head];
-    const float next = fmaxf(reference, sink);
-    const float keep = exp2f((reference - next) * kLog2e);  // 0 when no piece saw a key
-    sum = fmaf(sum, keep, exp2f((sink - next) * kLog2e));
+
+  // The sink (if any), then the unit's 4 columns at (row, col) of the tile into O's buffer (128B-swizzled
+  // 64-column chunks: the unit is half a 16-byte unit) and, at column 0, the row's LSE.
+  template <class Config>
+  __device__ __forceinline__ void store(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
+                                        const WorkTile& w, int packed_row, int row, int col) {
+    constexpr float kLog2e = 1.4426950408889634f;
+    if (p.sink != nullptr) {
+      const float sink = p.sink[w.head];
+      const float next = fmaxf(reference, sink);
+      const float keep = exp2f((reference - next) * kLog2e);  // 0 when no piece saw a key
+      sum = fmaf(sum, keep, exp2f((sink - next) * kLog2e));
 #pragma unroll
-    for (int j = 0; j < 4; ++j) acc[j] *= keep;
-    reference = next;
-  }
-  const bool empty = !(sum > 0.f);
-  const float scale = empty ? 0.f : 1.f / sum;
-  claim_output_buffer<Config>(0);  // the previous tile's store has read O's buffer
-  if (held) {
-    // Row `row` of O's buffer (128B-swizzled 64-column chunks): the unit's 4 columns are half a 16-byte unit.
+      for (int j = 0; j < 4; ++j) acc[j] *= keep;
+      reference = next;
+    }
+    const bool empty = !(sum > 0.f);
+    const float scale = empty ? 0.f : 1.f / sum;
     const std::uint32_t addr = pipe.o(0) + (col / 64) * Config::kOChunkStride + row * Config::kRowBytes +
                                ((((col % 64) / 8) ^ (row % 8)) << 4) + (col % 8) * 2;
     ptx::st_shared_v2_f32(
         addr, __uint_as_float(pack_pair<typename Config::Element>(acc[0] * scale, acc[1] * scale)),
         __uint_as_float(pack_pair<typename Config::Element>(acc[2] * scale, acc[3] * scale)));
     if (p.lse != nullptr && col == 0) {
-      store_packed_row_lse(p, w, packed_first + row, empty ? -INFINITY : reference + logf(sum));
+      store_packed_row_lse(p, w, packed_row, empty ? -INFINITY : reference + logf(sum));
     }
+  }
+};
+
+// The combine of a split tile's pieces (split_kv.h's records) by the warpgroup that completed it, and the
+// tile's store (forward_config.h NARROW_COMBINE), for tiles whose records' rows hold at most 512 floats
+// (s.rows x dv <= 512; the others take split_kv.h's: narrow_consumer_loop). Thread t takes float4 t of the
+// rows (row t / (dv / 4)) and loads it and its row's LSE from up to 16 pieces a round (PieceSum), where
+// split_kv.h's combine (warp 0 alone holding the 8 rows) takes a round trip per four pieces at dv = 128, per
+// two at dv = 256. O goes to its buffer (rows past s.rows are past the queries: the TMA store clips them).
+template <class Config>
+__device__ __forceinline__ void combine_narrow_pieces(const ForwardKernelParams& p,
+                                                      const SharedPipeline<Config>& pipe, const WorkTile& w,
+                                                      int packed_first, const float* tile_records) {
+  constexpr int kDv = Config::kHeadDimV;
+  constexpr int kRowUnits = kDv / 4;
+  constexpr int kBatch = 16;
+  static_assert(Config::kChunkCols == 64 && kRowUnits % 16 == 0,
+                "a unit's 4 columns inside one 16-byte unit");
+  const SplitKV& s = p.split_kv;
+  const int thread = threadIdx.x % 128;
+  const std::size_t record_floats = split_kv_record_floats(s.rows, kDv);
+  const bool held = thread < s.rows * kRowUnits;  // (else past the last record's rows: never read)
+  const int row = thread / kRowUnits;
+  const int col = 4 * (thread % kRowUnits);
+  PieceSum sum;
+#pragma unroll 1
+  for (int first = 0; held && first < s.splits; first += kBatch) {
+    const int n = min(kBatch, s.splits - first);
+    float lse[kBatch];
+    float4 x[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const float* record = tile_records + (first + b) * record_floats;
+      lse[b] = -INFINITY;
+      x[b] = make_float4(0.f, 0.f, 0.f, 0.f);
+      if (b < n) {
+        lse[b] = __ldcg(record + s.rows * kDv + row);
+        x[b] = __ldcg(reinterpret_cast<const float4*>(record + row * kDv + col));
+      }
+    }
+    sum.add(lse, x);
+  }
+  claim_output_buffer<Config>(0);  // the previous tile's store has read O's buffer
+  if (held) sum.store(p, pipe, w, packed_first + row, row, col);
+  issue_output_store<Config>(p, pipe, w, 0, pipe.o(0), RingPosition<Config::kStages>{});
+}
+
+// CLUSTER_COMBINE (forward_config.h; the launch's pieces of a tile are one cluster, one item per CTA): the
+// piece's record (split_kv.h's format: its rows of O^T normalised by its own row sums, then their LSEs) sent
+// by st.async into its slot in the cluster's first CTA, completing its bytes on that CTA's cluster_full
+// (forward_kernel expected every piece's). ot: this thread's O^T values (decode_consumer.h's layout: rows
+// column0 + e, columns 64 t + key_lane + 8 h); lse_lane: the thread that sends its rows' LSEs.
+template <class Config, int kVTiles>
+__device__ __forceinline__ void send_piece_record(const SharedPipeline<Config>& pipe, const SplitKV& s,
+                                                  int piece, const float (&ot)[kVTiles][4],
+                                                  const RowFinal& final_rows, int column0, int key_lane,
+                                                  bool lse_lane) {
+  constexpr int kDv = Config::kHeadDimV;
+  // The cluster barrier that every thread arrived at after the first CTA's thread 0 initialised
+  // cluster_full (forward_kernel): long complete by now.
+  ptx::barrier_cluster_wait();
+  const std::uint32_t slot = ptx::mapa_shared(pipe.cluster_record(piece), 0);
+  const std::uint32_t full = ptx::mapa_shared(pipe.cluster_full(), 0);
+#pragma unroll
+  for (int e = 0; e < 2; ++e) {
+    const int row = column0 + e;
+    if (row >= s.rows) continue;
+#pragma unroll
+    for (int t = 0; t < kVTiles; ++t) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        ptx::st_async_b32(slot + (row * kDv + 64 * t + key_lane + 8 * h) * 4,
+                          ot[t][2 * h + e] * final_rows.scale[e], full);
+      }
+    }
+    if (lse_lane) ptx::st_async_b32(slot + (Config::kClusterRows * kDv + row) * 4, final_rows.lse[e], full);
+  }
+}
+
+// The bytes one piece sends (send_piece_record): its rows' dv values and LSEs.
+template <class Config>
+__device__ __forceinline__ std::uint32_t cluster_piece_bytes(const SplitKV& s) {
+  return static_cast<std::uint32_t>(s.rows * (Config::kHeadDimV + 1) * 4);
+}
+
+// The cluster's first CTA, once cluster_full completed (every piece's record in its slot): the combine of
+// combine_narrow_pieces over the slots in key order (at most kMaxClusterPieces, one round; thread t takes
+// float4 units t, t + 128, ... of the rows), and the tile's store.
+template <class Config>
+__device__ __forceinline__ void combine_cluster_pieces(const ForwardKernelParams& p,
+                                                       const SharedPipeline<Config>& pipe, const WorkTile& w,
+                                                       int packed_first) {
+  constexpr int kDv = Config::kHeadDimV;
+  constexpr int kRowUnits = kDv / 4;
+  static_assert(Config::kChunkCols == 64 && kRowUnits % 16 == 0,
+                "a unit's 4 columns inside one 16-byte unit");
+  const SplitKV& s = p.split_kv;
+  const int thread = threadIdx.x % 128;
+  claim_output_buffer<Config>(0);  // (one item per CTA: nothing stored before)
+#pragma unroll 1
+  for (int unit = thread; unit < s.rows * kRowUnits; unit += 128) {
+    const int row = unit / kRowUnits;
+    const int col = 4 * (unit % kRowUnits);
+    float lse[kMaxClusterPieces];
+    float4 x[kMaxClusterPieces];
+#pragma unroll
+    for (int b = 0; b < kMaxClusterPieces; ++b) {
+      lse[b] = -INFINITY;
+      x[b] = make_float4(0.f, 0.f, 0.f, 0.f);
+      if (b < s.splits) {
+        const std::uint32_t slot = pipe.cluster_record(b);
+        lse[b] = __uint_as_float(ptx::ld_shared_b32(slot + (Config::kClusterRows * kDv + row) * 4));
+        const uint4 v = ptx::ld_shared_v4_b32(slot + (row * kDv + col) * 4);
+        x[b] = make_float4(__uint_as_float(v.x), __uint_as_float(v.y), __uint_as_float(v.z),
+                           __uint_as_float(v.w));
+      }
+    }
+    PieceSum sum;
+    sum.add(lse, x);
+    sum.store(p, pipe, w, packed_first + row, row, col);
   }
   issue_output_store<Config>(p, pipe, w, 0, pipe.o(0), RingPosition<Config::kStages>{});
 }
@@ -422,8 +518,19 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
         rows, score_log2, p.sink != nullptr && !split ? p.sink + w.head : nullptr);
 
     if (split) {
-      // The piece's record (split_kv.h's format: O's rows normalised, then the rows' LSE), from O^T.
       const SplitKV& s = p.split_kv;
+      if constexpr (Config::kClusterPieces) {
+        if (s.cluster) {
+          // The tile's pieces are this cluster (one item per CTA): the first CTA receives every record.
+          send_piece_record<Config>(pipe, s, item - fast_divide(item, s.splits_div) * s.splits, ot,
+                                    final_rows, column0, key_lane, warp == 0 && lane < 4);
+          if (ptx::cluster_ctarank() != 0) continue;
+          ptx::mbarrier_wait_parity(pipe.cluster_full(), 0);
+          combine_cluster_pieces<Config>(p, pipe, w, packed_first);
+          continue;
+        }
+      }
+      // The piece's record (split_kv.h's format: O's rows normalised, then the rows' LSE), from O^T.
       const PieceRecords records = piece_records<kDv>(s, item);
       float* const mine = records.mine;
 #pragma unroll

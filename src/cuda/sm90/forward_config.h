@@ -508,6 +508,15 @@
 #ifndef FLASHATTN_SM90_CACHE_LENGTHS
 #define FLASHATTN_SM90_CACHE_LENGTHS 1
 #endif
+// Session 50: CLUSTER_COMBINE, a split tile's pieces on the narrow tile launched as one thread-block cluster
+// (forward_launch.h cluster_pieces: 2-8 pieces, one item per CTA), each piece's record sent by st.async into
+// the shared memory of the cluster's first CTA, which waits for their bytes on one mbarrier and combines them
+// (decode_consumer.h send_piece_record / combine_cluster_pieces). Replaces the global records, the arrival
+// counter (an L2 atomic per piece) and the last arriver's reload of every record (an L2 round trip), and with
+// them the counters' zeroing (the prepare kernel or a memset). 0: every split through the arrival counter.
+#ifndef FLASHATTN_SM90_CLUSTER_COMBINE
+#define FLASHATTN_SM90_CLUSTER_COMBINE 1
+#endif
 // Measured, not kept (session 38; code in cf4d679): varlen problems with cu_seqlens_q taking the next tile's
 // Q prefetch through the launch's Q map encoded over the packed rows of every sequence (no acquire). Against
 // the same tree without it (bench/integration/s37_prefetch.sh, 400 ms stints, H200): 16k tokens, two passes,
@@ -745,6 +754,8 @@ namespace flashattn::detail::cuda_sm90 {
 // The narrow decode tile's query rows: the N of its wgmmas (m64n8k16), so one 8-row swizzle atom of P^T per
 // 64 keys (ForwardConfig kNarrowPBytes).
 inline constexpr int kNarrowRowsMax = 8;
+// The pieces of a split tile that one cluster holds (CLUSTER_COMBINE): the portable cluster size.
+inline constexpr int kMaxClusterPieces = 8;
 
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
 // kLongKeyBlockN_: 0, or a key block width other than the default: the wider block of the
@@ -1007,10 +1018,10 @@ struct ForwardConfig {
       !kSingleConsumer && (FLASHATTN_SM90_DECODED_HANDOFF >= 2 ||
                            (FLASHATTN_SM90_DECODED_HANDOFF == 1 && kHeadDim == 64 && kHeadDimV == 64));
   // The barriers + the tile-index slot (kSplitQ: + a q_full / q_empty pair per part; kSingleConsumer: +
-  // the paged producer's tail_full; pipeline.h);
+  // the paged producer's tail_full; kNarrowRows: + cluster_full; pipeline.h);
   // kDecodedHandoff: then the decoded tile's 48 bytes, 16-byte aligned (pipeline.h decoded_slot).
-  static constexpr int kIndexSlotBytes =
-      8 * (4 + 4 * kStages) + 8 + (kSplitQ ? 16 * kQParts : 0) + (kSingleConsumer ? 8 : 0);
+  static constexpr int kIndexSlotBytes = 8 * (4 + 4 * kStages) + 8 + (kSplitQ ? 16 * kQParts : 0) +
+                                         (kSingleConsumer ? 8 : 0) + (kNarrowRows ? 8 : 0);
   static constexpr int kDecodedSlotOffset = (kIndexSlotBytes + 15) / 16 * 16;
   static constexpr int kBarrierBytes = kDecodedHandoff ? kDecodedSlotOffset + 48 : kIndexSlotBytes;
   static constexpr bool kSeparateO = kOEnd + kOBytes + kOnesBytes + kBarrierBytes + 1024 <= kSmemLimit;
@@ -1068,7 +1079,22 @@ struct ForwardConfig {
   static constexpr int kNarrowOffset = kOnesOffset + kOnesBytes;
   static constexpr int kNarrowExchangeOffset = kNarrowOffset + 2 * kNarrowPBytes;
   static constexpr int kNarrowBytes = kNarrowRows ? 2 * kNarrowPBytes + 3 * 4 * 8 * 4 : 0;
-  static constexpr int kBarrierOffset = kNarrowOffset + (kNarrowBytes + 15) / 16 * 16;
+  // kNarrowRows with CLUSTER_COMBINE: the records of a cluster's pieces (kMaxClusterPieces slots of
+  // kClusterRows rows of dv floats, then 8 LSEs), received by its first CTA (decode_consumer.h); kClusterRows
+  // the most rows (8, 4, 2, 1) whose slots fit beside the rest (8 at d = 64 / 128, 2 at d = 256).
+  static constexpr int kClusterRecordsOffset = kNarrowOffset + (kNarrowBytes + 15) / 16 * 16;
+  static constexpr int kClusterFreeBytes = kSmemLimit - (kClusterRecordsOffset + kBarrierBytes + 1024);
+  static constexpr bool kClusterPieces =
+      kNarrowRows && FLASHATTN_SM90_SPLIT_KV != 0 && FLASHATTN_SM90_CLUSTER_COMBINE != 0;
+  static constexpr int kClusterRows =
+      !kClusterPieces                                                          ? 0
+      : kMaxClusterPieces * (8 * kHeadDimV + 8) * 4 <= kClusterFreeBytes ? 8
+      : kMaxClusterPieces * (4 * kHeadDimV + 8) * 4 <= kClusterFreeBytes ? 4
+      : kMaxClusterPieces * (2 * kHeadDimV + 8) * 4 <= kClusterFreeBytes ? 2
+                                                                         : 1;
+  static constexpr int kClusterSlotFloats = kClusterRows * kHeadDimV + 8;
+  static constexpr int kClusterRecordsBytes = kClusterPieces ? kMaxClusterPieces * kClusterSlotFloats * 4 : 0;
+  static constexpr int kBarrierOffset = kClusterRecordsOffset + kClusterRecordsBytes;
   static_assert(kNarrowOffset % 1024 == 0 && kNarrowRowsMax * 128 == 1024,
                 "P^T's chunks are whole swizzle atoms of kNarrowRowsMax rows");
   // +1024: the dynamic buffer is aligned up to a swizzle atom at run time.

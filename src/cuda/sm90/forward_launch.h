@@ -143,7 +143,7 @@ bool use_cache_lengths(const AttentionParams& a) {
 }
 
 // A cudaLaunchKernelEx configuration of the forward kernel: `grid` CTAs of Config's size with one launch
-// attribute (which the caller keeps alive until the launch).
+// attribute (which the caller keeps alive until the launch; a caller with more sets numAttrs).
 template <class Config>
 cudaLaunchConfig_t launch_config(int grid, cudaLaunchAttribute* attribute, cudaStream_t stream) {
   cudaLaunchConfig_t config{};
@@ -353,19 +353,31 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   k.tile_counter = tile_counter;
   // Split-KV (split_kv.h): the work items are the tiles' pieces, after the sections were planned over the
   // tiles; the arrival counters are zeroed with the tile counter (the prepare kernel, else a memset).
+  // CLUSTER_COMBINE (forward_config.h): the narrow tile's pieces of a tile as one cluster, where a tile has
+  // 2-8 of them, their records fit the first CTA's slots and every item has a CTA of its own (the static
+  // schedule in one wave).
   int arrival_count = 0;
+  bool cluster_pieces = false;
   if constexpr (Config::kSplitKV) {
     const SplitKVShape& shape = split_shape;
     if (shape.splits > 1) {
       if (workspace == nullptr || shape.tiles != k.num_tiles) return cudaErrorInvalidValue;
-      auto* bytes = static_cast<unsigned char*>(workspace) + split_kv_offset(a);
+      if constexpr (Config::kClusterPieces) {
+        cluster_pieces = shape.splits <= kMaxClusterPieces && shape.rows <= Config::kClusterRows &&
+                         k.static_schedule && !placement &&
+                         static_cast<std::int64_t>(shape.tiles) * shape.splits <= sms;
+      }
       k.split_kv.splits = shape.splits;
       k.split_kv.splits_div = make_fast_divisor(shape.splits);
       k.split_kv.rows = shape.rows;
-      k.split_kv.arrivals = reinterpret_cast<int*>(bytes);
-      k.split_kv.partials = reinterpret_cast<float*>(bytes + split_kv_arrival_bytes(shape));
+      k.split_kv.cluster = cluster_pieces;
+      if (!cluster_pieces) {
+        auto* bytes = static_cast<unsigned char*>(workspace) + split_kv_offset(a);
+        k.split_kv.arrivals = reinterpret_cast<int*>(bytes);
+        k.split_kv.partials = reinterpret_cast<float*>(bytes + split_kv_arrival_bytes(shape));
+        arrival_count = shape.tiles;
+      }
       k.num_tiles *= shape.splits;
-      arrival_count = shape.tiles;
     }
   }
   // The prepare kernel: per-sequence maps and lengths, the KV cache's append, and the counters (the dynamic
@@ -447,6 +459,20 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
       if (!k.static_schedule || !k.sections.couples_by_pair) return cudaErrorInvalidValue;
       return launch_in_clusters<Config>(kernel, k, 2, sms, stream,
                                         [](ForwardKernelParams&, int) { return cudaSuccess; });
+    }
+    if (cluster_pieces) {
+      // A CTA per item (num_tiles <= sms), a tile's pieces one cluster; after a prepare kernel (an append)
+      // its programmatic dependent as below.
+      cudaLaunchAttribute attributes[2]{};
+      attributes[0].id = cudaLaunchAttributeClusterDimension;
+      attributes[0].val.clusterDim.x = static_cast<unsigned>(k.split_kv.splits);
+      attributes[0].val.clusterDim.y = 1;
+      attributes[0].val.clusterDim.z = 1;
+      attributes[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attributes[1].val.programmaticStreamSerializationAllowed = 1;
+      cudaLaunchConfig_t config = launch_config<Config>(k.num_tiles, attributes, stream);
+      config.numAttrs = FLASHATTN_SM90_PREPARE_OVERLAP != 0 && runs_prepare ? 2 : 1;
+      return cudaLaunchKernelEx(&config, kernel, k);
     }
     const int grid = std::max(1, std::min(sms, k.num_tiles));
     if (FLASHATTN_SM90_PREPARE_OVERLAP != 0 && runs_prepare) {

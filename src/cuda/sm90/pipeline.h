@@ -95,6 +95,17 @@ struct SharedPipeline {
   __device__ std::uint32_t tail_full() const {
     return barrier(kQPairs + (Config::kSplitQ ? 2 * Config::kQParts : 0));
   }
+  // Config::kNarrowRows: the barrier on which the cluster's first CTA receives its pieces' records (their
+  // bytes by st.async, decode_consumer.h send_piece_record; expected once per launch, forward_kernel); after
+  // tail_full.
+  __device__ std::uint32_t cluster_full() const {
+    return barrier(kQPairs + (Config::kSplitQ ? 2 * Config::kQParts : 0) + 1);
+  }
+  // Config::kClusterPieces: the slot of the cluster's piece `piece` (kClusterSlotFloats floats: its rows of
+  // dv values, then their LSEs).
+  __device__ std::uint32_t cluster_record(int piece) const {
+    return base + Config::kClusterRecordsOffset + piece * Config::kClusterSlotFloats * 4;
+  }
   __device__ TileSlot tile_handoff() const {
     return TileSlot{Config::kDecodedHandoff ? decoded_slot() : tile_slot(), tile_full(), tile_empty()};
   }
@@ -120,6 +131,7 @@ struct SharedPipeline {
     ptx::mbarrier_init(tile_full(), 1);
     ptx::mbarrier_init(tile_empty(), 128 * Config::kConsumerWarpgroups);
     if constexpr (Config::kSingleConsumer) ptx::mbarrier_init(tail_full(), 1);
+    if constexpr (Config::kNarrowRows) ptx::mbarrier_init(cluster_full(), 1);
     ptx::fence_mbarrier_init();
   }
 

@@ -27,6 +27,9 @@ struct SplitKV {
   int rows = 0;               // rows of a tile that a record holds: min(kBlockM, the longest packed q rows)
   int* arrivals = nullptr;    // workspace: per tile, its pieces done (zeroed by the launch)
   float* partials = nullptr;  // workspace: per work item a record (split_kv_record_floats: O rows, LSEs)
+  // The narrow tile's pieces of a tile as one cluster (forward_config.h CLUSTER_COMBINE; one item per CTA):
+  // records in the first CTA's shared memory, no arrivals or partials.
+  bool cluster = false;
 };
 
 // More pieces than this per tile gain nothing (a wave of an H100 / H200 is 132 CTAs) and lengthen the

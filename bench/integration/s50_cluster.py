@@ -1,0 +1,52 @@
+"""Session 50: a split tile's pieces as one thread-block cluster on the narrow decode tile (forward_config.h
+CLUSTER_COMBINE: each piece's record sent by st.async to the cluster's first CTA, which combines them), builds
+side by side in one process (GPU).
+
+s49_cache_lengths.py's decode steps (bf16, graphed, the builds interleaved over three rounds, medians; caches
+whose rows past the lengths hold NaN, every output checked against the float32 SDPA math): the split rows with
+the automatic count, and at batch 4 (where the arrival counter's combine had made 2 pieces the fastest,
+split_kv_plan.h) explicit counts 2 / 4 / 8, so that the count's rule can be refitted to the cheaper combine.
+SDPA's FlashAttention 2 and cuDNN beside the dense rows at 1000 keys.
+
+    python3 bench/integration/s50_cluster.py base new
+"""
+
+import torch
+
+from s44_decode_splits import print_sdpa_rows  # bench/integration/
+from s46_decode_ab import builds_from_argv, interleaved_medians, print_medians  # bench/integration/
+from s49_cache_lengths import decode_case  # bench/integration/
+
+# d, q heads, kv heads, layout (dense / paged64 / paged16 / append), keys per sequence, batch, num_splits
+ROWS = [(128, 32, 8, "dense", 1000, b, 0) for b in (1, 4, 8)]
+ROWS += [(128, 32, 8, "dense", n, 1, 0) for n in (3999, 16100)]
+ROWS += [(64, 32, 8, "dense", 1000, b, 0) for b in (1, 4)]
+ROWS += [(256, 16, 8, "dense", n, 1, 0) for n in (1000, 3999)]
+ROWS += [(128, 64, 8, "dense", 1000, 1, 0), (128, 32, 8, "paged64", 1000, 1, 0), (128, 32, 8, "paged64", 1000, 8, 0)]
+ROWS += [(128, 32, 8, "append", 1000, 1, 0), (128, 32, 8, "dense", 3999, 8, 0)]
+ROWS += [(d, 32, 8, "dense", 1000, 4, s) for d in (128, 64) for s in (1, 2, 4, 8)]
+ROWS += [(128, 32, 8, "dense", 3999, 4, s) for s in (2, 4, 8)]
+
+
+def main():
+    names, builds = builds_from_argv()
+    summary = []
+    for d, hq, hk, layout, length, batch, splits in ROWS:
+        q, kc, vc, extra, ref, kv_bytes, views = decode_case(d, hq, hk, layout, length, batch, torch.bfloat16)
+
+        def call(fa):
+            return fa.flash_attn_with_kvcache(q, kc, vc, num_splits=splits, **extra)
+
+        tags = {"d": d, "heads": f"{hq}/{hk}", "layout": layout, "keys": length, "batch": batch,
+                "num_splits": splits}
+        with torch.no_grad():
+            med = interleaved_medians(builds, call, ref, kv_bytes, tags)
+            summary.append((f"{layout} d{d} {hq}/{hk} {length} b{batch} splits{splits}", med))
+            if layout == "dense" and length == 1000 and hk == 8 and splits == 0 and hq == 32:
+                print_sdpa_rows(f"d{d}/{length}", batch, *(x.contiguous() for x in views), ref, kv_bytes)
+        del kc, vc
+    print_medians(summary, names, "layout d heads keys batch splits")
+
+
+if __name__ == "__main__":
+    main()
