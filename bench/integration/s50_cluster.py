@@ -8,8 +8,10 @@ the automatic count, and at batch 4 (where the arrival counter's combine had mad
 split_kv_plan.h) explicit counts 2 / 4 / 8, so that the count's rule can be refitted to the cheaper combine.
 SDPA's FlashAttention 2 and cuDNN beside the dense rows at 1000 keys.
 
-    python3 bench/integration/s50_cluster.py base new
+    python3 bench/integration/s50_cluster.py base new    (S50_ROWS=sweep: the split counts' sweep)
 """
+
+import os
 
 import torch
 
@@ -26,6 +28,18 @@ ROWS += [(128, 64, 8, "dense", 1000, 1, 0), (128, 32, 8, "paged64", 1000, 1, 0),
 ROWS += [(128, 32, 8, "append", 1000, 1, 0), (128, 32, 8, "dense", 3999, 8, 0)]
 ROWS += [(d, 32, 8, "dense", 1000, 4, s) for d in (128, 64) for s in (1, 2, 4, 8)]
 ROWS += [(128, 32, 8, "dense", 3999, 4, s) for s in (2, 4, 8)]
+# S50_ROWS=sweep (s50_cluster2.sh): counts around the rule's on the cluster combine, once clusters that do not
+# all fit at once take the counter's combine (forward_launch.h).
+SWEEP = [(128, 32, 8, "dense", 1000, 1, s) for s in (4, 8)]
+SWEEP += [(128, 32, 8, "dense", 1000, 4, s) for s in (2, 3, 4)]
+SWEEP += [(128, 32, 8, "dense", 1000, 8, s) for s in (1, 2)]
+SWEEP += [(128, 32, 8, "dense", 3999, 4, s) for s in (2, 3)]
+SWEEP += [(128, 32, 8, layout, 16100, 1, s) for layout in ("dense", "paged64") for s in (8, 16)]
+SWEEP += [(256, 16, 8, "dense", n, 1, s) for n in (1000, 3999) for s in (4, 8, 16)]
+SWEEP += [(64, 32, 8, "dense", 1000, 4, s) for s in (1, 2, 3)]
+SWEEP += [(128, 64, 8, "dense", 1000, 1, s) for s in (4, 8)]
+if os.environ.get("S50_ROWS") == "sweep":
+    ROWS = SWEEP
 
 
 def main():

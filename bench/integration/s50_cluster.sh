@@ -13,7 +13,7 @@
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
-device_call_begin "${1:-s50a}"
+device_call_begin "${1:-s50a}"  # s50_cluster2.sh: s50b
 tree_and_flag_base "64;96;128;256" "-DFLASHATTN_SM90_CLUSTER_COMBINE=0"
 sm90_sass_counts "$bld/full" | grep -E "Li1ELi0ELi1ELb0ELb1E" | tee -a "$out/summary.txt"
 gtest_suites '*KVCache*cuda_sm90*:*SplitKV*:*Workspace*:*CudaSm90*:*Varlen*cuda_sm90*:*Forward*cuda_sm90*' 250
@@ -25,4 +25,10 @@ sanitizer_runs "$tests" "$clusters" 100 synccheck
   grep -v Warning >"$out/cluster.jsonl"
 log "cluster A/B rc=$?"
 ab_summary "$out/cluster.jsonl"
+if [[ -n ${S50_ROWS:-} ]]; then
+  (cd bench/integration && S50_ROWS=$S50_ROWS PYTHONPATH=$bld/pyroot timeout 200 python3 s50_cluster.py base new) 2>&1 |
+    grep -v Warning >"$out/sweep.jsonl"
+  log "sweep rc=$?"
+  ab_summary "$out/sweep.jsonl"
+fi
 log total

@@ -353,9 +353,20 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   k.tile_counter = tile_counter;
   // Split-KV (split_kv.h): the work items are the tiles' pieces, after the sections were planned over the
   // tiles; the arrival counters are zeroed with the tile counter (the prepare kernel, else a memset).
+  auto* kernel = forward_kernel<Config, false>;
+  if constexpr (Config::kHasPagedKernel) {
+    if (a.block_table != nullptr) kernel = forward_kernel<Config, true>;
+  }
+  if (cudaError_t e =
+          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Config::kSmemBytes);
+      e != cudaSuccess) {
+    return e;
+  }
   // CLUSTER_COMBINE (forward_config.h): the narrow tile's pieces of a tile as one cluster, where a tile has
-  // 2-8 of them, their records fit the first CTA's slots and every item has a CTA of its own (the static
-  // schedule in one wave).
+  // 2-8 of them, their records fit the first CTA's slots, every item has a CTA of its own (the static
+  // schedule in one wave) and every cluster fits on the GPU at once (a GPC holds a whole number of clusters:
+  // 32 tiles of 4 pieces, 128 CTAs, had run in two waves on an H200, 1.19-1.21x the counter's time,
+  // s50_cluster.sh).
   int arrival_count = 0;
   bool cluster_pieces = false;
   if constexpr (Config::kSplitKV) {
@@ -366,6 +377,18 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
         cluster_pieces = shape.splits <= kMaxClusterPieces && shape.rows <= Config::kClusterRows &&
                          k.static_schedule && !placement &&
                          static_cast<std::int64_t>(shape.tiles) * shape.splits <= sms;
+        if (cluster_pieces) {
+          cudaLaunchAttribute dims{};
+          dims.id = cudaLaunchAttributeClusterDimension;
+          dims.val.clusterDim.x = static_cast<unsigned>(shape.splits);
+          dims.val.clusterDim.y = 1;
+          dims.val.clusterDim.z = 1;
+          const cudaLaunchConfig_t config = launch_config<Config>(shape.tiles * shape.splits, &dims, stream);
+          int clusters = 0;
+          if (cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config); e != cudaSuccess)
+            return e;
+          cluster_pieces = shape.tiles <= clusters;
+        }
       }
       k.split_kv.splits = shape.splits;
       k.split_kv.splits_div = make_fast_divisor(shape.splits);
@@ -429,15 +452,6 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
     k.sequences = prepare.infos;
     k.sequence_maps = prepare.maps;
-  }
-  auto* kernel = forward_kernel<Config, false>;
-  if constexpr (Config::kHasPagedKernel) {
-    if (a.block_table != nullptr) kernel = forward_kernel<Config, true>;
-  }
-  if (cudaError_t e =
-          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Config::kSmemBytes);
-      e != cudaSuccess) {
-    return e;
   }
   if constexpr (Config::kClusterM > 1) {
     // Clusters of kClusterM CTAs on pairs of query blocks (run_forward checked that the
