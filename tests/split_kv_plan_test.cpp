@@ -59,6 +59,27 @@ TEST(SplitKVPlan, ChosenCountBoundsTheCombine) {
   }
 }
 
+TEST(SplitKVPlan, ClusterCombineCount) {
+  // The narrow tile's cluster combine (up to 8 pieces a cluster): a wave's pieces up to the cluster's, of any
+  // length; the other rules where it does not apply (cluster_pieces 0) or a count was requested.
+  EXPECT_EQ(split_kv_count(8, 126, 132, 0, 4 * 128, 8), 8) << "batch 1 at 16k keys: 8, not the counter's 16";
+  EXPECT_EQ(split_kv_count(8, 126, 132, 0, 4 * 128), 16);
+  EXPECT_EQ(split_kv_count(32, 8, 132, 0, 4 * 128, 8), 4) << "batch 4 at 1k keys (the launch may take 3)";
+  EXPECT_EQ(split_kv_count(64, 8, 132, 0, 4 * 128, 8), 2);
+  EXPECT_EQ(split_kv_count(128, 8, 132, 0, 4 * 128, 8), 1) << "tiles that fill the SMs are not split";
+  EXPECT_EQ(split_kv_count(8, 3, 132, 0, 4 * 128, 8), 3) << "at most one piece per key block";
+  EXPECT_EQ(split_kv_count(8, 1, 132, 0, 4 * 128, 8), 1);
+  EXPECT_EQ(split_kv_count(8, 126, 132, 12, 4 * 128, 8), 12) << "a request holds";
+  EXPECT_EQ(split_kv_count(8, 126, 132, 1, 4 * 128, 8), 1);
+  EXPECT_EQ(split_kv_count(32, 8, 132, 0, 0, 8), 4) << "the 64-row tile: its own rule";
+  for (int tiles = 1; tiles <= 300; ++tiles) {
+    const int splits = split_kv_count(tiles, 1 << 20, 132, 0, 4 * 128, 8);
+    EXPECT_LE(splits, 8) << tiles;
+    EXPECT_LE(tiles * splits, std::max(132, tiles)) << tiles << " tiles: more pieces than a wave";
+    EXPECT_GE(splits, 1);
+  }
+}
+
 TEST(SplitKVPlan, RequestedCount) {
   EXPECT_EQ(split_kv_count(8, 128, 132, 1), 1) << "num_splits 1 asks for no split";
   EXPECT_EQ(split_kv_count(8, 128, 132, 3), 3);

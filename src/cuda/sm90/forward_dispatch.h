@@ -42,6 +42,17 @@ inline bool is_masked(const AttentionParams& p) {
 // Every tile equally long (no mask, one length): launch_forward's static schedule, whose CTAs stride by the
 // grid and claim no tile through the workspace's counter (forward_workspace_bytes relies on that).
 inline bool equal_tiles(const AttentionParams& p) { return !is_masked(p) && !uses_sequence_maps(p); }
+// Whether a decode kernel reads a KV cache's lengths itself (forward_launch.h use_cache_lengths, where
+// Config::kCacheLengths; narrow: on the narrow tile, which also takes a dense cache without leftpad or batch
+// index).
+inline bool cache_lengths_apply(const AttentionParams& a, bool narrow) {
+  if (!a.is_kvcache || a.cu_seqlens_q != nullptr || a.cu_seqlens_k != nullptr || a.seqused_q != nullptr ||
+      a.seqused_k != nullptr || a.cache_capacity > 0x3fffffff) {
+    return false;
+  }
+  if (a.block_table != nullptr) return true;
+  return narrow && a.cache_batch_idx == nullptr && a.leftpad_k == nullptr;
+}
 constexpr std::size_t kCounterBytes = 256;
 inline std::size_t sequence_info_bytes(const AttentionParams& p) {
   return (static_cast<std::size_t>(p.batch) * sizeof(SequenceInfo) + 127) / 128 * 128;
@@ -92,6 +103,15 @@ inline int decode_block_n(std::int64_t head_dim, bool narrow) {
                         : (head_dim == 256 ? (narrow ? Narrow256::kBlockN : DecodeConfig<256>::kBlockN)
                                            : DecodeConfig<128>::kBlockN);
 }
+// The rows of a piece's record that the narrow tile's cluster slots hold (ForwardConfig kClusterRows; 0 without
+// CLUSTER_COMBINE) at the kernel's dv.
+inline int narrow_cluster_rows(int head_dim_v) {
+  using Narrow64 = ForwardConfig<64, 64, __half, 1, 0, 1, false, true>;
+  using Narrow128 = ForwardConfig<128, 128, __half, 1, 0, 1, false, true>;
+  using Narrow256 = ForwardConfig<256, 256, __half, 1, 0, 1, false, true>;
+  return head_dim_v == 64 ? Narrow64::kClusterRows
+                          : (head_dim_v == 256 ? Narrow256::kClusterRows : Narrow128::kClusterRows);
+}
 inline bool runs_decode_kernel(const AttentionParams& p) {
   return use_single_consumer(static_cast<int>(p.head_dim), static_cast<int>(p.head_dim_v), p.seqlen_q,
                              pack_factor_for(p, kDecodeBlockM));
@@ -114,9 +134,14 @@ inline SplitKVShape split_kv_shape(const AttentionParams& p, int sms) {
   s.tiles = static_cast<int>(tiles);
   s.rows = static_cast<int>(std::min<std::int64_t>(kDecodeBlockM, p.seqlen_q * pack));
   s.head_dim_v = kernel_head_dim(static_cast<int>(p.head_dim_v));  // the kernel's O columns
-  // The narrow tile's count rules (split_kv_plan.h), where they were measured.
-  s.splits =
-      split_kv_count(tiles, key_blocks, sms, p.num_splits, narrow ? std::int64_t{s.rows} * s.head_dim_v : 0);
+  // The narrow tile's count rules (split_kv_plan.h), where they were measured; its cluster combine's where a
+  // tile's records fit the first CTA's slots (ForwardConfig kClusterRows) and the launch takes the static
+  // schedule (forward_launch.h: equal tiles, or the cache's lengths read by the kernel).
+  const bool static_items = equal_tiles(p) || (FLASHATTN_SM90_CACHE_LENGTHS != 0 && cache_lengths_apply(p, narrow));
+  const int cluster_pieces =
+      narrow && static_items && s.rows <= narrow_cluster_rows(s.head_dim_v) ? kMaxClusterPieces : 0;
+  s.splits = split_kv_count(tiles, key_blocks, sms, p.num_splits,
+                            narrow ? std::int64_t{s.rows} * s.head_dim_v : 0, cluster_pieces);
   return s;
 }
 // Workspace of a split launch after everything else (256-byte aligned): the tiles' arrival counters, then

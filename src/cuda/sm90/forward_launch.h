@@ -133,12 +133,7 @@ bool use_cache_lengths(const AttentionParams& a) {
   if constexpr (!Config::kCacheLengths) {
     return false;
   } else {
-    if (!a.is_kvcache || a.cu_seqlens_q != nullptr || a.cu_seqlens_k != nullptr || a.seqused_q != nullptr ||
-        a.seqused_k != nullptr || a.cache_capacity > 0x3fffffff) {
-      return false;
-    }
-    if (a.block_table != nullptr) return true;
-    return Config::kNarrowRows && a.cache_batch_idx == nullptr && a.leftpad_k == nullptr;
+    return cache_lengths_apply(a, Config::kNarrowRows);
   }
 }
 
@@ -370,24 +365,34 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   int arrival_count = 0;
   bool cluster_pieces = false;
   if constexpr (Config::kSplitKV) {
-    const SplitKVShape& shape = split_shape;
+    SplitKVShape& shape = split_shape;
     if (shape.splits > 1) {
       if (workspace == nullptr || shape.tiles != k.num_tiles) return cudaErrorInvalidValue;
       if constexpr (Config::kClusterPieces) {
         cluster_pieces = shape.splits <= kMaxClusterPieces && shape.rows <= Config::kClusterRows &&
                          k.static_schedule && !placement &&
                          static_cast<std::int64_t>(shape.tiles) * shape.splits <= sms;
-        if (cluster_pieces) {
+        // Whether the tiles' clusters of `splits` CTAs all fit at once.
+        auto clusters_fit = [&](int splits, bool& fit) {
           cudaLaunchAttribute dims{};
           dims.id = cudaLaunchAttributeClusterDimension;
-          dims.val.clusterDim.x = static_cast<unsigned>(shape.splits);
+          dims.val.clusterDim.x = static_cast<unsigned>(splits);
           dims.val.clusterDim.y = 1;
           dims.val.clusterDim.z = 1;
-          const cudaLaunchConfig_t config = launch_config<Config>(shape.tiles * shape.splits, &dims, stream);
+          const cudaLaunchConfig_t config = launch_config<Config>(shape.tiles * splits, &dims, stream);
           int clusters = 0;
-          if (cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config); e != cudaSuccess)
-            return e;
-          cluster_pieces = shape.tiles <= clusters;
+          const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
+          fit = shape.tiles <= clusters;
+          return e;
+        };
+        if (cluster_pieces) {
+          if (cudaError_t e = clusters_fit(shape.splits, cluster_pieces); e != cudaSuccess) return e;
+          // The chosen count (split_kv_plan.h, a wave's pieces up to a cluster's) one lower where its
+          // clusters do not fit; a requested count stays, on the counter's combine.
+          if (!cluster_pieces && a.num_splits < 1 && shape.splits > 2) {
+            if (cudaError_t e = clusters_fit(shape.splits - 1, cluster_pieces); e != cudaSuccess) return e;
+            if (cluster_pieces) --shape.splits;
+          }
         }
       }
       k.split_kv.splits = shape.splits;

@@ -74,10 +74,23 @@ inline constexpr std::int64_t kMaxTileRecordFloats = 16 * 8 * 256;
 // CUDA graphs) the rule picks the fastest count measured, or one within 2% of it, on all 15 rows (the rule
 // was fitted to those rows: a later run checks it, s45_rule.sh). narrow_piece_floats: on the narrow tile,
 // rows x dv of a piece's record (the narrow tile's rules above); 0 on the 64-row tile.
+//
+// cluster_pieces (the narrow tile's cluster combine, forward_config.h CLUSTER_COMBINE: the most pieces a
+// cluster holds where the tile's records fit its slots, else 0) replaces both narrow rules: the combine then
+// costs no round trip through L2, so pieces of any length pay up to the cluster's size, as many as one wave
+// holds (sms / tiles). On an H200 (s50_cluster2.sh, graphed, GQA 32/8) batch 4 at 1000 keys read d128 8.5 us
+// in 3 pieces against 9.5 in 2 (d64 7.4 against 8.0), batch 1 at 16100 keys 23.3 in 8 against 24.3-25.0 in
+// the counter's 16 (d256 at 3999 keys 12.3 against 13.4; paged pages of 64 26.5 against 25.0). The launch
+// takes one piece fewer where a wave's clusters of the count do not all fit at once (forward_launch.h: 32 tiles
+// of 4 pieces on the H200).
 inline int split_kv_count(std::int64_t tiles, std::int64_t key_blocks, int sms, int requested,
-                          std::int64_t narrow_piece_floats = 0) {
+                          std::int64_t narrow_piece_floats = 0, int cluster_pieces = 0) {
   if (tiles <= 0 || key_blocks < 2 || requested == 1) return 1;
   const bool narrow = narrow_piece_floats > 0;
+  if (narrow && cluster_pieces > 1 && requested < 1) {
+    return static_cast<int>(
+        std::max<std::int64_t>(1, std::min<std::int64_t>({cluster_pieces, sms / tiles, key_blocks})));
+  }
   const bool short_pieces = !narrow || tiles * kShortTileSplits <= sms;
   const std::int64_t sizes =
       std::max<std::int64_t>(key_blocks / kMinSplitKVBlocks,
