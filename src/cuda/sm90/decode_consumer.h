@@ -146,8 +146,8 @@ __device__ __forceinline__ void zero_rows_from(std::uint32_t v, int first_row) {
 
 // One float4 unit of a split tile's combined rows (split_kv.h's arithmetic: O = sum_i exp(lse_i - lse) O_i,
 // lse = log(sum_i exp(lse_i) + exp(sink))), summed over rounds of pieces in key order: within a round the
-// pieces' weights are independent of each other (the round's largest LSE first), so a round's loads are all in
-// flight at once and cost one round trip and a few dependent instructions.
+// pieces' weights are independent of each other (the round's largest LSE first), so a round's loads are all
+// in flight at once and cost one round trip and a few dependent instructions.
 struct PieceSum {
   float reference = -INFINITY, sum = 0.f;
   float acc[4] = {0.f, 0.f, 0.f, 0.f};

@@ -514,10 +514,10 @@
 // (decode_consumer.h send_piece_record / combine_cluster_pieces). Replaces the global records, the arrival
 // counter (an L2 atomic per piece) and the last arriver's reload of every record (an L2 round trip), and with
 // them the counters' zeroing (the prepare kernel or a memset); with it the split count's rule for the cluster
-// (split_kv_plan.h). Measured on an H200 against 0 (final50b.sh: graphed decode steps, three interleaved rounds):
-// 1000 keys d128 32/8 0.79 / 0.78 / 0.81 at batch 1 / 4 / 8, d64 0.74 / 0.76, d256 16/8 0.78, pages of 64 0.74 /
-// 0.82; 3999 keys 0.79 (batch 1) / 0.93 (batch 8); 16100 keys 0.96. 0: every split through the arrival
-// counter, with session 49's count rule.
+// (split_kv_plan.h). Measured on an H200 against 0 (final50b.sh: graphed decode steps, three interleaved
+// rounds): 1000 keys d128 32/8 0.79 / 0.78 / 0.81 at batch 1 / 4 / 8, d64 0.74 / 0.76, d256 16/8 0.78, pages
+// of 64 0.74 / 0.82; 3999 keys 0.79 (batch 1) / 0.93 (batch 8); 16100 keys 0.96. 0: every split through the
+// arrival counter, with session 49's count rule.
 #ifndef FLASHATTN_SM90_CLUSTER_COMBINE
 #define FLASHATTN_SM90_CLUSTER_COMBINE 1
 #endif
@@ -1090,12 +1090,11 @@ struct ForwardConfig {
   static constexpr int kClusterFreeBytes = kSmemLimit - (kClusterRecordsOffset + kBarrierBytes + 1024);
   static constexpr bool kClusterPieces =
       kNarrowRows && FLASHATTN_SM90_SPLIT_KV != 0 && FLASHATTN_SM90_CLUSTER_COMBINE != 0;
-  static constexpr int kClusterRows =
-      !kClusterPieces                                                          ? 0
-      : kMaxClusterPieces * (8 * kHeadDimV + 8) * 4 <= kClusterFreeBytes ? 8
-      : kMaxClusterPieces * (4 * kHeadDimV + 8) * 4 <= kClusterFreeBytes ? 4
-      : kMaxClusterPieces * (2 * kHeadDimV + 8) * 4 <= kClusterFreeBytes ? 2
-                                                                         : 1;
+  static constexpr int kClusterRows = !kClusterPieces                                                    ? 0
+                                      : kMaxClusterPieces * (8 * kHeadDimV + 8) * 4 <= kClusterFreeBytes ? 8
+                                      : kMaxClusterPieces * (4 * kHeadDimV + 8) * 4 <= kClusterFreeBytes ? 4
+                                      : kMaxClusterPieces * (2 * kHeadDimV + 8) * 4 <= kClusterFreeBytes ? 2
+                                                                                                         : 1;
   static constexpr int kClusterSlotFloats = kClusterRows * kHeadDimV + 8;
   static constexpr int kClusterRecordsBytes = kClusterPieces ? kMaxClusterPieces * kClusterSlotFloats * 4 : 0;
   static constexpr int kBarrierOffset = kClusterRecordsOffset + kClusterRecordsBytes;

@@ -103,8 +103,8 @@ inline int decode_block_n(std::int64_t head_dim, bool narrow) {
                         : (head_dim == 256 ? (narrow ? Narrow256::kBlockN : DecodeConfig<256>::kBlockN)
                                            : DecodeConfig<128>::kBlockN);
 }
-// The rows of a piece's record that the narrow tile's cluster slots hold (ForwardConfig kClusterRows; 0 without
-// CLUSTER_COMBINE) at the kernel's dv.
+// The rows of a piece's record that the narrow tile's cluster slots hold (ForwardConfig kClusterRows; 0
+// without CLUSTER_COMBINE) at the kernel's dv.
 inline int narrow_cluster_rows(int head_dim_v) {
   using Narrow64 = ForwardConfig<64, 64, __half, 1, 0, 1, false, true>;
   using Narrow128 = ForwardConfig<128, 128, __half, 1, 0, 1, false, true>;
@@ -137,7 +137,8 @@ inline SplitKVShape split_kv_shape(const AttentionParams& p, int sms) {
   // The narrow tile's count rules (split_kv_plan.h), where they were measured; its cluster combine's where a
   // tile's records fit the first CTA's slots (ForwardConfig kClusterRows) and the launch takes the static
   // schedule (forward_launch.h: equal tiles, or the cache's lengths read by the kernel).
-  const bool static_items = equal_tiles(p) || (FLASHATTN_SM90_CACHE_LENGTHS != 0 && cache_lengths_apply(p, narrow));
+  const bool static_items =
+      equal_tiles(p) || (FLASHATTN_SM90_CACHE_LENGTHS != 0 && cache_lengths_apply(p, narrow));
   const int cluster_pieces =
       narrow && static_items && s.rows <= narrow_cluster_rows(s.head_dim_v) ? kMaxClusterPieces : 0;
   s.splits = split_kv_count(tiles, key_blocks, sms, p.num_splits,

@@ -81,8 +81,8 @@ inline constexpr std::int64_t kMaxTileRecordFloats = 16 * 8 * 256;
 // holds (sms / tiles). On an H200 (s50_cluster2.sh, graphed, GQA 32/8) batch 4 at 1000 keys read d128 8.5 us
 // in 3 pieces against 9.5 in 2 (d64 7.4 against 8.0), batch 1 at 16100 keys 23.3 in 8 against 24.3-25.0 in
 // the counter's 16 (d256 at 3999 keys 12.3 against 13.4; paged pages of 64 26.5 against 25.0). The launch
-// takes one piece fewer where a wave's clusters of the count do not all fit at once (forward_launch.h: 32 tiles
-// of 4 pieces on the H200).
+// takes one piece fewer where a wave's clusters of the count do not all fit at once (forward_launch.h: 32
+// tiles of 4 pieces on the H200).
 inline int split_kv_count(std::int64_t tiles, std::int64_t key_blocks, int sms, int requested,
                           std::int64_t narrow_piece_floats = 0, int cluster_pieces = 0) {
   if (tiles <= 0 || key_blocks < 2 || requested == 1) return 1;
