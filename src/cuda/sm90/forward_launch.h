@@ -151,20 +151,38 @@ cudaLaunchConfig_t launch_config(int grid, cudaLaunchAttribute* attribute, cudaS
   return config;
 }
 
+// The launch attribute of clusters of `cluster` CTAs along x.
+inline cudaLaunchAttribute cluster_attribute(int cluster) {
+  cudaLaunchAttribute dims{};
+  dims.id = cudaLaunchAttributeClusterDimension;
+  dims.val.clusterDim.x = static_cast<unsigned>(cluster);
+  dims.val.clusterDim.y = 1;
+  dims.val.clusterDim.z = 1;
+  return dims;
+}
+
+// How many clusters of `cluster` CTAs of `kernel` fit on the GPU at once (`grid`: the launch's CTAs, a
+// multiple of `cluster`).
+template <class Config, typename Kernel>
+cudaError_t active_clusters(Kernel kernel, int cluster, int grid, cudaStream_t stream, int& clusters) {
+  cudaLaunchAttribute dims = cluster_attribute(cluster);
+  const cudaLaunchConfig_t config = launch_config<Config>(grid, &dims, stream);
+  clusters = 0;
+  return cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
+}
+
 // The persistent grid in clusters of `cluster` CTAs along x (a whole number of clusters when the tile count
 // is a multiple of `cluster`), as many clusters as fit on the GPU at once, at most one CTA per tile;
 // before_launch(k, grid) completes k for that grid (or fails the launch).
 template <class Config, typename Kernel, typename BeforeLaunch>
 cudaError_t launch_in_clusters(Kernel kernel, ForwardKernelParams k, int cluster, int sms,
                                cudaStream_t stream, BeforeLaunch before_launch) {
-  cudaLaunchAttribute dims{};
-  dims.id = cudaLaunchAttributeClusterDimension;
-  dims.val.clusterDim.x = static_cast<unsigned>(cluster);
-  dims.val.clusterDim.y = 1;
-  dims.val.clusterDim.z = 1;
-  cudaLaunchConfig_t config = launch_config<Config>(sms / cluster * cluster, &dims, stream);
   int clusters = 0;
-  if (cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config); e != cudaSuccess) return e;
+  if (cudaError_t e = active_clusters<Config>(kernel, cluster, sms / cluster * cluster, stream, clusters);
+      e != cudaSuccess)
+    return e;
+  cudaLaunchAttribute dims = cluster_attribute(cluster);
+  cudaLaunchConfig_t config = launch_config<Config>(sms / cluster * cluster, &dims, stream);
   const int grid = std::min(std::max(1, clusters) * cluster, k.num_tiles);
   if (cudaError_t e = before_launch(k, grid); e != cudaSuccess) return e;
   config.gridDim = dim3(static_cast<unsigned>(grid));
@@ -374,14 +392,9 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
                          static_cast<std::int64_t>(shape.tiles) * shape.splits <= sms;
         // Whether the tiles' clusters of `splits` CTAs all fit at once.
         auto clusters_fit = [&](int splits, bool& fit) {
-          cudaLaunchAttribute dims{};
-          dims.id = cudaLaunchAttributeClusterDimension;
-          dims.val.clusterDim.x = static_cast<unsigned>(splits);
-          dims.val.clusterDim.y = 1;
-          dims.val.clusterDim.z = 1;
-          const cudaLaunchConfig_t config = launch_config<Config>(shape.tiles * splits, &dims, stream);
           int clusters = 0;
-          const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
+          const cudaError_t e =
+              active_clusters<Config>(kernel, splits, shape.tiles * splits, stream, clusters);
           fit = shape.tiles <= clusters;
           return e;
         };
@@ -482,11 +495,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     if (cluster_pieces) {
       // A CTA per item (num_tiles <= sms), a tile's pieces one cluster; after a prepare kernel (an append)
       // its programmatic dependent as below.
-      cudaLaunchAttribute attributes[2]{};
-      attributes[0].id = cudaLaunchAttributeClusterDimension;
-      attributes[0].val.clusterDim.x = static_cast<unsigned>(k.split_kv.splits);
-      attributes[0].val.clusterDim.y = 1;
-      attributes[0].val.clusterDim.z = 1;
+      cudaLaunchAttribute attributes[2]{cluster_attribute(k.split_kv.splits), {}};
       attributes[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
       attributes[1].val.programmaticStreamSerializationAllowed = 1;
       cudaLaunchConfig_t config = launch_config<Config>(k.num_tiles, attributes, stream);
