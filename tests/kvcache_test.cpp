@@ -838,8 +838,7 @@ std::vector<KVCacheCase> kvcache_cases() {
   // cuda_sm90's split pieces of a tile as one cluster (forward_config.h CLUSTER_COMBINE: records sent by
   // st.async to the cluster's first CTA): a dense cache in the automatic 8 pieces with a sink and softcap
   // (the combine's sink term); paged, 8-row tiles (two float4 units per combining thread) in 5 pieces with an
-  // append (the cluster launch after the prepare kernel); 12 pieces, more than a cluster holds (the arrival
-  // counter's combine).
+  // append (the cluster launch after the prepare kernel); 12 pieces (a cluster above the portable size of 8).
   cases.push_back({2,
                    1,
                    3000,
@@ -891,6 +890,60 @@ std::vector<KVCacheCase> kvcache_cases() {
                    false,
                    false,
                    12});
+  // Clusters of up to 16 pieces: one K/V head of 8-row tiles (their slots hold 15 pieces at d = 128) with an
+  // append and GPT-J rotary, in the automatic count; d = 256 tiles of 2 rows (15 pieces fit); 20 pieces, more
+  // than a cluster holds (the arrival counter's combine).
+  cases.push_back({1,
+                   1,
+                   4000,
+                   8,
+                   1,
+                   128,
+                   128,
+                   DType::float16,
+                   {MaskKind::causal},
+                   Layout::contiguous,
+                   true,
+                   Rotary::interleaved,
+                   false,
+                   0,
+                   false,
+                   false,
+                   0});
+  cases.push_back({1,
+                   1,
+                   3000,
+                   16,
+                   8,
+                   256,
+                   256,
+                   DType::bfloat16,
+                   {MaskKind::none, 30.f},
+                   Layout::contiguous,
+                   false,
+                   Rotary::none,
+                   false,
+                   0,
+                   false,
+                   false,
+                   0});
+  cases.push_back({1,
+                   1,
+                   3000,
+                   8,
+                   2,
+                   128,
+                   128,
+                   DType::bfloat16,
+                   {},
+                   Layout::padded,
+                   false,
+                   Rotary::none,
+                   false,
+                   64,
+                   false,
+                   false,
+                   20});
   return cases;
 }
 

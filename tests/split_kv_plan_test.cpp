@@ -60,23 +60,33 @@ TEST(SplitKVPlan, ChosenCountBoundsTheCombine) {
 }
 
 TEST(SplitKVPlan, ClusterCombineCount) {
-  // The narrow tile's cluster combine (up to 8 pieces a cluster): a wave's pieces up to the cluster's, of any
-  // length; the other rules where it does not apply (cluster_pieces 0) or a count was requested.
-  EXPECT_EQ(split_kv_count(8, 126, 132, 0, 4 * 128, 8), 8) << "batch 1 at 16k keys: 8, not the counter's 16";
-  EXPECT_EQ(split_kv_count(8, 126, 132, 0, 4 * 128), 16);
-  EXPECT_EQ(split_kv_count(32, 8, 132, 0, 4 * 128, 8), 4) << "batch 4 at 1k keys (the launch may take 3)";
-  EXPECT_EQ(split_kv_count(64, 8, 132, 0, 4 * 128, 8), 2);
-  EXPECT_EQ(split_kv_count(128, 8, 132, 0, 4 * 128, 8), 1) << "tiles that fill the SMs are not split";
-  EXPECT_EQ(split_kv_count(8, 3, 132, 0, 4 * 128, 8), 3) << "at most one piece per key block";
-  EXPECT_EQ(split_kv_count(8, 1, 132, 0, 4 * 128, 8), 1);
-  EXPECT_EQ(split_kv_count(8, 126, 132, 12, 4 * 128, 8), 12) << "a request holds";
-  EXPECT_EQ(split_kv_count(8, 126, 132, 1, 4 * 128, 8), 1);
-  EXPECT_EQ(split_kv_count(32, 8, 132, 0, 0, 8), 4) << "the 64-row tile: its own rule";
+  // The narrow tile's cluster combine (up to 16 pieces a cluster, as the slots hold): a wave's pieces up to
+  // the cluster's, pieces of at least kMinSplitKVBlocks blocks beyond the portable 8, unless the counter's
+  // count leaves its pieces more than kClusterExtraBlocks blocks shorter; the other rules where it does not
+  // apply (cluster_pieces 0) or a count was requested.
+  EXPECT_EQ(split_kv_count(8, 126, 132, 0, 4 * 128, 16), 16) << "batch 1 of GQA 32/8 at 16k keys";
+  EXPECT_EQ(split_kv_count(8, 126, 132, 0, 4 * 128), 16) << "the counter's count there";
+  EXPECT_EQ(split_kv_count(8, 126, 132, 0, 4 * 128, 8), 8);
+  EXPECT_EQ(split_kv_count(1, 126, 132, 0, 8 * 128, 15), 15) << "one K/V head at 16k keys: 15 against 31";
+  EXPECT_EQ(split_kv_count(1, 126, 132, 0, 8 * 128), 31);
+  EXPECT_EQ(split_kv_count(1, 32, 132, 0, 8 * 128, 15), 8) << "one K/V head at 4k keys: 8 of 4 blocks";
+  EXPECT_EQ(split_kv_count(1, 508, 132, 0, 8 * 128, 15), 32) << "at 64k keys the counter's 32 (16 blocks)";
+  EXPECT_EQ(split_kv_count(8, 8, 132, 0, 4 * 128, 16), 8) << "1k keys: pieces of one block up to 8";
+  EXPECT_EQ(split_kv_count(32, 8, 132, 0, 4 * 128, 16), 4) << "batch 4 at 1k keys (the launch may take 3)";
+  EXPECT_EQ(split_kv_count(64, 8, 132, 0, 4 * 128, 16), 2);
+  EXPECT_EQ(split_kv_count(128, 8, 132, 0, 4 * 128, 16), 1) << "tiles that fill the SMs are not split";
+  EXPECT_EQ(split_kv_count(8, 3, 132, 0, 4 * 128, 16), 3) << "at most one piece per key block";
+  EXPECT_EQ(split_kv_count(8, 1, 132, 0, 4 * 128, 16), 1);
+  EXPECT_EQ(split_kv_count(8, 126, 132, 12, 4 * 128, 16), 12) << "a request holds";
+  EXPECT_EQ(split_kv_count(8, 126, 132, 1, 4 * 128, 16), 1);
+  EXPECT_EQ(split_kv_count(32, 8, 132, 0, 0, 16), 4) << "the 64-row tile: its own rule";
   for (int tiles = 1; tiles <= 300; ++tiles) {
-    const int splits = split_kv_count(tiles, 1 << 20, 132, 0, 4 * 128, 8);
-    EXPECT_LE(splits, 8) << tiles;
-    EXPECT_LE(tiles * splits, std::max(132, tiles)) << tiles << " tiles: more pieces than a wave";
-    EXPECT_GE(splits, 1);
+    for (const int key_blocks : {2, 8, 32, 126, 508, 1 << 20}) {
+      const int splits = split_kv_count(tiles, key_blocks, 132, 0, 8 * 128, 15);
+      EXPECT_LE(tiles * splits, std::max(132, tiles)) << tiles << " tiles: more pieces than a wave";
+      EXPECT_GE(splits, 1);
+      EXPECT_LE(splits, key_blocks);
+    }
   }
 }
 

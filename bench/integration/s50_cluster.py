@@ -42,10 +42,11 @@ if os.environ.get("S50_ROWS") == "sweep":
     ROWS = SWEEP
 
 
-def main():
+def run(rows):
+    """rows (ROWS' form) over the builds named on the command line: JSON lines, SDPA's rows, the medians."""
     names, builds = builds_from_argv()
     summary = []
-    for d, hq, hk, layout, length, batch, splits in ROWS:
+    for d, hq, hk, layout, length, batch, splits in rows:
         q, kc, vc, extra, ref, kv_bytes, views = decode_case(d, hq, hk, layout, length, batch, torch.bfloat16)
 
         def call(fa):
@@ -63,4 +64,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    run(ROWS)

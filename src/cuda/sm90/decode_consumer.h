@@ -263,7 +263,7 @@ __device__ __forceinline__ void send_piece_record(const SharedPipeline<Config>& 
   // The cluster barrier that every thread arrived at after the first CTA's thread 0 initialised
   // cluster_full (forward_kernel): long complete by now.
   ptx::barrier_cluster_wait();
-  const std::uint32_t slot = ptx::mapa_shared(pipe.cluster_record(piece), 0);
+  const std::uint32_t slot = ptx::mapa_shared(pipe.cluster_record(piece, cluster_slot_bytes(s.rows, kDv)), 0);
   const std::uint32_t full = ptx::mapa_shared(pipe.cluster_full(), 0);
 #pragma unroll
   for (int e = 0; e < 2; ++e) {
@@ -277,7 +277,7 @@ __device__ __forceinline__ void send_piece_record(const SharedPipeline<Config>& 
                           ot[t][2 * h + e] * final_rows.scale[e], full);
       }
     }
-    if (lse_lane) ptx::st_async_b32(slot + (Config::kClusterRows * kDv + row) * 4, final_rows.lse[e], full);
+    if (lse_lane) ptx::st_async_b32(slot + (s.rows * kDv + row) * 4, final_rows.lse[e], full);
   }
 }
 
@@ -288,39 +288,45 @@ __device__ __forceinline__ std::uint32_t cluster_piece_bytes(const SplitKV& s) {
 }
 
 // The cluster's first CTA, once cluster_full completed (every piece's record in its slot): the combine of
-// combine_narrow_pieces over the slots in key order (at most kMaxClusterPieces, one round; thread t takes
-// float4 units t, t + 128, ... of the rows), and the tile's store.
+// combine_narrow_pieces over the slots in key order (rounds of 8 pieces, branch-free: a round's places past
+// the last piece read that piece's slot again, weighed 0; thread t takes float4 units t, t + 128, ... of the
+// rows), and the tile's store.
 template <class Config>
 __device__ __forceinline__ void combine_cluster_pieces(const ForwardKernelParams& p,
                                                        const SharedPipeline<Config>& pipe, const WorkTile& w,
                                                        int packed_first) {
   constexpr int kDv = Config::kHeadDimV;
   constexpr int kRowUnits = kDv / 4;
+  constexpr int kBatch = kPortableClusterSize;
   static_assert(Config::kChunkCols == 64 && kRowUnits % 16 == 0,
                 "a unit's 4 columns inside one 16-byte unit");
   const SplitKV& s = p.split_kv;
   const int thread = threadIdx.x % 128;
+  const std::uint32_t slot_bytes = cluster_slot_bytes(s.rows, kDv);
+  const std::uint32_t slots = pipe.cluster_record(0, slot_bytes);
   claim_output_buffer<Config>(0);  // (one item per CTA: nothing stored before)
 #pragma unroll 1
   for (int unit = thread; unit < s.rows * kRowUnits; unit += 128) {
     const int row = unit / kRowUnits;
     const int col = 4 * (unit % kRowUnits);
-    float lse[kMaxClusterPieces];
-    float4 x[kMaxClusterPieces];
+    const std::uint32_t lse_at = slots + (s.rows * kDv + row) * 4;
+    const std::uint32_t x_at = slots + (row * kDv + col) * 4;
+    PieceSum sum;
+#pragma unroll 1
+    for (int first = 0; first < s.splits; first += kBatch) {
+      float lse[kBatch];
+      float4 x[kBatch];
 #pragma unroll
-    for (int b = 0; b < kMaxClusterPieces; ++b) {
-      lse[b] = -INFINITY;
-      x[b] = make_float4(0.f, 0.f, 0.f, 0.f);
-      if (b < s.splits) {
-        const std::uint32_t slot = pipe.cluster_record(b);
-        lse[b] = __uint_as_float(ptx::ld_shared_b32(slot + (Config::kClusterRows * kDv + row) * 4));
-        const uint4 v = ptx::ld_shared_v4_b32(slot + (row * kDv + col) * 4);
+      for (int b = 0; b < kBatch; ++b) {
+        const std::uint32_t slot = min(first + b, s.splits - 1) * slot_bytes;
+        const float piece_lse = __uint_as_float(ptx::ld_shared_b32(lse_at + slot));
+        lse[b] = first + b < s.splits ? piece_lse : -INFINITY;
+        const uint4 v = ptx::ld_shared_v4_b32(x_at + slot);
         x[b] = make_float4(__uint_as_float(v.x), __uint_as_float(v.y), __uint_as_float(v.z),
                            __uint_as_float(v.w));
       }
+      sum.add(lse, x);
     }
-    PieceSum sum;
-    sum.add(lse, x);
     sum.store(p, pipe, w, packed_first + row, row, col);
   }
   issue_output_store<Config>(p, pipe, w, 0, pipe.o(0), RingPosition<Config::kStages>{});

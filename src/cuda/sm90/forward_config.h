@@ -16,10 +16,13 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
+#include "common/host_device.h"
 #include "cuda/sm90/named_barriers.h"
+#include "cuda/sm90/split_kv_plan.h"
 
 // Smallest dv whose kernels rescale O conditionally (kConditionalRescale below);
 // settable for measurement builds only.
@@ -509,17 +512,23 @@
 #define FLASHATTN_SM90_CACHE_LENGTHS 1
 #endif
 // Session 50: CLUSTER_COMBINE, a split tile's pieces on the narrow tile launched as one thread-block cluster
-// (forward_launch.h cluster_pieces: 2-8 pieces, one item per CTA), each piece's record sent by st.async into
-// the shared memory of the cluster's first CTA, which waits for their bytes on one mbarrier and combines them
-// (decode_consumer.h send_piece_record / combine_cluster_pieces). Replaces the global records, the arrival
-// counter (an L2 atomic per piece) and the last arriver's reload of every record (an L2 round trip), and with
-// them the counters' zeroing (the prepare kernel or a memset); with it the split count's rule for the cluster
-// (split_kv_plan.h). Measured on an H200 against 0 (final50b.sh: graphed decode steps, three interleaved
-// rounds): 1000 keys d128 32/8 0.79 / 0.78 / 0.81 at batch 1 / 4 / 8, d64 0.74 / 0.76, d256 16/8 0.78, pages
-// of 64 0.74 / 0.82; 3999 keys 0.79 (batch 1) / 0.93 (batch 8); 16100 keys 0.96. 0: every split through the
-// arrival counter, with session 49's count rule.
+// (forward_launch.h cluster_pieces: 2-16 pieces since session 51, one item per CTA), each piece's record sent
+// by st.async into the shared memory of the cluster's first CTA, which waits for their bytes on one mbarrier
+// and combines them (decode_consumer.h send_piece_record / combine_cluster_pieces). Replaces the global
+// records, the arrival counter (an L2 atomic per piece) and the last arriver's reload of every record (an L2
+// round trip), and with them the counters' zeroing (the prepare kernel or a memset); with it the split
+// count's rule for the cluster (split_kv_plan.h). Measured on an H200 against 0 (final50b.sh: graphed decode
+// steps, three interleaved rounds): 1000 keys d128 32/8 0.79 / 0.78 / 0.81 at batch 1 / 4 / 8, d64 0.74 /
+// 0.76, d256 16/8 0.78, pages of 64 0.74 / 0.82; 3999 keys 0.79 (batch 1) / 0.93 (batch 8); 16100 keys 0.96.
+// 0: every split through the arrival counter, with session 49's count rule.
 #ifndef FLASHATTN_SM90_CLUSTER_COMBINE
 #define FLASHATTN_SM90_CLUSTER_COMBINE 1
+#endif
+// Session 51: the cluster's slots sized for this many pieces of 8 rows (at most what fits beside the rest of
+// the narrow tile's shared memory; ForwardConfig kClusterRecordsBytes). 8 (session 50's slots) read the same
+// decode times as 16 where both hold the pieces (s51_cluster16b.sh): the larger layout costs nothing.
+#ifndef FLASHATTN_SM90_CLUSTER_SLOTS
+#define FLASHATTN_SM90_CLUSTER_SLOTS 16
 #endif
 // Measured, not kept (session 38; code in cf4d679): varlen problems with cu_seqlens_q taking the next tile's
 // Q prefetch through the launch's Q map encoded over the packed rows of every sequence (no acquire). Against
@@ -758,8 +767,11 @@ namespace flashattn::detail::cuda_sm90 {
 // The narrow decode tile's query rows: the N of its wgmmas (m64n8k16), so one 8-row swizzle atom of P^T per
 // 64 keys (ForwardConfig kNarrowPBytes).
 inline constexpr int kNarrowRowsMax = 8;
-// The pieces of a split tile that one cluster holds (CLUSTER_COMBINE): the portable cluster size.
-inline constexpr int kMaxClusterPieces = 8;
+// Bytes of one piece's slot in the cluster's first CTA: its `rows` rows of dv floats, then 8 LSEs (16-byte
+// aligned: dv is a multiple of 64).
+constexpr FLASHATTN_HD int cluster_slot_bytes(int rows, int head_dim_v) {
+  return (rows * head_dim_v + 8) * 4;
+}
 
 // kHeadDim: of Q and K; kHeadDimV: of V and O (the (192, 128) pair differs).
 // kLongKeyBlockN_: 0, or a key block width other than the default: the wider block of the
@@ -1083,20 +1095,22 @@ struct ForwardConfig {
   static constexpr int kNarrowOffset = kOnesOffset + kOnesBytes;
   static constexpr int kNarrowExchangeOffset = kNarrowOffset + 2 * kNarrowPBytes;
   static constexpr int kNarrowBytes = kNarrowRows ? 2 * kNarrowPBytes + 3 * 4 * 8 * 4 : 0;
-  // kNarrowRows with CLUSTER_COMBINE: the records of a cluster's pieces (kMaxClusterPieces slots of
-  // kClusterRows rows of dv floats, then 8 LSEs), received by its first CTA (decode_consumer.h); kClusterRows
-  // the most rows (8, 4, 2, 1) whose slots fit beside the rest (8 at d = 64 / 128, 2 at d = 256).
+  // kNarrowRows with CLUSTER_COMBINE: the slots of a cluster's pieces (cluster_slot_bytes each, by the
+  // launch's rows), received by its first CTA (decode_consumer.h): what fits beside the rest, up to
+  // kMaxClusterPieces slots of kNarrowRowsMax rows (at 8 rows 16 pieces at d = 64, 15 at d = 128, 3 at d =
+  // 256; at 2 rows 15 at d = 256).
   static constexpr int kClusterRecordsOffset = kNarrowOffset + (kNarrowBytes + 15) / 16 * 16;
   static constexpr int kClusterFreeBytes = kSmemLimit - (kClusterRecordsOffset + kBarrierBytes + 1024);
   static constexpr bool kClusterPieces =
       kNarrowRows && FLASHATTN_SM90_SPLIT_KV != 0 && FLASHATTN_SM90_CLUSTER_COMBINE != 0;
-  static constexpr int kClusterRows = !kClusterPieces                                                    ? 0
-                                      : kMaxClusterPieces * (8 * kHeadDimV + 8) * 4 <= kClusterFreeBytes ? 8
-                                      : kMaxClusterPieces * (4 * kHeadDimV + 8) * 4 <= kClusterFreeBytes ? 4
-                                      : kMaxClusterPieces * (2 * kHeadDimV + 8) * 4 <= kClusterFreeBytes ? 2
-                                                                                                         : 1;
-  static constexpr int kClusterSlotFloats = kClusterRows * kHeadDimV + 8;
-  static constexpr int kClusterRecordsBytes = kClusterPieces ? kMaxClusterPieces * kClusterSlotFloats * 4 : 0;
+  static constexpr int kClusterRecordsBytes =
+      kClusterPieces ? std::min(kClusterFreeBytes / 16 * 16,
+                                cluster_slot_bytes(kNarrowRowsMax, kHeadDimV) * FLASHATTN_SM90_CLUSTER_SLOTS)
+                     : 0;
+  // Host: the most pieces of `rows` rows whose records the slots hold (0 without the cluster combine).
+  static constexpr int cluster_pieces_fit(int rows) {
+    return std::min(kMaxClusterPieces, kClusterRecordsBytes / cluster_slot_bytes(rows, kHeadDimV));
+  }
   static constexpr int kBarrierOffset = kClusterRecordsOffset + kClusterRecordsBytes;
   static_assert(kNarrowOffset % 1024 == 0 && kNarrowRowsMax * 128 == 1024,
                 "P^T's chunks are whole swizzle atoms of kNarrowRowsMax rows");

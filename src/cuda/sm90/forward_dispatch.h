@@ -103,14 +103,15 @@ inline int decode_block_n(std::int64_t head_dim, bool narrow) {
                         : (head_dim == 256 ? (narrow ? Narrow256::kBlockN : DecodeConfig<256>::kBlockN)
                                            : DecodeConfig<128>::kBlockN);
 }
-// The rows of a piece's record that the narrow tile's cluster slots hold (ForwardConfig kClusterRows; 0
-// without CLUSTER_COMBINE) at the kernel's dv.
-inline int narrow_cluster_rows(int head_dim_v) {
+// The most pieces of `rows` rows whose records the narrow tile's cluster slots hold at the kernel's dv
+// (ForwardConfig cluster_pieces_fit; 0 without CLUSTER_COMBINE).
+inline int narrow_cluster_pieces(int head_dim_v, int rows) {
   using Narrow64 = ForwardConfig<64, 64, __half, 1, 0, 1, false, true>;
   using Narrow128 = ForwardConfig<128, 128, __half, 1, 0, 1, false, true>;
   using Narrow256 = ForwardConfig<256, 256, __half, 1, 0, 1, false, true>;
-  return head_dim_v == 64 ? Narrow64::kClusterRows
-                          : (head_dim_v == 256 ? Narrow256::kClusterRows : Narrow128::kClusterRows);
+  return head_dim_v == 64 ? Narrow64::cluster_pieces_fit(rows)
+                          : (head_dim_v == 256 ? Narrow256::cluster_pieces_fit(rows)
+                                               : Narrow128::cluster_pieces_fit(rows));
 }
 inline bool runs_decode_kernel(const AttentionParams& p) {
   return use_single_consumer(static_cast<int>(p.head_dim), static_cast<int>(p.head_dim_v), p.seqlen_q,
@@ -135,12 +136,11 @@ inline SplitKVShape split_kv_shape(const AttentionParams& p, int sms) {
   s.rows = static_cast<int>(std::min<std::int64_t>(kDecodeBlockM, p.seqlen_q * pack));
   s.head_dim_v = kernel_head_dim(static_cast<int>(p.head_dim_v));  // the kernel's O columns
   // The narrow tile's count rules (split_kv_plan.h), where they were measured; its cluster combine's where a
-  // tile's records fit the first CTA's slots (ForwardConfig kClusterRows) and the launch takes the static
+  // tile's records fit the first CTA's slots (narrow_cluster_pieces) and the launch takes the static
   // schedule (forward_launch.h: equal tiles, or the cache's lengths read by the kernel).
   const bool static_items =
       equal_tiles(p) || (FLASHATTN_SM90_CACHE_LENGTHS != 0 && cache_lengths_apply(p, narrow));
-  const int cluster_pieces =
-      narrow && static_items && s.rows <= narrow_cluster_rows(s.head_dim_v) ? kMaxClusterPieces : 0;
+  const int cluster_pieces = narrow && static_items ? narrow_cluster_pieces(s.head_dim_v, s.rows) : 0;
   s.splits = split_kv_count(tiles, key_blocks, sms, p.num_splits,
                             narrow ? std::int64_t{s.rows} * s.head_dim_v : 0, cluster_pieces);
   return s;

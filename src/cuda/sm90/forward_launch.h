@@ -376,7 +376,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     return e;
   }
   // CLUSTER_COMBINE (forward_config.h): the narrow tile's pieces of a tile as one cluster, where a tile has
-  // 2-8 of them, their records fit the first CTA's slots, every item has a CTA of its own (the static
+  // 2-16 of them, their records fit the first CTA's slots, every item has a CTA of its own (the static
   // schedule in one wave) and every cluster fits on the GPU at once (a GPC holds a whole number of clusters:
   // 32 tiles of 4 pieces, 128 CTAs, had run in two waves on an H200, 1.19-1.21x the counter's time,
   // s50_cluster.sh).
@@ -387,11 +387,20 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     if (shape.splits > 1) {
       if (workspace == nullptr || shape.tiles != k.num_tiles) return cudaErrorInvalidValue;
       if constexpr (Config::kClusterPieces) {
-        cluster_pieces = shape.splits <= kMaxClusterPieces && shape.rows <= Config::kClusterRows &&
-                         k.static_schedule && !placement &&
-                         static_cast<std::int64_t>(shape.tiles) * shape.splits <= sms;
+        cluster_pieces = shape.splits <= Config::cluster_pieces_fit(shape.rows) && k.static_schedule &&
+                         !placement && static_cast<std::int64_t>(shape.tiles) * shape.splits <= sms;
+        // Clusters above the portable size once the kernel may take them (not every sm_90 part need launch
+        // them: a part that refuses the attribute takes at most the portable size, not an error).
+        bool non_portable = false;
+        if (cluster_pieces && shape.splits > kPortableClusterSize) {
+          non_portable =
+              cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess;
+          if (!non_portable) (void)cudaGetLastError();
+        }
         // Whether the tiles' clusters of `splits` CTAs all fit at once.
         auto clusters_fit = [&](int splits, bool& fit) {
+          fit = false;
+          if (splits > kPortableClusterSize && !non_portable) return cudaSuccess;
           int clusters = 0;
           const cudaError_t e =
               active_clusters<Config>(kernel, splits, shape.tiles * splits, stream, clusters);
@@ -399,12 +408,20 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
           return e;
         };
         if (cluster_pieces) {
+          // The chosen count (split_kv_plan.h) lowered to the largest whose clusters all fit, where its own
+          // do not (fewer fit as clusters grow: a bisection); a requested count stays, on the counter's
+          // combine.
           if (cudaError_t e = clusters_fit(shape.splits, cluster_pieces); e != cudaSuccess) return e;
-          // The chosen count (split_kv_plan.h, a wave's pieces up to a cluster's) one lower where its
-          // clusters do not fit; a requested count stays, on the counter's combine.
-          if (!cluster_pieces && a.num_splits < 1 && shape.splits > 2) {
-            if (cudaError_t e = clusters_fit(shape.splits - 1, cluster_pieces); e != cudaSuccess) return e;
-            if (cluster_pieces) --shape.splits;
+          if (!cluster_pieces && a.num_splits < 1) {
+            int fits = 1, fails = shape.splits;
+            while (fails - fits > 1) {
+              const int middle = (fits + fails) / 2;
+              bool fit = false;
+              if (cudaError_t e = clusters_fit(middle, fit); e != cudaSuccess) return e;
+              (fit ? fits : fails) = middle;
+            }
+            cluster_pieces = fits > 1;
+            if (cluster_pieces) shape.splits = fits;
           }
         }
       }

@@ -101,10 +101,10 @@ struct SharedPipeline {
   __device__ std::uint32_t cluster_full() const {
     return barrier(kQPairs + (Config::kSplitQ ? 2 * Config::kQParts : 0) + 1);
   }
-  // Config::kClusterPieces: the slot of the cluster's piece `piece` (kClusterSlotFloats floats: its rows of
-  // dv values, then their LSEs).
-  __device__ std::uint32_t cluster_record(int piece) const {
-    return base + Config::kClusterRecordsOffset + piece * Config::kClusterSlotFloats * 4;
+  // Config::kClusterPieces: the slot of the cluster's piece `piece` (slot_bytes: cluster_slot_bytes of the
+  // launch's rows; its rows of dv values, then their LSEs).
+  __device__ std::uint32_t cluster_record(int piece, std::uint32_t slot_bytes) const {
+    return base + Config::kClusterRecordsOffset + piece * slot_bytes;
   }
   __device__ TileSlot tile_handoff() const {
     return TileSlot{Config::kDecodedHandoff ? decoded_slot() : tile_slot(), tile_full(), tile_empty()};

@@ -32,6 +32,13 @@ struct SplitKV {
   bool cluster = false;
 };
 
+// The pieces of a split tile that one cluster holds (forward_config.h CLUSTER_COMBINE): 16, the largest
+// cluster an H100 / H200 launches, where the tile's records fit the first CTA's slots (ForwardConfig
+// cluster_pieces_fit). Above the portable size the launch allows the kernel a non-portable cluster size
+// (forward_launch.h).
+inline constexpr int kMaxClusterPieces = 16;
+inline constexpr int kPortableClusterSize = 8;
+
 // More pieces than this per tile gain nothing (a wave of an H100 / H200 is 132 CTAs) and lengthen the
 // combine; FlashAttention 2 caps its splits at 128 too.
 inline constexpr int kMaxSplitKV = 128;
@@ -75,22 +82,24 @@ inline constexpr std::int64_t kMaxTileRecordFloats = 16 * 8 * 256;
 // was fitted to those rows: a later run checks it, s45_rule.sh). narrow_piece_floats: on the narrow tile,
 // rows x dv of a piece's record (the narrow tile's rules above); 0 on the 64-row tile.
 //
-// cluster_pieces (the narrow tile's cluster combine, forward_config.h CLUSTER_COMBINE: the most pieces a
-// cluster holds where the tile's records fit its slots, else 0) replaces both narrow rules: the combine then
-// costs no round trip through L2, so pieces of any length pay up to the cluster's size, as many as one wave
-// holds (sms / tiles). On an H200 (s50_cluster2.sh, graphed, GQA 32/8) batch 4 at 1000 keys read d128 8.5 us
-// in 3 pieces against 9.5 in 2 (d64 7.4 against 8.0), batch 1 at 16100 keys 23.3 in 8 against 24.3-25.0 in
-// the counter's 16 (d256 at 3999 keys 12.3 against 13.4; paged pages of 64 26.5 against 25.0). The launch
-// takes one piece fewer where a wave's clusters of the count do not all fit at once (forward_launch.h: 32
-// tiles of 4 pieces on the H200).
+// cluster_pieces (the narrow tile's cluster combine, forward_config.h CLUSTER_COMBINE: the most pieces, up to
+// kMaxClusterPieces, whose records fit the cluster's slots, else 0) replaces both narrow rules: the combine
+// then costs no round trip through L2, so pieces of one block pay up to the portable cluster size and pieces
+// of kMinSplitKVBlocks blocks beyond it, as many as one wave holds (sms / tiles). On an H200
+// (s50_cluster2.sh, graphed, GQA 32/8) batch 4 at 1000 keys read d128 8.5 us in 3 pieces against 9.5 in 2
+// (d64 7.4 against 8.0), batch 1 at 16100 keys 23.3 in 8 against 24.3-25.0 in the counter's 16. Where the
+// counter's count leaves pieces more than kClusterExtraBlocks blocks shorter, the counter's count instead:
+// one K/V head of 8 rows (s51_cluster16.sh, s51_cluster16b.sh) read 4000 keys 9.9 us in 8 cluster pieces
+// against 10.9 in 15, 16100 keys 15.1 in 15 against 18.2 in 8 and the counter's 31 at 16.2-17.2, 65000 keys
+// the counter's 32 at 24.1-25.1 against 36.0 in 15 and 54 in 8 (session 50's rule, which capped every tile at
+// 8 cluster pieces). The launch takes the largest count whose clusters all fit at once where the chosen one's
+// do not (forward_launch.h; on the H200 clusters of 9 CTAs fit 9 times, of 10-16 CTAs 7 times, of 4 CTAs 30
+// times).
+inline constexpr int kClusterExtraBlocks = 8;
 inline int split_kv_count(std::int64_t tiles, std::int64_t key_blocks, int sms, int requested,
                           std::int64_t narrow_piece_floats = 0, int cluster_pieces = 0) {
   if (tiles <= 0 || key_blocks < 2 || requested == 1) return 1;
   const bool narrow = narrow_piece_floats > 0;
-  if (narrow && cluster_pieces > 1 && requested < 1) {
-    return static_cast<int>(
-        std::max<std::int64_t>(1, std::min<std::int64_t>({cluster_pieces, sms / tiles, key_blocks})));
-  }
   const bool short_pieces = !narrow || tiles * kShortTileSplits <= sms;
   const std::int64_t sizes =
       std::max<std::int64_t>(key_blocks / kMinSplitKVBlocks,
@@ -101,6 +110,14 @@ inline int split_kv_count(std::int64_t tiles, std::int64_t key_blocks, int sms, 
   splits = std::min<std::int64_t>({splits, key_blocks, kMaxSplitKV});
   // Work items (tile * splits + split) stay below 2^30, as the tile indices do (backend.cu).
   splits = std::min<std::int64_t>(splits, ((std::int64_t{1} << 30) - 1) / tiles);
+  if (narrow && cluster_pieces > 1 && requested < 1) {
+    const std::int64_t lengths = std::max<std::int64_t>(
+        std::min<std::int64_t>(key_blocks, kPortableClusterSize), key_blocks / kMinSplitKVBlocks);
+    const std::int64_t cluster = std::min<std::int64_t>({cluster_pieces, sms / tiles, lengths});
+    const auto blocks = [&](std::int64_t pieces) { return (key_blocks + pieces - 1) / pieces; };
+    if (cluster > 1 && blocks(cluster) <= blocks(splits) + kClusterExtraBlocks)
+      return static_cast<int>(cluster);
+  }
   return static_cast<int>(std::max<std::int64_t>(1, splits));
 }
 
