@@ -11,6 +11,7 @@
 namespace flashattn::test {
 namespace {
 
+using detail::cuda_sm90::cluster_count_worth;
 using detail::cuda_sm90::KeyBlockShare;
 using detail::cuda_sm90::kMaxSplitKV;
 using detail::cuda_sm90::split_key_blocks;
@@ -80,6 +81,14 @@ TEST(SplitKVPlan, ClusterCombineCount) {
   EXPECT_EQ(split_kv_count(8, 126, 132, 12, 4 * 128, 16), 12) << "a request holds";
   EXPECT_EQ(split_kv_count(8, 126, 132, 1, 4 * 128, 16), 1);
   EXPECT_EQ(split_kv_count(32, 8, 132, 0, 0, 16), 4) << "the 64-row tile: its own rule";
+  EXPECT_EQ(split_kv_count(8, 63, 132, 0, 2 * 256, 15), 8) << "d256 at 4k keys: 15 saves 3 blocks of 8";
+  // Above the portable size only where every piece gets kMinSplitKVBlocks blocks shorter than in 8 (the
+  // launch's bisection lands on a count the same way: 9 of 126 blocks is 14 against 16).
+  EXPECT_EQ(cluster_count_worth(126, 9), 8);
+  EXPECT_EQ(cluster_count_worth(126, 15), 15);
+  EXPECT_EQ(cluster_count_worth(32, 15), 8);
+  EXPECT_EQ(cluster_count_worth(8, 5), 5);
+  EXPECT_EQ(cluster_count_worth(1 << 20, 9), 9);
   for (int tiles = 1; tiles <= 300; ++tiles) {
     for (const int key_blocks : {2, 8, 32, 126, 508, 1 << 20}) {
       const int splits = split_kv_count(tiles, key_blocks, 132, 0, 8 * 128, 15);

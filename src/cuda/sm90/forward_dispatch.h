@@ -122,6 +122,7 @@ struct SplitKVShape {
   int tiles = 0;       // tiles of the launch (one query block each)
   int rows = 0;        // packed q rows a record holds
   int head_dim_v = 0;  // columns of a record's rows
+  int key_blocks = 0;  // of the longest sequence
 };
 inline SplitKVShape split_kv_shape(const AttentionParams& p, int sms) {
   SplitKVShape s;
@@ -133,6 +134,7 @@ inline SplitKVShape split_kv_shape(const AttentionParams& p, int sms) {
   const int block_n = decode_block_n(p.head_dim, narrow);
   const std::int64_t key_blocks = (p.seqlen_k + block_n - 1) / block_n;
   s.tiles = static_cast<int>(tiles);
+  s.key_blocks = static_cast<int>(std::min<std::int64_t>(key_blocks, INT32_MAX));
   s.rows = static_cast<int>(std::min<std::int64_t>(kDecodeBlockM, p.seqlen_q * pack));
   s.head_dim_v = kernel_head_dim(static_cast<int>(p.head_dim_v));  // the kernel's O columns
   // The narrow tile's count rules (split_kv_plan.h), where they were measured; its cluster combine's where a

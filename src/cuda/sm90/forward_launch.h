@@ -420,6 +420,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
               if (cudaError_t e = clusters_fit(middle, fit); e != cudaSuccess) return e;
               (fit ? fits : fails) = middle;
             }
+            fits = cluster_count_worth(shape.key_blocks, fits);  // (a smaller cluster always fits)
             cluster_pieces = fits > 1;
             if (cluster_pieces) shape.splits = fits;
           }

@@ -94,8 +94,17 @@ inline constexpr std::int64_t kMaxTileRecordFloats = 16 * 8 * 256;
 // the counter's 32 at 24.1-25.1 against 36.0 in 15 and 54 in 8 (session 50's rule, which capped every tile at
 // 8 cluster pieces). The launch takes the largest count whose clusters all fit at once where the chosen one's
 // do not (forward_launch.h; on the H200 clusters of 9 CTAs fit 9 times, of 10-16 CTAs 7 times, of 4 CTAs 30
-// times).
+// times). A cluster above the portable size costs ~1.1-1.4 us more than one of 8 (final51.sh: d256 16/8 at
+// 3999 keys read 13.4 us in 9 pieces against 12.3 in 8; one K/V head at 4000 keys 10.9 in 15 against 9.9 in
+// 8), so a count above 8 stands only where it shortens every piece by kMinSplitKVBlocks blocks or more
+// (cluster_count_worth).
 inline constexpr int kClusterExtraBlocks = 8;
+inline int cluster_count_worth(std::int64_t key_blocks, int pieces) {
+  const auto blocks = [&](std::int64_t n) { return (key_blocks + n - 1) / n; };
+  return pieces <= kPortableClusterSize || blocks(kPortableClusterSize) - blocks(pieces) >= kMinSplitKVBlocks
+             ? pieces
+             : kPortableClusterSize;
+}
 inline int split_kv_count(std::int64_t tiles, std::int64_t key_blocks, int sms, int requested,
                           std::int64_t narrow_piece_floats = 0, int cluster_pieces = 0) {
   if (tiles <= 0 || key_blocks < 2 || requested == 1) return 1;
@@ -113,7 +122,8 @@ inline int split_kv_count(std::int64_t tiles, std::int64_t key_blocks, int sms, 
   if (narrow && cluster_pieces > 1 && requested < 1) {
     const std::int64_t lengths = std::max<std::int64_t>(
         std::min<std::int64_t>(key_blocks, kPortableClusterSize), key_blocks / kMinSplitKVBlocks);
-    const std::int64_t cluster = std::min<std::int64_t>({cluster_pieces, sms / tiles, lengths});
+    const std::int64_t cluster = cluster_count_worth(
+        key_blocks, static_cast<int>(std::min<std::int64_t>({cluster_pieces, sms / tiles, lengths})));
     const auto blocks = [&](std::int64_t pieces) { return (key_blocks + pieces - 1) / pieces; };
     if (cluster > 1 && blocks(cluster) <= blocks(splits) + kClusterExtraBlocks)
       return static_cast<int>(cluster);
