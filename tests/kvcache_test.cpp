@@ -944,6 +944,61 @@ std::vector<KVCacheCase> kvcache_cases() {
                    false,
                    false,
                    20});
+  // Two levels (several clusters of 8 a tile, each combined into one record, the records through L2): 24
+  // pieces asked of 4-row tiles with a sink and softcap (the sink counted once, by the tile's
+  // combine); one K/V head over 40000 keys in pages of 64 with an append, the automatic count (72 pieces);
+  // d = 64 in 32 pieces under a local window (whole clusters of pieces that see no key: records of LSE -inf).
+  cases.push_back({2,
+                   1,
+                   3000,
+                   8,
+                   2,
+                   128,
+                   128,
+                   DType::bfloat16,
+                   {MaskKind::none, 30.f, AlibiKind::none, 0.f, true},
+                   Layout::contiguous,
+                   false,
+                   Rotary::none,
+                   false,
+                   0,
+                   false,
+                   false,
+                   24});
+  cases.push_back({1,
+                   1,
+                   40000,
+                   8,
+                   1,
+                   128,
+                   128,
+                   DType::bfloat16,
+                   {MaskKind::causal},
+                   Layout::contiguous,
+                   true,
+                   Rotary::none,
+                   false,
+                   64,
+                   false,
+                   false,
+                   0});
+  cases.push_back({1,
+                   1,
+                   5000,
+                   8,
+                   1,
+                   64,
+                   64,
+                   DType::float16,
+                   {MaskKind::local},
+                   Layout::heads_major,
+                   false,
+                   Rotary::none,
+                   false,
+                   0,
+                   false,
+                   false,
+                   32});
   return cases;
 }
 

@@ -71,7 +71,13 @@ TEST(SplitKVPlan, ClusterCombineCount) {
   EXPECT_EQ(split_kv_count(1, 126, 132, 0, 8 * 128, 15), 15) << "one K/V head at 16k keys: 15 against 31";
   EXPECT_EQ(split_kv_count(1, 126, 132, 0, 8 * 128), 31);
   EXPECT_EQ(split_kv_count(1, 32, 132, 0, 8 * 128, 15), 8) << "one K/V head at 4k keys: 8 of 4 blocks";
-  EXPECT_EQ(split_kv_count(1, 508, 132, 0, 8 * 128, 15), 32) << "at 64k keys the counter's 32 (16 blocks)";
+  // Where the counter's count would leave pieces more than kClusterExtraBlocks blocks shorter: clusters of 8,
+  // several a tile (the launch's two levels), a wave's pieces of at least kMinSplitKVBlocks blocks.
+  EXPECT_EQ(split_kv_count(1, 508, 132, 0, 8 * 128, 15), 120) << "one K/V head at 64k keys: 15 clusters of 8";
+  EXPECT_EQ(split_kv_count(1, 508, 132, 0, 8 * 128), 32) << "the counter's count there";
+  EXPECT_EQ(split_kv_count(2, 508, 132, 0, 8 * 128, 15), 64);
+  EXPECT_EQ(split_kv_count(1, 252, 132, 0, 8 * 256, 3), 16) << "d256 8-row slots hold 3: the counter";
+  EXPECT_EQ(split_kv_count(8, 508, 132, 0, 4 * 128, 16), 16) << "8 tiles: 16 pieces in one cluster or two";
   EXPECT_EQ(split_kv_count(8, 8, 132, 0, 4 * 128, 16), 8) << "1k keys: pieces of one block up to 8";
   EXPECT_EQ(split_kv_count(32, 8, 132, 0, 4 * 128, 16), 4) << "batch 4 at 1k keys (the launch may take 3)";
   EXPECT_EQ(split_kv_count(64, 8, 132, 0, 4 * 128, 16), 2);

@@ -177,6 +177,17 @@ struct PieceSum {
     reference = next;
   }
 
+  // The unit's 4 columns at (row, col) as split_kv.h's record of `rows` rows (normalised by their own sums,
+  // the sink left to the tile's combine; LSE -inf where no piece saw a key), the LSE at column 0.
+  template <int kDv>
+  __device__ __forceinline__ void record(float* out, int rows, int row, int col) const {
+    const bool empty = !(sum > 0.f);
+    const float scale = empty ? 0.f : 1.f / sum;
+    __stcg(reinterpret_cast<float4*>(out + row * kDv + col),
+           make_float4(acc[0] * scale, acc[1] * scale, acc[2] * scale, acc[3] * scale));
+    if (col == 0) __stcg(out + rows * kDv + row, empty ? -INFINITY : reference + logf(sum));
+  }
+
   // The sink (if any), then the unit's 4 columns at (row, col) of the tile into O's buffer (128B-swizzled
   // 64-column chunks: the unit is half a 16-byte unit) and, at column 0, the row's LSE.
   template <class Config>
@@ -205,7 +216,7 @@ struct PieceSum {
   }
 };
 
-// The combine of a split tile's pieces (split_kv.h's records) by the warpgroup that completed it, and the
+// The combine of a split tile's `pieces` records (split_kv.h's) by the warpgroup that completed it, and the
 // tile's store (forward_config.h NARROW_COMBINE), for tiles whose records' rows hold at most 512 floats
 // (s.rows x dv <= 512; the others take split_kv.h's: narrow_consumer_loop). Thread t takes float4 t of the
 // rows (row t / (dv / 4)) and loads it and its row's LSE from up to 16 pieces a round (PieceSum), where
@@ -214,7 +225,8 @@ struct PieceSum {
 template <class Config>
 __device__ __forceinline__ void combine_narrow_pieces(const ForwardKernelParams& p,
                                                       const SharedPipeline<Config>& pipe, const WorkTile& w,
-                                                      int packed_first, const float* tile_records) {
+                                                      int packed_first, const float* tile_records,
+                                                      int pieces) {
   constexpr int kDv = Config::kHeadDimV;
   constexpr int kRowUnits = kDv / 4;
   constexpr int kBatch = 16;
@@ -228,8 +240,8 @@ __device__ __forceinline__ void combine_narrow_pieces(const ForwardKernelParams&
   const int col = 4 * (thread % kRowUnits);
   PieceSum sum;
 #pragma unroll 1
-  for (int first = 0; held && first < s.splits; first += kBatch) {
-    const int n = min(kBatch, s.splits - first);
+  for (int first = 0; held && first < pieces; first += kBatch) {
+    const int n = min(kBatch, pieces - first);
     float lse[kBatch];
     float4 x[kBatch];
 #pragma unroll
@@ -249,21 +261,21 @@ __device__ __forceinline__ void combine_narrow_pieces(const ForwardKernelParams&
   issue_output_store<Config>(p, pipe, w, 0, pipe.o(0), RingPosition<Config::kStages>{});
 }
 
-// CLUSTER_COMBINE (forward_config.h; the launch's pieces of a tile are one cluster, one item per CTA): the
+// CLUSTER_COMBINE (forward_config.h; the launch's pieces of a tile are clusters, one item per CTA): the
 // piece's record (split_kv.h's format: its rows of O^T normalised by its own row sums, then their LSEs) sent
-// by st.async into its slot in the cluster's first CTA, completing its bytes on that CTA's cluster_full
-// (forward_kernel expected every piece's). ot: this thread's O^T values (decode_consumer.h's layout: rows
-// column0 + e, columns 64 t + key_lane + 8 h); lse_lane: the thread that sends its rows' LSEs.
+// by st.async into slot `rank` (its CTA's in the cluster) of the cluster's first CTA, completing its bytes on
+// that CTA's cluster_full (forward_kernel expected every piece's). ot: this thread's O^T values (the layout:
+// rows column0 + e, columns 64 t + key_lane + 8 h); lse_lane: the thread that sends its rows' LSEs.
 template <class Config, int kVTiles>
 __device__ __forceinline__ void send_piece_record(const SharedPipeline<Config>& pipe, const SplitKV& s,
-                                                  int piece, const float (&ot)[kVTiles][4],
+                                                  int rank, const float (&ot)[kVTiles][4],
                                                   const RowFinal& final_rows, int column0, int key_lane,
                                                   bool lse_lane) {
   constexpr int kDv = Config::kHeadDimV;
   // The cluster barrier that every thread arrived at after the first CTA's thread 0 initialised
   // cluster_full (forward_kernel): long complete by now.
   ptx::barrier_cluster_wait();
-  const std::uint32_t slot = ptx::mapa_shared(pipe.cluster_record(piece, cluster_slot_bytes(s.rows, kDv)), 0);
+  const std::uint32_t slot = ptx::mapa_shared(pipe.cluster_record(rank, cluster_slot_bytes(s.rows, kDv)), 0);
   const std::uint32_t full = ptx::mapa_shared(pipe.cluster_full(), 0);
 #pragma unroll
   for (int e = 0; e < 2; ++e) {
@@ -287,14 +299,16 @@ __device__ __forceinline__ std::uint32_t cluster_piece_bytes(const SplitKV& s) {
   return static_cast<std::uint32_t>(s.rows * (Config::kHeadDimV + 1) * 4);
 }
 
-// The cluster's first CTA, once cluster_full completed (every piece's record in its slot): the combine of
-// combine_narrow_pieces over the slots in key order (rounds of 8 pieces, branch-free: a round's places past
-// the last piece read that piece's slot again, weighed 0; thread t takes float4 units t, t + 128, ... of the
-// rows), and the tile's store.
+// The cluster's first CTA, once cluster_full completed (every piece's record of the cluster in its slot):
+// the combine of combine_narrow_pieces over the slots in key order (rounds of 8 pieces, branch-free: a
+// round's places past the last piece read that piece's slot again, weighed 0; thread t takes float4 units t,
+// t + 128,
+// ... of the rows); then the tile's store, or, where the tile has several clusters (s.groups), the rows as
+// the cluster's record in group_record (split_kv.h's format) for the tile's combine through L2.
 template <class Config>
 __device__ __forceinline__ void combine_cluster_pieces(const ForwardKernelParams& p,
                                                        const SharedPipeline<Config>& pipe, const WorkTile& w,
-                                                       int packed_first) {
+                                                       int packed_first, float* group_record) {
   constexpr int kDv = Config::kHeadDimV;
   constexpr int kRowUnits = kDv / 4;
   constexpr int kBatch = kPortableClusterSize;
@@ -304,7 +318,8 @@ __device__ __forceinline__ void combine_cluster_pieces(const ForwardKernelParams
   const int thread = threadIdx.x % 128;
   const std::uint32_t slot_bytes = cluster_slot_bytes(s.rows, kDv);
   const std::uint32_t slots = pipe.cluster_record(0, slot_bytes);
-  claim_output_buffer<Config>(0);  // (one item per CTA: nothing stored before)
+  const int pieces = s.cluster_size;
+  if (group_record == nullptr) claim_output_buffer<Config>(0);  // (one item per CTA: nothing stored before)
 #pragma unroll 1
   for (int unit = thread; unit < s.rows * kRowUnits; unit += 128) {
     const int row = unit / kRowUnits;
@@ -313,23 +328,29 @@ __device__ __forceinline__ void combine_cluster_pieces(const ForwardKernelParams
     const std::uint32_t x_at = slots + (row * kDv + col) * 4;
     PieceSum sum;
 #pragma unroll 1
-    for (int first = 0; first < s.splits; first += kBatch) {
+    for (int first = 0; first < pieces; first += kBatch) {
       float lse[kBatch];
       float4 x[kBatch];
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {
-        const std::uint32_t slot = min(first + b, s.splits - 1) * slot_bytes;
+        const std::uint32_t slot = min(first + b, pieces - 1) * slot_bytes;
         const float piece_lse = __uint_as_float(ptx::ld_shared_b32(lse_at + slot));
-        lse[b] = first + b < s.splits ? piece_lse : -INFINITY;
+        lse[b] = first + b < pieces ? piece_lse : -INFINITY;
         const uint4 v = ptx::ld_shared_v4_b32(x_at + slot);
         x[b] = make_float4(__uint_as_float(v.x), __uint_as_float(v.y), __uint_as_float(v.z),
                            __uint_as_float(v.w));
       }
       sum.add(lse, x);
     }
-    sum.store(p, pipe, w, packed_first + row, row, col);
+    if (group_record != nullptr) {
+      sum.record<kDv>(group_record, s.rows, row, col);
+    } else {
+      sum.store(p, pipe, w, packed_first + row, row, col);
+    }
   }
-  issue_output_store<Config>(p, pipe, w, 0, pipe.o(0), RingPosition<Config::kStages>{});
+  if (group_record == nullptr) {
+    issue_output_store<Config>(p, pipe, w, 0, pipe.o(0), RingPosition<Config::kStages>{});
+  }
 }
 
 // The narrow tile's consumer loop (kPaged: the producer's, nothing here differs).
@@ -525,40 +546,55 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
 
     if (split) {
       const SplitKV& s = p.split_kv;
+      const PieceRecords records = piece_records<kDv>(s, item);
+      int records_done = s.splits;  // the tile's records in the workspace, once every one is counted
+      bool recorded = false;
       if constexpr (Config::kClusterPieces) {
         if (s.cluster) {
-          // The tile's pieces are this cluster (one item per CTA): the first CTA receives every record.
-          send_piece_record<Config>(pipe, s, item - fast_divide(item, s.splits_div) * s.splits, ot,
-                                    final_rows, column0, key_lane, warp == 0 && lane < 4);
-          if (ptx::cluster_ctarank() != 0) continue;
+          // The tile's pieces are clusters of cluster_size CTAs (one item per CTA): each cluster's first CTA
+          // receives its pieces' records and combines them, into the tile (one cluster) or into the cluster's
+          // record of the tile's `groups` (the first ones of the tile's records).
+          const int rank = static_cast<int>(ptx::cluster_ctarank());
+          send_piece_record<Config>(pipe, s, rank, ot, final_rows, column0, key_lane, warp == 0 && lane < 4);
+          if (rank != 0) continue;
           ptx::mbarrier_wait_parity(pipe.cluster_full(), 0);
-          combine_cluster_pieces<Config>(p, pipe, w, packed_first);
-          continue;
+          const int record_floats = static_cast<int>(split_kv_record_floats(s.rows, kDv));
+          const int group =
+              static_cast<int>(records.mine - records.tile_records) / record_floats / s.cluster_size;
+          combine_cluster_pieces<Config>(
+              p, pipe, w, packed_first,
+              s.groups == 1 ? nullptr : records.tile_records + group * record_floats);
+          if (s.groups == 1) continue;
+          records_done = s.groups;
+          recorded = true;
         }
       }
-      // The piece's record (split_kv.h's format: O's rows normalised, then the rows' LSE), from O^T.
-      const PieceRecords records = piece_records<kDv>(s, item);
-      float* const mine = records.mine;
+      if (!recorded) {
+        // The piece's record (split_kv.h's format: O's rows normalised, then the rows' LSE), from O^T.
+        float* const mine = records.mine;
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int row = column0 + e;
-        if (row >= s.rows) continue;
+        for (int e = 0; e < 2; ++e) {
+          const int row = column0 + e;
+          if (row >= s.rows) continue;
 #pragma unroll
-        for (int t = 0; t < kVTiles; ++t) {
+          for (int t = 0; t < kVTiles; ++t) {
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            __stcg(mine + row * kDv + 64 * t + key_lane + 8 * h, ot[t][2 * h + e] * final_rows.scale[e]);
+            for (int h = 0; h < 2; ++h) {
+              __stcg(mine + row * kDv + 64 * t + key_lane + 8 * h, ot[t][2 * h + e] * final_rows.scale[e]);
+            }
           }
+          if (warp == 0 && lane < 4) __stcg(mine + s.rows * kDv + row, final_rows.lse[e]);
         }
-        if (warp == 0 && lane < 4) __stcg(mine + s.rows * kDv + row, final_rows.lse[e]);
       }
-      if (!completes_pieces([&] { return tile_arrivals(s, records.tile); }, s.splits, kEpilogue)) continue;
+      // The warpgroup whose arrival completes the tile's records combines them and stores the tile.
+      if (!completes_pieces([&] { return tile_arrivals(s, records.tile); }, records_done, kEpilogue))
+        continue;
       if (FLASHATTN_SM90_NARROW_COMBINE != 0 && s.rows * kDv <= 512) {
-        combine_narrow_pieces<Config>(p, pipe, w, packed_first, records.tile_records);
+        combine_narrow_pieces<Config>(p, pipe, w, packed_first, records.tile_records, records_done);
       } else {
         float o[Config::kPVN / 2];
         RowFinal combined;
-        combine_split_pieces<Config>(p, w.head, records.tile_records, o, combined);
+        combine_split_pieces<Config>(p, w.head, records.tile_records, records_done, o, combined);
         claim_output_buffer<Config>(0);
         store_output<Config>(p, pipe, w, 0, o, combined, RingPosition<Config::kStages>{});
       }

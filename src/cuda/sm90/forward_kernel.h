@@ -72,15 +72,15 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
   } else {
     __syncthreads();
   }
-  // CLUSTER_COMBINE (a split tile's pieces as one cluster, decode_consumer.h): the first CTA expects every
-  // piece's record bytes on its cluster_full (initialised above), and every thread arrives on the cluster
-  // barrier, on which a consumer thread waits before its first st.async into that CTA (send_piece_record):
-  // no wait here, so the loads start at once.
+  // CLUSTER_COMBINE (a split tile's pieces in clusters, decode_consumer.h): the first CTA expects every
+  // piece's record bytes of its cluster on its cluster_full (initialised above), and every thread arrives on
+  // the cluster barrier, on which a consumer thread waits before its first st.async into that CTA
+  // (send_piece_record): no wait here, so the loads start at once.
   if constexpr (Config::kClusterPieces) {
     if (p.split_kv.cluster) {
       if (threadIdx.x == 0 && ptx::cluster_ctarank() == 0) {
         ptx::mbarrier_arrive_expect_tx(pipe.cluster_full(),
-                                       p.split_kv.splits * cluster_piece_bytes<Config>(p.split_kv));
+                                       p.split_kv.cluster_size * cluster_piece_bytes<Config>(p.split_kv));
       }
       ptx::barrier_cluster_arrive();
     }

@@ -375,20 +375,24 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
       e != cudaSuccess) {
     return e;
   }
-  // CLUSTER_COMBINE (forward_config.h): the narrow tile's pieces of a tile as one cluster, where a tile has
-  // 2-16 of them, their records fit the first CTA's slots, every item has a CTA of its own (the static
-  // schedule in one wave) and every cluster fits on the GPU at once (a GPC holds a whole number of clusters:
-  // 32 tiles of 4 pieces, 128 CTAs, had run in two waves on an H200, 1.19-1.21x the counter's time,
-  // s50_cluster.sh).
+  // CLUSTER_COMBINE (forward_config.h): the narrow tile's pieces of a tile in clusters, where every item has
+  // a CTA of its own (the static schedule in one wave), the records fit the first CTA's slots and every
+  // cluster fits on the GPU at once (a GPC holds a whole number of clusters: 32 tiles of 4 pieces, 128 CTAs,
+  // had run in two waves on an H200, 1.19-1.21x the counter's time, s50_cluster.sh). One cluster a tile of
+  // 2-16 pieces; or, for more pieces than the slots hold, clusters of the portable size, several a tile,
+  // each combined into one record of the tile's through L2 (split_kv_plan.h SplitKV groups).
   int arrival_count = 0;
   bool cluster_pieces = false;
+  int cluster_size = 0, groups = 1;
   if constexpr (Config::kSplitKV) {
     SplitKVShape& shape = split_shape;
     if (shape.splits > 1) {
       if (workspace == nullptr || shape.tiles != k.num_tiles) return cudaErrorInvalidValue;
       if constexpr (Config::kClusterPieces) {
-        cluster_pieces = shape.splits <= Config::cluster_pieces_fit(shape.rows) && k.static_schedule &&
-                         !placement && static_cast<std::int64_t>(shape.tiles) * shape.splits <= sms;
+        const int fit = Config::cluster_pieces_fit(shape.rows);
+        const bool clusters_apply =
+            k.static_schedule && !placement && static_cast<std::int64_t>(shape.tiles) * shape.splits <= sms;
+        cluster_pieces = clusters_apply && shape.splits <= fit;
         // Clusters above the portable size once the kernel may take them (not every sm_90 part need launch
         // them: a part that refuses the attribute takes at most the portable size, not an error).
         bool non_portable = false;
@@ -397,13 +401,16 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
               cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess;
           if (!non_portable) (void)cudaGetLastError();
         }
+        // How many clusters of `size` CTAs fit at once (0 for a size the kernel may not take).
+        auto fitting_clusters = [&](int size, int& clusters) {
+          clusters = 0;
+          if (size > kPortableClusterSize && !non_portable) return cudaSuccess;
+          return active_clusters<Config>(kernel, size, shape.tiles * size, stream, clusters);
+        };
         // Whether the tiles' clusters of `splits` CTAs all fit at once.
         auto clusters_fit = [&](int splits, bool& fit) {
-          fit = false;
-          if (splits > kPortableClusterSize && !non_portable) return cudaSuccess;
           int clusters = 0;
-          const cudaError_t e =
-              active_clusters<Config>(kernel, splits, shape.tiles * splits, stream, clusters);
+          const cudaError_t e = fitting_clusters(splits, clusters);
           fit = shape.tiles <= clusters;
           return e;
         };
@@ -424,13 +431,30 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
             cluster_pieces = fits > 1;
             if (cluster_pieces) shape.splits = fits;
           }
+          cluster_size = shape.splits;
+        } else if (clusters_apply && fit >= kPortableClusterSize &&
+                   shape.splits % kPortableClusterSize == 0) {
+          // Two levels: clusters of the portable size, as many a tile as fit at once beside the other tiles'
+          // (a chosen count lowered to that; a requested one as asked, else on the counter's combine).
+          int clusters = 0;
+          if (cudaError_t e = fitting_clusters(kPortableClusterSize, clusters); e != cudaSuccess) return e;
+          const int wanted = shape.splits / kPortableClusterSize;
+          const int held = std::min(wanted, clusters / shape.tiles);
+          if (held == wanted || (a.num_splits < 1 && held >= 1)) {
+            cluster_pieces = true;
+            cluster_size = kPortableClusterSize;
+            groups = held;
+            shape.splits = held * kPortableClusterSize;
+          }
         }
       }
       k.split_kv.splits = shape.splits;
       k.split_kv.splits_div = make_fast_divisor(shape.splits);
       k.split_kv.rows = shape.rows;
       k.split_kv.cluster = cluster_pieces;
-      if (!cluster_pieces) {
+      k.split_kv.cluster_size = cluster_size;
+      k.split_kv.groups = groups;
+      if (!cluster_pieces || groups > 1) {
         auto* bytes = static_cast<unsigned char*>(workspace) + split_kv_offset(a);
         k.split_kv.arrivals = reinterpret_cast<int*>(bytes);
         k.split_kv.partials = reinterpret_cast<float*>(bytes + split_kv_arrival_bytes(shape));
@@ -513,7 +537,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     if (cluster_pieces) {
       // A CTA per item (num_tiles <= sms), a tile's pieces one cluster; after a prepare kernel (an append)
       // its programmatic dependent as below.
-      cudaLaunchAttribute attributes[2]{cluster_attribute(k.split_kv.splits), {}};
+      cudaLaunchAttribute attributes[2]{cluster_attribute(k.split_kv.cluster_size), {}};
       attributes[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
       attributes[1].val.programmaticStreamSerializationAllowed = 1;
       cudaLaunchConfig_t config = launch_config<Config>(k.num_tiles, attributes, stream);

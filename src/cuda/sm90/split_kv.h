@@ -82,11 +82,11 @@ __device__ __forceinline__ int* tile_arrivals(const SplitKV& s, int tile) {
   return s.arrivals + tile;
 }
 
-// The combine of split_kv_combine, by the warpgroup that completed the tile (tile_records: its pieces'
+// The combine of split_kv_combine, by the warpgroup that completed the tile (tile_records: its `pieces`
 // records, every one stored and acquired): o and final_rows (layout as there) become the tile's rows.
 template <class Config, int kO>
 __device__ __forceinline__ void combine_split_pieces(const ForwardKernelParams& p, int head,
-                                                     const float* tile_records, float (&o)[kO],
+                                                     const float* tile_records, int pieces, float (&o)[kO],
                                                      RowFinal& final_rows) {
   constexpr int kDv = Config::kHeadDimV;
   constexpr int kChunks = kDv / 8;
@@ -113,14 +113,14 @@ __device__ __forceinline__ void combine_split_pieces(const ForwardKernelParams& 
     float acc[2 * kChunks];
 #pragma unroll
     for (int j = 0; j < 2 * kChunks; ++j) acc[j] = 0.f;
-    for (int first = 0; held && first < s.splits; first += kBatch) {
+    for (int first = 0; held && first < pieces; first += kBatch) {
       float lse[kBatch];
       float2 x[kBatch][kChunks];
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {
         // Past the last piece: the last one again, weighed 0 below (a branch-free batch).
-        const float* record = tile_records + min(first + b, s.splits - 1) * record_floats;
-        lse[b] = first + b < s.splits ? __ldcg(record + s.rows * kDv + row[r]) : -INFINITY;
+        const float* record = tile_records + min(first + b, pieces - 1) * record_floats;
+        lse[b] = first + b < pieces ? __ldcg(record + s.rows * kDv + row[r]) : -INFINITY;
 #pragma unroll
         for (int q = 0; q < kChunks; ++q)
           x[b][q] = __ldcg(reinterpret_cast<const float2*>(record + row[r] * kDv + 8 * q + column));
@@ -194,7 +194,7 @@ __device__ bool split_kv_combine(const ForwardKernelParams& p, int head, int ite
     }
   }
   if (!completes_pieces([&] { return tile_arrivals(s, records.tile); }, s.splits, barrier)) return false;
-  combine_split_pieces<Config>(p, head, records.tile_records, o, final_rows);
+  combine_split_pieces<Config>(p, head, records.tile_records, s.splits, o, final_rows);
   return true;
 }
 

@@ -27,9 +27,14 @@ struct SplitKV {
   int rows = 0;               // rows of a tile that a record holds: min(kBlockM, the longest packed q rows)
   int* arrivals = nullptr;    // workspace: per tile, its pieces done (zeroed by the launch)
   float* partials = nullptr;  // workspace: per work item a record (split_kv_record_floats: O rows, LSEs)
-  // The narrow tile's pieces of a tile as one cluster (forward_config.h CLUSTER_COMBINE; one item per CTA):
-  // records in the first CTA's shared memory, no arrivals or partials.
+  // The narrow tile's pieces of a tile in clusters (forward_config.h CLUSTER_COMBINE; one item per CTA): each
+  // cluster's records in its first CTA's shared memory. cluster_size CTAs a cluster, `groups` clusters a tile
+  // (splits = groups x cluster_size): with more than one, each cluster's first CTA records the cluster's
+  // combined rows as one of the tile's `groups` records (arrivals and partials as above, the first `groups`
+  // records of the tile's) and the last to arrive combines those.
   bool cluster = false;
+  int cluster_size = 0;
+  int groups = 1;
 };
 
 // The pieces of a split tile that one cluster holds (forward_config.h CLUSTER_COMBINE): 16, the largest
@@ -127,6 +132,14 @@ inline int split_kv_count(std::int64_t tiles, std::int64_t key_blocks, int sms, 
     const auto blocks = [&](std::int64_t pieces) { return (key_blocks + pieces - 1) / pieces; };
     if (cluster > 1 && blocks(cluster) <= blocks(splits) + kClusterExtraBlocks)
       return static_cast<int>(cluster);
+    // Else clusters of the portable size, several a tile (the launch's two-level combine: a cluster's pieces
+    // in shared memory, the tile's clusters through L2), as many pieces as one wave holds, of at least
+    // kMinSplitKVBlocks blocks.
+    const std::int64_t grouped =
+        std::min<std::int64_t>({sms / tiles, key_blocks / kMinSplitKVBlocks, kMaxSplitKV}) /
+        kPortableClusterSize * kPortableClusterSize;
+    if (cluster_pieces >= kPortableClusterSize && grouped >= 2 * kPortableClusterSize)
+      return static_cast<int>(grouped);
   }
   return static_cast<int>(std::max<std::int64_t>(1, splits));
 }
