@@ -558,12 +558,12 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
           send_piece_record<Config>(pipe, s, rank, ot, final_rows, column0, key_lane, warp == 0 && lane < 4);
           if (rank != 0) continue;
           ptx::mbarrier_wait_parity(pipe.cluster_full(), 0);
-          const int record_floats = static_cast<int>(split_kv_record_floats(s.rows, kDv));
-          const int group =
-              static_cast<int>(records.mine - records.tile_records) / record_floats / s.cluster_size;
+          // (Several clusters a tile are of the portable size: the cluster's place among the tile's by a
+          // shift.)
+          const int group = (item - records.tile * s.splits) / kPortableClusterSize;
           combine_cluster_pieces<Config>(
               p, pipe, w, packed_first,
-              s.groups == 1 ? nullptr : records.tile_records + group * record_floats);
+              s.groups == 1 ? nullptr : records.tile_records + group * split_kv_record_floats(s.rows, kDv));
           if (s.groups == 1) continue;
           records_done = s.groups;
           recorded = true;
