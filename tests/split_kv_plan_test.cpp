@@ -67,8 +67,9 @@ TEST(SplitKVPlan, ClusterCombineCount) {
   // apply (cluster_pieces 0) or a count was requested.
   EXPECT_EQ(split_kv_count(8, 126, 132, 0, 4 * 128, 16), 16) << "batch 1 of GQA 32/8 at 16k keys";
   EXPECT_EQ(split_kv_count(8, 126, 132, 0, 4 * 128), 16) << "the counter's count there";
-  EXPECT_EQ(split_kv_count(8, 126, 132, 0, 4 * 128, 8), 8);
-  EXPECT_EQ(split_kv_count(1, 126, 132, 0, 8 * 128, 15), 15) << "one K/V head at 16k keys: 15 against 31";
+  EXPECT_EQ(split_kv_count(8, 126, 132, 0, 4 * 128, 8), 16) << "slots of 8: two levels (the H200 holds one)";
+  EXPECT_EQ(split_kv_count(1, 126, 132, 0, 8 * 128, 15), 56) << "one K/V head at 16k keys: two levels of 56";
+  EXPECT_EQ(split_kv_count(1, 126, 132, 0, 8 * 128, 7), 31) << "slots of 7: the counter (13 blocks shorter)";
   EXPECT_EQ(split_kv_count(1, 126, 132, 0, 8 * 128), 31);
   EXPECT_EQ(split_kv_count(1, 32, 132, 0, 8 * 128, 15), 8) << "one K/V head at 4k keys: 8 of 4 blocks";
   // Where the counter's count would leave pieces more than kClusterExtraBlocks blocks shorter: clusters of 8,
@@ -87,7 +88,9 @@ TEST(SplitKVPlan, ClusterCombineCount) {
   EXPECT_EQ(split_kv_count(8, 126, 132, 12, 4 * 128, 16), 12) << "a request holds";
   EXPECT_EQ(split_kv_count(8, 126, 132, 1, 4 * 128, 16), 1);
   EXPECT_EQ(split_kv_count(32, 8, 132, 0, 0, 16), 4) << "the 64-row tile: its own rule";
-  EXPECT_EQ(split_kv_count(8, 63, 132, 0, 2 * 256, 15), 8) << "d256 at 4k keys: 15 saves 3 blocks of 8";
+  EXPECT_EQ(split_kv_count(8, 63, 132, 0, 2 * 256, 7), 7) << "d256 at 4k keys, slots of 7";
+  EXPECT_EQ(split_kv_count(8, 63, 132, 0, 2 * 256, 15), 16) << "two clusters of 8 (if 16 fit; else one)";
+  EXPECT_EQ(split_kv_count(1, 250, 132, 0, 8 * 128, 15), 56) << "32k keys: 56 of 4.5 blocks, not 120 of 2";
   // Above the portable size only where every piece gets kMinSplitKVBlocks blocks shorter than in 8 (the
   // launch's bisection lands on a count the same way: 9 of 126 blocks is 14 against 16).
   EXPECT_EQ(cluster_count_worth(126, 9), 8);

@@ -102,8 +102,14 @@ inline constexpr std::int64_t kMaxTileRecordFloats = 16 * 8 * 256;
 // times). A cluster above the portable size costs ~1.1-1.4 us more than one of 8 (final51.sh: d256 16/8 at
 // 3999 keys read 13.4 us in 9 pieces against 12.3 in 8; one K/V head at 4000 keys 10.9 in 15 against 9.9 in
 // 8), so a count above 8 stands only where it shortens every piece by kMinSplitKVBlocks blocks or more
-// (cluster_count_worth).
+// (cluster_count_worth). Where the slots hold 8 pieces, two levels take over from one cluster where they
+// shorten every piece by kMinSplitKVBlocks blocks (the counter's count is then never chosen): one K/V head of
+// 8 rows at d128 (s51_last.sh, requested counts) read 16100 keys 13.1 us in 56 pieces against 13.8 in 24,
+// 15.0 in 120 and 15.1 in one cluster of 15; 32000 keys 14.3 in 56 against 16.3 in 120; 4000 keys 10.1 in one
+// cluster of 8 against 11.2 in 32; s51_groups.sh 65000 keys 17.5 in 120 against the counter's 32 at 25.4
+// (cuDNN 17.3), 130000 keys 29.7 against 43.2.
 inline constexpr int kClusterExtraBlocks = 8;
+inline constexpr int kGroupedPieces = 56;
 inline int cluster_count_worth(std::int64_t key_blocks, int pieces) {
   const auto blocks = [&](std::int64_t n) { return (key_blocks + n - 1) / n; };
   return pieces <= kPortableClusterSize || blocks(kPortableClusterSize) - blocks(pieces) >= kMinSplitKVBlocks
@@ -130,16 +136,23 @@ inline int split_kv_count(std::int64_t tiles, std::int64_t key_blocks, int sms, 
     const std::int64_t cluster = cluster_count_worth(
         key_blocks, static_cast<int>(std::min<std::int64_t>({cluster_pieces, sms / tiles, lengths})));
     const auto blocks = [&](std::int64_t pieces) { return (key_blocks + pieces - 1) / pieces; };
+    // Clusters of the portable size, several a tile (the launch's two levels: a cluster's pieces combined in
+    // shared memory, the tile's clusters through L2), where they shorten every piece by kMinSplitKVBlocks
+    // blocks or more against one cluster: as many pieces as one wave holds, of at least kMinSplitKVBlocks
+    // blocks, or kGroupedPieces of at least 2.
+    if (cluster_pieces >= kPortableClusterSize) {
+      const std::int64_t grouped =
+          std::min<std::int64_t>(
+              {sms / tiles,
+               std::max<std::int64_t>(key_blocks / kMinSplitKVBlocks,
+                                      std::min<std::int64_t>(key_blocks / 2, kGroupedPieces)),
+               kMaxSplitKV}) /
+          kPortableClusterSize * kPortableClusterSize;
+      if (grouped >= 2 * kPortableClusterSize && blocks(cluster) - blocks(grouped) >= kMinSplitKVBlocks)
+        return static_cast<int>(grouped);
+    }
     if (cluster > 1 && blocks(cluster) <= blocks(splits) + kClusterExtraBlocks)
       return static_cast<int>(cluster);
-    // Else clusters of the portable size, several a tile (the launch's two-level combine: a cluster's pieces
-    // in shared memory, the tile's clusters through L2), as many pieces as one wave holds, of at least
-    // kMinSplitKVBlocks blocks.
-    const std::int64_t grouped =
-        std::min<std::int64_t>({sms / tiles, key_blocks / kMinSplitKVBlocks, kMaxSplitKV}) /
-        kPortableClusterSize * kPortableClusterSize;
-    if (cluster_pieces >= kPortableClusterSize && grouped >= 2 * kPortableClusterSize)
-      return static_cast<int>(grouped);
   }
   return static_cast<int>(std::max<std::int64_t>(1, splits));
 }
