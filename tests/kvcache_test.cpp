@@ -856,6 +856,7 @@ std::vector<KVCacheCase> kvcache_cases() {
                    false,
                    false,
                    0});
+  const KVCacheCase dense_with_sink = cases.back();
   cases.push_back({2,
                    1,
                    1500,
@@ -944,27 +945,13 @@ std::vector<KVCacheCase> kvcache_cases() {
                    false,
                    false,
                    20});
-  // Two levels (several clusters of 8 a tile, each combined into one record, the records through L2): 24
-  // pieces asked of 4-row tiles with a sink and softcap (the sink counted once, by the tile's
+  // Two levels (several clusters of 8 a tile, each combined into one record, the records through L2): the
+  // dense cache with a sink and softcap above in 24 pieces asked (the sink counted once, by the tile's
   // combine); one K/V head over 40000 keys in pages of 64 with an append, the automatic count (72 pieces);
   // d = 64 in 32 pieces under a local window (whole clusters of pieces that see no key: records of LSE -inf).
-  cases.push_back({2,
-                   1,
-                   3000,
-                   8,
-                   2,
-                   128,
-                   128,
-                   DType::bfloat16,
-                   {MaskKind::none, 30.f, AlibiKind::none, 0.f, true},
-                   Layout::contiguous,
-                   false,
-                   Rotary::none,
-                   false,
-                   0,
-                   false,
-                   false,
-                   24});
+  KVCacheCase two_levels = dense_with_sink;
+  two_levels.num_splits = 24;
+  cases.push_back(two_levels);
   cases.push_back({1,
                    1,
                    40000,

@@ -42,8 +42,14 @@ if os.environ.get("S50_ROWS") == "sweep":
     ROWS = SWEEP
 
 
-def run(rows):
-    """rows (ROWS' form) over the builds named on the command line: JSON lines, SDPA's rows, the medians."""
+def sdpa_at_1000_keys(d, hq, hk, layout, length, batch, splits):
+    """The rows SDPA's FA2 and cuDNN run beside: dense GQA 32/8 at 1000 keys, the rule's count."""
+    return layout == "dense" and length == 1000 and hk == 8 and splits == 0 and hq == 32
+
+
+def run(rows, sdpa_beside=sdpa_at_1000_keys, sdpa_label=lambda d, hq, hk, length: f"d{d}/{length}"):
+    """rows (ROWS' form) over the builds named on the command line: JSON lines, SDPA's rows (where
+    sdpa_beside(*row)), the medians."""
     names, builds = builds_from_argv()
     summary = []
     for d, hq, hk, layout, length, batch, splits in rows:
@@ -57,8 +63,9 @@ def run(rows):
         with torch.no_grad():
             med = interleaved_medians(builds, call, ref, kv_bytes, tags)
             summary.append((f"{layout} d{d} {hq}/{hk} {length} b{batch} splits{splits}", med))
-            if layout == "dense" and length == 1000 and hk == 8 and splits == 0 and hq == 32:
-                print_sdpa_rows(f"d{d}/{length}", batch, *(x.contiguous() for x in views), ref, kv_bytes)
+            if sdpa_beside(d, hq, hk, layout, length, batch, splits):
+                print_sdpa_rows(sdpa_label(d, hq, hk, length), batch, *(x.contiguous() for x in views), ref,
+                                kv_bytes)
         del kc, vc
     print_medians(summary, names, "layout d heads keys batch splits")
 
