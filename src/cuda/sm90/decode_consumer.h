@@ -301,10 +301,10 @@ __device__ __forceinline__ std::uint32_t cluster_piece_bytes(const SplitKV& s) {
 
 // The cluster's first CTA, once cluster_full completed (every piece's record of the cluster in its slot):
 // the combine of combine_narrow_pieces over the slots in key order (rounds of 8 pieces, branch-free: a
-// round's places past the last piece read that piece's slot again, weighed 0; thread t takes float4 units t,
-// t + 128,
-// ... of the rows); then the tile's store, or, where the tile has several clusters (s.groups), the rows as
-// the cluster's record in group_record (split_kv.h's format) for the tile's combine through L2.
+// round's places past the last piece read that piece's slot again, weighed 0; thread t takes the float4
+// units t, t + 128 and so on of the rows); then the tile's store, or, where the tile has several clusters
+// (s.groups), the rows as the cluster's record in group_record (split_kv.h's format) for the tile's combine
+// through L2.
 template <class Config>
 __device__ __forceinline__ void combine_cluster_pieces(const ForwardKernelParams& p,
                                                        const SharedPipeline<Config>& pipe, const WorkTile& w,

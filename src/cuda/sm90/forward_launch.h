@@ -535,8 +535,8 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
                                         [](ForwardKernelParams&, int) { return cudaSuccess; });
     }
     if (cluster_pieces) {
-      // A CTA per item (num_tiles <= sms), a tile's pieces one cluster; after a prepare kernel (an append)
-      // its programmatic dependent as below.
+      // A CTA per item (num_tiles <= sms), a tile's pieces one cluster or several of 8; after a prepare
+      // kernel (an append, or the two levels' counters) its programmatic dependent as below.
       cudaLaunchAttribute attributes[2]{cluster_attribute(k.split_kv.cluster_size), {}};
       attributes[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
       attributes[1].val.programmaticStreamSerializationAllowed = 1;
