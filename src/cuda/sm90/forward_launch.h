@@ -431,7 +431,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
             cluster_pieces = fits > 1;
             if (cluster_pieces) shape.splits = fits;
           }
-          cluster_size = shape.splits;
+          if (cluster_pieces) cluster_size = shape.splits;
         } else if (clusters_apply && fit >= kPortableClusterSize &&
                    shape.splits % kPortableClusterSize == 0) {
           // Two levels: clusters of the portable size, as many a tile as fit at once beside the other tiles'

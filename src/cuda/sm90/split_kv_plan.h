@@ -110,9 +110,14 @@ inline constexpr std::int64_t kMaxTileRecordFloats = 16 * 8 * 256;
 // (cuDNN 17.3), 130000 keys 29.7 against 43.2.
 inline constexpr int kClusterExtraBlocks = 8;
 inline constexpr int kGroupedPieces = 56;
+// The key blocks of the longest of `pieces` shares of `key_blocks` (split_key_blocks below).
+constexpr std::int64_t longest_share(std::int64_t key_blocks, std::int64_t pieces) {
+  return (key_blocks + pieces - 1) / pieces;
+}
 inline int cluster_count_worth(std::int64_t key_blocks, int pieces) {
-  const auto blocks = [&](std::int64_t n) { return (key_blocks + n - 1) / n; };
-  return pieces <= kPortableClusterSize || blocks(kPortableClusterSize) - blocks(pieces) >= kMinSplitKVBlocks
+  return pieces <= kPortableClusterSize ||
+                 longest_share(key_blocks, kPortableClusterSize) - longest_share(key_blocks, pieces) >=
+                     kMinSplitKVBlocks
              ? pieces
              : kPortableClusterSize;
 }
@@ -135,7 +140,7 @@ inline int split_kv_count(std::int64_t tiles, std::int64_t key_blocks, int sms, 
         std::min<std::int64_t>(key_blocks, kPortableClusterSize), key_blocks / kMinSplitKVBlocks);
     const std::int64_t cluster = cluster_count_worth(
         key_blocks, static_cast<int>(std::min<std::int64_t>({cluster_pieces, sms / tiles, lengths})));
-    const auto blocks = [&](std::int64_t pieces) { return (key_blocks + pieces - 1) / pieces; };
+    const auto blocks = [&](std::int64_t pieces) { return longest_share(key_blocks, pieces); };
     // Clusters of the portable size, several a tile (the launch's two levels: a cluster's pieces combined in
     // shared memory, the tile's clusters through L2), where they shorten every piece by kMinSplitKVBlocks
     // blocks or more against one cluster: as many pieces as one wave holds, of at least kMinSplitKVBlocks
