@@ -139,15 +139,15 @@ ab_summary() {
 
 # decode_trace_build PATCH DIMS JOBS: this tree with PATCH (a decode trace: s47_narrowtrace.patch, s48_trace.patch)
 # copied to $bld/trace-tree, its library for head dims DIMS (bf16, sm_90a) and bench/decode_trace_driver.cu linked
-# against it as $bld/trace; the build's log tail in the summary.
+# (the patched tree's own driver) against it as $bld/trace; the build's log tail in the summary.
 decode_trace_build() {
   tree_copy "$bld/trace-tree" "$1"
   cmake -S "$bld/trace-tree" -B "$bld/lib" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a \
     -DFLASHATTN_HEAD_DIMS="$2" -DFLASHATTN_DTYPES=bf16 -DFLASHATTN_BACKWARD=OFF -DFLASHATTN_BUILD_TESTS=OFF \
     -DFLASHATTN_BUILD_PYTHON=OFF -DFLASHATTN_BUILD_CLI=OFF -DFLASHATTN_BUILD_EXAMPLES=OFF >"$out/lib.log" 2>&1 &&
     timeout 300 cmake --build "$bld/lib" --target flashattn -j "$3" >>"$out/lib.log" 2>&1 &&
-    nvcc -std=c++20 -O2 -I"$bld/trace-tree/include" bench/decode_trace_driver.cu "$bld/lib/src/libflashattn.a" \
-      -Xcompiler -fopenmp -o "$bld/trace" >>"$out/lib.log" 2>&1
+    nvcc -std=c++20 -O2 -I"$bld/trace-tree/include" "$bld/trace-tree/bench/decode_trace_driver.cu" \
+      "$bld/lib/src/libflashattn.a" -Xcompiler -fopenmp -o "$bld/trace" >>"$out/lib.log" 2>&1
   log "trace build rc=$?"
   tail -3 "$out/lib.log" >>"$out/summary.txt"
 }

@@ -21,7 +21,7 @@ for run in 16100:1:128:0:8:1 65000:1:128:0:8:1 1000:1:128:0:32:8; do
   {
     echo "== d$d keys $keys batch $batch splits $splits heads $hq/$hk"
     timeout 60 "$bld/trace" "$keys" "$batch" kvcache "$bld/trace.bin" "$d" "$splits" "$hq" "$hk"
-    timeout 60 python3 bench/decode_trace.py "$bld/trace.bin" --ctas 2
+    timeout 60 python3 "$bld/trace-tree/bench/decode_trace.py" "$bld/trace.bin" --ctas 2
   } >>"$out/summary.txt" 2>&1
   log "run $run"
 done
