@@ -986,6 +986,61 @@ std::vector<KVCacheCase> kvcache_cases() {
                    false,
                    false,
                    32});
+  // Combines whose rows take several float4 units a thread (decode_consumer.h sum_pieces, session 52): d =
+  // 256 tiles of 8 rows (four units) in the automatic count; 6 rows at d = 128 (the second unit held by 64 of
+  // the 128 threads) in 20 pieces, three rounds through L2; 6 rows at d = 256 (three of four units) in 7
+  // pieces, with a sink and softcap, pages of 16.
+  cases.push_back({1,
+                   1,
+                   2500,
+                   8,
+                   1,
+                   256,
+                   256,
+                   DType::bfloat16,
+                   {MaskKind::causal},
+                   Layout::contiguous,
+                   false,
+                   Rotary::none,
+                   false,
+                   0,
+                   false,
+                   false,
+                   0});
+  cases.push_back({1,
+                   1,
+                   3000,
+                   6,
+                   1,
+                   128,
+                   128,
+                   DType::float16,
+                   {MaskKind::local},
+                   Layout::contiguous,
+                   true,
+                   Rotary::neox,
+                   false,
+                   0,
+                   false,
+                   false,
+                   20});
+  cases.push_back({2,
+                   1,
+                   1500,
+                   12,
+                   2,
+                   256,
+                   256,
+                   DType::bfloat16,
+                   {MaskKind::none, 20.f, AlibiKind::none, 0.f, true},
+                   Layout::padded,
+                   false,
+                   Rotary::none,
+                   false,
+                   16,
+                   false,
+                   false,
+                   7});
   return cases;
 }
 

@@ -216,48 +216,83 @@ struct PieceSum {
   }
 };
 
+// The sum over `pieces` pieces of a split tile's rows (rows x kDv values and their LSEs), thread t of the
+// warpgroup holding the float4 units t, t + 128, ... of the rows (row unit / (kDv / 4)): kUnits units a
+// thread, their sums in registers (PieceSum). A round loads kBatch = 16 / kUnits pieces' values of every unit
+// of the thread at once, so 16 loads are in flight a thread and a round costs one round trip; the round's
+// weights come from its largest LSE (independent of each other: no chain of exp2f across the pieces).
+// read(piece, row, col, lse, x) loads a piece's LSE of the row and its 4 values at (row, col); done(sum, row,
+// col) takes each unit's sum. Past the last piece nothing is read (LSE -inf, weighed 0); units past the rows
+// neither read nor take a sum.
+template <int kDv, int kUnits, class Read, class Done>
+__device__ __forceinline__ void sum_pieces_in_units(int rows, int pieces, Read read, Done done) {
+  constexpr int kRowUnits = kDv / 4;
+  constexpr int kBatch = 16 / kUnits;
+  static_assert(kBatch * kUnits == 16, "16 loads in flight a thread");
+  const int thread = threadIdx.x % 128;
+  PieceSum sum[kUnits];
+#pragma unroll 1
+  for (int first = 0; first < pieces; first += kBatch) {
+    float lse[kUnits][kBatch];
+    float4 x[kUnits][kBatch];
+#pragma unroll
+    for (int u = 0; u < kUnits; ++u) {
+      const int unit = thread + 128 * u;
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        lse[u][b] = -INFINITY;
+        x[u][b] = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (unit < rows * kRowUnits && first + b < pieces) {
+          read(first + b, unit / kRowUnits, 4 * (unit % kRowUnits), lse[u][b], x[u][b]);
+        }
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnits; ++u) sum[u].add(lse[u], x[u]);
+  }
+#pragma unroll
+  for (int u = 0; u < kUnits; ++u) {
+    const int unit = thread + 128 * u;
+    if (unit < rows * kRowUnits) done(sum[u], unit / kRowUnits, 4 * (unit % kRowUnits));
+  }
+}
+
+// sum_pieces_in_units with as few units a thread as the rows need (1, 2, 4, ... up to those of kNarrowRowsMax
+// rows: 1 at dv = 64, 2 at 128, 4 at 256): rows of at most 512 values keep 16 pieces a round.
+template <int kDv, int kUnits = 1, class Read, class Done>
+__device__ __forceinline__ void sum_pieces(int rows, int pieces, Read read, Done done) {
+  constexpr int kMostUnits = (kNarrowRowsMax * kDv / 4 + 127) / 128;
+  if constexpr (kUnits < kMostUnits) {
+    if (rows * kDv > kUnits * 512) {
+      sum_pieces<kDv, 2 * kUnits>(rows, pieces, read, done);
+      return;
+    }
+  }
+  sum_pieces_in_units<kDv, kUnits>(rows, pieces, read, done);
+}
+
 // The combine of a split tile's `pieces` records (split_kv.h's) by the warpgroup that completed it, and the
-// tile's store (forward_config.h NARROW_COMBINE), for tiles whose records' rows hold at most 512 floats
-// (s.rows x dv <= 512; the others take split_kv.h's: narrow_consumer_loop). Thread t takes float4 t of the
-// rows (row t / (dv / 4)) and loads it and its row's LSE from up to 16 pieces a round (PieceSum), where
-// split_kv.h's combine (warp 0 alone holding the 8 rows) takes a round trip per four pieces at dv = 128, per
-// two at dv = 256. O goes to its buffer (rows past s.rows are past the queries: the TMA store clips them).
+// tile's store (forward_config.h NARROW_COMBINE): sum_pieces over the records through L2, where split_kv.h's
+// combine (warp 0 alone holding the 8 rows) takes a round trip per four pieces at dv = 128, per two at dv =
+// 256. O goes to its buffer (rows past s.rows are past the queries: the TMA store clips them).
 template <class Config>
 __device__ __forceinline__ void combine_narrow_pieces(const ForwardKernelParams& p,
                                                       const SharedPipeline<Config>& pipe, const WorkTile& w,
                                                       int packed_first, const float* tile_records,
                                                       int pieces) {
   constexpr int kDv = Config::kHeadDimV;
-  constexpr int kRowUnits = kDv / 4;
-  constexpr int kBatch = 16;
-  static_assert(Config::kChunkCols == 64 && kRowUnits % 16 == 0,
-                "a unit's 4 columns inside one 16-byte unit");
+  static_assert(Config::kChunkCols == 64 && kDv % 64 == 0, "a unit's 4 columns inside one 16-byte unit");
   const SplitKV& s = p.split_kv;
-  const int thread = threadIdx.x % 128;
   const std::size_t record_floats = split_kv_record_floats(s.rows, kDv);
-  const bool held = thread < s.rows * kRowUnits;  // (else past the last record's rows: never read)
-  const int row = thread / kRowUnits;
-  const int col = 4 * (thread % kRowUnits);
-  PieceSum sum;
-#pragma unroll 1
-  for (int first = 0; held && first < pieces; first += kBatch) {
-    const int n = min(kBatch, pieces - first);
-    float lse[kBatch];
-    float4 x[kBatch];
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      const float* record = tile_records + (first + b) * record_floats;
-      lse[b] = -INFINITY;
-      x[b] = make_float4(0.f, 0.f, 0.f, 0.f);
-      if (b < n) {
-        lse[b] = __ldcg(record + s.rows * kDv + row);
-        x[b] = __ldcg(reinterpret_cast<const float4*>(record + row * kDv + col));
-      }
-    }
-    sum.add(lse, x);
-  }
   claim_output_buffer<Config>(0);  // the previous tile's store has read O's buffer
-  if (held) sum.store(p, pipe, w, packed_first + row, row, col);
+  sum_pieces<kDv>(
+      s.rows, pieces,
+      [&](int piece, int row, int col, float& lse, float4& x) {
+        const float* record = tile_records + piece * record_floats;
+        lse = __ldcg(record + s.rows * kDv + row);
+        x = __ldcg(reinterpret_cast<const float4*>(record + row * kDv + col));
+      },
+      [&](PieceSum& sum, int row, int col) { sum.store(p, pipe, w, packed_first + row, row, col); });
   issue_output_store<Config>(p, pipe, w, 0, pipe.o(0), RingPosition<Config::kStages>{});
 }
 
@@ -300,9 +335,7 @@ __device__ __forceinline__ std::uint32_t cluster_piece_bytes(const SplitKV& s) {
 }
 
 // The cluster's first CTA, once cluster_full completed (every piece's record of the cluster in its slot):
-// the combine of combine_narrow_pieces over the slots in key order (rounds of 8 pieces, branch-free: a
-// round's places past the last piece read that piece's slot again, weighed 0; thread t takes the float4
-// units t, t + 128 and so on of the rows); then the tile's store, or, where the tile has several clusters
+// sum_pieces over the slots in key order; then the tile's store, or, where the tile has several clusters
 // (s.groups), the rows as the cluster's record in group_record (split_kv.h's format) for the tile's combine
 // through L2.
 template <class Config>
@@ -310,44 +343,27 @@ __device__ __forceinline__ void combine_cluster_pieces(const ForwardKernelParams
                                                        const SharedPipeline<Config>& pipe, const WorkTile& w,
                                                        int packed_first, float* group_record) {
   constexpr int kDv = Config::kHeadDimV;
-  constexpr int kRowUnits = kDv / 4;
-  constexpr int kBatch = kPortableClusterSize;
-  static_assert(Config::kChunkCols == 64 && kRowUnits % 16 == 0,
-                "a unit's 4 columns inside one 16-byte unit");
+  static_assert(Config::kChunkCols == 64 && kDv % 64 == 0, "a unit's 4 columns inside one 16-byte unit");
   const SplitKV& s = p.split_kv;
-  const int thread = threadIdx.x % 128;
   const std::uint32_t slot_bytes = cluster_slot_bytes(s.rows, kDv);
   const std::uint32_t slots = pipe.cluster_record(0, slot_bytes);
-  const int pieces = s.cluster_size;
   if (group_record == nullptr) claim_output_buffer<Config>(0);  // (one item per CTA: nothing stored before)
-#pragma unroll 1
-  for (int unit = thread; unit < s.rows * kRowUnits; unit += 128) {
-    const int row = unit / kRowUnits;
-    const int col = 4 * (unit % kRowUnits);
-    const std::uint32_t lse_at = slots + (s.rows * kDv + row) * 4;
-    const std::uint32_t x_at = slots + (row * kDv + col) * 4;
-    PieceSum sum;
-#pragma unroll 1
-    for (int first = 0; first < pieces; first += kBatch) {
-      float lse[kBatch];
-      float4 x[kBatch];
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b) {
-        const std::uint32_t slot = min(first + b, pieces - 1) * slot_bytes;
-        const float piece_lse = __uint_as_float(ptx::ld_shared_b32(lse_at + slot));
-        lse[b] = first + b < pieces ? piece_lse : -INFINITY;
-        const uint4 v = ptx::ld_shared_v4_b32(x_at + slot);
-        x[b] = make_float4(__uint_as_float(v.x), __uint_as_float(v.y), __uint_as_float(v.z),
-                           __uint_as_float(v.w));
-      }
-      sum.add(lse, x);
-    }
-    if (group_record != nullptr) {
-      sum.record<kDv>(group_record, s.rows, row, col);
-    } else {
-      sum.store(p, pipe, w, packed_first + row, row, col);
-    }
-  }
+  sum_pieces<kDv>(
+      s.rows, s.cluster_size,
+      [&](int piece, int row, int col, float& lse, float4& x) {
+        const std::uint32_t slot = slots + piece * slot_bytes;
+        lse = __uint_as_float(ptx::ld_shared_b32(slot + (s.rows * kDv + row) * 4));
+        const uint4 v = ptx::ld_shared_v4_b32(slot + (row * kDv + col) * 4);
+        x = make_float4(__uint_as_float(v.x), __uint_as_float(v.y), __uint_as_float(v.z),
+                        __uint_as_float(v.w));
+      },
+      [&](PieceSum& sum, int row, int col) {
+        if (group_record != nullptr) {
+          sum.record<kDv>(group_record, s.rows, row, col);
+        } else {
+          sum.store(p, pipe, w, packed_first + row, row, col);
+        }
+      });
   if (group_record == nullptr) {
     issue_output_store<Config>(p, pipe, w, 0, pipe.o(0), RingPosition<Config::kStages>{});
   }
@@ -589,7 +605,7 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
       // The warpgroup whose arrival completes the tile's records combines them and stores the tile.
       if (!completes_pieces([&] { return tile_arrivals(s, records.tile); }, records_done, kEpilogue))
         continue;
-      if (FLASHATTN_SM90_NARROW_COMBINE != 0 && s.rows * kDv <= 512) {
+      if (FLASHATTN_SM90_NARROW_COMBINE != 0) {
         combine_narrow_pieces<Config>(p, pipe, w, packed_first, records.tile_records, records_done);
       } else {
         float o[Config::kPVN / 2];

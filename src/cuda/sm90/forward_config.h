@@ -1456,16 +1456,15 @@ inline bool use_single_consumer(int head_dim, int head_dim_v, long long seqlen_q
 #ifndef FLASHATTN_SM90_NARROW_DECODE
 #define FLASHATTN_SM90_NARROW_DECODE 2
 #endif
-// Session 48: NARROW_COMBINE, the narrow tile's combine of a split tile whose records' rows hold at most 512
-// floats (decode_consumer.h combine_narrow_pieces: one float4 of the rows per thread, 16 pieces' loads in
-// flight a round, the round's weights independent of each other, O written to its buffer directly). 0:
-// split_kv.h's combine in the 64-row tile's layout for every narrow tile, where warp 0 alone holds the rows
-// and takes four pieces per L2 round trip at dv = 128, two at 256 (s48_trace.sh: 0.5-0.7 us a round after ~1
-// us for the first, 5.0 us of a 19 us d256 call of 16 pieces). Measured on an H200 against 0
-// (s48_combine2.sh, graphed decode steps, three interleaved rounds): 0.81-0.99 on tiles of 2-4 rows (d256
-// 16/8 at 4k keys batch 1 0.810, d128 32/8 0.93-1.00, d64 0.90-0.99); 8-row tiles at d128 and 4-8-row ones at
-// d256 keep split_kv.h's (two forms spreading them over the warpgroup read 1.02-1.27: kernel-notes-sm90.md,
-// session 48).
+// Session 48: NARROW_COMBINE, the narrow tile's combine of a split tile (decode_consumer.h
+// combine_narrow_pieces: float4 units of the rows in registers, 16 loads in flight a thread, a round's
+// weights independent of each other, O written to its buffer directly). 0: split_kv.h's combine in the 64-row
+// tile's layout, where warp 0 alone holds the rows and takes four pieces per L2 round trip at dv = 128, two
+// at 256 (s48_trace.sh: 0.5-0.7 us a round after ~1 us for the first, 5.0 us of a 19 us d256 call of 16
+// pieces). Session 48 took rows of at most 512 values (one unit a thread, 16 pieces a round): 0.81-0.99 of 0
+// on tiles of 2-4 rows (s48_combine2.sh); its forms for more rows kept a dependent chain of exp2f across the
+// pieces and read 1.02-1.27. Session 52 (sum_pieces): 2 units a thread at 8 rows of dv 128 (8 pieces a
+// round), up to 4 at dv 256, the weights still independent (measured in s52_combine.sh).
 #ifndef FLASHATTN_SM90_NARROW_COMBINE
 #define FLASHATTN_SM90_NARROW_COMBINE 1
 #endif
