@@ -147,7 +147,8 @@ __device__ __forceinline__ void zero_rows_from(std::uint32_t v, int first_row) {
 // One float4 unit of a split tile's combined rows (split_kv.h's arithmetic: O = sum_i exp(lse_i - lse) O_i,
 // lse = log(sum_i exp(lse_i) + exp(sink))), summed over rounds of pieces in key order: within a round the
 // pieces' weights are independent of each other (the round's largest LSE first), so a round's loads are all
-// in flight at once and cost one round trip and a few dependent instructions.
+// in flight at once. One consumer warp a scheduler hides no latency, so the combine's time is its instruction
+// chain: the weights are base-2 exponentials of one FFMA each (the main loop's form).
 struct PieceSum {
   float reference = -INFINITY, sum = 0.f;
   float acc[4] = {0.f, 0.f, 0.f, 0.f};
@@ -159,15 +160,16 @@ struct PieceSum {
     float next = reference;
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) next = fmaxf(next, lse[b]);
-    // -inf: no piece so far saw a key (keep the zeros; every weight 0).
-    const bool none = next == -INFINITY;
-    const float keep = none ? 1.f : exp2f((reference - next) * kLog2e);
+    // Where no piece so far saw a key (next -inf) the stand-in 0 makes every weight ex2(-inf) = 0 and keeps
+    // the zeros.
+    const float offset = next == -INFINITY ? 0.f : next * kLog2e;
+    const float keep = ptx::ex2_approx_ftz_f32(fmaf(reference, kLog2e, -offset));
     sum *= keep;
 #pragma unroll
     for (int j = 0; j < 4; ++j) acc[j] *= keep;
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
-      const float weight = none ? 0.f : exp2f((lse[b] - next) * kLog2e);
+      const float weight = ptx::ex2_approx_ftz_f32(fmaf(lse[b], kLog2e, -offset));
       sum += weight;
       acc[0] = fmaf(weight, x[b].x, acc[0]);
       acc[1] = fmaf(weight, x[b].y, acc[1]);
@@ -218,18 +220,23 @@ struct PieceSum {
 
 // The sum over `pieces` pieces of a split tile's rows (rows x kDv values and their LSEs), thread t of the
 // warpgroup holding the float4 units t, t + 128, ... of the rows (row unit / (kDv / 4)): kUnits units a
-// thread, their sums in registers (PieceSum). A round loads kBatch = 16 / kUnits pieces' values of every unit
-// of the thread at once, so 16 loads are in flight a thread and a round costs one round trip; the round's
-// weights come from its largest LSE (independent of each other: no chain of exp2f across the pieces).
-// read(piece, row, col, lse, x) loads a piece's LSE of the row and its 4 values at (row, col); done(sum, row,
-// col) takes each unit's sum. Past the last piece nothing is read (LSE -inf, weighed 0); units past the rows
-// neither read nor take a sum.
-template <int kDv, int kUnits, class Read, class Done>
+// thread, their sums in registers (PieceSum). A round loads kBatch pieces' values of every unit of the thread
+// at once (at most 16 loads in flight a thread); the round's weights come from its largest LSE, independent
+// of each other. read(piece, row, col, lse, x) loads a piece's LSE of the row and its 4 values at (row, col);
+// done(sum, row, col) takes each unit's sum. Branch-free: a round's places past the last piece read that
+// piece again (LSE -inf: weighed 0), units past the rows read the last row and take no sum.
+template <int kDv, int kUnits, int kBatch, class Read, class Done>
 __device__ __forceinline__ void sum_pieces_in_units(int rows, int pieces, Read read, Done done) {
   constexpr int kRowUnits = kDv / 4;
-  constexpr int kBatch = 16 / kUnits;
-  static_assert(kBatch * kUnits == 16, "16 loads in flight a thread");
+  static_assert(kBatch * kUnits <= 16 && 128 % kRowUnits == 0,
+                "at most 16 loads in flight; whole rows a round");
   const int thread = threadIdx.x % 128;
+  int row[kUnits], col[kUnits];
+#pragma unroll
+  for (int u = 0; u < kUnits; ++u) {
+    row[u] = min((thread + 128 * u) / kRowUnits, rows - 1);
+    col[u] = 4 * (thread % kRowUnits);  // (128 is a multiple of kRowUnits)
+  }
   PieceSum sum[kUnits];
 #pragma unroll 1
   for (int first = 0; first < pieces; first += kBatch) {
@@ -237,14 +244,10 @@ __device__ __forceinline__ void sum_pieces_in_units(int rows, int pieces, Read r
     float4 x[kUnits][kBatch];
 #pragma unroll
     for (int u = 0; u < kUnits; ++u) {
-      const int unit = thread + 128 * u;
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {
-        lse[u][b] = -INFINITY;
-        x[u][b] = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (unit < rows * kRowUnits && first + b < pieces) {
-          read(first + b, unit / kRowUnits, 4 * (unit % kRowUnits), lse[u][b], x[u][b]);
-        }
+        read(min(first + b, pieces - 1), row[u], col[u], lse[u][b], x[u][b]);
+        if (first + b >= pieces) lse[u][b] = -INFINITY;
       }
     }
 #pragma unroll
@@ -252,13 +255,13 @@ __device__ __forceinline__ void sum_pieces_in_units(int rows, int pieces, Read r
   }
 #pragma unroll
   for (int u = 0; u < kUnits; ++u) {
-    const int unit = thread + 128 * u;
-    if (unit < rows * kRowUnits) done(sum[u], unit / kRowUnits, 4 * (unit % kRowUnits));
+    if (thread + 128 * u < rows * kRowUnits) done(sum[u], row[u], col[u]);
   }
 }
 
 // sum_pieces_in_units with as few units a thread as the rows need (1, 2, 4, ... up to those of kNarrowRowsMax
-// rows: 1 at dv = 64, 2 at 128, 4 at 256): rows of at most 512 values keep 16 pieces a round.
+// rows: 1 at dv = 64, 2 at 128, 4 at 256), and rounds of 16 / kUnits pieces, or half as many where they hold
+// every piece (a cluster of 8 at one unit: no round of 16 places of which 8 weigh 0).
 template <int kDv, int kUnits = 1, class Read, class Done>
 __device__ __forceinline__ void sum_pieces(int rows, int pieces, Read read, Done done) {
   constexpr int kMostUnits = (kNarrowRowsMax * kDv / 4 + 127) / 128;
@@ -268,7 +271,12 @@ __device__ __forceinline__ void sum_pieces(int rows, int pieces, Read read, Done
       return;
     }
   }
-  sum_pieces_in_units<kDv, kUnits>(rows, pieces, read, done);
+  constexpr int kBatch = 16 / kUnits;
+  if (kBatch >= 4 && pieces <= kBatch / 2) {
+    sum_pieces_in_units<kDv, kUnits, kBatch / 2>(rows, pieces, read, done);
+  } else {
+    sum_pieces_in_units<kDv, kUnits, kBatch>(rows, pieces, read, done);
+  }
 }
 
 // The combine of a split tile's `pieces` records (split_kv.h's) by the warpgroup that completed it, and the
@@ -283,7 +291,7 @@ __device__ __forceinline__ void combine_narrow_pieces(const ForwardKernelParams&
   constexpr int kDv = Config::kHeadDimV;
   static_assert(Config::kChunkCols == 64 && kDv % 64 == 0, "a unit's 4 columns inside one 16-byte unit");
   const SplitKV& s = p.split_kv;
-  const std::size_t record_floats = split_kv_record_floats(s.rows, kDv);
+  const int record_floats = static_cast<int>(split_kv_record_floats(s.rows, kDv));  // (32-bit offsets)
   claim_output_buffer<Config>(0);  // the previous tile's store has read O's buffer
   sum_pieces<kDv>(
       s.rows, pieces,
