@@ -21,6 +21,8 @@ ROWS += [(128, 8, 1, "paged64", 16100, 1, 0), (64, 8, 1, "dense", 16100, 1, 0)]
 ROWS += [(256, 8, 1, "dense", n, 1, 0) for n in (4000, 16100)]
 ROWS += [(256, 8, 2, "dense", 16100, 1, 0), (256, 16, 8, "dense", 3999, 1, 0)]
 ROWS += [(128, 32, 8, "dense", 1000, b, 0) for b in (1, 4)] + [(128, 32, 8, "dense", 16100, 1, 0)]
+# From s52_combine3.sh on: more guard rows (one unit a thread).
+ROWS += [(64, 32, 8, "dense", 1000, 4, 0), (256, 16, 8, "dense", 1000, 1, 0), (128, 32, 8, "paged64", 1000, 8, 0)]
 
 
 def sdpa_beside(d, hq, hk, layout, length, batch, splits):
