@@ -105,12 +105,6 @@ __device__ __forceinline__ std::uint32_t cvt_rn_bf16x2_f32(float lo, float hi) {
   return r;
 }
 
-// The global line holding `address` into L1 (and L2), writing no register: a value read later, fetched while
-// the thread does other work.
-__device__ __forceinline__ void prefetch_global_l1(const void* address) {
-  asm volatile("prefetch.global.L1 [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(address)));
-}
-
 // 2^x, relative error ~2^-22; ex2.approx(-inf) = +0, which the softmax relies on.
 __device__ __forceinline__ float ex2_approx_ftz_f32(float x) {
   float y;

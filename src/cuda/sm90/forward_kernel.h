@@ -37,9 +37,6 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
   const std::uint32_t raw = ptx::cvta_to_shared(shared_buffer);
   const SharedPipeline<Config> pipe{(raw + 1023u) & ~1023u};
 
-  if constexpr (Config::kCacheLengths) {
-    if (threadIdx.x == 32) prefetch_first_lengths<Config>(p);  // (a warp other than the initialising one)
-  }
   if (threadIdx.x == 0) pipe.init_barriers();
   if constexpr (Config::kRowSumMma) {
     // The constant operand of the row sums (consumer.h gemm_pv), written once per CTA through

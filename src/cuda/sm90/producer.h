@@ -174,22 +174,6 @@ __device__ __forceinline__ void await_prepare(bool& prepared) {
   }
 }
 
-// Config::kCacheLengths, at the kernel's entry: the line of the cache's length (and left padding) of the
-// CTA's first work item into L1, so that the producer's first tile_work, after the barriers' initialisation
-// and the register handover, finds it there instead of starting a cold load then (the caller's arrays, which
-// no kernel of the call writes; per-sequence infos of a prepare kernel are read after its wait and not
-// prefetched).
-template <class Config>
-__device__ __forceinline__ void prefetch_first_lengths(const ForwardKernelParams& p) {
-  if (!p.cache.active || p.sequences != nullptr) return;
-  int tile = first_work<Config>(p);
-  if (!is_work<Config>(p, tile)) return;
-  if constexpr (Config::kSplitKV) tile = fast_divide(tile, p.split_kv.splits_div);
-  const int batch = fast_divide(tile_unit<Config::kClusterM>(p, tile).bh, p.heads_div);
-  if (p.cache.cache_seqlens != nullptr) ptx::prefetch_global_l1(p.cache.cache_seqlens + batch);
-  if (p.cache.leftpad != nullptr) ptx::prefetch_global_l1(p.cache.leftpad + batch);
-}
-
 template <class Config>
 __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe) {
   ptx::prefetch_tensormap(&p.maps.q);

@@ -70,16 +70,11 @@ __device__ __forceinline__ int cache_keys(const CacheLengths& c, int b) {
 }
 
 // kCacheLengths (Config::kCacheLengths): the launch may carry a KV cache's lengths (p.cache.active).
-// Tile `tile`'s unit (its batch x head and query block rank; kClusterM tiles a unit).
-template <int kClusterM = 1>
-__device__ __forceinline__ SectionUnit tile_unit(const ForwardKernelParams& p, int tile) {
-  static_assert(kClusterM == 1 || kClusterM == 2);
-  return section_unit(p.sections, kClusterM == 1 ? tile : tile >> 1);
-}
 template <int kClusterM = 1, bool kCacheLengths = false>
 __device__ __forceinline__ WorkTile tile_work(const ForwardKernelParams& p, int tile) {
+  static_assert(kClusterM == 1 || kClusterM == 2);
   WorkTile w;
-  const SectionUnit u = tile_unit<kClusterM>(p, tile);
+  const SectionUnit u = section_unit(p.sections, kClusterM == 1 ? tile : tile >> 1);
   const int m_rank = kClusterM == 1 ? u.m_rank : 2 * u.m_rank + (tile & 1);
   w.m_block = p.m_blocks - 1 - m_rank;
   w.batch = fast_divide(u.bh, p.heads_div);
