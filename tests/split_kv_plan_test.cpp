@@ -40,13 +40,13 @@ TEST(SplitKVPlan, ChosenCountFillsOneWave) {
 
 TEST(SplitKVPlan, ChosenCountBoundsTheCombine) {
   // A tile's records (pieces x rows x dv floats) stay within kMaxTileRecordFloats: a d256 decode of 8 rows
-  // per tile over 16384 keys (256 key blocks) takes 16 pieces on one tile, not the 64 of a wave.
+  // per tile over 16384 keys (256 key blocks) takes 32 pieces on one tile, not the 64 of a wave.
   using detail::cuda_sm90::kMaxTileRecordFloats;
-  EXPECT_EQ(split_kv_count(1, 256, 132, 0, 8 * 256), 16);
-  EXPECT_EQ(split_kv_count(4, 256, 132, 0, 8 * 256), 16);
+  EXPECT_EQ(split_kv_count(1, 256, 132, 0, 8 * 256), 32);
+  EXPECT_EQ(split_kv_count(4, 256, 132, 0, 8 * 256), 32);
   EXPECT_EQ(split_kv_count(8, 256, 132, 0, 2 * 256), 16) << "two rows: the wave's count";
   EXPECT_EQ(split_kv_count(8, 128, 132, 0, 8 * 128), 16) << "d128: no decode of 8 rows reaches the cap";
-  EXPECT_EQ(split_kv_count(1, 256, 132, 0, 64 * 256), 2) << "64 rows of d256";
+  EXPECT_EQ(split_kv_count(1, 256, 132, 0, 64 * 256), 4) << "64 rows of d256";
   EXPECT_EQ(split_kv_count(1, 256, 132, 0, kMaxTileRecordFloats * 2), 1) << "no piece fits: no split";
   EXPECT_EQ(split_kv_count(1, 256, 132, 64, 8 * 256), 64) << "a request is not capped";
   // Pieces of fewer than four key blocks only where 8 pieces of every tile fit in a wave (narrow tile).
@@ -75,9 +75,9 @@ TEST(SplitKVPlan, ClusterCombineCount) {
   // Where the counter's count would leave pieces more than kClusterExtraBlocks blocks shorter: clusters of 8,
   // several a tile (the launch's two levels), a wave's pieces of at least kMinSplitKVBlocks blocks.
   EXPECT_EQ(split_kv_count(1, 508, 132, 0, 8 * 128, 15), 120) << "one K/V head at 64k keys: 15 clusters of 8";
-  EXPECT_EQ(split_kv_count(1, 508, 132, 0, 8 * 128), 32) << "the counter's count there";
+  EXPECT_EQ(split_kv_count(1, 508, 132, 0, 8 * 128), 64) << "the counter's count there (the records' cap)";
   EXPECT_EQ(split_kv_count(2, 508, 132, 0, 8 * 128, 15), 64);
-  EXPECT_EQ(split_kv_count(1, 252, 132, 0, 8 * 256, 3), 16) << "d256 8-row slots hold 3: the counter";
+  EXPECT_EQ(split_kv_count(1, 252, 132, 0, 8 * 256, 3), 32) << "d256 8-row slots hold 3: the counter";
   EXPECT_EQ(split_kv_count(8, 508, 132, 0, 4 * 128, 16), 16) << "8 tiles: 16 pieces in one cluster or two";
   EXPECT_EQ(split_kv_count(8, 8, 132, 0, 4 * 128, 16), 8) << "1k keys: pieces of one block up to 8";
   EXPECT_EQ(split_kv_count(32, 8, 132, 0, 4 * 128, 16), 4) << "batch 4 at 1k keys (the launch may take 3)";

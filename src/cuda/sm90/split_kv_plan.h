@@ -70,13 +70,16 @@ inline constexpr int kShortTileSplits = 8;
 // kMaxTileRecordFloats (O's floats of every piece): the piece that completes the tile reads them all, so the
 // combine grows with pieces x rows x dv. On an H200 (s48_trace.sh, s48_combine.sh: d256 decode steps of 8
 // rows per tile, graphed) 16384 keys over 1 tile read 27.5 us in 16 pieces against 42.3 in the 64 that one
-// wave holds, over 4 tiles 33.5 in 16 against 43.6 in 33; 16 x 8 x 256 floats is the cap, which no d <= 128
-// decode of at most 8 rows per tile reaches below 32 pieces. Second, pieces shorter than kMinSplitKVBlocks
+// wave holds, over 4 tiles 33.5 in 16 against 43.6 in 33; 16 x 8 x 256 floats was the cap. Session 52's
+// combine (sum_pieces: several units a thread, 16 loads in flight) made records cheaper to read: one K/V head
+// of 8 rows at d256 over 16100 keys (s52_d256sweep.sh) read 19.4 us in 32 pieces against 23.3 in 16, 20.6 in
+// 24 and 48, 26.4 in 12; so the cap is 32 x 8 x 256 floats (at 8 rows of d128, 64 pieces: where the cluster
+// combine does not apply, the dynamic schedule, not measured). Second, pieces shorter than kMinSplitKVBlocks
 // only where the tiles are few enough that kShortTileSplits pieces of each fit in one wave: at 32 tiles of 8
 // blocks (1024 keys, GQA 32/8, batch 4; s48_rule.sh) d128 read 11.8 us in 2 pieces against 12.6 in 4 (d64
 // 10.6 in 2 and 10.1 unsplit against 11.1), while at 8 tiles 8 pieces of one block stay the fastest (9.75 us
 // against 10.5 in 4).
-inline constexpr std::int64_t kMaxTileRecordFloats = 16 * 8 * 256;
+inline constexpr std::int64_t kMaxTileRecordFloats = 32 * 8 * 256;
 
 // Host: pieces per tile for `tiles` tiles of `key_blocks` key blocks (the longest sequence's) on `sms` SMs.
 // requested: the caller's num_splits (0: choose; 1: no split; n > 1: n, at most one piece per key block and
