@@ -627,3 +627,52 @@ decode_cache_checks() {
   log "cache lengths A/B rc=$?"
   ab_summary "$out/cache.jsonl"
 }
+
+# patch_ab_builds PATCH: the test binary and extension of this tree (d 64 / 128 / 256, both dtypes; tests_and_py_build:
+# sets tests) beside the base extension, the tree with PATCH reversed (package flashattn_base), built in parallel.
+patch_ab_builds() {
+  tree_copy "$bld/base-tree" "$1" -R
+  (cd "$bld/base-tree" && PY_DIMS="64;128;256" sm90_build_py base "" 5 300) &
+  tests_and_py_build "64;128;256"
+  wait
+}
+
+# rows_ab SCRIPT NAME [BUILDS...]: bench/integration/SCRIPT's rows over the packages BUILDS under $bld/pyroot (default
+# base against new), into $out/NAME.jsonl, their medians and SDPA rows in the summary.
+rows_ab() {
+  local script=$1 name=$2
+  shift 2
+  (($#)) || set -- base new
+  (cd bench/integration && PYTHONPATH=$bld/pyroot timeout 200 python3 "$script" "$@") 2>&1 |
+    grep -v Warning >"$out/$name.jsonl"
+  log "$name A/B rc=$?"
+  ab_summary "$out/$name.jsonl"
+}
+
+# decode_change_checks: a decode change's checks on $tests (sessions 51-52): the KV-cache / split-KV / workspace /
+# cuda_sm90 forward and varlen suites, synccheck on the cluster-combine cases, memcheck / racecheck on every KV-cache
+# case of cuda_sm90 (grid and drawn), pytest's interface and dispatch files on the GPU.
+decode_change_checks() {
+  local clusters='Grid/KVCacheTest.*cuda_sm90_*splits24*:Grid/KVCacheTest.*cuda_sm90_*1x40000*'
+  clusters+=':Grid/KVCacheTest.*cuda_sm90_*splits20*:Grid/KVCacheTest.*cuda_sm90_*1x2500_b1_mqa8_d256*'
+  clusters+=':Grid/KVCacheTest.*cuda_sm90_*1x4000_*:Grid/KVCacheTest.*cuda_sm90_*gqa12x2_d256*'
+  gtest_suites '*KVCache*cuda_sm90*:*SplitKV*:*Workspace*:*CudaSm90*:*Varlen*cuda_sm90*:*Forward*cuda_sm90*' 220
+  sanitizer_runs "$tests" "$clusters" 100 synccheck
+  sanitizer_runs "$tests" 'Grid/KVCacheTest.*cuda_sm90*:Random/KVCacheRandomTest.*cuda_sm90*' 150 memcheck racecheck
+  py_tests_on_gpu test_interface.py test_dispatch.py
+}
+
+# decode_trace_runs RUN...: after decode_trace_build, each RUN (keys:batch:d:splits:q heads:kv heads) through $bld/trace
+# and the patched tree's reader (two CTAs' events), into the summary.
+decode_trace_runs() {
+  local run keys batch d splits hq hk
+  for run in "$@"; do
+    IFS=: read -r keys batch d splits hq hk <<<"$run"
+    {
+      echo "== d$d keys $keys batch $batch splits $splits heads $hq/$hk"
+      timeout 60 "$bld/trace" "$keys" "$batch" kvcache "$bld/trace.bin" "$d" "$splits" "$hq" "$hk"
+      timeout 60 python3 "$bld/trace-tree/bench/decode_trace.py" "$bld/trace.bin" --ctas 2
+    } >>"$out/summary.txt" 2>&1
+    log "run $run"
+  done
+}

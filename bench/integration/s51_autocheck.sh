@@ -11,8 +11,5 @@ set -uo pipefail
 source bench/sm90_device_common.sh
 device_call_begin s51f
 PY_DIMS="64;128" sm90_build_py new "" 16 300
-(cd bench/integration && PYTHONPATH=$bld/pyroot timeout 200 python3 s51_autocheck.py new) 2>&1 |
-  grep -v Warning >"$out/autocheck.jsonl"
-log "autocheck rc=$?"
-ab_summary "$out/autocheck.jsonl"
+rows_ab s51_autocheck.py autocheck new
 log total

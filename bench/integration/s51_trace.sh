@@ -15,14 +15,5 @@ set -uo pipefail
 source bench/sm90_device_common.sh
 device_call_begin s51t
 decode_trace_build bench/integration/s51_trace.patch "128" 16
-# keys:batch:d:splits:q heads:kv heads
-for run in 16100:1:128:0:8:1 65000:1:128:0:8:1 1000:1:128:0:32:8; do
-  IFS=: read -r keys batch d splits hq hk <<<"$run"
-  {
-    echo "== d$d keys $keys batch $batch splits $splits heads $hq/$hk"
-    timeout 60 "$bld/trace" "$keys" "$batch" kvcache "$bld/trace.bin" "$d" "$splits" "$hq" "$hk"
-    timeout 60 python3 "$bld/trace-tree/bench/decode_trace.py" "$bld/trace.bin" --ctas 2
-  } >>"$out/summary.txt" 2>&1
-  log "run $run"
-done
+decode_trace_runs 16100:1:128:0:8:1 65000:1:128:0:8:1 1000:1:128:0:32:8
 log total

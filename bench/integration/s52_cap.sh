@@ -9,8 +9,5 @@ set -uo pipefail
 source bench/sm90_device_common.sh
 device_call_begin s52g
 PY_DIMS="128;256" sm90_build_py new "" 16 240
-(cd bench/integration && PYTHONPATH=$bld/pyroot timeout 150 python3 s52_cap.py new) 2>&1 |
-  grep -v Warning >"$out/cap.jsonl"
-log "cap rc=$?"
-ab_summary "$out/cap.jsonl"
+rows_ab s52_cap.py cap new
 log total

@@ -8,8 +8,5 @@ set -uo pipefail
 source bench/sm90_device_common.sh
 device_call_begin s52f
 PY_DIMS="256" sm90_build_py new "" 16 240
-(cd bench/integration && PYTHONPATH=$bld/pyroot timeout 150 python3 s52_d256sweep.py new) 2>&1 |
-  grep -v Warning >"$out/d256sweep.jsonl"
-log "sweep rc=$?"
-ab_summary "$out/d256sweep.jsonl"
+rows_ab s52_d256sweep.py d256sweep new
 log total

@@ -16,19 +16,7 @@ device_call_begin s52a
 PY_DIMS="64;128" sm90_build_py new "" 8 300 &
 decode_trace_build bench/integration/s51_trace.patch "128" 8 &
 wait
-(cd bench/integration && PYTHONPATH=$bld/pyroot timeout 200 python3 s51_autocheck.py new) 2>&1 |
-  grep -v Warning >"$out/autocheck.jsonl"
-log "autocheck rc=$?"
-ab_summary "$out/autocheck.jsonl"
-# keys:batch:d:splits:q heads:kv heads
-for run in 16100:1:128:0:8:1 16100:1:128:15:8:1 32000:1:128:0:8:1 65000:1:128:0:8:1 16100:1:128:0:16:2 \
-  1000:1:128:0:32:8; do
-  IFS=: read -r keys batch d splits hq hk <<<"$run"
-  {
-    echo "== d$d keys $keys batch $batch splits $splits heads $hq/$hk"
-    timeout 60 "$bld/trace" "$keys" "$batch" kvcache "$bld/trace.bin" "$d" "$splits" "$hq" "$hk"
-    timeout 60 python3 "$bld/trace-tree/bench/decode_trace.py" "$bld/trace.bin" --ctas 2
-  } >>"$out/summary.txt" 2>&1
-  log "run $run"
-done
+rows_ab s51_autocheck.py autocheck new
+decode_trace_runs 16100:1:128:0:8:1 16100:1:128:15:8:1 32000:1:128:0:8:1 65000:1:128:0:8:1 16100:1:128:0:16:2 \
+  1000:1:128:0:32:8
 log total

@@ -11,19 +11,7 @@ set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
 device_call_begin s52e
-tree_copy "$bld/base-tree" bench/integration/s52_prefetch.patch -R
-(cd "$bld/base-tree" && PY_DIMS="64;128;256" sm90_build_py base "" 5 300) &
-tests_and_py_build "64;128;256"
-wait
-(cd bench/integration && PYTHONPATH=$bld/pyroot timeout 200 python3 s52_prefetch.py base new) 2>&1 |
-  grep -v Warning >"$out/prefetch.jsonl"
-log "prefetch A/B rc=$?"
-ab_summary "$out/prefetch.jsonl"
-gtest_suites '*KVCache*cuda_sm90*:*SplitKV*:*Workspace*:*CudaSm90*:*Varlen*cuda_sm90*:*Forward*cuda_sm90*' 220
-clusters='Grid/KVCacheTest.*cuda_sm90_*splits24*:Grid/KVCacheTest.*cuda_sm90_*1x40000*'
-clusters+=':Grid/KVCacheTest.*cuda_sm90_*splits20*:Grid/KVCacheTest.*cuda_sm90_*1x2500_b1_mqa8_d256*'
-clusters+=':Grid/KVCacheTest.*cuda_sm90_*1x4000_*:Grid/KVCacheTest.*cuda_sm90_*gqa12x2_d256*'
-sanitizer_runs "$tests" "$clusters" 100 synccheck
-sanitizer_runs "$tests" 'Grid/KVCacheTest.*cuda_sm90*:Random/KVCacheRandomTest.*cuda_sm90*' 150 memcheck racecheck
-py_tests_on_gpu test_interface.py test_dispatch.py
+patch_ab_builds bench/integration/s52_prefetch.patch
+rows_ab s52_prefetch.py prefetch
+decode_change_checks
 log total
