@@ -614,9 +614,9 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
       if (!completes_pieces([&] { return tile_arrivals(s, records.tile); }, records_done, kEpilogue))
         continue;
       // (s.rows <= kNarrowRowsMax holds for every narrow launch: split_kv.h's combine below is never taken
-      // with NARROW_COMBINE, but compiled in it keeps ptxas's schedule of the key-block loop above; without
-      // it that loop grew from 503 to 578 instructions at d = 128, 464 to 492 at d = 256 and 398 to 438 at d
-      // = 64, local cuobjdump, session 52, and a d256 16/8 decode read 1.02-1.04 of the time.)
+      // with NARROW_COMBINE, but compiled in it keeps ptxas's schedule of the key-block loop above. Without
+      // it that loop grew by 75, 28 and 40 instructions at dv 128, 256 and 64 (local cuobjdump, session 52)
+      // and a d256 16/8 decode read 1.02-1.04 of the time.)
       if (FLASHATTN_SM90_NARROW_COMBINE != 0 && s.rows <= kNarrowRowsMax) {
         combine_narrow_pieces<Config>(p, pipe, w, packed_first, records.tile_records, records_done);
       } else {
