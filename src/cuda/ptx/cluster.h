@@ -24,6 +24,14 @@ __device__ __forceinline__ void barrier_cluster_arrive() {
   asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
 }
 
+// No ordering of the thread's earlier memory accesses (barrier.cluster.arrive.release compiles to a
+// MEMBAR.ALL.GPU before the arrival, which waits for the thread's outstanding accesses): for an arrival whose
+// only message is that this CTA's mbarriers are initialised, which fence_mbarrier_init (mbarrier.h) already
+// releases to the cluster.
+__device__ __forceinline__ void barrier_cluster_arrive_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed;\n" ::: "memory");
+}
+
 __device__ __forceinline__ void barrier_cluster_wait() {
   asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
 }
