@@ -1041,6 +1041,44 @@ std::vector<KVCacheCase> kvcache_cases() {
                    false,
                    false,
                    7});
+  // Rows summed by their owners in the cluster (decode_consumer.h, session 53: row j by the CTA of rank j %
+  // cluster size): 8 rows (two query positions of a group of 4, causal) over a cluster of 3, whose owners hold
+  // 3, 3 and 2 rows; 2 rows over clusters of 8 in two levels (24 pieces), six of each cluster's CTAs owning
+  // none.
+  cases.push_back({2,
+                   2,
+                   1200,
+                   8,
+                   2,
+                   128,
+                   128,
+                   DType::float16,
+                   {MaskKind::causal},
+                   Layout::contiguous,
+                   true,
+                   Rotary::none,
+                   false,
+                   0,
+                   false,
+                   false,
+                   3});
+  cases.push_back({1,
+                   1,
+                   20000,
+                   2,
+                   1,
+                   64,
+                   64,
+                   DType::bfloat16,
+                   {},
+                   Layout::contiguous,
+                   false,
+                   Rotary::none,
+                   false,
+                   0,
+                   false,
+                   false,
+                   24});
   return cases;
 }
 

@@ -190,11 +190,9 @@ struct PieceSum {
     if (col == 0) __stcg(out + rows * kDv + row, empty ? -INFINITY : reference + logf(sum));
   }
 
-  // The sink (if any), then the unit's 4 columns at (row, col) of the tile into O's buffer (128B-swizzled
-  // 64-column chunks: the unit is half a 16-byte unit) and, at column 0, the row's LSE.
-  template <class Config>
-  __device__ __forceinline__ void store(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
-                                        const WorkTile& w, int packed_row, int row, int col) {
+  // The sink (if any) counted once, as the tile's own row sums would; then the unit's factor 1 / sum (0 where
+  // no key and no sink weighed anything) and the row's LSE.
+  __device__ __forceinline__ float finish(const ForwardKernelParams& p, const WorkTile& w, float& lse) {
     constexpr float kLog2e = 1.4426950408889634f;
     if (p.sink != nullptr) {
       const float sink = p.sink[w.head];
@@ -206,15 +204,45 @@ struct PieceSum {
       reference = next;
     }
     const bool empty = !(sum > 0.f);
-    const float scale = empty ? 0.f : 1.f / sum;
+    lse = empty ? -INFINITY : reference + logf(sum);
+    return empty ? 0.f : 1.f / sum;
+  }
+
+  // The unit's 4 columns at (row, col) of the tile into O's buffer (128B-swizzled 64-column chunks: the unit
+  // is half a 16-byte unit) and, at column 0, the row's LSE.
+  template <class Config>
+  __device__ __forceinline__ void store(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
+                                        const WorkTile& w, int packed_row, int row, int col) {
+    float lse;
+    const float scale = finish(p, w, lse);
     const std::uint32_t addr = pipe.o(0) + (col / 64) * Config::kOChunkStride + row * Config::kRowBytes +
                                ((((col % 64) / 8) ^ (row % 8)) << 4) + (col % 8) * 2;
     ptx::st_shared_v2_f32(
         addr, __uint_as_float(pack_pair<typename Config::Element>(acc[0] * scale, acc[1] * scale)),
         __uint_as_float(pack_pair<typename Config::Element>(acc[2] * scale, acc[3] * scale)));
-    if (p.lse != nullptr && col == 0) {
-      store_packed_row_lse(p, w, packed_row, empty ? -INFINITY : reference + logf(sum));
-    }
+    if (p.lse != nullptr && col == 0) store_packed_row_lse(p, w, packed_row, lse);
+  }
+
+  // The same straight into O in global memory (split_kv.out; the row's 32 units of a warp make whole 256-byte
+  // lines at dv = 128), where the tile's rows are summed by several CTAs and no one of them holds the box
+  // that maps.o's store writes. Packed rows past the sequence's query rows are not stored (the TMA store
+  // clips them).
+  template <class Config>
+  __device__ __forceinline__ void store_row(const ForwardKernelParams& p, const WorkTile& w, int packed_row,
+                                            int col) {
+    float lse;
+    const float scale = finish(p, w, lse);
+    const int position = packed_row >> p.pack_shift;
+    if (position >= w.seqlen_q) return;
+    const int head = (w.head << p.pack_shift) + (packed_row & ((1 << p.pack_shift) - 1));
+    const SplitKV& s = p.split_kv;
+    auto* const out = static_cast<typename Config::Element*>(s.out) + w.batch * s.out_batch_stride +
+                      static_cast<std::int64_t>(w.q_offset + position) * s.out_row_stride +
+                      static_cast<std::int64_t>(head) * s.out_head_stride + col;
+    *reinterpret_cast<uint2*>(out) =
+        make_uint2(pack_pair<typename Config::Element>(acc[0] * scale, acc[1] * scale),
+                   pack_pair<typename Config::Element>(acc[2] * scale, acc[3] * scale));
+    if (p.lse != nullptr && col == 0) store_packed_row_lse(p, w, packed_row, lse);
   }
 };
 
@@ -304,78 +332,122 @@ __device__ __forceinline__ void combine_narrow_pieces(const ForwardKernelParams&
   issue_output_store<Config>(p, pipe, w, 0, pipe.o(0), RingPosition<Config::kStages>{});
 }
 
-// CLUSTER_COMBINE (forward_config.h; the launch's pieces of a tile are clusters, one item per CTA): the
-// piece's record (split_kv.h's format: its rows of O^T normalised by its own row sums, then their LSEs) sent
-// by st.async into slot `rank` (its CTA's in the cluster) of the cluster's first CTA, completing its bytes on
-// that CTA's cluster_full (forward_kernel expected every piece's). ot: this thread's O^T values (the layout:
-// rows column0 + e, columns 64 t + key_lane + 8 h); lse_lane: the thread that sends its rows' LSEs.
+// CLUSTER_COMBINE (forward_config.h; the launch's pieces of a tile are clusters, one item per CTA): where the
+// cluster has a CTA per row of the tile (spread_rows), row j is summed by the CTA of rank j (its owner), so
+// that each sum is a short one (one unit a thread at dv = 128) and the cluster's CTAs do at once what its
+// first alone did (session 53: one K/V head of 8 rows at 4000 / 16100 keys 0.94 / 0.90 of the time); else the
+// first CTA owns every row. (Rows dealt round-robin over fewer CTAs, row j to rank j % cluster_size, read
+// 1.01-1.04 of the time where clusters of 2-3 CTAs held 4 rows, whose sums were one round already.)
+__device__ __forceinline__ bool spread_rows(const SplitKV& s) { return s.cluster_size >= s.rows; }
+__device__ __forceinline__ int row_owner(const SplitKV& s, int row) { return spread_rows(s) ? row : 0; }
+// The rows the CTA of rank `rank` owns, and its owned row `local` (0, 1, ...) as the tile's row.
+__device__ __forceinline__ int owned_rows(const SplitKV& s, int rank) {
+  return spread_rows(s) ? (rank < s.rows ? 1 : 0) : (rank == 0 ? s.rows : 0);
+}
+__device__ __forceinline__ int owned_row(const SplitKV& s, int rank, int local) {
+  return spread_rows(s) ? rank : local;
+}
+// The bytes the CTA of rank `rank` receives on its cluster_full: every piece's values and LSEs of its rows.
+template <class Config>
+__device__ __forceinline__ std::uint32_t owner_bytes(const SplitKV& s, int rank) {
+  return static_cast<std::uint32_t>(s.cluster_size * owned_rows(s, rank) * (Config::kHeadDimV + 1) * 4);
+}
+
+// The piece's record (split_kv.h's format: its rows of O^T normalised by its own row sums, then their LSEs),
+// each row by st.async into slot `rank` (this CTA's in the cluster) of the row's owner, completing its bytes
+// on the owner's cluster_full (forward_kernel expected them). A slot keeps the record's layout (row j at j *
+// dv, whoever owns it). ot: this thread's O^T values (the layout: rows column0 + e, columns 64 t + key_lane +
+// 8 h); lse_lane: the thread that sends its rows' LSEs.
 template <class Config, int kVTiles>
 __device__ __forceinline__ void send_piece_record(const SharedPipeline<Config>& pipe, const SplitKV& s,
                                                   int rank, const float (&ot)[kVTiles][4],
                                                   const RowFinal& final_rows, int column0, int key_lane,
                                                   bool lse_lane) {
   constexpr int kDv = Config::kHeadDimV;
-  // The cluster barrier that every thread arrived at after the first CTA's thread 0 initialised
-  // cluster_full (forward_kernel): long complete by now.
+  // The cluster barrier that every thread arrived at after its CTA's thread 0 initialised cluster_full
+  // (forward_kernel): long complete by now.
   ptx::barrier_cluster_wait();
-  const std::uint32_t slot = ptx::mapa_shared(pipe.cluster_record(rank, cluster_slot_bytes(s.rows, kDv)), 0);
-  const std::uint32_t full = ptx::mapa_shared(pipe.cluster_full(), 0);
+  const std::uint32_t slot = pipe.cluster_record(rank, cluster_slot_bytes(s.rows, kDv));
 #pragma unroll
   for (int e = 0; e < 2; ++e) {
     const int row = column0 + e;
     if (row >= s.rows) continue;
+    const auto owner = static_cast<std::uint32_t>(row_owner(s, row));
+    const std::uint32_t to = ptx::mapa_shared(slot, owner);
+    const std::uint32_t full = ptx::mapa_shared(pipe.cluster_full(), owner);
 #pragma unroll
     for (int t = 0; t < kVTiles; ++t) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        ptx::st_async_b32(slot + (row * kDv + 64 * t + key_lane + 8 * h) * 4,
+        ptx::st_async_b32(to + (row * kDv + 64 * t + key_lane + 8 * h) * 4,
                           ot[t][2 * h + e] * final_rows.scale[e], full);
       }
     }
-    if (lse_lane) ptx::st_async_b32(slot + (s.rows * kDv + row) * 4, final_rows.lse[e], full);
+    if (lse_lane) ptx::st_async_b32(to + (s.rows * kDv + row) * 4, final_rows.lse[e], full);
   }
 }
 
-// The bytes one piece sends (send_piece_record): its rows' dv values and LSEs.
+// A row owner, once its cluster_full completed (every piece's values of its rows in its slots): sum_pieces
+// over the slots in key order, of the rows it owns; each row then stored into O (one cluster a tile) or,
+// where the tile has several clusters (s.groups), into the cluster's record group_record (split_kv.h's
+// format) for the tile's combine through L2.
 template <class Config>
-__device__ __forceinline__ std::uint32_t cluster_piece_bytes(const SplitKV& s) {
-  return static_cast<std::uint32_t>(s.rows * (Config::kHeadDimV + 1) * 4);
-}
-
-// The cluster's first CTA, once cluster_full completed (every piece's record of the cluster in its slot):
-// sum_pieces over the slots in key order; then the tile's store, or, where the tile has several clusters
-// (s.groups), the rows as the cluster's record in group_record (split_kv.h's format) for the tile's combine
-// through L2.
-template <class Config>
-__device__ __forceinline__ void combine_cluster_pieces(const ForwardKernelParams& p,
-                                                       const SharedPipeline<Config>& pipe, const WorkTile& w,
-                                                       int packed_first, float* group_record) {
+__device__ __forceinline__ void combine_owned_rows(const ForwardKernelParams& p,
+                                                   const SharedPipeline<Config>& pipe, const WorkTile& w,
+                                                   int packed_first, int rank, float* group_record) {
   constexpr int kDv = Config::kHeadDimV;
   static_assert(Config::kChunkCols == 64 && kDv % 64 == 0, "a unit's 4 columns inside one 16-byte unit");
   const SplitKV& s = p.split_kv;
   const std::uint32_t slot_bytes = cluster_slot_bytes(s.rows, kDv);
   const std::uint32_t slots = pipe.cluster_record(0, slot_bytes);
-  if (group_record == nullptr) claim_output_buffer<Config>(0);  // (one item per CTA: nothing stored before)
   sum_pieces<kDv>(
-      s.rows, s.cluster_size,
-      [&](int piece, int row, int col, float& lse, float4& x) {
+      owned_rows(s, rank), s.cluster_size,
+      [&](int piece, int local, int col, float& lse, float4& x) {
+        const int row = owned_row(s, rank, local);
         const std::uint32_t slot = slots + piece * slot_bytes;
         lse = __uint_as_float(ptx::ld_shared_b32(slot + (s.rows * kDv + row) * 4));
         const uint4 v = ptx::ld_shared_v4_b32(slot + (row * kDv + col) * 4);
         x = make_float4(__uint_as_float(v.x), __uint_as_float(v.y), __uint_as_float(v.z),
                         __uint_as_float(v.w));
       },
-      [&](PieceSum& sum, int row, int col) {
+      [&](PieceSum& sum, int local, int col) {
+        const int row = owned_row(s, rank, local);
         if (group_record != nullptr) {
           sum.record<kDv>(group_record, s.rows, row, col);
         } else {
-          sum.store(p, pipe, w, packed_first + row, row, col);
+          sum.store_row<Config>(p, w, packed_first + row, col);
         }
       });
-  if (group_record == nullptr) {
-    issue_output_store<Config>(p, pipe, w, 0, pipe.o(0), RingPosition<Config::kStages>{});
-  }
 }
+
+// Two levels: the last owner of rank `rank` among the tile's clusters to arrive sums the `groups` cluster
+// records of its rows through L2 and stores them into O.
+template <class Config>
+__device__ __forceinline__ void combine_owned_records(const ForwardKernelParams& p, const WorkTile& w,
+                                                      int packed_first, int rank, const float* tile_records) {
+  constexpr int kDv = Config::kHeadDimV;
+  const SplitKV& s = p.split_kv;
+  const int record_floats = static_cast<int>(split_kv_record_floats(s.rows, kDv));  // (32-bit offsets)
+  sum_pieces<kDv>(
+      owned_rows(s, rank), s.groups,
+      [&](int piece, int local, int col, float& lse, float4& x) {
+        const int row = owned_row(s, rank, local);
+        const float* record = tile_records + piece * record_floats;
+        lse = __ldcg(record + s.rows * kDv + row);
+        x = __ldcg(reinterpret_cast<const float4*>(record + row * kDv + col));
+      },
+      [&](PieceSum& sum, int local, int col) {
+        sum.store_row<Config>(p, w, packed_first + owned_row(s, rank, local), col);
+      });
+}
+
+// Owner `rank`'s arrival counter of a tile (split_kv_plan.h kArrivalCountersPerTile; tile_arrivals' wait).
+__device__ __forceinline__ int* owner_arrivals(const SplitKV& s, int tile, int rank) {
+  ptx::griddepcontrol_wait();
+  return s.arrivals + tile * kArrivalCountersPerTile + rank;
+}
+static_assert(kArrivalCountersPerTile >= kNarrowRowsMax && kPortableClusterSize >= kNarrowRowsMax,
+              "two levels (clusters of the portable size) spread the rows: an arrival counter per row");
 
 // The narrow tile's consumer loop (kPaged: the producer's, nothing here differs).
 template <class Config, bool kPaged>
@@ -571,58 +643,56 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
     if (split) {
       const SplitKV& s = p.split_kv;
       const PieceRecords records = piece_records<kDv>(s, item);
-      int records_done = s.splits;  // the tile's records in the workspace, once every one is counted
-      bool recorded = false;
       if constexpr (Config::kClusterPieces) {
         if (s.cluster) {
-          // The tile's pieces are clusters of cluster_size CTAs (one item per CTA): each cluster's first CTA
-          // receives its pieces' records and combines them, into the tile (one cluster) or into the cluster's
-          // record of the tile's `groups` (the first ones of the tile's records).
+          // The tile's pieces are clusters of cluster_size CTAs (one item per CTA): each CTA owning rows of
+          // the tile receives every piece's values of them and sums them, into O (one cluster) or into the
+          // cluster's record of the tile's `groups` (the first ones of the tile's records), whose rows the
+          // last owner of this rank to arrive sums through L2.
           const int rank = static_cast<int>(ptx::cluster_ctarank());
           send_piece_record<Config>(pipe, s, rank, ot, final_rows, column0, key_lane, warp == 0 && lane < 4);
-          if (rank != 0) continue;
+          if (owned_rows(s, rank) == 0) continue;
           ptx::mbarrier_wait_parity(pipe.cluster_full(), 0);
           // (Several clusters a tile are of the portable size: the cluster's place among the tile's by a
           // shift.)
           const int group = (item - records.tile * s.splits) / kPortableClusterSize;
-          combine_cluster_pieces<Config>(
-              p, pipe, w, packed_first,
+          combine_owned_rows<Config>(
+              p, pipe, w, packed_first, rank,
               s.groups == 1 ? nullptr : records.tile_records + group * split_kv_record_floats(s.rows, kDv));
-          if (s.groups == 1) continue;
-          records_done = s.groups;
-          recorded = true;
+          if (s.groups > 1 &&
+              completes_pieces([&] { return owner_arrivals(s, records.tile, rank); }, s.groups, kEpilogue)) {
+            combine_owned_records<Config>(p, w, packed_first, rank, records.tile_records);
+          }
+          continue;
         }
       }
-      if (!recorded) {
-        // The piece's record (split_kv.h's format: O's rows normalised, then the rows' LSE), from O^T.
-        float* const mine = records.mine;
+      // The piece's record (split_kv.h's format: O's rows normalised, then the rows' LSE), from O^T.
+      float* const mine = records.mine;
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int row = column0 + e;
-          if (row >= s.rows) continue;
+      for (int e = 0; e < 2; ++e) {
+        const int row = column0 + e;
+        if (row >= s.rows) continue;
 #pragma unroll
-          for (int t = 0; t < kVTiles; ++t) {
+        for (int t = 0; t < kVTiles; ++t) {
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              __stcg(mine + row * kDv + 64 * t + key_lane + 8 * h, ot[t][2 * h + e] * final_rows.scale[e]);
-            }
+          for (int h = 0; h < 2; ++h) {
+            __stcg(mine + row * kDv + 64 * t + key_lane + 8 * h, ot[t][2 * h + e] * final_rows.scale[e]);
           }
-          if (warp == 0 && lane < 4) __stcg(mine + s.rows * kDv + row, final_rows.lse[e]);
         }
+        if (warp == 0 && lane < 4) __stcg(mine + s.rows * kDv + row, final_rows.lse[e]);
       }
       // The warpgroup whose arrival completes the tile's records combines them and stores the tile.
-      if (!completes_pieces([&] { return tile_arrivals(s, records.tile); }, records_done, kEpilogue))
-        continue;
+      if (!completes_pieces([&] { return tile_arrivals(s, records.tile); }, s.splits, kEpilogue)) continue;
       // (s.rows <= kNarrowRowsMax holds for every narrow launch: split_kv.h's combine below is never taken
       // with NARROW_COMBINE, but compiled in it keeps ptxas's schedule of the key-block loop above. Without
       // it that loop grew by 75, 28 and 40 instructions at dv 128, 256 and 64 (local cuobjdump, session 52)
       // and a d256 16/8 decode read 1.02-1.04 of the time.)
       if (FLASHATTN_SM90_NARROW_COMBINE != 0 && s.rows <= kNarrowRowsMax) {
-        combine_narrow_pieces<Config>(p, pipe, w, packed_first, records.tile_records, records_done);
+        combine_narrow_pieces<Config>(p, pipe, w, packed_first, records.tile_records, s.splits);
       } else {
         float o[Config::kPVN / 2];
         RowFinal combined;
-        combine_split_pieces<Config>(p, w.head, records.tile_records, records_done, o, combined);
+        combine_split_pieces<Config>(p, w.head, records.tile_records, s.splits, o, combined);
         claim_output_buffer<Config>(0);
         store_output<Config>(p, pipe, w, 0, o, combined, RingPosition<Config::kStages>{});
       }

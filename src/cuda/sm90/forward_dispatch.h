@@ -26,7 +26,7 @@ namespace flashattn::detail::cuda_sm90 {
 //   [256, +arrivals)    the tail units' arrival counters (zeroed by the launch)
 //   [.., +records)      two records per consumer warpgroup of each of up to `sms` CTAs
 // and, for a split-KV launch of the decode kernel (split_kv_bytes), after all of the above:
-//   [.., +arrivals)     per tile its pieces done (zeroed by the launch)
+//   [.., +arrivals)     per tile its pieces done, or its row owners' (zeroed by the launch)
 //   [.., +records)      per piece its rows' O and LSE in fp32
 // The KV cache runs through the per-sequence maps: common/params.h resolves its
 // cache_seqlens, cache_batch_idx and leftpad into each sequence's first key row and
@@ -150,7 +150,7 @@ inline SplitKVShape split_kv_shape(const AttentionParams& p, int sms) {
 // Workspace of a split launch after everything else (256-byte aligned): the tiles' arrival counters, then
 // every piece's record.
 inline std::size_t split_kv_arrival_bytes(const SplitKVShape& s) {
-  return (static_cast<std::size_t>(s.tiles) * sizeof(int) + 255) / 256 * 256;
+  return (static_cast<std::size_t>(s.tiles) * kArrivalCountersPerTile * sizeof(int) + 255) / 256 * 256;
 }
 inline std::size_t split_kv_bytes(const SplitKVShape& s) {
   if (s.splits <= 1) return 0;

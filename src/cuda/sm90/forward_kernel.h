@@ -72,9 +72,9 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
   } else {
     __syncthreads();
   }
-  // CLUSTER_COMBINE (a split tile's pieces in clusters, decode_consumer.h): the first CTA expects every
-  // piece's record bytes of its cluster on its cluster_full (initialised above), and every thread arrives on
-  // the cluster barrier, on which a consumer thread waits before its first st.async into that CTA
+  // CLUSTER_COMBINE (a split tile's pieces in clusters, decode_consumer.h): each CTA that owns rows of the
+  // tile expects every piece's bytes of those rows on its cluster_full (initialised above), and every thread
+  // arrives on the cluster barrier, on which a consumer thread waits before its first st.async into a peer
   // (send_piece_record): no wait here, so the loads start at once. The arrival is relaxed: what the peers
   // need ordered before their st.async is cluster_full's initialisation, which init_barriers' fence releases
   // to the cluster; a release arrival (a MEMBAR.ALL.GPU) held the producer 0.3-0.4 us before its first load
@@ -82,9 +82,9 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
   // goes negative meanwhile, and the phase cannot complete before this CTA's one arrival, which carries it.
   if constexpr (Config::kClusterPieces) {
     if (p.split_kv.cluster) {
-      if (threadIdx.x == 0 && ptx::cluster_ctarank() == 0) {
-        ptx::mbarrier_arrive_expect_tx(pipe.cluster_full(),
-                                       p.split_kv.cluster_size * cluster_piece_bytes<Config>(p.split_kv));
+      if (threadIdx.x == 0) {
+        const std::uint32_t bytes = owner_bytes<Config>(p.split_kv, static_cast<int>(ptx::cluster_ctarank()));
+        if (bytes > 0) ptx::mbarrier_arrive_expect_tx(pipe.cluster_full(), bytes);
       }
       ptx::barrier_cluster_arrive_relaxed();
     }

@@ -454,11 +454,15 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
       k.split_kv.cluster = cluster_pieces;
       k.split_kv.cluster_size = cluster_size;
       k.split_kv.groups = groups;
+      k.split_kv.out = a.out.data;
+      k.split_kv.out_batch_stride = a.out.batch_stride;
+      k.split_kv.out_head_stride = a.out.head_stride;
+      k.split_kv.out_row_stride = a.out.row_stride;
       if (!cluster_pieces || groups > 1) {
         auto* bytes = static_cast<unsigned char*>(workspace) + split_kv_offset(a);
         k.split_kv.arrivals = reinterpret_cast<int*>(bytes);
         k.split_kv.partials = reinterpret_cast<float*>(bytes + split_kv_arrival_bytes(shape));
-        arrival_count = shape.tiles;
+        arrival_count = shape.tiles * (cluster_pieces ? kArrivalCountersPerTile : 1);
       }
       k.num_tiles *= shape.splits;
     }

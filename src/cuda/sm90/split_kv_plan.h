@@ -22,19 +22,25 @@ namespace flashattn::detail::cuda_sm90 {
 // Each piece records its rows' O (normalised by its own row sums) and LSE in fp32; the piece that finishes
 // its tile last (the arrival counter) combines the records in key order and stores the tile.
 struct SplitKV {
-  int splits = 1;             // pieces per tile; 1: no split (the kernel stores every tile itself)
-  FastDivisor splits_div;     // work item / splits: its tile
-  int rows = 0;               // rows of a tile that a record holds: min(kBlockM, the longest packed q rows)
-  int* arrivals = nullptr;    // workspace: per tile, its pieces done (zeroed by the launch)
+  int splits = 1;           // pieces per tile; 1: no split (the kernel stores every tile itself)
+  FastDivisor splits_div;   // work item / splits: its tile
+  int rows = 0;             // rows of a tile that a record holds: min(kBlockM, the longest packed q rows)
+  int* arrivals = nullptr;  // workspace: per tile, its pieces done, or its row owners' (zeroed by the launch)
   float* partials = nullptr;  // workspace: per work item a record (split_kv_record_floats: O rows, LSEs)
   // The narrow tile's pieces of a tile in clusters (forward_config.h CLUSTER_COMBINE; one item per CTA): each
-  // cluster's records in its first CTA's shared memory. cluster_size CTAs a cluster, `groups` clusters a tile
-  // (splits = groups x cluster_size): with more than one, each cluster's first CTA records the cluster's
-  // combined rows as one of the tile's `groups` records (arrivals and partials as above, the first `groups`
-  // records of the tile's) and the last to arrive combines those.
+  // row's values of every piece of the cluster in its owner's shared memory (decode_consumer.h row_owner: the
+  // CTA of the row's rank where the cluster has a CTA per row, else the first). cluster_size CTAs a cluster,
+  // `groups` clusters a tile (splits = groups x cluster_size, clusters of 8): with more than one, each owner
+  // records its rows' sums in the cluster's one of the tile's `groups` records (arrivals as above, per owner;
+  // partials as above, the first `groups` records of the tile's) and the last of an owner's rank to arrive
+  // sums those rows through L2.
   bool cluster = false;
   int cluster_size = 0;
   int groups = 1;
+  // O itself, element strides (the owners store their rows straight into it, decode_consumer.h
+  // PieceSum::store_row: no CTA holds a box of maps.o); here beside the fields that path reads anyway.
+  void* out = nullptr;
+  std::int64_t out_batch_stride = 0, out_head_stride = 0, out_row_stride = 0;
 };
 
 // The pieces of a split tile that one cluster holds (forward_config.h CLUSTER_COMBINE): 16, the largest
@@ -43,6 +49,10 @@ struct SplitKV {
 // (forward_launch.h).
 inline constexpr int kMaxClusterPieces = 16;
 inline constexpr int kPortableClusterSize = 8;
+// A tile's arrival counters in the workspace: one, or where clusters of the narrow tile combine in two levels
+// one per row owner (decode_consumer.h: row j of the tile is summed by its cluster's CTA j, and each owner's
+// row completes on a counter of its own); owners are at most the narrow tile's 8 rows.
+inline constexpr int kArrivalCountersPerTile = 8;
 
 // More pieces than this per tile gain nothing (a wave of an H100 / H200 is 132 CTAs) and lengthen the
 // combine; FlashAttention 2 caps its splits at 128 too.
