@@ -835,10 +835,11 @@ std::vector<KVCacheCase> kvcache_cases() {
                    false,
                    true,
                    0});
-  // cuda_sm90's split pieces of a tile as one cluster (forward_config.h CLUSTER_COMBINE: records sent by
-  // st.async to the cluster's first CTA): a dense cache in the automatic 8 pieces with a sink and softcap
-  // (the combine's sink term); paged, 8-row tiles (two float4 units per combining thread) in 5 pieces with an
-  // append (the cluster launch after the prepare kernel); 12 pieces (a cluster above the portable size of 8).
+  // cuda_sm90's split pieces of a tile as one cluster (forward_config.h CLUSTER_COMBINE: each row of the
+  // records sent by st.async to its owner in the cluster): a dense cache in the automatic 8 pieces with a
+  // sink and softcap (the combine's sink term); paged, 8-row tiles (two float4 units per combining thread) in
+  // 5 pieces with an append (the cluster launch after the prepare kernel); 12 pieces (a cluster above the
+  // portable size of 8).
   cases.push_back({2,
                    1,
                    3000,
@@ -1041,10 +1042,10 @@ std::vector<KVCacheCase> kvcache_cases() {
                    false,
                    false,
                    7});
-  // Rows summed by their owners in the cluster (decode_consumer.h, session 53: row j by the CTA of rank j %
-  // cluster size): 8 rows (two query positions of a group of 4, causal) over a cluster of 3, whose owners hold
-  // 3, 3 and 2 rows; 2 rows over clusters of 8 in two levels (24 pieces), six of each cluster's CTAs owning
-  // none.
+  // Rows summed by their owners in the cluster (decode_consumer.h row_owner, session 53: row j by the CTA of
+  // rank j where the cluster has a CTA per row, else every row by the first) and stored into O directly: 8
+  // rows (two query positions of a group of 4, causal) over a cluster of 3, the first CTA owning them all; 2
+  // rows over clusters of 8 in two levels (24 pieces), six of each cluster's CTAs owning none.
   cases.push_back({2,
                    2,
                    1200,

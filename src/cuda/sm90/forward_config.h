@@ -514,7 +514,9 @@
 // Session 50: CLUSTER_COMBINE, a split tile's pieces on the narrow tile launched as one thread-block cluster
 // (forward_launch.h cluster_pieces: 2-16 pieces since session 51, one item per CTA), each piece's record sent
 // by st.async into the shared memory of the cluster's first CTA, which waits for their bytes on one mbarrier
-// and combines them (decode_consumer.h send_piece_record / combine_cluster_pieces). Replaces the global
+// and combines them (decode_consumer.h send_piece_record; since session 53 each row goes to its owner, the
+// CTA of the row's rank where the cluster has a CTA per row, which sums it: combine_owned_rows). Replaces the
+// global
 // records, the arrival counter (an L2 atomic per piece) and the last arriver's reload of every record (an L2
 // round trip), and with them the counters' zeroing (the prepare kernel or a memset); with it the split
 // count's rule for the cluster (split_kv_plan.h). Measured on an H200 against 0 (final50b.sh: graphed decode
@@ -767,8 +769,8 @@ namespace flashattn::detail::cuda_sm90 {
 // The narrow decode tile's query rows: the N of its wgmmas (m64n8k16), so one 8-row swizzle atom of P^T per
 // 64 keys (ForwardConfig kNarrowPBytes).
 inline constexpr int kNarrowRowsMax = 8;
-// Bytes of one piece's slot in the cluster's first CTA: its `rows` rows of dv floats, then 8 LSEs (16-byte
-// aligned: dv is a multiple of 64).
+// Bytes of one piece's slot in a CTA of the cluster: its `rows` rows of dv floats, then 8 LSEs (16-byte
+// aligned: dv is a multiple of 64), of which a row owner receives its rows' (decode_consumer.h).
 constexpr FLASHATTN_HD int cluster_slot_bytes(int rows, int head_dim_v) {
   return (rows * head_dim_v + 8) * 4;
 }
@@ -1096,7 +1098,7 @@ struct ForwardConfig {
   static constexpr int kNarrowExchangeOffset = kNarrowOffset + 2 * kNarrowPBytes;
   static constexpr int kNarrowBytes = kNarrowRows ? 2 * kNarrowPBytes + 3 * 4 * 8 * 4 : 0;
   // kNarrowRows with CLUSTER_COMBINE: the slots of a cluster's pieces (cluster_slot_bytes each, by the
-  // launch's rows), received by its first CTA (decode_consumer.h): what fits beside the rest, up to
+  // launch's rows), received by the rows' owners (decode_consumer.h): what fits beside the rest, up to
   // kMaxClusterPieces slots of kNarrowRowsMax rows (at 8 rows 16 pieces at d = 64, 15 at d = 128, 3 at d =
   // 256; at 2 rows 15 at d = 256).
   static constexpr int kClusterRecordsOffset = kNarrowOffset + (kNarrowBytes + 15) / 16 * 16;

@@ -138,7 +138,7 @@ inline SplitKVShape split_kv_shape(const AttentionParams& p, int sms) {
   s.rows = static_cast<int>(std::min<std::int64_t>(kDecodeBlockM, p.seqlen_q * pack));
   s.head_dim_v = kernel_head_dim(static_cast<int>(p.head_dim_v));  // the kernel's O columns
   // The narrow tile's count rules (split_kv_plan.h), where they were measured; its cluster combine's where a
-  // tile's records fit the first CTA's slots (narrow_cluster_pieces) and the launch takes the static
+  // tile's records fit a CTA's slots (narrow_cluster_pieces) and the launch takes the static
   // schedule (forward_launch.h: equal tiles, or the cache's lengths read by the kernel).
   const bool static_items =
       equal_tiles(p) || (FLASHATTN_SM90_CACHE_LENGTHS != 0 && cache_lengths_apply(p, narrow));

@@ -376,7 +376,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     return e;
   }
   // CLUSTER_COMBINE (forward_config.h): the narrow tile's pieces of a tile in clusters, where every item has
-  // a CTA of its own (the static schedule in one wave), the records fit the first CTA's slots and every
+  // a CTA of its own (the static schedule in one wave), the records fit a CTA's slots and every
   // cluster fits on the GPU at once (a GPC holds a whole number of clusters: 32 tiles of 4 pieces, 128 CTAs,
   // had run in two waves on an H200, 1.19-1.21x the counter's time, s50_cluster.sh). One cluster a tile of
   // 2-16 pieces; or, for more pieces than the slots hold, clusters of the portable size, several a tile,

@@ -94,9 +94,9 @@ struct SharedPipeline {
   // which it completes itself (producer.h kTailBoxes); after the others.
   static constexpr int kTailFull = kQPairs + (Config::kSplitQ ? 2 * Config::kQParts : 0);
   __device__ std::uint32_t tail_full() const { return barrier(kTailFull); }
-  // Config::kNarrowRows: the barrier on which the cluster's first CTA receives its pieces' records (their
-  // bytes by st.async, decode_consumer.h send_piece_record; expected once per launch, forward_kernel); after
-  // tail_full.
+  // Config::kNarrowRows: the barrier on which a row owner of the cluster receives every piece's values of its
+  // rows (their bytes by st.async, decode_consumer.h send_piece_record; expected once per launch,
+  // forward_kernel); after tail_full.
   __device__ std::uint32_t cluster_full() const { return barrier(kTailFull + 1); }
   // Config::kClusterPieces: the slot of the cluster's piece `piece` (slot_bytes: cluster_slot_bytes of the
   // launch's rows; its rows of dv values, then their LSEs).

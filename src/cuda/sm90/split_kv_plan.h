@@ -44,7 +44,7 @@ struct SplitKV {
 };
 
 // The pieces of a split tile that one cluster holds (forward_config.h CLUSTER_COMBINE): 16, the largest
-// cluster an H100 / H200 launches, where the tile's records fit the first CTA's slots (ForwardConfig
+// cluster an H100 / H200 launches, where the tile's records fit a CTA's slots (ForwardConfig
 // cluster_pieces_fit). Above the portable size the launch allows the kernel a non-portable cluster size
 // (forward_launch.h).
 inline constexpr int kMaxClusterPieces = 16;
