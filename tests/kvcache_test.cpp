@@ -1080,6 +1080,26 @@ std::vector<KVCacheCase> kvcache_cases() {
                    false,
                    false,
                    24});
+  // d = 256 tiles of 8 rows, whose whole records a CTA's slots hold 3 of, on clusters of one row a slot
+  // (ForwardConfig cluster_slots, session 53): the automatic count over 9000 keys (two levels of 7 clusters
+  // of 8); the 2500-key case above takes one cluster of 8, and the 6-row one in 7 pieces one cluster of 7.
+  cases.push_back({1,
+                   1,
+                   9000,
+                   8,
+                   1,
+                   256,
+                   256,
+                   DType::bfloat16,
+                   {MaskKind::causal},
+                   Layout::contiguous,
+                   true,
+                   Rotary::none,
+                   false,
+                   0,
+                   false,
+                   false,
+                   0});
   return cases;
 }
 

@@ -12,6 +12,7 @@ namespace flashattn::test {
 namespace {
 
 using detail::cuda_sm90::cluster_count_worth;
+using detail::cuda_sm90::ClusterSlots;
 using detail::cuda_sm90::KeyBlockShare;
 using detail::cuda_sm90::kMaxSplitKV;
 using detail::cuda_sm90::split_key_blocks;
@@ -60,6 +61,26 @@ TEST(SplitKVPlan, ChosenCountBoundsTheCombine) {
   }
 }
 
+TEST(SplitKVPlan, ClusterSlots) {
+  const ClusterSlots whole(15);  // whole records alone (d128, 8 rows)
+  EXPECT_EQ(whole.most(), 15);
+  EXPECT_TRUE(whole.holds(2) && whole.holds(15) && !whole.holds(16));
+  EXPECT_EQ(whole.at_most(20), 15);
+  const ClusterSlots gap{3, 8, 16};  // d256, 8 rows
+  EXPECT_EQ(gap.most(), 16);
+  EXPECT_TRUE(gap.holds(3) && !gap.holds(4) && !gap.holds(7) && gap.holds(8) && gap.holds(16) &&
+              !gap.holds(17));
+  EXPECT_EQ(gap.at_most(2), 2);
+  EXPECT_EQ(gap.at_most(5), 3) << "a count in the gap: what whole records hold";
+  EXPECT_EQ(gap.at_most(12), 12);
+  EXPECT_EQ(gap.at_most(40), 16);
+  const ClusterSlots no_spread{3, 8, 7};  // single rows would not reach a CTA per row
+  EXPECT_EQ(no_spread.most(), 3);
+  EXPECT_FALSE(no_spread.holds(7));
+  EXPECT_EQ(no_spread.at_most(12), 3);
+  EXPECT_EQ(ClusterSlots{}.most(), 0) << "no cluster combine";
+}
+
 TEST(SplitKVPlan, ClusterCombineCount) {
   // The narrow tile's cluster combine (up to 16 pieces a cluster, as the slots hold): a wave's pieces up to
   // the cluster's, pieces of at least kMinSplitKVBlocks blocks beyond the portable 8, unless the counter's
@@ -78,6 +99,13 @@ TEST(SplitKVPlan, ClusterCombineCount) {
   EXPECT_EQ(split_kv_count(1, 508, 132, 0, 8 * 128), 64) << "the counter's count there (the records' cap)";
   EXPECT_EQ(split_kv_count(2, 508, 132, 0, 8 * 128, 15), 64);
   EXPECT_EQ(split_kv_count(1, 252, 132, 0, 8 * 256, 3), 32) << "d256 8-row slots hold 3: the counter";
+  // Session 53: where whole records hold fewer pieces than the tile has rows (d256, 8 rows: 3), slots of one
+  // row from 8 pieces up (a CTA per row) let the cluster combine take the tile; counts between (4-7) are
+  // lowered to what whole records hold.
+  const ClusterSlots d256_rows8{3, 8, 16};
+  EXPECT_EQ(split_kv_count(1, 252, 132, 0, 8 * 256, d256_rows8), 56) << "one K/V head at 16k keys: 7 x 8";
+  EXPECT_EQ(split_kv_count(1, 40, 132, 0, 8 * 256, d256_rows8), 8) << "2.5k keys: one cluster of 8";
+  EXPECT_EQ(split_kv_count(32, 63, 132, 0, 8 * 256, d256_rows8), 3) << "32 tiles: 4 is not held, 3 is";
   EXPECT_EQ(split_kv_count(8, 508, 132, 0, 4 * 128, 16), 16) << "8 tiles: 16 pieces in one cluster or two";
   EXPECT_EQ(split_kv_count(8, 8, 132, 0, 4 * 128, 16), 8) << "1k keys: pieces of one block up to 8";
   EXPECT_EQ(split_kv_count(32, 8, 132, 0, 4 * 128, 16), 4) << "batch 4 at 1k keys (the launch may take 3)";

@@ -347,6 +347,11 @@ __device__ __forceinline__ int owned_rows(const SplitKV& s, int rank) {
 __device__ __forceinline__ int owned_row(const SplitKV& s, int rank, int local) {
   return spread_rows(s) ? rank : local;
 }
+// A slot (cluster_slot_bytes) holds the rows its CTA owns in the record's order, then their LSEs: one row
+// where the rows are spread (so that a CTA's slots hold more pieces: ForwardConfig cluster_slots), every row
+// else.
+__device__ __forceinline__ int slot_rows(const SplitKV& s) { return spread_rows(s) ? 1 : s.rows; }
+__device__ __forceinline__ int slot_row(const SplitKV& s, int row) { return spread_rows(s) ? 0 : row; }
 // The bytes the CTA of rank `rank` receives on its cluster_full: every piece's values and LSEs of its rows.
 template <class Config>
 __device__ __forceinline__ std::uint32_t owner_bytes(const SplitKV& s, int rank) {
@@ -355,9 +360,9 @@ __device__ __forceinline__ std::uint32_t owner_bytes(const SplitKV& s, int rank)
 
 // The piece's record (split_kv.h's format: its rows of O^T normalised by its own row sums, then their LSEs),
 // each row by st.async into slot `rank` (this CTA's in the cluster) of the row's owner, completing its bytes
-// on the owner's cluster_full (forward_kernel expected them). A slot keeps the record's layout (row j at j *
-// dv, whoever owns it). ot: this thread's O^T values (the layout: rows column0 + e, columns 64 t + key_lane +
-// 8 h); lse_lane: the thread that sends its rows' LSEs.
+// on the owner's cluster_full (forward_kernel expected them), at the row's place in the slot (slot_row). ot:
+// this thread's O^T values (the layout: rows column0 + e, columns 64 t + key_lane + 8 h); lse_lane: the
+// thread that sends its rows' LSEs.
 template <class Config, int kVTiles>
 __device__ __forceinline__ void send_piece_record(const SharedPipeline<Config>& pipe, const SplitKV& s,
                                                   int rank, const float (&ot)[kVTiles][4],
@@ -367,7 +372,8 @@ __device__ __forceinline__ void send_piece_record(const SharedPipeline<Config>& 
   // The cluster barrier that every thread arrived at after its CTA's thread 0 initialised cluster_full
   // (forward_kernel): long complete by now.
   ptx::barrier_cluster_wait();
-  const std::uint32_t slot = pipe.cluster_record(rank, cluster_slot_bytes(s.rows, kDv));
+  const int rows_a_slot = slot_rows(s);
+  const std::uint32_t slot = pipe.cluster_record(rank, cluster_slot_bytes(rows_a_slot, kDv));
 #pragma unroll
   for (int e = 0; e < 2; ++e) {
     const int row = column0 + e;
@@ -375,15 +381,16 @@ __device__ __forceinline__ void send_piece_record(const SharedPipeline<Config>& 
     const auto owner = static_cast<std::uint32_t>(row_owner(s, row));
     const std::uint32_t to = ptx::mapa_shared(slot, owner);
     const std::uint32_t full = ptx::mapa_shared(pipe.cluster_full(), owner);
+    const int place = slot_row(s, row);
 #pragma unroll
     for (int t = 0; t < kVTiles; ++t) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        ptx::st_async_b32(to + (row * kDv + 64 * t + key_lane + 8 * h) * 4,
+        ptx::st_async_b32(to + (place * kDv + 64 * t + key_lane + 8 * h) * 4,
                           ot[t][2 * h + e] * final_rows.scale[e], full);
       }
     }
-    if (lse_lane) ptx::st_async_b32(to + (s.rows * kDv + row) * 4, final_rows.lse[e], full);
+    if (lse_lane) ptx::st_async_b32(to + (rows_a_slot * kDv + place) * 4, final_rows.lse[e], full);
   }
 }
 
@@ -398,15 +405,16 @@ __device__ __forceinline__ void combine_owned_rows(const ForwardKernelParams& p,
   constexpr int kDv = Config::kHeadDimV;
   static_assert(Config::kChunkCols == 64 && kDv % 64 == 0, "a unit's 4 columns inside one 16-byte unit");
   const SplitKV& s = p.split_kv;
-  const std::uint32_t slot_bytes = cluster_slot_bytes(s.rows, kDv);
+  const int rows_a_slot = slot_rows(s);
+  const std::uint32_t slot_bytes = cluster_slot_bytes(rows_a_slot, kDv);
   const std::uint32_t slots = pipe.cluster_record(0, slot_bytes);
   sum_pieces<kDv>(
       owned_rows(s, rank), s.cluster_size,
       [&](int piece, int local, int col, float& lse, float4& x) {
-        const int row = owned_row(s, rank, local);
+        const int place = slot_row(s, owned_row(s, rank, local));
         const std::uint32_t slot = slots + piece * slot_bytes;
-        lse = __uint_as_float(ptx::ld_shared_b32(slot + (s.rows * kDv + row) * 4));
-        const uint4 v = ptx::ld_shared_v4_b32(slot + (row * kDv + col) * 4);
+        lse = __uint_as_float(ptx::ld_shared_b32(slot + (rows_a_slot * kDv + place) * 4));
+        const uint4 v = ptx::ld_shared_v4_b32(slot + (place * kDv + col) * 4);
         x = make_float4(__uint_as_float(v.x), __uint_as_float(v.y), __uint_as_float(v.z),
                         __uint_as_float(v.w));
       },

@@ -1109,9 +1109,17 @@ struct ForwardConfig {
       kClusterPieces ? std::min(kClusterFreeBytes / 16 * 16,
                                 cluster_slot_bytes(kNarrowRowsMax, kHeadDimV) * FLASHATTN_SM90_CLUSTER_SLOTS)
                      : 0;
-  // Host: the most pieces of `rows` rows whose records the slots hold (0 without the cluster combine).
-  static constexpr int cluster_pieces_fit(int rows) {
-    return std::min(kMaxClusterPieces, kClusterRecordsBytes / cluster_slot_bytes(rows, kHeadDimV));
+  // Host: the cluster counts whose records of `rows` rows the slots hold (none without the cluster combine):
+  // whole records, and where those hold fewer pieces than rows (d = 256 at 5-8 rows), single rows from `rows`
+  // pieces up (decode_consumer.h: a CTA per row receives its row alone). Elsewhere the counts of whole
+  // records, which sessions 50-52 measured, stand.
+  static constexpr ClusterSlots cluster_slots(int rows) {
+    const int gathered =
+        std::min(kMaxClusterPieces, kClusterRecordsBytes / cluster_slot_bytes(rows, kHeadDimV));
+    const int spread = gathered >= rows ? 0
+                                        : std::min(kMaxClusterPieces,
+                                                   kClusterRecordsBytes / cluster_slot_bytes(1, kHeadDimV));
+    return {gathered, rows, spread};
   }
   static constexpr int kBarrierOffset = kClusterRecordsOffset + kClusterRecordsBytes;
   static_assert(kNarrowOffset % 1024 == 0 && kNarrowRowsMax * 128 == 1024,

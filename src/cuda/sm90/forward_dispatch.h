@@ -103,15 +103,15 @@ inline int decode_block_n(std::int64_t head_dim, bool narrow) {
                         : (head_dim == 256 ? (narrow ? Narrow256::kBlockN : DecodeConfig<256>::kBlockN)
                                            : DecodeConfig<128>::kBlockN);
 }
-// The most pieces of `rows` rows whose records the narrow tile's cluster slots hold at the kernel's dv
-// (ForwardConfig cluster_pieces_fit; 0 without CLUSTER_COMBINE).
-inline int narrow_cluster_pieces(int head_dim_v, int rows) {
+// The cluster counts whose records of `rows` rows the narrow tile's slots hold at the kernel's dv
+// (ForwardConfig cluster_slots; none without CLUSTER_COMBINE).
+inline ClusterSlots narrow_cluster_pieces(int head_dim_v, int rows) {
   using Narrow64 = ForwardConfig<64, 64, __half, 1, 0, 1, false, true>;
   using Narrow128 = ForwardConfig<128, 128, __half, 1, 0, 1, false, true>;
   using Narrow256 = ForwardConfig<256, 256, __half, 1, 0, 1, false, true>;
-  return head_dim_v == 64 ? Narrow64::cluster_pieces_fit(rows)
-                          : (head_dim_v == 256 ? Narrow256::cluster_pieces_fit(rows)
-                                               : Narrow128::cluster_pieces_fit(rows));
+  return head_dim_v == 64
+             ? Narrow64::cluster_slots(rows)
+             : (head_dim_v == 256 ? Narrow256::cluster_slots(rows) : Narrow128::cluster_slots(rows));
 }
 inline bool runs_decode_kernel(const AttentionParams& p) {
   return use_single_consumer(static_cast<int>(p.head_dim), static_cast<int>(p.head_dim_v), p.seqlen_q,
@@ -142,7 +142,8 @@ inline SplitKVShape split_kv_shape(const AttentionParams& p, int sms) {
   // schedule (forward_launch.h: equal tiles, or the cache's lengths read by the kernel).
   const bool static_items =
       equal_tiles(p) || (FLASHATTN_SM90_CACHE_LENGTHS != 0 && cache_lengths_apply(p, narrow));
-  const int cluster_pieces = narrow && static_items ? narrow_cluster_pieces(s.head_dim_v, s.rows) : 0;
+  const ClusterSlots cluster_pieces =
+      narrow && static_items ? narrow_cluster_pieces(s.head_dim_v, s.rows) : ClusterSlots{};
   s.splits = split_kv_count(tiles, key_blocks, sms, p.num_splits,
                             narrow ? std::int64_t{s.rows} * s.head_dim_v : 0, cluster_pieces);
   return s;

@@ -389,10 +389,10 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     if (shape.splits > 1) {
       if (workspace == nullptr || shape.tiles != k.num_tiles) return cudaErrorInvalidValue;
       if constexpr (Config::kClusterPieces) {
-        const int fit = Config::cluster_pieces_fit(shape.rows);
+        const ClusterSlots slots = Config::cluster_slots(shape.rows);
         const bool clusters_apply =
             k.static_schedule && !placement && static_cast<std::int64_t>(shape.tiles) * shape.splits <= sms;
-        cluster_pieces = clusters_apply && shape.splits <= fit;
+        cluster_pieces = clusters_apply && slots.holds(shape.splits);
         // Clusters above the portable size once the kernel may take them (not every sm_90 part need launch
         // them: a part that refuses the attribute takes at most the portable size, not an error).
         bool non_portable = false;
@@ -427,12 +427,13 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
               if (cudaError_t e = clusters_fit(middle, fit); e != cudaSuccess) return e;
               (fit ? fits : fails) = middle;
             }
-            fits = cluster_count_worth(shape.key_blocks, fits);  // (a smaller cluster always fits)
+            // (A smaller cluster always fits; the slots may hold fewer.)
+            fits = cluster_count_worth(shape.key_blocks, slots.at_most(fits));
             cluster_pieces = fits > 1;
             if (cluster_pieces) shape.splits = fits;
           }
           if (cluster_pieces) cluster_size = shape.splits;
-        } else if (clusters_apply && fit >= kPortableClusterSize &&
+        } else if (clusters_apply && slots.holds(kPortableClusterSize) &&
                    shape.splits % kPortableClusterSize == 0) {
           // Two levels: clusters of the portable size, as many a tile as fit at once beside the other tiles'
           // (a chosen count lowered to that; a requested one as asked, else on the counter's combine).

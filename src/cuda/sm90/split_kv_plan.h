@@ -45,10 +45,34 @@ struct SplitKV {
 
 // The pieces of a split tile that one cluster holds (forward_config.h CLUSTER_COMBINE): 16, the largest
 // cluster an H100 / H200 launches, where the tile's records fit a CTA's slots (ForwardConfig
-// cluster_pieces_fit). Above the portable size the launch allows the kernel a non-portable cluster size
+// cluster_slots). Above the portable size the launch allows the kernel a non-portable cluster size
 // (forward_launch.h).
 inline constexpr int kMaxClusterPieces = 16;
 inline constexpr int kPortableClusterSize = 8;
+// The cluster counts whose records a CTA's slots hold (ForwardConfig cluster_slots): up to `gathered` pieces
+// of whole records, which the first CTA receives where the cluster has fewer CTAs than the tile has rows; and
+// from `rows` pieces (a CTA per row: each receives its row alone, decode_consumer.h row_owner) up to
+// `spread`. Counts between the two are not held. (An int converts to whole records alone: the counts of
+// sessions 50-52.)
+struct ClusterSlots {
+  int gathered = 0;
+  int rows = 0;
+  int spread = 0;
+  constexpr ClusterSlots() = default;
+  constexpr ClusterSlots(int pieces) : gathered(pieces) {}  // NOLINT(google-explicit-constructor)
+  constexpr ClusterSlots(int gathered_pieces, int tile_rows, int spread_pieces)
+      : gathered(gathered_pieces), rows(tile_rows), spread(spread_pieces) {}
+  constexpr bool spreads() const { return spread >= rows && spread > gathered; }
+  constexpr int most() const { return spreads() ? spread : gathered; }
+  constexpr bool holds(int pieces) const {
+    return pieces <= gathered || (spreads() && pieces >= rows && pieces <= spread);
+  }
+  // The largest count up to `pieces` that the slots hold.
+  constexpr int at_most(int pieces) const {
+    if (holds(pieces)) return pieces;
+    return spreads() && pieces > spread ? spread : std::min(pieces, gathered);
+  }
+};
 // A tile's arrival counters in the workspace: one, or where clusters of the narrow tile combine in two levels
 // one per row owner (decode_consumer.h: row j of the tile is summed by its cluster's CTA j, and each owner's
 // row completes on a counter of its own); owners are at most the narrow tile's 8 rows.
@@ -100,27 +124,28 @@ inline constexpr std::int64_t kMaxTileRecordFloats = 32 * 8 * 256;
 // was fitted to those rows: a later run checks it, s45_rule.sh). narrow_piece_floats: on the narrow tile,
 // rows x dv of a piece's record (the narrow tile's rules above); 0 on the 64-row tile.
 //
-// cluster_pieces (the narrow tile's cluster combine, forward_config.h CLUSTER_COMBINE: the most pieces, up to
-// kMaxClusterPieces, whose records fit the cluster's slots, else 0) replaces both narrow rules: the combine
-// then costs no round trip through L2, so pieces of one block pay up to the portable cluster size and pieces
-// of kMinSplitKVBlocks blocks beyond it, as many as one wave holds (sms / tiles). On an H200
-// (s50_cluster2.sh, graphed, GQA 32/8) batch 4 at 1000 keys read d128 8.5 us in 3 pieces against 9.5 in 2
-// (d64 7.4 against 8.0), batch 1 at 16100 keys 23.3 in 8 against 24.3-25.0 in the counter's 16. Where the
-// counter's count leaves pieces more than kClusterExtraBlocks blocks shorter, the counter's count instead:
-// one K/V head of 8 rows (s51_cluster16.sh, s51_cluster16b.sh) read 4000 keys 9.9 us in 8 cluster pieces
-// against 10.9 in 15, 16100 keys 15.1 in 15 against 18.2 in 8 and the counter's 31 at 16.2-17.2, 65000 keys
-// the counter's 32 at 24.1-25.1 against 36.0 in 15 and 54 in 8 (session 50's rule, which capped every tile at
-// 8 cluster pieces). The launch takes the largest count whose clusters all fit at once where the chosen one's
-// do not (forward_launch.h; on the H200 clusters of 9 CTAs fit 9 times, of 10-16 CTAs 7 times, of 4 CTAs 30
-// times). A cluster above the portable size costs ~1.1-1.4 us more than one of 8 (final51.sh: d256 16/8 at
-// 3999 keys read 13.4 us in 9 pieces against 12.3 in 8; one K/V head at 4000 keys 10.9 in 15 against 9.9 in
-// 8), so a count above 8 stands only where it shortens every piece by kMinSplitKVBlocks blocks or more
-// (cluster_count_worth). Where the slots hold 8 pieces, two levels take over from one cluster where they
-// shorten every piece by kMinSplitKVBlocks blocks (the counter's count is then never chosen): one K/V head of
-// 8 rows at d128 (s51_last.sh, requested counts) read 16100 keys 13.1 us in 56 pieces against 13.8 in 24,
-// 15.0 in 120 and 15.1 in one cluster of 15; 32000 keys 14.3 in 56 against 16.3 in 120; 4000 keys 10.1 in one
-// cluster of 8 against 11.2 in 32; s51_groups.sh 65000 keys 17.5 in 120 against the counter's 32 at 25.4
-// (cuDNN 17.3), 130000 keys 29.7 against 43.2.
+// cluster_pieces (the narrow tile's cluster combine, forward_config.h CLUSTER_COMBINE: the counts, up to
+// kMaxClusterPieces, whose records a CTA's slots hold, ClusterSlots; none without it; a count they do not
+// hold is lowered to one they do) replaces both narrow rules: the combine then costs no round trip through
+// L2, so pieces of one block pay up to the portable cluster size and pieces of kMinSplitKVBlocks blocks
+// beyond it, as many as one wave holds (sms / tiles). On an H200 (s50_cluster2.sh, graphed, GQA 32/8) batch 4
+// at 1000 keys read d128 8.5 us in 3 pieces against 9.5 in 2 (d64 7.4 against 8.0), batch 1 at 16100
+// keys 23.3 in 8 against 24.3-25.0 in the counter's 16. Where the counter's count leaves pieces more than
+// kClusterExtraBlocks blocks shorter, the counter's count instead: one K/V head of 8 rows (s51_cluster16.sh,
+// s51_cluster16b.sh) read 4000 keys 9.9 us in 8 cluster pieces against 10.9 in 15, 16100 keys 15.1 in 15
+// against 18.2 in 8 and the counter's 31 at 16.2-17.2, 65000 keys the counter's 32 at 24.1-25.1 against 36.0
+// in 15 and 54 in 8 (session 50's rule, which capped every tile at 8 cluster pieces). The launch takes the
+// largest count whose clusters all fit at once where the chosen one's do not (forward_launch.h; on the H200
+// clusters of 9 CTAs fit 9 times, of 10-16 CTAs 7 times, of 4 CTAs 30 times). A cluster above the portable
+// size costs ~1.1-1.4 us more than one of 8 (final51.sh: d256 16/8 at 3999 keys read 13.4 us in 9 pieces
+// against 12.3 in 8; one K/V head at 4000 keys 10.9 in 15 against 9.9 in 8), so a count above 8 stands only
+// where it shortens every piece by kMinSplitKVBlocks blocks or more (cluster_count_worth). Where the slots
+// hold 8 pieces, two levels take over from one cluster where they shorten every piece by kMinSplitKVBlocks
+// blocks (the counter's count is then never chosen): one K/V head of 8 rows at d128 (s51_last.sh, requested
+// counts) read 16100 keys 13.1 us in 56 pieces against 13.8 in 24, 15.0 in 120 and 15.1 in one cluster of 15;
+// 32000 keys 14.3 in 56 against 16.3 in 120; 4000 keys 10.1 in one cluster of 8 against 11.2 in 32;
+// s51_groups.sh 65000 keys 17.5 in 120 against the counter's 32 at 25.4 (cuDNN 17.3), 130000 keys 29.7
+// against 43.2.
 inline constexpr int kClusterExtraBlocks = 8;
 inline constexpr int kGroupedPieces = 56;
 // The key blocks of the longest of `pieces` shares of `key_blocks` (split_key_blocks below).
@@ -135,7 +160,7 @@ inline int cluster_count_worth(std::int64_t key_blocks, int pieces) {
              : kPortableClusterSize;
 }
 inline int split_kv_count(std::int64_t tiles, std::int64_t key_blocks, int sms, int requested,
-                          std::int64_t narrow_piece_floats = 0, int cluster_pieces = 0) {
+                          std::int64_t narrow_piece_floats = 0, ClusterSlots cluster_pieces = {}) {
   if (tiles <= 0 || key_blocks < 2 || requested == 1) return 1;
   const bool narrow = narrow_piece_floats > 0;
   const bool short_pieces = !narrow || tiles * kShortTileSplits <= sms;
@@ -148,17 +173,18 @@ inline int split_kv_count(std::int64_t tiles, std::int64_t key_blocks, int sms, 
   splits = std::min<std::int64_t>({splits, key_blocks, kMaxSplitKV});
   // Work items (tile * splits + split) stay below 2^30, as the tile indices do (backend.cu).
   splits = std::min<std::int64_t>(splits, ((std::int64_t{1} << 30) - 1) / tiles);
-  if (narrow && cluster_pieces > 1 && requested < 1) {
+  if (narrow && cluster_pieces.most() > 1 && requested < 1) {
     const std::int64_t lengths = std::max<std::int64_t>(
         std::min<std::int64_t>(key_blocks, kPortableClusterSize), key_blocks / kMinSplitKVBlocks);
     const std::int64_t cluster = cluster_count_worth(
-        key_blocks, static_cast<int>(std::min<std::int64_t>({cluster_pieces, sms / tiles, lengths})));
+        key_blocks, cluster_pieces.at_most(static_cast<int>(
+                        std::min<std::int64_t>({cluster_pieces.most(), sms / tiles, lengths}))));
     const auto blocks = [&](std::int64_t pieces) { return longest_share(key_blocks, pieces); };
     // Clusters of the portable size, several a tile (the launch's two levels: a cluster's pieces combined in
     // shared memory, the tile's clusters through L2), where they shorten every piece by kMinSplitKVBlocks
     // blocks or more against one cluster: as many pieces as one wave holds, of at least kMinSplitKVBlocks
     // blocks, or kGroupedPieces of at least 2.
-    if (cluster_pieces >= kPortableClusterSize) {
+    if (cluster_pieces.holds(kPortableClusterSize)) {
       const std::int64_t grouped =
           std::min<std::int64_t>(
               {sms / tiles,
