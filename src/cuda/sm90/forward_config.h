@@ -516,9 +516,8 @@
 // by st.async into the shared memory of the cluster's first CTA, which waits for their bytes on one mbarrier
 // and combines them (decode_consumer.h send_piece_record; since session 53 each row goes to its owner, the
 // CTA of the row's rank where the cluster has a CTA per row, which sums it: combine_owned_rows). Replaces the
-// global
-// records, the arrival counter (an L2 atomic per piece) and the last arriver's reload of every record (an L2
-// round trip), and with them the counters' zeroing (the prepare kernel or a memset); with it the split
+// global records, the arrival counter (an L2 atomic per piece) and the last arriver's reload of every record
+// (an L2 round trip), and with them the counters' zeroing (the prepare kernel or a memset); with it the split
 // count's rule for the cluster (split_kv_plan.h). Measured on an H200 against 0 (final50b.sh: graphed decode
 // steps, three interleaved rounds): 1000 keys d128 32/8 0.79 / 0.78 / 0.81 at batch 1 / 4 / 8, d64 0.74 /
 // 0.76, d256 16/8 0.78, pages of 64 0.74 / 0.82; 3999 keys 0.79 (batch 1) / 0.93 (batch 8); 16100 keys 0.96.
