@@ -335,7 +335,7 @@ __device__ __forceinline__ void combine_narrow_pieces(const ForwardKernelParams&
 // CLUSTER_COMBINE (forward_config.h; the launch's pieces of a tile are clusters, one item per CTA): where the
 // cluster has a CTA per row of the tile (spread_rows), row j is summed by the CTA of rank j (its owner), so
 // that each sum is a short one (one unit a thread at dv = 128) and the cluster's CTAs do at once what its
-// first alone did (session 53: one K/V head of 8 rows at 4000 / 16100 keys 0.94 / 0.90 of the time); else the
+// first alone did (session 53: one K/V head of 8 rows at 4000 / 16100 keys 0.91 / 0.87 of the time); else the
 // first CTA owns every row. (Rows dealt round-robin over fewer CTAs, row j to rank j % cluster_size, read
 // 1.01-1.04 of the time where clusters of 2-3 CTAs held 4 rows, whose sums were one round already.)
 __device__ __forceinline__ bool spread_rows(const SplitKV& s) { return s.cluster_size >= s.rows; }
