@@ -307,6 +307,16 @@ __device__ __forceinline__ void sum_pieces(int rows, int pieces, Read read, Done
   }
 }
 
+// sum_pieces' read of a piece's record in L2 (split_kv.h's format: `rows` rows of kDv values, then their
+// LSEs; record_floats apart, 32-bit offsets): the row's LSE and its 4 values at col.
+template <int kDv>
+__device__ __forceinline__ void read_record_unit(const float* tile_records, int record_floats, int rows,
+                                                 int piece, int row, int col, float& lse, float4& x) {
+  const float* record = tile_records + piece * record_floats;
+  lse = __ldcg(record + rows * kDv + row);
+  x = __ldcg(reinterpret_cast<const float4*>(record + row * kDv + col));
+}
+
 // The combine of a split tile's `pieces` records (split_kv.h's) by the warpgroup that completed it, and the
 // tile's store (forward_config.h NARROW_COMBINE): sum_pieces over the records through L2, where split_kv.h's
 // combine (warp 0 alone holding the 8 rows) takes a round trip per four pieces at dv = 128, per two at dv =
@@ -324,9 +334,7 @@ __device__ __forceinline__ void combine_narrow_pieces(const ForwardKernelParams&
   sum_pieces<kDv>(
       s.rows, pieces,
       [&](int piece, int row, int col, float& lse, float4& x) {
-        const float* record = tile_records + piece * record_floats;
-        lse = __ldcg(record + s.rows * kDv + row);
-        x = __ldcg(reinterpret_cast<const float4*>(record + row * kDv + col));
+        read_record_unit<kDv>(tile_records, record_floats, s.rows, piece, row, col, lse, x);
       },
       [&](PieceSum& sum, int row, int col) { sum.store(p, pipe, w, packed_first + row, row, col); });
   issue_output_store<Config>(p, pipe, w, 0, pipe.o(0), RingPosition<Config::kStages>{});
@@ -439,20 +447,17 @@ __device__ __forceinline__ void combine_owned_records(const ForwardKernelParams&
   sum_pieces<kDv>(
       owned_rows(s, rank), s.groups,
       [&](int piece, int local, int col, float& lse, float4& x) {
-        const int row = owned_row(s, rank, local);
-        const float* record = tile_records + piece * record_floats;
-        lse = __ldcg(record + s.rows * kDv + row);
-        x = __ldcg(reinterpret_cast<const float4*>(record + row * kDv + col));
+        read_record_unit<kDv>(tile_records, record_floats, s.rows, piece, owned_row(s, rank, local), col, lse,
+                              x);
       },
       [&](PieceSum& sum, int local, int col) {
         sum.store_row<Config>(p, w, packed_first + owned_row(s, rank, local), col);
       });
 }
 
-// Owner `rank`'s arrival counter of a tile (split_kv_plan.h kArrivalCountersPerTile; tile_arrivals' wait).
+// Owner `rank`'s arrival counter of a tile (split_kv_plan.h kArrivalCountersPerTile).
 __device__ __forceinline__ int* owner_arrivals(const SplitKV& s, int tile, int rank) {
-  ptx::griddepcontrol_wait();
-  return s.arrivals + tile * kArrivalCountersPerTile + rank;
+  return tile_arrivals(s, tile * kArrivalCountersPerTile + rank);
 }
 static_assert(kArrivalCountersPerTile >= kNarrowRowsMax && kPortableClusterSize >= kNarrowRowsMax,
               "two levels (clusters of the portable size) spread the rows: an arrival counter per row");
