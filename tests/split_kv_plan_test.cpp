@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,12 @@ using detail::cuda_sm90::KeyBlockShare;
 using detail::cuda_sm90::kMaxSplitKV;
 using detail::cuda_sm90::split_key_blocks;
 using detail::cuda_sm90::split_kv_count;
+
+// K's and V's bytes of one key block of the narrow decode tile (16-bit elements): d128 and d64 take 128 keys,
+// d256 64.
+constexpr std::int64_t kD128Block = 128 * (128 + 128) * 2;
+constexpr std::int64_t kD64Block = 128 * (64 + 64) * 2;
+constexpr std::int64_t kD256Block = 64 * (256 + 256) * 2;
 
 TEST(SplitKVPlan, ChosenCountFillsOneWave) {
   // GQA 32/8 decode on 132 SMs: batch 1 / 4 / 8 / 16 are 8 / 32 / 64 / 128 tiles.
@@ -83,52 +90,83 @@ TEST(SplitKVPlan, ClusterSlots) {
 
 TEST(SplitKVPlan, ClusterCombineCount) {
   // The narrow tile's cluster combine (up to 16 pieces a cluster, as the slots hold): a wave's pieces up to
-  // the cluster's, pieces of at least kMinSplitKVBlocks blocks beyond the portable 8, unless the counter's
-  // count leaves its pieces more than kClusterExtraBlocks blocks shorter; the other rules where it does not
-  // apply (cluster_pieces 0) or a count was requested.
-  EXPECT_EQ(split_kv_count(8, 126, 132, 0, 4 * 128, 16), 16) << "batch 1 of GQA 32/8 at 16k keys";
+  // the cluster's, pieces of at least kMinClusterPieceBlocks blocks beyond the portable 8 where that pays
+  // (cluster_count_worth), unless the counter's count leaves its pieces more than kClusterExtraBlocks blocks
+  // shorter; the other rules where it does not apply (cluster_pieces 0) or a count was requested.
+  EXPECT_EQ(split_kv_count(8, 126, 132, 0, 4 * 128, 16, kD128Block), 16) << "batch 1 of GQA 32/8 at 16k keys";
   EXPECT_EQ(split_kv_count(8, 126, 132, 0, 4 * 128), 16) << "the counter's count there";
-  EXPECT_EQ(split_kv_count(8, 126, 132, 0, 4 * 128, 8), 16) << "slots of 8: two levels (the H200 holds one)";
-  EXPECT_EQ(split_kv_count(1, 126, 132, 0, 8 * 128, 15), 56) << "one K/V head at 16k keys: two levels of 56";
-  EXPECT_EQ(split_kv_count(1, 126, 132, 0, 8 * 128, 7), 31) << "slots of 7: the counter (13 blocks shorter)";
+  EXPECT_EQ(split_kv_count(8, 126, 132, 0, 4 * 128, 8, kD128Block), 16)
+      << "slots of 8: two levels (the H200 holds one)";
+  EXPECT_EQ(split_kv_count(1, 126, 132, 0, 8 * 128, 15, kD128Block), 64) << "one K/V head at 16k keys: 8 x 8";
+  EXPECT_EQ(split_kv_count(1, 126, 132, 0, 8 * 128, 7, kD128Block), 31)
+      << "slots of 7: the counter (13 blocks shorter)";
   EXPECT_EQ(split_kv_count(1, 126, 132, 0, 8 * 128), 31);
-  EXPECT_EQ(split_kv_count(1, 32, 132, 0, 8 * 128, 15), 8) << "one K/V head at 4k keys: 8 of 4 blocks";
+  EXPECT_EQ(split_kv_count(1, 32, 132, 0, 8 * 128, 15, kD128Block), 8)
+      << "one K/V head at 4k keys: 8 of 4 blocks";
+  EXPECT_EQ(split_kv_count(1, 34, 132, 0, 8 * 128, 15, kD128Block), 15) << "15 of 3 blocks, not 8 of 5";
+  EXPECT_EQ(split_kv_count(1, 26, 132, 0, 8 * 128, 15, kD128Block), 13)
+      << "3k keys: 13 of 2 blocks, not 8 of 4";
+  EXPECT_EQ(split_kv_count(1, 65, 132, 0, 8 * 128, 15, kD128Block), 64)
+      << "8k keys: 8 x 8 of 2 blocks, not 15 of 5";
+  EXPECT_EQ(split_kv_count(1, 49, 132, 0, 8 * 128, 15, kD128Block), 15)
+      << "6k keys: 15 of 4 blocks, not 48 of 2";
+  EXPECT_EQ(split_kv_count(2, 65, 132, 0, 8 * 128, 15, kD128Block), 15)
+      << "two tiles: 32 pieces of 3 cost more";
+  EXPECT_EQ(split_kv_count(2, 128, 132, 0, 8 * 128, 15, kD128Block), 32)
+      << "two tiles at 16k keys: 4 x 8 each";
+  EXPECT_EQ(split_kv_count(1, 65, 132, 0, 8 * 64, 16, kD64Block), 16) << "d64 blocks cost half: one cluster";
+  EXPECT_EQ(split_kv_count(1, 128, 132, 0, 8 * 64, 16, kD64Block), 64) << "d64 at 16k keys: 8 x 8";
+  EXPECT_EQ(split_kv_count(1, 65, 132, 0, 8 * 128, 15), 16) << "no block bytes: the counter's rules";
   // Where the counter's count would leave pieces more than kClusterExtraBlocks blocks shorter: clusters of 8,
   // several a tile (the launch's two levels), a wave's pieces of at least kMinSplitKVBlocks blocks.
-  EXPECT_EQ(split_kv_count(1, 508, 132, 0, 8 * 128, 15), 120) << "one K/V head at 64k keys: 15 clusters of 8";
+  EXPECT_EQ(split_kv_count(1, 508, 132, 0, 8 * 128, 15, kD128Block), 120)
+      << "one K/V head at 64k keys: 15 clusters of 8";
   EXPECT_EQ(split_kv_count(1, 508, 132, 0, 8 * 128), 64) << "the counter's count there (the records' cap)";
-  EXPECT_EQ(split_kv_count(2, 508, 132, 0, 8 * 128, 15), 64);
-  EXPECT_EQ(split_kv_count(1, 252, 132, 0, 8 * 256, 3), 32) << "d256 8-row slots hold 3: the counter";
+  EXPECT_EQ(split_kv_count(2, 508, 132, 0, 8 * 128, 15, kD128Block), 64);
+  EXPECT_EQ(split_kv_count(1, 252, 132, 0, 8 * 256, 3, kD256Block), 32)
+      << "d256 8-row slots hold 3: the counter";
   // Session 53: where whole records hold fewer pieces than the tile has rows (d256, 8 rows: 3), slots of one
   // row from 8 pieces up (a CTA per row) let the cluster combine take the tile; counts between (4-7) are
   // lowered to what whole records hold.
   const ClusterSlots d256_rows8{3, 8, 16};
-  EXPECT_EQ(split_kv_count(1, 252, 132, 0, 8 * 256, d256_rows8), 56) << "one K/V head at 16k keys: 7 x 8";
-  EXPECT_EQ(split_kv_count(1, 40, 132, 0, 8 * 256, d256_rows8), 8) << "2.5k keys: one cluster of 8";
-  EXPECT_EQ(split_kv_count(32, 63, 132, 0, 8 * 256, d256_rows8), 3) << "32 tiles: 4 is not held, 3 is";
-  EXPECT_EQ(split_kv_count(8, 508, 132, 0, 4 * 128, 16), 16) << "8 tiles: 16 pieces in one cluster or two";
-  EXPECT_EQ(split_kv_count(8, 8, 132, 0, 4 * 128, 16), 8) << "1k keys: pieces of one block up to 8";
-  EXPECT_EQ(split_kv_count(32, 8, 132, 0, 4 * 128, 16), 4) << "batch 4 at 1k keys (the launch may take 3)";
-  EXPECT_EQ(split_kv_count(64, 8, 132, 0, 4 * 128, 16), 2);
-  EXPECT_EQ(split_kv_count(128, 8, 132, 0, 4 * 128, 16), 1) << "tiles that fill the SMs are not split";
-  EXPECT_EQ(split_kv_count(8, 3, 132, 0, 4 * 128, 16), 3) << "at most one piece per key block";
-  EXPECT_EQ(split_kv_count(8, 1, 132, 0, 4 * 128, 16), 1);
-  EXPECT_EQ(split_kv_count(8, 126, 132, 12, 4 * 128, 16), 12) << "a request holds";
-  EXPECT_EQ(split_kv_count(8, 126, 132, 1, 4 * 128, 16), 1);
-  EXPECT_EQ(split_kv_count(32, 8, 132, 0, 0, 16), 4) << "the 64-row tile: its own rule";
-  EXPECT_EQ(split_kv_count(8, 63, 132, 0, 2 * 256, 7), 7) << "d256 at 4k keys, slots of 7";
-  EXPECT_EQ(split_kv_count(8, 63, 132, 0, 2 * 256, 15), 16) << "two clusters of 8 (if 16 fit; else one)";
-  EXPECT_EQ(split_kv_count(1, 250, 132, 0, 8 * 128, 15), 56) << "32k keys: 56 of 4.5 blocks, not 120 of 2";
-  // Above the portable size only where every piece gets kMinSplitKVBlocks blocks shorter than in 8 (the
-  // launch's bisection lands on a count the same way: 9 of 126 blocks is 14 against 16).
-  EXPECT_EQ(cluster_count_worth(126, 9), 8);
-  EXPECT_EQ(cluster_count_worth(126, 15), 15);
-  EXPECT_EQ(cluster_count_worth(32, 15), 8);
-  EXPECT_EQ(cluster_count_worth(8, 5), 5);
-  EXPECT_EQ(cluster_count_worth(1 << 20, 9), 9);
+  EXPECT_EQ(split_kv_count(1, 252, 132, 0, 8 * 256, d256_rows8, kD256Block), 64)
+      << "one K/V head at 16k keys: 8 x 8";
+  EXPECT_EQ(split_kv_count(1, 40, 132, 0, 8 * 256, d256_rows8, kD256Block), 16)
+      << "2.5k keys: one cluster of 16";
+  EXPECT_EQ(split_kv_count(32, 63, 132, 0, 8 * 256, d256_rows8, kD256Block), 3)
+      << "32 tiles: 4 is not held, 3 is";
+  EXPECT_EQ(split_kv_count(8, 508, 132, 0, 4 * 128, 16, kD128Block), 16)
+      << "8 tiles: 16 pieces in one cluster or two";
+  EXPECT_EQ(split_kv_count(8, 8, 132, 0, 4 * 128, 16, kD128Block), 8)
+      << "1k keys: pieces of one block up to 8";
+  EXPECT_EQ(split_kv_count(32, 8, 132, 0, 4 * 128, 16, kD128Block), 4)
+      << "batch 4 at 1k keys (the launch may take 3)";
+  EXPECT_EQ(split_kv_count(64, 8, 132, 0, 4 * 128, 16, kD128Block), 2);
+  EXPECT_EQ(split_kv_count(128, 8, 132, 0, 4 * 128, 16, kD128Block), 1)
+      << "tiles that fill the SMs are not split";
+  EXPECT_EQ(split_kv_count(8, 3, 132, 0, 4 * 128, 16, kD128Block), 3) << "at most one piece per key block";
+  EXPECT_EQ(split_kv_count(8, 1, 132, 0, 4 * 128, 16, kD128Block), 1);
+  EXPECT_EQ(split_kv_count(8, 126, 132, 12, 4 * 128, 16, kD128Block), 12) << "a request holds";
+  EXPECT_EQ(split_kv_count(8, 126, 132, 1, 4 * 128, 16, kD128Block), 1);
+  EXPECT_EQ(split_kv_count(32, 8, 132, 0, 0, 16, kD128Block), 4) << "the 64-row tile: its own rule";
+  EXPECT_EQ(split_kv_count(8, 63, 132, 0, 2 * 256, 7, kD256Block), 7) << "d256 at 4k keys, slots of 7";
+  EXPECT_EQ(split_kv_count(8, 63, 132, 0, 2 * 256, 15, kD256Block), 15)
+      << "one cluster of 15 (the launch may lower it)";
+  EXPECT_EQ(split_kv_count(1, 250, 132, 0, 8 * 128, 15, kD128Block), 64)
+      << "32k keys: 64 of 4 blocks, not 120 of 2";
+  // Above the portable size only where every piece's loads shrink by more than kNonPortableClusterCost
+  // against 8 (the launch's bisection lands on a count the same way): 9 of 126 blocks is 14 against 16, 9 of
+  // 67 is 8 against 9 (a tie keeps 8).
+  EXPECT_EQ(cluster_count_worth(126, 9, kD128Block), 9);
+  EXPECT_EQ(cluster_count_worth(67, 9, kD256Block), 8);
+  EXPECT_EQ(cluster_count_worth(126, 9, kD64Block), 8) << "d64: two blocks of 32 KB tie";
+  EXPECT_EQ(cluster_count_worth(126, 15, kD128Block), 15);
+  EXPECT_EQ(cluster_count_worth(32, 15, kD128Block), 8);
+  EXPECT_EQ(cluster_count_worth(8, 5, kD128Block), 5);
+  EXPECT_EQ(cluster_count_worth(1 << 20, 9, kD128Block), 9);
   for (int tiles = 1; tiles <= 300; ++tiles) {
     for (const int key_blocks : {2, 8, 32, 126, 508, 1 << 20}) {
-      const int splits = split_kv_count(tiles, key_blocks, 132, 0, 8 * 128, 15);
+      const int splits = split_kv_count(tiles, key_blocks, 132, 0, 8 * 128, 15, kD128Block);
       EXPECT_LE(tiles * splits, std::max(132, tiles)) << tiles << " tiles: more pieces than a wave";
       EXPECT_GE(splits, 1);
       EXPECT_LE(splits, key_blocks);

@@ -118,11 +118,12 @@ inline bool runs_decode_kernel(const AttentionParams& p) {
                              pack_factor_for(p, kDecodeBlockM));
 }
 struct SplitKVShape {
-  int splits = 1;      // pieces per tile
-  int tiles = 0;       // tiles of the launch (one query block each)
-  int rows = 0;        // packed q rows a record holds
-  int head_dim_v = 0;  // columns of a record's rows
-  int key_blocks = 0;  // of the longest sequence
+  int splits = 1;                    // pieces per tile
+  int tiles = 0;                     // tiles of the launch (one query block each)
+  int rows = 0;                      // packed q rows a record holds
+  int head_dim_v = 0;                // columns of a record's rows
+  int key_blocks = 0;                // of the longest sequence
+  std::int64_t key_block_bytes = 0;  // K's and V's bytes of one key block (the cluster rules' cost)
 };
 inline SplitKVShape split_kv_shape(const AttentionParams& p, int sms) {
   SplitKVShape s;
@@ -137,6 +138,8 @@ inline SplitKVShape split_kv_shape(const AttentionParams& p, int sms) {
   s.key_blocks = static_cast<int>(std::min<std::int64_t>(key_blocks, INT32_MAX));
   s.rows = static_cast<int>(std::min<std::int64_t>(kDecodeBlockM, p.seqlen_q * pack));
   s.head_dim_v = kernel_head_dim(static_cast<int>(p.head_dim_v));  // the kernel's O columns
+  s.key_block_bytes = std::int64_t{block_n} * (kernel_head_dim(static_cast<int>(p.head_dim)) + s.head_dim_v) *
+                      static_cast<std::int64_t>(dtype_size(p.dtype));
   // The narrow tile's count rules (split_kv_plan.h), where they were measured; its cluster combine's where a
   // tile's records fit a CTA's slots (narrow_cluster_pieces) and the launch takes the static
   // schedule (forward_launch.h: equal tiles, or the cache's lengths read by the kernel).
@@ -144,8 +147,9 @@ inline SplitKVShape split_kv_shape(const AttentionParams& p, int sms) {
       equal_tiles(p) || (FLASHATTN_SM90_CACHE_LENGTHS != 0 && cache_lengths_apply(p, narrow));
   const ClusterSlots cluster_pieces =
       narrow && static_items ? narrow_cluster_pieces(s.head_dim_v, s.rows) : ClusterSlots{};
-  s.splits = split_kv_count(tiles, key_blocks, sms, p.num_splits,
-                            narrow ? std::int64_t{s.rows} * s.head_dim_v : 0, cluster_pieces);
+  s.splits =
+      split_kv_count(tiles, key_blocks, sms, p.num_splits, narrow ? std::int64_t{s.rows} * s.head_dim_v : 0,
+                     cluster_pieces, s.key_block_bytes);
   return s;
 }
 // Workspace of a split launch after everything else (256-byte aligned): the tiles' arrival counters, then

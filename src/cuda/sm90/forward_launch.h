@@ -428,7 +428,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
               (fit ? fits : fails) = middle;
             }
             // (A smaller cluster always fits; the slots may hold fewer.)
-            fits = cluster_count_worth(shape.key_blocks, slots.at_most(fits));
+            fits = cluster_count_worth(shape.key_blocks, slots.at_most(fits), shape.key_block_bytes);
             cluster_pieces = fits > 1;
             if (cluster_pieces) shape.splits = fits;
           }

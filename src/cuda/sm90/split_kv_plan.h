@@ -127,40 +127,50 @@ inline constexpr std::int64_t kMaxTileRecordFloats = 32 * 8 * 256;
 // cluster_pieces (the narrow tile's cluster combine, forward_config.h CLUSTER_COMBINE: the counts, up to
 // kMaxClusterPieces, whose records a CTA's slots hold, ClusterSlots; none without it; a count they do not
 // hold is lowered to one they do) replaces both narrow rules: the combine then costs no round trip through
-// L2, so pieces of one block pay up to the portable cluster size and pieces of kMinSplitKVBlocks blocks
+// L2, so pieces of one block pay up to the portable cluster size and pieces of kMinClusterPieceBlocks blocks
 // beyond it, as many as one wave holds (sms / tiles). On an H200 (s50_cluster2.sh, graphed, GQA 32/8) batch 4
 // at 1000 keys read d128 8.5 us in 3 pieces against 9.5 in 2 (d64 7.4 against 8.0), batch 1 at 16100
 // keys 23.3 in 8 against 24.3-25.0 in the counter's 16. Where the counter's count leaves pieces more than
-// kClusterExtraBlocks blocks shorter, the counter's count instead: one K/V head of 8 rows (s51_cluster16.sh,
-// s51_cluster16b.sh) read 4000 keys 9.9 us in 8 cluster pieces against 10.9 in 15, 16100 keys 15.1 in 15
-// against 18.2 in 8 and the counter's 31 at 16.2-17.2, 65000 keys the counter's 32 at 24.1-25.1 against 36.0
-// in 15 and 54 in 8 (session 50's rule, which capped every tile at 8 cluster pieces). The launch takes the
-// largest count whose clusters all fit at once where the chosen one's do not (forward_launch.h; on the H200
-// clusters of 9 CTAs fit 9 times, of 10-16 CTAs 7 times, of 4 CTAs 30 times). A cluster above the portable
-// size costs ~1.1-1.4 us more than one of 8 (final51.sh: d256 16/8 at 3999 keys read 13.4 us in 9 pieces
-// against 12.3 in 8; one K/V head at 4000 keys 10.9 in 15 against 9.9 in 8), so a count above 8 stands only
-// where it shortens every piece by kMinSplitKVBlocks blocks or more (cluster_count_worth). Where the slots
-// hold 8 pieces, two levels take over from one cluster where they shorten every piece by kMinSplitKVBlocks
-// blocks (the counter's count is then never chosen): one K/V head of 8 rows at d128 (s51_last.sh, requested
-// counts) read 16100 keys 13.1 us in 56 pieces against 13.8 in 24, 15.0 in 120 and 15.1 in one cluster of 15;
-// 32000 keys 14.3 in 56 against 16.3 in 120; 4000 keys 10.1 in one cluster of 8 against 11.2 in 32;
-// s51_groups.sh 65000 keys 17.5 in 120 against the counter's 32 at 25.4 (cuDNN 17.3), 130000 keys 29.7
-// against 43.2.
+// kClusterExtraBlocks blocks shorter, the counter's count instead (s51_cluster16.sh: one K/V head at 65000
+// keys, the counter's 32 at 24.1-25.1 us against 36.0 in 15 and 54 in 8). The launch takes the largest
+// count whose clusters all fit at once where the chosen one's do not (forward_launch.h; on the H200 clusters
+// of 9 CTAs fit 9 times, of 10-16 CTAs 7 times, of 4 CTAs 30 times, of 8 about 15).
+//
+// Which of one cluster, one larger than the portable size or several of the portable size (two levels):
+// the form whose fixed cost plus its longest piece's loads is least. Session 54's requested counts
+// (s54_counts.sh: one to four tiles of 8 rows, d128 and d64, 3000-32000 keys, two passes; session 53's
+// combine by the rows' owners) fit a call's time as F + c x (the longest piece's key blocks): c ~0.7 us per
+// 64 KB block of K and V (d128's 128 keys), ~0.35 us per d64 block of 32 KB; F ~5.6 us in one cluster of the
+// portable size, ~6.3 above it, ~8.1 in two levels of 2-8 clusters. So the fixed costs below are counted in
+// the bytes a piece loads meanwhile (0.7 us ~ 64 KB); a tie keeps the simpler form. Two levels take as
+// many clusters as give pieces of one block, up to kGroupedCTAs CTAs over all tiles (a cluster of 8 a GPC:
+// one K/V head of d128 read 64 pieces at 9.75 / 10.52 / 11.10 us over 16100 / 24000 / 32000 keys against 56
+// pieces' 10.33 / 11.07 / 11.75, while two tiles read 32 pieces at 9.84 / 11.07 over 8000 / 16100 keys
+// against 48's 10.38 / 11.27), or a wave's pieces of kMinSplitKVBlocks blocks where that is more (65000
+// keys: 120 pieces, s51_groups.sh 17.5 us against the counter's 25.4). The measured counts this rule picks
+// over one K/V head of d128 at 6000 / 8000 / 11000 / 16100 keys (15 / 64 / 64 / 64) read 8.84 / 9.06 / 9.66
+// / 9.75 us where session 53's rule's (8 / 15 / 15 / 56) read 9.43 / 9.88 / 10.75 / 10.50.
+inline constexpr int kMinClusterPieceBlocks = 2;
+inline constexpr std::int64_t kNonPortableClusterCost = 64 * 1024;
+inline constexpr std::int64_t kTwoLevelCost = 224 * 1024;
+inline constexpr int kGroupedCTAs = 64;
 inline constexpr int kClusterExtraBlocks = 8;
-inline constexpr int kGroupedPieces = 56;
 // The key blocks of the longest of `pieces` shares of `key_blocks` (split_key_blocks below).
 constexpr std::int64_t longest_share(std::int64_t key_blocks, std::int64_t pieces) {
   return (key_blocks + pieces - 1) / pieces;
 }
-inline int cluster_count_worth(std::int64_t key_blocks, int pieces) {
+// `pieces` in one cluster, or the portable size where the larger cluster's fixed cost outweighs what it
+// saves its pieces (key_block_bytes: K's and V's bytes of one key block).
+inline int cluster_count_worth(std::int64_t key_blocks, int pieces, std::int64_t key_block_bytes) {
   return pieces <= kPortableClusterSize ||
-                 longest_share(key_blocks, kPortableClusterSize) - longest_share(key_blocks, pieces) >=
-                     kMinSplitKVBlocks
+                 kNonPortableClusterCost + longest_share(key_blocks, pieces) * key_block_bytes <
+                     longest_share(key_blocks, kPortableClusterSize) * key_block_bytes
              ? pieces
              : kPortableClusterSize;
 }
 inline int split_kv_count(std::int64_t tiles, std::int64_t key_blocks, int sms, int requested,
-                          std::int64_t narrow_piece_floats = 0, ClusterSlots cluster_pieces = {}) {
+                          std::int64_t narrow_piece_floats = 0, ClusterSlots cluster_pieces = {},
+                          std::int64_t key_block_bytes = 0) {
   if (tiles <= 0 || key_blocks < 2 || requested == 1) return 1;
   const bool narrow = narrow_piece_floats > 0;
   const bool short_pieces = !narrow || tiles * kShortTileSplits <= sms;
@@ -173,26 +183,33 @@ inline int split_kv_count(std::int64_t tiles, std::int64_t key_blocks, int sms, 
   splits = std::min<std::int64_t>({splits, key_blocks, kMaxSplitKV});
   // Work items (tile * splits + split) stay below 2^30, as the tile indices do (backend.cu).
   splits = std::min<std::int64_t>(splits, ((std::int64_t{1} << 30) - 1) / tiles);
-  if (narrow && cluster_pieces.most() > 1 && requested < 1) {
+  if (narrow && cluster_pieces.most() > 1 && requested < 1 && key_block_bytes > 0) {
     const std::int64_t lengths = std::max<std::int64_t>(
-        std::min<std::int64_t>(key_blocks, kPortableClusterSize), key_blocks / kMinSplitKVBlocks);
+        std::min<std::int64_t>(key_blocks, kPortableClusterSize), key_blocks / kMinClusterPieceBlocks);
     const std::int64_t cluster = cluster_count_worth(
-        key_blocks, cluster_pieces.at_most(static_cast<int>(
-                        std::min<std::int64_t>({cluster_pieces.most(), sms / tiles, lengths}))));
+        key_blocks,
+        cluster_pieces.at_most(
+            static_cast<int>(std::min<std::int64_t>({cluster_pieces.most(), sms / tiles, lengths}))),
+        key_block_bytes);
     const auto blocks = [&](std::int64_t pieces) { return longest_share(key_blocks, pieces); };
-    // Clusters of the portable size, several a tile (the launch's two levels: a cluster's pieces combined in
-    // shared memory, the tile's clusters through L2), where they shorten every piece by kMinSplitKVBlocks
-    // blocks or more against one cluster: as many pieces as one wave holds, of at least kMinSplitKVBlocks
-    // blocks, or kGroupedPieces of at least 2.
+    // Two levels (the launch's: a cluster's pieces combined in shared memory, the tile's clusters through L2)
+    // where their cost is less than one cluster's: clusters of the portable size, enough for pieces of one
+    // block within kGroupedCTAs CTAs, or a wave's pieces of kMinSplitKVBlocks.
     if (cluster_pieces.holds(kPortableClusterSize)) {
       const std::int64_t grouped =
           std::min<std::int64_t>(
               {sms / tiles,
                std::max<std::int64_t>(key_blocks / kMinSplitKVBlocks,
-                                      std::min<std::int64_t>(key_blocks / 2, kGroupedPieces)),
+                                      std::min<std::int64_t>(key_blocks, kGroupedCTAs / tiles)),
                kMaxSplitKV}) /
           kPortableClusterSize * kPortableClusterSize;
-      if (grouped >= 2 * kPortableClusterSize && blocks(cluster) - blocks(grouped) >= kMinSplitKVBlocks)
+      // (No cluster where the wave or the slots hold fewer than one piece a tile.)
+      const auto cluster_cost = [&] {
+        return (cluster > kPortableClusterSize ? kNonPortableClusterCost : 0) +
+               blocks(cluster) * key_block_bytes;
+      };
+      if (grouped >= 2 * kPortableClusterSize &&
+          (cluster < 1 || kTwoLevelCost + blocks(grouped) * key_block_bytes < cluster_cost()))
         return static_cast<int>(grouped);
     }
     if (cluster > 1 && blocks(cluster) <= blocks(splits) + kClusterExtraBlocks)
