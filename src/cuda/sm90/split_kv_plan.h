@@ -134,7 +134,8 @@ inline constexpr std::int64_t kMaxTileRecordFloats = 32 * 8 * 256;
 // kClusterExtraBlocks blocks shorter, the counter's count instead (s51_cluster16.sh: one K/V head at 65000
 // keys, the counter's 32 at 24.1-25.1 us against 36.0 in 15 and 54 in 8). The launch takes the largest
 // count whose clusters all fit at once where the chosen one's do not (forward_launch.h; on the H200 clusters
-// of 9 CTAs fit 9 times, of 10-16 CTAs 7 times, of 4 CTAs 30 times, of 8 about 15).
+// of 9 CTAs fit 9 times, of 10-16 CTAs 7 times, of 4 CTAs 30 times, of 8 about 15). key_block_bytes: K's and
+// V's bytes of one key block, which the choice between the cluster forms weighs (0: none of them is chosen).
 //
 // Which of one cluster, one larger than the portable size or several of the portable size (two levels):
 // the form whose fixed cost plus its longest piece's loads is least. Session 54's requested counts
@@ -147,9 +148,11 @@ inline constexpr std::int64_t kMaxTileRecordFloats = 32 * 8 * 256;
 // one K/V head of d128 read 64 pieces at 9.75 / 10.52 / 11.10 us over 16100 / 24000 / 32000 keys against 56
 // pieces' 10.33 / 11.07 / 11.75, while two tiles read 32 pieces at 9.84 / 11.07 over 8000 / 16100 keys
 // against 48's 10.38 / 11.27), or a wave's pieces of kMinSplitKVBlocks blocks where that is more (65000
-// keys: 120 pieces, s51_groups.sh 17.5 us against the counter's 25.4). The measured counts this rule picks
-// over one K/V head of d128 at 6000 / 8000 / 11000 / 16100 keys (15 / 64 / 64 / 64) read 8.84 / 9.06 / 9.66
-// / 9.75 us where session 53's rule's (8 / 15 / 15 / 56) read 9.43 / 9.88 / 10.75 / 10.50.
+// keys: 120 pieces, s51_groups.sh 17.5 us against the counter's 25.4). A tie keeps 8 where session 51 read a
+// cluster of 9 slower by 1.1 us for pieces one block shorter (final51.sh: d256 16/8 at 3999 keys). Against
+// session 53's rule in one call (s54_rule3.sh): one K/V head of d128 at 6000 / 8000 / 11000 / 16100 keys in
+// 15 / 64 / 64 / 64 pieces 8.65 / 8.79 / 9.66 / 9.82 us where 24 / 15 / 15 / 56 read 9.40 / 9.70 / 10.58 /
+// 10.24 (cuDNN 9.19 / 9.45 / 10.40 / 10.47).
 inline constexpr int kMinClusterPieceBlocks = 2;
 inline constexpr std::int64_t kNonPortableClusterCost = 64 * 1024;
 inline constexpr std::int64_t kTwoLevelCost = 224 * 1024;
