@@ -221,5 +221,22 @@ TEST(SplitKVPlan, SharesCoverEveryBlockOnce) {
   EXPECT_GE(none.begin, none.end);
 }
 
+TEST(SplitKVPlan, SharesThroughTheLaunchDivisorMatch) {
+  // The kernels' form (SplitKV::splits_div) gives the same shares, up to the bound n * splits < 2^31.
+  for (int splits = 1; splits <= kMaxSplitKV; ++splits) {
+    const detail::FastDivisor divisor = detail::make_fast_divisor(splits);
+    for (const int n : {0, 1, 7, 63, 126, 1000, 65537, (1 << 23) - 1}) {
+      for (int split = 0; split < splits; ++split) {
+        const KeyBlockShare plain = split_key_blocks(3, 3 + n, split, splits);
+        const KeyBlockShare fast = split_key_blocks(3, 3 + n, split, divisor);
+        ASSERT_EQ(fast.begin, plain.begin) << n << " blocks, piece " << split << " of " << splits;
+        ASSERT_EQ(fast.end, plain.end) << n << " blocks, piece " << split << " of " << splits;
+      }
+    }
+  }
+  const KeyBlockShare none = split_key_blocks(5, 2, 1, detail::make_fast_divisor(4));
+  EXPECT_GE(none.begin, none.end);
+}
+
 }  // namespace
 }  // namespace flashattn::test

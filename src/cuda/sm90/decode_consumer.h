@@ -657,7 +657,7 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
       const SplitKV& s = p.split_kv;
       const PieceRecords records = piece_records<kDv>(s, item);
       if constexpr (Config::kClusterPieces) {
-        if (s.cluster) {
+        if (s.clustered()) {
           // The tile's pieces are clusters of cluster_size CTAs (one item per CTA): each CTA owning rows of
           // the tile receives every piece's values of them and sums them, into O (one cluster) or into the
           // cluster's record of the tile's `groups` (the first ones of the tile's records), whose rows the

@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
   // (session 53's trace). The expectation may reach cluster_full after a peer's bytes: its transaction count
   // goes negative meanwhile, and the phase cannot complete before this CTA's one arrival, which carries it.
   if constexpr (Config::kClusterPieces) {
-    if (p.split_kv.cluster) {
+    if (p.split_kv.clustered()) {
       if (threadIdx.x == 0) {
         const std::uint32_t bytes = owner_bytes<Config>(p.split_kv, static_cast<int>(ptx::cluster_ctarank()));
         if (bytes > 0) ptx::mbarrier_arrive_expect_tx(pipe.cluster_full(), bytes);

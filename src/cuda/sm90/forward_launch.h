@@ -253,6 +253,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   while ((1 << k.pack_shift) < pack) ++k.pack_shift;
   k.heads = static_cast<int>(pack > 1 ? a.heads_kv : a.heads);
   k.heads_per_kv = pack > 1 ? 1 : static_cast<int>(a.heads / a.heads_kv);
+  k.heads_per_kv_div = make_fast_divisor(k.heads_per_kv);
   k.seqlen_q = static_cast<int>(a.seqlen_q);
   k.seqlen_k = static_cast<int>(a.seqlen_k);
   k.m_blocks = static_cast<int>((a.seqlen_q * pack + Config::kBlockM - 1) / Config::kBlockM);
@@ -452,7 +453,6 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
       k.split_kv.splits = shape.splits;
       k.split_kv.splits_div = make_fast_divisor(shape.splits);
       k.split_kv.rows = shape.rows;
-      k.split_kv.cluster = cluster_pieces;
       k.split_kv.cluster_size = cluster_size;
       k.split_kv.groups = groups;
       k.split_kv.out = a.out.data;

@@ -127,6 +127,9 @@ struct ForwardKernelParams {
   SplitKV split_kv;
   // Config::kCacheLengths only; after the others, whose offsets in parameter space it leaves alone.
   CacheLengths cache;
+  // Config::kSplitKV (the decode kernels) only: heads_per_kv as a divisor (producer.h kv_head_of); last, for
+  // the same reason.
+  FastDivisor heads_per_kv_div;
 };
 
 }  // namespace flashattn::detail::cuda_sm90

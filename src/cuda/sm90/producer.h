@@ -174,6 +174,18 @@ __device__ __forceinline__ void await_prepare(bool& prepared) {
   }
 }
 
+// The tile's K/V head. The decode kernels' producer reaches its first K load through this and the split's
+// share (session 53's trace: 0.29 us for the two integer divisions), so they take the launch's divisor; the
+// other kernels keep the division, whose SASS the forward standing measured.
+template <class Config>
+__device__ __forceinline__ int kv_head_of(const ForwardKernelParams& p, const WorkTile& w) {
+  if constexpr (Config::kSplitKV) {
+    return fast_divide(w.head, p.heads_per_kv_div);
+  } else {
+    return w.head / p.heads_per_kv;
+  }
+}
+
 template <class Config>
 __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe) {
   ptx::prefetch_tensormap(&p.maps.q);
@@ -203,7 +215,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
       ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
       q_phase ^= 1;
     }
-    const int kv_head = w.head / p.heads_per_kv;
+    const int kv_head = kv_head_of<Config>(p, w);
     const KeyBlockRange range =
         Config::kSplitTail && is_tail_item(tile) ? piece_range : work_key_blocks<Config>(p, tile, w);
     const SequenceMaps* maps = tile_maps(p, w);  // one pointer live, not three
@@ -517,7 +529,7 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
     if (leader) publish_next_tile<Config, false>(p, pipe, tile, w, q_phase);
     if (tile >= p.num_tiles) break;
     if constexpr (Config::kCacheLengths) await_prepare(prepared);  // every lane: each gathers
-    const int kv_head = w.head / p.heads_per_kv;
+    const int kv_head = kv_head_of<Config>(p, w);
     const KeyBlockRange range = work_key_blocks<Config>(p, tile, w);
     int k_offset = p.sequences != nullptr ? p.sequences[w.batch].k_offset : 0;
     if constexpr (Config::kCacheLengths) {

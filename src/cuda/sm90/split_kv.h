@@ -44,7 +44,7 @@ __device__ __forceinline__ KeyBlockRange work_key_blocks(const ForwardKernelPara
     const SplitKV& s = p.split_kv;
     if (s.splits > 1) {
       const KeyBlockShare share = split_key_blocks(
-          range.begin, range.end, item - fast_divide(item, s.splits_div) * s.splits, s.splits);
+          range.begin, range.end, item - fast_divide(item, s.splits_div) * s.splits, s.splits_div);
       return {share.begin, share.end};
     }
   }

@@ -29,14 +29,14 @@ struct SplitKV {
   float* partials = nullptr;  // workspace: per work item a record (split_kv_record_floats: O rows, LSEs)
   // The narrow tile's pieces of a tile in clusters (forward_config.h CLUSTER_COMBINE; one item per CTA): each
   // row's values of every piece of the cluster in its owner's shared memory (decode_consumer.h row_owner: the
-  // CTA of the row's rank where the cluster has a CTA per row, else the first). cluster_size CTAs a cluster,
-  // `groups` clusters a tile (splits = groups x cluster_size, clusters of 8): with more than one, each owner
-  // records its rows' sums in the cluster's one of the tile's `groups` records (arrivals as above, per owner;
-  // partials as above, the first `groups` records of the tile's) and the last of an owner's rank to arrive
-  // sums those rows through L2.
-  bool cluster = false;
+  // CTA of the row's rank where the cluster has a CTA per row, else the first). cluster_size CTAs a cluster
+  // (0: no clusters, the arrival counter's combine), `groups` clusters a tile (splits = groups x
+  // cluster_size, clusters of 8): with more than one, each owner records its rows' sums in the cluster's one
+  // of the tile's `groups` records (arrivals as above, per owner; partials as above, the first `groups`
+  // records of the tile's) and the last of an owner's rank to arrive sums those rows through L2.
   int cluster_size = 0;
   int groups = 1;
+  FLASHATTN_HD bool clustered() const { return cluster_size > 0; }
   // O itself, element strides (the owners store their rows straight into it, decode_consumer.h
   // PieceSum::store_row: no CTA holds a box of maps.o); here beside the fields that path reads anyway.
   void* out = nullptr;
@@ -231,6 +231,12 @@ struct KeyBlockShare {
 FLASHATTN_HD KeyBlockShare split_key_blocks(int begin, int end, int split, int splits) {
   const int n = end > begin ? end - begin : 0;
   return {begin + split * n / splits, begin + (split + 1) * n / splits};
+}
+// The same shares through the launch's divisor of `splits` (SplitKV::splits_div: a multiply-high instead of
+// an integer division on the way to a piece's first K load; (split + 1) * n < 2^31 by the bound above).
+FLASHATTN_HD KeyBlockShare split_key_blocks(int begin, int end, int split, FastDivisor splits) {
+  const int n = end > begin ? end - begin : 0;
+  return {begin + fast_divide(split * n, splits), begin + fast_divide((split + 1) * n, splits)};
 }
 
 }  // namespace flashattn::detail::cuda_sm90
