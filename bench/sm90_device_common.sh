@@ -643,7 +643,7 @@ rows_ab() {
   local script=$1 name=$2
   shift 2
   (($#)) || set -- base new
-  (cd bench/integration && PYTHONPATH=$bld/pyroot timeout 200 python3 "$script" "$@") 2>&1 |
+  (cd bench/integration && PYTHONPATH=$bld/pyroot timeout "${ROWS_LIMIT:-200}" python3 "$script" "$@") 2>&1 |
     grep -v Warning >"$out/$name.jsonl"
   log "$name A/B rc=$?"
   ab_summary "$out/$name.jsonl"
