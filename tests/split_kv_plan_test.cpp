@@ -14,10 +14,15 @@ namespace {
 
 using detail::cuda_sm90::cluster_count_worth;
 using detail::cuda_sm90::ClusterSlots;
+using detail::cuda_sm90::item_piece;
+using detail::cuda_sm90::ItemPiece;
 using detail::cuda_sm90::KeyBlockShare;
 using detail::cuda_sm90::kMaxSplitKV;
 using detail::cuda_sm90::split_key_blocks;
 using detail::cuda_sm90::split_kv_count;
+using detail::cuda_sm90::split_kv_tail;
+using detail::cuda_sm90::SplitKV;
+using detail::cuda_sm90::SplitKVTail;
 
 // K's and V's bytes of one key block of the narrow decode tile (16-bit elements): d128 and d64 take 128 keys,
 // d256 64.
@@ -236,6 +241,64 @@ TEST(SplitKVPlan, SharesThroughTheLaunchDivisorMatch) {
   }
   const KeyBlockShare none = split_key_blocks(5, 2, 1, detail::make_fast_divisor(4));
   EXPECT_GE(none.begin, none.end);
+}
+
+TEST(SplitKVPlan, TailSplitsOnlyThePartialRound) {
+  // GQA 32/8 d128 (4 rows of 128 columns a record) on 132 SMs.
+  auto tail = [](std::int64_t tiles, std::int64_t key_blocks, int requested = 0) {
+    return split_kv_tail(tiles, key_blocks, 132, requested, 4 * 128, kD128Block);
+  };
+  // Batch 17 / 20 / 24 over 16384 keys (128 blocks): one whole round, the rest split.
+  for (const std::int64_t tiles : {136, 160, 192}) {
+    const SplitKVTail plan = tail(tiles, 128);
+    EXPECT_EQ(plan.whole_tiles, 132) << tiles;
+    EXPECT_GT(plan.splits, 1) << tiles;
+    // The split tiles' pieces spread over more SMs than the tiles alone.
+    EXPECT_GT((tiles - 132) * plan.splits, tiles - 132) << tiles;
+  }
+  EXPECT_EQ(tail(136, 128).splits, 32);  // 4 tiles over 128 of the SMs
+  EXPECT_EQ(tail(192, 128).splits, 2);   // 60 tiles: 120 pieces, one round
+  EXPECT_EQ(tail(136, 8).splits, 8);     // 1024 keys: pieces of one block
+  // Batch 41 (328 tiles): two whole rounds.
+  EXPECT_EQ(tail(328, 128).whole_tiles, 264);
+  // Nothing to split: whole rounds, a wave or less (split_kv_count's), one block, a requested count.
+  for (const SplitKVTail plan :
+       {tail(264, 128), tail(132, 128), tail(100, 128), tail(136, 1), tail(136, 128, 2), tail(136, 128, 1)}) {
+    EXPECT_EQ(plan.whole_tiles, 0);
+    EXPECT_EQ(plan.splits, 1);
+  }
+  // A tail of nearly a round (batch 32: 124 tiles) gains nothing from pieces that take a second round.
+  EXPECT_EQ(tail(256, 8).splits, 1);
+  // The narrow tile's records bound the pieces (at most kMaxTileRecordFloats of a tile's): 8 rows of d256.
+  EXPECT_LE(split_kv_tail(136, 512, 132, 0, 8 * 256, kD256Block).splits, 32);
+  EXPECT_LE(tail(136, 100000).splits, kMaxSplitKV);
+}
+
+TEST(SplitKVPlan, ItemsMapToTilesAndPieces) {
+  // Every tile of a launch is one whole item or exactly its `splits` pieces, in order.
+  for (const int whole : {0, 3, 132}) {
+    for (const int splits : {1, 2, 5, 32}) {
+      SplitKV s;
+      s.splits = splits;
+      s.splits_div = detail::make_fast_divisor(splits);
+      s.whole_tiles = splits > 1 ? whole : 0;
+      const int tiles = s.whole_tiles + 7;
+      const int items = s.whole_tiles + (tiles - s.whole_tiles) * splits;
+      std::vector<int> pieces(tiles, 0);
+      int last_tile = -1;
+      for (int item = 0; item < items; ++item) {
+        const ItemPiece piece = item_piece(s, item);
+        ASSERT_GE(piece.tile, last_tile);
+        last_tile = piece.tile;
+        ASSERT_LT(piece.tile, tiles);
+        EXPECT_EQ(piece.split, splits > 1 && piece.tile >= s.whole_tiles) << item;
+        EXPECT_EQ(piece.piece, piece.split ? pieces[piece.tile] : 0) << item;
+        ++pieces[piece.tile];
+      }
+      for (int t = 0; t < tiles; ++t)
+        EXPECT_EQ(pieces[t], t < s.whole_tiles || splits == 1 ? 1 : splits) << t;
+    }
+  }
 }
 
 }  // namespace

@@ -364,11 +364,11 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     const int n_blocks = range.end - range.begin;
     // kSplitTail: a piece of its unit's key blocks, whose rows split_tail_combine records and combines (its
     // row sums then without the sink, which the combined rows count once).
-    // kSplitKV: likewise every piece of a split launch (split_kv.h). (Chosen at compile time: `|| false`
+    // kSplitKV: likewise a piece of a split tile (split_kv.h). (Chosen at compile time: `|| false`
     // after the tail's test changed the SASS of the tail's kernel, spills included.)
     const bool split = [&] {
       if constexpr (Config::kSplitKV) {
-        return splits_keys<Config>(p);
+        return splits_keys<Config>(p, item);
       } else {
         return Config::kSplitTail && is_tail_item(item) && split_piece(p, range);
       }

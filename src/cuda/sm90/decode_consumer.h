@@ -491,7 +491,7 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
     ptx::mbarrier_wait_parity(pipe.q_full(0), q_phase);
     q_phase ^= 1;
     const int n_blocks = range.end - range.begin;
-    const bool split = splits_keys<Config>(p);
+    const bool split = splits_keys<Config>(p, item);
     const float slope_s = p.alibi_slopes != nullptr
                               ? p.alibi_slopes[w.batch * p.alibi_batch_stride + w.head] * p.alibi_to_s
                               : 0.f;
@@ -668,7 +668,7 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
           ptx::mbarrier_wait_parity(pipe.cluster_full(), 0);
           // (Several clusters a tile are of the portable size: the cluster's place among the tile's by a
           // shift.)
-          const int group = (item - records.tile * s.splits) / kPortableClusterSize;
+          const int group = records.piece / kPortableClusterSize;
           combine_owned_rows<Config>(
               p, pipe, w, packed_first, rank,
               s.groups == 1 ? nullptr : records.tile_records + group * split_kv_record_floats(s.rows, kDv));

@@ -452,6 +452,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
       }
       k.split_kv.splits = shape.splits;
       k.split_kv.splits_div = make_fast_divisor(shape.splits);
+      k.split_kv.whole_tiles = shape.whole_tiles;
       k.split_kv.rows = shape.rows;
       k.split_kv.cluster_size = cluster_size;
       k.split_kv.groups = groups;
@@ -465,7 +466,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
         k.split_kv.partials = reinterpret_cast<float*>(bytes + split_kv_arrival_bytes(shape));
         arrival_count = shape.tiles * (cluster_pieces ? kArrivalCountersPerTile : 1);
       }
-      k.num_tiles *= shape.splits;
+      k.num_tiles = split_kv_items(shape);
     }
   }
   // The prepare kernel: per-sequence maps and lengths, the KV cache's append, and the counters (the dynamic

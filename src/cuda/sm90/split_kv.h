@@ -1,8 +1,9 @@
 // Split-KV decoding in the one-consumer decode kernel (forward_config.h SPLIT_KV, Config::kSplitKV; the
 // launch's parameters and the split count in split_kv_plan.h).
 //
-// Work item i is piece i % splits of tile i / splits: the tile's key blocks (score_mask.h key_block_range,
-// per sequence) cut into `splits` near-equal shares (split_kv_plan.h split_key_blocks), so a sequence shorter
+// Work item i is piece i % splits of tile i / splits (or, past a launch's whole tiles, the same of the tiles
+// after them: split_kv_plan.h item_piece): the tile's key blocks (score_mask.h key_block_range, per
+// sequence) cut into `splits` near-equal shares (split_kv_plan.h split_key_blocks), so a sequence shorter
 // than the longest still splits evenly and a share may be empty. Producer and consumers decode items through
 // work_tile and work_key_blocks, so the pieces run through the usual schedule (static for a plain batch,
 // dynamic with per-sequence lengths), each loading the tile's Q and its share of K/V.
@@ -31,46 +32,52 @@ namespace flashattn::detail::cuda_sm90 {
 // Work item `item`'s tile (its own index without kSplitKV).
 template <class Config>
 __device__ __forceinline__ WorkTile work_tile(const ForwardKernelParams& p, int item) {
-  if constexpr (Config::kSplitKV) item = fast_divide(item, p.split_kv.splits_div);
+  if constexpr (Config::kSplitKV) item = item_piece(p.split_kv, item).tile;
   return tile_work<Config::kClusterM, Config::kCacheLengths>(p, item);
 }
 
-// The key blocks work item `item` (of tile w) visits: its tile's, or under a split its piece's.
+// The key blocks work item `item` (of tile w) visits: its tile's, or for a piece of a split tile its share.
 template <class Config>
 __device__ __forceinline__ KeyBlockRange work_key_blocks(const ForwardKernelParams& p, int item,
                                                          const WorkTile& w) {
   const KeyBlockRange range = key_block_range<Config>(p, w);
   if constexpr (Config::kSplitKV) {
     const SplitKV& s = p.split_kv;
-    if (s.splits > 1) {
-      const KeyBlockShare share = split_key_blocks(
-          range.begin, range.end, item - fast_divide(item, s.splits_div) * s.splits, s.splits_div);
+    if (const ItemPiece piece = item_piece(s, item); piece.split) {
+      const KeyBlockShare share = split_key_blocks(range.begin, range.end, piece.piece, s.splits_div);
       return {share.begin, share.end};
     }
   }
   return range;
 }
 
-// Whether the launch splits (the consumers then finalise without the sink and go through split_kv_combine).
+// Whether work item `item` is a piece of a split tile (its consumer then finalises without the sink and
+// goes through split_kv_combine) rather than a whole tile.
 template <class Config>
-__device__ __forceinline__ bool splits_keys(const ForwardKernelParams& p) {
-  return Config::kSplitKV && p.split_kv.splits > 1;
+__device__ __forceinline__ bool splits_keys(const ForwardKernelParams& p, int item) {
+  if constexpr (Config::kSplitKV) {
+    return item_piece(p.split_kv, item).split;
+  } else {
+    return false;
+  }
 }
 
-// Work item `item`'s place in the workspace (records of kDv columns): its tile, the tile's first record, its
-// own.
+// A piece's place in the workspace (records of kDv columns): its tile, its place among the tile's pieces,
+// the tile's first record, its own. (The records are the split tiles', from whole_tiles on.)
 struct PieceRecords {
   int tile;
+  int piece;
   float* tile_records;
   float* mine;
 };
 template <int kDv>
 __device__ __forceinline__ PieceRecords piece_records(const SplitKV& s, int item) {
-  const int tile = fast_divide(item, s.splits_div);
+  const ItemPiece piece = item_piece(s, item);
   const std::size_t record_floats = split_kv_record_floats(s.rows, kDv);
-  float* const tile_records = s.partials + static_cast<std::size_t>(tile) * s.splits * record_floats;
-  return {tile, tile_records,
-          tile_records + static_cast<std::size_t>(item - tile * s.splits) * record_floats};
+  float* const tile_records =
+      s.partials + static_cast<std::size_t>(piece.tile - s.whole_tiles) * s.splits * record_floats;
+  return {piece.tile, piece.piece, tile_records,
+          tile_records + static_cast<std::size_t>(piece.piece) * record_floats};
 }
 
 // The tile's arrival counter, evaluated by the arriving thread alone (piece_arrival.h). A prepare kernel

@@ -18,12 +18,16 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
-// Work item i is piece i % splits (its key-block share, split_key_blocks below) of tile i / splits.
-// Each piece records its rows' O (normalised by its own row sums) and LSE in fp32; the piece that finishes
-// its tile last (the arrival counter) combines the records in key order and stores the tile.
+// Work item i is piece i % splits (its key-block share, split_key_blocks below) of tile i / splits; or,
+// where the launch splits only the tiles past its whole rounds (whole_tiles > 0, split_kv_tail below), items
+// below whole_tiles are those tiles whole and item whole_tiles + i is piece i % splits of tile whole_tiles +
+// i / splits (item_piece). Each piece records its rows' O (normalised by its own row sums) and LSE in fp32;
+// the piece that finishes its tile last (the arrival counter) combines the records in key order and stores
+// the tile.
 struct SplitKV {
-  int splits = 1;           // pieces per tile; 1: no split (the kernel stores every tile itself)
+  int splits = 1;           // pieces per split tile; 1: no split (the kernel stores every tile itself)
   FastDivisor splits_div;   // work item / splits: its tile
+  int whole_tiles = 0;      // the leading tiles that are not split (0: every tile is)
   int rows = 0;             // rows of a tile that a record holds: min(kBlockM, the longest packed q rows)
   int* arrivals = nullptr;  // workspace: per tile, its pieces done, or its row owners' (zeroed by the launch)
   float* partials = nullptr;  // workspace: per work item a record (split_kv_record_floats: O rows, LSEs)
@@ -42,6 +46,19 @@ struct SplitKV {
   void* out = nullptr;
   std::int64_t out_batch_stride = 0, out_head_stride = 0, out_row_stride = 0;
 };
+
+// Work item `item`'s tile, and its piece among the tile's `splits` (split: false for a whole tile, whose
+// CTA stores it).
+struct ItemPiece {
+  int tile, piece;
+  bool split;
+};
+FLASHATTN_HD ItemPiece item_piece(const SplitKV& s, int item) {
+  const int rest = item - s.whole_tiles;
+  if (rest < 0) return {item, 0, false};
+  const int tile = fast_divide(rest, s.splits_div);
+  return {s.whole_tiles + tile, rest - tile * s.splits, s.splits > 1};
+}
 
 // The pieces of a split tile that one cluster holds (forward_config.h CLUSTER_COMBINE): 16, the largest
 // cluster an H100 / H200 launches, where the tile's records fit a CTA's slots (ForwardConfig
@@ -220,6 +237,54 @@ inline int split_kv_count(std::int64_t tiles, std::int64_t key_blocks, int sms, 
       return static_cast<int>(cluster);
   }
   return static_cast<int>(std::max<std::int64_t>(1, splits));
+}
+
+// More tiles than SMs, where split_kv_count splits none (a wave holds less than one piece a tile): the tiles
+// of the launch's whole rounds stay whole, and the last round's `tail` (tiles % sms) split, so that their
+// loads spread over every SM instead of `tail` of them (SplitKV whole_tiles). On an H200 (s55_batches.sh:
+// GQA 32/8 d128 decodes of 17-40 sequences over 16384 keys, a KV cache's lengths, the dynamic schedule) the
+// last round of `tail` tiles took 0.38 / 0.44 / 0.68 / 0.82 / 0.91 of a full round's time at 4 / 28 / 60 /
+// 92 / 124 tiles: a CTA's key block costs kTailLoneRate + (1 - kTailLoneRate) x active / sms of its time in
+// a full wave (per mille). So the tail's cost for `pieces` pieces a tile, in those units: ceil(tail x pieces
+// / sms) rounds of pieces of the longest share's blocks at min(sms, tail x pieces) CTAs, each piece also
+// paying its record and arrival, `piece_cost` bytes of loads (~1 us: uniform splits of 32 sequences over
+// 1024 keys read 1.3 us a piece more). The least-cost count, the fewest pieces on a tie; none where
+// requested (n > 0: every tile split n ways, split_kv_count).
+inline constexpr int kTailLoneRate = 400;
+inline constexpr std::int64_t kTailPieceCost = 64 * 1024;
+struct SplitKVTail {
+  int whole_tiles = 0;
+  int splits = 1;  // of each tile from whole_tiles on; 1: none split
+};
+inline SplitKVTail split_kv_tail(std::int64_t tiles, std::int64_t key_blocks, int sms, int requested,
+                                 std::int64_t narrow_piece_floats, std::int64_t key_block_bytes,
+                                 int lone_rate = kTailLoneRate, std::int64_t piece_cost = kTailPieceCost) {
+  SplitKVTail plan;
+  if (requested > 0 || sms <= 0 || tiles <= sms || key_blocks < 2 || key_block_bytes <= 0) return plan;
+  const std::int64_t tail = tiles % sms;
+  if (tail == 0) return plan;
+  std::int64_t most = std::min<std::int64_t>(key_blocks, kMaxSplitKV);
+  if (narrow_piece_floats > 0)
+    most = std::min(most, std::max<std::int64_t>(1, kMaxTileRecordFloats / narrow_piece_floats));
+  // Work items (whole tiles, then the tail's pieces) stay below 2^30, as the tile indices do (backend.cu).
+  most = std::min<std::int64_t>(most, ((std::int64_t{1} << 30) - 1 - (tiles - tail)) / tail);
+  const std::int64_t piece_permille = piece_cost * 1000 / key_block_bytes;
+  const auto cost = [&](std::int64_t pieces) {
+    const std::int64_t items = tail * pieces;
+    const std::int64_t active = std::min<std::int64_t>(items, sms);
+    const std::int64_t rate = lone_rate + (1000 - lone_rate) * active / sms;
+    return (items + sms - 1) / sms *
+           (longest_share(key_blocks, pieces) * rate + (pieces > 1 ? piece_permille : 0));
+  };
+  std::int64_t best = 1;
+  for (std::int64_t pieces = 2; pieces <= most; ++pieces) {
+    if (cost(pieces) < cost(best)) best = pieces;
+  }
+  if (best > 1) {
+    plan.whole_tiles = static_cast<int>(tiles - tail);
+    plan.splits = static_cast<int>(best);
+  }
+  return plan;
 }
 
 // Piece `split` of `splits` of the key blocks [begin, end): [begin + split * n / splits, begin + (split + 1)
