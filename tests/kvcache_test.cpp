@@ -1101,7 +1101,7 @@ std::vector<KVCacheCase> kvcache_cases() {
                    false,
                    0});
   // More tiles than the SMs (132 on an H100 / H200): cuda_sm90's automatic split divides only the tiles past
-  // the whole rounds (split_kv_plan.h split_kv_tail; SplitKV split_tiles), the rest stored by their own CTAs
+  // the whole rounds (split_kv_plan.h split_kv_tail; SplitKV whole_tiles), the rest stored by their own CTAs
   // on the dynamic schedule of the cache's lengths. GQA 32/8 over 17 sequences with an append (136 tiles);
   // 20 sequences in pages of 64 with a sink and softcap (the combine's sink term beside whole tiles' own);
   // MHA d = 64 rows over 25 sequences (200 tiles) in a local window over left padding; d = 256 causal over

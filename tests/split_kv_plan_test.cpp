@@ -251,7 +251,7 @@ TEST(SplitKVPlan, TailSplitsOnlyThePartialRound) {
   // Batch 17 / 20 / 24 over 16384 keys (128 blocks): one whole round, the rest split.
   for (const std::int64_t tiles : {136, 160, 192}) {
     const SplitKVTail plan = tail(tiles, 128);
-    EXPECT_EQ(plan.split_tiles, tiles - 132) << tiles;
+    EXPECT_EQ(plan.whole_tiles, 132) << tiles;
     EXPECT_GT(plan.splits, 1) << tiles;
     // The split tiles' pieces spread over more SMs than the tiles alone.
     EXPECT_GT((tiles - 132) * plan.splits, tiles - 132) << tiles;
@@ -260,11 +260,11 @@ TEST(SplitKVPlan, TailSplitsOnlyThePartialRound) {
   EXPECT_EQ(tail(192, 128).splits, 2);   // 60 tiles: 120 pieces, one round
   EXPECT_EQ(tail(136, 8).splits, 8);     // 1024 keys: pieces of one block
   // Batch 41 (328 tiles): two whole rounds.
-  EXPECT_EQ(tail(328, 128).split_tiles, 64);
+  EXPECT_EQ(tail(328, 128).whole_tiles, 264);
   // Nothing to split: whole rounds, a wave or less (split_kv_count's), one block, a requested count.
   for (const SplitKVTail plan :
        {tail(264, 128), tail(132, 128), tail(100, 128), tail(136, 1), tail(136, 128, 2), tail(136, 128, 1)}) {
-    EXPECT_EQ(plan.split_tiles, 0);
+    EXPECT_EQ(plan.whole_tiles, 0);
     EXPECT_EQ(plan.splits, 1);
   }
   // A tail of nearly a round (batch 32: 124 tiles) gains nothing from pieces that take a second round.
@@ -275,36 +275,29 @@ TEST(SplitKVPlan, TailSplitsOnlyThePartialRound) {
 }
 
 TEST(SplitKVPlan, ItemsMapToTilesAndPieces) {
-  // Every tile of a launch is one whole item or exactly its `splits` pieces, the split tiles' pieces first,
-  // every item's tile in order.
-  for (const int split_tiles : {0, 3, 7}) {
-    for (const int splits : {2, 5, 32}) {
+  // Every tile of a launch is one whole item or exactly its `splits` pieces, in order.
+  for (const int whole : {0, 3, 132}) {
+    for (const int splits : {1, 2, 5, 32}) {
       SplitKV s;
       s.splits = splits;
       s.splits_div = detail::make_fast_divisor(splits);
-      s.split_tiles = split_tiles;
-      const int tiles = 7 + (split_tiles == 7 ? 0 : 132);  // uniform (all 7 split), or a tail and whole tiles
-      const int items = split_tiles * splits + (tiles - split_tiles);
+      s.whole_tiles = splits > 1 ? whole : 0;
+      const int tiles = s.whole_tiles + 7;
+      const int items = s.whole_tiles + (tiles - s.whole_tiles) * splits;
       std::vector<int> pieces(tiles, 0);
       int last_tile = -1;
       for (int item = 0; item < items; ++item) {
         const ItemPiece piece = item_piece(s, item);
-        ASSERT_GE(piece.tile, last_tile) << item;
+        ASSERT_GE(piece.tile, last_tile);
         last_tile = piece.tile;
-        ASSERT_LT(piece.tile, tiles) << item;
-        EXPECT_EQ(piece.split, piece.tile < split_tiles) << item;
+        ASSERT_LT(piece.tile, tiles);
+        EXPECT_EQ(piece.split, splits > 1 && piece.tile >= s.whole_tiles) << item;
         EXPECT_EQ(piece.piece, piece.split ? pieces[piece.tile] : 0) << item;
         ++pieces[piece.tile];
       }
-      for (int t = 0; t < tiles; ++t) EXPECT_EQ(pieces[t], t < split_tiles ? splits : 1) << t;
+      for (int t = 0; t < tiles; ++t)
+        EXPECT_EQ(pieces[t], t < s.whole_tiles || splits == 1 ? 1 : splits) << t;
     }
-  }
-  // No split (the launch's default SplitKV): every item its own tile, whole.
-  const SplitKV none;
-  for (const int item : {0, 1, 131, 100000}) {
-    const ItemPiece piece = item_piece(none, item);
-    EXPECT_EQ(piece.tile, item);
-    EXPECT_FALSE(piece.split);
   }
 }
 

@@ -559,7 +559,7 @@
 #define FLASHATTN_SM90_SPLIT_KV 1
 #endif
 // Session 55: SPLIT_KV_TAIL, a decode of more tiles than SMs splits the tiles of its last, partial round
-// (split_kv_plan.h split_kv_tail; SplitKV split_tiles), whose loads otherwise ran on tail-many SMs alone.
+// (split_kv_plan.h split_kv_tail; SplitKV whole_tiles), whose loads otherwise ran on tail-many SMs alone.
 // SPLIT_KV_TAIL_LONE_RATE: the cost model's rate of a lone CTA's key block, per mille of a full wave's.
 // 0 turns the split off (a measurement setting).
 #ifndef FLASHATTN_SM90_SPLIT_KV_TAIL

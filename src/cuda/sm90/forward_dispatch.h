@@ -119,7 +119,7 @@ inline bool runs_decode_kernel(const AttentionParams& p) {
 }
 struct SplitKVShape {
   int splits = 1;                    // pieces per split tile
-  int split_tiles = 0;               // the leading tiles split: all, or split_kv_plan.h split_kv_tail's
+  int whole_tiles = 0;               // the leading tiles not split (split_kv_plan.h split_kv_tail)
   int tiles = 0;                     // tiles of the launch (one query block each)
   int rows = 0;                      // packed q rows a record holds
   int head_dim_v = 0;                // columns of a record's rows
@@ -155,16 +155,14 @@ inline SplitKVShape split_kv_shape(const AttentionParams& p, int sms) {
   if (FLASHATTN_SM90_SPLIT_KV_TAIL != 0 && s.splits == 1) {
     const SplitKVTail tail = split_kv_tail(tiles, key_blocks, sms, p.num_splits, narrow_piece_floats,
                                            s.key_block_bytes, FLASHATTN_SM90_SPLIT_KV_TAIL_LONE_RATE);
-    s.split_tiles = tail.split_tiles;
+    s.whole_tiles = tail.whole_tiles;
     s.splits = tail.splits;
-  } else if (s.splits > 1) {
-    s.split_tiles = s.tiles;
   }
   return s;
 }
-// The launch's work items: every piece of the split tiles, then the whole ones.
+// The launch's work items: the whole tiles, then every piece of the split ones.
 inline int split_kv_items(const SplitKVShape& s) {
-  return s.split_tiles * s.splits + (s.tiles - s.split_tiles);
+  return s.whole_tiles + (s.tiles - s.whole_tiles) * s.splits;
 }
 // Workspace of a split launch after everything else (256-byte aligned): the tiles' arrival counters, then
 // every piece's record.
@@ -173,7 +171,7 @@ inline std::size_t split_kv_arrival_bytes(const SplitKVShape& s) {
 }
 inline std::size_t split_kv_bytes(const SplitKVShape& s) {
   if (s.splits <= 1) return 0;
-  return split_kv_arrival_bytes(s) + static_cast<std::size_t>(s.split_tiles) * s.splits *
+  return split_kv_arrival_bytes(s) + static_cast<std::size_t>(s.tiles - s.whole_tiles) * s.splits *
                                          split_kv_record_floats(s.rows, s.head_dim_v) * sizeof(float);
 }
 // The end of the rotated q (of the sequences without rotary; of the counter without either).

@@ -391,8 +391,8 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
       if (workspace == nullptr || shape.tiles != k.num_tiles) return cudaErrorInvalidValue;
       if constexpr (Config::kClusterPieces) {
         const ClusterSlots slots = Config::cluster_slots(shape.rows);
-        const bool clusters_apply = k.static_schedule && !placement && shape.split_tiles == shape.tiles &&
-                                    static_cast<std::int64_t>(shape.tiles) * shape.splits <= sms;
+        const bool clusters_apply =
+            k.static_schedule && !placement && static_cast<std::int64_t>(shape.tiles) * shape.splits <= sms;
         cluster_pieces = clusters_apply && slots.holds(shape.splits);
         // Clusters above the portable size once the kernel may take them (not every sm_90 part need launch
         // them: a part that refuses the attribute takes at most the portable size, not an error).
@@ -452,7 +452,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
       }
       k.split_kv.splits = shape.splits;
       k.split_kv.splits_div = make_fast_divisor(shape.splits);
-      k.split_kv.split_tiles = shape.split_tiles;
+      k.split_kv.whole_tiles = shape.whole_tiles;
       k.split_kv.rows = shape.rows;
       k.split_kv.cluster_size = cluster_size;
       k.split_kv.groups = groups;

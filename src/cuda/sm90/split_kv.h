@@ -1,8 +1,8 @@
 // Split-KV decoding in the one-consumer decode kernel (forward_config.h SPLIT_KV, Config::kSplitKV; the
 // launch's parameters and the split count in split_kv_plan.h).
 //
-// Work item i is piece i % splits of tile i / splits (of the launch's first split_tiles tiles, the rest
-// whole: split_kv_plan.h item_piece): the tile's key blocks (score_mask.h key_block_range, per
+// Work item i is piece i % splits of tile i / splits (or, past a launch's whole tiles, the same of the tiles
+// after them: split_kv_plan.h item_piece): the tile's key blocks (score_mask.h key_block_range, per
 // sequence) cut into `splits` near-equal shares (split_kv_plan.h split_key_blocks), so a sequence shorter
 // than the longest still splits evenly and a share may be empty. Producer and consumers decode items through
 // work_tile and work_key_blocks, so the pieces run through the usual schedule (static for a plain batch,
@@ -63,7 +63,7 @@ __device__ __forceinline__ bool splits_keys(const ForwardKernelParams& p, int it
 }
 
 // A piece's place in the workspace (records of kDv columns): its tile, its place among the tile's pieces,
-// the tile's first record, its own. (The records are the split tiles', the launch's first.)
+// the tile's first record, its own. (The records are the split tiles', from whole_tiles on.)
 struct PieceRecords {
   int tile;
   int piece;
@@ -74,7 +74,8 @@ template <int kDv>
 __device__ __forceinline__ PieceRecords piece_records(const SplitKV& s, int item) {
   const ItemPiece piece = item_piece(s, item);
   const std::size_t record_floats = split_kv_record_floats(s.rows, kDv);
-  float* const tile_records = s.partials + static_cast<std::size_t>(piece.tile) * s.splits * record_floats;
+  float* const tile_records =
+      s.partials + static_cast<std::size_t>(piece.tile - s.whole_tiles) * s.splits * record_floats;
   return {piece.tile, piece.piece, tile_records,
           tile_records + static_cast<std::size_t>(piece.piece) * record_floats};
 }

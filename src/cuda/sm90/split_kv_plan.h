@@ -18,17 +18,16 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
-// Work item i < split_tiles x splits is piece i % splits (its key-block share, split_key_blocks below) of
-// tile i / splits; the items after those are the remaining tiles whole, in order (item_piece). A uniform
-// split splits every tile (split_tiles = the launch's tiles); split_kv_tail below only the first tiles % sms
-// of a launch of more tiles than SMs, whose pieces then come first: the schedule's last items are whole
-// tiles, whose epilogue is a store, not a piece's record, arrival and combine. Each piece records its rows' O
-// (normalised by its own row sums) and LSE in fp32; the piece that finishes its tile last (the arrival
-// counter) combines the records in key order and stores the tile.
+// Work item i is piece i % splits (its key-block share, split_key_blocks below) of tile i / splits; or,
+// where the launch splits only the tiles past its whole rounds (whole_tiles > 0, split_kv_tail below), items
+// below whole_tiles are those tiles whole and item whole_tiles + i is piece i % splits of tile whole_tiles +
+// i / splits (item_piece). Each piece records its rows' O (normalised by its own row sums) and LSE in fp32;
+// the piece that finishes its tile last (the arrival counter) combines the records in key order and stores
+// the tile.
 struct SplitKV {
   int splits = 1;           // pieces per split tile; 1: no split (the kernel stores every tile itself)
   FastDivisor splits_div;   // work item / splits: its tile
-  int split_tiles = 0;      // the leading tiles split (the rest whole); 0 unless splits > 1
+  int whole_tiles = 0;      // the leading tiles that are not split (0: every tile is)
   int rows = 0;             // rows of a tile that a record holds: min(kBlockM, the longest packed q rows)
   int* arrivals = nullptr;  // workspace: per tile, its pieces done, or its row owners' (zeroed by the launch)
   float* partials = nullptr;  // workspace: per work item a record (split_kv_record_floats: O rows, LSEs)
@@ -55,10 +54,10 @@ struct ItemPiece {
   bool split;
 };
 FLASHATTN_HD ItemPiece item_piece(const SplitKV& s, int item) {
-  const int pieces = s.split_tiles * s.splits;
-  if (item >= pieces) return {item - pieces + s.split_tiles, 0, false};
-  const int tile = fast_divide(item, s.splits_div);
-  return {tile, item - tile * s.splits, true};
+  const int rest = item - s.whole_tiles;
+  if (rest < 0) return {item, 0, false};
+  const int tile = fast_divide(rest, s.splits_div);
+  return {s.whole_tiles + tile, rest - tile * s.splits, s.splits > 1};
 }
 
 // The pieces of a split tile that one cluster holds (forward_config.h CLUSTER_COMBINE): 16, the largest
@@ -241,9 +240,8 @@ inline int split_kv_count(std::int64_t tiles, std::int64_t key_blocks, int sms, 
 }
 
 // More tiles than SMs, where split_kv_count splits none (a wave holds less than one piece a tile): the tiles
-// of the launch's whole rounds stay whole, and `tail` = tiles % sms of them, the last round's, split, so that
-// their loads spread over every SM instead of `tail` of them (SplitKV split_tiles: the first tiles, whose
-// pieces the schedule takes first). On an H200 (s55_batches.sh:
+// of the launch's whole rounds stay whole, and the last round's `tail` (tiles % sms) split, so that their
+// loads spread over every SM instead of `tail` of them (SplitKV whole_tiles). On an H200 (s55_batches.sh:
 // GQA 32/8 d128 decodes of 17-40 sequences over 16384 keys, a KV cache's lengths, the dynamic schedule) the
 // last round of `tail` tiles took 0.38 / 0.44 / 0.68 / 0.82 / 0.91 of a full round's time at 4 / 28 / 60 /
 // 92 / 124 tiles: a CTA's key block costs kTailLoneRate + (1 - kTailLoneRate) x active / sms of its time in
@@ -255,8 +253,8 @@ inline int split_kv_count(std::int64_t tiles, std::int64_t key_blocks, int sms, 
 inline constexpr int kTailLoneRate = 400;
 inline constexpr std::int64_t kTailPieceCost = 64 * 1024;
 struct SplitKVTail {
-  int split_tiles = 0;  // the leading tiles split (0: none)
-  int splits = 1;       // of each of them
+  int whole_tiles = 0;
+  int splits = 1;  // of each tile from whole_tiles on; 1: none split
 };
 inline SplitKVTail split_kv_tail(std::int64_t tiles, std::int64_t key_blocks, int sms, int requested,
                                  std::int64_t narrow_piece_floats, std::int64_t key_block_bytes,
@@ -283,7 +281,7 @@ inline SplitKVTail split_kv_tail(std::int64_t tiles, std::int64_t key_blocks, in
     if (cost(pieces) < cost(best)) best = pieces;
   }
   if (best > 1) {
-    plan.split_tiles = static_cast<int>(tail);
+    plan.whole_tiles = static_cast<int>(tiles - tail);
     plan.splits = static_cast<int>(best);
   }
   return plan;
