@@ -267,6 +267,13 @@ TEST(SplitKVPlan, TailSplitsOnlyThePartialRound) {
     EXPECT_EQ(plan.whole_tiles, 0);
     EXPECT_EQ(plan.splits, 1);
   }
+  // Past two whole rounds a split must model more than a few percent cheaper (batch 42 / 44 over 4352 keys of
+  // a cache, 34 blocks: 72 / 88 tail tiles), while the same tails after one round split (batch 25 / 26).
+  EXPECT_EQ(tail(336, 34).splits, 1);
+  EXPECT_EQ(tail(352, 34).splits, 1);
+  EXPECT_GT(tail(200, 34).splits, 1);
+  EXPECT_GT(tail(208, 34).splits, 1);
+  EXPECT_GT(tail(272, 34).splits, 1);  // batch 34: 8 tail tiles after two rounds
   // A tail of nearly a round (batch 32: 124 tiles) gains nothing from pieces that take a second round.
   EXPECT_EQ(tail(256, 8).splits, 1);
   // The narrow tile's records bound the pieces (at most kMaxTileRecordFloats of a tile's): 8 rows of d256.
