@@ -638,7 +638,7 @@ patch_ab_builds() {
 }
 
 # rows_ab SCRIPT NAME [BUILDS...]: bench/integration/SCRIPT's rows over the packages BUILDS under $bld/pyroot (default
-# base against new), into $out/NAME.jsonl, their medians and SDPA rows in the summary.
+# base against new), into $out/NAME.jsonl, their medians and SDPA rows in the summary; ROWS_LIMIT seconds (200).
 rows_ab() {
   local script=$1 name=$2
   shift 2
