@@ -27,10 +27,11 @@ namespace flashattn::detail::cuda_sm90 {
 struct SplitKV {
   int splits = 1;           // pieces per split tile; 1: no split (the kernel stores every tile itself)
   FastDivisor splits_div;   // work item / splits: its tile
-  int whole_tiles = 0;      // the leading tiles that are not split (0: every tile is)
+  int whole_tiles = 0;      // the leading tiles that are not split (0: every tile when splits > 1)
   int rows = 0;             // rows of a tile that a record holds: min(kBlockM, the longest packed q rows)
   int* arrivals = nullptr;  // workspace: per tile, its pieces done, or its row owners' (zeroed by the launch)
-  float* partials = nullptr;  // workspace: per work item a record (split_kv_record_floats: O rows, LSEs)
+  float* partials = nullptr;  // workspace: per piece of a split tile a record (split_kv_record_floats: O
+                              // rows, LSEs), the tile's `splits` in order (split_kv.h piece_records)
   // The narrow tile's pieces of a tile in clusters (forward_config.h CLUSTER_COMBINE; one item per CTA): each
   // row's values of every piece of the cluster in its owner's shared memory (decode_consumer.h row_owner: the
   // CTA of the row's rank where the cluster has a CTA per row, else the first). cluster_size CTAs a cluster
