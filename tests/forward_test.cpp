@@ -139,6 +139,20 @@ std::vector<ForwardCase> forward_cases() {
   cases.push_back({2, 3, 1700, 16, 4, 64, 64, DType::bfloat16, {MaskKind::causal}, Layout::padded});
   cases.push_back({2, 1, 1500, 8, 2, 256, 256, DType::float16, {MaskKind::none, 1.5f}, Layout::contiguous});
   cases.push_back({2, 2, 1800, 32, 32, 96, 96, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
+  // More decode tiles than the SMs (132 on an H100 / H200) on the static schedule of equal tiles: the last
+  // round's tiles split (split_kv_plan.h split_kv_tail), the whole ones stored by their own CTAs, with a sink
+  // that the whole tiles count themselves and the split ones in the combine.
+  cases.push_back({20, 1, 1200, 32, 8, 128, 128, DType::bfloat16, {MaskKind::none}, Layout::contiguous});
+  cases.push_back({17,
+                   1,
+                   900,
+                   16,
+                   8,
+                   128,
+                   128,
+                   DType::float16,
+                   {MaskKind::none, 0.f, AlibiKind::none, 0.f, true},
+                   Layout::padded});
   cases.push_back({2, 40, 113, 4, 1, 192, 128, DType::bfloat16, {MaskKind::right_only}, Layout::contiguous});
   cases.push_back({2,
                    9,
@@ -593,6 +607,17 @@ TEST(ForwardWorkspace, Sm90StaticScheduleNeedsNone) {
   const long long records = 32LL * pieces * (128 + 4) * 4;
   EXPECT_TRUE(d96 < 0 || d96 >= records)
       << d96 << " bytes: records of the kernel's 128 columns need " << records;
+  // More tiles than SMs (GQA 32/8 over 20 sequences of 4096 keys: 160 tiles): the records of the last round's
+  // split tiles (split_kv_tail), beside the static schedule's none for the whole ones.
+  HostTensor q20(DType::bfloat16, {20, 1, 32, 128}), kv20(DType::bfloat16, {20, 4096, 8, 128});
+  HostTensor out20(DType::bfloat16, {20, 1, 32, 128});
+  const detail::cuda_sm90::SplitKVTail tail =
+      detail::cuda_sm90::split_kv_tail(160, 32, sms, 0, 4 * 128, 128 * (128 + 128) * 2);
+  const long long tail_bytes = bytes_for(q20, kv20, out20, false);
+  const long long tail_records =
+      static_cast<long long>(160 - tail.whole_tiles) * tail.splits * (4 * 128 + 4) * 4;
+  EXPECT_TRUE(tail_bytes < 0 || tail.splits == 1 || tail_bytes >= tail_records)
+      << tail_bytes << " bytes: the split tail's records need " << tail_records;
 #endif
 }
 
