@@ -560,13 +560,9 @@
 #endif
 // Session 55: SPLIT_KV_TAIL, a decode of more tiles than SMs splits the tiles of its last, partial round
 // (split_kv_plan.h split_kv_tail; SplitKV whole_tiles), whose loads otherwise ran on tail-many SMs alone.
-// SPLIT_KV_TAIL_LONE_RATE: the cost model's rate of a lone CTA's key block, per mille of a full wave's.
 // 0 turns the split off (a measurement setting).
 #ifndef FLASHATTN_SM90_SPLIT_KV_TAIL
 #define FLASHATTN_SM90_SPLIT_KV_TAIL 1
-#endif
-#ifndef FLASHATTN_SM90_SPLIT_KV_TAIL_LONE_RATE
-#define FLASHATTN_SM90_SPLIT_KV_TAIL_LONE_RATE 400
 #endif
 // Session 45: the pieces whose records split_kv.h's combine loads at once (1 = one L2 round trip per piece).
 #ifndef FLASHATTN_SM90_SPLIT_KV_COMBINE_BATCH

@@ -153,8 +153,8 @@ inline SplitKVShape split_kv_shape(const AttentionParams& p, int sms) {
                             s.key_block_bytes);
   // More tiles than a wave: the last round's split (SPLIT_KV_TAIL).
   if (FLASHATTN_SM90_SPLIT_KV_TAIL != 0 && s.splits == 1) {
-    const SplitKVTail tail = split_kv_tail(tiles, key_blocks, sms, p.num_splits, narrow_piece_floats,
-                                           s.key_block_bytes, FLASHATTN_SM90_SPLIT_KV_TAIL_LONE_RATE);
+    const SplitKVTail tail =
+        split_kv_tail(tiles, key_blocks, sms, p.num_splits, narrow_piece_floats, s.key_block_bytes);
     s.whole_tiles = tail.whole_tiles;
     s.splits = tail.splits;
   }

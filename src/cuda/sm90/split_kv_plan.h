@@ -248,7 +248,7 @@ inline int split_kv_count(std::int64_t tiles, std::int64_t key_blocks, int sms, 
 // 92 / 124 tiles: a CTA's key block costs kTailLoneRate + (1 - kTailLoneRate) x active / sms of its time in
 // a full wave (per mille). So the tail's cost for `pieces` pieces a tile, in those units: ceil(tail x pieces
 // / sms) rounds of pieces of the longest share's blocks at min(sms, tail x pieces) CTAs, each piece also
-// paying its record and arrival, `piece_cost` bytes of loads (~1 us: uniform splits of 32 sequences over
+// paying its record and arrival, kTailPieceCost bytes of loads (~1 us: uniform splits of 32 sequences over
 // 1024 keys read 1.3 us a piece more). The least-cost count, the fewest pieces on a tie; none where
 // requested (n > 0: every tile split n ways, split_kv_count). Past two or more whole rounds the split must
 // model kTailRoundMargin percent cheaper per round beyond the first: the dynamic schedule's CTAs then start
@@ -263,8 +263,7 @@ struct SplitKVTail {
   int splits = 1;  // of each tile from whole_tiles on; 1: none split
 };
 inline SplitKVTail split_kv_tail(std::int64_t tiles, std::int64_t key_blocks, int sms, int requested,
-                                 std::int64_t narrow_piece_floats, std::int64_t key_block_bytes,
-                                 int lone_rate = kTailLoneRate, std::int64_t piece_cost = kTailPieceCost) {
+                                 std::int64_t narrow_piece_floats, std::int64_t key_block_bytes) {
   SplitKVTail plan;
   if (requested > 0 || sms <= 0 || tiles <= sms || key_blocks < 2 || key_block_bytes <= 0) return plan;
   const std::int64_t tail = tiles % sms;
@@ -274,11 +273,11 @@ inline SplitKVTail split_kv_tail(std::int64_t tiles, std::int64_t key_blocks, in
     most = std::min(most, std::max<std::int64_t>(1, kMaxTileRecordFloats / narrow_piece_floats));
   // Work items (whole tiles, then the tail's pieces) stay below 2^30, as the tile indices do (backend.cu).
   most = std::min<std::int64_t>(most, ((std::int64_t{1} << 30) - 1 - (tiles - tail)) / tail);
-  const std::int64_t piece_permille = piece_cost * 1000 / key_block_bytes;
+  const std::int64_t piece_permille = kTailPieceCost * 1000 / key_block_bytes;
   const auto cost = [&](std::int64_t pieces) {
     const std::int64_t items = tail * pieces;
     const std::int64_t active = std::min<std::int64_t>(items, sms);
-    const std::int64_t rate = lone_rate + (1000 - lone_rate) * active / sms;
+    const std::int64_t rate = kTailLoneRate + (1000 - kTailLoneRate) * active / sms;
     return (items + sms - 1) / sms *
            (longest_share(key_blocks, pieces) * rate + (pieces > 1 ? piece_permille : 0));
   };
