@@ -153,6 +153,11 @@ std::vector<ForwardCase> forward_cases() {
                    DType::float16,
                    {MaskKind::none, 0.f, AlibiKind::none, 0.f, true},
                    Layout::padded});
+  // Past two tiles a SM on the narrow decode kernel of two CTAs a SM (forward_config.h TWO_CTAS_PER_SM): the
+  // static schedule's whole rounds and the last round's split; d = 96 on the d = 128 kernel, MHA (1280
+  // tiles).
+  cases.push_back({36, 1, 500, 32, 8, 128, 128, DType::float16, {MaskKind::none, 20.f}, Layout::contiguous});
+  cases.push_back({40, 1, 200, 32, 32, 96, 96, DType::bfloat16, {MaskKind::none}, Layout::padded});
   cases.push_back({2, 40, 113, 4, 1, 192, 128, DType::bfloat16, {MaskKind::right_only}, Layout::contiguous});
   cases.push_back({2,
                    9,
@@ -607,16 +612,25 @@ TEST(ForwardWorkspace, Sm90StaticScheduleNeedsNone) {
   const long long records = 32LL * pieces * (128 + 4) * 4;
   EXPECT_TRUE(d96 < 0 || d96 >= records)
       << d96 << " bytes: records of the kernel's 128 columns need " << records;
-  // More tiles than SMs (GQA 32/8 over 20 sequences of 4096 keys: 160 tiles): the records of the last round's
-  // split tiles (split_kv_tail), beside the static schedule's none for the whole ones.
+  // More tiles than SMs, fewer than two a SM (GQA 32/8 over 20 sequences of 4096 keys: 160 tiles on an H100 /
+  // H200): the kernel of two CTAs a SM (forward_config.h TWO_CTAS_PER_SM) holds them all at once, unsplit, on
+  // the static schedule: no workspace.
   HostTensor q20(DType::bfloat16, {20, 1, 32, 128}), kv20(DType::bfloat16, {20, 4096, 8, 128});
   HostTensor out20(DType::bfloat16, {20, 1, 32, 128});
+  if (160 <= 2 * sms) EXPECT_EQ(bytes_for(q20, kv20, out20, false), 0) << "160 tiles on " << sms << " SMs";
+  // More than two a SM (3 sequences past them): the records of the last round's split tiles (split_kv_tail,
+  // over that kernel's 2 x sms slots and its 64-key blocks at d = 128).
+  const int batch = 2 * sms / 8 + 3;
+  const int tiles = 8 * batch;
+  HostTensor qb(DType::bfloat16, {batch, 1, 32, 128}), kvb(DType::bfloat16, {batch, 4096, 8, 128});
+  HostTensor outb(DType::bfloat16, {batch, 1, 32, 128});
   const detail::cuda_sm90::SplitKVTail tail =
-      detail::cuda_sm90::split_kv_tail(160, 32, sms, 0, 4 * 128, 128 * (128 + 128) * 2);
-  const long long tail_bytes = bytes_for(q20, kv20, out20, false);
+      detail::cuda_sm90::split_kv_tail(tiles, 4096 / 64, 2 * sms, 0, 4 * 128, 64 * (128 + 128) * 2);
+  const long long tail_bytes = bytes_for(qb, kvb, outb, false);
   const long long tail_records =
-      static_cast<long long>(160 - tail.whole_tiles) * tail.splits * (4 * 128 + 4) * 4;
-  EXPECT_TRUE(tail_bytes < 0 || tail.splits == 1 || tail_bytes >= tail_records)
+      static_cast<long long>(tiles - tail.whole_tiles) * tail.splits * (4 * 128 + 4) * 4;
+  EXPECT_GT(tail.splits, 1) << tiles << " tiles";
+  EXPECT_TRUE(tail_bytes < 0 || tail_bytes >= tail_records)
       << tail_bytes << " bytes: the split tail's records need " << tail_records;
 #endif
 }

@@ -1191,6 +1191,44 @@ std::vector<KVCacheCase> kvcache_cases() {
                    false,
                    false,
                    0});
+  // More tiles than two a SM on cuda_sm90's narrow decode kernel of two CTAs a SM (forward_config.h
+  // TWO_CTAS_PER_SM, 264 slots on an H100 / H200): its whole rounds, then the last round's tiles split
+  // (split_kv_tail over the slots), on the dynamic schedule. GQA 32/8 d = 128 over 36 sequences with an
+  // append (288 tiles); d = 64 16/8 over 34 sequences in pages of 16, gathered boxes (272 tiles).
+  cases.push_back({36,
+                   1,
+                   1000,
+                   32,
+                   8,
+                   128,
+                   128,
+                   DType::bfloat16,
+                   {MaskKind::none},
+                   Layout::contiguous,
+                   true,
+                   Rotary::none,
+                   false,
+                   0,
+                   false,
+                   false,
+                   0});
+  cases.push_back({34,
+                   1,
+                   900,
+                   16,
+                   8,
+                   64,
+                   64,
+                   DType::float16,
+                   {MaskKind::none},
+                   Layout::contiguous,
+                   false,
+                   Rotary::none,
+                   false,
+                   16,
+                   false,
+                   false,
+                   0});
   return cases;
 }
 

@@ -256,7 +256,7 @@ struct PieceSum {
 template <int kDv, int kUnits, int kBatch, class Read, class Done>
 __device__ __forceinline__ void sum_pieces_in_units(int rows, int pieces, Read read, Done done) {
   constexpr int kRowUnits = kDv / 4;
-  static_assert(kBatch * kUnits <= 16 && 128 % kRowUnits == 0,
+  static_assert(kBatch * kUnits <= 16 && kBatch >= 1 && 128 % kRowUnits == 0,
                 "at most 16 loads in flight; whole rows a round");
   const int thread = threadIdx.x % 128;
   int row[kUnits], col[kUnits];
@@ -288,18 +288,20 @@ __device__ __forceinline__ void sum_pieces_in_units(int rows, int pieces, Read r
 }
 
 // sum_pieces_in_units with as few units a thread as the rows need (1, 2, 4, ... up to those of kNarrowRowsMax
-// rows: 1 at dv = 64, 2 at 128, 4 at 256), and rounds of 16 / kUnits pieces, or half as many where they hold
-// every piece (a cluster of 8 at one unit: no round of 16 places of which 8 weigh 0).
-template <int kDv, int kUnits = 1, class Read, class Done>
+// rows: 1 at dv = 64, 2 at 128, 4 at 256), and rounds of kLoads / kUnits pieces, or half as many where they
+// hold every piece (a cluster of 8 at one unit: no round of 16 places of which 8 weigh 0). kLoads: 16, or 8
+// in the kernel of two CTAs a SM, whose 128 registers a thread would spill a round of 16 (ptxas: 432 bytes of
+// stack in that kernel at d = 128, against none at 8).
+template <int kDv, int kLoads = 16, int kUnits = 1, class Read, class Done>
 __device__ __forceinline__ void sum_pieces(int rows, int pieces, Read read, Done done) {
   constexpr int kMostUnits = (kNarrowRowsMax * kDv / 4 + 127) / 128;
   if constexpr (kUnits < kMostUnits) {
     if (rows * kDv > kUnits * 512) {
-      sum_pieces<kDv, 2 * kUnits>(rows, pieces, read, done);
+      sum_pieces<kDv, kLoads, 2 * kUnits>(rows, pieces, read, done);
       return;
     }
   }
-  constexpr int kBatch = 16 / kUnits;
+  constexpr int kBatch = kLoads / kUnits;
   if (kBatch >= 4 && pieces <= kBatch / 2) {
     sum_pieces_in_units<kDv, kUnits, kBatch / 2>(rows, pieces, read, done);
   } else {
@@ -331,7 +333,7 @@ __device__ __forceinline__ void combine_narrow_pieces(const ForwardKernelParams&
   const SplitKV& s = p.split_kv;
   const int record_floats = static_cast<int>(split_kv_record_floats(s.rows, kDv));  // (32-bit offsets)
   claim_output_buffer<Config>(0);  // the previous tile's store has read O's buffer
-  sum_pieces<kDv>(
+  sum_pieces<kDv, 16 / Config::kCtasPerSm>(
       s.rows, pieces,
       [&](int piece, int row, int col, float& lse, float4& x) {
         read_record_unit<kDv>(tile_records, record_floats, s.rows, piece, row, col, lse, x);
@@ -700,9 +702,10 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
       // with NARROW_COMBINE, but compiled in it keeps ptxas's schedule of the key-block loop above. Without
       // it that loop grew by 75, 28 and 40 instructions at dv 128, 256 and 64 (local cuobjdump, session 52)
       // and a d256 16/8 decode read 1.02-1.04 of the time.)
-      if (FLASHATTN_SM90_NARROW_COMBINE != 0 && s.rows <= kNarrowRowsMax) {
+      // (The kernel of two CTAs a SM leaves it out: at 128 registers a thread it spilled 400 bytes.)
+      if (Config::kCtasPerSm == 2 || (FLASHATTN_SM90_NARROW_COMBINE != 0 && s.rows <= kNarrowRowsMax)) {
         combine_narrow_pieces<Config>(p, pipe, w, packed_first, records.tile_records, s.splits);
-      } else {
+      } else if constexpr (Config::kCtasPerSm == 1) {
         float o[Config::kPVN / 2];
         RowFinal combined;
         combine_split_pieces<Config>(p, w.head, records.tile_records, s.splits, o, combined);

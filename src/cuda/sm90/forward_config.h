@@ -564,6 +564,16 @@
 #ifndef FLASHATTN_SM90_SPLIT_KV_TAIL
 #define FLASHATTN_SM90_SPLIT_KV_TAIL 1
 #endif
+// Session 56: TWO_CTAS_PER_SM, the narrow decode tile at d = 64 / 128 (d = 96 on d = 128's) in a kernel of
+// which two CTAs fit on a SM (ForwardConfig kCtasPerSm: two stages of 32 KB of K and V, at most 128
+// registers a thread), launched where a decode's tiles outnumber the SMs (forward_dispatch.h
+// decode_ctas_per_sm). A decode of 133-264 tiles then streams every tile at once, and one of more tiles
+// rounds on half-size steps, instead of a last round of tiles % sms CTAs (which SPLIT_KV_TAIL splits at the
+// cost of a record, an arrival and a combine per piece: ~5 us of a 27 us call over 1024 keys in session 56's
+// trace, s56_checks.sh). 0 keeps those decodes on the kernel of one CTA a SM (a measurement setting).
+#ifndef FLASHATTN_SM90_TWO_CTAS_PER_SM
+#define FLASHATTN_SM90_TWO_CTAS_PER_SM 1
+#endif
 // Session 45: the pieces whose records split_kv.h's combine loads at once (1 = one L2 round trip per piece).
 #ifndef FLASHATTN_SM90_SPLIT_KV_COMBINE_BATCH
 #define FLASHATTN_SM90_SPLIT_KV_COMBINE_BATCH 4
@@ -791,9 +801,11 @@ constexpr FLASHATTN_HD int cluster_slot_bytes(int rows, int head_dim_v) {
 // carry code that pays only under a mask (kConsumerKeyRange of the four-consumer kernel).
 // kNarrowRows_: the decode kernel's narrow tile (one consumer, at most kNarrowRowsMax packed query rows;
 // decode_consumer.h, use_narrow_rows below): the same producer and shared-memory ring, another consumer.
+// kCtasPerSm_: 1, or 2 for the narrow tile's kernel at d = 64 / 128 of which two CTAs share a SM
+// (TWO_CTAS_PER_SM above).
 template <int kHeadDim_, int kHeadDimV_, typename Element_, int kConsumerWarpgroups_ = 2,
           int kLongKeyBlockN_ = 0, int kClusterM_ = 1, bool kMaskedInstance_ = false,
-          bool kNarrowRows_ = false>
+          bool kNarrowRows_ = false, int kCtasPerSm_ = 1>
 struct ForwardConfig {
   using Element = Element_;
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>);
@@ -825,6 +837,13 @@ struct ForwardConfig {
   static_assert(!kNarrowRows || (kSingleConsumer && kLongKeyBlockN_ == 0 && kHeadDim == kHeadDimV &&
                                  (kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256)),
                 "the narrow tile is the d = dv = 64 / 128 / 256 decode kernel's");
+  // Two CTAs a SM: each in half of the SM's shared memory and registers (__launch_bounds__(kThreads, 2):
+  // 128 registers a thread, which the narrow consumer's few accumulators leave room for), with two stages
+  // of 32 KB of K and V: 64-key blocks at d = 128, 128-key ones at d = 64. A SM then holds as many bytes in
+  // flight as one CTA of the other kernel, over two tiles.
+  static constexpr int kCtasPerSm = kCtasPerSm_;
+  static_assert(kCtasPerSm == 1 || (kCtasPerSm == 2 && kNarrowRows && kHeadDim <= 128),
+                "two CTAs a SM only for the narrow tile at d = 64 / 128");
   static_assert(
       kConsumerWarpgroups == 2 ||
           ((kConsumerWarpgroups == 3 || (kConsumerWarpgroups == 4 && kD64Alt)) && kHeadDim == 64 &&
@@ -859,12 +878,12 @@ struct ForwardConfig {
                     kD256Block64 || kD64Alt,
                 "a long-key block only for the two-consumer d = 128 kernel, 64 keys only at d = 256");
   static constexpr int kDefaultBlockN =
-      kLargeV || (kNarrowRows && kHeadDim == 256)
+      kLargeV || (kNarrowRows && kHeadDim == 256) || (kCtasPerSm == 2 && kHeadDim == 128)
           ? 64
           : (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_D64_THREE_BLOCK_N
                                       : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
   static constexpr int kBlockN = kLongKeyBlockN_ != 0 ? kLongKeyBlockN_ : kDefaultBlockN;
-  static constexpr int kStages = kLargeV ? 3 : (kHeadDim <= 64 ? 4 : 2);
+  static constexpr int kStages = kLargeV ? 3 : (kHeadDim <= 64 && kCtasPerSm == 1 ? 4 : 2);
   // The long-key, cluster and three-consumer kernels serve dense K/V only (paged K/V runs the
   // two-consumer kernel: use_three_consumers): no paged instantiation of them.
   // (d = 256 with 64-key blocks has one: pages of 64..256 rows are then read as 64-row boxes; so has the
@@ -1022,7 +1041,8 @@ struct ForwardConfig {
   // Shared memory: [Q][K stages][V stages][O][barriers]. O gets its own buffer
   // when it fits (its TMA store then overlaps the next tile's Q load); at d=256 it
   // reuses Q's rows (each consumer stores over the 64 Q rows only it read).
-  static constexpr int kSmemLimit = 227 * 1024;
+  // (228 KB a SM, of which 1 KB each CTA's reserve: 113 KB for each of two.)
+  static constexpr int kSmemLimit = kCtasPerSm == 1 ? 227 * 1024 : 113 * 1024;
   static constexpr int kQOffset = 0;
   static constexpr int kKOffset = kQOffset + kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKVBytes;
@@ -1108,8 +1128,9 @@ struct ForwardConfig {
   // 256; at 2 rows 15 at d = 256).
   static constexpr int kClusterRecordsOffset = kNarrowOffset + (kNarrowBytes + 15) / 16 * 16;
   static constexpr int kClusterFreeBytes = kSmemLimit - (kClusterRecordsOffset + kBarrierBytes + 1024);
+  // (Not in the kernel of two CTAs a SM: it runs more tiles than SMs, where no tile's pieces are clustered.)
   static constexpr bool kClusterPieces =
-      kNarrowRows && FLASHATTN_SM90_SPLIT_KV != 0 && FLASHATTN_SM90_CLUSTER_COMBINE != 0;
+      kNarrowRows && kCtasPerSm == 1 && FLASHATTN_SM90_SPLIT_KV != 0 && FLASHATTN_SM90_CLUSTER_COMBINE != 0;
   static constexpr int kClusterRecordsBytes =
       kClusterPieces ? std::min(kClusterFreeBytes / 16 * 16,
                                 cluster_slot_bytes(kNarrowRowsMax, kHeadDimV) * FLASHATTN_SM90_CLUSTER_SLOTS)

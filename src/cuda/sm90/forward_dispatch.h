@@ -95,13 +95,31 @@ template <int kHeadDim>
 using DecodeConfig = ForwardConfig<kHeadDim, kHeadDim, __half, 1>;  // (bf16's have the same tiles)
 constexpr int kDecodeBlockM = DecodeConfig<128>::kBlockM;
 static_assert(DecodeConfig<64>::kBlockM == kDecodeBlockM && DecodeConfig<256>::kBlockM == kDecodeBlockM);
+// The narrow decode tile's kernel of two CTAs a SM (TWO_CTAS_PER_SM) at kernel head dim d (64 or 128).
+template <int kHeadDim>
+using SharedSmDecodeConfig = ForwardConfig<kHeadDim, kHeadDim, __half, 1, 0, 1, false, true, 2>;
 // The decode kernel's key block at head dim d (one of single_consumer_head_dims'; d = 96 runs d = 128's), on
-// the narrow tile (use_narrow_rows) or the 64-row one: they differ at d = 256.
-inline int decode_block_n(std::int64_t head_dim, bool narrow) {
+// the narrow tile (use_narrow_rows) or the 64-row one: they differ at d = 256; and on the narrow tile's
+// kernel of two CTAs a SM (ctas_per_sm 2), at d = 128.
+inline int decode_block_n(std::int64_t head_dim, bool narrow, int ctas_per_sm = 1) {
   using Narrow256 = ForwardConfig<256, 256, __half, 1, 0, 1, false, true>;
+  if (ctas_per_sm == 2) {
+    return head_dim == 64 ? SharedSmDecodeConfig<64>::kBlockN : SharedSmDecodeConfig<128>::kBlockN;
+  }
   return head_dim == 64 ? DecodeConfig<64>::kBlockN
                         : (head_dim == 256 ? (narrow ? Narrow256::kBlockN : DecodeConfig<256>::kBlockN)
                                            : DecodeConfig<128>::kBlockN);
+}
+// CTAs a SM of the decode kernel that runs p on a GPU of `sms` SMs: 2 (TWO_CTAS_PER_SM, forward_config.h) for
+// the narrow tile at d = 64 / 96 / 128 where its tiles (one per sequence and K/V head, or per query head
+// unpacked) outnumber the SMs, else 1. launch_decode picks the kernel by it, split_kv_shape its slots.
+inline int decode_ctas_per_sm(const AttentionParams& p, int sms) {
+  if (FLASHATTN_SM90_TWO_CTAS_PER_SM == 0 || kernel_head_dim(static_cast<int>(p.head_dim)) > 128) return 1;
+  const int pack = pack_factor_for(p, kDecodeBlockM);
+  if (!use_narrow_rows(static_cast<int>(p.head_dim), static_cast<int>(p.head_dim_v), p.seqlen_q, pack))
+    return 1;
+  const std::int64_t tiles = p.batch * (pack > 1 ? p.heads_kv : p.heads);
+  return tiles > sms ? 2 : 1;
 }
 // The cluster counts whose records of `rows` rows the narrow tile's slots hold at the kernel's dv
 // (ForwardConfig cluster_slots; none without CLUSTER_COMBINE).
@@ -118,6 +136,7 @@ inline bool runs_decode_kernel(const AttentionParams& p) {
                              pack_factor_for(p, kDecodeBlockM));
 }
 struct SplitKVShape {
+  int ctas_per_sm = 1;               // of the kernel that runs it (decode_ctas_per_sm)
   int splits = 1;                    // pieces per split tile
   int whole_tiles = 0;               // the leading tiles not split (split_kv_plan.h split_kv_tail)
   int tiles = 0;                     // tiles of the launch (one query block each)
@@ -133,7 +152,10 @@ inline SplitKVShape split_kv_shape(const AttentionParams& p, int sms) {
   const std::int64_t tiles = p.batch * (pack > 1 ? p.heads_kv : p.heads);  // seqlen_q * pack <= kBlockM
   const bool narrow =
       use_narrow_rows(static_cast<int>(p.head_dim), static_cast<int>(p.head_dim_v), p.seqlen_q, pack);
-  const int block_n = decode_block_n(p.head_dim, narrow);
+  // Two CTAs a SM hold twice the SMs' items at once: the count rules below see those slots.
+  s.ctas_per_sm = decode_ctas_per_sm(p, sms);
+  const int slots = sms * s.ctas_per_sm;
+  const int block_n = decode_block_n(p.head_dim, narrow, s.ctas_per_sm);
   const std::int64_t key_blocks = (p.seqlen_k + block_n - 1) / block_n;
   s.tiles = static_cast<int>(tiles);
   s.key_blocks = static_cast<int>(std::min<std::int64_t>(key_blocks, INT32_MAX));
@@ -143,18 +165,20 @@ inline SplitKVShape split_kv_shape(const AttentionParams& p, int sms) {
                       static_cast<std::int64_t>(dtype_size(p.dtype));
   // The narrow tile's count rules (split_kv_plan.h), where they were measured; its cluster combine's where a
   // tile's records fit a CTA's slots (narrow_cluster_pieces) and the launch takes the static
-  // schedule (forward_launch.h: equal tiles, or the cache's lengths read by the kernel).
+  // schedule (forward_launch.h: equal tiles, or the cache's lengths read by the kernel); none in the kernel
+  // of two CTAs a SM (ForwardConfig kClusterPieces).
   const bool static_items =
       equal_tiles(p) || (FLASHATTN_SM90_CACHE_LENGTHS != 0 && cache_lengths_apply(p, narrow));
-  const ClusterSlots cluster_pieces =
-      narrow && static_items ? narrow_cluster_pieces(s.head_dim_v, s.rows) : ClusterSlots{};
+  const ClusterSlots cluster_pieces = narrow && static_items && s.ctas_per_sm == 1
+                                          ? narrow_cluster_pieces(s.head_dim_v, s.rows)
+                                          : ClusterSlots{};
   const std::int64_t narrow_piece_floats = narrow ? std::int64_t{s.rows} * s.head_dim_v : 0;
-  s.splits = split_kv_count(tiles, key_blocks, sms, p.num_splits, narrow_piece_floats, cluster_pieces,
+  s.splits = split_kv_count(tiles, key_blocks, slots, p.num_splits, narrow_piece_floats, cluster_pieces,
                             s.key_block_bytes);
   // More tiles than a wave: the last round's split (SPLIT_KV_TAIL).
   if (FLASHATTN_SM90_SPLIT_KV_TAIL != 0 && s.splits == 1) {
     const SplitKVTail tail =
-        split_kv_tail(tiles, key_blocks, sms, p.num_splits, narrow_piece_floats, s.key_block_bytes);
+        split_kv_tail(tiles, key_blocks, slots, p.num_splits, narrow_piece_floats, s.key_block_bytes);
     s.whole_tiles = tail.whole_tiles;
     s.splits = tail.splits;
   }

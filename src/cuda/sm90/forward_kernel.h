@@ -28,9 +28,10 @@ namespace flashattn::detail::cuda_sm90 {
 // rather than a branch: with both producers in one kernel, the dense one spilled at
 // the producer's 24 registers (28-72 B of local memory in every instantiation; now
 // 8 B, one reload per tile outside the K/V loop). The paged kernels give their
-// producer 40 registers (forward_config.h).
+// producer 40 registers (forward_config.h). Config::kCtasPerSm: 2 for the decode kernel that shares a SM
+// (TWO_CTAS_PER_SM), whose threads then hold at most 128 registers.
 template <class Config, bool kPaged>
-__global__ void __launch_bounds__(Config::kThreads, 1)
+__global__ void __launch_bounds__(Config::kThreads, Config::kCtasPerSm)
     forward_kernel(const __grid_constant__ ForwardKernelParams p) {
   extern __shared__ unsigned char shared_buffer[];
   // 128B-swizzle atoms (TMA boxes, wgmma descriptors) need 1024-byte alignment.

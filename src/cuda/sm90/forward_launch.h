@@ -295,6 +295,8 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     return e;
   if (cudaError_t e = cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device); e != cudaSuccess)
     return e;
+  // The CTAs resident at once: one a SM, or two of the decode kernel that shares a SM (TWO_CTAS_PER_SM).
+  const int slots = sms * Config::kCtasPerSm;
   // Equal tiles (no mask cutting key ranges, no per-sequence lengths): the static
   // schedule saves the atomic per tile (measured 2-7% at <= 4k, docs/kernel-notes-sm90.md).
   // Causal (or right-window) problems of one length: couples of complementary query units (tile_sections.h
@@ -313,10 +315,14 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
   // schedule, which claims nothing through the counter (the same order: CTA c on item c).
   const bool cache_lengths = use_cache_lengths<Config>(a);
   SplitKVShape split_shape{};  // no split (splits 1) without Config::kSplitKV
-  if constexpr (Config::kSplitKV) split_shape = split_kv_shape(a, sms);
+  if constexpr (Config::kSplitKV) {
+    split_shape = split_kv_shape(a, sms);
+    // The workspace was sized by this shape, for the kernel it names (launch_decode picks by the same rule).
+    if (split_shape.ctas_per_sm != Config::kCtasPerSm) return cudaErrorInvalidValue;
+  }
   k.static_schedule =
       equal_tiles(a) || static_couples ||
-      (cache_lengths && static_cast<std::int64_t>(k.num_tiles) * std::max(1, split_shape.splits) <= sms);
+      (cache_lengths && static_cast<std::int64_t>(k.num_tiles) * std::max(1, split_shape.splits) <= slots);
   // forward_workspace_bytes sizes no workspace for equal tiles: anything that claims tiles through the
   // counter must have one (a mismatch fails the call, it never dereferences null).
   if (!k.static_schedule && workspace == nullptr) return cudaErrorInvalidValue;
@@ -361,7 +367,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
                          Config::kClusterM == 1 && !k.static_schedule && couples_shape);
   k.sections =
       plan_tile_sections(k.batch * k.heads, static_cast<int>(sec_heads), k.m_blocks / Config::kClusterM,
-                         std::max(1, std::min(sms, k.num_tiles)),
+                         std::max(1, std::min(slots, k.num_tiles)),
                          k.static_schedule ? 0 : FLASHATTN_SM90_TAIL_SECTION_FACTOR, paired, placement);
   k.heads_div = make_fast_divisor(std::max(1, k.heads));
   k.tile_counter = tile_counter;
@@ -550,7 +556,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
       config.numAttrs = FLASHATTN_SM90_PREPARE_OVERLAP != 0 && runs_prepare ? 2 : 1;
       return cudaLaunchKernelEx(&config, kernel, k);
     }
-    const int grid = std::max(1, std::min(sms, k.num_tiles));
+    const int grid = std::max(1, std::min(slots, k.num_tiles));
     if (FLASHATTN_SM90_PREPARE_OVERLAP != 0 && runs_prepare) {
       // PREPARE_OVERLAP (forward_config.h): the kernel's launch and barrier setup overlap the prepare kernel.
       cudaLaunchAttribute overlap{};
@@ -576,6 +582,24 @@ bool launch_decode(const AttentionParams& a, void* workspace, cudaStream_t strea
     const int pack = pack_factor<Single>(a);
     if constexpr (narrow_rows_head_dims(kHeadDim, kHeadDimV)) {
       if (use_narrow_rows(kHeadDim, kHeadDimV, a.seqlen_q, pack)) {
+        // More tiles than SMs at d <= 128: the kernel of two CTAs a SM (decode_ctas_per_sm).
+        if constexpr (FLASHATTN_SM90_TWO_CTAS_PER_SM != 0 && kD <= 128) {
+          int device = 0, sms = 0;
+          if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) {
+            launched = e;
+            return true;
+          }
+          if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+              e != cudaSuccess) {
+            launched = e;
+            return true;
+          }
+          if (decode_ctas_per_sm(a, sms) == 2) {
+            launched =
+                launch_forward<ForwardConfig<kD, kD, Element, 1, 0, 1, false, true, 2>>(a, workspace, stream);
+            return true;
+          }
+        }
         launched = launch_forward<ForwardConfig<kD, kD, Element, 1, 0, 1, false, true>>(a, workspace, stream);
         return true;
       }
