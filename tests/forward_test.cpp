@@ -139,9 +139,8 @@ std::vector<ForwardCase> forward_cases() {
   cases.push_back({2, 3, 1700, 16, 4, 64, 64, DType::bfloat16, {MaskKind::causal}, Layout::padded});
   cases.push_back({2, 1, 1500, 8, 2, 256, 256, DType::float16, {MaskKind::none, 1.5f}, Layout::contiguous});
   cases.push_back({2, 2, 1800, 32, 32, 96, 96, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
-  // More decode tiles than the SMs (132 on an H100 / H200) on the static schedule of equal tiles: the last
-  // round's tiles split (split_kv_plan.h split_kv_tail), the whole ones stored by their own CTAs, with a sink
-  // that the whole tiles count themselves and the split ones in the combine.
+  // More decode tiles than the SMs (132 on an H100 / H200), fewer than two a SM, on the static schedule of
+  // equal tiles: the narrow kernel of two CTAs a SM (forward_config.h TWO_CTAS_PER_SM), one with a sink.
   cases.push_back({20, 1, 1200, 32, 8, 128, 128, DType::bfloat16, {MaskKind::none}, Layout::contiguous});
   cases.push_back({17,
                    1,
@@ -153,9 +152,8 @@ std::vector<ForwardCase> forward_cases() {
                    DType::float16,
                    {MaskKind::none, 0.f, AlibiKind::none, 0.f, true},
                    Layout::padded});
-  // Past two tiles a SM on the narrow decode kernel of two CTAs a SM (forward_config.h TWO_CTAS_PER_SM): the
-  // static schedule's whole rounds and the last round's split; d = 96 on the d = 128 kernel, MHA (1280
-  // tiles).
+  // Past two tiles a SM (the kernel of one CTA a SM, forward_dispatch.h decode_ctas_per_sm): the static
+  // schedule's whole rounds and the last round's split; d = 96 on the d = 128 kernel, MHA (1280 tiles).
   cases.push_back({36, 1, 500, 32, 8, 128, 128, DType::float16, {MaskKind::none, 20.f}, Layout::contiguous});
   cases.push_back({40, 1, 200, 32, 32, 96, 96, DType::bfloat16, {MaskKind::none}, Layout::padded});
   cases.push_back({2, 40, 113, 4, 1, 192, 128, DType::bfloat16, {MaskKind::right_only}, Layout::contiguous});
@@ -612,20 +610,14 @@ TEST(ForwardWorkspace, Sm90StaticScheduleNeedsNone) {
   const long long records = 32LL * pieces * (128 + 4) * 4;
   EXPECT_TRUE(d96 < 0 || d96 >= records)
       << d96 << " bytes: records of the kernel's 128 columns need " << records;
-  // More tiles than SMs, fewer than two a SM (GQA 32/8 over 20 sequences of 4096 keys: 160 tiles on an H100 /
-  // H200): the kernel of two CTAs a SM (forward_config.h TWO_CTAS_PER_SM) holds them all at once, unsplit, on
-  // the static schedule: no workspace.
-  HostTensor q20(DType::bfloat16, {20, 1, 32, 128}), kv20(DType::bfloat16, {20, 4096, 8, 128});
-  HostTensor out20(DType::bfloat16, {20, 1, 32, 128});
-  if (160 <= 2 * sms) EXPECT_EQ(bytes_for(q20, kv20, out20, false), 0) << "160 tiles on " << sms << " SMs";
-  // More than two a SM (3 sequences past them): the records of the last round's split tiles (split_kv_tail,
-  // over that kernel's 2 x sms slots and its 64-key blocks at d = 128).
+  // More than two tiles a SM (3 sequences past them; GQA 32/8 over 4096 keys): the kernel of one CTA a SM
+  // (forward_dispatch.h decode_ctas_per_sm) and the records of its last round's split tiles (split_kv_tail).
   const int batch = 2 * sms / 8 + 3;
   const int tiles = 8 * batch;
   HostTensor qb(DType::bfloat16, {batch, 1, 32, 128}), kvb(DType::bfloat16, {batch, 4096, 8, 128});
   HostTensor outb(DType::bfloat16, {batch, 1, 32, 128});
   const detail::cuda_sm90::SplitKVTail tail =
-      detail::cuda_sm90::split_kv_tail(tiles, 4096 / 64, 2 * sms, 0, 4 * 128, 64 * (128 + 128) * 2);
+      detail::cuda_sm90::split_kv_tail(tiles, 4096 / 128, sms, 0, 4 * 128, 128 * (128 + 128) * 2);
   const long long tail_bytes = bytes_for(qb, kvb, outb, false);
   const long long tail_records =
       static_cast<long long>(tiles - tail.whole_tiles) * tail.splits * (4 * 128 + 4) * 4;

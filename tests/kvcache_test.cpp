@@ -1100,12 +1100,13 @@ std::vector<KVCacheCase> kvcache_cases() {
                    false,
                    false,
                    0});
-  // More tiles than the SMs (132 on an H100 / H200): cuda_sm90's automatic split divides only the tiles past
-  // the whole rounds (split_kv_plan.h split_kv_tail; SplitKV whole_tiles), the rest stored by their own CTAs
-  // on the dynamic schedule of the cache's lengths. GQA 32/8 over 17 sequences with an append (136 tiles);
-  // 20 sequences in pages of 64 with a sink and softcap (the combine's sink term beside whole tiles' own);
-  // MHA d = 64 rows over 25 sequences (200 tiles) in a local window over left padding; d = 256 causal over
-  // 17 sequences; groups of 16 on the 64-row tile (70 sequences, 140 tiles).
+  // More tiles than the SMs (132 on an H100 / H200), fewer than two a SM: on cuda_sm90 the narrow tile at
+  // d <= 128 runs its kernel of two CTAs a SM (forward_config.h TWO_CTAS_PER_SM), every tile at once; the
+  // others split the tiles past their whole round (split_kv_plan.h split_kv_tail; SplitKV whole_tiles), the
+  // rest stored by their own CTAs on the dynamic schedule of the cache's lengths. GQA 32/8 over 17 sequences
+  // with an append (136 tiles); 20 sequences in pages of 64 with a sink and softcap; MHA d = 64 rows over 25
+  // sequences (200 tiles) in a local window over left padding; d = 256 causal over 17 sequences (split);
+  // groups of 16 on the 64-row tile (70 sequences, 140 tiles; split).
   cases.push_back({17,
                    1,
                    1500,
@@ -1191,10 +1192,10 @@ std::vector<KVCacheCase> kvcache_cases() {
                    false,
                    false,
                    0});
-  // More tiles than two a SM on cuda_sm90's narrow decode kernel of two CTAs a SM (forward_config.h
-  // TWO_CTAS_PER_SM, 264 slots on an H100 / H200): its whole rounds, then the last round's tiles split
-  // (split_kv_tail over the slots), on the dynamic schedule. GQA 32/8 d = 128 over 36 sequences with an
-  // append (288 tiles); d = 64 16/8 over 34 sequences in pages of 16, gathered boxes (272 tiles).
+  // More tiles than two a SM (264 on an H100 / H200: past them cuda_sm90's kernel of one CTA a SM,
+  // forward_dispatch.h decode_ctas_per_sm): two whole rounds, then the last round's tiles split, on the
+  // dynamic schedule. GQA 32/8 d = 128 over 36 sequences with an append (288 tiles); d = 64 16/8 over 34
+  // sequences in pages of 16 (272 tiles).
   cases.push_back({36,
                    1,
                    1000,

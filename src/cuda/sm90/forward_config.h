@@ -566,13 +566,22 @@
 #endif
 // Session 56: TWO_CTAS_PER_SM, the narrow decode tile at d = 64 / 128 (d = 96 on d = 128's) in a kernel of
 // which two CTAs fit on a SM (ForwardConfig kCtasPerSm: two stages of 32 KB of K and V, at most 128
-// registers a thread), launched where a decode's tiles outnumber the SMs (forward_dispatch.h
-// decode_ctas_per_sm). A decode of 133-264 tiles then streams every tile at once, and one of more tiles
-// rounds on half-size steps, instead of a last round of tiles % sms CTAs (which SPLIT_KV_TAIL splits at the
-// cost of a record, an arrival and a combine per piece: ~5 us of a 27 us call over 1024 keys in session 56's
-// trace, s56_checks.sh). 0 keeps those decodes on the kernel of one CTA a SM (a measurement setting).
+// registers a thread), launched where a decode's tiles outnumber the SMs but fit two a SM, over at most
+// TWO_CTAS_MAX_SEQLEN keys (forward_dispatch.h decode_ctas_per_sm): every tile then streams at once, instead
+// of a last round of tiles % sms CTAs whose split (SPLIT_KV_TAIL) costs a record, an arrival and a combine
+// per piece (~5 us of a 27 us call over 1024 keys in session 56's trace, s56_checks.sh). Measured on an H200
+// against the switch off (s56_two.sh, two passes): GQA 32/8 d128 over 1024 keys at 17-33 sequences
+// 0.85-0.96 of the time, over 4096 0.97-0.99; d64 0.76-0.96; MHA d128 at 5 / 8 sequences 0.87-0.96; pages of
+// 16 0.92. Where it lost: past two tiles a SM (40-64 sequences, 1.00-1.08: rounds of 64-key blocks against
+// the other kernel's split tail) and over 16384 keys at 17-20 sequences (1.03, 1.06-1.07 with lengths of
+// half to all the keys): a CTA of this kernel has half the other's bytes in flight, which the SMs holding
+// one CTA feel once the loads wait long. 0 keeps every decode on the kernel of one CTA a SM (a measurement
+// setting).
 #ifndef FLASHATTN_SM90_TWO_CTAS_PER_SM
 #define FLASHATTN_SM90_TWO_CTAS_PER_SM 1
+#endif
+#ifndef FLASHATTN_SM90_TWO_CTAS_MAX_SEQLEN
+#define FLASHATTN_SM90_TWO_CTAS_MAX_SEQLEN 4096
 #endif
 // Session 45: the pieces whose records split_kv.h's combine loads at once (1 = one L2 round trip per piece).
 #ifndef FLASHATTN_SM90_SPLIT_KV_COMBINE_BATCH

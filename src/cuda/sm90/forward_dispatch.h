@@ -112,14 +112,20 @@ inline int decode_block_n(std::int64_t head_dim, bool narrow, int ctas_per_sm = 
 }
 // CTAs a SM of the decode kernel that runs p on a GPU of `sms` SMs: 2 (TWO_CTAS_PER_SM, forward_config.h) for
 // the narrow tile at d = 64 / 96 / 128 where its tiles (one per sequence and K/V head, or per query head
-// unpacked) outnumber the SMs, else 1. launch_decode picks the kernel by it, split_kv_shape its slots.
+// unpacked) outnumber the SMs but fit two a SM, over at most TWO_CTAS_MAX_SEQLEN keys, with the split count
+// left to the rule (a requested count, 1 included, keeps one kernel whatever the batch: batch invariance);
+// else 1. launch_decode picks the kernel by it, split_kv_shape its slots.
 inline int decode_ctas_per_sm(const AttentionParams& p, int sms) {
-  if (FLASHATTN_SM90_TWO_CTAS_PER_SM == 0 || kernel_head_dim(static_cast<int>(p.head_dim)) > 128) return 1;
+  if (FLASHATTN_SM90_TWO_CTAS_PER_SM == 0 || p.num_splits != 0 ||
+      p.seqlen_k > FLASHATTN_SM90_TWO_CTAS_MAX_SEQLEN ||
+      kernel_head_dim(static_cast<int>(p.head_dim)) > 128) {
+    return 1;
+  }
   const int pack = pack_factor_for(p, kDecodeBlockM);
   if (!use_narrow_rows(static_cast<int>(p.head_dim), static_cast<int>(p.head_dim_v), p.seqlen_q, pack))
     return 1;
   const std::int64_t tiles = p.batch * (pack > 1 ? p.heads_kv : p.heads);
-  return tiles > sms ? 2 : 1;
+  return tiles > sms && tiles <= 2 * static_cast<std::int64_t>(sms) ? 2 : 1;
 }
 // The cluster counts whose records of `rows` rows the narrow tile's slots hold at the kernel's dv
 // (ForwardConfig cluster_slots; none without CLUSTER_COMBINE).
