@@ -570,18 +570,20 @@
 // TWO_CTAS_MAX_SEQLEN keys (forward_dispatch.h decode_ctas_per_sm): every tile then streams at once, instead
 // of a last round of tiles % sms CTAs whose split (SPLIT_KV_TAIL) costs a record, an arrival and a combine
 // per piece (~5 us of a 27 us call over 1024 keys in session 56's trace, s56_checks.sh). Measured on an H200
-// against the switch off (s56_two.sh, two passes): GQA 32/8 d128 over 1024 keys at 17-33 sequences
-// 0.85-0.96 of the time, over 4096 0.97-0.99; d64 0.76-0.96; MHA d128 at 5 / 8 sequences 0.87-0.96; pages of
-// 16 0.92. Where it lost: past two tiles a SM (40-64 sequences, 1.00-1.08: rounds of 64-key blocks against
-// the other kernel's split tail) and over 16384 keys at 17-20 sequences (1.03, 1.06-1.07 with lengths of
-// half to all the keys): a CTA of this kernel has half the other's bytes in flight, which the SMs holding
-// one CTA feel once the loads wait long. 0 keeps every decode on the kernel of one CTA a SM (a measurement
-// setting).
+// against the switch off (s56_two.sh, s56_final.sh, s56_limit.sh; two passes each): GQA 32/8 d128 over 1024
+// keys at 17-33 sequences 0.85-0.95 of the time, over 4096 (a cache of 4352) 0.97-0.98; d64 over 1024
+// 0.77-0.90; MHA d128 at 5 / 8 sequences 0.86-0.96; lengths of half to all of 1024 keys 0.86-0.90. Where it
+// lost, the rule leaves it out: past two tiles a SM (40-64 sequences, 1.00-1.08: rounds of 64-key blocks
+// against the other kernel's split tail), and over long keys at 17-20 sequences (8192 keys of different
+// lengths 1.03-1.05, 12000 1.03, 16384 1.03-1.07): a CTA of this kernel has half the other's bytes in flight,
+// which the SMs that hold one CTA feel once the loads wait long. TWO_CTAS_MAX_SEQLEN: 4608, past the 4352
+// keys measured (8192 read 0.99-1.01 with every sequence full, 1.03-1.05 with different lengths). 0 keeps
+// every decode on the kernel of one CTA a SM (a measurement setting).
 #ifndef FLASHATTN_SM90_TWO_CTAS_PER_SM
 #define FLASHATTN_SM90_TWO_CTAS_PER_SM 1
 #endif
 #ifndef FLASHATTN_SM90_TWO_CTAS_MAX_SEQLEN
-#define FLASHATTN_SM90_TWO_CTAS_MAX_SEQLEN 4096
+#define FLASHATTN_SM90_TWO_CTAS_MAX_SEQLEN 4608
 #endif
 // Session 45: the pieces whose records split_kv.h's combine loads at once (1 = one L2 round trip per piece).
 #ifndef FLASHATTN_SM90_SPLIT_KV_COMBINE_BATCH
