@@ -140,8 +140,10 @@ std::vector<ForwardCase> forward_cases() {
   cases.push_back({2, 1, 1500, 8, 2, 256, 256, DType::float16, {MaskKind::none, 1.5f}, Layout::contiguous});
   cases.push_back({2, 2, 1800, 32, 32, 96, 96, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
   // More decode tiles than the SMs (132 on an H100 / H200), fewer than two a SM, on the static schedule of
-  // equal tiles: the narrow kernel of two CTAs a SM (forward_config.h TWO_CTAS_PER_SM), one with a sink.
+  // equal tiles: the narrow kernel of two CTAs a SM (forward_config.h TWO_CTAS_PER_SM): groups of 4, of 8 (a
+  // Q box of one position), of 2 with a sink.
   cases.push_back({20, 1, 1200, 32, 8, 128, 128, DType::bfloat16, {MaskKind::none}, Layout::contiguous});
+  cases.push_back({20, 1, 700, 64, 8, 128, 128, DType::bfloat16, {MaskKind::none}, Layout::contiguous});
   cases.push_back({17,
                    1,
                    900,

@@ -1192,6 +1192,24 @@ std::vector<KVCacheCase> kvcache_cases() {
                    false,
                    false,
                    0});
+  // Groups of 4 in pages of 16 (gathered boxes) on the kernel of two CTAs a SM (160 tiles).
+  cases.push_back({20,
+                   1,
+                   1300,
+                   32,
+                   8,
+                   128,
+                   128,
+                   DType::float16,
+                   {MaskKind::none},
+                   Layout::contiguous,
+                   false,
+                   Rotary::none,
+                   false,
+                   16,
+                   false,
+                   false,
+                   0});
   // More tiles than two a SM (264 on an H100 / H200: past them cuda_sm90's kernel of one CTA a SM,
   // forward_dispatch.h decode_ctas_per_sm): two whole rounds, then the last round's tiles split, on the
   // dynamic schedule. GQA 32/8 d = 128 over 36 sequences with an append (288 tiles); d = 64 16/8 over 34
