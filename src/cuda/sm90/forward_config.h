@@ -894,8 +894,7 @@ struct ForwardConfig {
           : (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_D64_THREE_BLOCK_N
                                       : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
   static constexpr int kBlockN = kLongKeyBlockN_ != 0 ? kLongKeyBlockN_ : kDefaultBlockN;
-  // Two CTAs a SM: three stages of 32 KB in 113 KB beside Q's and O's 8 rows (kQRows below).
-  static constexpr int kStages = kLargeV || kCtasPerSm == 2 ? 3 : (kHeadDim <= 64 ? 4 : 2);
+  static constexpr int kStages = kLargeV ? 3 : (kHeadDim <= 64 && kCtasPerSm == 1 ? 4 : 2);
   // The long-key, cluster and three-consumer kernels serve dense K/V only (paged K/V runs the
   // two-consumer kernel: use_three_consumers): no paged instantiation of them.
   // (d = 256 with 64-key blocks has one: pages of 64..256 rows are then read as 64-row boxes; so has the
@@ -1033,15 +1032,11 @@ struct ForwardConfig {
   static constexpr int kChunks = kHeadDim / kChunkCols;    // of Q and K
   static constexpr int kChunksV = kHeadDimV / kChunkCols;  // of V and O
   static constexpr int kRowBytes = kChunkCols * 2;
-  // Rows of the tile that Q's and O's buffers hold: kBlockM, or the narrow tile's kNarrowRowsMax in the
-  // kernel of two CTAs a SM, whose S^T GEMM reads no other row of Q (its B operand, N = 8) and whose O^T
-  // fills no other row of O; the 28 KB that frees at d128 holds a third stage of K and V.
-  static constexpr int kQRows = kCtasPerSm == 2 ? kNarrowRowsMax : kBlockM;
-  static constexpr int kQBytes = kQRows * kHeadDim * 2;
+  static constexpr int kQBytes = kBlockM * kHeadDim * 2;
   static constexpr int kKVBytes = kBlockN * kHeadDim * 2;  // one K stage
   static constexpr int kVBytes = kBlockN * kHeadDimV * 2;  // one V stage's data (the bytes its loads bring)
-  static constexpr int kOBytes = kQRows * kHeadDimV * 2;
-  static constexpr int kQChunkBytes = kQRows * kRowBytes;
+  static constexpr int kOBytes = kBlockM * kHeadDimV * 2;
+  static constexpr int kQChunkBytes = kBlockM * kRowBytes;
   static constexpr int kKVChunkBytes = kBlockN * kRowBytes;  // K and V chunks alike
   static_assert(kKVChunkBytes % 1024 == 0, "swizzle atoms must stay 1024-byte aligned");
   // One CTA's share of a K/V block under multicast: rows [rank * kBlockN / kClusterM, ...) of every chunk
@@ -1070,9 +1065,7 @@ struct ForwardConfig {
       FLASHATTN_SM90_SPLIT_Q >= 2 ||
       (FLASHATTN_SM90_SPLIT_Q == 1 && kHeadDim == kHeadDimV && (kHeadDim == 64 || kHeadDim == 256));
   static constexpr int kQParts = kSplitQ ? kConsumerWarpgroups : 1;
-  static constexpr int kQBoxRows = kQRows / kQParts;
-  // Rows of one TMA store of O (a consumer warpgroup's 64, or kQRows; under packed GQA / pack positions).
-  static constexpr int kOBoxRows = std::min(64, kQRows);
+  static constexpr int kQBoxRows = kBlockM / kQParts;
   // FLASHATTN_SM90_DECODED_HANDOFF above (the paged kernels keep the index: forward_kernel.h; the decode
   // kernels too: a split piece's key blocks are not its tile's, split_kv.h).
   static constexpr bool kDecodedHandoff =
@@ -1178,9 +1171,7 @@ struct ForwardConfig {
   // reusing Q: Q's [chunk][kBlockM rows] with the warpgroup's 64 rows inside;
   // kOOverV: a V stage's [chunk][kBlockN rows] with O's 64 rows at the top (epilogue.h store_output).
   static constexpr int kOWarpgroupStride = kSeparateO ? kChunksV * 64 * kRowBytes : 64 * kRowBytes;
-  static constexpr int kOChunkStride = kSeparateO ? kOBoxRows * kRowBytes
-                                       : kOOverV  ? kKVChunkBytes
-                                                  : kQChunkBytes;
+  static constexpr int kOChunkStride = kSeparateO ? 64 * kRowBytes : kOOverV ? kKVChunkBytes : kQChunkBytes;
 
   // The tile boundary (FLASHATTN_SM90_EARLY_DECODE, _STMATRIX_O, _FAST_FINALIZE, _FIRST_K_BEFORE_Q
   // above).

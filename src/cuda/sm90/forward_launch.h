@@ -223,12 +223,11 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
           ? encode_packed_map(&k.maps.q, a.dtype, a.q.data, a.head_dim, pack, a.seqlen_q, a.heads_kv, a.batch,
                               a.q.row_stride, a.q.head_stride, a.q.batch_stride, Config::kQBoxRows / pack) &&
                 encode_packed_map(&k.maps.o, a.dtype, a.out.data, a.head_dim_v, pack, a.seqlen_q, a.heads_kv,
-                                  a.batch, a.out.row_stride, a.out.head_stride, a.out.batch_stride,
-                                  Config::kOBoxRows / pack)
+                                  a.batch, a.out.row_stride, a.out.head_stride, a.out.batch_stride, 64 / pack)
           : encode_tile_map(&k.maps.q, a.dtype, a.q.data, a.head_dim, a.seqlen_q, a.heads, a.batch,
                             a.q.row_stride, a.q.head_stride, a.q.batch_stride, Config::kQBoxRows) &&
                 encode_tile_map(&k.maps.o, a.dtype, a.out.data, a.head_dim_v, a.seqlen_q, a.heads, a.batch,
-                                a.out.row_stride, a.out.head_stride, a.out.batch_stride, Config::kOBoxRows);
+                                a.out.row_stride, a.out.head_stride, a.out.batch_stride, 64);
   // Paged with pages of a multiple of 8 rows: K/V maps over (d, page rows, kv heads, pages),
   // read in boxes of box_rows rows (paged_box_rows).
   const int box_rows = paged_box_rows<Config>(a);
