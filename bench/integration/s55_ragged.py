@@ -33,10 +33,11 @@ def ragged_case(longest, batch, hq=32, hk=8, d=128, dt=torch.bfloat16):
     return q, k, v, lengths.to(device="cuda", dtype=torch.int32), ref, kv_bytes
 
 
-def main():
+def ragged_rows(rows):
+    """rows ((longest, batch) pairs) over the builds named on the command line: JSON lines, the medians."""
     names, builds = builds_from_argv()
     summary = []
-    for longest, batch in ROWS:
+    for longest, batch in rows:
         q, k, v, seqlens, ref, kv_bytes = ragged_case(longest, batch)
         tags = {"keys": longest, "batch": batch, "lengths": "ragged"}
         with torch.no_grad():
@@ -48,4 +49,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    ragged_rows(ROWS)

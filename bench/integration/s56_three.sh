@@ -5,6 +5,8 @@
 # identical to s56_final.sh's (local cuobjdump), and their launches the same (O's store box kOBoxRows = 64).
 # Prediction: 1024 keys as the two-stage form (0.85-0.95 of the switch off); 4096-16384 keys 0.97-1.00 where
 # the two-stage form read 0.97-1.07; ragged 8192 / 16384 0.98-1.01.
+# Ran on the tree of 54f1e97 (the form measured); reverted in the next commit, so on a later tree it measures
+# the kept two-stage kernel.
 #   bash bench/integration/s56_three.sh
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
