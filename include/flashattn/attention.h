@@ -95,8 +95,9 @@ struct AttentionOptions {
 // num_splits (here, in VarlenForwardArgs and KVCacheForwardArgs): how many parts the keys of a query tile may
 // be split into, each part's partial result combined afterwards. 0: the library's choice, which when decoding
 // splits as the GPU's size and the batch suggest (every tile of few over many keys; of more tiles than the
-// GPU runs at once, those of the last, partial round), so that a sequence's result may differ in its last
-// bits with the batch it runs in and with its place in it. 1: never split: a sequence's result then does not
+// GPU runs at once, those of the last, partial round) and picks a decode kernel by the batch's size (two CTAs
+// a SM where its tiles fill one to two waves), so that a sequence's result may differ in its last bits with
+// the batch it runs in and with its place in it. 1: never split: a sequence's result then does not
 // depend on the batch's size through the split (what batch-invariant decoding asks for; kernels are still
 // chosen by the problem's shape, and variable-length calls by their longest sequence). n > 1: n parts
 // where a kernel splits (at most one per key block); the forwards without key splitting ignore it.

@@ -122,9 +122,10 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     i + sk - sq - left <= j <= i + sk - sq + right). learnable_sink: (h,) logits that join
     the softmax denominator (FA4). num_splits (as FlashAttention 3's): 0, the default here, lets the
     library split the keys of decoding shapes as the GPU and the batch suggest (every tile of few, or
-    the last partial round's of more tiles than the GPU runs at once); 1 never
-    splits them, so that a sequence's result does not depend on the batch's size (batch-invariant
-    decoding); n > 1 asks for n parts where a kernel splits (Hopper's decode kernels).
+    the last partial round's of more tiles than the GPU runs at once) and pick a decode kernel by the
+    batch's size; 1 never splits them, so that a sequence's result does not depend on the batch's
+    size (batch-invariant decoding); n > 1 asks for n parts where a kernel splits (Hopper's decode
+    kernels).
     Returns out (b, sq, h, dv), or (out, lse, None) with return_attn_probs (lse (b, h, sq), fp32);
     return_lse=True (FA4) returns (out, lse).
     """
