@@ -295,16 +295,11 @@ inline SplitKVTail split_kv_tail(std::int64_t tiles, std::int64_t key_blocks, in
 
 // Piece `split` of `splits` of the key blocks [begin, end): [begin + split * n / splits, begin + (split + 1)
 // * n / splits), n = end - begin (empty when n < splits for some pieces; n * splits < 2^31: n < 2^23 blocks
-// of 128 keys, splits <= kMaxSplitKV).
+// of 128 keys, splits <= kMaxSplitKV), through the launch's divisor of `splits` (SplitKV::splits_div: a
+// multiply-high instead of an integer division on the way to a piece's first K load).
 struct KeyBlockShare {
   int begin, end;
 };
-FLASHATTN_HD KeyBlockShare split_key_blocks(int begin, int end, int split, int splits) {
-  const int n = end > begin ? end - begin : 0;
-  return {begin + split * n / splits, begin + (split + 1) * n / splits};
-}
-// The same shares through the launch's divisor of `splits` (SplitKV::splits_div: a multiply-high instead of
-// an integer division on the way to a piece's first K load; (split + 1) * n < 2^31 by the bound above).
 FLASHATTN_HD KeyBlockShare split_key_blocks(int begin, int end, int split, FastDivisor splits) {
   const int n = end > begin ? end - begin : 0;
   return {begin + fast_divide(split * n, splits), begin + fast_divide((split + 1) * n, splits)};
