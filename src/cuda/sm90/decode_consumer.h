@@ -484,7 +484,7 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
   RingPosition<Config::kStages> pv_ring;  // V's (the same positions, a block behind)
   std::uint32_t q_phase = 0;
   RingPosition<Config::kQSlots> q_slot;  // Config::kQSlots > 1: Q's slot by turns (producer.h)
-  int parity = 0;  // of the exchange and P^T buffers, running across tiles
+  int parity = 0;                        // of the exchange and P^T buffers, running across tiles
 
   for (;;) {
     const int item = receive_tile(pipe.tile_handoff(), q_phase);  // one index per Q so far

@@ -1045,9 +1045,9 @@ struct ForwardConfig {
   static constexpr int kKVBytes = kBlockN * kHeadDim * 2;  // one K stage
   static constexpr int kVBytes = kBlockN * kHeadDimV * 2;  // one V stage's data (the bytes its loads bring)
   static constexpr int kOBytes = kBlockM * kHeadDimV * 2;
-  // NARROW_Q_SLOTS above: the narrow tile's S^T GEMM reads kNarrowRowsMax rows of Q (its B operand, N = 8), so
-  // Q's buffer holds kQSlots slots of that many rows (chunk after chunk, each chunk one 1 KB swizzle atom),
-  // loaded in boxes of those rows; elsewhere one slot of the tile's rows.
+  // NARROW_Q_SLOTS above: the narrow tile's S^T GEMM reads kNarrowRowsMax rows of Q (its B operand, N = 8),
+  // so Q's buffer holds kQSlots slots of that many rows (chunk after chunk, each chunk one 1 KB swizzle
+  // atom), loaded in boxes of those rows; elsewhere one slot of the tile's rows.
   static constexpr int kQSlots = kNarrowRows_ ? FLASHATTN_SM90_NARROW_Q_SLOTS : 1;
   static_assert(kQSlots >= 1 && (kQSlots == 1 || kConsumerWarpgroups_ == 1));
   static constexpr int kQSlotRows = kQSlots > 1 ? kNarrowRowsMax : kBlockM;

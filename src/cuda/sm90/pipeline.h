@@ -103,7 +103,7 @@ struct SharedPipeline {
   // rows (their bytes by st.async, decode_consumer.h send_piece_record; expected once per launch,
   // forward_kernel); after tail_full.
   __device__ std::uint32_t cluster_full() const { return barrier(kTailFull + 1); }
-  // Config::kQSlots > 1 (the narrow tile, so after tail_full and cluster_full): q_full / q_empty of each slot.
+  // Config::kQSlots > 1 (the narrow tile: after tail_full and cluster_full), each slot's q_full / q_empty.
   static constexpr int kQSlotPairs = kTailFull + 2;
   // Config::kClusterPieces: the slot of the cluster's piece `piece` (slot_bytes: cluster_slot_bytes of the
   // launch's rows; its rows of dv values, then their LSEs).

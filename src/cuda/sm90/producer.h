@@ -202,7 +202,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
   ptx::prefetch_tensormap(&p.maps.v);
   RingPosition<Config::kStages> ring;  // K's; V's through vring
   VRing<Config> vring;
-  bool slots_owed = false;  // kOOverV: the last tile's O stores have not had their V-ring uses yet
+  bool slots_owed = false;    // kOOverV: the last tile's O stores have not had their V-ring uses yet
   std::uint32_t q_phase = 0;  // the tile handoff's (and with one Q slot Q's) parity
   RingPosition<Config::kQSlots> q_slot;
   // Work items (split_tail.h): tiles, and under Config::kSplitTail the pieces of this CTA's tail share.
