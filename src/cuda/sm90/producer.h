@@ -65,7 +65,7 @@ __device__ __forceinline__ void load_q(const ForwardKernelParams& p, const Share
   const std::uint32_t full = pipe.q_full(part, slot);
   const std::uint32_t dst = pipe.q_part(part, slot);
   const int first_row = w.m_block * Config::kBlockM + part * Config::kQBoxRows;
-  ptx::mbarrier_arrive_expect_tx(full, Config::kQBytes / Config::kQParts);
+  ptx::mbarrier_arrive_expect_tx(full, Config::kQSlotBytes / Config::kQParts);
 #pragma unroll
   for (int c = 0; c < Config::kChunks; ++c) {
     if (p.pack > 1) {
