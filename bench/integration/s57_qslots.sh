@@ -26,6 +26,6 @@ ROWS_LIMIT=150 rows_ab s57_qslots.py qslots2 new base
 cases='Grid/KVCacheTest.*cuda_sm90*_b17_*:Grid/KVCacheTest.*cuda_sm90*_b20_*:Grid/KVCacheTest.*cuda_sm90*_b3*'
 cases+=':Grid/ForwardTest.*cuda_sm90*_b20_*:Grid/ForwardTest.*cuda_sm90*_b17_*:Grid/ForwardTest.*cuda_sm90*_b3*'
 cases+=':Grid/ForwardTest.*cuda_sm90*_b40_*:Grid/KVCacheTest.*cuda_sm90*_b12_*:ForwardWorkspace*'
-gtest_suites "$cases" 60
-sanitizer_runs "$tests" "$cases" 80 memcheck racecheck
+gtest_suites "$cases" 50
+sanitizer_runs "$tests" "$cases" 70 memcheck racecheck
 log total
