@@ -483,19 +483,15 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
   RingPosition<Config::kStages> ring;     // K's
   RingPosition<Config::kStages> pv_ring;  // V's (the same positions, a block behind)
   std::uint32_t q_phase = 0;
-  RingPosition<Config::kQSlots> q_slot;  // Config::kQSlots > 1: Q's slot by turns (producer.h)
-  int parity = 0;                        // of the exchange and P^T buffers, running across tiles
+  int parity = 0;  // of the exchange and P^T buffers, running across tiles
 
   for (;;) {
     const int item = receive_tile(pipe.tile_handoff(), q_phase);  // one index per Q so far
     if (!is_work<Config>(p, item)) break;
     const WorkTile w = work_tile<Config>(p, item);
     const KeyBlockRange range = work_key_blocks<Config>(p, item, w);
-    const std::uint32_t q = pipe.q_part(0, q_slot.stage);
-    const std::uint32_t q_empty = pipe.q_empty(0, q_slot.stage);
-    ptx::mbarrier_wait_parity(pipe.q_full(0, q_slot.stage), Config::kQSlots > 1 ? q_slot.phase : q_phase);
+    ptx::mbarrier_wait_parity(pipe.q_full(0), q_phase);
     q_phase ^= 1;
-    if constexpr (Config::kQSlots > 1) q_slot.advance();
     const int n_blocks = range.end - range.begin;
     const bool split = splits_keys<Config>(p, item);
     const float slope_s = p.alibi_slopes != nullptr
@@ -524,7 +520,7 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
     float row_sum[2] = {0.f, 0.f};              // this thread's keys' share
 
     if (n_blocks == 0) {
-      ptx::mbarrier_arrive_if(q_empty, warp_leader);
+      ptx::mbarrier_arrive_if(pipe.q_empty(0), warp_leader);
     } else {
       // Key block i's S^T (the producer's order: the last key block first), its transforms and mask, and the
       // exchange of its row maxima (whose barrier opens the previous block's P^T to the GEMM after it).
@@ -532,7 +528,7 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
         const int n = range.end - 1 - i;
         ptx::mbarrier_wait_parity(pipe.k_full(ring.stage), ring.phase);
         ptx::wgmma_fence();
-        gemm_narrow_s<Config>(st, q, pipe.k(ring.stage));
+        gemm_narrow_s<Config>(st, pipe.q(), pipe.k(ring.stage));
         ptx::wgmma_commit_group();
         const bool masked = rows_block_needs_mask<Config>(p, w, n, packed_first, kNarrowRowsMax);
         const std::uint32_t k_empty = pipe.k_empty(ring.stage);
@@ -541,7 +537,7 @@ __device__ void narrow_consumer_loop(const ForwardKernelParams& p, const SharedP
 #pragma unroll
         for (int t = 0; t < kKeyTiles; ++t) ptx::wgmma_fence_operand(st[t]);
         pipe.release_kv_if(k_empty, warp_leader);
-        ptx::mbarrier_arrive_if(q_empty, warp_leader && i == n_blocks - 1);  // Q's last read
+        ptx::mbarrier_arrive_if(pipe.q_empty(0), warp_leader && i == n_blocks - 1);  // Q's last read
         const int key0 = n * Config::kBlockN + key_lane;
         if (transforms || masked) {
 #pragma unroll

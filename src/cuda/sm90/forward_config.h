@@ -585,15 +585,14 @@
 #ifndef FLASHATTN_SM90_TWO_CTAS_MAX_SEQLEN
 #define FLASHATTN_SM90_TWO_CTAS_MAX_SEQLEN 4608
 #endif
-// Session 57: NARROW_Q_SLOTS, the narrow decode tile's Q in that many slots of its kNarrowRowsMax rows
-// (ForwardConfig kQSlots; inside Q's buffer, whose layout does not move). With one slot of the tile's 64 rows
-// the producer loads the next tile's Q only once the current tile's last S GEMM has read Q, and every K / V
-// load of the next tile waits behind that Q: a CTA of several tiles let its ring run dry at every tile's
-// end. With two the next Q goes into the other slot, released a tile earlier, and the ring streams on.
-// 1 is the single 64-row slot (a measurement setting).
-#ifndef FLASHATTN_SM90_NARROW_Q_SLOTS
-#define FLASHATTN_SM90_NARROW_Q_SLOTS 2
-#endif
+// Measured, not kept (session 57; code in 475b9ed): NARROW_Q_SLOTS, the narrow tile's Q in two slots of its 8
+// rows (8-row boxes inside Q's buffer, a q_full / q_empty pair a slot), so that the next tile's Q, and every
+// K / V load the producer issues behind it, no longer waited for the current tile's last S GEMM. Against one
+// 64-row slot (s57_qslots.sh, two passes with the order swapped; 38 decode rows of 1-128 sequences over
+// 1024-16384 keys, d64 / d128 / d256, dense and paged, CTAs of one to ten items): 0.98-1.01 on every row (one
+// d64 row read 0.92 and 1.02 in the two passes), where 0.85-0.97 was predicted for CTAs of several tiles. A
+// ring that runs dry on one SM at its tile boundary costs nothing: the 132 SMs keep ~17 MB in flight, about
+// twice HBM's bandwidth-delay product, so the other SMs' loads fill the gap.
 // Session 45: the pieces whose records split_kv.h's combine loads at once (1 = one L2 round trip per piece).
 #ifndef FLASHATTN_SM90_SPLIT_KV_COMBINE_BATCH
 #define FLASHATTN_SM90_SPLIT_KV_COMBINE_BATCH 4
@@ -1045,16 +1044,7 @@ struct ForwardConfig {
   static constexpr int kKVBytes = kBlockN * kHeadDim * 2;  // one K stage
   static constexpr int kVBytes = kBlockN * kHeadDimV * 2;  // one V stage's data (the bytes its loads bring)
   static constexpr int kOBytes = kBlockM * kHeadDimV * 2;
-  // NARROW_Q_SLOTS above: the narrow tile's S^T GEMM reads kNarrowRowsMax rows of Q (its B operand, N = 8),
-  // so Q's buffer holds kQSlots slots of that many rows (chunk after chunk, each chunk one 1 KB swizzle
-  // atom), loaded in boxes of those rows; elsewhere one slot of the tile's rows.
-  static constexpr int kQSlots = kNarrowRows_ ? FLASHATTN_SM90_NARROW_Q_SLOTS : 1;
-  static_assert(kQSlots >= 1 && (kQSlots == 1 || kConsumerWarpgroups_ == 1));
-  static constexpr int kQSlotRows = kQSlots > 1 ? kNarrowRowsMax : kBlockM;
-  static constexpr int kQChunkBytes = kQSlotRows * kRowBytes;
-  static constexpr int kQSlotBytes = kChunks * kQChunkBytes;
-  static_assert(kQSlots * kQSlotBytes <= kQBytes && kQSlotBytes % 1024 == 0,
-                "Q's slots lie inside its buffer, each on a swizzle atom");
+  static constexpr int kQChunkBytes = kBlockM * kRowBytes;
   static constexpr int kKVChunkBytes = kBlockN * kRowBytes;  // K and V chunks alike
   static_assert(kKVChunkBytes % 1024 == 0, "swizzle atoms must stay 1024-byte aligned");
   // One CTA's share of a K/V block under multicast: rows [rank * kBlockN / kClusterM, ...) of every chunk
@@ -1083,7 +1073,7 @@ struct ForwardConfig {
       FLASHATTN_SM90_SPLIT_Q >= 2 ||
       (FLASHATTN_SM90_SPLIT_Q == 1 && kHeadDim == kHeadDimV && (kHeadDim == 64 || kHeadDim == 256));
   static constexpr int kQParts = kSplitQ ? kConsumerWarpgroups : 1;
-  static constexpr int kQBoxRows = kQSlotRows / kQParts;
+  static constexpr int kQBoxRows = kBlockM / kQParts;
   // FLASHATTN_SM90_DECODED_HANDOFF above (the paged kernels keep the index: forward_kernel.h; the decode
   // kernels too: a split piece's key blocks are not its tile's, split_kv.h).
   static constexpr bool kDecodedHandoff =
@@ -1093,8 +1083,7 @@ struct ForwardConfig {
   // the paged producer's tail_full; kNarrowRows: + cluster_full; pipeline.h);
   // kDecodedHandoff: then the decoded tile's 48 bytes, 16-byte aligned (pipeline.h decoded_slot).
   static constexpr int kIndexSlotBytes = 8 * (4 + 4 * kStages) + 8 + (kSplitQ ? 16 * kQParts : 0) +
-                                         (kSingleConsumer ? 8 : 0) + (kNarrowRows ? 8 : 0) +
-                                         (kQSlots > 1 ? 16 * kQSlots : 0);
+                                         (kSingleConsumer ? 8 : 0) + (kNarrowRows ? 8 : 0);
   static constexpr int kDecodedSlotOffset = (kIndexSlotBytes + 15) / 16 * 16;
   static constexpr int kBarrierBytes = kDecodedHandoff ? kDecodedSlotOffset + 48 : kIndexSlotBytes;
   static constexpr bool kSeparateO = kOEnd + kOBytes + kOnesBytes + kBarrierBytes + 1024 <= kSmemLimit;

@@ -9,8 +9,6 @@
 //   q_empty       consumers -> producer: every consumer warp is done reading Q
 //                 (its last S GEMM completed, or, when O reuses Q's buffer, the
 //                 O store has read it), so the next tile's Q may overwrite it.
-//                 Config::kQSlots > 1: a pair per slot of Q's buffer, the slots taken by turns
-//                 (RingPosition<kQSlots>), so that the next tile's Q needs no wait for this one's.
 //   k_full[s]     producer -> consumers: K stage s has landed.
 //   k_empty[s]    consumers -> producer: all consumer warps' S GEMMs on stage s completed.
 //   v_full[s], v_empty[s]: the same for V and the O += P V GEMMs. Config::kOOverV: also for the O
@@ -74,19 +72,16 @@ struct SharedPipeline {
 
   __device__ std::uint32_t barrier(int index) const { return base + Config::kBarrierOffset + 8 * index; }
   // Config::kSplitQ: consumer c's rows of Q have their own pair (after the tile-index slot);
-  // otherwise one pair for the whole tile, whatever `part`. Config::kQSlots > 1 (one part): a pair per slot,
-  // after the others.
-  __device__ std::uint32_t q_full(int part = 0, int slot = 0) const {
-    if constexpr (Config::kQSlots > 1) return barrier(kQSlotPairs + 2 * slot);
+  // otherwise one pair for the whole tile, whatever `part`.
+  __device__ std::uint32_t q_full(int part = 0) const {
     return Config::kSplitQ ? barrier(kQPairs + 2 * part) : barrier(0);
   }
-  __device__ std::uint32_t q_empty(int part = 0, int slot = 0) const {
-    if constexpr (Config::kQSlots > 1) return barrier(kQSlotPairs + 2 * slot + 1);
+  __device__ std::uint32_t q_empty(int part = 0) const {
     return Config::kSplitQ ? barrier(kQPairs + 2 * part + 1) : barrier(1);
   }
-  // Shared address of Q part `part`'s rows (kQBoxRows of them in each column chunk) in slot `slot`.
-  __device__ std::uint32_t q_part(int part, int slot = 0) const {
-    return q() + slot * Config::kQSlotBytes + part * Config::kQBoxRows * Config::kRowBytes;
+  // Shared address of Q part `part`'s rows (kQBoxRows of them in each column chunk).
+  __device__ std::uint32_t q_part(int part) const {
+    return q() + part * Config::kQBoxRows * Config::kRowBytes;
   }
   __device__ std::uint32_t k_full(int stage) const { return barrier(2 + stage); }
   __device__ std::uint32_t k_empty(int stage) const { return barrier(2 + Config::kStages + stage); }
@@ -103,8 +98,6 @@ struct SharedPipeline {
   // rows (their bytes by st.async, decode_consumer.h send_piece_record; expected once per launch,
   // forward_kernel); after tail_full.
   __device__ std::uint32_t cluster_full() const { return barrier(kTailFull + 1); }
-  // Config::kQSlots > 1 (the narrow tile: after tail_full and cluster_full), each slot's q_full / q_empty.
-  static constexpr int kQSlotPairs = kTailFull + 2;
   // Config::kClusterPieces: the slot of the cluster's piece `piece` (slot_bytes: cluster_slot_bytes of the
   // launch's rows; its rows of dv values, then their LSEs).
   __device__ std::uint32_t cluster_record(int piece, std::uint32_t slot_bytes) const {
@@ -123,11 +116,8 @@ struct SharedPipeline {
     // q_empty: one arrival per consumer warp that reads the part (kSplitQ: a warpgroup's four).
 #pragma unroll
     for (int part = 0; part < Config::kQParts; ++part) {
-#pragma unroll
-      for (int slot = 0; slot < Config::kQSlots; ++slot) {
-        ptx::mbarrier_init(q_full(part, slot), 1);
-        ptx::mbarrier_init(q_empty(part, slot), Config::kConsumerWarps / Config::kQParts);
-      }
+      ptx::mbarrier_init(q_full(part), 1);
+      ptx::mbarrier_init(q_empty(part), Config::kConsumerWarps / Config::kQParts);
     }
     for (int s = 0; s < Config::kStages; ++s) {
       ptx::mbarrier_init(k_full(s), 1);

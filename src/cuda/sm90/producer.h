@@ -58,14 +58,13 @@ __device__ __forceinline__ void publish_next_tile(const ForwardKernelParams& p,
 // of them, part 0) into its place in Q's buffer through tma_q, completing on q_full(part): per
 // 64-column chunk one {64, kQBoxRows} box, or under packed GQA one {64, pack, kQBoxRows / pack} box
 // of the 5-D view (pack divides 64: forward_launch.h pack_factor).
-// Config::kQSlots > 1: into slot `slot`.
 template <class Config>
 __device__ __forceinline__ void load_q(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
-                                       const CUtensorMap* tma_q, const WorkTile& w, int part, int slot = 0) {
-  const std::uint32_t full = pipe.q_full(part, slot);
-  const std::uint32_t dst = pipe.q_part(part, slot);
+                                       const CUtensorMap* tma_q, const WorkTile& w, int part) {
+  const std::uint32_t full = pipe.q_full(part);
+  const std::uint32_t dst = pipe.q_part(part);
   const int first_row = w.m_block * Config::kBlockM + part * Config::kQBoxRows;
-  ptx::mbarrier_arrive_expect_tx(full, Config::kQSlotBytes / Config::kQParts);
+  ptx::mbarrier_arrive_expect_tx(full, Config::kQBytes / Config::kQParts);
 #pragma unroll
   for (int c = 0; c < Config::kChunks; ++c) {
     if (p.pack > 1) {
@@ -81,24 +80,16 @@ __device__ __forceinline__ void load_q(const ForwardKernelParams& p, const Share
 // Every part of tile w's Q, each once its consumers released the previous tile's (q_phase: the
 // parity of the Q loads so far, flipped here). kSplitQ: the consumer that finishes first gets its
 // rows first (consumer 0 leads the issue rotation, so its parts come in that order).
-// Config::kQSlots > 1: into the slot at `q_slot`, once its previous tile's consumers released it.
 template <class Config>
 __device__ __forceinline__ void wait_and_load_q(const ForwardKernelParams& p,
                                                 const SharedPipeline<Config>& pipe, const CUtensorMap* tma_q,
-                                                const WorkTile& w, std::uint32_t& q_phase,
-                                                RingPosition<Config::kQSlots>& q_slot) {
+                                                const WorkTile& w, std::uint32_t& q_phase) {
 #pragma unroll
   for (int part = 0; part < Config::kQParts; ++part) {
-    if constexpr (Config::kQSlots > 1) {
-      ptx::mbarrier_wait_parity(pipe.q_empty(part, q_slot.stage), q_slot.phase ^ 1);
-      load_q<Config>(p, pipe, tma_q, w, part, q_slot.stage);
-    } else {
-      ptx::mbarrier_wait_parity(pipe.q_empty(part), q_phase ^ 1);
-      load_q<Config>(p, pipe, tma_q, w, part);
-    }
+    ptx::mbarrier_wait_parity(pipe.q_empty(part), q_phase ^ 1);
+    load_q<Config>(p, pipe, tma_q, w, part);
   }
   q_phase ^= 1;
-  if constexpr (Config::kQSlots > 1) q_slot.advance();
 }
 
 // Key block n of K or V (kChunks column chunks) into the stage at `stage_smem`, completing
@@ -202,9 +193,8 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
   ptx::prefetch_tensormap(&p.maps.v);
   RingPosition<Config::kStages> ring;  // K's; V's through vring
   VRing<Config> vring;
-  bool slots_owed = false;    // kOOverV: the last tile's O stores have not had their V-ring uses yet
-  std::uint32_t q_phase = 0;  // the tile handoff's (and with one Q slot Q's) parity
-  RingPosition<Config::kQSlots> q_slot;
+  bool slots_owed = false;  // kOOverV: the last tile's O stores have not had their V-ring uses yet
+  std::uint32_t q_phase = 0;
   // Work items (split_tail.h): tiles, and under Config::kSplitTail the pieces of this CTA's tail share.
   int tile = first_work<Config>(p);
   [[maybe_unused]] bool prepared = !Config::kCacheLengths || !p.cache.after_prepare;
@@ -221,7 +211,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     publish_next_tile<Config, Config::kDecodedHandoff>(p, pipe, tile, w, q_phase);  // one per Q so far
     if (!is_work<Config>(p, tile)) break;
     if constexpr (Config::kCacheLengths) await_prepare(prepared);
-    if constexpr (!Config::kFirstKBeforeQ && !Config::kSplitQ && Config::kQSlots == 1) {
+    if constexpr (!Config::kFirstKBeforeQ && !Config::kSplitQ) {
       ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
       q_phase ^= 1;
     }
@@ -254,8 +244,8 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     if constexpr (Config::kFirstKBeforeQ) {
       if (range.end > range.begin) load_k(ring, range.end - 1);
     }
-    if constexpr (Config::kFirstKBeforeQ || Config::kSplitQ || Config::kQSlots > 1) {
-      wait_and_load_q<Config>(p, pipe, tma_q, w, q_phase, q_slot);
+    if constexpr (Config::kFirstKBeforeQ || Config::kSplitQ) {
+      wait_and_load_q<Config>(p, pipe, tma_q, w, q_phase);
     } else {
       load_q<Config>(p, pipe, tma_q, w, 0);  // its wait came first (above)
     }
@@ -508,7 +498,6 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
   VRing<Config> vring;
   bool slots_owed = false;  // kOOverV: as in producer_loop
   std::uint32_t q_phase = 0;
-  [[maybe_unused]] RingPosition<Config::kQSlots> q_slot;  // as in producer_loop
   int tile = first_tile<Config::kClusterM>(p);
   [[maybe_unused]] bool prepared = !Config::kCacheLengths || !p.cache.after_prepare;
   // kTailBoxes: the V stage of a sequence's last block whose boxes land on tail_full (while `pending`), its
@@ -574,16 +563,10 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
         // Every lane waits (the warp stays converged), the leader loads.
 #pragma unroll
       for (int part = 0; part < Config::kQParts; ++part) {
-        if constexpr (Config::kQSlots > 1) {
-          ptx::mbarrier_wait_parity(pipe.q_empty(part, q_slot.stage), q_slot.phase ^ 1);
-          if (leader) load_q<Config>(p, pipe, tma_q, w, part, q_slot.stage);
-        } else {
-          ptx::mbarrier_wait_parity(pipe.q_empty(part), q_phase ^ 1);
-          if (leader) load_q<Config>(p, pipe, tma_q, w, part);
-        }
+        ptx::mbarrier_wait_parity(pipe.q_empty(part), q_phase ^ 1);
+        if (leader) load_q<Config>(p, pipe, tma_q, w, part);
       }
       q_phase ^= 1;
-      if constexpr (Config::kQSlots > 1) q_slot.advance();
     }
     tile = __shfl_sync(0xffffffffu, leader ? claim_next_tile<Config::kClusterM>(p, tile) : 0, 0);
     if constexpr (Config::kOOverV) {
