@@ -585,6 +585,14 @@
 #ifndef FLASHATTN_SM90_TWO_CTAS_MAX_SEQLEN
 #define FLASHATTN_SM90_TWO_CTAS_MAX_SEQLEN 4608
 #endif
+// Session 57: NARROW_D64_BLOCK_N, the keys a block of the narrow tile's kernel of one CTA a SM at d = 64, its
+// stages as many as hold 512 keys (4 of 128, 2 of 256): the same bytes in flight, half the consumer's waits,
+// exchanges and barriers a byte at 256. With 128 a block's 32 KB stream in about a microsecond of a SM's
+// share of HBM, near the consumer's own chain per block, and d64's decodes of several tiles a CTA read 4-10%
+// slower than cuDNN's where d128's (64 KB a block) read level.
+#ifndef FLASHATTN_SM90_NARROW_D64_BLOCK_N
+#define FLASHATTN_SM90_NARROW_D64_BLOCK_N 256
+#endif
 // Measured, not kept (session 57; code in 475b9ed): NARROW_Q_SLOTS, the narrow tile's Q in two slots of its 8
 // rows (8-row boxes inside Q's buffer, a q_full / q_empty pair a slot), so that the next tile's Q, and every
 // K / V load the producer issues behind it, no longer waited for the current tile's last S GEMM. Against one
@@ -896,13 +904,17 @@ struct ForwardConfig {
                      kLongKeyBlockN_ % 16 == 0 && kLongKeyBlockN_ <= 192) ||
                     kD256Block64 || kD64Alt,
                 "a long-key block only for the two-consumer d = 128 kernel, 64 keys only at d = 256");
+  static constexpr bool kNarrowD64 = kNarrowRows && kHeadDim == 64 && kCtasPerSm == 1;  // NARROW_D64_BLOCK_N
   static constexpr int kDefaultBlockN =
       kLargeV || (kNarrowRows && kHeadDim == 256) || (kCtasPerSm == 2 && kHeadDim == 128)
           ? 64
-          : (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_D64_THREE_BLOCK_N
-                                      : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80)));
+          : (kNarrowD64 ? FLASHATTN_SM90_NARROW_D64_BLOCK_N
+                        : (kConsumerWarpgroups == 3 ? FLASHATTN_SM90_D64_THREE_BLOCK_N
+                                                    : (kHeadDim <= 128 ? 128 : (kHeadDim <= 192 ? 96 : 80))));
   static constexpr int kBlockN = kLongKeyBlockN_ != 0 ? kLongKeyBlockN_ : kDefaultBlockN;
-  static constexpr int kStages = kLargeV ? 3 : (kHeadDim <= 64 && kCtasPerSm == 1 ? 4 : 2);
+  static constexpr int kStages =
+      kLargeV ? 3 : (kNarrowD64 ? 512 / kBlockN : (kHeadDim <= 64 && kCtasPerSm == 1 ? 4 : 2));
+  static_assert(!kNarrowD64 || kBlockN == 128 || kBlockN == 256, "NARROW_D64_BLOCK_N: 128 or 256 keys");
   // The long-key, cluster and three-consumer kernels serve dense K/V only (paged K/V runs the
   // two-consumer kernel: use_three_consumers): no paged instantiation of them.
   // (d = 256 with 64-key blocks has one: pages of 64..256 rows are then read as 64-row boxes; so has the

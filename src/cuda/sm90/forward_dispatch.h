@@ -99,16 +99,17 @@ static_assert(DecodeConfig<64>::kBlockM == kDecodeBlockM && DecodeConfig<256>::k
 template <int kHeadDim>
 using SharedSmDecodeConfig = ForwardConfig<kHeadDim, kHeadDim, __half, 1, 0, 1, false, true, 2>;
 // The decode kernel's key block at head dim d (one of single_consumer_head_dims'; d = 96 runs d = 128's), on
-// the narrow tile (use_narrow_rows) or the 64-row one: they differ at d = 256; and on the narrow tile's
-// kernel of two CTAs a SM (ctas_per_sm 2), at d = 128.
+// the narrow tile (use_narrow_rows) or the 64-row one: they differ at d = 256 and at d = 64
+// (NARROW_D64_BLOCK_N); and on the narrow tile's kernel of two CTAs a SM (ctas_per_sm 2), at d = 64 / 128.
 inline int decode_block_n(std::int64_t head_dim, bool narrow, int ctas_per_sm = 1) {
   using Narrow256 = ForwardConfig<256, 256, __half, 1, 0, 1, false, true>;
   if (ctas_per_sm == 2) {
     return head_dim == 64 ? SharedSmDecodeConfig<64>::kBlockN : SharedSmDecodeConfig<128>::kBlockN;
   }
-  return head_dim == 64 ? DecodeConfig<64>::kBlockN
-                        : (head_dim == 256 ? (narrow ? Narrow256::kBlockN : DecodeConfig<256>::kBlockN)
-                                           : DecodeConfig<128>::kBlockN);
+  using Narrow64 = ForwardConfig<64, 64, __half, 1, 0, 1, false, true>;  // (NARROW_D64_BLOCK_N)
+  if (head_dim == 64) return narrow ? Narrow64::kBlockN : DecodeConfig<64>::kBlockN;
+  return head_dim == 256 ? (narrow ? Narrow256::kBlockN : DecodeConfig<256>::kBlockN)
+                         : DecodeConfig<128>::kBlockN;
 }
 // CTAs a SM of the decode kernel that runs p on a GPU of `sms` SMs: 2 (TWO_CTAS_PER_SM, forward_config.h) for
 // the narrow tile at d = 64 / 96 / 128 where its tiles (one per sequence and K/V head, or per query head
