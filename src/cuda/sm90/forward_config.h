@@ -589,7 +589,13 @@
 // stages as many as hold 512 keys (4 of 128, 2 of 256): the same bytes in flight, half the consumer's waits,
 // exchanges and barriers a byte at 256. With 128 a block's 32 KB stream in about a microsecond of a SM's
 // share of HBM, near the consumer's own chain per block, and d64's decodes of several tiles a CTA read 4-10%
-// slower than cuDNN's where d128's (64 KB a block) read level.
+// slower than cuDNN's where d128's (64 KB a block) read level. Measured on an H200 against 128
+// (s57_d64blocks.sh, two passes with the order swapped, GQA 32/8 unless named): pages of 16 at 64 sequences
+// over 1024 keys 0.85-0.87 of the time, pages of 64 at 4 sequences over 4096 0.87, one sequence over 16384
+// 0.84, over 4096 0.95; several tiles a CTA 0.97-0.99 at 1024 keys, 0.99 at 4096-16384, MHA at 16 sequences
+// 0.96; one wave 1.00. Slower where a short cache is split at small batch (half as many key blocks to cut
+// pieces from): 1024 keys at 1 / 4 sequences 1.01-1.03, an append or 8 requested pieces over 1000 keys at 4
+// 1.02-1.03, all still 1.08-1.20x cuDNN's speed. 128 is the earlier kernel (a measurement setting).
 #ifndef FLASHATTN_SM90_NARROW_D64_BLOCK_N
 #define FLASHATTN_SM90_NARROW_D64_BLOCK_N 256
 #endif
