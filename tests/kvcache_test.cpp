@@ -1249,7 +1249,7 @@ std::vector<KVCacheCase> kvcache_cases() {
                    false,
                    0});
   // MHA in pages of 64 over 12 sequences: 384 tiles, so CTAs of the kernel of one CTA a SM run three items
-  // and more, each of the narrow tile's Q slots taken twice or more (forward_config.h NARROW_Q_SLOTS).
+  // and more through one Q buffer, ring and tile handoff (the paged producer's phases over several tiles).
   cases.push_back({12,
                    1,
                    700,

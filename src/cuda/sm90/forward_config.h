@@ -862,10 +862,10 @@ struct ForwardConfig {
   // KB of its own).
   static constexpr bool kSingleConsumer = kConsumerWarpgroups_ == 1;
   // The narrow decode tile (decode_consumer.h): S^T = K Q^T with 64 keys as the wgmma's M and the query rows
-  // as N = kNarrowRowsMax, O^T = V^T P^T; 128-key blocks at d = 64 / 128 (two M tiles of S^T, one
-  // stmatrix.x4 of P^T), 64-key ones at d = 256 (one M tile: its two stages of 64 KB are as many bytes in
-  // flight as d = 128's, where two of 80 keys would not be a whole number of M tiles and three of 64 do not
-  // fit beside Q and O).
+  // as N = kNarrowRowsMax, O^T = V^T P^T; 128-key blocks at d = 128 (two M tiles of S^T, one stmatrix.x4 of
+  // P^T), 256-key ones at d = 64 (NARROW_D64_BLOCK_N: four M tiles, d = 128's bytes a block), 64-key ones at
+  // d = 256 (one M tile: its two stages of 64 KB are as many bytes in flight as d = 128's, where two of 80
+  // keys would not be a whole number of M tiles and three of 64 do not fit beside Q and O).
   static constexpr bool kNarrowRows = kNarrowRows_;
   static_assert(!kNarrowRows || (kSingleConsumer && kLongKeyBlockN_ == 0 && kHeadDim == kHeadDimV &&
                                  (kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256)),
