@@ -1267,6 +1267,43 @@ std::vector<KVCacheCase> kvcache_cases() {
                    false,
                    false,
                    0});
+  // Pages of an odd multiple of 8 rows: boxes of 8 rows, so 32 a key block on d64's narrow kernel (256-key
+  // blocks, forward_config.h NARROW_D64_BLOCK_N: every lane of the producer warp) and 16 on d128's; with an
+  // append, sequences ending inside a page, and the split pieces of a small batch.
+  cases.push_back({3,
+                   1,
+                   1000,
+                   32,
+                   8,
+                   64,
+                   64,
+                   DType::bfloat16,
+                   {MaskKind::none},
+                   Layout::contiguous,
+                   true,
+                   Rotary::none,
+                   false,
+                   24,
+                   false,
+                   false,
+                   0});
+  cases.push_back({3,
+                   1,
+                   1000,
+                   32,
+                   8,
+                   128,
+                   128,
+                   DType::float16,
+                   {MaskKind::none},
+                   Layout::contiguous,
+                   false,
+                   Rotary::none,
+                   false,
+                   40,
+                   false,
+                   false,
+                   0});
   return cases;
 }
 

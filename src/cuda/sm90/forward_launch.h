@@ -102,15 +102,16 @@ int pack_factor(const AttentionParams& a) {
 }
 
 // Paged K/V: the rows of one TMA box of the page views, or 0 when the pages are read by the
-// producer warp's gather alone. A key block (kBlockN rows, 64-128 by kernel) becomes
-// kBlockN / R boxes per 64-column chunk, each inside one page: R is the largest power of two
-// dividing both the page size and kBlockN, at most 128 (a box's row limit is 256). R >= 8 keeps
+// producer warp's gather alone. A key block (kBlockN rows, 64-256 by kernel) becomes kBlockN / R boxes
+// per 64-column chunk (at most 32: one a lane of the producer warp), each inside one page: R is the largest
+// power of two dividing both the page size and kBlockN, at most 128 (a box's row limit is 256). R >= 8 keeps
 // every box's shared-memory destination (box j at j * R * 128 bytes of its chunk) on a 1024-byte
 // swizzle atom, so the 128B swizzle of the boxes is the one of a whole block: the consumers'
 // layout does not change. Page sizes that are not a multiple of 8 run on cuda_sm80
 // (backend.cu); 0 here keeps them correct (gathered) if they ever reach this kernel.
 template <class Config>
 int paged_box_rows(const AttentionParams& a) {
+  static_assert(Config::kBlockN / 8 <= 32, "a key block's boxes of 8 rows, one a lane of the producer warp");
   if (a.block_table == nullptr || a.kv_blocks <= 0 || a.page_size % 8 != 0) return 0;
   int rows = 8;
   while (rows < 128 && Config::kBlockN % (2 * rows) == 0 && a.page_size % (2 * rows) == 0) rows *= 2;
@@ -279,7 +280,8 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     g.box_rows = box_rows;
     g.boxes = tma_pages ? Config::kBlockN / box_rows : 0;
     while (tma_pages && (1 << g.box_shift) < box_rows) ++g.box_shift;
-    g.box_mask = (1u << g.boxes) - 1u;
+    // (32 boxes: 256-key blocks in pages of an odd multiple of 8 rows; a shift by 32 would be undefined.)
+    g.box_mask = g.boxes >= 32 ? ~0u : (1u << g.boxes) - 1u;
     g.k = a.k.data, g.v = a.v.data;
     g.k_page_stride = a.k.batch_stride, g.k_row_stride = a.k.row_stride, g.k_head_stride = a.k.head_stride;
     g.v_page_stride = a.v.batch_stride, g.v_row_stride = a.v.row_stride, g.v_head_stride = a.v.head_stride;

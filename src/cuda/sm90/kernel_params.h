@@ -42,7 +42,7 @@ struct PagedKV {
   int box_rows = 0;            // rows per TMA box of maps.k / maps.v (0: no page views, every block gathered)
   int boxes = 0;               // kBlockN / box_rows: boxes per chunk of a key block (one producer lane each)
   int box_shift = 0;           // log2(box_rows)
-  std::uint32_t box_mask = 0;  // (1 << boxes) - 1: a key block whose boxes all go by TMA
+  std::uint32_t box_mask = 0;  // boxes low bits set: a key block whose boxes all go by TMA
   const void* k = nullptr;
   const void* v = nullptr;
   std::int64_t k_page_stride = 0, k_row_stride = 0, k_head_stride = 0;
