@@ -1268,42 +1268,34 @@ std::vector<KVCacheCase> kvcache_cases() {
                    false,
                    0});
   // Pages of an odd multiple of 8 rows: boxes of 8 rows, so 32 a key block on d64's narrow kernel (256-key
-  // blocks, forward_config.h NARROW_D64_BLOCK_N: every lane of the producer warp) and 16 on d128's; with an
-  // append, sequences ending inside a page, and the split pieces of a small batch.
-  cases.push_back({3,
-                   1,
-                   1000,
-                   32,
-                   8,
-                   64,
-                   64,
-                   DType::bfloat16,
-                   {MaskKind::none},
-                   Layout::contiguous,
-                   true,
-                   Rotary::none,
-                   false,
-                   24,
-                   false,
-                   false,
-                   0});
-  cases.push_back({3,
-                   1,
-                   1000,
-                   32,
-                   8,
-                   128,
-                   128,
-                   DType::float16,
-                   {MaskKind::none},
-                   Layout::contiguous,
-                   false,
-                   Rotary::none,
-                   false,
-                   40,
-                   false,
-                   false,
-                   0});
+  // blocks, forward_config.h NARROW_D64_BLOCK_N: every lane of the producer warp; with an append) and 16 on
+  // d128's; sequences ending inside a page, and the split pieces of a small batch.
+  struct OddPages {
+    std::int64_t d;
+    DType dtype;
+    bool append;
+    std::int64_t page_size;
+  };
+  for (const OddPages& o :
+       {OddPages{64, DType::bfloat16, true, 24}, OddPages{128, DType::float16, false, 40}}) {
+    cases.push_back({3,
+                     1,
+                     1000,
+                     32,
+                     8,
+                     o.d,
+                     o.d,
+                     o.dtype,
+                     {MaskKind::none},
+                     Layout::contiguous,
+                     o.append,
+                     Rotary::none,
+                     false,
+                     o.page_size,
+                     false,
+                     false,
+                     0});
+  }
   return cases;
 }
 
