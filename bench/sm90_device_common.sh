@@ -68,13 +68,15 @@ py_builds_around_patch() {
 }
 
 # tests_and_py_build DIMS: the C++ test binary and the Python extension of this tree for head dims DIMS (both
-# dtypes, sm_90a) in $bld/full, the package under $bld/pyroot; tests=the test binary.
+# dtypes, sm_90a) in $bld/full, the package under $bld/pyroot; tests=the test binary. TREE_CUDA_FLAGS: CUDA flags
+# of that build (a switch's setting that the tests should run), none by default.
 tests_and_py_build() {
-  local start
+  local start flags=()
   start=$(date +%s)
+  [[ -n ${TREE_CUDA_FLAGS:-} ]] && flags=(-DCMAKE_CUDA_FLAGS="$TREE_CUDA_FLAGS")
   cmake -S . -B "$bld/full" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a -DFLASHATTN_HEAD_DIMS="$1" \
     -DFLASHATTN_BUILD_TESTS=ON -DFLASHATTN_BUILD_CLI=OFF -DFLASHATTN_BUILD_EXAMPLES=OFF -DFLASHATTN_BUILD_PYTHON=ON \
-    -DPython_EXECUTABLE="$py" >"$out/configure.log" 2>&1 &&
+    -DPython_EXECUTABLE="$py" "${flags[@]}" >"$out/configure.log" 2>&1 &&
     timeout 300 cmake --build "$bld/full" -j 16 --target flashattn_tests _C >"$out/build.log" 2>&1
   log "build rc=$? in $(($(date +%s) - start)) s"
   mkdir -p "$bld/pyroot/flashattn" && cp -r python/flashattn/. "$bld/pyroot/flashattn/" &&
