@@ -101,6 +101,13 @@ int pack_factor(const AttentionParams& a) {
   return pack_factor_for(a, Config::kBlockM);
 }
 
+// The current device's SM count (launch_decode's kernel choice; launch_forward queries it beside L2's size).
+inline cudaError_t current_sm_count(int& sms) {
+  int device = 0;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  return cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+}
+
 // Paged K/V: the rows of one TMA box of the page views, or 0 when the pages are read by the
 // producer warp's gather alone. A key block (kBlockN rows, 64-256 by kernel) becomes kBlockN / R boxes
 // per 64-column chunk (at most 32: one a lane of the producer warp), each inside one page: R is the largest
@@ -586,13 +593,8 @@ bool launch_decode(const AttentionParams& a, void* workspace, cudaStream_t strea
       if (use_narrow_rows(kHeadDim, kHeadDimV, a.seqlen_q, pack)) {
         // More tiles than SMs at d <= 128: the kernel of two CTAs a SM (decode_ctas_per_sm).
         if constexpr (FLASHATTN_SM90_TWO_CTAS_PER_SM != 0 && kD <= 128) {
-          int device = 0, sms = 0;
-          if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) {
-            launched = e;
-            return true;
-          }
-          if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-              e != cudaSuccess) {
+          int sms = 0;
+          if (cudaError_t e = current_sm_count(sms); e != cudaSuccess) {
             launched = e;
             return true;
           }
