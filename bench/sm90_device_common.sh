@@ -143,8 +143,8 @@ ab_summary() {
 # copied to $bld/trace-tree, its library for head dims DIMS (bf16, sm_90a) and bench/decode_trace_driver.cu linked
 # (the patched tree's own driver) against it as $bld/trace; the build's log tail in the summary.
 decode_trace_build() {
-  tree_copy "$bld/trace-tree" "$1"
-  cmake -S "$bld/trace-tree" -B "$bld/lib" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a \
+  tree_copy "$bld/trace-tree" "$1" &&
+    cmake -S "$bld/trace-tree" -B "$bld/lib" -G Ninja -DFLASHATTN_CUDA=ON -DFLASHATTN_CUDA_ARCHS=90a \
     -DFLASHATTN_HEAD_DIMS="$2" -DFLASHATTN_DTYPES=bf16 -DFLASHATTN_BACKWARD=OFF -DFLASHATTN_BUILD_TESTS=OFF \
     -DFLASHATTN_BUILD_PYTHON=OFF -DFLASHATTN_BUILD_CLI=OFF -DFLASHATTN_BUILD_EXAMPLES=OFF >"$out/lib.log" 2>&1 &&
     timeout 300 cmake --build "$bld/lib" --target flashattn -j "$3" >>"$out/lib.log" 2>&1 &&
@@ -201,7 +201,9 @@ sanitizer_runs() {
 tree_copy() {
   rm -rf "$1" && mkdir -p "$1" && tar --exclude=./.git --exclude=./bench/results -cf - . | tar -C "$1" -xf - &&
     if [[ -n ${2:-} ]]; then (cd "$1" && patch -p1 -s ${3:-} <"$OLDPWD/$2"); fi
-  log "tree $1 ${2:-} ${3:-} rc=$?"
+  local rc=$?
+  log "tree $1 ${2:-} ${3:-} rc=$rc"
+  return $rc
 }
 
 # sm90_ctrl_copy [FROM]: build FROM's extension (default base; "new" is the package flashattn) installed a second
