@@ -15,7 +15,7 @@ PY_DIMS="64;128;256" sm90_build_py base "" 5 300 &
 TREE_CUDA_FLAGS="-DFLASHATTN_SM90_DEFER_PREPARE_WAIT=1" tests_and_py_build "64;128;256"
 wait
 log builds
-timeout 60 "$tests" --gtest_filter='Grid/KVCacheTest.*cuda_sm90*' --gtest_brief=1 >"$out/first.log" 2>&1
+timeout 150 "$tests" --gtest_filter='Grid/KVCacheTest.*cuda_sm90*' --gtest_brief=1 >"$out/first.log" 2>&1
 first=$?
 log "first cases rc=$first $(grep -E '^\[  (PASSED|SKIPPED|FAILED)' "$out/first.log" | tr '\n' ' ')"
 ((first == 0)) || exit 1
