@@ -174,20 +174,6 @@ __device__ __forceinline__ void await_prepare(bool& prepared) {
   }
 }
 
-// DEFER_PREPARE_WAIT (forward_config.h): whether this tile, the producer's first while the prepare kernel may
-// still run, issues its loads before that wait and claims the next tile after them. Only where the prepare
-// kernel appends nothing: then it zeroes the counters alone, which no load reads (the lengths are the
-// caller's, the maps the launch's), while the first claim's atomic and the pieces' arrivals (split_kv.h
-// tile_arrivals: its own wait) do.
-template <class Config>
-__device__ __forceinline__ bool defers_prepare_wait(const ForwardKernelParams& p, bool prepared) {
-  if constexpr (Config::kCacheLengths && FLASHATTN_SM90_DEFER_PREPARE_WAIT != 0 && !Config::kPrefetchEarly) {
-    return !prepared && p.cache.appended == 0;
-  } else {
-    return false;
-  }
-}
-
 // The tile's K/V head. The decode kernels' producer reaches its first K load through this and the split's
 // share (session 53's trace: 0.29 us for the two integer divisions), so they take the launch's divisor; the
 // other kernels keep the division, whose SASS the forward standing measured.
@@ -224,10 +210,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
     // free once every consumer warp released the previous Q.
     publish_next_tile<Config, Config::kDecodedHandoff>(p, pipe, tile, w, q_phase);  // one per Q so far
     if (!is_work<Config>(p, tile)) break;
-    [[maybe_unused]] const bool claim_after_loads = defers_prepare_wait<Config>(p, prepared);
-    if constexpr (Config::kCacheLengths) {
-      if (!claim_after_loads) await_prepare(prepared);
-    }
+    if constexpr (Config::kCacheLengths) await_prepare(prepared);
     if constexpr (!Config::kFirstKBeforeQ && !Config::kSplitQ) {
       ptx::mbarrier_wait_parity(pipe.q_empty(), q_phase ^ 1);
       q_phase ^= 1;
@@ -267,7 +250,7 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
       load_q<Config>(p, pipe, tma_q, w, 0);  // its wait came first (above)
     }
     // Claimed now, used next iteration: the atomic's latency hides behind this tile's loads.
-    if (!claim_after_loads) tile = claim_next_work<Config>(p, tile);
+    tile = claim_next_work<Config>(p, tile);
 
     // Block n's V into the V use of ring position `at`, once that use's previous holder released it.
     auto load_v = [&](RingPosition<Config::kStages> at, int n) {
@@ -363,12 +346,6 @@ __device__ void producer_loop(const ForwardKernelParams& p, const SharedPipeline
         if (!Config::kFirstKBeforeQ || n != range.end - 1) load_k(ring, n);
         load_v(ring, n);
         ring.advance();
-      }
-    }
-    if constexpr (Config::kCacheLengths) {
-      if (claim_after_loads) {
-        await_prepare(prepared);
-        tile = claim_next_work<Config>(p, tile);
       }
     }
     // Here, not at the claim: a dynamic claim's atomic has had this tile's loads to land, and the loads above
@@ -551,10 +528,7 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
     // The same handoff as producer_loop: the index (or the end marker) first, by the leader.
     if (leader) publish_next_tile<Config, false>(p, pipe, tile, w, q_phase);
     if (tile >= p.num_tiles) break;
-    [[maybe_unused]] const bool claim_after_loads = defers_prepare_wait<Config>(p, prepared);
-    if constexpr (Config::kCacheLengths) {
-      if (!claim_after_loads) await_prepare(prepared);  // every lane: each gathers
-    }
+    if constexpr (Config::kCacheLengths) await_prepare(prepared);  // every lane: each gathers
     const int kv_head = kv_head_of<Config>(p, w);
     const KeyBlockRange range = work_key_blocks<Config>(p, tile, w);
     int k_offset = p.sequences != nullptr ? p.sequences[w.batch].k_offset : 0;
@@ -594,9 +568,7 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
       }
       q_phase ^= 1;
     }
-    if (!claim_after_loads) {
-      tile = __shfl_sync(0xffffffffu, leader ? claim_next_tile<Config::kClusterM>(p, tile) : 0, 0);
-    }
+    tile = __shfl_sync(0xffffffffu, leader ? claim_next_tile<Config::kClusterM>(p, tile) : 0, 0);
     if constexpr (Config::kOOverV) {
       if (slots_owed) {
         give_output_slots(pipe, vring.at(ring), leader);
@@ -689,12 +661,6 @@ __device__ void producer_loop_paged(const ForwardKernelParams& p, const SharedPi
       if (n > range.begin) box = locate(n - 1);
     }
     if (tail_v.pending) fix_tail();  // a piece of one block
-    if constexpr (Config::kCacheLengths) {
-      if (claim_after_loads) {
-        await_prepare(prepared);
-        tile = __shfl_sync(0xffffffffu, leader ? claim_next_tile<Config::kClusterM>(p, tile) : 0, 0);
-      }
-    }
   }
   if constexpr (Config::kOOverV) {
     if (slots_owed) give_output_slots(pipe, vring.at(ring), leader);
