@@ -599,12 +599,14 @@
 #ifndef FLASHATTN_SM90_NARROW_D64_BLOCK_N
 #define FLASHATTN_SM90_NARROW_D64_BLOCK_N 256
 #endif
-// Measured, not kept (session 58; code in 2342e81): DEFER_PREPARE_WAIT, a KV-cache decode whose prepare kernel
-// appends nothing (it only zeroes the counters) issuing its first tile's loads before griddepcontrol.wait and
-// claiming its next tile after them. 1.00 of the time on 43 rows (split decodes at 1-8 sequences, many tiles,
-// pages, d256), 1.02-1.04 slower at 40 sequences, in both passes (s58_defer_rest.sh; predicted 0.85-0.95 for
-// the splits): the wait is not on the first load's path. Session 58's trace has the first K load issued 1.8 us
-// after the CTA starts, the wait passing within 0.06 us of the tile's length read.
+// Measured, not kept (session 58; code in 2342e81): DEFER_PREPARE_WAIT, a KV-cache decode whose prepare
+// kernel appends nothing (it only zeroes the counters) issuing its first tile's loads before
+// griddepcontrol.wait and claiming its next tile after them. 1.00 of the time on 43 rows (split decodes at
+// 1-8 sequences, many tiles, pages, d256), 1.02-1.04 slower at 40 sequences, in both passes
+// (s58_defer_rest.sh; predicted 0.85-0.95 for the splits): the wait is not on the first load's path.
+// Session 58's trace has the first K load issued 1.8 us after the CTA starts, the wait passing within
+// 0.06 us of the tile's length read.
+//
 // Measured, not kept (session 57; code in 475b9ed): NARROW_Q_SLOTS, the narrow tile's Q in two slots of its 8
 // rows (8-row boxes inside Q's buffer, a q_full / q_empty pair a slot), so that the next tile's Q, and every
 // K / V load the producer issues behind it, no longer waited for the current tile's last S GEMM. Against one
