@@ -599,6 +599,15 @@
 #ifndef FLASHATTN_SM90_NARROW_D64_BLOCK_N
 #define FLASHATTN_SM90_NARROW_D64_BLOCK_N 256
 #endif
+// Session 58: PREFETCH_CACHE_LENGTHS, a KV-cache launch's first tile's lengths (cache_seqlens, leftpad)
+// fetched into L2 by thread 0 as the kernel starts (producer.h prefetch_first_lengths). Session 58's trace
+// (s58_trace.sh, d64 and d128 over 1024-4096 keys at 48-64 sequences) has the producer wait 0.67 us (median
+// over 132 CTAs) for that read, a DRAM miss on the call's critical path: the first K load goes 1.8 us after
+// the CTA starts, and the barrier set-up, the register handover and the maps' prefetches before the read
+// take 0.5 us. 0: the read finds the line where it is.
+#ifndef FLASHATTN_SM90_PREFETCH_CACHE_LENGTHS
+#define FLASHATTN_SM90_PREFETCH_CACHE_LENGTHS 1
+#endif
 // Measured, not kept (session 58; code in 2342e81): DEFER_PREPARE_WAIT, a KV-cache decode whose prepare
 // kernel appends nothing (it only zeroes the counters) issuing its first tile's loads before
 // griddepcontrol.wait and claiming its next tile after them. 1.00 of the time on 43 rows (split decodes at
