@@ -50,12 +50,6 @@ __device__ __forceinline__ void cp_async_wait_group() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
 }
 
-// Starts the fetch of the 128-byte line holding `address` into L2 and goes on: nothing waits for it, and a
-// later load of the line finds it there (or on its way) instead of in DRAM.
-__device__ __forceinline__ void prefetch_global_l2(const void* address) {
-  asm volatile("prefetch.global.L2 [%0];\n" ::"l"(address));
-}
-
 // ---------------------------------------------------------------------------
 // Shared -> register matrix loads. Each lane passes the address of one 16-byte
 // row; x4 loads four 8x8 b16 matrices (lanes 8i..8i+7 address matrix i).

@@ -599,15 +599,14 @@
 #ifndef FLASHATTN_SM90_NARROW_D64_BLOCK_N
 #define FLASHATTN_SM90_NARROW_D64_BLOCK_N 256
 #endif
-// Session 58: PREFETCH_CACHE_LENGTHS, a KV-cache launch's first tile's lengths (cache_seqlens, leftpad)
-// fetched into L2 by thread 0 as the kernel starts (producer.h prefetch_first_lengths). Session 58's trace
-// (s58_trace.sh, d64 and d128 over 1024-4096 keys at 48-64 sequences) has the producer wait 0.67 us (median
-// over 132 CTAs) for that read, a DRAM miss on the call's critical path: the first K load goes 1.8 us after
-// the CTA starts, and the barrier set-up, the register handover and the maps' prefetches before the read
-// take 0.5 us. 0: the read finds the line where it is.
-#ifndef FLASHATTN_SM90_PREFETCH_CACHE_LENGTHS
-#define FLASHATTN_SM90_PREFETCH_CACHE_LENGTHS 1
-#endif
+// Measured, not kept (session 58; code in cf41057): PREFETCH_CACHE_LENGTHS, thread 0 prefetching its first
+// tile's KV-cache lengths into L2 before the barrier set-up, after session 58's trace had the producer wait
+// 0.67 us (median over 132 CTAs) for that read at 48 sequences over 1024 keys. Against the plain read
+// (s58_lengths.sh, two passes): calls of 48-64 sequences 0.993-0.999 of the time, short calls (1-8
+// sequences, 6-12 us) 1.005-1.03 slower, the rest 1.00; predicted 0.94-0.97 for the short ones. Their
+// lengths are still in L2 from the call before (a few MB a call), so the prefetch only adds its ~40
+// instructions before the barriers; only calls that stream more than L2 miss on them.
+//
 // Measured, not kept (session 58; code in 2342e81): DEFER_PREPARE_WAIT, a KV-cache decode whose prepare
 // kernel appends nothing (it only zeroes the counters) issuing its first tile's loads before
 // griddepcontrol.wait and claiming its next tile after them. 1.00 of the time on 43 rows (split decodes at

@@ -38,10 +38,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kCtasPerSm)
   const std::uint32_t raw = ptx::cvta_to_shared(shared_buffer);
   const SharedPipeline<Config> pipe{(raw + 1023u) & ~1023u};
 
-  if (threadIdx.x == 0) {
-    prefetch_first_lengths<Config>(p);  // the producer's first read, before its barriers' set-up
-    pipe.init_barriers();
-  }
+  if (threadIdx.x == 0) pipe.init_barriers();
   if constexpr (Config::kRowSumMma) {
     // The constant operand of the row sums (consumer.h gemm_pv), written once per CTA through
     // the generic proxy and fenced before the barrier, so that the tensor cores (async proxy)

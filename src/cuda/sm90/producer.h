@@ -174,21 +174,6 @@ __device__ __forceinline__ void await_prepare(bool& prepared) {
   }
 }
 
-// PREFETCH_CACHE_LENGTHS (forward_config.h): the KV-cache lengths of the CTA's first work item into L2 at
-// the kernel's start, so that the producer's read of them (tile_work, before its first load) hits L2 after
-// the barrier set-up instead of waiting for DRAM. The first item of a KV-cache launch is a tile with query
-// rows (await_prepare); grids hold no more CTAs than items, but the check costs nothing.
-template <class Config>
-__device__ __forceinline__ void prefetch_first_lengths(const ForwardKernelParams& p) {
-  if constexpr (Config::kCacheLengths && !Config::kSplitTail && FLASHATTN_SM90_PREFETCH_CACHE_LENGTHS != 0) {
-    const int item = first_work<Config>(p);
-    if (p.cache.active && p.sequences == nullptr && is_work<Config>(p, item)) {
-      const int tile = Config::kSplitKV ? item_piece(p.split_kv, item).tile : item;
-      prefetch_cache_keys(p.cache, tile_place<Config::kClusterM>(p, tile).batch);
-    }
-  }
-}
-
 // The tile's K/V head. The decode kernels' producer reaches its first K load through this and the split's
 // share (session 53's trace: 0.29 us for the two integer divisions), so they take the launch's divisor; the
 // other kernels keep the division, whose SASS the forward standing measured.

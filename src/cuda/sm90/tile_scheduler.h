@@ -20,7 +20,6 @@
 
 #include "common/fast_division.h"
 #include "cuda/ptx/mbarrier.h"
-#include "cuda/ptx/ptx.h"
 #include "cuda/ptx/shared_memory.h"
 #include "cuda/sm90/kernel_params.h"
 #include "cuda/sm90/tile_sections.h"
@@ -70,15 +69,9 @@ __device__ __forceinline__ int cache_keys(const CacheLengths& c, int b) {
   return max(end + c.appended - cache_key_offset(c, b), 0);
 }
 
-// The lines of sequence b's entries that cache_keys reads, fetched into L2 (ptx::prefetch_global_l2).
-__device__ __forceinline__ void prefetch_cache_keys(const CacheLengths& c, int b) {
-  if (c.cache_seqlens != nullptr) ptx::prefetch_global_l2(c.cache_seqlens + b);
-  if (c.leftpad != nullptr) ptx::prefetch_global_l2(c.leftpad + b);
-}
-
-// Tile `tile`'s query block, batch and head: the part of tile_work that reads no memory.
-template <int kClusterM = 1>
-__device__ __forceinline__ WorkTile tile_place(const ForwardKernelParams& p, int tile) {
+// kCacheLengths (Config::kCacheLengths): the launch may carry a KV cache's lengths (p.cache.active).
+template <int kClusterM = 1, bool kCacheLengths = false>
+__device__ __forceinline__ WorkTile tile_work(const ForwardKernelParams& p, int tile) {
   static_assert(kClusterM == 1 || kClusterM == 2);
   WorkTile w;
   const SectionUnit u = section_unit(p.sections, kClusterM == 1 ? tile : tile >> 1);
@@ -86,13 +79,6 @@ __device__ __forceinline__ WorkTile tile_place(const ForwardKernelParams& p, int
   w.m_block = p.m_blocks - 1 - m_rank;
   w.batch = fast_divide(u.bh, p.heads_div);
   w.head = u.bh - w.batch * p.heads;
-  return w;
-}
-
-// kCacheLengths (Config::kCacheLengths): the launch may carry a KV cache's lengths (p.cache.active).
-template <int kClusterM = 1, bool kCacheLengths = false>
-__device__ __forceinline__ WorkTile tile_work(const ForwardKernelParams& p, int tile) {
-  WorkTile w = tile_place<kClusterM>(p, tile);
   if (p.sequences != nullptr) {
     const SequenceInfo s = p.sequences[w.batch];
     w.seqlen_q = s.seqlen_q, w.seqlen_k = s.seqlen_k, w.q_offset = s.q_offset, w.map_batch = 0;
