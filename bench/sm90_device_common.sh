@@ -666,6 +666,30 @@ decode_change_checks() {
   py_tests_on_gpu test_interface.py test_dispatch.py
 }
 
+# decode_trace_briefs RUN...: after decode_trace_build, each RUN (keys:batch:d) through $bld/trace as a GQA 32/8
+# KV-cache call and the patched tree's reader's whole-call view (--brief: the span and the events' medians).
+decode_trace_briefs() {
+  local run keys batch d
+  for run in "$@"; do
+    IFS=: read -r keys batch d <<<"$run"
+    {
+      echo "== brief d$d keys $keys batch $batch"
+      timeout 60 "$bld/trace" "$keys" "$batch" kvcache "$bld/trace.bin" "$d" 0 32 8
+      timeout 60 python3 "$bld/trace-tree/bench/decode_trace.py" "$bld/trace.bin" --brief
+    } >>"$out/summary.txt" 2>&1
+  done
+}
+
+# first_cases FILTER LIMIT: the test binary's cases FILTER alone under LIMIT seconds before anything else of a call
+# (a kernel that hangs stops the call here); their counts and first failures in the summary; fails with them.
+first_cases() {
+  timeout "$2" "$tests" --gtest_filter="$1" --gtest_brief=1 >"$out/first.log" 2>&1
+  local rc=$?
+  log "first cases rc=$rc $(grep -E '^\[  (PASSED|SKIPPED|FAILED)' "$out/first.log" | tr '\n' ' ')"
+  grep -E 'FAILED  \]|Failure' "$out/first.log" | cut -c1-200 | head -20 | tee -a "$out/summary.txt"
+  return $rc
+}
+
 # decode_trace_runs RUN...: after decode_trace_build, each RUN (keys:batch:d:splits:q heads:kv heads) through $bld/trace
 # and the patched tree's reader (two CTAs' events), into the summary.
 decode_trace_runs() {

@@ -15,10 +15,7 @@ PY_DIMS="64;128;256" sm90_build_py base "" 5 300 &
 TREE_CUDA_FLAGS="-DFLASHATTN_SM90_DEFER_PREPARE_WAIT=1" tests_and_py_build "64;128;256"
 wait
 log builds
-timeout 150 "$tests" --gtest_filter='Grid/KVCacheTest.*cuda_sm90*' --gtest_brief=1 >"$out/first.log" 2>&1
-first=$?
-log "first cases rc=$first $(grep -E '^\[  (PASSED|SKIPPED|FAILED)' "$out/first.log" | tr '\n' ' ')"
-((first == 0)) || exit 1
+first_cases 'Grid/KVCacheTest.*cuda_sm90*' 150 || exit 1
 ROWS_LIMIT=120 rows_ab s57_defer.py defer base new
 ROWS_LIMIT=120 rows_ab s57_defer.py defer2 new base
 decode_trace_build bench/integration/s58_trace.patch "64;128" 8 &
@@ -27,12 +24,5 @@ sanitizer_runs "$tests" 'Grid/KVCacheTest.*cuda_sm90*' 100 memcheck racecheck
 py_tests_on_gpu test_interface.py test_dispatch.py
 wait
 decode_trace_runs 1024:48:64:0:32:8 4096:48:64:0:32:8 1024:64:128:0:32:8 4096:64:128:0:32:8 1024:16:128:0:32:8
-for run in 1024:48:64 1024:64:128; do
-  IFS=: read -r keys batch d <<<"$run"
-  {
-    echo "== brief d$d keys $keys batch $batch"
-    timeout 60 "$bld/trace" "$keys" "$batch" kvcache "$bld/trace.bin" "$d" 0 32 8
-    timeout 60 python3 "$bld/trace-tree/bench/decode_trace.py" "$bld/trace.bin" --brief
-  } >>"$out/summary.txt" 2>&1
-done
+decode_trace_briefs 1024:48:64 1024:64:128
 log total

@@ -13,11 +13,7 @@ source bench/sm90_device_common.sh
 device_call_begin s58l
 tree_and_flag_base "64;128;256" "-DFLASHATTN_SM90_PREFETCH_CACHE_LENGTHS=0"
 log builds
-timeout 40 "$tests" --gtest_filter='*cuda_sm90_268_*:*cuda_sm90_269_*:*cuda_sm90_271_*:*cuda_sm90_272_*' --gtest_brief=1 >"$out/first.log" 2>&1
-first=$?
-log "first cases rc=$first $(grep -E '^\[  (PASSED|SKIPPED|FAILED)' "$out/first.log" | tr '\n' ' ')"
-grep -E 'FAILED  \]|Failure' "$out/first.log" | cut -c1-200 | head -20 | tee -a "$out/summary.txt"
-((first == 0)) || exit 1
+first_cases '*cuda_sm90_268_*:*cuda_sm90_269_*:*cuda_sm90_271_*:*cuda_sm90_272_*' 40 || exit 1
 ROWS_LIMIT=100 rows_ab s58_lengths.py lengths base new
 ROWS_LIMIT=100 rows_ab s58_lengths.py lengths2 new base
 gtest_suites '*KVCache*cuda_sm90*:*SplitKV*:*Workspace*' 200

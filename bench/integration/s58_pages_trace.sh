@@ -15,12 +15,5 @@ sanitizer_runs "$tests" "$cases" 90 memcheck racecheck
 gtest_suites '*KVCache*cuda_sm90*page*' 120
 wait
 decode_trace_runs 1024:48:64:0:32:8 4096:48:64:0:32:8 1024:64:128:0:32:8 4096:64:128:0:32:8 1024:16:128:0:32:8
-for run in 1024:48:64 1024:64:128; do
-  IFS=: read -r keys batch d <<<"$run"
-  {
-    echo "== brief d$d keys $keys batch $batch"
-    timeout 60 "$bld/trace" "$keys" "$batch" kvcache "$bld/trace.bin" "$d" 0 32 8
-    timeout 60 python3 "$bld/trace-tree/bench/decode_trace.py" "$bld/trace.bin" --brief
-  } >>"$out/summary.txt" 2>&1
-done
+decode_trace_briefs 1024:48:64 1024:64:128
 log total

@@ -9,12 +9,5 @@ source bench/sm90_device_common.sh
 device_call_begin s58t
 decode_trace_build bench/integration/s58_trace.patch "64;128" 16
 decode_trace_runs 1024:48:64:0:32:8 4096:48:64:0:32:8 1024:64:128:0:32:8 4096:64:128:0:32:8 1024:16:128:0:32:8
-for run in 1024:48:64 4096:48:64 1024:64:128 4096:64:128 1024:16:128; do
-  IFS=: read -r keys batch d <<<"$run"
-  {
-    echo "== brief d$d keys $keys batch $batch"
-    timeout 60 "$bld/trace" "$keys" "$batch" kvcache "$bld/trace.bin" "$d" 0 32 8
-    timeout 60 python3 "$bld/trace-tree/bench/decode_trace.py" "$bld/trace.bin" --brief
-  } >>"$out/summary.txt" 2>&1
-done
+decode_trace_briefs 1024:48:64 4096:48:64 1024:64:128 4096:64:128 1024:16:128
 log total
