@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 58, second call: s57_defer.sh (DEFER_PREPARE_WAIT=1 against the default 0: s57_defer.py's rows in two
+# Session 58, second call: session 57's s57_defer.sh, which this replaces (DEFER_PREPARE_WAIT=1 against the default 0: s57_defer.py's rows in two
 # passes with the order swapped, the KV-cache / split-KV / workspace suites, memcheck / racecheck over the KV-cache
 # grid, pytest's interface and dispatch files, all with the switch on) and then s57_trace.sh's decode traces with
 # s58_trace.patch (s57_trace.patch rebased over the switch's producer lines). The trace library builds in the
