@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Session 58, second call: session 57's s57_defer.sh, which this replaces (DEFER_PREPARE_WAIT=1 against the
-# default 0: s57_defer.py's rows in two passes with the order swapped, the KV-cache / split-KV / workspace suites, memcheck / racecheck over the KV-cache
-# grid, pytest's interface and dispatch files, all with the switch on) and then s57_trace.sh's decode traces with
-# s58_trace.patch (s57_trace.patch rebased over the switch's producer lines). The trace library builds in the
-# background once the A/B rows are done; the traces run alone at the end.
+# default 0: s57_defer.py's rows in two passes with the order swapped, the KV-cache / split-KV / workspace
+# suites, memcheck / racecheck over the KV-cache grid, pytest's interface and dispatch files, all with the
+# switch on) and then s57_trace.sh's decode traces with s58_trace.patch (s57_trace.patch rebased over the
+# switch's producer lines). The trace library builds in the background once the A/B rows are done; the traces
+# run alone at the end.
 # Prediction (session 57): split decodes at batch 1-8 0.85-0.95 of the time, many-tile decodes 0.97-0.99, appends
 # and requested single pieces 1.00.
 #   bash bench/integration/s58_defer_trace.sh
