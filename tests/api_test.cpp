@@ -450,6 +450,31 @@ TEST(Api, SelectKernelNamesBackendOperationAndDtype) {
   EXPECT_STREQ(choice.kernel, "cpu_tiled/combine/fp32/dv8");
 }
 
+// Tensors on a CUDA device other than the calling thread's current one are refused by name before any backend
+// sees them (the kernels would run on the current device and reach the tensors through unified addressing).
+// Index cuda_device_count() is never the current device; the pointers are never dereferenced.
+TEST(Api, CudaTensorsOfAnotherDeviceRefused) {
+  const int devices = cuda_device_count();
+  if (devices == 0) GTEST_SKIP() << "needs a CUDA device (the current device is compared)";
+  const Device other{DeviceType::cuda, devices};
+  auto on_other = [&](int slot) {  // disjoint addresses, 1 MiB apart
+    return TensorView::contiguous(reinterpret_cast<void*>(std::uintptr_t(slot + 1) << 20), DType::bfloat16,
+                                  {1, 8, 2, 64}, other);
+  };
+  ForwardArgs a;
+  a.q = on_other(0);
+  a.k = on_other(1);
+  a.v = on_other(2);
+  a.out = on_other(3);
+  ExecutionContext ctx;
+  std::size_t bytes = 0;
+  for (const Status& status : {workspace_size(a, ctx, &bytes), forward(a, ctx)}) {
+    EXPECT_EQ(status.code(), ErrorCode::invalid_argument);
+    const std::string expected = "q: on cuda:" + std::to_string(devices) + " but the current CUDA device is ";
+    EXPECT_NE(std::string(status.message()).find(expected), std::string::npos) << status.message();
+  }
+}
+
 TEST(Api, Info) {
   EXPECT_GT(std::strlen(version()), 4u);
   EXPECT_TRUE(backend_compiled(Backend::cpu_reference));

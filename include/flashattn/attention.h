@@ -55,7 +55,9 @@ const char* backend_name(Backend backend) noexcept;
 
 struct ExecutionContext {
   Backend backend = Backend::automatic;
-  // cudaStream_t for CUDA backends (nullptr = legacy default stream); ignored on the CPU.
+  // cudaStream_t for CUDA backends (nullptr = legacy default stream); ignored on the CPU. CUDA tensors
+  // must be on the calling thread's current device (cudaSetDevice), and the stream one of its streams:
+  // tensors of another device are refused (invalid_argument).
   void* stream = nullptr;
   // Scratch memory on the tensors' device, at least workspace_size() bytes, aligned to 256
   // bytes. May be null when workspace_size() is 0.

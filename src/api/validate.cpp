@@ -13,6 +13,10 @@
 #include <cstdio>
 #include <initializer_list>
 
+#if FLASHATTN_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 namespace flashattn::detail {
 
 const char* operation_name(Operation op) noexcept {
@@ -302,6 +306,22 @@ Status check_devices_and_memory(const Roles& roles, CheckMode mode, Device* devi
                      device_text(role.tensor->device).s, first.name, device_text(*device).s);
     }
   }
+#if FLASHATTN_WITH_CUDA
+  // The kernels run on the calling thread's current device, on the caller's stream: tensors of another device
+  // would be reached through unified addressing (a fault without peer access) and sized for this device's
+  // SMs. Without a usable device the check is left to the backends, which refuse the call.
+  if (device->type == DeviceType::cuda) {
+    int current = 0;
+    if (cudaGetDevice(&current) != cudaSuccess) {
+      (void)cudaGetLastError();  // not left behind for the caller's next launch check
+    } else if (current != device->index) {
+      return INVALID(
+          "%s: on cuda:%d but the current CUDA device is %d (make cuda:%d current, cudaSetDevice, "
+          "and pass a stream of it)",
+          first.name, device->index, current, device->index);
+    }
+  }
+#endif
   if (mode != CheckMode::full) return Status();
   for (int i = 0; i < roles.count; ++i) {
     const Role& out = roles.items[i];
