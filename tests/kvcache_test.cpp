@@ -103,7 +103,7 @@ std::vector<KVCacheCase> kvcache_cases() {
   // One query row over grouped K/V heads without a mask, ALiBi or sink: cuda_sm80 runs the group's heads as
   // the rows of one tile (backend.cu groups_as_rows), a view whose strides these layouts, pages, the append
   // with rotary (rotated at the row's position before the view) and the split partials all go through.
-  // The cases as rows of a table (one or two lines each), not a field a line.
+  // The cases as rows of a table (one to three lines each), not a field a line.
   // clang-format off
   cases.push_back({.b = 3, .sq = 1, .sk = 700, .h = 8, .hk = 2, .d = 64, .dv = 64, .dtype = DType::bfloat16,
                    .layout = Layout::padded, .rotary = Rotary::interleaved, .partial_rotary = true,
