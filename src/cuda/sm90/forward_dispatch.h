@@ -95,20 +95,19 @@ template <int kHeadDim>
 using DecodeConfig = ForwardConfig<kHeadDim, kHeadDim, __half, 1>;  // (bf16's have the same tiles)
 constexpr int kDecodeBlockM = DecodeConfig<128>::kBlockM;
 static_assert(DecodeConfig<64>::kBlockM == kDecodeBlockM && DecodeConfig<256>::kBlockM == kDecodeBlockM);
-// The narrow decode tile's kernel of two CTAs a SM (TWO_CTAS_PER_SM) at kernel head dim d (64 or 128).
-template <int kHeadDim>
-using SharedSmDecodeConfig = ForwardConfig<kHeadDim, kHeadDim, __half, 1, 0, 1, false, true, 2>;
+// The narrow decode tile's kernel (decode_consumer.h) at kernel head dim d, of one CTA a SM or, at d = 64 /
+// 128, of two (TWO_CTAS_PER_SM). launch_decode launches these; the host's shape rules read their tiles.
+template <int kHeadDim, int kCtasPerSm = 1, typename Element = __half>
+using NarrowDecodeConfig = ForwardConfig<kHeadDim, kHeadDim, Element, 1, 0, 1, false, true, kCtasPerSm>;
 // The decode kernel's key block at head dim d (one of single_consumer_head_dims'; d = 96 runs d = 128's), on
 // the narrow tile (use_narrow_rows) or the 64-row one: they differ at d = 256 and at d = 64
 // (NARROW_D64_BLOCK_N); and on the narrow tile's kernel of two CTAs a SM (ctas_per_sm 2), at d = 64 / 128.
 inline int decode_block_n(std::int64_t head_dim, bool narrow, int ctas_per_sm = 1) {
-  using Narrow256 = ForwardConfig<256, 256, __half, 1, 0, 1, false, true>;
   if (ctas_per_sm == 2) {
-    return head_dim == 64 ? SharedSmDecodeConfig<64>::kBlockN : SharedSmDecodeConfig<128>::kBlockN;
+    return head_dim == 64 ? NarrowDecodeConfig<64, 2>::kBlockN : NarrowDecodeConfig<128, 2>::kBlockN;
   }
-  using Narrow64 = ForwardConfig<64, 64, __half, 1, 0, 1, false, true>;  // (NARROW_D64_BLOCK_N)
-  if (head_dim == 64) return narrow ? Narrow64::kBlockN : DecodeConfig<64>::kBlockN;
-  return head_dim == 256 ? (narrow ? Narrow256::kBlockN : DecodeConfig<256>::kBlockN)
+  if (head_dim == 64) return narrow ? NarrowDecodeConfig<64>::kBlockN : DecodeConfig<64>::kBlockN;
+  return head_dim == 256 ? (narrow ? NarrowDecodeConfig<256>::kBlockN : DecodeConfig<256>::kBlockN)
                          : DecodeConfig<128>::kBlockN;
 }
 // CTAs a SM of the decode kernel that runs p on a GPU of `sms` SMs: 2 (TWO_CTAS_PER_SM, forward_config.h) for
@@ -131,12 +130,9 @@ inline int decode_ctas_per_sm(const AttentionParams& p, int sms) {
 // The cluster counts whose records of `rows` rows the narrow tile's slots hold at the kernel's dv
 // (ForwardConfig cluster_slots; none without CLUSTER_COMBINE).
 inline ClusterSlots narrow_cluster_pieces(int head_dim_v, int rows) {
-  using Narrow64 = ForwardConfig<64, 64, __half, 1, 0, 1, false, true>;
-  using Narrow128 = ForwardConfig<128, 128, __half, 1, 0, 1, false, true>;
-  using Narrow256 = ForwardConfig<256, 256, __half, 1, 0, 1, false, true>;
-  return head_dim_v == 64
-             ? Narrow64::cluster_slots(rows)
-             : (head_dim_v == 256 ? Narrow256::cluster_slots(rows) : Narrow128::cluster_slots(rows));
+  return head_dim_v == 64 ? NarrowDecodeConfig<64>::cluster_slots(rows)
+                          : (head_dim_v == 256 ? NarrowDecodeConfig<256>::cluster_slots(rows)
+                                               : NarrowDecodeConfig<128>::cluster_slots(rows));
 }
 inline bool runs_decode_kernel(const AttentionParams& p) {
   return use_single_consumer(static_cast<int>(p.head_dim), static_cast<int>(p.head_dim_v), p.seqlen_q,

@@ -599,12 +599,11 @@ bool launch_decode(const AttentionParams& a, void* workspace, cudaStream_t strea
             return true;
           }
           if (decode_ctas_per_sm(a, sms) == 2) {
-            launched =
-                launch_forward<ForwardConfig<kD, kD, Element, 1, 0, 1, false, true, 2>>(a, workspace, stream);
+            launched = launch_forward<NarrowDecodeConfig<kD, 2, Element>>(a, workspace, stream);
             return true;
           }
         }
-        launched = launch_forward<ForwardConfig<kD, kD, Element, 1, 0, 1, false, true>>(a, workspace, stream);
+        launched = launch_forward<NarrowDecodeConfig<kD, 1, Element>>(a, workspace, stream);
         return true;
       }
     }
