@@ -1204,6 +1204,8 @@ Status validate(const VarlenBackwardArgs& a, const ExecutionContext& ctx, CheckM
   fill_dims(dims, a.q.dtype, &p);
   fill_varlen_index(ix, &p);
   fill_backward_tensors(a, operand_thd, &p);
+  p.q_rows = total_q;
+  p.k_rows = total_k;
   fill_lse_ht(a.lse, &p);
   fill_validated(out, Operation::backward_varlen, device, a.q.dtype, dims);
   // Rows outside the used ranges are zeroed, so even b == 0 writes dq/dk/dv when they have rows.

@@ -81,6 +81,16 @@ __device__ __forceinline__ void tma_load_5d(std::uint32_t smem, const void* tens
       : "memory");
 }
 
+// Global -> shared, `bytes` contiguous bytes (a multiple of 16; both addresses 16-byte aligned), no
+// tensor map; completion is signalled to `bar` as transaction bytes.
+__device__ __forceinline__ void bulk_load(std::uint32_t smem, const void* global, std::uint32_t bytes,
+                                          std::uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(smem),
+      "l"(reinterpret_cast<std::uint64_t>(global)), "r"(bytes), "r"(bar)
+      : "memory");
+}
+
 // Shared -> global, tracked by the issuing thread's bulk async-groups.
 __device__ __forceinline__ void tma_store_4d(const void* tensor_map, std::uint32_t smem, int c0, int c1,
                                              int c2, int c3) {

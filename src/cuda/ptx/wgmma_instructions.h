@@ -6,6 +6,7 @@
 //   wgmma_m64k16_rs     D (+)= A * B, A in registers (four .b16x2), B K-major
 //   wgmma_m64k16_rs_tb  D (+)= A * B, A in registers (four .b16x2), B N-major
 //   wgmma_m64k16_ss_ta  D (+)= A * B, A M-major (imm-trans-a = 1), B K-major (the narrow shapes only)
+//   wgmma_m64k16_ss_tatb D (+)= A * B, A M-major, B N-major (the backward's dQ shapes only)
 // scale_d == 0 computes D = A * B (the accumulator is overwritten).
 // Accumulator layout (PTX ISA, "wgmma .m64nNk16 D fragment"): warp w of the
 // warpgroup owns rows 16w..16w+15; d[4i + {0,1}] sits at row 16w + lane/4,
@@ -27,6 +28,9 @@ template <int N, typename Element>
 __device__ void wgmma_m64k16_ss_tb(float (&d)[N / 2], std::uint64_t desc_a, std::uint64_t desc_b, int scale_d);
 template <int N, typename Element>
 __device__ void wgmma_m64k16_ss_ta(float (&d)[N / 2], std::uint64_t desc_a, std::uint64_t desc_b, int scale_d);
+template <int N, typename Element>
+__device__ void wgmma_m64k16_ss_tatb(float (&d)[N / 2], std::uint64_t desc_a, std::uint64_t desc_b,
+                                     int scale_d);
 template <int N, typename Element>
 __device__ void wgmma_m64k16_rs(float (&d)[N / 2], const std::uint32_t (&a)[4], std::uint64_t desc_b, int scale_d);
 template <int N, typename Element>
@@ -954,6 +958,28 @@ __device__ __forceinline__ void wgmma_m64k16_ss_ta<8, __half>(float (&d)[4], std
       "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 "
       "{%0, %1, %2, %3}, %4, %5, p, 1, 1, 1, 0;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+template <>
+__device__ __forceinline__ void wgmma_m64k16_ss_tatb<64, __nv_bfloat16>(float (&d)[32], std::uint64_t desc_a,
+                                                                        std::uint64_t desc_b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+template <>
+__device__ __forceinline__ void wgmma_m64k16_ss_tatb<64, __half>(float (&d)[32], std::uint64_t desc_a,
+                                                                 std::uint64_t desc_b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
       : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 

@@ -27,11 +27,6 @@ extern template cudaError_t launch_backward_aux<__nv_bfloat16>(const BackwardKer
 
 namespace {
 
-constexpr std::size_t kAlignment = 256;
-constexpr std::size_t align_up(std::size_t bytes) {
-  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
-}
-
 int backward_bucket(const BackwardParams& p) {
   const std::int64_t d = std::max(p.head_dim, p.head_dim_v);
   const int bucket = static_cast<int>((d + 31) / 32 * 32);
@@ -48,41 +43,9 @@ bool backward_compiled(int bucket, DType dtype) {
   return false;
 }
 
-// The smallest query tile of any config (BackwardConfig::kBlockM is 64, or 128 at d <= 64 in the plain
-// kernel): the deterministic semaphores are counted per 64 rows, enough for either tile (128-row
-// tiles use the first half). The key tile is sized by launch_backward.
-constexpr int kBackwardBlockM = 64;
-
 bool aligned16(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; }
 bool rows_aligned(const Operand& op) {
   return aligned16(op.data) && op.batch_stride % 8 == 0 && op.row_stride % 8 == 0 && op.head_stride % 8 == 0;
-}
-
-struct BackwardLayout {
-  std::int64_t rows_padded = 0;
-  std::size_t lse = 0, delta = 0, dq_accum = 0, semaphore = 0, tile_counter = 0, total = 0;
-};
-
-BackwardLayout backward_layout(const BackwardParams& p) {
-  BackwardLayout w;
-  w.rows_padded = (p.seqlen_q + kBackwardRowPad - 1) / kBackwardRowPad * kBackwardRowPad;
-  const auto rows = static_cast<std::size_t>(p.batch * p.heads * w.rows_padded);
-  std::size_t offset = 0;
-  w.lse = offset;
-  offset += align_up(rows * sizeof(float));
-  w.delta = offset;
-  offset += align_up(rows * sizeof(float));
-  w.dq_accum = offset;
-  offset += align_up(rows * static_cast<std::size_t>(p.head_dim) * sizeof(float));
-  if (p.deterministic) {
-    w.semaphore = offset;
-    offset += align_up(static_cast<std::size_t>(p.batch * p.heads) *
-                       static_cast<std::size_t>(w.rows_padded / kBackwardBlockM) * sizeof(int));
-    w.tile_counter = offset;
-    offset += align_up(sizeof(unsigned long long));
-  }
-  w.total = offset;
-  return w;
 }
 
 #if FLASHATTN_SM80_BACKWARD

@@ -4,7 +4,9 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "common/params.h"
@@ -20,6 +22,44 @@ namespace flashattn::detail::cuda_sm80 {
 #define FLASHATTN_SM80_BWD_D64_BLOCK_M 128
 #endif
 constexpr int kBackwardRowPad = FLASHATTN_SM80_BWD_D64_BLOCK_M > 64 ? 128 : 64;
+
+// The backward workspace, shared by both CUDA backends (cuda_sm90's main kernel runs between cuda_sm80's
+// preprocess and postprocess): per (sequence, head) rows_padded rows of LSE in base 2, of D and of the
+// fp32 dQ accumulator, then in deterministic mode the dQ semaphores and the tile counter. Every part
+// 256-byte aligned.
+// The smallest query tile of any config (BackwardConfig::kBlockM is 64, or 128 at d <= 64 in the plain
+// kernel): the deterministic semaphores are counted per 64 rows, enough for either tile (128-row
+// tiles use the first half). The key tile is sized by launch_backward.
+constexpr int kBackwardBlockM = 64;
+
+struct BackwardLayout {
+  std::int64_t rows_padded = 0;
+  std::size_t lse = 0, delta = 0, dq_accum = 0, semaphore = 0, tile_counter = 0, total = 0;
+};
+
+inline BackwardLayout backward_layout(const BackwardParams& p) {
+  constexpr std::size_t kAlignment = 256;
+  auto align_up = [](std::size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; };
+  BackwardLayout w;
+  w.rows_padded = (p.seqlen_q + kBackwardRowPad - 1) / kBackwardRowPad * kBackwardRowPad;
+  const auto rows = static_cast<std::size_t>(p.batch * p.heads * w.rows_padded);
+  std::size_t offset = 0;
+  w.lse = offset;
+  offset += align_up(rows * sizeof(float));
+  w.delta = offset;
+  offset += align_up(rows * sizeof(float));
+  w.dq_accum = offset;
+  offset += align_up(rows * static_cast<std::size_t>(p.head_dim) * sizeof(float));
+  if (p.deterministic) {
+    w.semaphore = offset;
+    offset += align_up(static_cast<std::size_t>(p.batch * p.heads) *
+                       static_cast<std::size_t>(w.rows_padded / kBackwardBlockM) * sizeof(int));
+    w.tile_counter = offset;
+    offset += align_up(sizeof(unsigned long long));
+  }
+  w.total = offset;
+  return w;
+}
 
 // m-tiles of 16 keys per warp at d <= 128 (BackwardConfig::kKeyTiles); 1 or 2. A build-time knob for
 // measuring the two shapes side by side; the default is the faster one measured on an H200.
@@ -319,6 +359,11 @@ struct BackwardKernelArgs {
   // have their 16-byte units swizzled (dq_bulk_unit); the launch adds the staging shared memory.
   bool dq_bulk = false;
 };
+
+// The preprocess (which 0), dsink (1) and postprocess (2) kernels (backward_aux_kernels.h), instantiated
+// for __half and __nv_bfloat16 in the generated backward_sm80_aux.cu; cuda_sm90's backward launches them too.
+template <typename Element>
+cudaError_t launch_backward_aux(const BackwardKernelArgs& args, int which, cudaStream_t stream);
 
 // DQ_SWIZZLE_HALF 1 (version 6, default): dq_bulk_unit XORs with 2 (row % 4) instead of row % 8 (0,
 // version 5). ncu on version 5 shows the staging stores at 2x their ideal wavefronts: an 8-byte store

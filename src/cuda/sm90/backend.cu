@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "backend.h"
+#include "cuda/sm80/backward_config.h"
 #include "cuda/sm80/kvcache_kernels.h"
 #include "cuda/sm90/forward_dispatch.h"
 
@@ -63,7 +64,19 @@
 #define FLASHATTN_SM90_HAS_D256_BF16 0
 #endif
 
+// Which backward main kernels this build has (d = dv = 128; FLASHATTN_BACKWARD).
+#ifndef FLASHATTN_SM90_HAS_BWD_D128_FP16
+#define FLASHATTN_SM90_HAS_BWD_D128_FP16 0
+#endif
+#ifndef FLASHATTN_SM90_HAS_BWD_D128_BF16
+#define FLASHATTN_SM90_HAS_BWD_D128_BF16 0
+#endif
+
 namespace flashattn::detail::cuda_sm90 {
+
+template <int kHeadDim, typename Element>
+cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream);
+
 namespace {
 
 bool aligned16(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; }
@@ -219,8 +232,49 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
   return nullptr;
 }
 
-const char* unsupported_reason(const BackwardParams&) noexcept {
-  return "cuda_sm90 has no backward kernels yet";
+const char* unsupported_reason(const BackwardParams& p) noexcept {
+  if (!FLASHATTN_SM90_HAS_BWD_D128_FP16 && !FLASHATTN_SM90_HAS_BWD_D128_BF16) {
+    return "cuda_sm90: no backward kernel was compiled (it needs FLASHATTN_BACKWARD and head dim 128 among "
+           "FLASHATTN_HEAD_DIMS)";
+  }
+  if (p.is_kvcache || p.block_table != nullptr)
+    return "cuda_sm90: backward over a KV cache or paged K/V is not defined";
+  if (p.dtype != DType::float16 && p.dtype != DType::bfloat16)
+    return "cuda_sm90 runs fp16 and bf16 inputs only";
+  if (p.head_dim != 128 || p.head_dim_v != 128)
+    return "cuda_sm90's backward kernel covers d = dv = 128; other head dims run on cuda_sm80";
+  if (!(p.dtype == DType::bfloat16 ? FLASHATTN_SM90_HAS_BWD_D128_BF16 : FLASHATTN_SM90_HAS_BWD_D128_FP16)) {
+    return "cuda_sm90: the backward kernel for this dtype was not compiled (see FLASHATTN_DTYPES)";
+  }
+  if (p.softcap > 0.f || p.alibi_slopes != nullptr || p.dropout_p > 0.f) {
+    return "cuda_sm90's backward does not cover softcap, ALiBi or dropout; those run on cuda_sm80";
+  }
+  if (p.deterministic) {
+    return "cuda_sm90's backward adds dQ in the order its CTAs finish; deterministic mode runs on cuda_sm80";
+  }
+  if (p.heads_kv <= 0 || p.heads % p.heads_kv != 0) return "cuda_sm90: heads must be a multiple of heads_kv";
+  if ((p.cu_seqlens_q == nullptr) != (p.cu_seqlens_k == nullptr))
+    return "cuda_sm90's backward needs cu_seqlens_q and cu_seqlens_k together";
+  if (!tma_compatible(p.q) || !tma_compatible(p.k) || !tma_compatible(p.v) || !tma_compatible(p.dout) ||
+      !tma_compatible(p.out) || !tma_compatible(p.dq) || !tma_compatible(p.dk) || !tma_compatible(p.dv)) {
+    return "cuda_sm90's backward needs q, k, v, out, dout, dq, dk and dv 16-byte aligned with strides that are "
+           "multiples of 8 elements";
+  }
+  constexpr std::int64_t kMaxInt = 0x3fffffff;
+  const std::int64_t q_rows = p.cu_seqlens_q != nullptr ? p.q_rows : p.seqlen_q;
+  const std::int64_t k_rows = p.cu_seqlens_k != nullptr ? p.k_rows : p.seqlen_k;
+  if (p.seqlen_q > kMaxInt || p.seqlen_k > kMaxInt || q_rows > kMaxInt || k_rows > kMaxInt ||
+      (p.seqlen_k + 127) / 128 * p.batch * p.heads_kv > kMaxInt || p.batch * p.heads > kMaxInt) {
+    return "cuda_sm90: problem too large for 32-bit tile indices";
+  }
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    return "cuda_sm90: no usable CUDA device";
+  }
+  if (major != 9 || minor != 0) return "cuda_sm90 kernels (sm_90a) run on compute capability 9.0 only";
+  return nullptr;
 }
 
 const char* unsupported_reason(const CombineParams&) noexcept {
@@ -233,7 +287,9 @@ const char* unsupported_reason(const CombineParams&) noexcept {
 std::size_t workspace_size(const AttentionParams& p, int) noexcept {
   return forward_workspace_bytes(p, device_sm_count());
 }
-std::size_t workspace_size(const BackwardParams&, int) noexcept { return 0; }
+// cuda_sm80's backward workspace (LSE, D, the dQ accumulator): its preprocess and postprocess run around
+// the main kernel.
+std::size_t workspace_size(const BackwardParams& p, int) noexcept { return cuda_sm80::backward_layout(p).total; }
 std::size_t workspace_size(const CombineParams&, int) noexcept { return 0; }
 
 Status run(const AttentionParams& p, const ExecutionContext& ctx) noexcept {
@@ -269,8 +325,54 @@ Status run(const AttentionParams& p, const ExecutionContext& ctx) noexcept {
   return Status::ok_status();
 }
 
-Status run(const BackwardParams&, const ExecutionContext&) noexcept {
-  return Status::error(ErrorCode::unsupported, "cuda_sm90 has no backward kernels yet");
+// preprocess (cuda_sm80: D, LSE in base 2, the dQ accumulator zeroed) -> [dsink] -> the main kernel ->
+// postprocess (cuda_sm80: dQ scaled and converted from the accumulator's DQ_BULK layout).
+Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
+  if (const char* reason = unsupported_reason(p)) return Status::error(ErrorCode::unsupported, "%s", reason);
+  if (p.batch == 0 || p.heads == 0) return Status::ok_status();
+  auto stream = static_cast<cudaStream_t>(ctx.stream);
+  const std::size_t needed = workspace_size(p, 0);
+  if (ctx.workspace == nullptr || ctx.workspace_bytes < needed) {
+    return Status::error(ErrorCode::invalid_argument, "cuda_sm90: workspace of %zu bytes needed, %zu given",
+                         needed, ctx.workspace_bytes);
+  }
+  auto* workspace = static_cast<unsigned char*>(ctx.workspace);
+  const cuda_sm80::BackwardLayout layout = cuda_sm80::backward_layout(p);
+  cuda_sm80::BackwardKernelArgs args;
+  args.p = p;
+  args.rows_padded = layout.rows_padded;
+  args.lse_log2 = reinterpret_cast<float*>(workspace + layout.lse);
+  args.delta = reinterpret_cast<float*>(workspace + layout.delta);
+  args.dq_accum = reinterpret_cast<float*>(workspace + layout.dq_accum);
+  args.m_blocks = static_cast<int>(layout.rows_padded / cuda_sm80::kBackwardBlockM);
+  args.scale_log2 = p.scale * 1.4426950408889634f;
+  args.dq_bulk = true;  // the main kernel writes the accumulator in the DQ_BULK layout
+  const bool bf16 = p.dtype == DType::bfloat16;
+  auto aux = [&](int which) {
+    return bf16 ? cuda_sm80::launch_backward_aux<__nv_bfloat16>(args, which, stream)
+                : cuda_sm80::launch_backward_aux<__half>(args, which, stream);
+  };
+  if (cudaError_t e = aux(0); e != cudaSuccess) return cuda_status(e, "backward preprocess launch");
+  if (p.sink != nullptr && p.dsink != nullptr) {
+    if (cudaError_t e = aux(1); e != cudaSuccess) return cuda_status(e, "backward dsink launch");
+  }
+  if (p.seqlen_k > 0) {
+    cudaError_t e = cudaErrorInvalidDeviceFunction;
+#if FLASHATTN_SM90_HAS_BWD_D128_BF16
+    if (bf16) e = run_backward<128, __nv_bfloat16>(args, stream);
+#endif
+#if FLASHATTN_SM90_HAS_BWD_D128_FP16
+    if (!bf16) e = run_backward<128, __half>(args, stream);
+#endif
+    if (e == cudaErrorInvalidValue) {
+      return Status::error(ErrorCode::internal, "cuda_sm90: backward tensor map encoding failed");
+    }
+    if (e != cudaSuccess) return cuda_status(e, "backward launch");
+  }
+  if (p.seqlen_q > 0) {
+    if (cudaError_t e = aux(2); e != cudaSuccess) return cuda_status(e, "backward postprocess launch");
+  }
+  return Status::ok_status();
 }
 
 Status run(const CombineParams&, const ExecutionContext&) noexcept {

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""The backward kernels beside each other and beside SDPA's, on one GPU, in one process.
+
+Times the backward call alone (the forward's out and LSE computed once beforehand) of flashattn on each
+named backend (`flashattn.use_backend`; the op runs in this thread), and SDPA's FLASH_ATTENTION and
+CUDNN_ATTENTION backward through torch.autograd.grad on a graph kept alive (retain_graph) -- which
+includes SDPA's own preprocess, as ours includes our preprocess and postprocess. Grid: the standard one
+(16k tokens per batch, hidden 2048), bf16; FLOPs 2.5 x the forward's 4 b s^2 h d (halved when causal).
+Each row is timed in --rounds rounds with the order of the implementations reversing each round; each
+timing is the median of triton.testing.do_bench after --settle-ms of that implementation's own calls.
+Before timing, every flashattn backend's gradients are compared with SDPA's (math backend in fp32 on the
+same inputs) and the largest relative difference is printed: a sanity check, not the tests' rule.
+
+    python bench/backward_compare.py --hdims 128 --seqlens 512,1024,2048,4096,8192,16384 --out results.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+import flashattn
+from flashattn import _ops
+
+
+def settle(fn, ms):
+    end = time.perf_counter() + ms / 1000
+    while time.perf_counter() < end:
+        for _ in range(10):
+            fn()
+        torch.cuda.synchronize()
+
+
+def bench_ms(fn, settle_ms):
+    import triton.testing
+    settle(fn, settle_ms)
+    return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
+
+
+def flashattn_backward(backend, q, k, v, dout, causal):
+    with torch.no_grad():
+        out, lse, rng = _ops.fwd(q, k, v, None, causal, -1, -1, 0.0, None, 0.0, None, False, 0)
+
+    def run():
+        with flashattn.use_backend(backend):
+            return _ops.bwd(dout, q, k, v, out, lse, None, causal, -1, -1, 0.0, None, 0.0, rng, None, False)
+    return run
+
+
+def sdpa_backward(backend, q, k, v, dout, causal):
+    qt, kt, vt = (t.detach().transpose(1, 2).requires_grad_() for t in (q, k, v))
+    with sdpa_kernel([backend]):
+        out = F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+    dt = dout.transpose(1, 2)
+
+    def run():
+        return torch.autograd.grad(out, (qt, kt, vt), dt, retain_graph=True)
+    return run
+
+
+def reference_grads(q, k, v, dout, causal):
+    qt, kt, vt = (t.detach().float().transpose(1, 2).requires_grad_() for t in (q, k, v))
+    with sdpa_kernel([SDPBackend.MATH]):
+        out = F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+    grads = torch.autograd.grad(out, (qt, kt, vt), dout.float().transpose(1, 2))
+    return [g.transpose(1, 2) for g in grads]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--hdims", default="128")
+    parser.add_argument("--seqlens", default="512,1024,2048,4096,8192,16384")
+    parser.add_argument("--causal", default="0,1")
+    parser.add_argument("--backends", default="cuda_sm90,cuda_sm80")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--settle-ms", type=float, default=200)
+    parser.add_argument("--check-max-seqlen", type=int, default=4096)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    rows = []
+    for d in (int(x) for x in args.hdims.split(",")):
+        for causal in (bool(int(x)) for x in args.causal.split(",")):
+            for s in (int(x) for x in args.seqlens.split(",")):
+                b, h = max(1, 16384 // s), 2048 // d
+                q, k, v, dout = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16) for _ in range(4))
+                impls = {name: flashattn_backward(name, q, k, v, dout, causal)
+                         for name in args.backends.split(",")}
+                impls["sdpa_cudnn"] = sdpa_backward(SDPBackend.CUDNN_ATTENTION, q, k, v, dout, causal)
+                impls["sdpa_flash"] = sdpa_backward(SDPBackend.FLASH_ATTENTION, q, k, v, dout, causal)
+                row = {"d": d, "causal": causal, "seqlen": s, "batch": b, "heads": h}
+                if s <= args.check_max_seqlen:
+                    ref = reference_grads(q, k, v, dout, causal)
+                    for name in args.backends.split(","):
+                        got = impls[name]()[:3]
+                        row[f"{name}_maxrel"] = max(((g.float() - r).abs().max() / r.abs().max()).item()
+                                                    for g, r in zip(got, ref))
+                times = {name: [] for name in impls}
+                names = list(impls)
+                for r in range(args.rounds):
+                    for name in (names if r % 2 == 0 else names[::-1]):
+                        times[name].append(bench_ms(impls[name], args.settle_ms))
+                flops = 2.5 * 4 * b * h * s * s * d / (2 if causal else 1)
+                for name, ts in times.items():
+                    ms = statistics.median(ts)
+                    row[f"{name}_ms"] = ms
+                    row[f"{name}_tflops"] = flops / ms / 1e9
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+                del q, k, v, dout, impls
+                torch.cuda.empty_cache()
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+                       "cudnn": torch.backends.cudnn.version(), "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

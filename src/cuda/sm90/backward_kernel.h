@@ -1,0 +1,530 @@
+// The Hopper backward main kernel: warp-specialised, TMA + wgmma, one CTA per key block of 128 keys of one
+// (sequence, K/V head), walking every query block of 64 rows that sees the keys, for each query head of the
+// K/V head's group.
+//   warpgroup 0  producer: one thread loads K and V once, then Q, dO and the rows' LSE and D (the
+//                preprocess's, cuda_sm80's aux kernels) into a ring of two stages;
+//   warpgroups 1, 2  consumers: keys [64 w, 64 w + 64) of the block each. Per query block:
+//                S^T = K Q^T and dP^T = V dO^T (both 64 keys x 64 rows, shared-memory operands),
+//                P^T = exp2(S^T scale log2 e - LSE log2 e) (masked), dS^T = P^T (dP^T - D),
+//                dV += P^T dO and dK += dS^T Q (P^T and dS^T from registers),
+//                dS^T to shared memory, then dQ[:, 64 w, + 64) = dS K over all 128 keys (both
+//                warpgroups' dS^T), staged in shared memory and added to the fp32 dQ accumulator by
+//                one bulk reduction (cp.reduce.async.bulk) per query block.
+// dQ's accumulator rows keep cuda_sm80's DQ_BULK layout (16-byte units swizzled, dq_bulk_unit), so
+// cuda_sm80's postprocess scales and converts it. dK is scaled by softmax_scale at the end; dK and dV
+// are stored from registers (rows past the sequence's keys are not stored).
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "cuda/ptx/mbarrier.h"
+#include "cuda/ptx/ptx.h"
+#include "cuda/ptx/shared_memory.h"
+#include "cuda/ptx/tma.h"
+#include "cuda/ptx/warpgroup.h"
+#include "cuda/ptx/wgmma.h"
+#include "cuda/sm80/backward_config.h"  // dq_bulk_unit: the dQ accumulator's layout, shared with cuda_sm80
+
+namespace flashattn::detail::cuda_sm90 {
+
+template <int kHeadDim_, typename Element_>
+struct BackwardConfig {
+  using Element = Element_;
+  static constexpr int kHeadDim = kHeadDim_;  // d == dv
+  static_assert(kHeadDim == 128, "the backward kernel's register budget is laid out for d = dv = 128");
+  static constexpr int kBlockM = 64;    // query rows per step
+  static constexpr int kBlockN = 128;   // keys per CTA, 64 per consumer warpgroup
+  static constexpr int kConsumers = 2;  // one per 64 keys
+  static constexpr int kThreads = 128 * (kConsumers + 1);
+  static constexpr int kStages = 2;  // the ring of Q, dO, LSE, D
+  static constexpr int kRowBytes = 128;
+  static constexpr int kChunks = kHeadDim / 64;  // 64-column 128B-swizzled chunks of a row
+  static constexpr int kKChunkBytes = kBlockN * kRowBytes;
+  static constexpr int kQChunkBytes = kBlockM * kRowBytes;
+  static constexpr int kKBytes = kChunks * kKChunkBytes;
+  static constexpr int kQBytes = kChunks * kQChunkBytes;
+  static constexpr int kDsBytes = kBlockN * kBlockM * 2;   // dS^T: 128 key rows of 64 query columns
+  static constexpr int kDqBytes = kBlockM * kHeadDim * 4;  // the fp32 dQ tile
+  static constexpr int kStatsBytes = kBlockM * 4;          // one float per query row
+
+  static constexpr int kKOffset = 0;
+  static constexpr int kVOffset = kKOffset + kKBytes;
+  static constexpr int kQOffset = kVOffset + kKBytes;
+  static constexpr int kDoOffset = kQOffset + kStages * kQBytes;
+  static constexpr int kDsOffset = kDoOffset + kStages * kQBytes;  // two buffers (steps alternate)
+  static constexpr int kDqOffset = kDsOffset + 2 * kDsBytes;       // two buffers
+  static constexpr int kLseOffset = kDqOffset + 2 * kDqBytes;
+  static constexpr int kDeltaOffset = kLseOffset + kStages * kStatsBytes;
+  static constexpr int kBarrierOffset = kDeltaOffset + kStages * kStatsBytes;
+  // kv_full, then per stage q_full (Q, LSE, D), do_full (dO), empty.
+  static constexpr int kBarriers = 1 + 3 * kStages;
+  // + 1024 for aligning the dynamic buffer's base to the swizzle atom.
+  static constexpr int kSmemBytes = kBarrierOffset + 8 * kBarriers + 1024;
+  static_assert(kSmemBytes <= 227 * 1024, "shared memory of one CTA");
+
+  // Producer: one thread issuing copies; consumers: dK, dV (64 + 64), S^T, dP^T (32 + 32), the 16-bit
+  // fragments of P^T, dS^T (16 + 16) and dQ (32) at their peaks. 128 x 24 + 256 x 240 <= 64 K.
+  static constexpr int kProducerRegisters = 24;
+  static constexpr int kConsumerRegisters = 240;
+};
+
+struct BackwardMaps {
+  CUtensorMap q, k, v, dout;  // (d, rows, heads, batch): q / dout boxes of 64 rows, k / v of 128
+};
+
+struct BackwardKernelParams {
+  BackwardMaps maps;
+  const float* lse_log2 = nullptr;  // (batch, heads, rows_padded), the preprocess's
+  const float* delta = nullptr;     // (batch, heads, rows_padded)
+  float* dq_accum = nullptr;        // (batch, heads, rows_padded, d), DQ_BULK layout
+  void* dk = nullptr;
+  void* dv = nullptr;
+  std::int64_t dk_batch_stride = 0, dk_row_stride = 0, dk_head_stride = 0;
+  std::int64_t dv_batch_stride = 0, dv_row_stride = 0, dv_head_stride = 0;
+  const std::int32_t* cu_seqlens_q = nullptr;
+  const std::int32_t* cu_seqlens_k = nullptr;
+  const std::int32_t* seqused_q = nullptr;
+  const std::int32_t* seqused_k = nullptr;
+  int batch = 0, heads = 0, heads_kv = 0, group = 1;
+  int seqlen_q = 0, seqlen_k = 0;  // varlen: the maxima
+  int rows_padded = 0;
+  int n_blocks = 0;  // key blocks per sequence (of the longest)
+  int window_left = -1, window_right = -1;
+  float scale_log2 = 0.f;  // softmax_scale * log2(e)
+  float scale = 1.f;
+};
+
+// The lengths one CTA works with. Varlen: the tensor maps are over every sequence's rows (batch extent 1),
+// so q_row0 / k_row0 are global rows and the maps' batch coordinate is 0.
+struct BackwardSequence {
+  int q = 0, k = 0;              // rows taking part (seqused applied)
+  int k_allocated = 0;           // key rows of the sequence in dK / dV (zeros past k)
+  int q_row0 = 0, k_row0 = 0;    // first row in the maps / dK, dV
+  int map_batch = 0;             // the maps' batch coordinate
+  int m_begin = 0, m_end = 0;    // query blocks that see any key of this CTA's block
+};
+
+__device__ __forceinline__ BackwardSequence backward_sequence(const BackwardKernelParams& p, int b, int n0) {
+  BackwardSequence s;
+  if (p.cu_seqlens_q != nullptr) {
+    s.q_row0 = p.cu_seqlens_q[b];
+    s.q = p.cu_seqlens_q[b + 1] - s.q_row0;
+  } else {
+    s.q = p.seqlen_q;
+    s.map_batch = b;
+  }
+  if (p.cu_seqlens_k != nullptr) {
+    s.k_row0 = p.cu_seqlens_k[b];
+    s.k = p.cu_seqlens_k[b + 1] - s.k_row0;
+  } else {
+    s.k = p.seqlen_k;
+  }
+  s.k_allocated = s.k;
+  if (p.seqused_q != nullptr) s.q = p.seqused_q[b];
+  if (p.seqused_k != nullptr) s.k = p.seqused_k[b];
+  // Query i sees key j iff diag - window_left <= j <= diag + window_right (a bound < 0: none) with
+  // diag = i + k - q (bottom-right aligned), and j < k. Rows that see any key of [n0, n0 + kBlockN):
+  // i >= n0 - offset - window_right and i <= n0 + kBlockN - 1 - offset + window_left.
+  const int offset = s.k - s.q;
+  int first = 0, last = s.q - 1;
+  if (p.window_right >= 0) first = max(first, n0 - offset - p.window_right);
+  if (p.window_left >= 0) last = min(last, n0 + 127 - offset + p.window_left);
+  if (n0 >= s.k || first > last) {
+    s.m_begin = s.m_end = 0;
+  } else {
+    s.m_begin = first / 64;
+    s.m_end = last / 64 + 1;
+  }
+  return s;
+}
+
+// The CTA's (key block, K/V head, sequence): key blocks slowest, so that under a causal mask the blocks of
+// the first keys, which every later query sees (the longest walks), are launched first.
+struct BackwardTile {
+  int n_block, head_kv, batch;
+};
+__device__ __forceinline__ BackwardTile backward_tile(const BackwardKernelParams& p) {
+  const int per_block = p.heads_kv * p.batch;
+  const int index = static_cast<int>(blockIdx.x);
+  return {index / per_block, index % per_block % p.heads_kv, index % per_block / p.heads_kv};
+}
+
+template <class Config>
+struct BackwardShared {
+  std::uint32_t base;  // 1024-byte aligned
+  __device__ std::uint32_t k() const { return base + Config::kKOffset; }
+  __device__ std::uint32_t v() const { return base + Config::kVOffset; }
+  __device__ std::uint32_t q(int stage) const { return base + Config::kQOffset + stage * Config::kQBytes; }
+  __device__ std::uint32_t dout(int stage) const {
+    return base + Config::kDoOffset + stage * Config::kQBytes;
+  }
+  __device__ std::uint32_t ds(int buffer) const { return base + Config::kDsOffset + buffer * Config::kDsBytes; }
+  __device__ std::uint32_t dq(int buffer) const { return base + Config::kDqOffset + buffer * Config::kDqBytes; }
+  __device__ std::uint32_t lse(int stage) const {
+    return base + Config::kLseOffset + stage * Config::kStatsBytes;
+  }
+  __device__ std::uint32_t delta(int stage) const {
+    return base + Config::kDeltaOffset + stage * Config::kStatsBytes;
+  }
+  __device__ std::uint32_t barrier(int index) const { return base + Config::kBarrierOffset + 8 * index; }
+  __device__ std::uint32_t kv_full() const { return barrier(0); }
+  __device__ std::uint32_t q_full(int stage) const { return barrier(1 + 3 * stage); }
+  __device__ std::uint32_t do_full(int stage) const { return barrier(2 + 3 * stage); }
+  __device__ std::uint32_t empty(int stage) const { return barrier(3 + 3 * stage); }
+
+  __device__ void init_barriers() const {
+    ptx::mbarrier_init(kv_full(), 1);
+    for (int stage = 0; stage < Config::kStages; ++stage) {
+      ptx::mbarrier_init(q_full(stage), 1);
+      ptx::mbarrier_init(do_full(stage), 1);
+      ptx::mbarrier_init(empty(stage), Config::kConsumers * 4);  // one arrival per consumer warp
+    }
+    ptx::fence_mbarrier_init();
+  }
+};
+
+// Named barrier of the backward kernel (id 0 is __syncthreads): both consumer warpgroups' dS^T of a step
+// are in shared memory (and their dQ tiles of the step before are staged).
+inline constexpr int kBackwardDsReady = 1;
+
+template <typename Element>
+__device__ __forceinline__ std::uint32_t backward_pack(float lo, float hi) {
+  if constexpr (std::is_same_v<Element, __nv_bfloat16>) {
+    return ptx::cvt_rn_bf16x2_f32(lo, hi);
+  } else {
+    return ptx::cvt_rn_f16x2_f32(lo, hi);
+  }
+}
+
+// Zeroes rows [first, end) of every 64-column chunk of a tile (chunks chunk_bytes apart) with the consumer
+// warpgroups' 256 threads, 16 bytes a store. Whole 128-byte rows, so the swizzle does not matter.
+template <class Config>
+__device__ __forceinline__ void backward_zero_rows(std::uint32_t tile, int chunk_bytes, int first, int end) {
+  const int units = (end - first) * 8;  // 16-byte units of one chunk's rows
+  for (int u = static_cast<int>(threadIdx.x) - 128; u < Config::kChunks * units; u += 128 * Config::kConsumers) {
+    const int chunk = u / units, rest = u % units;
+    ptx::st_shared_v4_b32(tile + chunk * chunk_bytes + (first + rest / 8) * Config::kRowBytes + 16 * (rest % 8),
+                          make_uint4(0u, 0u, 0u, 0u));
+  }
+}
+
+template <class Config>
+__device__ void backward_producer(const BackwardKernelParams& p, const BackwardShared<Config>& smem,
+                                  const BackwardTile& tile, const BackwardSequence& seq) {
+  const int n0 = tile.n_block * Config::kBlockN;
+  ptx::mbarrier_arrive_expect_tx(smem.kv_full(), 2 * Config::kKBytes);
+#pragma unroll
+  for (int c = 0; c < Config::kChunks; ++c) {
+    ptx::tma_load_4d(smem.k() + c * Config::kKChunkBytes, &p.maps.k, smem.kv_full(), 64 * c, seq.k_row0 + n0,
+                     tile.head_kv, seq.map_batch);
+    ptx::tma_load_4d(smem.v() + c * Config::kKChunkBytes, &p.maps.v, smem.kv_full(), 64 * c, seq.k_row0 + n0,
+                     tile.head_kv, seq.map_batch);
+  }
+  int step = 0;
+  for (int g = 0; g < p.group; ++g) {
+    const int head = tile.head_kv * p.group + g;
+    const std::int64_t stats_row0 =
+        (static_cast<std::int64_t>(tile.batch) * p.heads + head) * static_cast<std::int64_t>(p.rows_padded);
+    for (int m = seq.m_begin; m < seq.m_end; ++m, ++step) {
+      const int stage = step % Config::kStages;
+      if (step >= Config::kStages) {
+        ptx::mbarrier_wait_parity(smem.empty(stage), ((step / Config::kStages) - 1) & 1);
+      }
+      const int row = seq.q_row0 + m * Config::kBlockM;
+      ptx::mbarrier_arrive_expect_tx(smem.q_full(stage), Config::kQBytes + 2 * Config::kStatsBytes);
+#pragma unroll
+      for (int c = 0; c < Config::kChunks; ++c) {
+        ptx::tma_load_4d(smem.q(stage) + c * Config::kQChunkBytes, &p.maps.q, smem.q_full(stage), 64 * c, row,
+                         head, seq.map_batch);
+      }
+      const std::int64_t stats = stats_row0 + m * Config::kBlockM;
+      ptx::bulk_load(smem.lse(stage), p.lse_log2 + stats, Config::kStatsBytes, smem.q_full(stage));
+      ptx::bulk_load(smem.delta(stage), p.delta + stats, Config::kStatsBytes, smem.q_full(stage));
+      ptx::mbarrier_arrive_expect_tx(smem.do_full(stage), Config::kQBytes);
+#pragma unroll
+      for (int c = 0; c < Config::kChunks; ++c) {
+        ptx::tma_load_4d(smem.dout(stage) + c * Config::kQChunkBytes, &p.maps.dout, smem.do_full(stage), 64 * c,
+                         row, head, seq.map_batch);
+      }
+    }
+  }
+}
+
+// 64 x 64 (keys x query rows) = A (64 key rows, K-major) * B^T (64 query rows, K-major) over the head dim:
+// S^T from K and Q, dP^T from V and dO.
+template <class Config>
+__device__ __forceinline__ void backward_gemm_transposed_scores(float (&acc)[32], std::uint32_t a,
+                                                                std::uint32_t b) {
+  const std::uint64_t desc_a0 = ptx::make_smem_desc_sw128(a, 16, 1024);
+  const std::uint64_t desc_b0 = ptx::make_smem_desc_sw128(b, 16, 1024);
+#pragma unroll
+  for (int kk = 0; kk < Config::kHeadDim / 16; ++kk) {
+    const int offset = (kk % 4) * 32;  // 16 elements = 32 bytes along the swizzled row
+    ptx::wgmma_m64k16_ss<64, typename Config::Element>(
+        acc, ptx::smem_desc_moved(desc_a0, (kk / 4) * Config::kKChunkBytes + offset, 0),
+        ptx::smem_desc_moved(desc_b0, (kk / 4) * Config::kQChunkBytes + offset, 0), kk > 0 ? 1 : 0);
+  }
+}
+
+// acc (64 keys x d) += A (64 keys x 64 query rows, from registers) * B (64 query rows x d, N-major: the Q or
+// dO stage, whose rows are the K steps): dV += P^T dO, dK += dS^T Q.
+template <class Config>
+__device__ __forceinline__ void backward_gemm_key_gradient(float (&acc)[Config::kHeadDim / 2],
+                                                           const std::uint32_t (&a)[4][4], std::uint32_t b) {
+  const std::uint64_t desc0 = ptx::make_smem_desc_sw128(b, Config::kQChunkBytes, 1024);
+#pragma unroll
+  for (int kk = 0; kk < Config::kBlockM / 16; ++kk) {
+    ptx::wgmma_m64k16_rs_tb<Config::kHeadDim, typename Config::Element>(
+        acc, a[kk], ptx::smem_desc_moved(desc0, kk * 16 * Config::kRowBytes, 0), 1);
+  }
+}
+
+// dQ[:, 64 w, + 64) = dS K: A = dS^T's buffer read M-major (its 128 key rows are the K steps), B = K's
+// column chunk w read N-major (its key rows are the K steps).
+template <class Config>
+__device__ __forceinline__ void backward_gemm_dq(float (&acc)[32], std::uint32_t ds, std::uint32_t k_chunk) {
+  const std::uint64_t desc_a0 = ptx::make_smem_desc_sw128(ds, Config::kDsBytes, 1024);
+  const std::uint64_t desc_b0 = ptx::make_smem_desc_sw128(k_chunk, Config::kKChunkBytes, 1024);
+#pragma unroll
+  for (int kk = 0; kk < Config::kBlockN / 16; ++kk) {
+    const int step = kk * 16 * Config::kRowBytes;
+    ptx::wgmma_m64k16_ss_tatb<64, typename Config::Element>(acc, ptx::smem_desc_moved(desc_a0, step, 0),
+                                                            ptx::smem_desc_moved(desc_b0, step, 0),
+                                                            kk > 0 ? 1 : 0);
+  }
+}
+
+// Stores dK or dV (64 keys x d of this warpgroup, accumulator layout) times `scale` to global memory;
+// rows at or past `rows` (the sequence's keys in dK / dV) are not written.
+template <class Config>
+__device__ __forceinline__ void backward_store_key_rows(void* base, std::int64_t batch_stride,
+                                                        std::int64_t row_stride, std::int64_t head_stride,
+                                                        const BackwardTile& tile, const BackwardSequence& seq,
+                                                        int first_key, const float (&acc)[Config::kHeadDim / 2],
+                                                        float scale, int thread) {
+  using Element = typename Config::Element;
+  const int lane = thread % 32;
+  const int key = first_key + 16 * (thread / 32) + lane / 4;  // and key + 8
+  Element* head = static_cast<Element*>(base) + tile.batch * batch_stride + tile.head_kv * head_stride;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int j = key + 8 * half;
+    if (j >= seq.k_allocated) continue;
+    Element* row = head + (static_cast<std::int64_t>(seq.k_row0) + j) * row_stride + 2 * (lane % 4);
+#pragma unroll
+    for (int c = 0; c < Config::kHeadDim / 8; ++c) {
+      *reinterpret_cast<std::uint32_t*>(row + 8 * c) =
+          backward_pack<Element>(acc[4 * c + 2 * half] * scale, acc[4 * c + 2 * half + 1] * scale);
+    }
+  }
+}
+
+template <class Config>
+__device__ void backward_consumer(const BackwardKernelParams& p, const BackwardShared<Config>& smem,
+                                  const BackwardTile& tile, const BackwardSequence& seq, int consumer) {
+  using Element = typename Config::Element;
+  const int thread = static_cast<int>(threadIdx.x) % 128;
+  const int warp = thread / 32, lane = thread % 32;
+  const bool leader = threadIdx.x == 128;  // issues the dQ reductions
+  const int n0 = tile.n_block * Config::kBlockN;
+  // This thread's two key rows (accumulator rows of S^T / dP^T / dK / dV), within the CTA's block.
+  const int key_local = 64 * consumer + 16 * warp + lane / 4;
+  const int offset = seq.k - seq.q;
+
+  float dk[Config::kHeadDim / 2], dv[Config::kHeadDim / 2];
+#pragma unroll
+  for (int i = 0; i < Config::kHeadDim / 2; ++i) dk[i] = dv[i] = 0.f;
+
+  ptx::mbarrier_wait_parity(smem.kv_full(), 0);
+  // Key rows past the sequence's (the next sequence's rows under varlen, unused rows past seqused_k,
+  // whatever they hold) become zeros: the dQ GEMM multiplies them by dS = 0, and 0 * NaN is NaN.
+  if (n0 + Config::kBlockN > seq.k) {
+    backward_zero_rows<Config>(smem.k(), Config::kKChunkBytes, max(seq.k - n0, 0), Config::kBlockN);
+    backward_zero_rows<Config>(smem.v(), Config::kKChunkBytes, max(seq.k - n0, 0), Config::kBlockN);
+    ptx::fence_proxy_async_shared_cta();
+    ptx::bar_sync(kBackwardDsReady, 128 * Config::kConsumers);
+  }
+  const std::uint32_t k_rows = smem.k() + 64 * consumer * Config::kRowBytes;
+  const std::uint32_t v_rows = smem.v() + 64 * consumer * Config::kRowBytes;
+
+  int step = 0;
+  float* pending_dq = nullptr;  // the dQ accumulator rows of the previous step's staged tile (leader)
+  for (int g = 0; g < p.group; ++g) {
+    const int head = tile.head_kv * p.group + g;
+    float* dq_rows = p.dq_accum + (static_cast<std::int64_t>(tile.batch) * p.heads + head) *
+                                      static_cast<std::int64_t>(p.rows_padded) * Config::kHeadDim;
+    for (int m = seq.m_begin; m < seq.m_end; ++m, ++step) {
+      const int stage = step % Config::kStages;
+      const std::uint32_t phase = (step / Config::kStages) & 1;
+      float st[32], dpt[32];
+      const int i0 = m * Config::kBlockM;
+      ptx::mbarrier_wait_parity(smem.q_full(stage), phase);
+      // Query rows past seqused_q may hold anything: zeros instead, for the same reason as the keys'.
+      // (Past a varlen sequence's end come the next sequence's rows, past the tensor the maps' zero fill;
+      // their LSE of +inf already zeroes their probabilities.)
+      if (p.seqused_q != nullptr && i0 + Config::kBlockM > seq.q) {
+        ptx::mbarrier_wait_parity(smem.do_full(stage), phase);
+        backward_zero_rows<Config>(smem.q(stage), Config::kQChunkBytes, seq.q - i0, Config::kBlockM);
+        backward_zero_rows<Config>(smem.dout(stage), Config::kQChunkBytes, seq.q - i0, Config::kBlockM);
+        ptx::fence_proxy_async_shared_cta();
+        ptx::bar_sync(kBackwardDsReady, 128 * Config::kConsumers);
+      }
+      ptx::wgmma_fence();
+      backward_gemm_transposed_scores<Config>(st, k_rows, smem.q(stage));
+      ptx::wgmma_commit_group();
+      ptx::mbarrier_wait_parity(smem.do_full(stage), phase);
+      ptx::wgmma_fence();  // dpt's registers (last step's) before the GEMM overwrites them
+      backward_gemm_transposed_scores<Config>(dpt, v_rows, smem.dout(stage));
+      ptx::wgmma_commit_group();
+
+      // Whether any (key, query) pair of the block is hidden: the window / causal band, or keys past the
+      // sequence's (whose rows are zeros, so their scores are 0, not -inf).
+      const bool masked = n0 + Config::kBlockN > seq.k ||
+                          (p.window_left >= 0 && i0 + Config::kBlockM - 1 + offset - p.window_left > n0) ||
+                          (p.window_right >= 0 && i0 + offset + p.window_right < n0 + Config::kBlockN - 1);
+
+      ptx::wgmma_wait_group<1>();
+      ptx::wgmma_fence_operand(st);
+      // P^T. Column 8 c + 2 (lane % 4) + e of the accumulator is query row i0 + that; rows past the
+      // sequence's queries have LSE = +inf (the preprocess), so their probabilities are 0.
+      const std::uint32_t lse_at = smem.lse(stage) + 8 * (lane % 4);
+#pragma unroll
+      for (int c = 0; c < 8; ++c) {
+        float2 lse;
+        asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(lse.x), "=f"(lse.y) : "r"(lse_at + 32 * c));
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          const float l = (r % 2 == 0) ? lse.x : lse.y;
+          st[4 * c + r] = ptx::ex2_approx_ftz_f32(st[4 * c + r] * p.scale_log2 - l);
+        }
+      }
+      if (masked) {
+#pragma unroll
+        for (int c = 0; c < 8; ++c) {
+#pragma unroll
+          for (int r = 0; r < 4; ++r) {
+            const int j = n0 + key_local + 8 * (r / 2);
+            const int diag = i0 + 8 * c + 2 * (lane % 4) + (r % 2) + offset;
+            const bool visible = j < seq.k && (p.window_left < 0 || j >= diag - p.window_left) &&
+                                 (p.window_right < 0 || j <= diag + p.window_right);
+            if (!visible) st[4 * c + r] = 0.f;
+          }
+        }
+      }
+      ptx::wgmma_wait_group<0>();
+      ptx::wgmma_fence_operand(dpt);
+      std::uint32_t pf[4][4], dsf[4][4];
+      const std::uint32_t delta_at = smem.delta(stage) + 8 * (lane % 4);
+#pragma unroll
+      for (int c = 0; c < 8; ++c) {
+        float2 d;
+        asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(d.x), "=f"(d.y) : "r"(delta_at + 32 * c));
+        // Accumulator columns 16 kk .. 16 kk + 15 (c = 2 kk, 2 kk + 1) are the A fragment of k-step kk.
+        const int kk = c / 2, r0 = 2 * (c % 2);
+        pf[kk][r0] = backward_pack<Element>(st[4 * c], st[4 * c + 1]);
+        pf[kk][r0 + 1] = backward_pack<Element>(st[4 * c + 2], st[4 * c + 3]);
+        dsf[kk][r0] = backward_pack<Element>(st[4 * c] * (dpt[4 * c] - d.x), st[4 * c + 1] * (dpt[4 * c + 1] - d.y));
+        dsf[kk][r0 + 1] =
+            backward_pack<Element>(st[4 * c + 2] * (dpt[4 * c + 2] - d.x), st[4 * c + 3] * (dpt[4 * c + 3] - d.y));
+      }
+      ptx::wgmma_fence();
+      backward_gemm_key_gradient<Config>(dv, pf, smem.dout(stage));
+      ptx::wgmma_commit_group();
+      backward_gemm_key_gradient<Config>(dk, dsf, smem.q(stage));
+      ptx::wgmma_commit_group();
+
+      // dS^T into buffer step % 2: key rows key_local (and + 8), 128-byte rows of 64 query columns, 16-byte
+      // unit u of row r at u ^ (r % 8). stmatrix: matrix (kk, j) is rows 16 warp + 8 (j % 2) of this
+      // warpgroup's keys, unit 2 kk + j / 2; lane l addresses row l % 8 of matrix l / 8.
+      {
+        const int matrix = lane / 8;
+        const int row = 64 * consumer + 16 * warp + 8 * (matrix % 2) + lane % 8;
+        const std::uint32_t row_at = smem.ds(step % 2) + row * Config::kRowBytes;
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) {
+          const int unit = 2 * kk + matrix / 2;
+          ptx::stmatrix_x4(row_at + ((unit ^ (row % 8)) << 4), dsf[kk][0], dsf[kk][1], dsf[kk][2], dsf[kk][3]);
+        }
+      }
+      ptx::fence_proxy_async_shared_cta();
+      // The previous step's reduction has read its staging buffer before anyone writes that buffer
+      // again (next step); it was issued a step ago.
+      if (leader) ptx::cp_async_bulk_wait_group_read<0>();
+      ptx::bar_sync(kBackwardDsReady, 128 * Config::kConsumers);
+      if (leader && pending_dq != nullptr) {
+        ptx::cp_reduce_async_bulk_add_f32(pending_dq, smem.dq((step - 1) % 2), Config::kDqBytes);
+        ptx::cp_async_bulk_commit_group();
+      }
+
+      float dq[32];
+      ptx::wgmma_fence();
+      backward_gemm_dq<Config>(dq, smem.ds(step % 2), smem.k() + consumer * Config::kKChunkBytes);
+      ptx::wgmma_commit_group();
+      // dV and dK done: the stage's Q and dO are no longer read.
+      ptx::wgmma_wait_group<1>();
+      __syncwarp();
+      if (lane == 0) ptx::mbarrier_arrive(smem.empty(stage));
+      ptx::wgmma_wait_group<0>();
+      ptx::wgmma_fence_operand(dq);
+      // Stage dQ's columns [64 consumer, + 64) of rows 16 warp + lane / 4 (+ 8) in the accumulator's layout.
+      {
+        const std::uint32_t stage_at = smem.dq(step % 2);
+        const int row = 16 * warp + lane / 4;
+#pragma unroll
+        for (int c = 0; c < 8; ++c) {
+          const int unit = 16 * consumer + 2 * c + (lane % 4) / 2;
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            const int r = row + 8 * half;
+            ptx::st_shared_v2_f32(stage_at + r * Config::kHeadDim * 4 +
+                                      16 * cuda_sm80::dq_bulk_unit(unit, r) + 8 * (lane % 2),
+                                  dq[4 * c + 2 * half], dq[4 * c + 2 * half + 1]);
+          }
+        }
+      }
+      ptx::fence_proxy_async_shared_cta();
+      pending_dq = dq_rows + static_cast<std::int64_t>(i0) * Config::kHeadDim;
+    }
+  }
+  // The last step's tile: staged by both warpgroups once both pass the barrier.
+  if (step > 0) {
+    if (leader) ptx::cp_async_bulk_wait_group_read<0>();
+    ptx::bar_sync(kBackwardDsReady, 128 * Config::kConsumers);
+    if (leader) {
+      ptx::cp_reduce_async_bulk_add_f32(pending_dq, smem.dq((step - 1) % 2), Config::kDqBytes);
+      ptx::cp_async_bulk_commit_group();
+      ptx::cp_async_bulk_wait_group_read<0>();  // the CTA's shared memory outlives the reads
+    }
+  }
+  const int first_key = n0 + 64 * consumer;
+  backward_store_key_rows<Config>(p.dk, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride, tile, seq,
+                                  first_key, dk, p.scale, thread);
+  backward_store_key_rows<Config>(p.dv, p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride, tile, seq,
+                                  first_key, dv, 1.f, thread);
+}
+
+template <class Config>
+__global__ void __launch_bounds__(Config::kThreads, 1)
+    backward_kernel(const __grid_constant__ BackwardKernelParams p) {
+  extern __shared__ unsigned char shared_buffer[];
+  const std::uint32_t raw = ptx::cvta_to_shared(shared_buffer);
+  const BackwardShared<Config> smem{(raw + 1023u) & ~1023u};
+  const BackwardTile tile = backward_tile(p);
+  const BackwardSequence seq = backward_sequence(p, tile.batch, tile.n_block * Config::kBlockN);
+  // Nothing of this block's keys exists in the sequence: no dK / dV rows to write.
+  if (tile.n_block * Config::kBlockN >= seq.k_allocated) return;
+  if (threadIdx.x == 0) smem.init_barriers();
+  __syncthreads();
+  const int warpgroup = static_cast<int>(threadIdx.x) / 128;
+  if (warpgroup == 0) {
+    ptx::setmaxnreg_dec<Config::kProducerRegisters>();
+    if (threadIdx.x == 0) backward_producer<Config>(p, smem, tile, seq);
+  } else {
+    ptx::setmaxnreg_inc<Config::kConsumerRegisters>();
+    backward_consumer<Config>(p, smem, tile, seq, warpgroup - 1);
+  }
+}
+
+}  // namespace flashattn::detail::cuda_sm90

@@ -1,0 +1,73 @@
+// Host side of the Hopper backward main kernel (backward_kernel.h): its tensor maps, parameters and
+// launch. The preprocess and postprocess around it are cuda_sm80's (backward_aux_kernels.h), which own
+// the workspace layout (LSE, D, the dQ accumulator in its DQ_BULK layout).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "common/params.h"
+#include "cuda/sm80/backward_config.h"
+#include "cuda/sm90/backward_kernel.h"
+#include "cuda/sm90/tensor_map.h"
+
+namespace flashattn::detail::cuda_sm90 {
+
+// Key blocks of the backward kernel's CTAs (every sequence's, of the longest).
+inline std::int64_t backward_key_blocks(const BackwardParams& p) { return (p.seqlen_k + 127) / 128; }
+
+template <int kHeadDim, typename Element>
+cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
+  using Config = BackwardConfig<kHeadDim, Element>;
+  const BackwardParams& p = args.p;
+  const bool varlen = p.cu_seqlens_q != nullptr;
+  // Varlen: maps over every sequence's rows (batch extent 1); the kernel adds the sequences' first rows.
+  const std::int64_t q_rows = varlen ? p.q_rows : p.seqlen_q;
+  const std::int64_t k_rows = varlen ? p.k_rows : p.seqlen_k;
+  const std::int64_t map_batch = varlen ? 1 : p.batch;
+  BackwardKernelParams k{};
+  const bool maps_ok =
+      encode_tile_map(&k.maps.q, p.dtype, p.q.data, kHeadDim, q_rows, p.heads, map_batch, p.q.row_stride,
+                      p.q.head_stride, p.q.batch_stride, Config::kBlockM) &&
+      encode_tile_map(&k.maps.dout, p.dtype, p.dout.data, kHeadDim, q_rows, p.heads, map_batch,
+                      p.dout.row_stride, p.dout.head_stride, p.dout.batch_stride, Config::kBlockM) &&
+      encode_tile_map(&k.maps.k, p.dtype, p.k.data, kHeadDim, k_rows, p.heads_kv, map_batch, p.k.row_stride,
+                      p.k.head_stride, p.k.batch_stride, Config::kBlockN) &&
+      encode_tile_map(&k.maps.v, p.dtype, p.v.data, kHeadDim, k_rows, p.heads_kv, map_batch, p.v.row_stride,
+                      p.v.head_stride, p.v.batch_stride, Config::kBlockN);
+  if (!maps_ok) return cudaErrorInvalidValue;
+  k.lse_log2 = args.lse_log2;
+  k.delta = args.delta;
+  k.dq_accum = args.dq_accum;
+  k.dk = p.dk.data;
+  k.dv = p.dv.data;
+  k.dk_batch_stride = p.dk.batch_stride, k.dk_row_stride = p.dk.row_stride, k.dk_head_stride = p.dk.head_stride;
+  k.dv_batch_stride = p.dv.batch_stride, k.dv_row_stride = p.dv.row_stride, k.dv_head_stride = p.dv.head_stride;
+  k.cu_seqlens_q = p.cu_seqlens_q;
+  k.cu_seqlens_k = p.cu_seqlens_k;
+  k.seqused_q = p.seqused_q;
+  k.seqused_k = p.seqused_k;
+  k.batch = static_cast<int>(p.batch);
+  k.heads = static_cast<int>(p.heads);
+  k.heads_kv = static_cast<int>(p.heads_kv);
+  k.group = static_cast<int>(p.heads / p.heads_kv);
+  k.seqlen_q = static_cast<int>(p.seqlen_q);
+  k.seqlen_k = static_cast<int>(p.seqlen_k);
+  k.rows_padded = static_cast<int>(args.rows_padded);
+  k.n_blocks = static_cast<int>(backward_key_blocks(p));
+  k.window_left = static_cast<int>(p.mask.window_left);
+  k.window_right = static_cast<int>(p.mask.window_right);
+  k.scale_log2 = args.scale_log2;
+  k.scale = p.scale;
+
+  const std::int64_t ctas = backward_key_blocks(p) * p.heads_kv * p.batch;
+  if (ctas == 0) return cudaSuccess;
+  const auto kernel = backward_kernel<Config>;
+  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Config::kSmemBytes);
+      e != cudaSuccess) {
+    return e;
+  }
+  kernel<<<static_cast<unsigned>(ctas), Config::kThreads, Config::kSmemBytes, stream>>>(k);
+  return cudaGetLastError();
+}
+
+}  // namespace flashattn::detail::cuda_sm90
