@@ -257,7 +257,8 @@ const char* unsupported_reason(const BackwardParams& p) noexcept {
     return "cuda_sm90's backward needs cu_seqlens_q and cu_seqlens_k together";
   if (!tma_compatible(p.q) || !tma_compatible(p.k) || !tma_compatible(p.v) || !tma_compatible(p.dout) ||
       !tma_compatible(p.out) || !tma_compatible(p.dq) || !tma_compatible(p.dk) || !tma_compatible(p.dv)) {
-    return "cuda_sm90's backward needs q, k, v, out, dout, dq, dk and dv 16-byte aligned with strides that are "
+    return "cuda_sm90's backward needs q, k, v, out, dout, dq, dk and dv 16-byte aligned with strides that "
+           "are "
            "multiples of 8 elements";
   }
   constexpr std::int64_t kMaxInt = 0x3fffffff;
@@ -289,7 +290,9 @@ std::size_t workspace_size(const AttentionParams& p, int) noexcept {
 }
 // cuda_sm80's backward workspace (LSE, D, the dQ accumulator): its preprocess and postprocess run around
 // the main kernel.
-std::size_t workspace_size(const BackwardParams& p, int) noexcept { return cuda_sm80::backward_layout(p).total; }
+std::size_t workspace_size(const BackwardParams& p, int) noexcept {
+  return cuda_sm80::backward_layout(p).total;
+}
 std::size_t workspace_size(const CombineParams&, int) noexcept { return 0; }
 
 Status run(const AttentionParams& p, const ExecutionContext& ctx) noexcept {

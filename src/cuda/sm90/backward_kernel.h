@@ -99,11 +99,11 @@ struct BackwardKernelParams {
 // The lengths one CTA works with. Varlen: the tensor maps are over every sequence's rows (batch extent 1),
 // so q_row0 / k_row0 are global rows and the maps' batch coordinate is 0.
 struct BackwardSequence {
-  int q = 0, k = 0;              // rows taking part (seqused applied)
-  int k_allocated = 0;           // key rows of the sequence in dK / dV (zeros past k)
-  int q_row0 = 0, k_row0 = 0;    // first row in the maps / dK, dV
-  int map_batch = 0;             // the maps' batch coordinate
-  int m_begin = 0, m_end = 0;    // query blocks that see any key of this CTA's block
+  int q = 0, k = 0;            // rows taking part (seqused applied)
+  int k_allocated = 0;         // key rows of the sequence in dK / dV (zeros past k)
+  int q_row0 = 0, k_row0 = 0;  // first row in the maps / dK, dV
+  int map_batch = 0;           // the maps' batch coordinate
+  int m_begin = 0, m_end = 0;  // query blocks that see any key of this CTA's block
 };
 
 __device__ __forceinline__ BackwardSequence backward_sequence(const BackwardKernelParams& p, int b, int n0) {
@@ -162,8 +162,12 @@ struct BackwardShared {
   __device__ std::uint32_t dout(int stage) const {
     return base + Config::kDoOffset + stage * Config::kQBytes;
   }
-  __device__ std::uint32_t ds(int buffer) const { return base + Config::kDsOffset + buffer * Config::kDsBytes; }
-  __device__ std::uint32_t dq(int buffer) const { return base + Config::kDqOffset + buffer * Config::kDqBytes; }
+  __device__ std::uint32_t ds(int buffer) const {
+    return base + Config::kDsOffset + buffer * Config::kDsBytes;
+  }
+  __device__ std::uint32_t dq(int buffer) const {
+    return base + Config::kDqOffset + buffer * Config::kDqBytes;
+  }
   __device__ std::uint32_t lse(int stage) const {
     return base + Config::kLseOffset + stage * Config::kStatsBytes;
   }
@@ -181,9 +185,9 @@ struct BackwardShared {
     for (int stage = 0; stage < Config::kStages; ++stage) {
       ptx::mbarrier_init(q_full(stage), 1);
       ptx::mbarrier_init(do_full(stage), 1);
-      // Every consumer thread arrives: each reads the stage's LSE and D with ld.shared, and compute-sanitizer's
-      // racecheck orders a thread's reads before the next bulk copy into the stage only through its own
-      // arrival (a warp leader's arrival after __syncwarp was reported as a race).
+      // Every consumer thread arrives: each reads the stage's LSE and D with ld.shared, and
+      // compute-sanitizer's racecheck orders a thread's reads before the next bulk copy into the stage only
+      // through its own arrival (a warp leader's arrival after __syncwarp was reported as a race).
       ptx::mbarrier_init(empty(stage), 128 * Config::kConsumers);
     }
     ptx::fence_mbarrier_init();
@@ -208,10 +212,12 @@ __device__ __forceinline__ std::uint32_t backward_pack(float lo, float hi) {
 template <class Config>
 __device__ __forceinline__ void backward_zero_rows(std::uint32_t tile, int chunk_bytes, int first, int end) {
   const int units = (end - first) * 8;  // 16-byte units of one chunk's rows
-  for (int u = static_cast<int>(threadIdx.x) - 128; u < Config::kChunks * units; u += 128 * Config::kConsumers) {
+  for (int u = static_cast<int>(threadIdx.x) - 128; u < Config::kChunks * units;
+       u += 128 * Config::kConsumers) {
     const int chunk = u / units, rest = u % units;
-    ptx::st_shared_v4_b32(tile + chunk * chunk_bytes + (first + rest / 8) * Config::kRowBytes + 16 * (rest % 8),
-                          make_uint4(0u, 0u, 0u, 0u));
+    ptx::st_shared_v4_b32(
+        tile + chunk * chunk_bytes + (first + rest / 8) * Config::kRowBytes + 16 * (rest % 8),
+        make_uint4(0u, 0u, 0u, 0u));
   }
 }
 
@@ -250,8 +256,8 @@ __device__ void backward_producer(const BackwardKernelParams& p, const BackwardS
       ptx::mbarrier_arrive_expect_tx(smem.do_full(stage), Config::kQBytes);
 #pragma unroll
       for (int c = 0; c < Config::kChunks; ++c) {
-        ptx::tma_load_4d(smem.dout(stage) + c * Config::kQChunkBytes, &p.maps.dout, smem.do_full(stage), 64 * c,
-                         row, head, seq.map_batch);
+        ptx::tma_load_4d(smem.dout(stage) + c * Config::kQChunkBytes, &p.maps.dout, smem.do_full(stage),
+                         64 * c, row, head, seq.map_batch);
       }
     }
   }
@@ -295,9 +301,8 @@ __device__ __forceinline__ void backward_gemm_dq(float (&acc)[32], std::uint32_t
 #pragma unroll
   for (int kk = 0; kk < Config::kBlockN / 16; ++kk) {
     const int step = kk * 16 * Config::kRowBytes;
-    ptx::wgmma_m64k16_ss_tatb<64, typename Config::Element>(acc, ptx::smem_desc_moved(desc_a0, step, 0),
-                                                            ptx::smem_desc_moved(desc_b0, step, 0),
-                                                            kk > 0 ? 1 : 0);
+    ptx::wgmma_m64k16_ss_tatb<64, typename Config::Element>(
+        acc, ptx::smem_desc_moved(desc_a0, step, 0), ptx::smem_desc_moved(desc_b0, step, 0), kk > 0 ? 1 : 0);
   }
 }
 
@@ -307,8 +312,9 @@ template <class Config>
 __device__ __forceinline__ void backward_store_key_rows(void* base, std::int64_t batch_stride,
                                                         std::int64_t row_stride, std::int64_t head_stride,
                                                         const BackwardTile& tile, const BackwardSequence& seq,
-                                                        int first_key, const float (&acc)[Config::kHeadDim / 2],
-                                                        float scale, int thread) {
+                                                        int first_key,
+                                                        const float (&acc)[Config::kHeadDim / 2], float scale,
+                                                        int thread) {
   using Element = typename Config::Element;
   const int lane = thread % 32;
   const int key = first_key + 16 * (thread / 32) + lane / 4;  // and key + 8
@@ -430,9 +436,10 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
         const int kk = c / 2, r0 = 2 * (c % 2);
         pf[kk][r0] = backward_pack<Element>(st[4 * c], st[4 * c + 1]);
         pf[kk][r0 + 1] = backward_pack<Element>(st[4 * c + 2], st[4 * c + 3]);
-        dsf[kk][r0] = backward_pack<Element>(st[4 * c] * (dpt[4 * c] - d.x), st[4 * c + 1] * (dpt[4 * c + 1] - d.y));
-        dsf[kk][r0 + 1] =
-            backward_pack<Element>(st[4 * c + 2] * (dpt[4 * c + 2] - d.x), st[4 * c + 3] * (dpt[4 * c + 3] - d.y));
+        dsf[kk][r0] =
+            backward_pack<Element>(st[4 * c] * (dpt[4 * c] - d.x), st[4 * c + 1] * (dpt[4 * c + 1] - d.y));
+        dsf[kk][r0 + 1] = backward_pack<Element>(st[4 * c + 2] * (dpt[4 * c + 2] - d.x),
+                                                 st[4 * c + 3] * (dpt[4 * c + 3] - d.y));
       }
       ptx::wgmma_fence();
       backward_gemm_key_gradient<Config>(dv, pf, smem.dout(stage));
@@ -450,7 +457,8 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
 #pragma unroll
         for (int kk = 0; kk < 4; ++kk) {
           const int unit = 2 * kk + matrix / 2;
-          ptx::stmatrix_x4(row_at + ((unit ^ (row % 8)) << 4), dsf[kk][0], dsf[kk][1], dsf[kk][2], dsf[kk][3]);
+          ptx::stmatrix_x4(row_at + ((unit ^ (row % 8)) << 4), dsf[kk][0], dsf[kk][1], dsf[kk][2],
+                           dsf[kk][3]);
         }
       }
       ptx::fence_proxy_async_shared_cta();
@@ -482,9 +490,9 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
 #pragma unroll
           for (int half = 0; half < 2; ++half) {
             const int r = row + 8 * half;
-            ptx::st_shared_v2_f32(stage_at + r * Config::kHeadDim * 4 +
-                                      16 * cuda_sm80::dq_bulk_unit(unit, r) + 8 * (lane % 2),
-                                  dq[4 * c + 2 * half], dq[4 * c + 2 * half + 1]);
+            ptx::st_shared_v2_f32(
+                stage_at + r * Config::kHeadDim * 4 + 16 * cuda_sm80::dq_bulk_unit(unit, r) + 8 * (lane % 2),
+                dq[4 * c + 2 * half], dq[4 * c + 2 * half + 1]);
           }
         }
       }

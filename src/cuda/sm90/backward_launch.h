@@ -40,8 +40,10 @@ cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t
   k.dq_accum = args.dq_accum;
   k.dk = p.dk.data;
   k.dv = p.dv.data;
-  k.dk_batch_stride = p.dk.batch_stride, k.dk_row_stride = p.dk.row_stride, k.dk_head_stride = p.dk.head_stride;
-  k.dv_batch_stride = p.dv.batch_stride, k.dv_row_stride = p.dv.row_stride, k.dv_head_stride = p.dv.head_stride;
+  k.dk_batch_stride = p.dk.batch_stride, k.dk_row_stride = p.dk.row_stride,
+  k.dk_head_stride = p.dk.head_stride;
+  k.dv_batch_stride = p.dv.batch_stride, k.dv_row_stride = p.dv.row_stride,
+  k.dv_head_stride = p.dv.head_stride;
   k.cu_seqlens_q = p.cu_seqlens_q;
   k.cu_seqlens_k = p.cu_seqlens_k;
   k.seqused_q = p.seqused_q;
@@ -62,7 +64,8 @@ cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t
   const std::int64_t ctas = backward_key_blocks(p) * p.heads_kv * p.batch;
   if (ctas == 0) return cudaSuccess;
   const auto kernel = backward_kernel<Config>;
-  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Config::kSmemBytes);
+  if (cudaError_t e =
+          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Config::kSmemBytes);
       e != cudaSuccess) {
     return e;
   }
