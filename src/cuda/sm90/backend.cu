@@ -178,6 +178,18 @@ bool few_tiles_long_cache(const AttentionParams& p) {
   return tiles * 4 < device_sm_count();
 }
 
+// Why the current device cannot run sm_90a kernels, or nullptr.
+const char* device_reason() {
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    return "cuda_sm90: no usable CUDA device";
+  }
+  if (major != 9 || minor != 0) return "cuda_sm90 kernels (sm_90a) run on compute capability 9.0 only";
+  return nullptr;
+}
+
 Status cuda_status(cudaError_t error, const char* what) {
   return Status::error(ErrorCode::cuda_error, "cuda_sm90: %s failed: %s", what, cudaGetErrorString(error));
 }
@@ -222,14 +234,7 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
       (p.seqlen_q + 127) / 128 * p.batch * p.heads > kMaxInt) {
     return "cuda_sm90: problem too large for 32-bit tile indices";
   }
-  int device = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
-    return "cuda_sm90: no usable CUDA device";
-  }
-  if (major != 9 || minor != 0) return "cuda_sm90 kernels (sm_90a) run on compute capability 9.0 only";
-  return nullptr;
+  return device_reason();
 }
 
 const char* unsupported_reason(const BackwardParams& p) noexcept {
@@ -268,14 +273,7 @@ const char* unsupported_reason(const BackwardParams& p) noexcept {
       (p.seqlen_k + 127) / 128 * p.batch * p.heads_kv > kMaxInt || p.batch * p.heads > kMaxInt) {
     return "cuda_sm90: problem too large for 32-bit tile indices";
   }
-  int device = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
-    return "cuda_sm90: no usable CUDA device";
-  }
-  if (major != 9 || minor != 0) return "cuda_sm90 kernels (sm_90a) run on compute capability 9.0 only";
-  return nullptr;
+  return device_reason();
 }
 
 const char* unsupported_reason(const CombineParams&) noexcept {

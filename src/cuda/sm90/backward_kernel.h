@@ -26,6 +26,7 @@
 #include "cuda/ptx/warpgroup.h"
 #include "cuda/ptx/wgmma.h"
 #include "cuda/sm80/backward_config.h"  // dq_bulk_unit: the dQ accumulator's layout, shared with cuda_sm80
+#include "cuda/sm90/epilogue.h"         // pack_pair
 
 namespace flashattn::detail::cuda_sm90 {
 
@@ -198,15 +199,6 @@ struct BackwardShared {
 // are in shared memory (and their dQ tiles of the step before are staged).
 inline constexpr int kBackwardDsReady = 1;
 
-template <typename Element>
-__device__ __forceinline__ std::uint32_t backward_pack(float lo, float hi) {
-  if constexpr (std::is_same_v<Element, __nv_bfloat16>) {
-    return ptx::cvt_rn_bf16x2_f32(lo, hi);
-  } else {
-    return ptx::cvt_rn_f16x2_f32(lo, hi);
-  }
-}
-
 // Zeroes rows [first, end) of every 64-column chunk of a tile (chunks chunk_bytes apart) with the consumer
 // warpgroups' 256 threads, 16 bytes a store. Whole 128-byte rows, so the swizzle does not matter.
 template <class Config>
@@ -327,7 +319,7 @@ __device__ __forceinline__ void backward_store_key_rows(void* base, std::int64_t
 #pragma unroll
     for (int c = 0; c < Config::kHeadDim / 8; ++c) {
       *reinterpret_cast<std::uint32_t*>(row + 8 * c) =
-          backward_pack<Element>(acc[4 * c + 2 * half] * scale, acc[4 * c + 2 * half + 1] * scale);
+          pack_pair<Element>(acc[4 * c + 2 * half] * scale, acc[4 * c + 2 * half + 1] * scale);
     }
   }
 }
@@ -434,12 +426,12 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
         asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(d.x), "=f"(d.y) : "r"(delta_at + 32 * c));
         // Accumulator columns 16 kk .. 16 kk + 15 (c = 2 kk, 2 kk + 1) are the A fragment of k-step kk.
         const int kk = c / 2, r0 = 2 * (c % 2);
-        pf[kk][r0] = backward_pack<Element>(st[4 * c], st[4 * c + 1]);
-        pf[kk][r0 + 1] = backward_pack<Element>(st[4 * c + 2], st[4 * c + 3]);
+        pf[kk][r0] = pack_pair<Element>(st[4 * c], st[4 * c + 1]);
+        pf[kk][r0 + 1] = pack_pair<Element>(st[4 * c + 2], st[4 * c + 3]);
         dsf[kk][r0] =
-            backward_pack<Element>(st[4 * c] * (dpt[4 * c] - d.x), st[4 * c + 1] * (dpt[4 * c + 1] - d.y));
-        dsf[kk][r0 + 1] = backward_pack<Element>(st[4 * c + 2] * (dpt[4 * c + 2] - d.x),
-                                                 st[4 * c + 3] * (dpt[4 * c + 3] - d.y));
+            pack_pair<Element>(st[4 * c] * (dpt[4 * c] - d.x), st[4 * c + 1] * (dpt[4 * c + 1] - d.y));
+        dsf[kk][r0 + 1] = pack_pair<Element>(st[4 * c + 2] * (dpt[4 * c + 2] - d.x),
+                                             st[4 * c + 3] * (dpt[4 * c + 3] - d.y));
       }
       ptx::wgmma_fence();
       backward_gemm_key_gradient<Config>(dv, pf, smem.dout(stage));
