@@ -21,8 +21,8 @@ def test_operands_follow_each_form():
     text = (PTX / "wgmma_instructions.h").read_text()
     wrappers = re.findall(r"void (wgmma_m64k16_\w+)<(\d+), \w+>\(.*?\"wgmma\.mma_async[^\"]*\"\s*\"([^\"]*)\"", text,
                           re.S)
-    # forms x element types x shapes, and the narrow shape's two forms (ss, ss_ta)
-    assert len(wrappers) == 4 * 2 * 10 + 2 * 2 * 1
+    # forms x element types x shapes, the narrow shape's two forms (ss, ss_ta), the backward's dQ form (ss_tatb)
+    assert len(wrappers) == 4 * 2 * 10 + 2 * 2 * 1 + 1 * 2 * 1
     for name, n, operands in wrappers:
         acc = int(n) // 2
         fields = [f.strip() for f in re.sub(r"\{[^}]*\}", "{}", operands.split(";")[0]).split(",")]
@@ -32,5 +32,7 @@ def test_operands_follow_each_form():
         assert fields[2] == (f"%{acc + 4}" if register_a else f"%{acc + 1}")
         assert fields[3:6] == ["p", "1", "1"]
         assert fields[6:] == (["1" if name.endswith("_tb") else "0"] if register_a
-                              else ["1" if name.endswith("_ta") else "0", "1" if name.endswith("_tb") else "0"])
+                              else ["1" if name.endswith(("_ta", "_tatb")) else "0",
+                                    "1" if name.endswith(("_tb", "_tatb")) else "0"])
         assert not name.endswith("_ta") or n == "8"
+        assert not name.endswith("_tatb") or n == "64"
