@@ -132,7 +132,7 @@ std::vector<BackwardCase> backward_cases() {
       {false, 2, 256, 384, 4, 4, 64, 64, DType::bfloat16, {MaskKind::none}, Layout::padded, false});
   cases.push_back(
       {false, 1, 256, 256, 6, 2, 64, 64, DType::float16, {MaskKind::none}, Layout::contiguous, false});
-  // cuda_sm90's backward kernel (d = dv = 128 without softcap, ALiBi, dropout or deterministic mode; key
+  // cuda_sm90's backward kernel (d = dv = 64, 128 without softcap, ALiBi, dropout or deterministic mode; key
   // blocks of 128, query blocks of 64): partial blocks on both sides, GQA and MQA groups, windows and
   // causal masks with sq < sk and sq > sk (rows that see no key), varlen with seqused and empty
   // sequences, a learnable sink, every layout.
@@ -144,6 +144,11 @@ std::vector<BackwardCase> backward_cases() {
   cases.push_back({false, 2, 257, 385, 4, 4, 128, 128, DType::bfloat16, {MaskKind::causal, 0.f, AlibiKind::none, 0.f, true, true}, Layout::contiguous});
   cases.push_back({true, 3, 400, 333, 4, 2, 128, 128, DType::bfloat16, {MaskKind::causal}, Layout::contiguous, false, true, false});
   cases.push_back({true, 4, 300, 450, 2, 2, 128, 128, DType::float16, {MaskKind::right_only}, Layout::padded, false, false, true});
+  // Its d = 64 instance (each consumer's dQ over its own keys).
+  cases.push_back({false, 2, 517, 300, 4, 1, 64, 64, DType::bfloat16, {MaskKind::causal}, Layout::heads_major});
+  cases.push_back({false, 1, 200, 700, 6, 2, 64, 64, DType::float16, {MaskKind::local, 0.f, AlibiKind::none, 0.f, true}, Layout::padded});
+  cases.push_back({true, 3, 400, 333, 4, 4, 64, 64, DType::bfloat16, {MaskKind::causal_left}, Layout::contiguous, false, true, false});
+  cases.push_back({true, 4, 300, 450, 2, 2, 64, 64, DType::float16, {MaskKind::none}, Layout::padded, false, false, true});
   // clang-format on
   return cases;
 }

@@ -64,7 +64,13 @@
 #define FLASHATTN_SM90_HAS_D256_BF16 0
 #endif
 
-// Which backward main kernels this build has (d = dv = 128; FLASHATTN_BACKWARD).
+// Which backward main kernels this build has (d = dv = 64, 128; FLASHATTN_BACKWARD).
+#ifndef FLASHATTN_SM90_HAS_BWD_D64_FP16
+#define FLASHATTN_SM90_HAS_BWD_D64_FP16 0
+#endif
+#ifndef FLASHATTN_SM90_HAS_BWD_D64_BF16
+#define FLASHATTN_SM90_HAS_BWD_D64_BF16 0
+#endif
 #ifndef FLASHATTN_SM90_HAS_BWD_D128_FP16
 #define FLASHATTN_SM90_HAS_BWD_D128_FP16 0
 #endif
@@ -178,6 +184,14 @@ bool few_tiles_long_cache(const AttentionParams& p) {
   return tiles * 4 < device_sm_count();
 }
 
+// Whether the build has the backward main kernel of (head dim, dtype).
+bool backward_compiled(std::int64_t d, DType dtype) {
+  const bool bf16 = dtype == DType::bfloat16;
+  if (d == 64) return bf16 ? FLASHATTN_SM90_HAS_BWD_D64_BF16 : FLASHATTN_SM90_HAS_BWD_D64_FP16;
+  if (d == 128) return bf16 ? FLASHATTN_SM90_HAS_BWD_D128_BF16 : FLASHATTN_SM90_HAS_BWD_D128_FP16;
+  return false;
+}
+
 // Why the current device cannot run sm_90a kernels, or nullptr.
 const char* device_reason() {
   int device = 0, major = 0, minor = 0;
@@ -238,18 +252,20 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
 }
 
 const char* unsupported_reason(const BackwardParams& p) noexcept {
-  if (!FLASHATTN_SM90_HAS_BWD_D128_FP16 && !FLASHATTN_SM90_HAS_BWD_D128_BF16) {
-    return "cuda_sm90: no backward kernel was compiled (it needs FLASHATTN_BACKWARD and head dim 128 among "
-           "FLASHATTN_HEAD_DIMS)";
+  if (!backward_compiled(64, DType::float16) && !backward_compiled(64, DType::bfloat16) &&
+      !backward_compiled(128, DType::float16) && !backward_compiled(128, DType::bfloat16)) {
+    return "cuda_sm90: no backward kernel was compiled (it needs FLASHATTN_BACKWARD and head dim 64 or 128 "
+           "among FLASHATTN_HEAD_DIMS)";
   }
   if (p.is_kvcache || p.block_table != nullptr)
     return "cuda_sm90: backward over a KV cache or paged K/V is not defined";
   if (p.dtype != DType::float16 && p.dtype != DType::bfloat16)
     return "cuda_sm90 runs fp16 and bf16 inputs only";
-  if (p.head_dim != 128 || p.head_dim_v != 128)
-    return "cuda_sm90's backward kernel covers d = dv = 128; other head dims run on cuda_sm80";
-  if (!(p.dtype == DType::bfloat16 ? FLASHATTN_SM90_HAS_BWD_D128_BF16 : FLASHATTN_SM90_HAS_BWD_D128_FP16)) {
-    return "cuda_sm90: the backward kernel for this dtype was not compiled (see FLASHATTN_DTYPES)";
+  if (p.head_dim != p.head_dim_v || (p.head_dim != 64 && p.head_dim != 128))
+    return "cuda_sm90's backward kernels cover d = dv = 64 and 128; other head dims run on cuda_sm80";
+  if (!backward_compiled(p.head_dim, p.dtype)) {
+    return "cuda_sm90: the backward kernel for this head dim and dtype was not compiled (see "
+           "FLASHATTN_HEAD_DIMS and FLASHATTN_DTYPES)";
   }
   if (p.softcap > 0.f || p.alibi_slopes != nullptr || p.dropout_p > 0.f) {
     return "cuda_sm90's backward does not cover softcap, ALiBi or dropout; those run on cuda_sm80";
@@ -359,11 +375,17 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
   }
   if (p.seqlen_k > 0) {
     cudaError_t e = cudaErrorInvalidDeviceFunction;
+#if FLASHATTN_SM90_HAS_BWD_D64_BF16
+    if (bf16 && p.head_dim == 64) e = run_backward<64, __nv_bfloat16>(args, stream);
+#endif
+#if FLASHATTN_SM90_HAS_BWD_D64_FP16
+    if (!bf16 && p.head_dim == 64) e = run_backward<64, __half>(args, stream);
+#endif
 #if FLASHATTN_SM90_HAS_BWD_D128_BF16
-    if (bf16) e = run_backward<128, __nv_bfloat16>(args, stream);
+    if (bf16 && p.head_dim == 128) e = run_backward<128, __nv_bfloat16>(args, stream);
 #endif
 #if FLASHATTN_SM90_HAS_BWD_D128_FP16
-    if (!bf16) e = run_backward<128, __half>(args, stream);
+    if (!bf16 && p.head_dim == 128) e = run_backward<128, __half>(args, stream);
 #endif
     if (e == cudaErrorInvalidValue) {
       return Status::error(ErrorCode::internal, "cuda_sm90: backward tensor map encoding failed");

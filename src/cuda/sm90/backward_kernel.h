@@ -1,15 +1,16 @@
 // The Hopper backward main kernel: warp-specialised, TMA + wgmma, one CTA per key block of 128 keys of one
 // (sequence, K/V head), walking every query block of 64 rows that sees the keys, for each query head of the
-// K/V head's group.
+// K/V head's group. d = dv = 64 or 128.
 //   warpgroup 0  producer: one thread loads K and V once, then Q, dO and the rows' LSE and D (the
 //                preprocess's, cuda_sm80's aux kernels) into a ring of two stages;
 //   warpgroups 1, 2  consumers: keys [64 w, 64 w + 64) of the block each. Per query block:
 //                S^T = K Q^T and dP^T = V dO^T (both 64 keys x 64 rows, shared-memory operands),
 //                P^T = exp2(S^T scale log2 e - LSE log2 e) (masked), dS^T = P^T (dP^T - D),
 //                dV += P^T dO and dK += dS^T Q (P^T and dS^T from registers),
-//                dS^T to shared memory, then dQ[:, 64 w, + 64) = dS K over all 128 keys (both
-//                warpgroups' dS^T), staged in shared memory and added to the fp32 dQ accumulator by
-//                one bulk reduction (cp.reduce.async.bulk) per query block.
+//                dS^T to shared memory, then dQ = dS K: at d = 128 columns [64 w, + 64) over all 128 keys
+//                (both warpgroups' dS^T), at d = 64 all columns over the warpgroup's own keys
+//                (BackwardConfig::kSplitDq); staged in shared memory and added to the fp32 dQ accumulator
+//                by bulk reductions (cp.reduce.async.bulk), one per query block and staged tile.
 // dQ's accumulator rows keep cuda_sm80's DQ_BULK layout (16-byte units swizzled, dq_bulk_unit), so
 // cuda_sm80's postprocess scales and converts it. dK is scaled by softmax_scale at the end; dK and dV
 // are stored from registers (rows past the sequence's keys are not stored).
@@ -34,7 +35,8 @@ template <int kHeadDim_, typename Element_>
 struct BackwardConfig {
   using Element = Element_;
   static constexpr int kHeadDim = kHeadDim_;  // d == dv
-  static_assert(kHeadDim == 128, "the backward kernel's register budget is laid out for d = dv = 128");
+  static_assert(kHeadDim == 64 || kHeadDim == 128,
+                "the backward kernel's layouts are for d = dv = 64 or 128");
   static constexpr int kBlockM = 64;    // query rows per step
   static constexpr int kBlockN = 128;   // keys per CTA, 64 per consumer warpgroup
   static constexpr int kConsumers = 2;  // one per 64 keys
@@ -48,15 +50,21 @@ struct BackwardConfig {
   static constexpr int kQBytes = kChunks * kQChunkBytes;
   static constexpr int kDsBytes = kBlockN * kBlockM * 2;   // dS^T: 128 key rows of 64 query columns
   static constexpr int kDqBytes = kBlockM * kHeadDim * 4;  // the fp32 dQ tile
-  static constexpr int kStatsBytes = kBlockM * 4;          // one float per query row
+  // kSplitDq (d = 128): each consumer computes dQ's columns [64 w, + 64) over all 128 keys, from both
+  // consumers' dS^T (a barrier of both a step), into one staged tile that one thread reduces. Otherwise
+  // (d = 64) each consumer computes the whole tile over its own 64 keys (32 accumulator registers either
+  // way), stages it apart and reduces it itself: no barrier between the consumers, twice the reductions.
+  static constexpr bool kSplitDq = kHeadDim == 128;
+  static constexpr int kDqBuffers = 2 * (kSplitDq ? 1 : kConsumers);  // two steps' tiles (per consumer)
+  static constexpr int kStatsBytes = kBlockM * 4;                     // one float per query row
 
   static constexpr int kKOffset = 0;
   static constexpr int kVOffset = kKOffset + kKBytes;
   static constexpr int kQOffset = kVOffset + kKBytes;
   static constexpr int kDoOffset = kQOffset + kStages * kQBytes;
   static constexpr int kDsOffset = kDoOffset + kStages * kQBytes;  // two buffers (steps alternate)
-  static constexpr int kDqOffset = kDsOffset + 2 * kDsBytes;       // two buffers
-  static constexpr int kLseOffset = kDqOffset + 2 * kDqBytes;
+  static constexpr int kDqOffset = kDsOffset + 2 * kDsBytes;       // kDqBuffers buffers
+  static constexpr int kLseOffset = kDqOffset + kDqBuffers * kDqBytes;
   static constexpr int kDeltaOffset = kLseOffset + kStages * kStatsBytes;
   static constexpr int kBarrierOffset = kDeltaOffset + kStages * kStatsBytes;
   // kv_full, then per stage q_full (Q, LSE, D), do_full (dO), empty.
@@ -166,8 +174,10 @@ struct BackwardShared {
   __device__ std::uint32_t ds(int buffer) const {
     return base + Config::kDsOffset + buffer * Config::kDsBytes;
   }
-  __device__ std::uint32_t dq(int buffer) const {
-    return base + Config::kDqOffset + buffer * Config::kDqBytes;
+  // Step parity `buffer`'s staged dQ tile (of consumer `consumer` where each stages its own).
+  __device__ std::uint32_t dq(int buffer, int consumer) const {
+    const int index = Config::kSplitDq ? buffer : buffer * Config::kConsumers + consumer;
+    return base + Config::kDqOffset + index * Config::kDqBytes;
   }
   __device__ std::uint32_t lse(int stage) const {
     return base + Config::kLseOffset + stage * Config::kStatsBytes;
@@ -195,9 +205,11 @@ struct BackwardShared {
   }
 };
 
-// Named barrier of the backward kernel (id 0 is __syncthreads): both consumer warpgroups' dS^T of a step
-// are in shared memory (and their dQ tiles of the step before are staged).
-inline constexpr int kBackwardDsReady = 1;
+// Named barriers of the backward kernel (id 0 is __syncthreads). kBackwardConsumers: both consumer
+// warpgroups (zeroed rows written; under kSplitDq also each step's dS^T of both, and their dQ tiles of the
+// step before staged). kBackwardWarpgroup + w: warpgroup w alone, the same for its own dS^T and dQ tile.
+inline constexpr int kBackwardConsumers = 1;
+inline constexpr int kBackwardWarpgroup = 2;
 
 // Zeroes rows [first, end) of every 64-column chunk of a tile (chunks chunk_bytes apart) with the consumer
 // warpgroups' 256 threads, 16 bytes a store. Whole 128-byte rows, so the swizzle does not matter.
@@ -284,14 +296,15 @@ __device__ __forceinline__ void backward_gemm_key_gradient(float (&acc)[Config::
   }
 }
 
-// dQ[:, 64 w, + 64) = dS K: A = dS^T's buffer read M-major (its 128 key rows are the K steps), B = K's
-// column chunk w read N-major (its key rows are the K steps).
-template <class Config>
+// 64 query rows x 64 columns of dQ = dS K over kKeys keys: A = dS^T's rows read M-major (its key rows are the
+// K steps), B = K's rows of one 64-column chunk read N-major (its key rows are the K steps). kSplitDq: all
+// 128 keys, column chunk w; otherwise the consumer's own 64 keys, the one chunk.
+template <class Config, int kKeys>
 __device__ __forceinline__ void backward_gemm_dq(float (&acc)[32], std::uint32_t ds, std::uint32_t k_chunk) {
   const std::uint64_t desc_a0 = ptx::make_smem_desc_sw128(ds, Config::kDsBytes, 1024);
   const std::uint64_t desc_b0 = ptx::make_smem_desc_sw128(k_chunk, Config::kKChunkBytes, 1024);
 #pragma unroll
-  for (int kk = 0; kk < Config::kBlockN / 16; ++kk) {
+  for (int kk = 0; kk < kKeys / 16; ++kk) {
     const int step = kk * 16 * Config::kRowBytes;
     ptx::wgmma_m64k16_ss_tatb<64, typename Config::Element>(
         acc, ptx::smem_desc_moved(desc_a0, step, 0), ptx::smem_desc_moved(desc_b0, step, 0), kk > 0 ? 1 : 0);
@@ -330,7 +343,10 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
   using Element = typename Config::Element;
   const int thread = static_cast<int>(threadIdx.x) % 128;
   const int warp = thread / 32, lane = thread % 32;
-  const bool leader = threadIdx.x == 128;  // issues the dQ reductions
+  // The thread that issues the dQ reductions: one for the CTA's tile, or one per consumer's own.
+  const bool leader = Config::kSplitDq ? threadIdx.x == 128 : thread == 0;
+  const int ds_barrier = Config::kSplitDq ? kBackwardConsumers : kBackwardWarpgroup + consumer;
+  const int ds_threads = Config::kSplitDq ? 128 * Config::kConsumers : 128;
   const int n0 = tile.n_block * Config::kBlockN;
   // This thread's two key rows (accumulator rows of S^T / dP^T / dK / dV), within the CTA's block.
   const int key_local = 64 * consumer + 16 * warp + lane / 4;
@@ -347,7 +363,7 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
     backward_zero_rows<Config>(smem.k(), Config::kKChunkBytes, max(seq.k - n0, 0), Config::kBlockN);
     backward_zero_rows<Config>(smem.v(), Config::kKChunkBytes, max(seq.k - n0, 0), Config::kBlockN);
     ptx::fence_proxy_async_shared_cta();
-    ptx::bar_sync(kBackwardDsReady, 128 * Config::kConsumers);
+    ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
   }
   const std::uint32_t k_rows = smem.k() + 64 * consumer * Config::kRowBytes;
   const std::uint32_t v_rows = smem.v() + 64 * consumer * Config::kRowBytes;
@@ -372,7 +388,7 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
         backward_zero_rows<Config>(smem.q(stage), Config::kQChunkBytes, seq.q - i0, Config::kBlockM);
         backward_zero_rows<Config>(smem.dout(stage), Config::kQChunkBytes, seq.q - i0, Config::kBlockM);
         ptx::fence_proxy_async_shared_cta();
-        ptx::bar_sync(kBackwardDsReady, 128 * Config::kConsumers);
+        ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
       }
       ptx::wgmma_fence();
       backward_gemm_transposed_scores<Config>(st, k_rows, smem.q(stage));
@@ -457,28 +473,34 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
       // The previous step's reduction has read its staging buffer before anyone writes that buffer
       // again (next step); it was issued a step ago.
       if (leader) ptx::cp_async_bulk_wait_group_read<0>();
-      ptx::bar_sync(kBackwardDsReady, 128 * Config::kConsumers);
+      ptx::bar_sync(ds_barrier, ds_threads);
       if (leader && pending_dq != nullptr) {
-        ptx::cp_reduce_async_bulk_add_f32(pending_dq, smem.dq((step - 1) % 2), Config::kDqBytes);
+        ptx::cp_reduce_async_bulk_add_f32(pending_dq, smem.dq((step - 1) % 2, consumer), Config::kDqBytes);
         ptx::cp_async_bulk_commit_group();
       }
 
       float dq[32];
       ptx::wgmma_fence();
-      backward_gemm_dq<Config>(dq, smem.ds(step % 2), smem.k() + consumer * Config::kKChunkBytes);
+      if constexpr (Config::kSplitDq) {
+        backward_gemm_dq<Config, Config::kBlockN>(dq, smem.ds(step % 2),
+                                                  smem.k() + consumer * Config::kKChunkBytes);
+      } else {
+        backward_gemm_dq<Config, 64>(dq, smem.ds(step % 2) + 64 * consumer * Config::kRowBytes, k_rows);
+      }
       ptx::wgmma_commit_group();
       // dV and dK done: the stage's Q and dO are no longer read.
       ptx::wgmma_wait_group<1>();
       ptx::mbarrier_arrive(smem.empty(stage));
       ptx::wgmma_wait_group<0>();
       ptx::wgmma_fence_operand(dq);
-      // Stage dQ's columns [64 consumer, + 64) of rows 16 warp + lane / 4 (+ 8) in the accumulator's layout.
+      // Stage dQ's rows 16 warp + lane / 4 (+ 8), columns [64 consumer, + 64) under kSplitDq, else all 64, in
+      // the accumulator's layout.
       {
-        const std::uint32_t stage_at = smem.dq(step % 2);
+        const std::uint32_t stage_at = smem.dq(step % 2, consumer);
         const int row = 16 * warp + lane / 4;
 #pragma unroll
         for (int c = 0; c < 8; ++c) {
-          const int unit = 16 * consumer + 2 * c + (lane % 4) / 2;
+          const int unit = (Config::kSplitDq ? 16 * consumer : 0) + 2 * c + (lane % 4) / 2;
 #pragma unroll
           for (int half = 0; half < 2; ++half) {
             const int r = row + 8 * half;
@@ -495,9 +517,9 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
   // The last step's tile: staged by both warpgroups once both pass the barrier.
   if (step > 0) {
     if (leader) ptx::cp_async_bulk_wait_group_read<0>();
-    ptx::bar_sync(kBackwardDsReady, 128 * Config::kConsumers);
+    ptx::bar_sync(ds_barrier, ds_threads);
     if (leader) {
-      ptx::cp_reduce_async_bulk_add_f32(pending_dq, smem.dq((step - 1) % 2), Config::kDqBytes);
+      ptx::cp_reduce_async_bulk_add_f32(pending_dq, smem.dq((step - 1) % 2, consumer), Config::kDqBytes);
       ptx::cp_async_bulk_commit_group();
       ptx::cp_async_bulk_wait_group_read<0>();  // the CTA's shared memory outlives the reads
     }
