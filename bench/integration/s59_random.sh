@@ -19,13 +19,13 @@ python3 - "$out/times.csv" >>"$out/summary.txt" <<'PY'
 import csv, sys, collections
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
 head = rows[0]
-kname, val = head.index("Kernel Name"), head.index("Metric Value")
+kname, val, unit = head.index("Kernel Name"), head.index("Metric Value"), head.index("Metric Unit")
 ranges = [i for i, h in enumerate(head) if h.startswith("NVTX")]
 total = collections.OrderedDict()
 for r in rows[1:]:
     tag = next((r[i] for i in ranges if "bwd_" in r[i]), "?")
-    total.setdefault(tag, []).append((r[kname][:60], float(r[val].replace(",", ""))))
+    total.setdefault(tag, []).append((r[kname][:60], r[val], r[unit]))
 for tag, ks in total.items():
-    print(tag, "  ".join(f"{n}: {t / 1000:.1f} us" for n, t in ks))
+    print(tag, "  ".join(f"{n}: {v} {u}" for n, v, u in ks))
 PY
 log total
