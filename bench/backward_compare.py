@@ -17,6 +17,7 @@ same inputs) and the largest relative difference is printed: a sanity check, not
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import statistics
 import time
@@ -43,13 +44,14 @@ def bench_ms(fn, settle_ms):
     return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
 
 
-def flashattn_backward(backend, q, k, v, dout, causal):
+def flashattn_backward(backend, q, k, v, dout, causal, package=flashattn):
+    ops = package._ops
     with torch.no_grad():
-        out, lse, rng = _ops.fwd(q, k, v, None, causal, -1, -1, 0.0, None, 0.0, None, False, 0)
+        out, lse, rng = ops.fwd(q, k, v, None, causal, -1, -1, 0.0, None, 0.0, None, False, 0)
 
     def run():
-        with flashattn.use_backend(backend):
-            return _ops.bwd(dout, q, k, v, out, lse, None, causal, -1, -1, 0.0, None, 0.0, rng, None, False)
+        with package.use_backend(backend):
+            return ops.bwd(dout, q, k, v, out, lse, None, causal, -1, -1, 0.0, None, 0.0, rng, None, False)
     return run
 
 
@@ -82,6 +84,8 @@ def main():
     parser.add_argument("--settle-ms", type=float, default=200)
     parser.add_argument("--check-max-seqlen", type=int, default=4096)
     parser.add_argument("--out", default=None)
+    parser.add_argument("--base-package", default=None,
+                        help="another build of the package (e.g. flashattn_base): its cuda_sm90 beside ours")
     args = parser.parse_args()
     torch.manual_seed(0)
     rows = []
@@ -92,12 +96,16 @@ def main():
                 q, k, v, dout = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16) for _ in range(4))
                 impls = {name: flashattn_backward(name, q, k, v, dout, causal)
                          for name in args.backends.split(",")}
+                if args.base_package:
+                    base = importlib.import_module(args.base_package)
+                    importlib.import_module(args.base_package + "._ops")
+                    impls["cuda_sm90_base"] = flashattn_backward("cuda_sm90", q, k, v, dout, causal, base)
                 impls["sdpa_cudnn"] = sdpa_backward(SDPBackend.CUDNN_ATTENTION, q, k, v, dout, causal)
                 impls["sdpa_flash"] = sdpa_backward(SDPBackend.FLASH_ATTENTION, q, k, v, dout, causal)
                 row = {"d": d, "causal": causal, "seqlen": s, "batch": b, "heads": h}
                 if s <= args.check_max_seqlen:
                     ref = reference_grads(q, k, v, dout, causal)
-                    for name in args.backends.split(","):
+                    for name in [n for n in impls if not n.startswith("sdpa")]:
                         got = impls[name]()[:3]
                         row[f"{name}_maxrel"] = max(((g.float() - r).abs().max() / r.abs().max()).item()
                                                     for g, r in zip(got, ref))

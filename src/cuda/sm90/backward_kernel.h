@@ -29,6 +29,10 @@
 #include "cuda/sm80/backward_config.h"  // dq_bulk_unit: the dQ accumulator's layout, shared with cuda_sm80
 #include "cuda/sm90/epilogue.h"         // pack_pair
 
+#ifndef FLASHATTN_SM90_BWD_D64_CONSUMERS
+#define FLASHATTN_SM90_BWD_D64_CONSUMERS 3
+#endif
+
 namespace flashattn::detail::cuda_sm90 {
 
 template <int kHeadDim_, typename Element_>
@@ -37,9 +41,12 @@ struct BackwardConfig {
   static constexpr int kHeadDim = kHeadDim_;  // d == dv
   static_assert(kHeadDim == 64 || kHeadDim == 128,
                 "the backward kernel's layouts are for d = dv = 64 or 128");
-  static constexpr int kBlockM = 64;    // query rows per step
-  static constexpr int kBlockN = 128;   // keys per CTA, 64 per consumer warpgroup
-  static constexpr int kConsumers = 2;  // one per 64 keys
+  static constexpr int kBlockM = 64;  // query rows per step
+  // One consumer warpgroup per 64 keys of the CTA's block: two at d = 128, FLASHATTN_SM90_BWD_D64_CONSUMERS
+  // at d = 64 (three: a step's chain of GEMM waits, softmax and barriers is the d64 kernel's limit, and a
+  // third warpgroup's chain interleaves with the others').
+  static constexpr int kConsumers = kHeadDim == 64 ? FLASHATTN_SM90_BWD_D64_CONSUMERS : 2;
+  static constexpr int kBlockN = 64 * kConsumers;  // keys per CTA
   static constexpr int kThreads = 128 * (kConsumers + 1);
   static constexpr int kStages = 2;  // the ring of Q, dO, LSE, D
   static constexpr int kRowBytes = 128;
@@ -48,13 +55,14 @@ struct BackwardConfig {
   static constexpr int kQChunkBytes = kBlockM * kRowBytes;
   static constexpr int kKBytes = kChunks * kKChunkBytes;
   static constexpr int kQBytes = kChunks * kQChunkBytes;
-  static constexpr int kDsBytes = kBlockN * kBlockM * 2;   // dS^T: 128 key rows of 64 query columns
+  static constexpr int kDsBytes = kBlockN * kBlockM * 2;   // dS^T: kBlockN key rows of 64 query columns
   static constexpr int kDqBytes = kBlockM * kHeadDim * 4;  // the fp32 dQ tile
   // kSplitDq (d = 128): each consumer computes dQ's columns [64 w, + 64) over all 128 keys, from both
   // consumers' dS^T (a barrier of both a step), into one staged tile that one thread reduces. Otherwise
   // (d = 64) each consumer computes the whole tile over its own 64 keys (32 accumulator registers either
   // way), stages it apart and reduces it itself: no barrier between the consumers, twice the reductions.
   static constexpr bool kSplitDq = kHeadDim == 128;
+  static_assert(!kSplitDq || kConsumers == 2, "kSplitDq splits dQ's 128 columns between two consumers");
   static constexpr int kDqBuffers = 2 * (kSplitDq ? 1 : kConsumers);  // two steps' tiles (per consumer)
   static constexpr int kStatsBytes = kBlockM * 4;                     // one float per query row
 
@@ -73,10 +81,12 @@ struct BackwardConfig {
   static constexpr int kSmemBytes = kBarrierOffset + 8 * kBarriers + 1024;
   static_assert(kSmemBytes <= 227 * 1024, "shared memory of one CTA");
 
-  // Producer: one thread issuing copies; consumers: dK, dV (64 + 64), S^T, dP^T (32 + 32), the 16-bit
-  // fragments of P^T, dS^T (16 + 16) and dQ (32) at their peaks. 128 x 24 + 256 x 240 <= 64 K.
+  // Producer: one thread issuing copies; consumers: dK, dV (d / 2 each), S^T, dP^T (32 + 32), the 16-bit
+  // fragments of P^T, dS^T (16 + 16) and dQ (32) at their peaks: 240 for two consumers, 160 for three
+  // (d = 64). 128 x 24 + consumers x 128 x that <= 64 K.
   static constexpr int kProducerRegisters = 24;
-  static constexpr int kConsumerRegisters = 240;
+  static constexpr int kConsumerRegisters = kConsumers == 2 ? 240 : 160;
+  static_assert(128 * kProducerRegisters + 128 * kConsumers * kConsumerRegisters <= 65536);
 };
 
 struct BackwardMaps {
@@ -115,6 +125,7 @@ struct BackwardSequence {
   int m_begin = 0, m_end = 0;  // query blocks that see any key of this CTA's block
 };
 
+template <int kBlockN>
 __device__ __forceinline__ BackwardSequence backward_sequence(const BackwardKernelParams& p, int b, int n0) {
   BackwardSequence s;
   if (p.cu_seqlens_q != nullptr) {
@@ -139,7 +150,7 @@ __device__ __forceinline__ BackwardSequence backward_sequence(const BackwardKern
   const int offset = s.k - s.q;
   int first = 0, last = s.q - 1;
   if (p.window_right >= 0) first = max(first, n0 - offset - p.window_right);
-  if (p.window_left >= 0) last = min(last, n0 + 127 - offset + p.window_left);
+  if (p.window_left >= 0) last = min(last, n0 + (kBlockN - 1) - offset + p.window_left);
   if (n0 >= s.k || first > last) {
     s.m_begin = s.m_end = 0;
   } else {
@@ -538,7 +549,8 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
   const std::uint32_t raw = ptx::cvta_to_shared(shared_buffer);
   const BackwardShared<Config> smem{(raw + 1023u) & ~1023u};
   const BackwardTile tile = backward_tile(p);
-  const BackwardSequence seq = backward_sequence(p, tile.batch, tile.n_block * Config::kBlockN);
+  const BackwardSequence seq =
+      backward_sequence<Config::kBlockN>(p, tile.batch, tile.n_block * Config::kBlockN);
   // Nothing of this block's keys exists in the sequence: no dK / dV rows to write.
   if (tile.n_block * Config::kBlockN >= seq.k_allocated) return;
   if (threadIdx.x == 0) smem.init_barriers();

@@ -12,9 +12,6 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
-// Key blocks of the backward kernel's CTAs (every sequence's, of the longest).
-inline std::int64_t backward_key_blocks(const BackwardParams& p) { return (p.seqlen_k + 127) / 128; }
-
 template <int kHeadDim, typename Element>
 cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
   using Config = BackwardConfig<kHeadDim, Element>;
@@ -55,13 +52,15 @@ cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t
   k.seqlen_q = static_cast<int>(p.seqlen_q);
   k.seqlen_k = static_cast<int>(p.seqlen_k);
   k.rows_padded = static_cast<int>(args.rows_padded);
-  k.n_blocks = static_cast<int>(backward_key_blocks(p));
+  // Key blocks of the CTAs (every sequence's, of the longest).
+  const std::int64_t key_blocks = (p.seqlen_k + Config::kBlockN - 1) / Config::kBlockN;
+  k.n_blocks = static_cast<int>(key_blocks);
   k.window_left = static_cast<int>(p.mask.window_left);
   k.window_right = static_cast<int>(p.mask.window_right);
   k.scale_log2 = args.scale_log2;
   k.scale = p.scale;
 
-  const std::int64_t ctas = backward_key_blocks(p) * p.heads_kv * p.batch;
+  const std::int64_t ctas = key_blocks * p.heads_kv * p.batch;
   if (ctas == 0) return cudaSuccess;
   const auto kernel = backward_kernel<Config>;
   if (cudaError_t e =
