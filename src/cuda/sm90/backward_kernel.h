@@ -29,23 +29,20 @@
 #include "cuda/sm80/backward_config.h"  // dq_bulk_unit: the dQ accumulator's layout, shared with cuda_sm80
 #include "cuda/sm90/epilogue.h"         // pack_pair
 
-#ifndef FLASHATTN_SM90_BWD_D64_CONSUMERS
-#define FLASHATTN_SM90_BWD_D64_CONSUMERS 3
-#endif
-
 namespace flashattn::detail::cuda_sm90 {
 
-template <int kHeadDim_, typename Element_>
+template <int kHeadDim_, typename Element_, int kConsumers_ = 2>
 struct BackwardConfig {
   using Element = Element_;
   static constexpr int kHeadDim = kHeadDim_;  // d == dv
   static_assert(kHeadDim == 64 || kHeadDim == 128,
                 "the backward kernel's layouts are for d = dv = 64 or 128");
   static constexpr int kBlockM = 64;  // query rows per step
-  // One consumer warpgroup per 64 keys of the CTA's block: two at d = 128, FLASHATTN_SM90_BWD_D64_CONSUMERS
-  // at d = 64 (three: a step's chain of GEMM waits, softmax and barriers is the d64 kernel's limit, and a
-  // third warpgroup's chain interleaves with the others').
-  static constexpr int kConsumers = kHeadDim == 64 ? FLASHATTN_SM90_BWD_D64_CONSUMERS : 2;
+  // One consumer warpgroup per 64 keys of the CTA's block: two at d = 128; two or three at d = 64
+  // (run_backward: three from 2048 keys, where a step's chain of GEMM waits, softmax and barriers, the d64
+  // kernel's limit, interleaves with a third warpgroup's: +7-12% at 2k-8k keys on an H200; below, the 192-key
+  // blocks' padding and fewer CTAs cost more, 0.92 at 512, s59_d64.sh).
+  static constexpr int kConsumers = kConsumers_;
   static constexpr int kBlockN = 64 * kConsumers;  // keys per CTA
   static constexpr int kThreads = 128 * (kConsumers + 1);
   static constexpr int kStages = 2;  // the ring of Q, dO, LSE, D

@@ -12,9 +12,9 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
-template <int kHeadDim, typename Element>
-cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
-  using Config = BackwardConfig<kHeadDim, Element>;
+template <class Config>
+cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
+  constexpr int kHeadDim = Config::kHeadDim;
   const BackwardParams& p = args.p;
   const bool varlen = p.cu_seqlens_q != nullptr;
   // Varlen: maps over every sequence's rows (batch extent 1); the kernel adds the sequences' first rows.
@@ -70,6 +70,16 @@ cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t
   }
   kernel<<<static_cast<unsigned>(ctas), Config::kThreads, Config::kSmemBytes, stream>>>(k);
   return cudaGetLastError();
+}
+
+// The kernel of (head dim, element type) for this call: at d = 64, three consumer warpgroups (192-key blocks)
+// from 2048 keys, two (128-key blocks) below (BackwardConfig::kConsumers).
+template <int kHeadDim, typename Element>
+cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
+  if constexpr (kHeadDim == 64) {
+    if (args.p.seqlen_k >= 2048) return launch_backward<BackwardConfig<kHeadDim, Element, 3>>(args, stream);
+  }
+  return launch_backward<BackwardConfig<kHeadDim, Element, 2>>(args, stream);
 }
 
 }  // namespace flashattn::detail::cuda_sm90
