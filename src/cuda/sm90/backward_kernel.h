@@ -1,9 +1,9 @@
-// The Hopper backward main kernel: warp-specialised, TMA + wgmma, one CTA per key block of 128 keys of one
-// (sequence, K/V head), walking every query block of 64 rows that sees the keys, for each query head of the
-// K/V head's group. d = dv = 64 or 128.
+// The Hopper backward main kernel: warp-specialised, TMA + wgmma, one CTA per key block (64 keys per consumer
+// warpgroup: 128 keys, or 192 at d = 64 from 2048 keys) of one (sequence, K/V head), walking every query block
+// of 64 rows that sees the keys, for each query head of the K/V head's group. d = dv = 64 or 128.
 //   warpgroup 0  producer: one thread loads K and V once, then Q, dO and the rows' LSE and D (the
 //                preprocess's, cuda_sm80's aux kernels) into a ring of two stages;
-//   warpgroups 1, 2  consumers: keys [64 w, 64 w + 64) of the block each. Per query block:
+//   warpgroups 1, 2 (, 3)  consumers: keys [64 w, 64 w + 64) of the block each. Per query block:
 //                S^T = K Q^T and dP^T = V dO^T (both 64 keys x 64 rows, shared-memory operands),
 //                P^T = exp2(S^T scale log2 e - LSE log2 e) (masked), dS^T = P^T (dP^T - D),
 //                dV += P^T dO and dK += dS^T Q (P^T and dS^T from registers),
@@ -87,7 +87,7 @@ struct BackwardConfig {
 };
 
 struct BackwardMaps {
-  CUtensorMap q, k, v, dout;  // (d, rows, heads, batch): q / dout boxes of 64 rows, k / v of 128
+  CUtensorMap q, k, v, dout;  // (d, rows, heads, batch): q / dout boxes of 64 rows, k / v of kBlockN
 };
 
 struct BackwardKernelParams {
