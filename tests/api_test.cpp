@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <random>
 #include <string>
@@ -448,6 +449,40 @@ TEST(Api, SelectKernelNamesBackendOperationAndDtype) {
   c.out = view(out, {2, 3, 4, 8});
   ASSERT_TRUE(select_kernel(c, ctx, &choice).ok());
   EXPECT_STREQ(choice.kernel, "cpu_tiled/combine/fp32/dv8");
+}
+
+// The automatic choice of a backward on a Hopper GPU: cuda_sm90's kernel for d = dv = 128 without the options
+// it lacks, cuda_sm80 (naming why cuda_sm90 was passed over) with softcap or in deterministic mode. Shapes
+// only.
+TEST(Api, Sm90BackwardRouting) {
+  CudaDeviceInfo info;
+  if (cuda_device_count() == 0 || !cuda_device_info(0, &info).ok() || info.compute_capability != 90)
+    GTEST_SKIP() << "needs a Hopper GPU (compute capability 9.0) as device 0";
+  const Device gpu{DeviceType::cuda, 0};
+  auto shape = [&](DType dtype, std::initializer_list<std::int64_t> dims) {
+    return TensorView::contiguous(nullptr, dtype, dims, gpu);
+  };
+  BackwardArgs a;
+  a.q = a.dq = a.out = a.dout = shape(DType::bfloat16, {1, 256, 2, 128});
+  a.k = a.v = a.dk = a.dv = shape(DType::bfloat16, {1, 256, 2, 128});
+  a.lse = shape(DType::float32, {1, 2, 256});
+  a.options.causal = true;
+  ExecutionContext ctx;
+  KernelChoice choice;
+  ASSERT_TRUE(select_kernel(a, ctx, &choice).ok()) << choice.reason;
+  if (choice.backend != Backend::cuda_sm90 &&
+      std::string(choice.reason).find("not compiled") != std::string::npos)
+    GTEST_SKIP() << choice.reason;
+  EXPECT_EQ(choice.backend, Backend::cuda_sm90) << choice.reason;
+  EXPECT_STREQ(choice.kernel, "cuda_sm90/backward/bf16/d128");
+  for (const char* option : {"softcap", "deterministic"}) {
+    BackwardArgs b = a;
+    if (std::string(option) == "softcap") b.options.softcap = 30.f;
+    b.deterministic = std::string(option) == "deterministic";
+    ASSERT_TRUE(select_kernel(b, ctx, &choice).ok()) << choice.reason;
+    EXPECT_EQ(choice.backend, Backend::cuda_sm80) << option << ": " << choice.reason;
+    EXPECT_NE(std::string(choice.reason).find(option), std::string::npos) << choice.reason;
+  }
 }
 
 // Tensors on a CUDA device other than the calling thread's current one are refused by name before any backend
