@@ -18,6 +18,13 @@ __device__ __forceinline__ void st_shared_v2_f32(std::uint32_t addr, float x, fl
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(x), "f"(y) : "memory");
 }
 
+// Two fp32 values from an 8-byte aligned shared address.
+__device__ __forceinline__ float2 ld_shared_v2_f32(std::uint32_t addr) {
+  float2 value;
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(value.x), "=f"(value.y) : "r"(addr) : "memory");
+  return value;
+}
+
 __device__ __forceinline__ std::uint32_t ld_shared_b32(std::uint32_t addr) {
   std::uint32_t value;
   asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(value) : "r"(addr) : "memory");
@@ -39,6 +46,23 @@ __device__ __forceinline__ uint4 ld_shared_v4_b32(std::uint32_t addr) {
                : "r"(addr)
                : "memory");
   return value;
+}
+
+// Rows [first_row, end_row) of the `chunks` 64-column chunks (chunk_bytes apart) of a tile of 128-byte rows
+// at `tile` set to zero by `threads` threads, thread `t` taking every threads-th 16-byte unit: whole rows, so
+// the 128B swizzle (which permutes the units within a row) does not matter. The caller fences the stores for
+// the async proxy before a TMA or wgmma reads the tile.
+__device__ __forceinline__ void zero_rows_128b(std::uint32_t tile, int chunk_bytes, int chunks, int first_row,
+                                               int end_row, int t, int threads) {
+  constexpr int kRowUnits = 128 / 16;
+  const int chunk_units = (end_row - first_row) * kRowUnits;
+  const std::uint32_t first = tile + first_row * 128;
+#pragma unroll 1
+  for (int i = t; i < chunk_units * chunks; i += threads) {
+    const int chunk = i / chunk_units;
+    st_shared_v4_b32(first + chunk * chunk_bytes + (i - chunk * chunk_units) * 16,
+                     make_uint4(0u, 0u, 0u, 0u));
+  }
 }
 
 // Asynchronous store of one word into (this CTA's) shared memory that completes

@@ -184,12 +184,24 @@ bool few_tiles_long_cache(const AttentionParams& p) {
   return tiles * 4 < device_sm_count();
 }
 
-// Whether the build has the backward main kernel of (head dim, dtype).
-bool backward_compiled(std::int64_t d, DType dtype) {
-  const bool bf16 = dtype == DType::bfloat16;
+// Whether the build has the backward main kernel of (head dim, dtype): one table for the capability query
+// and the dispatch (as kernel_compiled for the forward).
+constexpr bool backward_compiled(std::int64_t d, bool bf16) {
   if (d == 64) return bf16 ? FLASHATTN_SM90_HAS_BWD_D64_BF16 : FLASHATTN_SM90_HAS_BWD_D64_FP16;
   if (d == 128) return bf16 ? FLASHATTN_SM90_HAS_BWD_D128_BF16 : FLASHATTN_SM90_HAS_BWD_D128_FP16;
   return false;
+}
+
+bool backward_compiled(std::int64_t d, DType dtype) { return backward_compiled(d, dtype == DType::bfloat16); }
+
+template <int kHeadDim, typename Element, bool kBf16>
+cudaError_t dispatch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
+  if constexpr (backward_compiled(kHeadDim, kBf16)) {
+    return run_backward<kHeadDim, Element>(args, stream);
+  } else {
+    (void)args, (void)stream;
+    return cudaErrorInvalidDeviceFunction;
+  }
 }
 
 // Why the current device cannot run sm_90a kernels, or nullptr.
@@ -347,12 +359,7 @@ Status run(const AttentionParams& p, const ExecutionContext& ctx) noexcept {
 Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
   if (p.batch == 0 || p.heads == 0) return Status::ok_status();
   auto stream = static_cast<cudaStream_t>(ctx.stream);
-  const std::size_t needed = workspace_size(p, 0);
-  if (ctx.workspace == nullptr || ctx.workspace_bytes < needed) {
-    return Status::error(ErrorCode::invalid_argument, "cuda_sm90: workspace of %zu bytes needed, %zu given",
-                         needed, ctx.workspace_bytes);
-  }
-  auto* workspace = static_cast<unsigned char*>(ctx.workspace);
+  auto* workspace = static_cast<unsigned char*>(ctx.workspace);  // sized and aligned (the API's check)
   const cuda_sm80::BackwardLayout layout = cuda_sm80::backward_layout(p);
   cuda_sm80::BackwardKernelArgs args;
   args.p = p;
@@ -373,19 +380,10 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
     if (cudaError_t e = aux(1); e != cudaSuccess) return cuda_status(e, "backward dsink launch");
   }
   if (p.seqlen_k > 0) {
-    cudaError_t e = cudaErrorInvalidDeviceFunction;
-#if FLASHATTN_SM90_HAS_BWD_D64_BF16
-    if (bf16 && p.head_dim == 64) e = run_backward<64, __nv_bfloat16>(args, stream);
-#endif
-#if FLASHATTN_SM90_HAS_BWD_D64_FP16
-    if (!bf16 && p.head_dim == 64) e = run_backward<64, __half>(args, stream);
-#endif
-#if FLASHATTN_SM90_HAS_BWD_D128_BF16
-    if (bf16 && p.head_dim == 128) e = run_backward<128, __nv_bfloat16>(args, stream);
-#endif
-#if FLASHATTN_SM90_HAS_BWD_D128_FP16
-    if (!bf16 && p.head_dim == 128) e = run_backward<128, __half>(args, stream);
-#endif
+    const cudaError_t e = p.head_dim == 64 ? (bf16 ? dispatch_backward<64, __nv_bfloat16, true>(args, stream)
+                                                   : dispatch_backward<64, __half, false>(args, stream))
+                                           : (bf16 ? dispatch_backward<128, __nv_bfloat16, true>(args, stream)
+                                                   : dispatch_backward<128, __half, false>(args, stream));
     if (e == cudaErrorInvalidValue) {
       return Status::error(ErrorCode::internal, "cuda_sm90: backward tensor map encoding failed");
     }

@@ -219,20 +219,6 @@ struct BackwardShared {
 inline constexpr int kBackwardConsumers = 1;
 inline constexpr int kBackwardWarpgroup = 2;
 
-// Zeroes rows [first, end) of every 64-column chunk of a tile (chunks chunk_bytes apart) with the consumer
-// warpgroups' 256 threads, 16 bytes a store. Whole 128-byte rows, so the swizzle does not matter.
-template <class Config>
-__device__ __forceinline__ void backward_zero_rows(std::uint32_t tile, int chunk_bytes, int first, int end) {
-  const int units = (end - first) * 8;  // 16-byte units of one chunk's rows
-  for (int u = static_cast<int>(threadIdx.x) - 128; u < Config::kChunks * units;
-       u += 128 * Config::kConsumers) {
-    const int chunk = u / units, rest = u % units;
-    ptx::st_shared_v4_b32(
-        tile + chunk * chunk_bytes + (first + rest / 8) * Config::kRowBytes + 16 * (rest % 8),
-        make_uint4(0u, 0u, 0u, 0u));
-  }
-}
-
 template <class Config>
 __device__ void backward_producer(const BackwardKernelParams& p, const BackwardShared<Config>& smem,
                                   const BackwardTile& tile, const BackwardSequence& seq) {
@@ -351,6 +337,7 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
   using Element = typename Config::Element;
   const int thread = static_cast<int>(threadIdx.x) % 128;
   const int warp = thread / 32, lane = thread % 32;
+  const int thread_in_consumers = static_cast<int>(threadIdx.x) - 128;  // zeroed rows: all consumers' threads
   // The thread that issues the dQ reductions: one for the CTA's tile, or one per consumer's own.
   const bool leader = Config::kSplitDq ? threadIdx.x == 128 : thread == 0;
   const int ds_barrier = Config::kSplitDq ? kBackwardConsumers : kBackwardWarpgroup + consumer;
@@ -368,8 +355,10 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
   // Key rows past the sequence's (the next sequence's rows under varlen, unused rows past seqused_k,
   // whatever they hold) become zeros: the dQ GEMM multiplies them by dS = 0, and 0 * NaN is NaN.
   if (n0 + Config::kBlockN > seq.k) {
-    backward_zero_rows<Config>(smem.k(), Config::kKChunkBytes, max(seq.k - n0, 0), Config::kBlockN);
-    backward_zero_rows<Config>(smem.v(), Config::kKChunkBytes, max(seq.k - n0, 0), Config::kBlockN);
+    ptx::zero_rows_128b(smem.k(), Config::kKChunkBytes, Config::kChunks, max(seq.k - n0, 0), Config::kBlockN,
+                        thread_in_consumers, 128 * Config::kConsumers);
+    ptx::zero_rows_128b(smem.v(), Config::kKChunkBytes, Config::kChunks, max(seq.k - n0, 0), Config::kBlockN,
+                        thread_in_consumers, 128 * Config::kConsumers);
     ptx::fence_proxy_async_shared_cta();
     ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
   }
@@ -393,8 +382,10 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
       // their LSE of +inf already zeroes their probabilities.)
       if (p.seqused_q != nullptr && i0 + Config::kBlockM > seq.q) {
         ptx::mbarrier_wait_parity(smem.do_full(stage), phase);
-        backward_zero_rows<Config>(smem.q(stage), Config::kQChunkBytes, seq.q - i0, Config::kBlockM);
-        backward_zero_rows<Config>(smem.dout(stage), Config::kQChunkBytes, seq.q - i0, Config::kBlockM);
+        ptx::zero_rows_128b(smem.q(stage), Config::kQChunkBytes, Config::kChunks, seq.q - i0, Config::kBlockM,
+                            thread_in_consumers, 128 * Config::kConsumers);
+        ptx::zero_rows_128b(smem.dout(stage), Config::kQChunkBytes, Config::kChunks, seq.q - i0,
+                            Config::kBlockM, thread_in_consumers, 128 * Config::kConsumers);
         ptx::fence_proxy_async_shared_cta();
         ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
       }
@@ -419,8 +410,7 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
       const std::uint32_t lse_at = smem.lse(stage) + 8 * (lane % 4);
 #pragma unroll
       for (int c = 0; c < 8; ++c) {
-        float2 lse;
-        asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(lse.x), "=f"(lse.y) : "r"(lse_at + 32 * c));
+        const float2 lse = ptx::ld_shared_v2_f32(lse_at + 32 * c);
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
           const float l = (r % 2 == 0) ? lse.x : lse.y;
@@ -446,8 +436,7 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
       const std::uint32_t delta_at = smem.delta(stage) + 8 * (lane % 4);
 #pragma unroll
       for (int c = 0; c < 8; ++c) {
-        float2 d;
-        asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(d.x), "=f"(d.y) : "r"(delta_at + 32 * c));
+        const float2 d = ptx::ld_shared_v2_f32(delta_at + 32 * c);
         // Accumulator columns 16 kk .. 16 kk + 15 (c = 2 kk, 2 kk + 1) are the A fragment of k-step kk.
         const int kk = c / 2, r0 = 2 * (c % 2);
         pf[kk][r0] = pack_pair<Element>(st[4 * c], st[4 * c + 1]);

@@ -157,20 +157,12 @@ struct SharedPipeline {
   }
 };
 
-// Rows [first_row, kBlockN) of every 64-column chunk of the V stage at `v` set to zero by `threads` threads,
-// thread `t` taking every threads-th 16-byte unit: whole 128-byte rows, so the 128B swizzle (which permutes
-// the units within a row) does not matter. The caller fences the stores for the async proxy before the GEMM.
+// Rows [first_row, kBlockN) of every 64-column chunk of the V stage at `v` set to zero by `threads` threads
+// (ptx::zero_rows_128b). The caller fences the stores for the async proxy before the GEMM.
 template <class Config>
 __device__ __forceinline__ void zero_v_rows(std::uint32_t v, int first_row, int t, int threads) {
-  constexpr int kRowUnits = Config::kRowBytes / 16;
-  const int chunk_units = (Config::kBlockN - first_row) * kRowUnits;
-  const std::uint32_t first = v + first_row * Config::kRowBytes;
-#pragma unroll 1
-  for (int i = t; i < chunk_units * Config::kChunksV; i += threads) {
-    const int chunk = i / chunk_units;
-    ptx::st_shared_v4_b32(first + chunk * Config::kKVChunkBytes + (i - chunk * chunk_units) * 16,
-                          make_uint4(0u, 0u, 0u, 0u));
-  }
+  static_assert(Config::kRowBytes == 128);
+  ptx::zero_rows_128b(v, Config::kKVChunkBytes, Config::kChunksV, first_row, Config::kBlockN, t, threads);
 }
 
 // Position in the K/V ring: stage index and the parity of its current phase.
