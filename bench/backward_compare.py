@@ -10,6 +10,7 @@ Each row is timed in --rounds rounds with the order of the implementations rever
 timing is the median of triton.testing.do_bench after --settle-ms of that implementation's own calls.
 Before timing, every flashattn backend's gradients are compared with SDPA's (math backend in fp32 on the
 same inputs) and the largest relative difference is printed: a sanity check, not the tests' rule.
+A backend named NAME:det runs in deterministic mode (e.g. --backends cuda_sm90,cuda_sm90:det,cuda_sm80:det).
 
     python bench/backward_compare.py --hdims 128 --seqlens 512,1024,2048,4096,8192,16384 --out results.json
 """
@@ -44,14 +45,15 @@ def bench_ms(fn, settle_ms):
     return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
 
 
-def flashattn_backward(backend, q, k, v, dout, causal, package=flashattn):
+def flashattn_backward(backend, q, k, v, dout, causal, package=flashattn, deterministic=False):
     ops = package._ops
     with torch.no_grad():
         out, lse, rng = ops.fwd(q, k, v, None, causal, -1, -1, 0.0, None, 0.0, None, False, 0)
 
     def run():
         with package.use_backend(backend):
-            return ops.bwd(dout, q, k, v, out, lse, None, causal, -1, -1, 0.0, None, 0.0, rng, None, False)
+            return ops.bwd(dout, q, k, v, out, lse, None, causal, -1, -1, 0.0, None, 0.0, rng, None,
+                           deterministic)
     return run
 
 
@@ -94,7 +96,8 @@ def main():
             for s in (int(x) for x in args.seqlens.split(",")):
                 b, h = max(1, 16384 // s), 2048 // d
                 q, k, v, dout = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16) for _ in range(4))
-                impls = {name: flashattn_backward(name, q, k, v, dout, causal)
+                impls = {name: flashattn_backward(name.split(":")[0], q, k, v, dout, causal,
+                                                  deterministic=name.endswith(":det"))
                          for name in args.backends.split(",")}
                 if args.base_package:
                     base = importlib.import_module(args.base_package)

@@ -452,8 +452,8 @@ TEST(Api, SelectKernelNamesBackendOperationAndDtype) {
 }
 
 // The automatic choice of a backward on a Hopper GPU: cuda_sm90's kernel for d = dv = 128 without the options
-// it lacks, cuda_sm80 (naming why cuda_sm90 was passed over) with softcap or in deterministic mode. Shapes
-// only.
+// it lacks (deterministic mode included), cuda_sm80 (naming why cuda_sm90 was passed over) with softcap or
+// dropout. Shapes only.
 TEST(Api, Sm90BackwardRouting) {
   CudaDeviceInfo info;
   if (cuda_device_count() == 0 || !cuda_device_info(0, &info).ok() || info.compute_capability != 90)
@@ -475,10 +475,14 @@ TEST(Api, Sm90BackwardRouting) {
     GTEST_SKIP() << choice.reason;
   EXPECT_EQ(choice.backend, Backend::cuda_sm90) << choice.reason;
   EXPECT_STREQ(choice.kernel, "cuda_sm90/backward/bf16/d128");
-  for (const char* option : {"softcap", "deterministic"}) {
+  BackwardArgs deterministic = a;
+  deterministic.deterministic = true;
+  ASSERT_TRUE(select_kernel(deterministic, ctx, &choice).ok()) << choice.reason;
+  EXPECT_EQ(choice.backend, Backend::cuda_sm90) << choice.reason;
+  for (const char* option : {"softcap", "dropout"}) {
     BackwardArgs b = a;
     if (std::string(option) == "softcap") b.options.softcap = 30.f;
-    b.deterministic = std::string(option) == "deterministic";
+    if (std::string(option) == "dropout") b.options.dropout.p = 0.1f;
     ASSERT_TRUE(select_kernel(b, ctx, &choice).ok()) << choice.reason;
     EXPECT_EQ(choice.backend, Backend::cuda_sm80) << option << ": " << choice.reason;
     EXPECT_NE(std::string(choice.reason).find(option), std::string::npos) << choice.reason;

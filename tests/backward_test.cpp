@@ -132,7 +132,7 @@ std::vector<BackwardCase> backward_cases() {
       {false, 2, 256, 384, 4, 4, 64, 64, DType::bfloat16, {MaskKind::none}, Layout::padded, false});
   cases.push_back(
       {false, 1, 256, 256, 6, 2, 64, 64, DType::float16, {MaskKind::none}, Layout::contiguous, false});
-  // cuda_sm90's backward kernel (d = dv = 64, 128 without softcap, ALiBi, dropout or deterministic mode; key
+  // cuda_sm90's backward kernel (d = dv = 64, 128 without softcap, ALiBi or dropout; key
   // blocks of 128, query blocks of 64): partial blocks on both sides, GQA and MQA groups, windows and
   // causal masks with sq < sk and sq > sk (rows that see no key), varlen with seqused and empty
   // sequences, a learnable sink, every layout.
@@ -152,6 +152,13 @@ std::vector<BackwardCase> backward_cases() {
   // d = 64 from 2048 keys: three consumers, 192-key blocks (backward_launch.h run_backward).
   cases.push_back({false, 1, 300, 2100, 2, 1, 64, 64, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
   cases.push_back({true, 2, 400, 2200, 2, 2, 64, 64, DType::float16, {MaskKind::local}, Layout::padded, false, true, false});
+  // Its deterministic mode (dQ reductions in descending key-block order on per-query-block semaphores):
+  // causal and windowed bands with sq < sk and sq > sk, GQA, a sink, varlen with seqused and empty sequences.
+  cases.push_back({false, 2, 300, 517, 4, 2, 128, 128, DType::bfloat16, {MaskKind::causal, 0.f, AlibiKind::none, 0.f, true}, Layout::contiguous, true});
+  cases.push_back({false, 1, 700, 200, 2, 1, 128, 128, DType::float16, {MaskKind::local}, Layout::padded, true});
+  cases.push_back({true, 3, 400, 333, 4, 2, 128, 128, DType::bfloat16, {MaskKind::right_only}, Layout::contiguous, true, true, true});
+  cases.push_back({false, 1, 300, 2100, 2, 1, 64, 64, DType::bfloat16, {MaskKind::causal_left}, Layout::heads_major, true});
+  cases.push_back({true, 4, 300, 450, 2, 2, 64, 64, DType::float16, {MaskKind::none}, Layout::padded, true, true, false});
   // clang-format on
   return cases;
 }

@@ -201,6 +201,24 @@ TEST_P(DeterminismTest, BackwardVarlenCausalBf16) {
       {true, 4, 301, 433, 4, 2, 64, DType::bfloat16, {MaskKind::causal, 0.f, AlibiKind::none, 0.f, false}});
 }
 
+// Problems cuda_sm90's backward takes (d = dv = 64 / 128, no softcap, ALiBi or dropout): its dQ turns over
+// many key blocks (GQA, a sink, a window with sq > sk) and, varlen, per sequence.
+TEST_P(DeterminismTest, BackwardBatchedWindowD128) {
+  const Backend backend = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  SCOPED_TRACE(seed_trace());
+  check_backward_deterministic(
+      backend,
+      {false, 2, 900, 640, 4, 2, 128, DType::bfloat16, {MaskKind::local, 0.f, AlibiKind::none, 0.f, true}});
+}
+
+TEST_P(DeterminismTest, BackwardVarlenD64Long) {
+  const Backend backend = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  SCOPED_TRACE(seed_trace());
+  check_backward_deterministic(backend, {true, 3, 1500, 2300, 2, 1, 64, DType::float16, {MaskKind::none}});
+}
+
 // One forward call on fresh device bindings: its status and its outputs (out, lse) fetched.
 struct ForwardRun {
   Status status;

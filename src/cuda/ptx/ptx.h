@@ -124,6 +124,17 @@ __device__ __forceinline__ int atom_add_acq_rel_gpu(int* address, int value) {
   return old;
 }
 
+// A GPU-scope acquire load (a spin on a flag another CTA releases) and a GPU-scope release add without a
+// return value (the release of this thread's earlier writes, and of those a barrier ordered before it).
+__device__ __forceinline__ int ld_acquire_gpu_s32(const int* address) {
+  int value;
+  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(value) : "l"(address) : "memory");
+  return value;
+}
+__device__ __forceinline__ void red_release_gpu_add_s32(int* address, int value) {
+  asm volatile("red.release.gpu.global.add.s32 [%0], %1;\n" ::"l"(address), "r"(value) : "memory");
+}
+
 // fp32 pair reduction into global memory without a return value (sm_90+, PTX 8.1): one
 // transaction for two adjacent, 8-byte aligned floats instead of two scalar atomics.
 __device__ __forceinline__ void red_global_add_v2_f32(float* address, float x, float y) {

@@ -143,6 +143,12 @@ __device__ __forceinline__ void fence_proxy_async_shared_cta() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
+// The same between the async proxy's and the generic proxy's accesses to global memory: bulk reductions
+// this thread has waited for (cp_async_bulk_wait_group) before a generic release that publishes them.
+__device__ __forceinline__ void fence_proxy_async_global() {
+  asm volatile("fence.proxy.async.global;\n" ::: "memory");
+}
+
 // Tensor maps rewritten on the device (sm_90a): a copy of a host-encoded map in
 // global memory gets a new base address / extent of one dimension. The writes
 // are generic-proxy writes; a later user of the map must acquire it for the

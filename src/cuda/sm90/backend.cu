@@ -80,7 +80,7 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
-template <int kHeadDim, typename Element>
+template <int kHeadDim, typename Element, bool kDeterministic>
 cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream);
 
 namespace {
@@ -197,7 +197,8 @@ bool backward_compiled(std::int64_t d, DType dtype) { return backward_compiled(d
 template <int kHeadDim, typename Element, bool kBf16>
 cudaError_t dispatch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
   if constexpr (backward_compiled(kHeadDim, kBf16)) {
-    return run_backward<kHeadDim, Element>(args, stream);
+    return args.p.deterministic ? run_backward<kHeadDim, Element, true>(args, stream)
+                                : run_backward<kHeadDim, Element, false>(args, stream);
   } else {
     (void)args, (void)stream;
     return cudaErrorInvalidDeviceFunction;
@@ -282,9 +283,6 @@ const char* unsupported_reason(const BackwardParams& p) noexcept {
   if (p.softcap > 0.f || p.alibi_slopes != nullptr || p.dropout_p > 0.f) {
     return "cuda_sm90's backward does not cover softcap, ALiBi or dropout; those run on cuda_sm80";
   }
-  if (p.deterministic) {
-    return "cuda_sm90's backward adds dQ in the order its CTAs finish; deterministic mode runs on cuda_sm80";
-  }
   if (p.heads_kv <= 0 || p.heads % p.heads_kv != 0) return "cuda_sm90: heads must be a multiple of heads_kv";
   if ((p.cu_seqlens_q == nullptr) != (p.cu_seqlens_k == nullptr))
     return "cuda_sm90's backward needs cu_seqlens_q and cu_seqlens_k together";
@@ -368,6 +366,10 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
   args.delta = reinterpret_cast<float*>(workspace + layout.delta);
   args.dq_accum = reinterpret_cast<float*>(workspace + layout.dq_accum);
   args.m_blocks = static_cast<int>(layout.rows_padded / cuda_sm80::kBackwardBlockM);
+  if (p.deterministic) {  // the dQ turns' semaphores and the tile counter, zeroed by the preprocess
+    args.dq_semaphore = reinterpret_cast<int*>(workspace + layout.semaphore);
+    args.tile_counter = reinterpret_cast<unsigned long long*>(workspace + layout.tile_counter);
+  }
   args.scale_log2 = p.scale * 1.4426950408889634f;
   args.dq_bulk = true;  // the main kernel writes the accumulator in the DQ_BULK layout
   const bool bf16 = p.dtype == DType::bfloat16;

@@ -1,6 +1,6 @@
-// Hopper backward main kernel instantiation: head dim 128, fp16.
+// Hopper backward main kernel instantiation: head dim 128, fp16 (the default mode's kernels).
 #include "cuda/sm90/backward_launch.h"
 
 namespace flashattn::detail::cuda_sm90 {
-template cudaError_t run_backward<128, __half>(const cuda_sm80::BackwardKernelArgs&, cudaStream_t);
+template cudaError_t run_backward<128, __half, false>(const cuda_sm80::BackwardKernelArgs&, cudaStream_t);
 }  // namespace flashattn::detail::cuda_sm90

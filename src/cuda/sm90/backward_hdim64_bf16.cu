@@ -1,6 +1,7 @@
-// Hopper backward main kernel instantiation: head dim 64, bf16.
+// Hopper backward main kernel instantiation: head dim 64, bf16 (the default mode's kernels).
 #include "cuda/sm90/backward_launch.h"
 
 namespace flashattn::detail::cuda_sm90 {
-template cudaError_t run_backward<64, __nv_bfloat16>(const cuda_sm80::BackwardKernelArgs&, cudaStream_t);
+template cudaError_t run_backward<64, __nv_bfloat16, false>(const cuda_sm80::BackwardKernelArgs&,
+                                                            cudaStream_t);
 }  // namespace flashattn::detail::cuda_sm90

@@ -14,6 +14,8 @@
 // dQ's accumulator rows keep cuda_sm80's DQ_BULK layout (16-byte units swizzled, dq_bulk_unit), so
 // cuda_sm80's postprocess scales and converts it. dK is scaled by softmax_scale at the end; dK and dV
 // are stored from registers (rows past the sequence's keys are not stored).
+// Deterministic mode (BackwardConfig::kDeterministic): the reductions into a query block run in a fixed
+// order, descending key blocks (backward_dq_turn), each waiting for its turn on the block's semaphore.
 #pragma once
 
 #include <cuda.h>
@@ -31,7 +33,7 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
-template <int kHeadDim_, typename Element_, int kConsumers_ = 2>
+template <int kHeadDim_, typename Element_, int kConsumers_ = 2, bool kDeterministic_ = false>
 struct BackwardConfig {
   using Element = Element_;
   static constexpr int kHeadDim = kHeadDim_;  // d == dv
@@ -48,6 +50,13 @@ struct BackwardConfig {
   static constexpr int kStages = 2;  // the ring of Q, dO, LSE, D
   static constexpr int kRowBytes = 128;
   static constexpr int kChunks = kHeadDim / 64;  // 64-column 128B-swizzled chunks of a row
+  // Deterministic mode: one CTA per tile, claimed from a counter in increasing order (backward_kernel), and
+  // each dQ reduction in its turn (backward_reduce_dq).
+  static constexpr bool kDeterministic = kDeterministic_;
+  // PERSISTENT (backward_tile_index): at most one CTA a SM walking the tiles. Not with three consumers, where
+  // it measured 0.94-1.10x the time of one CTA per tile (s60_persistent.sh: 1.10 at d64 non-causal 2k, 1.07
+  // causal 8k) against 0.92-1.00x with two; not in deterministic mode (tiles claimed in order).
+  static constexpr bool kPersistent = kConsumers == 2 && !kDeterministic;
   static constexpr int kKChunkBytes = kBlockN * kRowBytes;
   static constexpr int kQChunkBytes = kBlockM * kRowBytes;
   static constexpr int kKBytes = kChunks * kKChunkBytes;
@@ -72,10 +81,11 @@ struct BackwardConfig {
   static constexpr int kLseOffset = kDqOffset + kDqBuffers * kDqBytes;
   static constexpr int kDeltaOffset = kLseOffset + kStages * kStatsBytes;
   static constexpr int kBarrierOffset = kDeltaOffset + kStages * kStatsBytes;
-  // kv_full, then per stage q_full (Q, LSE, D), do_full (dO), empty.
-  static constexpr int kBarriers = 1 + 3 * kStages;
+  // kv_full, kv_empty, then per stage q_full (Q, LSE, D), do_full (dO), empty.
+  static constexpr int kBarriers = 2 + 3 * kStages;
+  static constexpr int kClaimOffset = kBarrierOffset + 8 * kBarriers;  // deterministic: the claimed tile
   // + 1024 for aligning the dynamic buffer's base to the swizzle atom.
-  static constexpr int kSmemBytes = kBarrierOffset + 8 * kBarriers + 1024;
+  static constexpr int kSmemBytes = kClaimOffset + 8 + 1024;
   static_assert(kSmemBytes <= 227 * 1024, "shared memory of one CTA");
 
   // Producer: one thread issuing copies; consumers: dK, dV (d / 2 each), S^T, dP^T (32 + 32), the 16-bit
@@ -95,6 +105,11 @@ struct BackwardKernelParams {
   const float* lse_log2 = nullptr;  // (batch, heads, rows_padded), the preprocess's
   const float* delta = nullptr;     // (batch, heads, rows_padded)
   float* dq_accum = nullptr;        // (batch, heads, rows_padded, d), DQ_BULK layout
+  // Deterministic mode (the preprocess zeroes both): reductions done per (batch, head, 64-row query block),
+  // and the counter CTAs claim their tiles from.
+  int* dq_semaphore = nullptr;
+  unsigned long long* tile_counter = nullptr;
+  int m_blocks = 0;  // rows_padded / 64
   void* dk = nullptr;
   void* dv = nullptr;
   std::int64_t dk_batch_stride = 0, dk_row_stride = 0, dk_head_stride = 0;
@@ -106,7 +121,8 @@ struct BackwardKernelParams {
   int batch = 0, heads = 0, heads_kv = 0, group = 1;
   int seqlen_q = 0, seqlen_k = 0;  // varlen: the maxima
   int rows_padded = 0;
-  int n_blocks = 0;  // key blocks per sequence (of the longest)
+  int n_blocks = 0;     // key blocks per sequence (of the longest)
+  int total_tiles = 0;  // n_blocks x heads_kv x batch
   int window_left = -1, window_right = -1;
   float scale_log2 = 0.f;  // softmax_scale * log2(e)
   float scale = 1.f;
@@ -161,13 +177,42 @@ __device__ __forceinline__ BackwardSequence backward_sequence(const BackwardKern
 // few heads, whose Q, dO and dQ accumulator rows (read or added to by every key block of the head) then
 // stay in L2. (Key blocks slowest, the first order tried, read them from DRAM once per key block: at
 // 2048 tokens 0.70x of cuDNN's speed.)
+// Deterministic mode numbers a head's key blocks from the last, so that a tile's turn (backward_dq_turn:
+// after the higher key blocks) waits only for tiles claimed before it.
 struct BackwardTile {
   int n_block, head_kv, batch;
 };
-__device__ __forceinline__ BackwardTile backward_tile(const BackwardKernelParams& p) {
-  const int index = static_cast<int>(blockIdx.x);
-  const int rest = index / p.n_blocks;
-  return {index % p.n_blocks, rest % p.heads_kv, rest / p.heads_kv};
+template <class Config>
+__device__ __forceinline__ BackwardTile backward_tile(const BackwardKernelParams& p, int index) {
+  const int rest = index / p.n_blocks, n_index = index % p.n_blocks;
+  return {Config::kDeterministic ? p.n_blocks - 1 - n_index : n_index, rest % p.heads_kv, rest / p.heads_kv};
+}
+
+// Deterministic mode: the number of reductions into query block m (of 64 rows) before this one's, key blocks
+// descending (as cuda_sm80's dq_turn; under a causal or windowed mask a higher key block reaches a query
+// block it shares with a lower one first, so the lower one rarely waits). The key blocks that reach m are
+// contiguous (backward_sequence's m_begin / m_end are non-decreasing in the key block): the last of them is
+// the highest below the sequence's key blocks whose first query block is at most m. Under kSplitDq one
+// reduction per key block, otherwise one per consumer (ascending within the block).
+template <class Config>
+__device__ __forceinline__ int backward_dq_turn(const BackwardKernelParams& p, const BackwardSequence& seq,
+                                                int n_block, int m, int consumer) {
+  int last = (seq.k + Config::kBlockN - 1) / Config::kBlockN - 1;
+  if (p.window_right >= 0) {
+    // Key block n's first query row is max(0, n kBlockN - offset - right), in a query block <= m iff
+    // n kBlockN <= 64 (m + 1) - 1 + offset + right (>= n_block's first key, which reaches m: not negative).
+    last = min(last, (Config::kBlockM * (m + 1) - 1 + (seq.k - seq.q) + p.window_right) / Config::kBlockN);
+  }
+  return Config::kSplitDq ? last - n_block : (last - n_block) * Config::kConsumers + consumer;
+}
+
+// PERSISTENT: the CTAs (at most one a SM) walk the tiles in rounds, a snake over the CTAs (round r's tile of
+// CTA c is r G + c in even rounds, r G + G - 1 - c in odd ones): under a causal mask the tiles of one head's
+// key blocks (the first the longest) then alternate long and short on every CTA. The next tile's K / V and
+// first Q / dO load while the consumers finish the tile before (its last dQ reduction, dK / dV stores).
+__device__ __forceinline__ int backward_tile_index(int round) {
+  const int ctas = static_cast<int>(gridDim.x), cta = static_cast<int>(blockIdx.x);
+  return round * ctas + ((round & 1) != 0 ? ctas - 1 - cta : cta);
 }
 
 template <class Config>
@@ -195,12 +240,15 @@ struct BackwardShared {
   }
   __device__ std::uint32_t barrier(int index) const { return base + Config::kBarrierOffset + 8 * index; }
   __device__ std::uint32_t kv_full() const { return barrier(0); }
-  __device__ std::uint32_t q_full(int stage) const { return barrier(1 + 3 * stage); }
-  __device__ std::uint32_t do_full(int stage) const { return barrier(2 + 3 * stage); }
-  __device__ std::uint32_t empty(int stage) const { return barrier(3 + 3 * stage); }
+  __device__ std::uint32_t kv_empty() const { return barrier(1); }
+  __device__ std::uint32_t q_full(int stage) const { return barrier(2 + 3 * stage); }
+  __device__ std::uint32_t do_full(int stage) const { return barrier(3 + 3 * stage); }
+  __device__ std::uint32_t empty(int stage) const { return barrier(4 + 3 * stage); }
+  __device__ std::uint32_t claimed_tile() const { return base + Config::kClaimOffset; }
 
   __device__ void init_barriers() const {
     ptx::mbarrier_init(kv_full(), 1);
+    ptx::mbarrier_init(kv_empty(), 128 * Config::kConsumers);  // every consumer thread, after its last GEMM
     for (int stage = 0; stage < Config::kStages; ++stage) {
       ptx::mbarrier_init(q_full(stage), 1);
       ptx::mbarrier_init(do_full(stage), 1);
@@ -221,8 +269,11 @@ inline constexpr int kBackwardWarpgroup = 2;
 
 template <class Config>
 __device__ void backward_producer(const BackwardKernelParams& p, const BackwardShared<Config>& smem,
-                                  const BackwardTile& tile, const BackwardSequence& seq) {
+                                  const BackwardTile& tile, const BackwardSequence& seq, int& step,
+                                  int kv_round) {
   const int n0 = tile.n_block * Config::kBlockN;
+  // The previous tile's consumers are done with K / V (their last GEMMs waited for).
+  if (kv_round > 0) ptx::mbarrier_wait_parity(smem.kv_empty(), (kv_round - 1) & 1);
   ptx::mbarrier_arrive_expect_tx(smem.kv_full(), 2 * Config::kKBytes);
 #pragma unroll
   for (int c = 0; c < Config::kChunks; ++c) {
@@ -231,7 +282,6 @@ __device__ void backward_producer(const BackwardKernelParams& p, const BackwardS
     ptx::tma_load_4d(smem.v() + c * Config::kKChunkBytes, &p.maps.v, smem.kv_full(), 64 * c, seq.k_row0 + n0,
                      tile.head_kv, seq.map_batch);
   }
-  int step = 0;
   for (int g = 0; g < p.group; ++g) {
     const int head = tile.head_kv * p.group + g;
     const std::int64_t stats_row0 =
@@ -331,9 +381,30 @@ __device__ __forceinline__ void backward_store_key_rows(void* base, std::int64_t
   }
 }
 
+// The leader's bulk reduction of a staged dQ tile into the accumulator rows `rows`. Deterministic mode: in
+// its turn (after `turn` reductions into the query block, counted by `semaphore`), and released once its adds
+// are done, so that the next reduction in the order adds to them.
+template <class Config>
+__device__ __forceinline__ void backward_reduce_dq(float* rows, std::uint32_t staged, int* semaphore,
+                                                   int turn) {
+  if constexpr (Config::kDeterministic) {
+    while (ptx::ld_acquire_gpu_s32(semaphore) != turn) {
+    }
+    ptx::fence_proxy_async_global();  // the acquired adds before this thread's bulk reduction
+  }
+  ptx::cp_reduce_async_bulk_add_f32(rows, staged, Config::kDqBytes);
+  ptx::cp_async_bulk_commit_group();
+  if constexpr (Config::kDeterministic) {
+    ptx::cp_async_bulk_wait_group<0>();
+    ptx::fence_proxy_async_global();
+    ptx::red_release_gpu_add_s32(semaphore, 1);
+  }
+}
+
 template <class Config>
 __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardShared<Config>& smem,
-                                  const BackwardTile& tile, const BackwardSequence& seq, int consumer) {
+                                  const BackwardTile& tile, const BackwardSequence& seq, int consumer,
+                                  int& step, int kv_round) {
   using Element = typename Config::Element;
   const int thread = static_cast<int>(threadIdx.x) % 128;
   const int warp = thread / 32, lane = thread % 32;
@@ -351,7 +422,7 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
 #pragma unroll
   for (int i = 0; i < Config::kHeadDim / 2; ++i) dk[i] = dv[i] = 0.f;
 
-  ptx::mbarrier_wait_parity(smem.kv_full(), 0);
+  ptx::mbarrier_wait_parity(smem.kv_full(), kv_round & 1);
   // Key rows past the sequence's (the next sequence's rows under varlen, unused rows past seqused_k,
   // whatever they hold) become zeros: the dQ GEMM multiplies them by dS = 0, and 0 * NaN is NaN.
   if (n0 + Config::kBlockN > seq.k) {
@@ -365,8 +436,14 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
   const std::uint32_t k_rows = smem.k() + 64 * consumer * Config::kRowBytes;
   const std::uint32_t v_rows = smem.v() + 64 * consumer * Config::kRowBytes;
 
-  int step = 0;
-  float* pending_dq = nullptr;  // the dQ accumulator rows of the previous step's staged tile (leader)
+  const int first_step = step;
+  float* pending_dq = nullptr;       // the dQ accumulator rows of the previous step's staged tile (leader)
+  int* pending_semaphore = nullptr;  // deterministic mode: its query block's semaphore and its turn there
+  int pending_turn = 0;
+  const auto reduce_pending = [&] {
+    backward_reduce_dq<Config>(pending_dq, smem.dq((step - 1) % 2, consumer), pending_semaphore,
+                               pending_turn);
+  };
   for (int g = 0; g < p.group; ++g) {
     const int head = tile.head_kv * p.group + g;
     float* dq_rows = p.dq_accum + (static_cast<std::int64_t>(tile.batch) * p.heads + head) *
@@ -471,10 +548,7 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
       // again (next step); it was issued a step ago.
       if (leader) ptx::cp_async_bulk_wait_group_read<0>();
       ptx::bar_sync(ds_barrier, ds_threads);
-      if (leader && pending_dq != nullptr) {
-        ptx::cp_reduce_async_bulk_add_f32(pending_dq, smem.dq((step - 1) % 2, consumer), Config::kDqBytes);
-        ptx::cp_async_bulk_commit_group();
-      }
+      if (leader && pending_dq != nullptr) reduce_pending();
 
       float dq[32];
       ptx::wgmma_fence();
@@ -509,23 +583,49 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
       }
       ptx::fence_proxy_async_shared_cta();
       pending_dq = dq_rows + static_cast<std::int64_t>(i0) * Config::kHeadDim;
+      if constexpr (Config::kDeterministic) {
+        if (leader) {
+          pending_semaphore =
+              p.dq_semaphore + (static_cast<std::int64_t>(tile.batch) * p.heads + head) * p.m_blocks + m;
+          pending_turn = backward_dq_turn<Config>(p, seq, tile.n_block, m, consumer);
+        }
+      }
     }
   }
-  // The last step's tile: staged by both warpgroups once both pass the barrier.
-  if (step > 0) {
+  // The last step's tile: staged by both warpgroups once both pass the barrier. (Its reads are waited for
+  // before the next tile's first barrier, or at the kernel's end.)
+  if (step > first_step) {
     if (leader) ptx::cp_async_bulk_wait_group_read<0>();
     ptx::bar_sync(ds_barrier, ds_threads);
-    if (leader) {
-      ptx::cp_reduce_async_bulk_add_f32(pending_dq, smem.dq((step - 1) % 2, consumer), Config::kDqBytes);
-      ptx::cp_async_bulk_commit_group();
-      ptx::cp_async_bulk_wait_group_read<0>();  // the CTA's shared memory outlives the reads
-    }
+    if (leader) reduce_pending();
   }
+  // Every GEMM of the tile has completed (the last step waited for all): K / V may be overwritten.
+  ptx::mbarrier_arrive(smem.kv_empty());
   const int first_key = n0 + 64 * consumer;
   backward_store_key_rows<Config>(p.dk, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride, tile, seq,
                                   first_key, dk, p.scale, thread);
   backward_store_key_rows<Config>(p.dv, p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride, tile, seq,
                                   first_key, dv, 1.f, thread);
+}
+
+// Calls work(tile, seq, kv_round) for each of this CTA's tiles that has keys (first_index, then
+// backward_tile_index's order), kv_round counting those. Each role runs its own walk after its setmaxnreg
+// (one walk shared by both, ptxas cannot keep their register counts apart and ignores setmaxnreg).
+template <class Config, class Work>
+__device__ __forceinline__ void backward_for_each_tile(const BackwardKernelParams& p, int first_index,
+                                                       Work&& work) {
+  int kv_round = 0;
+  for (int round = 0;; ++round) {
+    const int index = round == 0 ? first_index : backward_tile_index(round);
+    if (index >= p.total_tiles) break;
+    const BackwardTile tile = backward_tile<Config>(p, index);
+    const BackwardSequence seq =
+        backward_sequence<Config::kBlockN>(p, tile.batch, tile.n_block * Config::kBlockN);
+    // Nothing of this block's keys exists in the sequence: no dK / dV rows to write.
+    if (tile.n_block * Config::kBlockN >= seq.k_allocated) continue;
+    work(tile, seq, kv_round);
+    ++kv_round;
+  }
 }
 
 template <class Config>
@@ -534,20 +634,35 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
   extern __shared__ unsigned char shared_buffer[];
   const std::uint32_t raw = ptx::cvta_to_shared(shared_buffer);
   const BackwardShared<Config> smem{(raw + 1023u) & ~1023u};
-  const BackwardTile tile = backward_tile(p);
-  const BackwardSequence seq =
-      backward_sequence<Config::kBlockN>(p, tile.batch, tile.n_block * Config::kBlockN);
-  // Nothing of this block's keys exists in the sequence: no dK / dV rows to write.
-  if (tile.n_block * Config::kBlockN >= seq.k_allocated) return;
-  if (threadIdx.x == 0) smem.init_barriers();
+  if (threadIdx.x == 0) {
+    smem.init_barriers();
+    // Deterministic mode (one CTA per tile): tiles claimed in increasing order, each by a running CTA, so a
+    // turn's wait (for lower tiles) always ends, whatever order the hardware starts CTAs in.
+    if constexpr (Config::kDeterministic) {
+      ptx::st_shared_b32(smem.claimed_tile(), static_cast<std::uint32_t>(atomicAdd(p.tile_counter, 1ull)));
+    }
+  }
   __syncthreads();
+  const int first_index = Config::kDeterministic ? static_cast<int>(ptx::ld_shared_b32(smem.claimed_tile()))
+                                                 : static_cast<int>(blockIdx.x);
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;
+  int step = 0;  // the ring's and the staging buffers' position, continued from tile to tile
   if (warpgroup == 0) {
     ptx::setmaxnreg_dec<Config::kProducerRegisters>();
-    if (threadIdx.x == 0) backward_producer<Config>(p, smem, tile, seq);
+    if (threadIdx.x == 0) {
+      backward_for_each_tile<Config>(
+          p, first_index, [&](const BackwardTile& tile, const BackwardSequence& seq, int kv_round) {
+            backward_producer<Config>(p, smem, tile, seq, step, kv_round);
+          });
+    }
   } else {
     ptx::setmaxnreg_inc<Config::kConsumerRegisters>();
-    backward_consumer<Config>(p, smem, tile, seq, warpgroup - 1);
+    backward_for_each_tile<Config>(
+        p, first_index, [&](const BackwardTile& tile, const BackwardSequence& seq, int kv_round) {
+          backward_consumer<Config>(p, smem, tile, seq, warpgroup - 1, step, kv_round);
+        });
+    // The last reductions' reads of shared memory complete before the CTA leaves.
+    ptx::cp_async_bulk_wait_group_read<0>();
   }
 }
 

@@ -35,6 +35,12 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
   k.lse_log2 = args.lse_log2;
   k.delta = args.delta;
   k.dq_accum = args.dq_accum;
+  k.dq_semaphore = args.dq_semaphore;
+  k.tile_counter = args.tile_counter;
+  k.m_blocks = args.m_blocks;
+  if (Config::kDeterministic && (args.dq_semaphore == nullptr || args.tile_counter == nullptr)) {
+    return cudaErrorInvalidValue;
+  }
   k.dk = p.dk.data;
   k.dv = p.dv.data;
   k.dk_batch_stride = p.dk.batch_stride, k.dk_row_stride = p.dk.row_stride,
@@ -60,8 +66,19 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
   k.scale_log2 = args.scale_log2;
   k.scale = p.scale;
 
-  const std::int64_t ctas = key_blocks * p.heads_kv * p.batch;
-  if (ctas == 0) return cudaSuccess;
+  const std::int64_t tiles = key_blocks * p.heads_kv * p.batch;
+  if (tiles == 0) return cudaSuccess;
+  k.total_tiles = static_cast<int>(tiles);
+  // One CTA a SM at most where the kernel is persistent (BackwardConfig::kPersistent), else one per tile.
+  std::int64_t ctas = tiles;
+  if constexpr (Config::kPersistent) {
+    int device = 0, sms = 0;
+    if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+    if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+        e != cudaSuccess)
+      return e;
+    if (ctas > sms) ctas = sms;
+  }
   const auto kernel = backward_kernel<Config>;
   if (cudaError_t e =
           cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Config::kSmemBytes);
@@ -72,14 +89,20 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
   return cudaGetLastError();
 }
 
-// The kernel of (head dim, element type) for this call: at d = 64, three consumer warpgroups (192-key blocks)
-// from 2048 keys, two (128-key blocks) below (BackwardConfig::kConsumers).
-template <int kHeadDim, typename Element>
+// The kernel of (head dim, element type, deterministic mode) for this call: at d = 64, three consumer
+// warpgroups (192-key blocks) from 2048 keys, two (128-key blocks) below and in deterministic mode
+// (BackwardConfig::kConsumers). Deterministic mode needs args.dq_semaphore and args.tile_counter (zeroed by
+// the preprocess).
+template <int kHeadDim, typename Element, bool kDeterministic>
 cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
-  if constexpr (kHeadDim == 64) {
-    if (args.p.seqlen_k >= 2048) return launch_backward<BackwardConfig<kHeadDim, Element, 3>>(args, stream);
+  if constexpr (kDeterministic) {
+    return launch_backward<BackwardConfig<kHeadDim, Element, 2, true>>(args, stream);
+  } else {
+    if constexpr (kHeadDim == 64) {
+      if (args.p.seqlen_k >= 2048) return launch_backward<BackwardConfig<kHeadDim, Element, 3>>(args, stream);
+    }
+    return launch_backward<BackwardConfig<kHeadDim, Element, 2>>(args, stream);
   }
-  return launch_backward<BackwardConfig<kHeadDim, Element, 2>>(args, stream);
 }
 
 }  // namespace flashattn::detail::cuda_sm90
