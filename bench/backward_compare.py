@@ -87,7 +87,9 @@ def main():
     parser.add_argument("--check-max-seqlen", type=int, default=4096)
     parser.add_argument("--out", default=None)
     parser.add_argument("--base-package", default=None,
-                        help="another build of the package (e.g. flashattn_base): its cuda_sm90 beside ours")
+                        help="another build of the package (e.g. flashattn_base): its --base-backends beside ours")
+    parser.add_argument("--base-backends", default="cuda_sm90",
+                        help="the base package's backends (NAME or NAME:det), timed as NAME_base (NAME:det_base)")
     args = parser.parse_args()
     torch.manual_seed(0)
     rows = []
@@ -102,7 +104,9 @@ def main():
                 if args.base_package:
                     base = importlib.import_module(args.base_package)
                     importlib.import_module(args.base_package + "._ops")
-                    impls["cuda_sm90_base"] = flashattn_backward("cuda_sm90", q, k, v, dout, causal, base)
+                    for name in args.base_backends.split(","):
+                        impls[name + "_base"] = flashattn_backward(name.split(":")[0], q, k, v, dout, causal, base,
+                                                                   deterministic=name.endswith(":det"))
                 impls["sdpa_cudnn"] = sdpa_backward(SDPBackend.CUDNN_ATTENTION, q, k, v, dout, causal)
                 impls["sdpa_flash"] = sdpa_backward(SDPBackend.FLASH_ATTENTION, q, k, v, dout, causal)
                 row = {"d": d, "causal": causal, "seqlen": s, "batch": b, "heads": h}

@@ -10,7 +10,10 @@
 //                dS^T to shared memory, then dQ = dS K: at d = 128 columns [64 w, + 64) over all 128 keys
 //                (both warpgroups' dS^T), at d = 64 all columns over the warpgroup's own keys
 //                (BackwardConfig::kSplitDq); staged in shared memory and added to the fp32 dQ accumulator
-//                by bulk reductions (cp.reduce.async.bulk), one per query block and staged tile.
+//                by bulk reductions (cp.reduce.async.bulk), one per query block and staged tile, issued by
+//                a consumer thread, or under kDqWriter by
+//   warp 1       the dQ writer: one thread that issues them as the tiles are staged and, in deterministic
+//                mode, waits for their turns and their completion, so that the consumers do not.
 // dQ's accumulator rows keep cuda_sm80's DQ_BULK layout (16-byte units swizzled, dq_bulk_unit), so
 // cuda_sm80's postprocess scales and converts it. dK is scaled by softmax_scale at the end; dK and dV
 // are stored from registers (rows past the sequence's keys are not stored).
@@ -70,7 +73,13 @@ struct BackwardConfig {
   static constexpr bool kSplitDq = kHeadDim == 128;
   static_assert(!kSplitDq || kConsumers == 2, "kSplitDq splits dQ's 128 columns between two consumers");
   static constexpr int kDqBuffers = 2 * (kSplitDq ? 1 : kConsumers);  // two steps' tiles (per consumer)
-  static constexpr int kStatsBytes = kBlockM * 4;                     // one float per query row
+  // DQ_WRITER: the reductions issued by a thread of the producer warpgroup (backward_dq_writer), the staging
+  // buffers handed over through mbarriers; in deterministic mode at d = 128 only, where the consumers'
+  // waits for the reductions' turns and completion cost 20-26% of the time (s60_writer.sh: 0.81-0.84x the
+  // time with the writer). Measured and not kept: the default mode at d = 128 (0.94-1.05x the time, slower
+  // from 8k), the default and deterministic modes at d = 64 (0.97-1.12x), in two forms.
+  static constexpr bool kDqWriter = kDeterministic && kSplitDq;
+  static constexpr int kStatsBytes = kBlockM * 4;  // one float per query row
 
   static constexpr int kKOffset = 0;
   static constexpr int kVOffset = kKOffset + kKBytes;
@@ -81,8 +90,9 @@ struct BackwardConfig {
   static constexpr int kLseOffset = kDqOffset + kDqBuffers * kDqBytes;
   static constexpr int kDeltaOffset = kLseOffset + kStages * kStatsBytes;
   static constexpr int kBarrierOffset = kDeltaOffset + kStages * kStatsBytes;
-  // kv_full, kv_empty, then per stage q_full (Q, LSE, D), do_full (dO), empty.
-  static constexpr int kBarriers = 2 + 3 * kStages;
+  // kv_full, kv_empty, then per stage q_full (Q, LSE, D), do_full (dO), empty, then under kDqWriter per dQ
+  // buffer dq_full, dq_empty.
+  static constexpr int kBarriers = 2 + 3 * kStages + (kDqWriter ? 2 * kDqBuffers : 0);
   static constexpr int kClaimOffset = kBarrierOffset + 8 * kBarriers;  // deterministic: the claimed tile
   // + 1024 for aligning the dynamic buffer's base to the swizzle atom.
   static constexpr int kSmemBytes = kClaimOffset + 8 + 1024;
@@ -228,9 +238,11 @@ struct BackwardShared {
     return base + Config::kDsOffset + buffer * Config::kDsBytes;
   }
   // Step parity `buffer`'s staged dQ tile (of consumer `consumer` where each stages its own).
+  __device__ static int dq_index(int buffer, int consumer) {
+    return Config::kSplitDq ? buffer : buffer * Config::kConsumers + consumer;
+  }
   __device__ std::uint32_t dq(int buffer, int consumer) const {
-    const int index = Config::kSplitDq ? buffer : buffer * Config::kConsumers + consumer;
-    return base + Config::kDqOffset + index * Config::kDqBytes;
+    return base + Config::kDqOffset + dq_index(buffer, consumer) * Config::kDqBytes;
   }
   __device__ std::uint32_t lse(int stage) const {
     return base + Config::kLseOffset + stage * Config::kStatsBytes;
@@ -244,6 +256,13 @@ struct BackwardShared {
   __device__ std::uint32_t q_full(int stage) const { return barrier(2 + 3 * stage); }
   __device__ std::uint32_t do_full(int stage) const { return barrier(3 + 3 * stage); }
   __device__ std::uint32_t empty(int stage) const { return barrier(4 + 3 * stage); }
+  // kDqWriter: staged dQ buffer (buffer, consumer) written by its consumer(s) / read by the writer.
+  __device__ std::uint32_t dq_full(int buffer, int consumer) const {
+    return barrier(2 + 3 * Config::kStages + dq_index(buffer, consumer));
+  }
+  __device__ std::uint32_t dq_empty(int buffer, int consumer) const {
+    return barrier(2 + 3 * Config::kStages + Config::kDqBuffers + dq_index(buffer, consumer));
+  }
   __device__ std::uint32_t claimed_tile() const { return base + Config::kClaimOffset; }
 
   __device__ void init_barriers() const {
@@ -256,6 +275,15 @@ struct BackwardShared {
       // compute-sanitizer's racecheck orders a thread's reads before the next bulk copy into the stage only
       // through its own arrival (a warp leader's arrival after __syncwarp was reported as a race).
       ptx::mbarrier_init(empty(stage), 128 * Config::kConsumers);
+    }
+    if constexpr (Config::kDqWriter) {
+      for (int buffer = 0; buffer < Config::kDqBuffers; ++buffer) {
+        // Every thread that stages the tile (both consumers' under kSplitDq), after its stores and proxy
+        // fence; the writer once the copy engine is done with it.
+        ptx::mbarrier_init(barrier(2 + 3 * Config::kStages + buffer),
+                           Config::kSplitDq ? 128 * Config::kConsumers : 128);
+        ptx::mbarrier_init(barrier(2 + 3 * Config::kStages + Config::kDqBuffers + buffer), 1);
+      }
     }
     ptx::fence_mbarrier_init();
   }
@@ -381,9 +409,9 @@ __device__ __forceinline__ void backward_store_key_rows(void* base, std::int64_t
   }
 }
 
-// The leader's bulk reduction of a staged dQ tile into the accumulator rows `rows`. Deterministic mode: in
-// its turn (after `turn` reductions into the query block, counted by `semaphore`), and released once its adds
-// are done, so that the next reduction in the order adds to them.
+// A bulk reduction of a staged dQ tile into the accumulator rows `rows`. Deterministic mode: in its turn
+// (after `turn` reductions into the query block, counted by `semaphore`), and released once its adds are
+// done, so that the next reduction in the order adds to them.
 template <class Config>
 __device__ __forceinline__ void backward_reduce_dq(float* rows, std::uint32_t staged, int* semaphore,
                                                    int turn) {
@@ -398,6 +426,35 @@ __device__ __forceinline__ void backward_reduce_dq(float* rows, std::uint32_t st
     ptx::cp_async_bulk_wait_group<0>();
     ptx::fence_proxy_async_global();
     ptx::red_release_gpu_add_s32(semaphore, 1);
+  }
+}
+
+// kDqWriter: the dQ writer (one thread of the producer warpgroup's warp 1) over one tile: for each step
+// (query block of each head) and staged tile (the CTA's, or each consumer's), once staged, its reduction
+// (backward_reduce_dq, in its turn); the buffer is freed once the copy engine is done with it.
+template <class Config>
+__device__ void backward_dq_writer(const BackwardKernelParams& p, const BackwardShared<Config>& smem,
+                                   const BackwardTile& tile, const BackwardSequence& seq, int& step) {
+  constexpr int kTiles = Config::kSplitDq ? 1 : Config::kConsumers;
+  for (int g = 0; g < p.group; ++g) {
+    const int head = tile.head_kv * p.group + g;
+    const std::int64_t head_block0 = (static_cast<std::int64_t>(tile.batch) * p.heads + head) * p.m_blocks;
+    for (int m = seq.m_begin; m < seq.m_end; ++m, ++step) {
+      float* rows = p.dq_accum + ((head_block0 + m) * Config::kBlockM) * Config::kHeadDim;
+      for (int c = 0; c < kTiles; ++c) {
+        ptx::mbarrier_wait_parity(smem.dq_full(step % 2, c), (step / 2) & 1);
+        int* semaphore = nullptr;
+        int turn = 0;
+        if constexpr (Config::kDeterministic) {
+          semaphore = p.dq_semaphore + head_block0 + m;
+          turn = backward_dq_turn<Config>(p, seq, tile.n_block, m, c);
+        }
+        backward_reduce_dq<Config>(rows, smem.dq(step % 2, c), semaphore, turn);
+        // (Deterministic mode has waited for the reduction's completion already.)
+        ptx::cp_async_bulk_wait_group_read<0>();
+        ptx::mbarrier_arrive(smem.dq_empty(step % 2, c));
+      }
+    }
   }
 }
 
@@ -453,6 +510,11 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
       const std::uint32_t phase = (step / Config::kStages) & 1;
       float st[32], dpt[32];
       const int i0 = m * Config::kBlockM;
+      if constexpr (Config::kDqWriter) {
+        // This step's dQ staging buffer: the writer is done with its tile of two steps ago. (Waited for here,
+        // where few registers are live.)
+        if (step >= 2) ptx::mbarrier_wait_parity(smem.dq_empty(step % 2, consumer), ((step / 2) - 1) & 1);
+      }
       ptx::mbarrier_wait_parity(smem.q_full(stage), phase);
       // Query rows past seqused_q may hold anything: zeros instead, for the same reason as the keys'.
       // (Past a varlen sequence's end come the next sequence's rows, past the tensor the maps' zero fill;
@@ -546,9 +608,9 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
       ptx::fence_proxy_async_shared_cta();
       // The previous step's reduction has read its staging buffer before anyone writes that buffer
       // again (next step); it was issued a step ago.
-      if (leader) ptx::cp_async_bulk_wait_group_read<0>();
+      if (!Config::kDqWriter && leader) ptx::cp_async_bulk_wait_group_read<0>();
       ptx::bar_sync(ds_barrier, ds_threads);
-      if (leader && pending_dq != nullptr) reduce_pending();
+      if (!Config::kDqWriter && leader && pending_dq != nullptr) reduce_pending();
 
       float dq[32];
       ptx::wgmma_fence();
@@ -581,20 +643,24 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
           }
         }
       }
-      ptx::fence_proxy_async_shared_cta();
-      pending_dq = dq_rows + static_cast<std::int64_t>(i0) * Config::kHeadDim;
-      if constexpr (Config::kDeterministic) {
-        if (leader) {
-          pending_semaphore =
-              p.dq_semaphore + (static_cast<std::int64_t>(tile.batch) * p.heads + head) * p.m_blocks + m;
-          pending_turn = backward_dq_turn<Config>(p, seq, tile.n_block, m, consumer);
+      ptx::fence_proxy_async_shared_cta();  // this thread's stores before the copy engine reads them
+      if constexpr (Config::kDqWriter) {
+        ptx::mbarrier_arrive(smem.dq_full(step % 2, consumer));
+      } else {
+        pending_dq = dq_rows + static_cast<std::int64_t>(i0) * Config::kHeadDim;
+        if constexpr (Config::kDeterministic) {
+          if (leader) {
+            pending_semaphore =
+                p.dq_semaphore + (static_cast<std::int64_t>(tile.batch) * p.heads + head) * p.m_blocks + m;
+            pending_turn = backward_dq_turn<Config>(p, seq, tile.n_block, m, consumer);
+          }
         }
       }
     }
   }
   // The last step's tile: staged by both warpgroups once both pass the barrier. (Its reads are waited for
   // before the next tile's first barrier, or at the kernel's end.)
-  if (step > first_step) {
+  if (!Config::kDqWriter && step > first_step) {
     if (leader) ptx::cp_async_bulk_wait_group_read<0>();
     ptx::bar_sync(ds_barrier, ds_threads);
     if (leader) reduce_pending();
@@ -654,6 +720,11 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
           p, first_index, [&](const BackwardTile& tile, const BackwardSequence& seq, int kv_round) {
             backward_producer<Config>(p, smem, tile, seq, step, kv_round);
           });
+    } else if (Config::kDqWriter && threadIdx.x == 32) {
+      backward_for_each_tile<Config>(p, first_index,
+                                     [&](const BackwardTile& tile, const BackwardSequence& seq, int) {
+                                       backward_dq_writer<Config>(p, smem, tile, seq, step);
+                                     });
     }
   } else {
     ptx::setmaxnreg_inc<Config::kConsumerRegisters>();
