@@ -58,7 +58,8 @@ struct BackwardConfig {
   static constexpr bool kDeterministic = kDeterministic_;
   // PERSISTENT (backward_tile_index): at most one CTA a SM walking the tiles. Not with three consumers, where
   // it measured 0.94-1.10x the time of one CTA per tile (s60_persistent.sh: 1.10 at d64 non-causal 2k, 1.07
-  // causal 8k) against 0.92-1.00x with two; not in deterministic mode (tiles claimed in order).
+  // causal 8k) against 0.92-1.00x with two; not in deterministic mode (tiles claimed in order). The launch
+  // makes it persistent only where all tiles have the same work (launch_backward).
   static constexpr bool kPersistent = kConsumers == 2 && !kDeterministic;
   static constexpr int kKChunkBytes = kBlockN * kRowBytes;
   static constexpr int kQChunkBytes = kBlockM * kRowBytes;

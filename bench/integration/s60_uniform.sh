@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Session 60: the persistent backward only where every tile has the same work (s60_uniform.patch; causal, windows,
+# varlen and seqused go back to one CTA per tile). s60_final.sh read d128 causal 16k at 398 TFLOP/s (0.77x cuDNN)
+# with the static assignment; a simulation of it puts that row at 1.53x the ideal time. Predicted: d128 causal 16k
+# ~1.25x faster than the base (flashattn_base: the tree before the patch), causal 1k-2k 1.03-1.06x slower (their
+# persistence gain, s60_persistent.sh), non-causal rows unchanged. Tests and racecheck on the patched tree first.
+#   bash bench/integration/s60_uniform.sh
+set -uo pipefail
+# shellcheck source=bench/sm90_device_common.sh
+source bench/sm90_device_common.sh
+device_call_begin s60u
+tree_copy "$bld/base-tree" bench/integration/s60_uniform.patch -R || exit 1
+(cd "$bld/base-tree" && PY_DIMS="64;128" sm90_build_py base "" 6 400 -DFLASHATTN_BACKWARD=ON) &
+tests_and_py_build "64;128"
+wait
+gtest_suites 'Grid/BackwardTest.*cuda_sm90*:Random/BackwardRandomTest.*cuda_sm90*:*DeterminismTest.Backward*cuda_sm90*' 200
+sanitizer_runs "$tests" 'Grid/BackwardTest.*cuda_sm90_*_d128_*:Grid/BackwardTest.*cuda_sm90_*_d64_*:-*1023x1024*' 120 racecheck
+(PYTHONPATH=$bld/pyroot timeout 200 python3 bench/backward_compare.py --hdims 128,64 --seqlens 1024,16384 \
+  --rounds 2 --settle-ms 100 --backends cuda_sm90 --base-package flashattn_base --out "$out/uniform.json" \
+  >"$out/uniform.jsonl" 2>"$out/uniform.err")
+log "compare rc=$? $(tail -2 "$out/uniform.err" | cut -c1-300)"
+log total
