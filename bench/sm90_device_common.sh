@@ -84,6 +84,19 @@ tests_and_py_build() {
   tests=$bld/full/tests/flashattn_tests
 }
 
+# tests_and_base_around_patch PATCH DIMS [CMAKE ARGS...]: the test binary and extension of this tree for head dims
+# DIMS (tests_and_py_build: sets tests) and, in parallel, the extension of this tree with PATCH reversed as package
+# flashattn_base (built with CMAKE ARGS, e.g. -DFLASHATTN_BACKWARD=ON): a same-process A/B of a kernel change
+# whose tests run on the patched tree.
+tests_and_base_around_patch() {
+  local patch=$1 dims=$2
+  shift 2
+  tree_copy "$bld/base-tree" "$patch" -R || return 1
+  (cd "$bld/base-tree" && PY_DIMS="$dims" sm90_build_py base "" 6 400 "$@") &
+  tests_and_py_build "$dims"
+  wait
+}
+
 # tree_and_flag_base DIMS FLAGS: the test binary and extension of this tree for head dims DIMS (tests_and_py_build: sets
 # tests) and, in parallel, the extension built with CUDA flags FLAGS as package flashattn_base (a switch's A/B).
 tree_and_flag_base() {

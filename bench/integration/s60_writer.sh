@@ -12,10 +12,7 @@ set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
 device_call_begin s60w
-tree_copy "$bld/base-tree" bench/integration/s60_writer.patch -R || exit 1
-(cd "$bld/base-tree" && PY_DIMS="64;128" sm90_build_py base "" 6 400 -DFLASHATTN_BACKWARD=ON) &
-tests_and_py_build "64;128"
-wait
+tests_and_base_around_patch bench/integration/s60_writer.patch "64;128" -DFLASHATTN_BACKWARD=ON || exit 1
 first_cases 'Grid/BackwardTest.*cuda_sm90_*300x517_b2_mha4_d128*:*DeterminismTest.Backward*cuda_sm90*' 90 || exit 1
 gtest_suites 'Grid/BackwardTest.*cuda_sm90*:Random/BackwardRandomTest.*cuda_sm90*' 200
 sanitizer_runs "$tests" 'Grid/BackwardTest.*cuda_sm90_*_d128_*:Grid/BackwardTest.*cuda_sm90_*_d64_*:-*1023x1024*' 240 \

@@ -218,9 +218,10 @@ __device__ __forceinline__ int backward_dq_turn(const BackwardKernelParams& p, c
 }
 
 // PERSISTENT: the CTAs (at most one a SM) walk the tiles in rounds, a snake over the CTAs (round r's tile of
-// CTA c is r G + c in even rounds, r G + G - 1 - c in odd ones): under a causal mask the tiles of one head's
-// key blocks (the first the longest) then alternate long and short on every CTA. The next tile's K / V and
-// first Q / dO load while the consumers finish the tile before (its last dQ reduction, dK / dV stores).
+// CTA c is r G + c in even rounds, r G + G - 1 - c in odd ones). The next tile's K / V and first Q / dO load
+// while the consumers finish the tile before (its last dQ reduction, dK / dV stores). A static assignment:
+// launch_backward uses it only where the tiles have equal work (under a causal mask it left d128 16k at 1.53x
+// the ideal time); launched with one CTA per tile, the walk is that one tile.
 __device__ __forceinline__ int backward_tile_index(int round) {
   const int ctas = static_cast<int>(gridDim.x), cta = static_cast<int>(blockIdx.x);
   return round * ctas + ((round & 1) != 0 ? ctas - 1 - cta : cta);
