@@ -101,10 +101,16 @@ struct BackwardConfig {
 
   // Producer: one thread issuing copies; consumers: dK, dV (d / 2 each), S^T, dP^T (32 + 32), the 16-bit
   // fragments of P^T, dS^T (16 + 16) and dQ (32) at their peaks: 240 for two consumers, 160 for three
-  // (d = 64). 128 x 24 + consumers x 128 x that <= 64 K.
+  // (d = 64). setmaxnreg moves registers within what the CTA was given at launch (kLaunchRegisters a thread,
+  // __launch_bounds__'s share of 64 K in steps of 8): a consumer's increase waits until the producer's
+  // decrease has freed enough, forever if it cannot (a producer at 32 beside two consumers at 240 hung,
+  // session 60's s60_dynamic.sh: 136 x 128 freed, 72 x 256 wanted).
+  static constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;
   static constexpr int kProducerRegisters = 24;
   static constexpr int kConsumerRegisters = kConsumers == 2 ? 240 : 160;
-  static_assert(128 * kProducerRegisters + 128 * kConsumers * kConsumerRegisters <= 65536);
+  static_assert((kLaunchRegisters - kProducerRegisters) * 128 >=
+                    (kConsumerRegisters - kLaunchRegisters) * 128 * kConsumers,
+                "the consumers' setmaxnreg increase must fit in what the producer's decrease frees");
 };
 
 struct BackwardMaps {
