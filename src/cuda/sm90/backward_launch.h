@@ -38,8 +38,9 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
   k.dq_semaphore = args.dq_semaphore;
   k.tile_counter = args.tile_counter;
   k.m_blocks = args.m_blocks;
+  // (run() always sets both in deterministic mode; not cudaErrorInvalidValue, which reports a tensor map.)
   if (Config::kDeterministic && (args.dq_semaphore == nullptr || args.tile_counter == nullptr)) {
-    return cudaErrorInvalidValue;
+    return cudaErrorInvalidConfiguration;
   }
   k.dk = p.dk.data;
   k.dv = p.dv.data;
