@@ -97,6 +97,17 @@ tests_and_base_around_patch() {
   wait
 }
 
+# backward_compare_vs_base NAME LIMIT ARGS...: bench/backward_compare.py with ARGS (LIMIT seconds), this tree's
+# package beside flashattn_base (tests_and_base_around_patch); rows in $out/NAME.jsonl, the last stderr lines in
+# the summary.
+backward_compare_vs_base() {
+  local name=$1 limit=$2
+  shift 2
+  (PYTHONPATH=$bld/pyroot timeout "$limit" python3 bench/backward_compare.py --base-package flashattn_base "$@" \
+    --out "$out/$name.json" >"$out/$name.jsonl" 2>"$out/$name.err")
+  log "compare rc=$? $(tail -2 "$out/$name.err" | cut -c1-300)"
+}
+
 # tree_and_flag_base DIMS FLAGS: the test binary and extension of this tree for head dims DIMS (tests_and_py_build: sets
 # tests) and, in parallel, the extension built with CUDA flags FLAGS as package flashattn_base (a switch's A/B).
 tree_and_flag_base() {

@@ -12,8 +12,6 @@ device_call_begin s60u
 tests_and_base_around_patch bench/integration/s60_uniform.patch "64;128" -DFLASHATTN_BACKWARD=ON || exit 1
 gtest_suites 'Grid/BackwardTest.*cuda_sm90*:Random/BackwardRandomTest.*cuda_sm90*:*DeterminismTest.Backward*cuda_sm90*' 200
 sanitizer_runs "$tests" 'Grid/BackwardTest.*cuda_sm90_*_d128_*:Grid/BackwardTest.*cuda_sm90_*_d64_*:-*1023x1024*' 120 racecheck
-(PYTHONPATH=$bld/pyroot timeout 200 python3 bench/backward_compare.py --hdims 128,64 --seqlens 1024,16384 \
-  --rounds 2 --settle-ms 100 --backends cuda_sm90 --base-package flashattn_base --out "$out/uniform.json" \
-  >"$out/uniform.jsonl" 2>"$out/uniform.err")
-log "compare rc=$? $(tail -2 "$out/uniform.err" | cut -c1-300)"
+backward_compare_vs_base uniform 200 --hdims 128,64 --seqlens 1024,16384 --rounds 2 --settle-ms 100 \
+  --backends cuda_sm90
 log total

@@ -17,8 +17,6 @@ first_cases 'Grid/BackwardTest.*cuda_sm90_*300x517_b2_mha4_d128*:*DeterminismTes
 gtest_suites 'Grid/BackwardTest.*cuda_sm90*:Random/BackwardRandomTest.*cuda_sm90*' 200
 sanitizer_runs "$tests" 'Grid/BackwardTest.*cuda_sm90_*_d128_*:Grid/BackwardTest.*cuda_sm90_*_d64_*:-*1023x1024*' 240 \
   racecheck synccheck memcheck
-(PYTHONPATH=$bld/pyroot timeout 300 python3 bench/backward_compare.py --hdims 64,128 --seqlens 512,1024,2048,8192 \
-  --rounds 2 --backends cuda_sm90,cuda_sm90:det --base-package flashattn_base --base-backends cuda_sm90,cuda_sm90:det \
-  --out "$out/writer.json" >"$out/writer.jsonl" 2>"$out/writer.err")
-log "compare rc=$? $(tail -2 "$out/writer.err" | cut -c1-300)"
+backward_compare_vs_base writer 300 --hdims 64,128 --seqlens 512,1024,2048,8192 --rounds 2 \
+  --backends cuda_sm90,cuda_sm90:det --base-backends cuda_sm90,cuda_sm90:det
 log total

@@ -17,8 +17,6 @@ tests_and_base_around_patch bench/integration/s61_dynamic.patch "64;128" -DFLASH
 first_cases 'Grid/BackwardTest.*cuda_sm90_*300x517_b2_mha4_d128*:Grid/BackwardTest.*cuda_sm90_*517x300*' 30 || exit 1
 gtest_suites 'Grid/BackwardTest.*cuda_sm90*:Random/BackwardRandomTest.*cuda_sm90*:*DeterminismTest.Backward*cuda_sm90*' 100
 sanitizer_runs "$tests" 'Grid/BackwardTest.*cuda_sm90_*_d128_*:-*1023x1024*:*_det*' 60 racecheck
-(PYTHONPATH=$bld/pyroot timeout 90 python3 bench/backward_compare.py --hdims 128,64 --seqlens 1024,16384 \
-  --rounds 2 --settle-ms 100 --backends cuda_sm90 --base-package flashattn_base --out "$out/dynamic.json" \
-  >"$out/dynamic.jsonl" 2>"$out/dynamic.err")
-log "compare rc=$? $(tail -2 "$out/dynamic.err" | cut -c1-300)"
+backward_compare_vs_base dynamic 90 --hdims 128,64 --seqlens 1024,16384 --rounds 2 --settle-ms 100 \
+  --backends cuda_sm90
 log total
