@@ -32,6 +32,7 @@
 #include "cuda/ptx/warpgroup.h"
 #include "cuda/ptx/wgmma.h"
 #include "cuda/sm80/backward_config.h"  // dq_bulk_unit: the dQ accumulator's layout, shared with cuda_sm80
+#include "cuda/sm90/backward_walk.h"    // BackwardSequence, backward_sequence, backward_last_block_reaching
 #include "cuda/sm90/epilogue.h"         // pack_pair
 
 namespace flashattn::detail::cuda_sm90 {
@@ -42,7 +43,9 @@ struct BackwardConfig {
   static constexpr int kHeadDim = kHeadDim_;  // d == dv
   static_assert(kHeadDim == 64 || kHeadDim == 128,
                 "the backward kernel's layouts are for d = dv = 64 or 128");
-  static constexpr int kBlockM = 64;  // query rows per step
+  static constexpr int kBlockM = kBackwardQueryRows;  // query rows per step (backward_walk.h)
+  static_assert(kBlockM == cuda_sm80::kBackwardBlockM,
+                "the deterministic semaphores count blocks of kBlockM rows");
   // One consumer warpgroup per 64 keys of the CTA's block: two at d = 128; two or three at d = 64
   // (run_backward: three from 2048 keys, where a step's chain of GEMM waits, softmax and barriers, the d64
   // kernel's limit, interleaves with a third warpgroup's: +7-12% at 2k-8k keys on an H200; below, the 192-key
@@ -145,51 +148,6 @@ struct BackwardKernelParams {
   float scale = 1.f;
 };
 
-// The lengths one CTA works with. Varlen: the tensor maps are over every sequence's rows (batch extent 1),
-// so q_row0 / k_row0 are global rows and the maps' batch coordinate is 0.
-struct BackwardSequence {
-  int q = 0, k = 0;            // rows taking part (seqused applied)
-  int k_allocated = 0;         // key rows of the sequence in dK / dV (zeros past k)
-  int q_row0 = 0, k_row0 = 0;  // first row in the maps / dK, dV
-  int map_batch = 0;           // the maps' batch coordinate
-  int m_begin = 0, m_end = 0;  // query blocks that see any key of this CTA's block
-};
-
-template <int kBlockN>
-__device__ __forceinline__ BackwardSequence backward_sequence(const BackwardKernelParams& p, int b, int n0) {
-  BackwardSequence s;
-  if (p.cu_seqlens_q != nullptr) {
-    s.q_row0 = p.cu_seqlens_q[b];
-    s.q = p.cu_seqlens_q[b + 1] - s.q_row0;
-  } else {
-    s.q = p.seqlen_q;
-    s.map_batch = b;
-  }
-  if (p.cu_seqlens_k != nullptr) {
-    s.k_row0 = p.cu_seqlens_k[b];
-    s.k = p.cu_seqlens_k[b + 1] - s.k_row0;
-  } else {
-    s.k = p.seqlen_k;
-  }
-  s.k_allocated = s.k;
-  if (p.seqused_q != nullptr) s.q = p.seqused_q[b];
-  if (p.seqused_k != nullptr) s.k = p.seqused_k[b];
-  // Query i sees key j iff diag - window_left <= j <= diag + window_right (a bound < 0: none) with
-  // diag = i + k - q (bottom-right aligned), and j < k. Rows that see any key of [n0, n0 + kBlockN):
-  // i >= n0 - offset - window_right and i <= n0 + kBlockN - 1 - offset + window_left.
-  const int offset = s.k - s.q;
-  int first = 0, last = s.q - 1;
-  if (p.window_right >= 0) first = max(first, n0 - offset - p.window_right);
-  if (p.window_left >= 0) last = min(last, n0 + (kBlockN - 1) - offset + p.window_left);
-  if (n0 >= s.k || first > last) {
-    s.m_begin = s.m_end = 0;
-  } else {
-    s.m_begin = first / 64;
-    s.m_end = last / 64 + 1;
-  }
-  return s;
-}
-
 // The CTA's (key block, K/V head, sequence): key blocks fastest, so that the CTAs running at once share
 // few heads, whose Q, dO and dQ accumulator rows (read or added to by every key block of the head) then
 // stay in L2. (Key blocks slowest, the first order tried, read them from DRAM once per key block: at
@@ -214,12 +172,7 @@ __device__ __forceinline__ BackwardTile backward_tile(const BackwardKernelParams
 template <class Config>
 __device__ __forceinline__ int backward_dq_turn(const BackwardKernelParams& p, const BackwardSequence& seq,
                                                 int n_block, int m, int consumer) {
-  int last = (seq.k + Config::kBlockN - 1) / Config::kBlockN - 1;
-  if (p.window_right >= 0) {
-    // Key block n's first query row is max(0, n kBlockN - offset - right), in a query block <= m iff
-    // n kBlockN <= 64 (m + 1) - 1 + offset + right (>= n_block's first key, which reaches m: not negative).
-    last = min(last, (Config::kBlockM * (m + 1) - 1 + (seq.k - seq.q) + p.window_right) / Config::kBlockN);
-  }
+  const int last = backward_last_block_reaching<Config::kBlockN>(p, seq, m);
   return Config::kSplitDq ? last - n_block : (last - n_block) * Config::kConsumers + consumer;
 }
 
