@@ -390,31 +390,24 @@ __device__ __forceinline__ void backward_reduce_dq(float* rows, std::uint32_t st
   }
 }
 
-// kDqWriter: the dQ writer (one thread of the producer warpgroup's warp 1) over one tile: for each step
-// (query block of each head) and staged tile (the CTA's, or each consumer's), once staged, its reduction
-// (backward_reduce_dq, in its turn); the buffer is freed once the copy engine is done with it.
+// kDqWriter (deterministic mode at d = 128): the dQ writer (one thread of the producer warpgroup's warp 1)
+// over one tile: for each step (query block of each head), once both consumers have staged its tile, its
+// reduction in its turn (backward_reduce_dq); the buffer is freed once the copy engine is done with it.
 template <class Config>
 __device__ void backward_dq_writer(const BackwardKernelParams& p, const BackwardShared<Config>& smem,
                                    const BackwardTile& tile, const BackwardSequence& seq, int& step) {
-  constexpr int kTiles = Config::kSplitDq ? 1 : Config::kConsumers;
+  static_assert(Config::kDeterministic && Config::kSplitDq, "the writer stages one tile a step, in turns");
   for (int g = 0; g < p.group; ++g) {
     const int head = tile.head_kv * p.group + g;
     const std::int64_t head_block0 = (static_cast<std::int64_t>(tile.batch) * p.heads + head) * p.m_blocks;
     for (int m = seq.m_begin; m < seq.m_end; ++m, ++step) {
       float* rows = p.dq_accum + ((head_block0 + m) * Config::kBlockM) * Config::kHeadDim;
-      for (int c = 0; c < kTiles; ++c) {
-        ptx::mbarrier_wait_parity(smem.dq_full(step % 2, c), (step / 2) & 1);
-        int* semaphore = nullptr;
-        int turn = 0;
-        if constexpr (Config::kDeterministic) {
-          semaphore = p.dq_semaphore + head_block0 + m;
-          turn = backward_dq_turn<Config>(p, seq, tile.n_block, m, c);
-        }
-        backward_reduce_dq<Config>(rows, smem.dq(step % 2, c), semaphore, turn);
-        // (Deterministic mode has waited for the reduction's completion already.)
-        ptx::cp_async_bulk_wait_group_read<0>();
-        ptx::mbarrier_arrive(smem.dq_empty(step % 2, c));
-      }
+      ptx::mbarrier_wait_parity(smem.dq_full(step % 2, 0), (step / 2) & 1);
+      backward_reduce_dq<Config>(rows, smem.dq(step % 2, 0), p.dq_semaphore + head_block0 + m,
+                                 backward_dq_turn<Config>(p, seq, tile.n_block, m, 0));
+      // (backward_reduce_dq has waited for the reduction's completion already.)
+      ptx::cp_async_bulk_wait_group_read<0>();
+      ptx::mbarrier_arrive(smem.dq_empty(step % 2, 0));
     }
   }
 }
@@ -682,10 +675,12 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
             backward_producer<Config>(p, smem, tile, seq, step, kv_round);
           });
     } else if (Config::kDqWriter && threadIdx.x == 32) {
-      backward_for_each_tile<Config>(p, first_index,
-                                     [&](const BackwardTile& tile, const BackwardSequence& seq, int) {
-                                       backward_dq_writer<Config>(p, smem, tile, seq, step);
-                                     });
+      if constexpr (Config::kDqWriter) {
+        backward_for_each_tile<Config>(p, first_index,
+                                       [&](const BackwardTile& tile, const BackwardSequence& seq, int) {
+                                         backward_dq_writer<Config>(p, smem, tile, seq, step);
+                                       });
+      }
     }
   } else {
     ptx::setmaxnreg_inc<Config::kConsumerRegisters>();
