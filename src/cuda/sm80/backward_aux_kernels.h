@@ -36,6 +36,16 @@ inline std::int64_t allocated_rows_q(const BackwardParams& p, std::int64_t b) {
 #define FLASHATTN_SM80_BWD_PREPROCESS_PACKED 1
 #endif
 
+// AUX_REVERSE (0: rows in order): the preprocess and postprocess walk the scratch rows last to first. The
+// main kernels start with the first (sequence, head) pairs and end with the last, and the 128 MB dQ
+// accumulator of a 16k-token d128 call is larger than L2: walked in order, the postprocess starts on rows long
+// evicted, and the preprocess leaves in L2 the rows the main kernel needs last. Measured on an H200
+// (s61_aux_reverse.sh, whole backward calls at 512-2k tokens): 0.97-1.00x the time on cuda_sm90, 0.96-1.01x
+// on cuda_sm80.
+#ifndef FLASHATTN_SM80_BWD_AUX_REVERSE
+#define FLASHATTN_SM80_BWD_AUX_REVERSE 1
+#endif
+
 // Lanes per scratch row in the preprocess (1 << log2): the power of two >= head_dim_v / 8, at least 8
 // (the group sizes the GPU tests ran: 8, 16, 32; head_dim_v <= 32 leaves lanes of the 8 idle) and at most
 // 32.
@@ -66,8 +76,11 @@ __global__ void __launch_bounds__(kAuxThreads)
   for (std::int64_t warp_row0 = ((blockIdx.x * static_cast<std::int64_t>(kAuxThreads) + threadIdx.x) >> 5)
                                 << (5 - lanes_log2);
        warp_row0 < rows; warp_row0 += rows_per_step) {
-    const std::int64_t row = warp_row0 + (lane >> lanes_log2);
-    const bool live = row < rows;
+    // AUX_REVERSE: the last rows first, so that the first heads' dO and zeroed dQ accumulator rows, which
+    // the main kernel starts with, are the ones still in L2 when it starts.
+    const std::int64_t walked = warp_row0 + (lane >> lanes_log2);
+    const bool live = walked < rows;
+    const std::int64_t row = FLASHATTN_SM80_BWD_AUX_REVERSE ? rows - 1 - walked : walked;
     const std::int64_t i = row % args.rows_padded;
     const std::int64_t head = (row / args.rows_padded) % p.heads;
     const std::int64_t batch = row / args.rows_padded / p.heads;
@@ -162,8 +175,10 @@ __global__ void __launch_bounds__(kAuxThreads)
   const std::int64_t total = p.batch * p.heads * args.rows_padded * chunks_per_row;
   for (std::int64_t c = blockIdx.x * static_cast<std::int64_t>(kAuxThreads) + threadIdx.x; c < total;
        c += static_cast<std::int64_t>(gridDim.x) * kAuxThreads) {
-    const std::int64_t row = c / chunks_per_row;
-    const int chunk = static_cast<int>(c % chunks_per_row);
+    // AUX_REVERSE: the last rows first, the ones the main kernel added to last, still in L2.
+    const std::int64_t walked = FLASHATTN_SM80_BWD_AUX_REVERSE ? total - 1 - c : c;
+    const std::int64_t row = walked / chunks_per_row;
+    const int chunk = static_cast<int>(walked % chunks_per_row);
     const std::int64_t i = row % args.rows_padded;
     const std::int64_t head = (row / args.rows_padded) % p.heads;
     const std::int64_t batch = row / args.rows_padded / p.heads;
