@@ -11,6 +11,9 @@ timing is the median of triton.testing.do_bench after --settle-ms of that implem
 Before timing, every flashattn backend's gradients are compared with SDPA's (math backend in fp32 on the
 same inputs) and the largest relative difference is printed: a sanity check, not the tests' rule.
 A backend named NAME:det runs in deterministic mode (e.g. --backends cuda_sm90,cuda_sm90:det,cuda_sm80:det).
+--softcap C and --alibi (slopes 2^(-8 (i + 1) / h) per head) time flashattn's backends with those options; SDPA
+has neither, so its rows stay plain attention's (a yardstick of the options' cost; the row says sdpa_plain),
+and the sanity check's reference is then an fp32 softmax written out here.
 
     python bench/backward_compare.py --hdims 128 --seqlens 512,1024,2048,4096,8192,16384 --out results.json
 """
@@ -45,14 +48,15 @@ def bench_ms(fn, settle_ms):
     return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
 
 
-def flashattn_backward(backend, q, k, v, dout, causal, package=flashattn, deterministic=False):
+def flashattn_backward(backend, q, k, v, dout, causal, package=flashattn, deterministic=False, softcap=0.0,
+                       alibi=None):
     ops = package._ops
     with torch.no_grad():
-        out, lse, rng = ops.fwd(q, k, v, None, causal, -1, -1, 0.0, None, 0.0, None, False, 0)
+        out, lse, rng = ops.fwd(q, k, v, None, causal, -1, -1, softcap, alibi, 0.0, None, False, 0)
 
     def run():
         with package.use_backend(backend):
-            return ops.bwd(dout, q, k, v, out, lse, None, causal, -1, -1, 0.0, None, 0.0, rng, None,
+            return ops.bwd(dout, q, k, v, out, lse, None, causal, -1, -1, softcap, alibi, 0.0, rng, None,
                            deterministic)
     return run
 
@@ -68,10 +72,22 @@ def sdpa_backward(backend, q, k, v, dout, causal):
     return run
 
 
-def reference_grads(q, k, v, dout, causal):
+def reference_grads(q, k, v, dout, causal, softcap=0.0, alibi=None):
     qt, kt, vt = (t.detach().float().transpose(1, 2).requires_grad_() for t in (q, k, v))
-    with sdpa_kernel([SDPBackend.MATH]):
-        out = F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+    if softcap == 0.0 and alibi is None:
+        with sdpa_kernel([SDPBackend.MATH]):
+            out = F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+    else:  # bottom-right aligned as flashattn's (sq == sk here)
+        s = qt @ kt.transpose(-1, -2) * qt.shape[-1] ** -0.5
+        if softcap:
+            s = softcap * torch.tanh(s / softcap)
+        i = torch.arange(s.shape[-2], device=s.device)[:, None]
+        j = torch.arange(s.shape[-1], device=s.device)[None, :]
+        if alibi is not None:
+            s = s - alibi.view(1, -1, 1, 1) * (i - j).abs()
+        if causal:
+            s = s.masked_fill(j > i, float("-inf"))
+        out = torch.softmax(s, dim=-1) @ vt
     grads = torch.autograd.grad(out, (qt, kt, vt), dout.float().transpose(1, 2))
     return [g.transpose(1, 2) for g in grads]
 
@@ -90,6 +106,8 @@ def main():
                         help="another build of the package (e.g. flashattn_base): its --base-backends beside ours")
     parser.add_argument("--base-backends", default="cuda_sm90",
                         help="the base package's backends (NAME or NAME:det), timed as NAME_base (NAME:det_base)")
+    parser.add_argument("--softcap", type=float, default=0.0)
+    parser.add_argument("--alibi", action="store_true")
     args = parser.parse_args()
     torch.manual_seed(0)
     rows = []
@@ -98,20 +116,24 @@ def main():
             for s in (int(x) for x in args.seqlens.split(",")):
                 b, h = max(1, 16384 // s), 2048 // d
                 q, k, v, dout = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16) for _ in range(4))
+                alibi = (2.0 ** (-8.0 * torch.arange(1, h + 1, device="cuda") / h)).float() if args.alibi else None
+                mods = {"softcap": args.softcap, "alibi": alibi}
                 impls = {name: flashattn_backward(name.split(":")[0], q, k, v, dout, causal,
-                                                  deterministic=name.endswith(":det"))
+                                                  deterministic=name.endswith(":det"), **mods)
                          for name in args.backends.split(",")}
                 if args.base_package:
                     base = importlib.import_module(args.base_package)
                     importlib.import_module(args.base_package + "._ops")
                     for name in args.base_backends.split(","):
                         impls[name + "_base"] = flashattn_backward(name.split(":")[0], q, k, v, dout, causal, base,
-                                                                   deterministic=name.endswith(":det"))
+                                                                   deterministic=name.endswith(":det"), **mods)
                 impls["sdpa_cudnn"] = sdpa_backward(SDPBackend.CUDNN_ATTENTION, q, k, v, dout, causal)
                 impls["sdpa_flash"] = sdpa_backward(SDPBackend.FLASH_ATTENTION, q, k, v, dout, causal)
                 row = {"d": d, "causal": causal, "seqlen": s, "batch": b, "heads": h}
+                if args.softcap or args.alibi:
+                    row.update(softcap=args.softcap, alibi=args.alibi, sdpa_plain=True)
                 if s <= args.check_max_seqlen:
-                    ref = reference_grads(q, k, v, dout, causal)
+                    ref = reference_grads(q, k, v, dout, causal, **mods)
                     for name in [n for n in impls if not n.startswith("sdpa")]:
                         got = impls[name]()[:3]
                         row[f"{name}_maxrel"] = max(((g.float() - r).abs().max() / r.abs().max()).item()

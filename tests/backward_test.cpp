@@ -132,7 +132,7 @@ std::vector<BackwardCase> backward_cases() {
       {false, 2, 256, 384, 4, 4, 64, 64, DType::bfloat16, {MaskKind::none}, Layout::padded, false});
   cases.push_back(
       {false, 1, 256, 256, 6, 2, 64, 64, DType::float16, {MaskKind::none}, Layout::contiguous, false});
-  // cuda_sm90's backward kernel (d = dv = 64, 128 without softcap, ALiBi or dropout; key
+  // cuda_sm90's backward kernel (d = dv = 64, 128 without dropout; key
   // blocks of 128, query blocks of 64): partial blocks on both sides, GQA and MQA groups, windows and
   // causal masks with sq < sk and sq > sk (rows that see no key), varlen with seqused and empty
   // sequences, a learnable sink, every layout.
@@ -159,6 +159,16 @@ std::vector<BackwardCase> backward_cases() {
   cases.push_back({true, 3, 400, 333, 4, 2, 128, 128, DType::bfloat16, {MaskKind::right_only}, Layout::contiguous, true, true, true});
   cases.push_back({false, 1, 300, 2100, 2, 1, 64, 64, DType::bfloat16, {MaskKind::causal_left}, Layout::heads_major, true});
   cases.push_back({true, 4, 300, 450, 2, 2, 64, 64, DType::float16, {MaskKind::none}, Layout::padded, true, true, false});
+  // Its softcap / ALiBi kernels (BackwardConfig::kScoreMods: tanh.approx and its derivative, the distance bias),
+  // in both modes, both head dims and d = 64's three-consumer kernel; softcap 30 saturates the tanh.
+  cases.push_back({false, 2, 300, 517, 4, 2, 128, 128, DType::bfloat16, {MaskKind::causal, 30.f}, Layout::contiguous});
+  cases.push_back({false, 2, 517, 300, 4, 4, 128, 128, DType::float16, {MaskKind::local, 0.f, AlibiKind::per_batch_head}, Layout::padded});
+  cases.push_back({true, 3, 400, 333, 4, 2, 128, 128, DType::bfloat16, {MaskKind::causal, 1.5f, AlibiKind::per_head, 0.f, true}, Layout::heads_major, false, true, true});
+  cases.push_back({false, 1, 200, 700, 6, 2, 64, 64, DType::float16, {MaskKind::none, 1.5f}, Layout::heads_major});
+  cases.push_back({false, 1, 300, 2100, 2, 1, 64, 64, DType::bfloat16, {MaskKind::causal, 30.f, AlibiKind::per_head}, Layout::contiguous});
+  cases.push_back({true, 2, 400, 2200, 2, 2, 64, 64, DType::float16, {MaskKind::right_only, 0.f, AlibiKind::per_batch_head}, Layout::padded, false, true, false});
+  cases.push_back({false, 1, 700, 200, 2, 1, 128, 128, DType::float16, {MaskKind::causal_left, 30.f, AlibiKind::per_head}, Layout::padded, true});
+  cases.push_back({true, 4, 300, 450, 2, 2, 64, 64, DType::bfloat16, {MaskKind::causal, 1.5f, AlibiKind::none, 0.f, true}, Layout::contiguous, true, true, false});
   // clang-format on
   return cases;
 }
@@ -364,14 +374,12 @@ INSTANTIATE_TEST_SUITE_P(Grid, BackwardTest,
 
 // Shapes and options drawn afresh each run from the test's seed (attention_cases.h draw_common), batched or
 // varlen (with seqused and empty sequences), deterministic a fifth of the time. On cuda_sm90 three draws in
-// four are of what its backward kernels take (d = dv = 64 or 128, no softcap or ALiBi), so that they meet
-// shapes nobody picked; the rest check that the others are routed (skipped there, run on cuda_sm80).
+// four are of what its backward kernels take (d = dv = 64 or 128), so that they meet shapes nobody picked;
+// the rest check that the others are routed (skipped there, run on cuda_sm80).
 BackwardCase draw_backward_case(Rng& rng, Backend backend) {
   DrawnCommon common = draw_common(rng, backend, false);
   if (backend == Backend::cuda_sm90 && rng.coin(0.75)) {
     common.d = common.dv = rng.coin() ? 64 : 128;
-    common.features.softcap = 0.f;
-    common.features.alibi = AlibiKind::none;
   }
   BackwardCase c{};
   c.varlen = rng.coin(0.4);

@@ -201,8 +201,8 @@ TEST_P(DeterminismTest, BackwardVarlenCausalBf16) {
       {true, 4, 301, 433, 4, 2, 64, DType::bfloat16, {MaskKind::causal, 0.f, AlibiKind::none, 0.f, false}});
 }
 
-// Problems cuda_sm90's backward takes (d = dv = 64 / 128, no softcap, ALiBi or dropout): its dQ turns over
-// many key blocks (GQA, a sink, a window with sq > sk) and, varlen, per sequence.
+// Problems cuda_sm90's backward takes (d = dv = 64 / 128, no dropout): its dQ turns over many key blocks
+// (GQA, a sink, a window with sq > sk), varlen per sequence, and its softcap / ALiBi kernel's.
 TEST_P(DeterminismTest, BackwardBatchedWindowD128) {
   const Backend backend = GetParam();
   FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
@@ -217,6 +217,15 @@ TEST_P(DeterminismTest, BackwardVarlenD64Long) {
   FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
   SCOPED_TRACE(seed_trace());
   check_backward_deterministic(backend, {true, 3, 1500, 2300, 2, 1, 64, DType::float16, {MaskKind::none}});
+}
+
+TEST_P(DeterminismTest, BackwardSoftcapAlibiD128) {
+  const Backend backend = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  SCOPED_TRACE(seed_trace());
+  check_backward_deterministic(
+      backend,
+      {false, 2, 700, 900, 4, 2, 128, DType::bfloat16, {MaskKind::causal, 30.f, AlibiKind::per_head}});
 }
 
 // One forward call on fresh device bindings: its status and its outputs (out, lse) fetched.

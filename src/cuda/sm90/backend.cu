@@ -80,7 +80,7 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
-template <int kHeadDim, typename Element, bool kDeterministic>
+template <int kHeadDim, typename Element, bool kDeterministic, bool kScoreMods>
 cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream);
 
 namespace {
@@ -197,8 +197,13 @@ bool backward_compiled(std::int64_t d, DType dtype) { return backward_compiled(d
 template <int kHeadDim, typename Element, bool kBf16>
 cudaError_t dispatch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
   if constexpr (backward_compiled(kHeadDim, kBf16)) {
-    return args.p.deterministic ? run_backward<kHeadDim, Element, true>(args, stream)
-                                : run_backward<kHeadDim, Element, false>(args, stream);
+    const bool score_mods = args.p.softcap > 0.f || args.p.alibi_slopes != nullptr;
+    if (score_mods) {
+      return args.p.deterministic ? run_backward<kHeadDim, Element, true, true>(args, stream)
+                                  : run_backward<kHeadDim, Element, false, true>(args, stream);
+    }
+    return args.p.deterministic ? run_backward<kHeadDim, Element, true, false>(args, stream)
+                                : run_backward<kHeadDim, Element, false, false>(args, stream);
   } else {
     (void)args, (void)stream;
     return cudaErrorInvalidDeviceFunction;
@@ -280,9 +285,7 @@ const char* unsupported_reason(const BackwardParams& p) noexcept {
     return "cuda_sm90: the backward kernel for this head dim and dtype was not compiled (see "
            "FLASHATTN_HEAD_DIMS and FLASHATTN_DTYPES)";
   }
-  if (p.softcap > 0.f || p.alibi_slopes != nullptr || p.dropout_p > 0.f) {
-    return "cuda_sm90's backward does not cover softcap, ALiBi or dropout; those run on cuda_sm80";
-  }
+  if (p.dropout_p > 0.f) return "cuda_sm90's backward does not cover dropout; it runs on cuda_sm80";
   if (p.heads_kv <= 0 || p.heads % p.heads_kv != 0) return "cuda_sm90: heads must be a multiple of heads_kv";
   if ((p.cu_seqlens_q == nullptr) != (p.cu_seqlens_k == nullptr))
     return "cuda_sm90's backward needs cu_seqlens_q and cu_seqlens_k together";

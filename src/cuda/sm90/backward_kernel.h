@@ -19,12 +19,15 @@
 // are stored from registers (rows past the sequence's keys are not stored).
 // Deterministic mode (BackwardConfig::kDeterministic): the reductions into a query block run in a fixed
 // order, descending key blocks (backward_dq_turn), each waiting for its turn on the block's semaphore.
+// Softcap / ALiBi (BackwardConfig::kScoreMods): kernels of their own, whose probabilities and dS^T come
+// from one pass over both score tiles (backward_modified_gradients).
 #pragma once
 
 #include <cuda.h>
 
 #include <cstdint>
 
+#include "cuda/ptx/approx_math.h"
 #include "cuda/ptx/mbarrier.h"
 #include "cuda/ptx/ptx.h"
 #include "cuda/ptx/shared_memory.h"
@@ -37,7 +40,8 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
-template <int kHeadDim_, typename Element_, int kConsumers_ = 2, bool kDeterministic_ = false>
+template <int kHeadDim_, typename Element_, int kConsumers_ = 2, bool kDeterministic_ = false,
+          bool kScoreMods_ = false>
 struct BackwardConfig {
   using Element = Element_;
   static constexpr int kHeadDim = kHeadDim_;  // d == dv
@@ -59,6 +63,11 @@ struct BackwardConfig {
   // Deterministic mode: one CTA per tile, claimed from a counter in increasing order (backward_kernel), and
   // each dQ reduction in its turn (backward_reduce_dq).
   static constexpr bool kDeterministic = kDeterministic_;
+  // SCORE_MODS: softcap and / or ALiBi modify the scores before the softmax (a tanh and its derivative, a
+  // distance bias per element): the probabilities wait for dP^T's GEMM too, so that each element's P^T and
+  // dS^T come from one pass and the tanh's derivative needs no registers of its own (backward_consumer).
+  // Kernels of their own: the plain ones keep the exp2 overlapped with dP^T's GEMM.
+  static constexpr bool kScoreMods = kScoreMods_;
   // PERSISTENT (backward_tile_index): at most one CTA a SM walking the tiles. Not with three consumers, where
   // it measured 0.94-1.10x the time of one CTA per tile (s60_persistent.sh: 1.10 at d64 non-causal 2k, 1.07
   // causal 8k) against 0.92-1.00x with two; not in deterministic mode (tiles claimed in order). The launch
@@ -146,6 +155,12 @@ struct BackwardKernelParams {
   int window_left = -1, window_right = -1;
   float scale_log2 = 0.f;  // softmax_scale * log2(e)
   float scale = 1.f;
+  // kScoreMods: softcap's tanh(q.k * softcap_in) scaled by softcap_log2 = softcap * log2(e) (softcap_in = 0:
+  // none), as the forward's (kernel_params.h); ALiBi's slopes (null: none), subtracted as
+  // slope * log2(e) * |i + seqlen_k - seqlen_q - j| in base 2.
+  float softcap_in = 0.f, softcap_log2 = 0.f;
+  const float* alibi_slopes = nullptr;
+  std::int64_t alibi_batch_stride = 0;
 };
 
 // The CTA's (key block, K/V head, sequence): key blocks fastest, so that the CTAs running at once share
@@ -412,6 +427,58 @@ __device__ void backward_dq_writer(const BackwardKernelParams& p, const Backward
   }
 }
 
+// Whether key j is visible to the query row whose diagonal (bottom-right aligned) is key `diag`: below the
+// sequence's `keys` and inside the window / causal band.
+__device__ __forceinline__ bool backward_visible(const BackwardKernelParams& p, int j, int diag, int keys) {
+  return j < keys && (p.window_left < 0 || j >= diag - p.window_left) &&
+         (p.window_right < 0 || j <= diag + p.window_right);
+}
+
+// kScoreMods: one step's P^T and dS^T in one pass over both score tiles (both GEMMs waited for), packed into
+// the A fragments of dV's and dK's GEMMs. Element 4 c + r of an accumulator is query row
+// i_first + 8 c + r % 2 (i_first = the block's first + 2 (lane % 4)), key `key` + 8 (r / 2). In base 2:
+//   x = S scale log2 e, or with softcap softcap log2 e tanh(S softcap_in); ALiBi subtracts
+//   slope_log2 |i + offset - j|;  P = 2^(x - LSE log2 e), 0 where hidden;  dS = P (dP - D) (1 - tanh^2)
+// (dK and dQ take softmax_scale at the end, as without softcap: d(softcap tanh(S scale / softcap)) / dS is
+// scale (1 - tanh^2)). tanh.approx, as the forward's, so that P is the forward's probabilities.
+template <class Config>
+__device__ __forceinline__ void backward_modified_gradients(
+    const BackwardKernelParams& p, const float (&st)[32], const float (&dpt)[32], std::uint32_t lse_at,
+    std::uint32_t delta_at, int i_first, int key, int offset, int keys, bool masked, float slope_log2,
+    std::uint32_t (&pf)[4][4], std::uint32_t (&dsf)[4][4]) {
+  using Element = typename Config::Element;
+  const bool softcap = p.softcap_in != 0.f;
+#pragma unroll
+  for (int c = 0; c < 8; ++c) {
+    const float2 lse = ptx::ld_shared_v2_f32(lse_at + 32 * c);
+    const float2 delta = ptx::ld_shared_v2_f32(delta_at + 32 * c);
+    float prob[4], ds[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const float score = st[4 * c + r];
+      const int j = key + 8 * (r / 2);
+      const int diag = i_first + 8 * c + (r % 2) + offset;
+      float x, dtanh = 1.f;
+      if (softcap) {
+        const float th = ptx::tanh_approx_f32(score * p.softcap_in);
+        x = th * p.softcap_log2;
+        dtanh = 1.f - th * th;
+      } else {
+        x = score * p.scale_log2;
+      }
+      if (slope_log2 != 0.f) x -= slope_log2 * static_cast<float>(abs(diag - j));
+      prob[r] = ptx::ex2_approx_ftz_f32(x - (r % 2 == 0 ? lse.x : lse.y));
+      if (masked && !backward_visible(p, j, diag, keys)) prob[r] = 0.f;
+      ds[r] = prob[r] * (dpt[4 * c + r] - (r % 2 == 0 ? delta.x : delta.y)) * dtanh;
+    }
+    const int kk = c / 2, r0 = 2 * (c % 2);  // columns 16 kk .. + 15: the A fragment of k-step kk
+    pf[kk][r0] = pack_pair<Element>(prob[0], prob[1]);
+    pf[kk][r0 + 1] = pack_pair<Element>(prob[2], prob[3]);
+    dsf[kk][r0] = pack_pair<Element>(ds[0], ds[1]);
+    dsf[kk][r0 + 1] = pack_pair<Element>(ds[2], ds[3]);
+  }
+}
+
 template <class Config>
 __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardShared<Config>& smem,
                                   const BackwardTile& tile, const BackwardSequence& seq, int consumer,
@@ -459,6 +526,10 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
     const int head = tile.head_kv * p.group + g;
     float* dq_rows = p.dq_accum + (static_cast<std::int64_t>(tile.batch) * p.heads + head) *
                                       static_cast<std::int64_t>(p.rows_padded) * Config::kHeadDim;
+    [[maybe_unused]] const float slope_log2 =
+        Config::kScoreMods && p.alibi_slopes != nullptr
+            ? p.alibi_slopes[tile.batch * p.alibi_batch_stride + head] * 1.4426950408889634f
+            : 0.f;
     for (int m = seq.m_begin; m < seq.m_end; ++m, ++step) {
       const int stage = step % Config::kStages;
       const std::uint32_t phase = (step / Config::kStages) & 1;
@@ -496,48 +567,59 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
                           (p.window_left >= 0 && i0 + Config::kBlockM - 1 + offset - p.window_left > n0) ||
                           (p.window_right >= 0 && i0 + offset + p.window_right < n0 + Config::kBlockN - 1);
 
-      ptx::wgmma_wait_group<1>();
-      ptx::wgmma_fence_operand(st);
-      // P^T. Column 8 c + 2 (lane % 4) + e of the accumulator is query row i0 + that; rows past the
-      // sequence's queries have LSE = +inf (the preprocess), so their probabilities are 0.
-      const std::uint32_t lse_at = smem.lse(stage) + 8 * (lane % 4);
-#pragma unroll
-      for (int c = 0; c < 8; ++c) {
-        const float2 lse = ptx::ld_shared_v2_f32(lse_at + 32 * c);
-#pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          const float l = (r % 2 == 0) ? lse.x : lse.y;
-          st[4 * c + r] = ptx::ex2_approx_ftz_f32(st[4 * c + r] * p.scale_log2 - l);
-        }
-      }
-      if (masked) {
+      std::uint32_t pf[4][4], dsf[4][4];
+      if constexpr (Config::kScoreMods) {
+        ptx::wgmma_wait_group<0>();
+        ptx::wgmma_fence_operand(st);
+        ptx::wgmma_fence_operand(dpt);
+        backward_modified_gradients<Config>(p, st, dpt, smem.lse(stage) + 8 * (lane % 4),
+                                            smem.delta(stage) + 8 * (lane % 4), i0 + 2 * (lane % 4),
+                                            n0 + key_local, offset, seq.k, masked, slope_log2, pf, dsf);
+      } else {
+        ptx::wgmma_wait_group<1>();
+        ptx::wgmma_fence_operand(st);
+        // P^T. Column 8 c + 2 (lane % 4) + e of the accumulator is query row i0 + that; rows past the
+        // sequence's queries have LSE = +inf (the preprocess), so their probabilities are 0.
+        const std::uint32_t lse_at = smem.lse(stage) + 8 * (lane % 4);
 #pragma unroll
         for (int c = 0; c < 8; ++c) {
+          const float2 lse = ptx::ld_shared_v2_f32(lse_at + 32 * c);
 #pragma unroll
           for (int r = 0; r < 4; ++r) {
-            const int j = n0 + key_local + 8 * (r / 2);
-            const int diag = i0 + 8 * c + 2 * (lane % 4) + (r % 2) + offset;
-            const bool visible = j < seq.k && (p.window_left < 0 || j >= diag - p.window_left) &&
-                                 (p.window_right < 0 || j <= diag + p.window_right);
-            if (!visible) st[4 * c + r] = 0.f;
+            const float l = (r % 2 == 0) ? lse.x : lse.y;
+            st[4 * c + r] = ptx::ex2_approx_ftz_f32(st[4 * c + r] * p.scale_log2 - l);
           }
         }
-      }
-      ptx::wgmma_wait_group<0>();
-      ptx::wgmma_fence_operand(dpt);
-      std::uint32_t pf[4][4], dsf[4][4];
-      const std::uint32_t delta_at = smem.delta(stage) + 8 * (lane % 4);
+        if (masked) {
 #pragma unroll
-      for (int c = 0; c < 8; ++c) {
-        const float2 d = ptx::ld_shared_v2_f32(delta_at + 32 * c);
-        // Accumulator columns 16 kk .. 16 kk + 15 (c = 2 kk, 2 kk + 1) are the A fragment of k-step kk.
-        const int kk = c / 2, r0 = 2 * (c % 2);
-        pf[kk][r0] = pack_pair<Element>(st[4 * c], st[4 * c + 1]);
-        pf[kk][r0 + 1] = pack_pair<Element>(st[4 * c + 2], st[4 * c + 3]);
-        dsf[kk][r0] =
-            pack_pair<Element>(st[4 * c] * (dpt[4 * c] - d.x), st[4 * c + 1] * (dpt[4 * c + 1] - d.y));
-        dsf[kk][r0 + 1] = pack_pair<Element>(st[4 * c + 2] * (dpt[4 * c + 2] - d.x),
-                                             st[4 * c + 3] * (dpt[4 * c + 3] - d.y));
+          for (int c = 0; c < 8; ++c) {
+#pragma unroll
+            for (int r = 0; r < 4; ++r) {
+              const int j = n0 + key_local + 8 * (r / 2);
+              const int diag = i0 + 8 * c + 2 * (lane % 4) + (r % 2) + offset;
+              // (Spelled out, not backward_visible: the call changes the plain kernels' SASS, which the
+              // timings in docs/performance.md are of.)
+              const bool visible = j < seq.k && (p.window_left < 0 || j >= diag - p.window_left) &&
+                                   (p.window_right < 0 || j <= diag + p.window_right);
+              if (!visible) st[4 * c + r] = 0.f;
+            }
+          }
+        }
+        ptx::wgmma_wait_group<0>();
+        ptx::wgmma_fence_operand(dpt);
+        const std::uint32_t delta_at = smem.delta(stage) + 8 * (lane % 4);
+#pragma unroll
+        for (int c = 0; c < 8; ++c) {
+          const float2 d = ptx::ld_shared_v2_f32(delta_at + 32 * c);
+          // Accumulator columns 16 kk .. 16 kk + 15 (c = 2 kk, 2 kk + 1) are the A fragment of k-step kk.
+          const int kk = c / 2, r0 = 2 * (c % 2);
+          pf[kk][r0] = pack_pair<Element>(st[4 * c], st[4 * c + 1]);
+          pf[kk][r0 + 1] = pack_pair<Element>(st[4 * c + 2], st[4 * c + 3]);
+          dsf[kk][r0] =
+              pack_pair<Element>(st[4 * c] * (dpt[4 * c] - d.x), st[4 * c + 1] * (dpt[4 * c + 1] - d.y));
+          dsf[kk][r0 + 1] = pack_pair<Element>(st[4 * c + 2] * (dpt[4 * c + 2] - d.x),
+                                               st[4 * c + 3] * (dpt[4 * c + 3] - d.y));
+        }
       }
       ptx::wgmma_fence();
       backward_gemm_key_gradient<Config>(dv, pf, smem.dout(stage));

@@ -66,6 +66,16 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
   k.window_right = static_cast<int>(p.mask.window_right);
   k.scale_log2 = args.scale_log2;
   k.scale = p.scale;
+  if (p.softcap > 0.f) {
+    k.softcap_in = p.scale / p.softcap;
+    k.softcap_log2 = p.softcap * 1.4426950408889634f;
+  }
+  k.alibi_slopes = p.alibi_slopes;
+  k.alibi_batch_stride = p.alibi_batch_stride;
+  // (run_backward picks the kScoreMods kernels exactly when these are set; not cudaErrorInvalidValue, which
+  // reports a tensor map.)
+  if (Config::kScoreMods != (p.softcap > 0.f || p.alibi_slopes != nullptr))
+    return cudaErrorInvalidConfiguration;
 
   const std::int64_t tiles = key_blocks * p.heads_kv * p.batch;
   if (tiles == 0) return cudaSuccess;
@@ -95,19 +105,21 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
   return cudaGetLastError();
 }
 
-// The kernel of (head dim, element type, deterministic mode) for this call: at d = 64, three consumer
-// warpgroups (192-key blocks) from 2048 keys, two (128-key blocks) below and in deterministic mode
+// The kernel of (head dim, element type, deterministic mode, softcap / ALiBi) for this call: at d = 64, three
+// consumer warpgroups (192-key blocks) from 2048 keys, two (128-key blocks) below and in deterministic mode
 // (BackwardConfig::kConsumers). Deterministic mode needs args.dq_semaphore and args.tile_counter (zeroed by
-// the preprocess).
-template <int kHeadDim, typename Element, bool kDeterministic>
+// the preprocess); kScoreMods exactly the calls with softcap or ALiBi.
+template <int kHeadDim, typename Element, bool kDeterministic, bool kScoreMods>
 cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
   if constexpr (kDeterministic) {
-    return launch_backward<BackwardConfig<kHeadDim, Element, 2, true>>(args, stream);
+    return launch_backward<BackwardConfig<kHeadDim, Element, 2, true, kScoreMods>>(args, stream);
   } else {
     if constexpr (kHeadDim == 64) {
-      if (args.p.seqlen_k >= 2048) return launch_backward<BackwardConfig<kHeadDim, Element, 3>>(args, stream);
+      if (args.p.seqlen_k >= 2048) {
+        return launch_backward<BackwardConfig<kHeadDim, Element, 3, false, kScoreMods>>(args, stream);
+      }
     }
-    return launch_backward<BackwardConfig<kHeadDim, Element, 2>>(args, stream);
+    return launch_backward<BackwardConfig<kHeadDim, Element, 2, false, kScoreMods>>(args, stream);
   }
 }
 
