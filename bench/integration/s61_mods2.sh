@@ -10,7 +10,7 @@ set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
 device_call_begin s61n
-tests_and_base_around_patch bench/integration/s61_mods2.patch "64;128" || exit 1
+tests_and_base_around_patch bench/integration/s61_mods2.patch "64;128" -DFLASHATTN_BACKWARD=ON || exit 1
 first_cases 'Grid/BackwardTest.*cuda_sm90_*_softcap_*:Grid/BackwardTest.*cuda_sm90_*_alibi*' 60 || exit 1
 gtest_suites 'Random/BackwardRandomTest.*cuda_sm90*:*DeterminismTest.Backward*cuda_sm90*' 100
 sanitizer_runs "$tests" 'Grid/BackwardTest.*cuda_sm90_*_softcap_*:Grid/BackwardTest.*cuda_sm90_*_alibi*:-*_det*:*1023x1024*' 80 racecheck
