@@ -453,7 +453,7 @@ TEST(Api, SelectKernelNamesBackendOperationAndDtype) {
 
 // The automatic choice of a backward on a Hopper GPU: cuda_sm90's kernel for d = dv = 128 without the option
 // it lacks (deterministic mode, softcap and ALiBi included), cuda_sm80 (naming why cuda_sm90 was passed over)
-// with dropout. Shapes only.
+// with dropout, and at d = 256 in deterministic mode. Shapes only.
 TEST(Api, Sm90BackwardRouting) {
   CudaDeviceInfo info;
   if (cuda_device_count() == 0 || !cuda_device_info(0, &info).ok() || info.compute_capability != 90)
@@ -488,6 +488,18 @@ TEST(Api, Sm90BackwardRouting) {
   ASSERT_TRUE(select_kernel(dropout, ctx, &choice).ok()) << choice.reason;
   EXPECT_EQ(choice.backend, Backend::cuda_sm80) << choice.reason;
   EXPECT_NE(std::string(choice.reason).find("dropout"), std::string::npos) << choice.reason;
+  // d = 256: cuda_sm90 in the default mode (where built), cuda_sm80 in deterministic mode.
+  BackwardArgs d256 = a;
+  d256.q = d256.dq = d256.out = d256.dout = shape(DType::bfloat16, {1, 256, 2, 256});
+  d256.k = d256.v = d256.dk = d256.dv = shape(DType::bfloat16, {1, 256, 2, 256});
+  ASSERT_TRUE(select_kernel(d256, ctx, &choice).ok()) << choice.reason;
+  if (std::string(choice.reason).find("not compiled") == std::string::npos) {
+    EXPECT_EQ(choice.backend, Backend::cuda_sm90) << choice.reason;
+    d256.deterministic = true;
+    ASSERT_TRUE(select_kernel(d256, ctx, &choice).ok()) << choice.reason;
+    EXPECT_EQ(choice.backend, Backend::cuda_sm80) << choice.reason;
+    EXPECT_NE(std::string(choice.reason).find("deterministic"), std::string::npos) << choice.reason;
+  }
 }
 
 // Tensors on a CUDA device other than the calling thread's current one are refused by name before any backend

@@ -132,7 +132,7 @@ std::vector<BackwardCase> backward_cases() {
       {false, 2, 256, 384, 4, 4, 64, 64, DType::bfloat16, {MaskKind::none}, Layout::padded, false});
   cases.push_back(
       {false, 1, 256, 256, 6, 2, 64, 64, DType::float16, {MaskKind::none}, Layout::contiguous, false});
-  // cuda_sm90's backward kernel (d = dv = 64, 128 without dropout; key
+  // cuda_sm90's backward kernel (d = dv = 64, 128, 256 without dropout; key
   // blocks of 128, query blocks of 64): partial blocks on both sides, GQA and MQA groups, windows and
   // causal masks with sq < sk and sq > sk (rows that see no key), varlen with seqused and empty
   // sequences, a learnable sink, every layout.
@@ -169,6 +169,15 @@ std::vector<BackwardCase> backward_cases() {
   cases.push_back({true, 2, 400, 2200, 2, 2, 64, 64, DType::float16, {MaskKind::right_only, 0.f, AlibiKind::per_batch_head}, Layout::padded, false, true, false});
   cases.push_back({false, 1, 700, 200, 2, 1, 128, 128, DType::float16, {MaskKind::causal_left, 30.f, AlibiKind::per_head}, Layout::padded, true});
   cases.push_back({true, 4, 300, 450, 2, 2, 64, 64, DType::bfloat16, {MaskKind::causal, 1.5f, AlibiKind::none, 0.f, true}, Layout::contiguous, true, true, false});
+  // Its d = 256 kernel (64-key blocks, the columns split between the consumers, dQ added by atomics): partial
+  // blocks, GQA / MQA, masks with sq < sk and sq > sk, varlen with seqused and empty sequences, a sink,
+  // softcap (saturated) and ALiBi, every layout; deterministic mode runs on cuda_sm80 (skipped there).
+  cases.push_back({false, 2, 300, 517, 4, 2, 256, 256, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
+  cases.push_back({false, 1, 517, 300, 4, 1, 256, 256, DType::float16, {MaskKind::local, 0.f, AlibiKind::none, 0.f, true}, Layout::padded});
+  cases.push_back({true, 3, 400, 333, 4, 4, 256, 256, DType::bfloat16, {MaskKind::causal_left, 30.f}, Layout::heads_major, false, true, true});
+  cases.push_back({false, 2, 200, 700, 2, 2, 256, 256, DType::float16, {MaskKind::none, 0.f, AlibiKind::per_batch_head}, Layout::contiguous});
+  cases.push_back({true, 2, 300, 450, 8, 2, 256, 256, DType::bfloat16, {MaskKind::right_only, 1.5f, AlibiKind::per_head}, Layout::padded});
+  cases.push_back({false, 1, 640, 256, 2, 1, 256, 256, DType::bfloat16, {MaskKind::causal}, Layout::contiguous, true});
   // clang-format on
   return cases;
 }
@@ -374,12 +383,13 @@ INSTANTIATE_TEST_SUITE_P(Grid, BackwardTest,
 
 // Shapes and options drawn afresh each run from the test's seed (attention_cases.h draw_common), batched or
 // varlen (with seqused and empty sequences), deterministic a fifth of the time. On cuda_sm90 three draws in
-// four are of what its backward kernels take (d = dv = 64 or 128), so that they meet shapes nobody picked;
-// the rest check that the others are routed (skipped there, run on cuda_sm80).
+// four are of what its backward kernels take (d = dv = 64, 128 or 256), so that they meet shapes nobody
+// picked; the rest check that the others are routed (skipped there, run on cuda_sm80).
 BackwardCase draw_backward_case(Rng& rng, Backend backend) {
   DrawnCommon common = draw_common(rng, backend, false);
   if (backend == Backend::cuda_sm90 && rng.coin(0.75)) {
-    common.d = common.dv = rng.coin() ? 64 : 128;
+    static constexpr std::int64_t kSm90BackwardDims[] = {64, 128, 256};
+    common.d = common.dv = kSm90BackwardDims[rng.integer(0, 2)];
   }
   BackwardCase c{};
   c.varlen = rng.coin(0.4);

@@ -64,7 +64,7 @@
 #define FLASHATTN_SM90_HAS_D256_BF16 0
 #endif
 
-// Which backward main kernels this build has (d = dv = 64, 128; FLASHATTN_BACKWARD).
+// Which backward main kernels this build has (d = dv = 64, 128, 256; FLASHATTN_BACKWARD).
 #ifndef FLASHATTN_SM90_HAS_BWD_D64_FP16
 #define FLASHATTN_SM90_HAS_BWD_D64_FP16 0
 #endif
@@ -76,6 +76,12 @@
 #endif
 #ifndef FLASHATTN_SM90_HAS_BWD_D128_BF16
 #define FLASHATTN_SM90_HAS_BWD_D128_BF16 0
+#endif
+#ifndef FLASHATTN_SM90_HAS_BWD_D256_FP16
+#define FLASHATTN_SM90_HAS_BWD_D256_FP16 0
+#endif
+#ifndef FLASHATTN_SM90_HAS_BWD_D256_BF16
+#define FLASHATTN_SM90_HAS_BWD_D256_BF16 0
 #endif
 
 namespace flashattn::detail::cuda_sm90 {
@@ -189,6 +195,7 @@ bool few_tiles_long_cache(const AttentionParams& p) {
 constexpr bool backward_compiled(std::int64_t d, bool bf16) {
   if (d == 64) return bf16 ? FLASHATTN_SM90_HAS_BWD_D64_BF16 : FLASHATTN_SM90_HAS_BWD_D64_FP16;
   if (d == 128) return bf16 ? FLASHATTN_SM90_HAS_BWD_D128_BF16 : FLASHATTN_SM90_HAS_BWD_D128_FP16;
+  if (d == 256) return bf16 ? FLASHATTN_SM90_HAS_BWD_D256_BF16 : FLASHATTN_SM90_HAS_BWD_D256_FP16;
   return false;
 }
 
@@ -198,12 +205,17 @@ template <int kHeadDim, typename Element, bool kBf16>
 cudaError_t dispatch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
   if constexpr (backward_compiled(kHeadDim, kBf16)) {
     const bool score_mods = args.p.softcap > 0.f || args.p.alibi_slopes != nullptr;
-    if (score_mods) {
+    if constexpr (kHeadDim == 256) {  // default mode only (unsupported_reason)
+      if (args.p.deterministic) return cudaErrorInvalidConfiguration;
+      return score_mods ? run_backward<kHeadDim, Element, false, true>(args, stream)
+                        : run_backward<kHeadDim, Element, false, false>(args, stream);
+    } else if (score_mods) {
       return args.p.deterministic ? run_backward<kHeadDim, Element, true, true>(args, stream)
                                   : run_backward<kHeadDim, Element, false, true>(args, stream);
+    } else {
+      return args.p.deterministic ? run_backward<kHeadDim, Element, true, false>(args, stream)
+                                  : run_backward<kHeadDim, Element, false, false>(args, stream);
     }
-    return args.p.deterministic ? run_backward<kHeadDim, Element, true, false>(args, stream)
-                                : run_backward<kHeadDim, Element, false, false>(args, stream);
   } else {
     (void)args, (void)stream;
     return cudaErrorInvalidDeviceFunction;
@@ -271,21 +283,27 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
 
 const char* unsupported_reason(const BackwardParams& p) noexcept {
   if (!backward_compiled(64, DType::float16) && !backward_compiled(64, DType::bfloat16) &&
-      !backward_compiled(128, DType::float16) && !backward_compiled(128, DType::bfloat16)) {
-    return "cuda_sm90: no backward kernel was compiled (it needs FLASHATTN_BACKWARD and head dim 64 or 128 "
+      !backward_compiled(128, DType::float16) && !backward_compiled(128, DType::bfloat16) &&
+      !backward_compiled(256, DType::float16) && !backward_compiled(256, DType::bfloat16)) {
+    return "cuda_sm90: no backward kernel was compiled (it needs FLASHATTN_BACKWARD and head dim 64, 128 or "
+           "256 "
            "among FLASHATTN_HEAD_DIMS)";
   }
   if (p.is_kvcache || p.block_table != nullptr)
     return "cuda_sm90: backward over a KV cache or paged K/V is not defined";
   if (p.dtype != DType::float16 && p.dtype != DType::bfloat16)
     return "cuda_sm90 runs fp16 and bf16 inputs only";
-  if (p.head_dim != p.head_dim_v || (p.head_dim != 64 && p.head_dim != 128))
-    return "cuda_sm90's backward kernels cover d = dv = 64 and 128; other head dims run on cuda_sm80";
+  if (p.head_dim != p.head_dim_v || (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256))
+    return "cuda_sm90's backward kernels cover d = dv = 64, 128 and 256; other head dims run on cuda_sm80";
   if (!backward_compiled(p.head_dim, p.dtype)) {
     return "cuda_sm90: the backward kernel for this head dim and dtype was not compiled (see "
            "FLASHATTN_HEAD_DIMS and FLASHATTN_DTYPES)";
   }
   if (p.dropout_p > 0.f) return "cuda_sm90's backward does not cover dropout; it runs on cuda_sm80";
+  if (p.head_dim == 256 && p.deterministic) {
+    return "cuda_sm90's backward at d = 256 has no deterministic mode (it adds dQ by atomics); it runs on "
+           "cuda_sm80";
+  }
   if (p.heads_kv <= 0 || p.heads % p.heads_kv != 0) return "cuda_sm90: heads must be a multiple of heads_kv";
   if ((p.cu_seqlens_q == nullptr) != (p.cu_seqlens_k == nullptr))
     return "cuda_sm90's backward needs cu_seqlens_q and cu_seqlens_k together";
@@ -374,7 +392,9 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
     args.tile_counter = reinterpret_cast<unsigned long long*>(workspace + layout.tile_counter);
   }
   args.scale_log2 = p.scale * 1.4426950408889634f;
-  args.dq_bulk = true;  // the main kernel writes the accumulator in the DQ_BULK layout
+  // The main kernel writes the accumulator in the DQ_BULK layout, except at d = 256 (atomic adds from
+  // registers, the plain row layout: BackwardConfig::kSplitHeadDim).
+  args.dq_bulk = p.head_dim != 256;
   const bool bf16 = p.dtype == DType::bfloat16;
   auto aux = [&](int which) {
     return bf16 ? cuda_sm80::launch_backward_aux<__nv_bfloat16>(args, which, stream)
@@ -387,8 +407,11 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
   if (p.seqlen_k > 0) {
     const cudaError_t e = p.head_dim == 64 ? (bf16 ? dispatch_backward<64, __nv_bfloat16, true>(args, stream)
                                                    : dispatch_backward<64, __half, false>(args, stream))
-                                           : (bf16 ? dispatch_backward<128, __nv_bfloat16, true>(args, stream)
-                                                   : dispatch_backward<128, __half, false>(args, stream));
+                          : p.head_dim == 128
+                              ? (bf16 ? dispatch_backward<128, __nv_bfloat16, true>(args, stream)
+                                      : dispatch_backward<128, __half, false>(args, stream))
+                              : (bf16 ? dispatch_backward<256, __nv_bfloat16, true>(args, stream)
+                                      : dispatch_backward<256, __half, false>(args, stream));
     if (e == cudaErrorInvalidValue) {
       return Status::error(ErrorCode::internal, "cuda_sm90: backward tensor map encoding failed");
     }

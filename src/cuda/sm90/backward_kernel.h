@@ -45,8 +45,16 @@ template <int kHeadDim_, typename Element_, int kConsumers_ = 2, bool kDetermini
 struct BackwardConfig {
   using Element = Element_;
   static constexpr int kHeadDim = kHeadDim_;  // d == dv
-  static_assert(kHeadDim == 64 || kHeadDim == 128,
-                "the backward kernel's layouts are for d = dv = 64 or 128");
+  static_assert(kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256,
+                "the backward kernel's layouts are for d = dv = 64, 128 or 256");
+  // SPLIT_HEAD_DIM (d = 256; backward_consumer_split_head_dim): 64 keys a CTA, whose dK and dV (64 x 256
+  // each, 256 registers a thread for one warpgroup) the two consumers split by columns, 128 each. Each
+  // consumer computes the scores of its 32 query rows of a block over all 64 keys and stages P^T and dS^T in
+  // shared memory for both (dV, dK and dQ read them from there); dQ's columns [128 w, + 128) are added to the
+  // accumulator from registers (red.global.add.v4.f32, the plain row layout): a staged fp32 dQ tile (64 KB)
+  // does not fit beside two stages of Q and dO. No deterministic mode (an order of atomic adds) and one CTA
+  // per tile.
+  static constexpr bool kSplitHeadDim = kHeadDim == 256;
   static constexpr int kBlockM = kBackwardQueryRows;  // query rows per step (backward_walk.h)
   static_assert(kBlockM == cuda_sm80::kBackwardBlockM,
                 "the deterministic semaphores count blocks of kBlockM rows");
@@ -55,7 +63,7 @@ struct BackwardConfig {
   // kernel's limit, interleaves with a third warpgroup's: +7-12% at 2k-8k keys on an H200; below, the 192-key
   // blocks' padding and fewer CTAs cost more, 0.92 at 512, s59_d64.sh).
   static constexpr int kConsumers = kConsumers_;
-  static constexpr int kBlockN = 64 * kConsumers;  // keys per CTA
+  static constexpr int kBlockN = kSplitHeadDim ? 64 : 64 * kConsumers;  // keys per CTA
   static constexpr int kThreads = 128 * (kConsumers + 1);
   static constexpr int kStages = 2;  // the ring of Q, dO, LSE, D
   static constexpr int kRowBytes = 128;
@@ -63,6 +71,8 @@ struct BackwardConfig {
   // Deterministic mode: one CTA per tile, claimed from a counter in increasing order (backward_kernel), and
   // each dQ reduction in its turn (backward_reduce_dq).
   static constexpr bool kDeterministic = kDeterministic_;
+  static_assert(!kSplitHeadDim || (kConsumers == 2 && !kDeterministic),
+                "d = 256: two consumers splitting the columns, dQ added by atomics in no fixed order");
   // SCORE_MODS: softcap and / or ALiBi modify the scores before the softmax (a tanh and its derivative, a
   // distance bias per element): the probabilities wait for dP^T's GEMM too, so that each element's P^T and
   // dS^T come from one pass and the tanh's derivative needs no registers of its own (backward_consumer).
@@ -72,7 +82,7 @@ struct BackwardConfig {
   // it measured 0.94-1.10x the time of one CTA per tile (s60_persistent.sh: 1.10 at d64 non-causal 2k, 1.07
   // causal 8k) against 0.92-1.00x with two; not in deterministic mode (tiles claimed in order). The launch
   // makes it persistent only where all tiles have the same work (launch_backward).
-  static constexpr bool kPersistent = kConsumers == 2 && !kDeterministic;
+  static constexpr bool kPersistent = kConsumers == 2 && !kDeterministic && !kSplitHeadDim;
   static constexpr int kKChunkBytes = kBlockN * kRowBytes;
   static constexpr int kQChunkBytes = kBlockM * kRowBytes;
   static constexpr int kKBytes = kChunks * kKChunkBytes;
@@ -85,7 +95,10 @@ struct BackwardConfig {
   // way), stages it apart and reduces it itself: no barrier between the consumers, twice the reductions.
   static constexpr bool kSplitDq = kHeadDim == 128;
   static_assert(!kSplitDq || kConsumers == 2, "kSplitDq splits dQ's 128 columns between two consumers");
-  static constexpr int kDqBuffers = 2 * (kSplitDq ? 1 : kConsumers);  // two steps' tiles (per consumer)
+  // Two steps' staged dQ tiles (per consumer); none at d = 256 (added from registers).
+  static constexpr int kDqBuffers = kSplitHeadDim ? 0 : 2 * (kSplitDq ? 1 : kConsumers);
+  // d = 256: P^T staged for dV's GEMM as dS^T is for dK's and dQ's (two buffers each, steps alternate).
+  static constexpr int kPBuffers = kSplitHeadDim ? 2 : 0;
   // DQ_WRITER: the reductions issued by a thread of the producer warpgroup (backward_dq_writer), the staging
   // buffers handed over through mbarriers; in deterministic mode at d = 128 only, where the consumers'
   // waits for the reductions' turns and completion cost 20-26% of the time (s60_writer.sh: 0.81-0.84x the
@@ -98,8 +111,9 @@ struct BackwardConfig {
   static constexpr int kVOffset = kKOffset + kKBytes;
   static constexpr int kQOffset = kVOffset + kKBytes;
   static constexpr int kDoOffset = kQOffset + kStages * kQBytes;
-  static constexpr int kDsOffset = kDoOffset + kStages * kQBytes;  // two buffers (steps alternate)
-  static constexpr int kDqOffset = kDsOffset + 2 * kDsBytes;       // kDqBuffers buffers
+  static constexpr int kDsOffset = kDoOffset + kStages * kQBytes;    // two buffers (steps alternate)
+  static constexpr int kPOffset = kDsOffset + 2 * kDsBytes;          // kPBuffers buffers
+  static constexpr int kDqOffset = kPOffset + kPBuffers * kDsBytes;  // kDqBuffers buffers
   static constexpr int kLseOffset = kDqOffset + kDqBuffers * kDqBytes;
   static constexpr int kDeltaOffset = kLseOffset + kStages * kStatsBytes;
   static constexpr int kBarrierOffset = kDeltaOffset + kStages * kStatsBytes;
@@ -213,6 +227,7 @@ struct BackwardShared {
   __device__ std::uint32_t ds(int buffer) const {
     return base + Config::kDsOffset + buffer * Config::kDsBytes;
   }
+  __device__ std::uint32_t p(int buffer) const { return base + Config::kPOffset + buffer * Config::kDsBytes; }
   // Step parity `buffer`'s staged dQ tile (of consumer `consumer` where each stages its own).
   __device__ static int dq_index(int buffer, int consumer) {
     return Config::kSplitDq ? buffer : buffer * Config::kConsumers + consumer;
@@ -315,17 +330,17 @@ __device__ void backward_producer(const BackwardKernelParams& p, const BackwardS
   }
 }
 
-// 64 x 64 (keys x query rows) = A (64 key rows, K-major) * B^T (64 query rows, K-major) over the head dim:
-// S^T from K and Q, dP^T from V and dO.
-template <class Config>
-__device__ __forceinline__ void backward_gemm_transposed_scores(float (&acc)[32], std::uint32_t a,
+// 64 x kN (keys x query rows) = A (64 key rows, K-major) * B^T (kN query rows, K-major) over the head dim:
+// S^T from K and Q, dP^T from V and dO (kN = 32: a d = 256 consumer's half of the query block).
+template <class Config, int kN = 64>
+__device__ __forceinline__ void backward_gemm_transposed_scores(float (&acc)[kN / 2], std::uint32_t a,
                                                                 std::uint32_t b) {
   const std::uint64_t desc_a0 = ptx::make_smem_desc_sw128(a, 16, 1024);
   const std::uint64_t desc_b0 = ptx::make_smem_desc_sw128(b, 16, 1024);
 #pragma unroll
   for (int kk = 0; kk < Config::kHeadDim / 16; ++kk) {
     const int offset = (kk % 4) * 32;  // 16 elements = 32 bytes along the swizzled row
-    ptx::wgmma_m64k16_ss<64, typename Config::Element>(
+    ptx::wgmma_m64k16_ss<kN, typename Config::Element>(
         acc, ptx::smem_desc_moved(desc_a0, (kk / 4) * Config::kKChunkBytes + offset, 0),
         ptx::smem_desc_moved(desc_b0, (kk / 4) * Config::kQChunkBytes + offset, 0), kk > 0 ? 1 : 0);
   }
@@ -344,6 +359,22 @@ __device__ __forceinline__ void backward_gemm_key_gradient(float (&acc)[Config::
   }
 }
 
+// d = 256: acc (64 keys x 128 columns) += A (64 keys x 64 query rows: P^T or dS^T staged in shared memory,
+// K-major) * B (64 query rows x the columns: two 64-column chunks of the dO or Q stage, N-major): a
+// consumer's half of dV += P^T dO and dK += dS^T Q.
+template <class Config>
+__device__ __forceinline__ void backward_gemm_key_gradient_staged(float (&acc)[64], std::uint32_t a,
+                                                                  std::uint32_t b) {
+  const std::uint64_t desc_a0 = ptx::make_smem_desc_sw128(a, 16, 1024);
+  const std::uint64_t desc_b0 = ptx::make_smem_desc_sw128(b, Config::kQChunkBytes, 1024);
+#pragma unroll
+  for (int kk = 0; kk < Config::kBlockM / 16; ++kk) {
+    ptx::wgmma_m64k16_ss_tb<128, typename Config::Element>(
+        acc, ptx::smem_desc_moved(desc_a0, kk * 32, 0),
+        ptx::smem_desc_moved(desc_b0, kk * 16 * Config::kRowBytes, 0), 1);
+  }
+}
+
 // 64 query rows x 64 columns of dQ = dS K over kKeys keys: A = dS^T's rows read M-major (its key rows are the
 // K steps), B = K's rows of one 64-column chunk read N-major (its key rows are the K steps). kSplitDq: all
 // 128 keys, column chunk w; otherwise the consumer's own 64 keys, the one chunk.
@@ -359,15 +390,14 @@ __device__ __forceinline__ void backward_gemm_dq(float (&acc)[32], std::uint32_t
   }
 }
 
-// Stores dK or dV (64 keys x d of this warpgroup, accumulator layout) times `scale` to global memory;
-// rows at or past `rows` (the sequence's keys in dK / dV) are not written.
-template <class Config>
+// Stores dK or dV (64 keys x kCols columns from column0 of this warpgroup, accumulator layout) times `scale`
+// to global memory; rows at or past `rows` (the sequence's keys in dK / dV) are not written.
+template <class Config, int kCols = Config::kHeadDim>
 __device__ __forceinline__ void backward_store_key_rows(void* base, std::int64_t batch_stride,
                                                         std::int64_t row_stride, std::int64_t head_stride,
                                                         const BackwardTile& tile, const BackwardSequence& seq,
-                                                        int first_key,
-                                                        const float (&acc)[Config::kHeadDim / 2], float scale,
-                                                        int thread) {
+                                                        int first_key, const float (&acc)[kCols / 2],
+                                                        float scale, int thread, int column0 = 0) {
   using Element = typename Config::Element;
   const int lane = thread % 32;
   const int key = first_key + 16 * (thread / 32) + lane / 4;  // and key + 8
@@ -376,9 +406,9 @@ __device__ __forceinline__ void backward_store_key_rows(void* base, std::int64_t
   for (int half = 0; half < 2; ++half) {
     const int j = key + 8 * half;
     if (j >= seq.k_allocated) continue;
-    Element* row = head + (static_cast<std::int64_t>(seq.k_row0) + j) * row_stride + 2 * (lane % 4);
+    Element* row = head + (static_cast<std::int64_t>(seq.k_row0) + j) * row_stride + column0 + 2 * (lane % 4);
 #pragma unroll
-    for (int c = 0; c < Config::kHeadDim / 8; ++c) {
+    for (int c = 0; c < kCols / 8; ++c) {
       *reinterpret_cast<std::uint32_t*>(row + 8 * c) =
           pack_pair<Element>(acc[4 * c + 2 * half] * scale, acc[4 * c + 2 * half + 1] * scale);
     }
@@ -441,15 +471,16 @@ __device__ __forceinline__ bool backward_visible(const BackwardKernelParams& p, 
 //   slope_log2 |i + offset - j|;  P = 2^(x - LSE log2 e), 0 where hidden;  dS = P (dP - D) (1 - tanh^2)
 // (dK and dQ take softmax_scale at the end, as without softcap: d(softcap tanh(S scale / softcap)) / dS is
 // scale (1 - tanh^2)). tanh.approx, as the forward's, so that P is the forward's probabilities.
-template <class Config>
+template <class Config, int kColumnGroups = 8>
 __device__ __forceinline__ void backward_modified_gradients(
-    const BackwardKernelParams& p, const float (&st)[32], const float (&dpt)[32], std::uint32_t lse_at,
-    std::uint32_t delta_at, int i_first, int key, int offset, int keys, bool masked, float slope_log2,
-    std::uint32_t (&pf)[4][4], std::uint32_t (&dsf)[4][4]) {
+    const BackwardKernelParams& p, const float (&st)[4 * kColumnGroups],
+    const float (&dpt)[4 * kColumnGroups], std::uint32_t lse_at, std::uint32_t delta_at, int i_first, int key,
+    int offset, int keys, bool masked, float slope_log2, std::uint32_t (&pf)[kColumnGroups / 2][4],
+    std::uint32_t (&dsf)[kColumnGroups / 2][4]) {
   using Element = typename Config::Element;
   const bool softcap = p.softcap_in != 0.f;
 #pragma unroll
-  for (int c = 0; c < 8; ++c) {
+  for (int c = 0; c < kColumnGroups; ++c) {
     const float2 lse = ptx::ld_shared_v2_f32(lse_at + 32 * c);
     const float2 delta = ptx::ld_shared_v2_f32(delta_at + 32 * c);
     float prob[4], ds[4];
@@ -710,6 +741,185 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
                                   first_key, dv, 1.f, thread);
 }
 
+// d = 256: adds a 64 x 64 dQ slice (accumulator layout) to the accumulator's rows `rows` (plain row layout,
+// row stride d) from column `column0`, four adjacent floats a reduction: lanes 2 t and 2 t + 1 hold columns
+// 8 i + 4 t' .. + 3 (t' = t % 2) of rows r and r + 8 in pairs; they swap one pair, so that the even lane
+// holds row r's four and the odd lane row r + 8's.
+template <class Config>
+__device__ __forceinline__ void backward_add_dq_slice(float* rows, int column0, const float (&acc)[32],
+                                                      int thread) {
+  const int lane = thread % 32;
+  const bool even = (lane & 1) == 0;
+  const int row = 16 * (thread / 32) + lane / 4 + (even ? 0 : 8);
+  float* at = rows + static_cast<std::int64_t>(row) * Config::kHeadDim + column0 + 4 * ((lane % 4) / 2);
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const float send0 = even ? acc[4 * i + 2] : acc[4 * i];
+    const float send1 = even ? acc[4 * i + 3] : acc[4 * i + 1];
+    const float got0 = __shfl_xor_sync(0xffffffffu, send0, 1);
+    const float got1 = __shfl_xor_sync(0xffffffffu, send1, 1);
+    ptx::red_global_add_v4_f32(at + 8 * i, even ? acc[4 * i] : got0, even ? acc[4 * i + 1] : got1,
+                               even ? got0 : acc[4 * i + 2], even ? got1 : acc[4 * i + 3]);
+  }
+}
+
+// SPLIT_HEAD_DIM (d = 256): consumer `consumer` over one tile (64 keys). Per query block of 64 rows:
+//   S^T, dP^T for its 32 rows [32 w, + 32) over all 64 keys (m64n32, shared-memory operands),
+//   P^T and dS^T (as backward_consumer's) staged in shared memory (buffers step % 2) for both consumers,
+//   one barrier of both, then from the staged tiles dV[:, 128 w ..] += P^T dO and dK[:, 128 w ..] += dS^T Q
+//   (m64n128) and dQ[:, 128 w ..] = dS K in two 64-column slices, each added to the accumulator while the
+//   next computes (backward_add_dq_slice).
+// A staged buffer is rewritten two steps later, after both consumers have passed the barrier of the step
+// between, which each reaches only once its GEMMs of the step before have completed.
+template <class Config>
+__device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
+                                                 const BackwardShared<Config>& smem, const BackwardTile& tile,
+                                                 const BackwardSequence& seq, int consumer, int& step,
+                                                 int kv_round) {
+  using Element = typename Config::Element;
+  constexpr int kColumns = Config::kHeadDim / 2;  // dK / dV / dQ columns of each consumer
+  const int thread = static_cast<int>(threadIdx.x) % 128;
+  const int warp = thread / 32, lane = thread % 32;
+  const int thread_in_consumers = static_cast<int>(threadIdx.x) - 128;
+  const int n0 = tile.n_block * Config::kBlockN;
+  const int key_local = 16 * warp + lane / 4;  // this thread's two keys (and + 8) of the block's 64
+  const int query0 = 32 * consumer;            // this consumer's query rows of each block
+  const int offset = seq.k - seq.q;
+
+  float dk[kColumns / 2], dv[kColumns / 2];
+#pragma unroll
+  for (int i = 0; i < kColumns / 2; ++i) dk[i] = dv[i] = 0.f;
+
+  ptx::mbarrier_wait_parity(smem.kv_full(), kv_round & 1);
+  // Key rows past the sequence's become zeros (backward_consumer).
+  if (n0 + Config::kBlockN > seq.k) {
+    ptx::zero_rows_128b(smem.k(), Config::kKChunkBytes, Config::kChunks, max(seq.k - n0, 0), Config::kBlockN,
+                        thread_in_consumers, 128 * Config::kConsumers);
+    ptx::zero_rows_128b(smem.v(), Config::kKChunkBytes, Config::kChunks, max(seq.k - n0, 0), Config::kBlockN,
+                        thread_in_consumers, 128 * Config::kConsumers);
+    ptx::fence_proxy_async_shared_cta();
+    ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
+  }
+
+  for (int g = 0; g < p.group; ++g) {
+    const int head = tile.head_kv * p.group + g;
+    float* dq_rows = p.dq_accum + (static_cast<std::int64_t>(tile.batch) * p.heads + head) *
+                                      static_cast<std::int64_t>(p.rows_padded) * Config::kHeadDim;
+    [[maybe_unused]] const float slope_log2 =
+        Config::kScoreMods && p.alibi_slopes != nullptr
+            ? p.alibi_slopes[tile.batch * p.alibi_batch_stride + head] * 1.4426950408889634f
+            : 0.f;
+    for (int m = seq.m_begin; m < seq.m_end; ++m, ++step) {
+      const int stage = step % Config::kStages;
+      const std::uint32_t phase = (step / Config::kStages) & 1;
+      const int i0 = m * Config::kBlockM;
+      float st[16], dpt[16];
+      ptx::mbarrier_wait_parity(smem.q_full(stage), phase);
+      // Query rows past seqused_q become zeros (backward_consumer).
+      if (p.seqused_q != nullptr && i0 + Config::kBlockM > seq.q) {
+        ptx::mbarrier_wait_parity(smem.do_full(stage), phase);
+        ptx::zero_rows_128b(smem.q(stage), Config::kQChunkBytes, Config::kChunks, seq.q - i0, Config::kBlockM,
+                            thread_in_consumers, 128 * Config::kConsumers);
+        ptx::zero_rows_128b(smem.dout(stage), Config::kQChunkBytes, Config::kChunks, seq.q - i0,
+                            Config::kBlockM, thread_in_consumers, 128 * Config::kConsumers);
+        ptx::fence_proxy_async_shared_cta();
+        ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
+      }
+      ptx::wgmma_fence();
+      backward_gemm_transposed_scores<Config, 32>(st, smem.k(), smem.q(stage) + query0 * Config::kRowBytes);
+      ptx::wgmma_commit_group();
+      ptx::mbarrier_wait_parity(smem.do_full(stage), phase);
+      ptx::wgmma_fence();
+      backward_gemm_transposed_scores<Config, 32>(dpt, smem.v(),
+                                                  smem.dout(stage) + query0 * Config::kRowBytes);
+      ptx::wgmma_commit_group();
+
+      const bool masked = n0 + Config::kBlockN > seq.k ||
+                          (p.window_left >= 0 && i0 + Config::kBlockM - 1 + offset - p.window_left > n0) ||
+                          (p.window_right >= 0 && i0 + offset + p.window_right < n0 + Config::kBlockN - 1);
+      // Column 8 c + 2 (lane % 4) + e of the accumulators is query row i0 + query0 + that.
+      const std::uint32_t lse_at = smem.lse(stage) + 4 * query0 + 8 * (lane % 4);
+      const std::uint32_t delta_at = smem.delta(stage) + 4 * query0 + 8 * (lane % 4);
+      const int i_first = i0 + query0 + 2 * (lane % 4);
+      std::uint32_t pf[2][4], dsf[2][4];
+      ptx::wgmma_wait_group<0>();
+      ptx::wgmma_fence_operand(st);
+      ptx::wgmma_fence_operand(dpt);
+      if constexpr (Config::kScoreMods) {
+        backward_modified_gradients<Config, 4>(p, st, dpt, lse_at, delta_at, i_first, n0 + key_local, offset,
+                                               seq.k, masked, slope_log2, pf, dsf);
+      } else {
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          const float2 lse = ptx::ld_shared_v2_f32(lse_at + 32 * c);
+          const float2 delta = ptx::ld_shared_v2_f32(delta_at + 32 * c);
+          float prob[4], ds[4];
+#pragma unroll
+          for (int r = 0; r < 4; ++r) {
+            prob[r] = ptx::ex2_approx_ftz_f32(st[4 * c + r] * p.scale_log2 - (r % 2 == 0 ? lse.x : lse.y));
+            if (masked && !backward_visible(p, n0 + key_local + 8 * (r / 2),
+                                            i_first + 8 * c + (r % 2) + offset, seq.k)) {
+              prob[r] = 0.f;
+            }
+            ds[r] = prob[r] * (dpt[4 * c + r] - (r % 2 == 0 ? delta.x : delta.y));
+          }
+          const int kk = c / 2, r0 = 2 * (c % 2);
+          pf[kk][r0] = pack_pair<Element>(prob[0], prob[1]);
+          pf[kk][r0 + 1] = pack_pair<Element>(prob[2], prob[3]);
+          dsf[kk][r0] = pack_pair<Element>(ds[0], ds[1]);
+          dsf[kk][r0 + 1] = pack_pair<Element>(ds[2], ds[3]);
+        }
+      }
+      // P^T and dS^T into buffers step % 2: key rows of 128 bytes (64 query columns), 16-byte unit u of row r
+      // at u ^ (r % 8); this consumer's columns are units [4 w, + 4). stmatrix as backward_consumer's.
+      {
+        const int matrix = lane / 8;
+        const int row = 16 * warp + 8 * (matrix % 2) + lane % 8;
+#pragma unroll
+        for (int kk = 0; kk < 2; ++kk) {
+          const int unit = 4 * consumer + 2 * kk + matrix / 2;
+          const std::uint32_t at = row * Config::kRowBytes + ((unit ^ (row % 8)) << 4);
+          ptx::stmatrix_x4(smem.p(step % 2) + at, pf[kk][0], pf[kk][1], pf[kk][2], pf[kk][3]);
+          ptx::stmatrix_x4(smem.ds(step % 2) + at, dsf[kk][0], dsf[kk][1], dsf[kk][2], dsf[kk][3]);
+        }
+      }
+      ptx::fence_proxy_async_shared_cta();
+      ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
+
+      float dq[2][32];
+      ptx::wgmma_fence();
+      backward_gemm_key_gradient_staged<Config>(dv, smem.p(step % 2),
+                                                smem.dout(stage) + 2 * consumer * Config::kQChunkBytes);
+      ptx::wgmma_commit_group();
+      backward_gemm_key_gradient_staged<Config>(dk, smem.ds(step % 2),
+                                                smem.q(stage) + 2 * consumer * Config::kQChunkBytes);
+      ptx::wgmma_commit_group();
+#pragma unroll
+      for (int slice = 0; slice < 2; ++slice) {
+        backward_gemm_dq<Config, Config::kBlockN>(dq[slice], smem.ds(step % 2),
+                                                  smem.k() + (2 * consumer + slice) * Config::kKChunkBytes);
+        ptx::wgmma_commit_group();
+      }
+      // dV and dK done: the stage's Q and dO are no longer read.
+      ptx::wgmma_wait_group<2>();
+      ptx::mbarrier_arrive(smem.empty(stage));
+      float* rows = dq_rows + static_cast<std::int64_t>(i0) * Config::kHeadDim;
+      ptx::wgmma_wait_group<1>();
+      ptx::wgmma_fence_operand(dq[0]);
+      backward_add_dq_slice<Config>(rows, kColumns * consumer, dq[0], thread);
+      ptx::wgmma_wait_group<0>();
+      ptx::wgmma_fence_operand(dq[1]);
+      backward_add_dq_slice<Config>(rows, kColumns * consumer + 64, dq[1], thread);
+    }
+  }
+  // Every GEMM of the tile has completed: K / V may be overwritten.
+  ptx::mbarrier_arrive(smem.kv_empty());
+  backward_store_key_rows<Config, kColumns>(p.dk, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride, tile,
+                                            seq, n0, dk, p.scale, thread, kColumns * consumer);
+  backward_store_key_rows<Config, kColumns>(p.dv, p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride, tile,
+                                            seq, n0, dv, 1.f, thread, kColumns * consumer);
+}
+
 // Calls work(tile, seq, kv_round) for each of this CTA's tiles that has keys (first_index, then
 // backward_tile_index's order), kv_round counting those. Each role runs its own walk after its setmaxnreg
 // (one walk shared by both, ptxas cannot keep their register counts apart and ignores setmaxnreg).
@@ -768,7 +978,11 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
     ptx::setmaxnreg_inc<Config::kConsumerRegisters>();
     backward_for_each_tile<Config>(
         p, first_index, [&](const BackwardTile& tile, const BackwardSequence& seq, int kv_round) {
-          backward_consumer<Config>(p, smem, tile, seq, warpgroup - 1, step, kv_round);
+          if constexpr (Config::kSplitHeadDim) {
+            backward_consumer_split_head_dim<Config>(p, smem, tile, seq, warpgroup - 1, step, kv_round);
+          } else {
+            backward_consumer<Config>(p, smem, tile, seq, warpgroup - 1, step, kv_round);
+          }
         });
     // The last reductions' reads of shared memory complete before the CTA leaves.
     ptx::cp_async_bulk_wait_group_read<0>();

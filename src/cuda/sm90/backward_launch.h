@@ -107,14 +107,24 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
 
 // The kernel of (head dim, element type, deterministic mode, softcap / ALiBi) for this call: at d = 64, three
 // consumer warpgroups (192-key blocks) from 2048 keys, two (128-key blocks) below and in deterministic mode
-// (BackwardConfig::kConsumers). Deterministic mode needs args.dq_semaphore and args.tile_counter (zeroed by
-// the preprocess); kScoreMods exactly the calls with softcap or ALiBi.
+// (BackwardConfig::kConsumers; two with softcap / ALiBi); at d = 256 the split-column kernel (64-key blocks,
+// default mode only). Deterministic mode needs args.dq_semaphore and args.tile_counter (zeroed by the
+// preprocess); kScoreMods exactly the calls with softcap or ALiBi.
 template <int kHeadDim, typename Element, bool kDeterministic, bool kScoreMods>
 cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
-  if constexpr (kDeterministic) {
+  if constexpr (kHeadDim == 256) {
+    static_assert(!kDeterministic,
+                  "d = 256 has no deterministic mode (unsupported_reason routes it to cuda_sm80)");
+    // dQ added from registers in the plain row layout (BackwardConfig::kSplitHeadDim): the postprocess must
+    // read that layout.
+    if (args.dq_bulk) return cudaErrorInvalidConfiguration;
+    return launch_backward<BackwardConfig<kHeadDim, Element, 2, false, kScoreMods>>(args, stream);
+  } else if constexpr (kDeterministic) {
     return launch_backward<BackwardConfig<kHeadDim, Element, 2, true, kScoreMods>>(args, stream);
   } else {
-    if constexpr (kHeadDim == 64) {
+    // (Not with softcap / ALiBi: ptxas serializes the three-consumer kernel's wgmmas there, C7512, for want
+    // of registers.)
+    if constexpr (kHeadDim == 64 && !kScoreMods) {
       if (args.p.seqlen_k >= 2048) {
         return launch_backward<BackwardConfig<kHeadDim, Element, 3, false, kScoreMods>>(args, stream);
       }

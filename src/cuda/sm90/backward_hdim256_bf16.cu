@@ -1,0 +1,7 @@
+// Hopper backward main kernel instantiation: head dim 256, bf16 (the split-column kernel, default mode only).
+#include "cuda/sm90/backward_launch.h"
+
+namespace flashattn::detail::cuda_sm90 {
+template cudaError_t run_backward<256, __nv_bfloat16, false, false>(const cuda_sm80::BackwardKernelArgs&,
+                                                                    cudaStream_t);
+}  // namespace flashattn::detail::cuda_sm90
