@@ -37,6 +37,8 @@ SHAPES = [
     (64, 32, 8, 512, False),
     (64, 32, 2, 4096, True),
     (256, 8, 2, 4096, True),
+    (256, 8, 2, 4096, False),
+    (256, 8, 1, 16384, True),
 ]
 
 
@@ -69,10 +71,14 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--target-ms", type=float, default=150.0)
+    parser.add_argument("--dims", default=None, help="only the shapes of these head dims (e.g. 256)")
     args = parser.parse_args()
+    dims = None if args.dims is None else {int(x) for x in args.dims.split(",")}
     torch.manual_seed(0)
     dt = torch.bfloat16
     for d, h, b, s, causal in SHAPES:
+        if dims is not None and d not in dims:
+            continue
         q = torch.randn(b, s, h, d, device="cuda", dtype=dt, requires_grad=True)
         k = torch.randn(b, s, h, d, device="cuda", dtype=dt, requires_grad=True)
         v = torch.randn(b, s, h, d, device="cuda", dtype=dt, requires_grad=True)
