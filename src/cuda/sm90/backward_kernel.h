@@ -1,6 +1,8 @@
 // The Hopper backward main kernel: warp-specialised, TMA + wgmma, one CTA per key block (64 keys per consumer
 // warpgroup: 128 keys, or 192 at d = 64 from 2048 keys) of one (sequence, K/V head), walking every query
-// block of 64 rows that sees the keys, for each query head of the K/V head's group. d = dv = 64 or 128.
+// block of 64 rows that sees the keys, for each query head of the K/V head's group. d = dv = 64 or 128 (this
+// description); d = dv = 256 has a consumer of its own (BackwardConfig::kSplitHeadDim,
+// backward_consumer_split_head_dim: 64-key blocks, the columns split between two consumers).
 //   warpgroup 0  producer: one thread loads K and V once, then Q, dO and the rows' LSE and D (the
 //                preprocess's, cuda_sm80's aux kernels) into a ring of two stages;
 //   warpgroups 1, 2 (, 3)  consumers: keys [64 w, 64 w + 64) of the block each. Per query block:
