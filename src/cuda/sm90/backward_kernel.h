@@ -459,6 +459,52 @@ __device__ void backward_dq_writer(const BackwardKernelParams& p, const Backward
   }
 }
 
+// Key rows past the sequence's (the next sequence's rows under varlen, unused rows past seqused_k, whatever
+// they hold) become zeros: the dQ GEMM multiplies them by dS = 0, and 0 * NaN is NaN. All consumer threads.
+template <class Config>
+__device__ __forceinline__ void backward_zero_key_rows(const BackwardShared<Config>& smem,
+                                                       const BackwardSequence& seq, int n0,
+                                                       int thread_in_consumers) {
+  if (n0 + Config::kBlockN > seq.k) {
+    ptx::zero_rows_128b(smem.k(), Config::kKChunkBytes, Config::kChunks, max(seq.k - n0, 0), Config::kBlockN,
+                        thread_in_consumers, 128 * Config::kConsumers);
+    ptx::zero_rows_128b(smem.v(), Config::kKChunkBytes, Config::kChunks, max(seq.k - n0, 0), Config::kBlockN,
+                        thread_in_consumers, 128 * Config::kConsumers);
+    ptx::fence_proxy_async_shared_cta();
+    ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
+  }
+}
+
+// Query rows past seqused_q may hold anything: zeros instead, for the same reason as the keys'. (Past a
+// varlen sequence's end come the next sequence's rows, past the tensor the maps' zero fill; their LSE of +inf
+// already zeroes their probabilities.) All consumer threads, once the stage's Q (and, waited for here, dO)
+// landed.
+template <class Config>
+__device__ __forceinline__ void backward_zero_query_rows(const BackwardKernelParams& p,
+                                                         const BackwardShared<Config>& smem,
+                                                         const BackwardSequence& seq, int stage,
+                                                         std::uint32_t phase, int i0,
+                                                         int thread_in_consumers) {
+  if (p.seqused_q != nullptr && i0 + Config::kBlockM > seq.q) {
+    ptx::mbarrier_wait_parity(smem.do_full(stage), phase);
+    ptx::zero_rows_128b(smem.q(stage), Config::kQChunkBytes, Config::kChunks, seq.q - i0, Config::kBlockM,
+                        thread_in_consumers, 128 * Config::kConsumers);
+    ptx::zero_rows_128b(smem.dout(stage), Config::kQChunkBytes, Config::kChunks, seq.q - i0, Config::kBlockM,
+                        thread_in_consumers, 128 * Config::kConsumers);
+    ptx::fence_proxy_async_shared_cta();
+    ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
+  }
+}
+
+// kScoreMods: ALiBi's slope of query head `head` in base 2 (0: none).
+template <class Config>
+__device__ __forceinline__ float backward_alibi_slope_log2(const BackwardKernelParams& p, int batch,
+                                                           int head) {
+  return Config::kScoreMods && p.alibi_slopes != nullptr
+             ? p.alibi_slopes[batch * p.alibi_batch_stride + head] * 1.4426950408889634f
+             : 0.f;
+}
+
 // Whether key j is visible to the query row whose diagonal (bottom-right aligned) is key `diag`: below the
 // sequence's `keys` and inside the window / causal band.
 __device__ __forceinline__ bool backward_visible(const BackwardKernelParams& p, int j, int diag, int keys) {
@@ -534,16 +580,7 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
   for (int i = 0; i < Config::kHeadDim / 2; ++i) dk[i] = dv[i] = 0.f;
 
   ptx::mbarrier_wait_parity(smem.kv_full(), kv_round & 1);
-  // Key rows past the sequence's (the next sequence's rows under varlen, unused rows past seqused_k,
-  // whatever they hold) become zeros: the dQ GEMM multiplies them by dS = 0, and 0 * NaN is NaN.
-  if (n0 + Config::kBlockN > seq.k) {
-    ptx::zero_rows_128b(smem.k(), Config::kKChunkBytes, Config::kChunks, max(seq.k - n0, 0), Config::kBlockN,
-                        thread_in_consumers, 128 * Config::kConsumers);
-    ptx::zero_rows_128b(smem.v(), Config::kKChunkBytes, Config::kChunks, max(seq.k - n0, 0), Config::kBlockN,
-                        thread_in_consumers, 128 * Config::kConsumers);
-    ptx::fence_proxy_async_shared_cta();
-    ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
-  }
+  backward_zero_key_rows<Config>(smem, seq, n0, thread_in_consumers);
   const std::uint32_t k_rows = smem.k() + 64 * consumer * Config::kRowBytes;
   const std::uint32_t v_rows = smem.v() + 64 * consumer * Config::kRowBytes;
 
@@ -559,10 +596,7 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
     const int head = tile.head_kv * p.group + g;
     float* dq_rows = p.dq_accum + (static_cast<std::int64_t>(tile.batch) * p.heads + head) *
                                       static_cast<std::int64_t>(p.rows_padded) * Config::kHeadDim;
-    [[maybe_unused]] const float slope_log2 =
-        Config::kScoreMods && p.alibi_slopes != nullptr
-            ? p.alibi_slopes[tile.batch * p.alibi_batch_stride + head] * 1.4426950408889634f
-            : 0.f;
+    [[maybe_unused]] const float slope_log2 = backward_alibi_slope_log2<Config>(p, tile.batch, head);
     for (int m = seq.m_begin; m < seq.m_end; ++m, ++step) {
       const int stage = step % Config::kStages;
       const std::uint32_t phase = (step / Config::kStages) & 1;
@@ -574,18 +608,7 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
         if (step >= 2) ptx::mbarrier_wait_parity(smem.dq_empty(step % 2, consumer), ((step / 2) - 1) & 1);
       }
       ptx::mbarrier_wait_parity(smem.q_full(stage), phase);
-      // Query rows past seqused_q may hold anything: zeros instead, for the same reason as the keys'.
-      // (Past a varlen sequence's end come the next sequence's rows, past the tensor the maps' zero fill;
-      // their LSE of +inf already zeroes their probabilities.)
-      if (p.seqused_q != nullptr && i0 + Config::kBlockM > seq.q) {
-        ptx::mbarrier_wait_parity(smem.do_full(stage), phase);
-        ptx::zero_rows_128b(smem.q(stage), Config::kQChunkBytes, Config::kChunks, seq.q - i0, Config::kBlockM,
-                            thread_in_consumers, 128 * Config::kConsumers);
-        ptx::zero_rows_128b(smem.dout(stage), Config::kQChunkBytes, Config::kChunks, seq.q - i0,
-                            Config::kBlockM, thread_in_consumers, 128 * Config::kConsumers);
-        ptx::fence_proxy_async_shared_cta();
-        ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
-      }
+      backward_zero_query_rows<Config>(p, smem, seq, stage, phase, i0, thread_in_consumers);
       ptx::wgmma_fence();
       backward_gemm_transposed_scores<Config>(st, k_rows, smem.q(stage));
       ptx::wgmma_commit_group();
@@ -793,40 +816,20 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
   for (int i = 0; i < kColumns / 2; ++i) dk[i] = dv[i] = 0.f;
 
   ptx::mbarrier_wait_parity(smem.kv_full(), kv_round & 1);
-  // Key rows past the sequence's become zeros (backward_consumer).
-  if (n0 + Config::kBlockN > seq.k) {
-    ptx::zero_rows_128b(smem.k(), Config::kKChunkBytes, Config::kChunks, max(seq.k - n0, 0), Config::kBlockN,
-                        thread_in_consumers, 128 * Config::kConsumers);
-    ptx::zero_rows_128b(smem.v(), Config::kKChunkBytes, Config::kChunks, max(seq.k - n0, 0), Config::kBlockN,
-                        thread_in_consumers, 128 * Config::kConsumers);
-    ptx::fence_proxy_async_shared_cta();
-    ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
-  }
+  backward_zero_key_rows<Config>(smem, seq, n0, thread_in_consumers);
 
   for (int g = 0; g < p.group; ++g) {
     const int head = tile.head_kv * p.group + g;
     float* dq_rows = p.dq_accum + (static_cast<std::int64_t>(tile.batch) * p.heads + head) *
                                       static_cast<std::int64_t>(p.rows_padded) * Config::kHeadDim;
-    [[maybe_unused]] const float slope_log2 =
-        Config::kScoreMods && p.alibi_slopes != nullptr
-            ? p.alibi_slopes[tile.batch * p.alibi_batch_stride + head] * 1.4426950408889634f
-            : 0.f;
+    [[maybe_unused]] const float slope_log2 = backward_alibi_slope_log2<Config>(p, tile.batch, head);
     for (int m = seq.m_begin; m < seq.m_end; ++m, ++step) {
       const int stage = step % Config::kStages;
       const std::uint32_t phase = (step / Config::kStages) & 1;
       const int i0 = m * Config::kBlockM;
       float st[16], dpt[16];
       ptx::mbarrier_wait_parity(smem.q_full(stage), phase);
-      // Query rows past seqused_q become zeros (backward_consumer).
-      if (p.seqused_q != nullptr && i0 + Config::kBlockM > seq.q) {
-        ptx::mbarrier_wait_parity(smem.do_full(stage), phase);
-        ptx::zero_rows_128b(smem.q(stage), Config::kQChunkBytes, Config::kChunks, seq.q - i0, Config::kBlockM,
-                            thread_in_consumers, 128 * Config::kConsumers);
-        ptx::zero_rows_128b(smem.dout(stage), Config::kQChunkBytes, Config::kChunks, seq.q - i0,
-                            Config::kBlockM, thread_in_consumers, 128 * Config::kConsumers);
-        ptx::fence_proxy_async_shared_cta();
-        ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
-      }
+      backward_zero_query_rows<Config>(p, smem, seq, stage, phase, i0, thread_in_consumers);
       ptx::wgmma_fence();
       backward_gemm_transposed_scores<Config, 32>(st, smem.k(), smem.q(stage) + query0 * Config::kRowBytes);
       ptx::wgmma_commit_group();
