@@ -21,8 +21,9 @@ def test_operands_follow_each_form():
     text = (PTX / "wgmma_instructions.h").read_text()
     wrappers = re.findall(r"void (wgmma_m64k16_\w+)<(\d+), \w+>\(.*?\"wgmma\.mma_async[^\"]*\"\s*\"([^\"]*)\"", text,
                           re.S)
-    # forms x element types x shapes, the narrow shape's two forms (ss, ss_ta), the backward's dQ form (ss_tatb)
-    assert len(wrappers) == 4 * 2 * 10 + 2 * 2 * 1 + 1 * 2 * 1
+    # forms x element types x shapes, the narrow shape's two forms (ss, ss_ta), the backward's dQ form (ss_tatb),
+    # the d = 256 backward's score form (ss at N = 32)
+    assert len(wrappers) == 4 * 2 * 10 + 2 * 2 * 1 + 1 * 2 * 1 + 1 * 2 * 1
     for name, n, operands in wrappers:
         acc = int(n) // 2
         fields = [f.strip() for f in re.sub(r"\{[^}]*\}", "{}", operands.split(";")[0]).split(",")]
