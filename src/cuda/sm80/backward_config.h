@@ -374,14 +374,6 @@ cudaError_t launch_backward_aux(const BackwardKernelArgs& args, int which, cudaS
 #define FLASHATTN_SM80_BWD_DQ_SWIZZLE_HALF 1
 #endif
 
-// cuda_sm90's d = 256 backward (BackwardConfig::kSplitHeadDim): 1 (session 61) stages dQ in the DQ_BULK
-// layout and adds it by bulk reductions, one per half row (the postprocess reads DQ_BULK); 0 adds it from
-// registers by red.global.add.v4.f32 into the plain row layout. Here because both the kernel and the
-// backend's setting of BackwardKernelArgs::dq_bulk must agree.
-#ifndef FLASHATTN_SM90_BWD_D256_DQ_BULK
-#define FLASHATTN_SM90_BWD_D256_DQ_BULK 0
-#endif
-
 // Physical 16-byte unit of logical unit `unit` (4 floats) of dQ accumulator row `row` under DQ_BULK:
 // an XOR inside each group of 8 units (the row length is a multiple of 32 floats there), so that the
 // accumulator stores into the staging tile spread over the banks. The main kernel's stores and the

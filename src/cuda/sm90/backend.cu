@@ -392,9 +392,9 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
     args.tile_counter = reinterpret_cast<unsigned long long*>(workspace + layout.tile_counter);
   }
   args.scale_log2 = p.scale * 1.4426950408889634f;
-  // The main kernel writes the accumulator in the DQ_BULK layout, except at d = 256 without
-  // FLASHATTN_SM90_BWD_D256_DQ_BULK (atomic adds from registers, the plain row layout).
-  args.dq_bulk = p.head_dim != 256 || FLASHATTN_SM90_BWD_D256_DQ_BULK;
+  // The main kernel writes the accumulator in the DQ_BULK layout, except at d = 256 (atomic adds from
+  // registers, the plain row layout: BackwardConfig::kSplitHeadDim).
+  args.dq_bulk = p.head_dim != 256;
   const bool bf16 = p.dtype == DType::bfloat16;
   auto aux = [&](int which) {
     return bf16 ? cuda_sm80::launch_backward_aux<__nv_bfloat16>(args, which, stream)

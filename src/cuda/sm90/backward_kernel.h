@@ -800,59 +800,6 @@ __device__ __forceinline__ void backward_add_dq_slice(float* rows, int column0, 
   }
 }
 
-// DQ_BULK (d = 256): this consumer's dQ columns [128 w, + 128) of the step's 64 rows are staged in the
-// DQ_BULK layout (half rows of 512 bytes, 16-byte units swizzled by cuda_sm80::dq_bulk_unit) in its own
-// chunks of the stage: Q's chunks 2 w, 2 w + 1 take rows 0-31, dO's rows 32-63 (dV's and dK's GEMMs, the only
-// readers of those chunks by then, have completed; the other consumer's score GEMMs completed before the
-// step's barrier).
-template <class Config>
-__device__ __forceinline__ std::uint32_t backward_dq_half_row(const BackwardShared<Config>& smem, int stage,
-                                                              int consumer, int row) {
-  const std::uint32_t chunks =
-      (row < 32 ? smem.q(stage) : smem.dout(stage)) + 2 * consumer * Config::kQChunkBytes;
-  return chunks + (row % 32) * (Config::kHeadDim / 2 * 4);
-}
-
-// DQ_BULK: slice `slice` (64 columns, accumulator layout) of this consumer's dQ half into its staged half
-// rows.
-template <class Config>
-__device__ __forceinline__ void backward_stage_dq_slice(const BackwardShared<Config>& smem, int stage,
-                                                        int consumer, int slice, const float (&acc)[32],
-                                                        int thread) {
-  const int lane = thread % 32;
-#pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int row = 16 * (thread / 32) + lane / 4 + 8 * half;
-    const std::uint32_t at = backward_dq_half_row<Config>(smem, stage, consumer, row) + 8 * (lane % 2);
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      const int unit = 16 * slice + 2 * i + (lane % 4) / 2;  // of the half row
-      ptx::st_shared_v2_f32(at + 16 * cuda_sm80::dq_bulk_unit(unit, row), acc[4 * i + 2 * half],
-                            acc[4 * i + 2 * half + 1]);
-    }
-  }
-}
-
-// DQ_BULK: once the consumer has staged both slices, warp 0 adds each half row to the accumulator rows `rows`
-// by one bulk reduction (two rows a lane) and waits until they have read the stage.
-template <class Config>
-__device__ __forceinline__ void backward_reduce_dq_half_rows(const BackwardShared<Config>& smem, int stage,
-                                                             int consumer, float* rows, int thread) {
-  ptx::fence_proxy_async_shared_cta();  // the stores before the copy engine reads them
-  ptx::bar_sync(kBackwardWarpgroup + consumer, 128);
-  if (thread < 32) {
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int row = thread + 32 * r;
-      ptx::cp_reduce_async_bulk_add_f32(
-          rows + static_cast<std::int64_t>(row) * Config::kHeadDim + Config::kHeadDim / 2 * consumer,
-          backward_dq_half_row<Config>(smem, stage, consumer, row), Config::kHeadDim / 2 * 4);
-    }
-    ptx::cp_async_bulk_commit_group();
-    ptx::cp_async_bulk_wait_group_read<0>();
-  }
-}
-
 // SPLIT_HEAD_DIM (d = 256): consumer `consumer` over one tile (64 keys). Per query block of 64 rows:
 //   S^T, dP^T for its 32 rows [32 w, + 32) over all 64 keys (m64n32, shared-memory operands),
 //   P^T and dS^T (as backward_consumer's) staged in shared memory (buffers step % 2) for both consumers,
@@ -975,24 +922,7 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
         ptx::wgmma_commit_group();
       };
       ptx::wgmma_fence();
-      if constexpr (FLASHATTN_SM90_BWD_D256_DQ_BULK) {
-        // One slice at a time (its 32 registers free before the next): both slices' accumulators beside dK's
-        // and dV's spilled the staging's addresses.
-        issue_key_gradients();
-#pragma unroll
-        for (int slice = 0; slice < 2; ++slice) {
-          backward_gemm_dq<Config, Config::kBlockN>(dq[0], smem.ds(step % 2),
-                                                    smem.k() + (2 * consumer + slice) * Config::kKChunkBytes);
-          ptx::wgmma_commit_group();
-          ptx::wgmma_wait_group<0>();  // (the first also dV's and dK's, the staged chunks' last readers)
-          ptx::wgmma_fence_operand(dq[0]);
-          backward_stage_dq_slice<Config>(smem, stage, consumer, slice, dq[0], thread);
-          if (slice == 0) ptx::wgmma_fence();
-        }
-        backward_reduce_dq_half_rows<Config>(smem, stage, consumer, rows, thread);
-        // (Warp 0's reductions have read the staged rows: the stage's Q and dO may be overwritten.)
-        ptx::mbarrier_arrive(smem.empty(stage));
-      } else if constexpr (FLASHATTN_SM90_BWD_D256_DQ_FIRST) {
+      if constexpr (FLASHATTN_SM90_BWD_D256_DQ_FIRST) {
         // dQ's slices first: their atomics overlap dV's and dK's GEMMs.
         issue_dq();
         issue_key_gradients();

@@ -115,9 +115,9 @@ cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t
   if constexpr (kHeadDim == 256) {
     static_assert(!kDeterministic,
                   "d = 256 has no deterministic mode (unsupported_reason routes it to cuda_sm80)");
-    // The postprocess must read the layout the kernel writes (FLASHATTN_SM90_BWD_D256_DQ_BULK).
-    if (args.dq_bulk != static_cast<bool>(FLASHATTN_SM90_BWD_D256_DQ_BULK))
-      return cudaErrorInvalidConfiguration;
+    // dQ added from registers in the plain row layout (BackwardConfig::kSplitHeadDim): the postprocess must
+    // read that layout.
+    if (args.dq_bulk) return cudaErrorInvalidConfiguration;
     return launch_backward<BackwardConfig<kHeadDim, Element, 2, false, kScoreMods>>(args, stream);
   } else if constexpr (kDeterministic) {
     return launch_backward<BackwardConfig<kHeadDim, Element, 2, true, kScoreMods>>(args, stream);
