@@ -167,6 +167,9 @@ int info_command() {
       {"backward fp16", problem([](ProblemSpec& s) { s.backward = true; })},
       {"backward bf16", problem([](ProblemSpec& s) { s.backward = true, s.dtype = DType::bfloat16; })},
       {"backward head dim 256", problem([](ProblemSpec& s) { s.backward = true, s.head_dim = 256; })},
+      {"backward deterministic", problem([](ProblemSpec& s) { s.backward = true, s.deterministic = true; })},
+      {"backward d256 deterministic",
+       problem([](ProblemSpec& s) { s.backward = true, s.head_dim = 256, s.deterministic = true; })},
       {"backward causal+window", problem([](ProblemSpec& s) {
          s.backward = true, s.causal = true, s.window = {3, -1};
        })},
