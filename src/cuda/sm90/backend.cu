@@ -285,9 +285,8 @@ const char* unsupported_reason(const BackwardParams& p) noexcept {
   if (!backward_compiled(64, DType::float16) && !backward_compiled(64, DType::bfloat16) &&
       !backward_compiled(128, DType::float16) && !backward_compiled(128, DType::bfloat16) &&
       !backward_compiled(256, DType::float16) && !backward_compiled(256, DType::bfloat16)) {
-    return "cuda_sm90: no backward kernel was compiled (it needs FLASHATTN_BACKWARD and head dim 64, 128 or "
-           "256 "
-           "among FLASHATTN_HEAD_DIMS)";
+    return "cuda_sm90: no backward kernel was compiled (it needs FLASHATTN_BACKWARD and head dim 64, "
+           "128 or 256 among FLASHATTN_HEAD_DIMS)";
   }
   if (p.is_kvcache || p.block_table != nullptr)
     return "cuda_sm90: backward over a KV cache or paged K/V is not defined";
