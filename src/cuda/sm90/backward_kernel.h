@@ -65,8 +65,9 @@ struct BackwardConfig {
   // consumer computes the scores of its 32 query rows of a block over all 64 keys and stages P^T and dS^T in
   // shared memory for both (dV, dK and dQ read them from there); dQ's columns [128 w, + 128) are added to the
   // accumulator from registers (red.global.add.v4.f32, the plain row layout): a staged fp32 dQ tile (64 KB)
-  // does not fit beside two stages of Q and dO. No deterministic mode (an order of atomic adds) and one CTA
-  // per tile.
+  // does not fit beside two stages of Q and dO, and staging it in the stage's own chunks for bulk reductions
+  // ran 1.02-1.04x the time (s61_d256bulk.sh): the reductions' traffic into L2, half the kernel's time, is
+  // the cost, not their form. No deterministic mode (an order of atomic adds) and one CTA per tile.
   static constexpr bool kSplitHeadDim = kHeadDim == 256;
   static constexpr int kBlockM = kBackwardQueryRows;  // query rows per step (backward_walk.h)
   static_assert(kBlockM == cuda_sm80::kBackwardBlockM,
