@@ -38,8 +38,8 @@ inline std::int64_t allocated_rows_q(const BackwardParams& p, std::int64_t b) {
 
 // AUX_REVERSE (0: rows in order): the preprocess and postprocess walk the scratch rows last to first. The
 // main kernels start with the first (sequence, head) pairs and end with the last, and the 128 MB dQ
-// accumulator of a 16k-token d128 call is larger than L2: walked in order, the postprocess starts on rows long
-// evicted, and the preprocess leaves in L2 the rows the main kernel needs last. Measured on an H200
+// accumulator of a 16k-token d128 call is larger than L2: walked in order, the postprocess starts on rows
+// long evicted, and the preprocess leaves in L2 the rows the main kernel needs last. Measured on an H200
 // (s61_aux_reverse.sh, whole backward calls at 512-2k tokens): 0.97-1.00x the time on cuda_sm90, 0.96-1.01x
 // on cuda_sm80.
 #ifndef FLASHATTN_SM80_BWD_AUX_REVERSE
