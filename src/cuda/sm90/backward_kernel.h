@@ -40,11 +40,6 @@
 #include "cuda/sm90/backward_walk.h"    // BackwardSequence, backward_sequence, backward_last_block_reaching
 #include "cuda/sm90/epilogue.h"         // pack_pair
 
-// DQ_FIRST (0: dV's and dK's GEMMs first): the d = 256 consumer issues dQ's two slices before dV's and dK's
-// GEMMs, so that its atomics run beside them. s61_d256ab.sh (H200): 0.93-0.97x the time of 0.
-#ifndef FLASHATTN_SM90_BWD_D256_DQ_FIRST
-#define FLASHATTN_SM90_BWD_D256_DQ_FIRST 1
-#endif
 // NO_DQ_ATOMICS (diagnostic only, wrong dQ): the d = 256 consumer skips its dQ atomics, to time what they
 // cost.
 #ifndef FLASHATTN_SM90_BWD_D256_NO_DQ_ATOMICS
@@ -906,49 +901,30 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
 
       float dq[2][32];
       float* rows = dq_rows + static_cast<std::int64_t>(i0) * Config::kHeadDim;
-      const auto issue_dq = [&] {
-#pragma unroll
-        for (int slice = 0; slice < 2; ++slice) {
-          backward_gemm_dq<Config, Config::kBlockN>(dq[slice], smem.ds(step % 2),
-                                                    smem.k() + (2 * consumer + slice) * Config::kKChunkBytes);
-          ptx::wgmma_commit_group();
-        }
-      };
-      const auto issue_key_gradients = [&] {
-        backward_gemm_key_gradient_staged<Config>(dv, smem.p(step % 2),
-                                                  smem.dout(stage) + 2 * consumer * Config::kQChunkBytes);
-        ptx::wgmma_commit_group();
-        backward_gemm_key_gradient_staged<Config>(dk, smem.ds(step % 2),
-                                                  smem.q(stage) + 2 * consumer * Config::kQChunkBytes);
-        ptx::wgmma_commit_group();
-      };
+      // dQ's slices first, so that their atomics run beside dV's and dK's GEMMs (s61_d256ab.sh, H200:
+      // 0.93-0.97x the time of dV and dK first).
       ptx::wgmma_fence();
-      if constexpr (FLASHATTN_SM90_BWD_D256_DQ_FIRST) {
-        // dQ's slices first: their atomics overlap dV's and dK's GEMMs.
-        issue_dq();
-        issue_key_gradients();
-        ptx::wgmma_wait_group<3>();
-        ptx::wgmma_fence_operand(dq[0]);
-        backward_add_dq_slice<Config>(rows, kColumns * consumer, dq[0], thread);
-        ptx::wgmma_wait_group<2>();
-        ptx::wgmma_fence_operand(dq[1]);
-        backward_add_dq_slice<Config>(rows, kColumns * consumer + 64, dq[1], thread);
-        // dV and dK done: the stage's Q and dO are no longer read.
-        ptx::wgmma_wait_group<0>();
-        ptx::mbarrier_arrive(smem.empty(stage));
-      } else {
-        issue_key_gradients();
-        issue_dq();
-        // dV and dK done: the stage's Q and dO are no longer read.
-        ptx::wgmma_wait_group<2>();
-        ptx::mbarrier_arrive(smem.empty(stage));
-        ptx::wgmma_wait_group<1>();
-        ptx::wgmma_fence_operand(dq[0]);
-        backward_add_dq_slice<Config>(rows, kColumns * consumer, dq[0], thread);
-        ptx::wgmma_wait_group<0>();
-        ptx::wgmma_fence_operand(dq[1]);
-        backward_add_dq_slice<Config>(rows, kColumns * consumer + 64, dq[1], thread);
+#pragma unroll
+      for (int slice = 0; slice < 2; ++slice) {
+        backward_gemm_dq<Config, Config::kBlockN>(dq[slice], smem.ds(step % 2),
+                                                  smem.k() + (2 * consumer + slice) * Config::kKChunkBytes);
+        ptx::wgmma_commit_group();
       }
+      backward_gemm_key_gradient_staged<Config>(dv, smem.p(step % 2),
+                                                smem.dout(stage) + 2 * consumer * Config::kQChunkBytes);
+      ptx::wgmma_commit_group();
+      backward_gemm_key_gradient_staged<Config>(dk, smem.ds(step % 2),
+                                                smem.q(stage) + 2 * consumer * Config::kQChunkBytes);
+      ptx::wgmma_commit_group();
+      ptx::wgmma_wait_group<3>();
+      ptx::wgmma_fence_operand(dq[0]);
+      backward_add_dq_slice<Config>(rows, kColumns * consumer, dq[0], thread);
+      ptx::wgmma_wait_group<2>();
+      ptx::wgmma_fence_operand(dq[1]);
+      backward_add_dq_slice<Config>(rows, kColumns * consumer + 64, dq[1], thread);
+      // dV and dK done: the stage's Q and dO are no longer read.
+      ptx::wgmma_wait_group<0>();
+      ptx::mbarrier_arrive(smem.empty(stage));
     }
   }
   // Every GEMM of the tile has completed: K / V may be overwritten.
