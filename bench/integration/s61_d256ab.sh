@@ -4,7 +4,7 @@
 # the time); the test binary and the package flashattn are built with it, the d256 grid cases run on it.
 # (2) A diagnostic build without the dQ atomics (wrong dQ; flashattn_noatomics) against the tree: what the atomics
 # cost. Base: the tree (flashattn_base, DQ_FIRST 0). Local ptxas: no spills in either variant.
-# (Run in session 61 on 3afdee2's parent. DQ_FIRST was then kept and its switch removed: the order is the code,
+# (Run in session 61 on b5298fd. DQ_FIRST was then kept and its switch removed: the order is the code,
 # so the -D below no longer changes anything.)
 #   bash bench/integration/s61_d256ab.sh
 set -uo pipefail
