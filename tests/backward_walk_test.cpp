@@ -6,7 +6,9 @@
 //    skipped);
 //  - the key blocks whose walks reach a query block are contiguous, and each one's last block is their
 //    highest, so the turns last - n are exactly 0 .. count - 1: the block's semaphore reaches each turn in
-//    order (a gap or a repeat would leave a reduction waiting forever on the GPU).
+//    order (a gap or a repeat would leave a reduction waiting forever on the GPU);
+//  - the dQ pass's key range of a query block holds the block of every key its rows see, and its first and
+//    last key blocks each hold a key one of its rows sees (no step is wasted at either end).
 // The GPU suites run a few of these shapes; this runs thousands.
 #include "cuda/sm90/backward_walk.h"
 
@@ -22,6 +24,8 @@ namespace flashattn::test {
 namespace {
 
 using detail::cuda_sm90::backward_last_block_reaching;
+using detail::cuda_sm90::backward_query_walk;
+using detail::cuda_sm90::BackwardQueryWalk;
 using detail::cuda_sm90::backward_sequence;
 using detail::cuda_sm90::BackwardSequence;
 using detail::cuda_sm90::kBackwardQueryRows;
@@ -127,6 +131,40 @@ void check_walk(const DrawnProblem& d) {
   }
 }
 
+// The dQ pass (d = 256): query blocks of kRows rows, key blocks of kBlockN.
+template <int kBlockN, int kRows>
+void check_query_walk(const DrawnProblem& d) {
+  const WalkParams& p = d.p;
+  for (int b = 0; b < d.batch; ++b) {
+    const BackwardSequence s = backward_sequence<kBlockN>(p, b, 0);
+    const int q = s.q, k = s.k, offset = k - q;
+    auto visible = [&](int i, int j) {
+      return i < q && j < k && (p.window_left < 0 || j >= i + offset - p.window_left) &&
+             (p.window_right < 0 || j <= i + offset + p.window_right);
+    };
+    const int q_blocks = (s.q + kRows - 1) / kRows;
+    for (int m = 0; m < q_blocks; ++m) {
+      const BackwardQueryWalk w = backward_query_walk<kBlockN>(p, s, m * kRows, kRows);
+      ASSERT_LE(w.n_begin, w.n_end) << d.label;
+      std::vector<int> seen((k + kBlockN - 1) / kBlockN + 1, 0);
+      for (int i = m * kRows; i < (m + 1) * kRows; ++i) {
+        for (int j = 0; j < k; ++j) {
+          if (!visible(i, j)) continue;
+          seen[j / kBlockN] = 1;
+          ASSERT_TRUE(j / kBlockN >= w.n_begin && j / kBlockN < w.n_end)
+              << d.label << ": sequence " << b << " query " << i << " key " << j << " outside its query block's "
+              << "key blocks [" << w.n_begin << ", " << w.n_end << ")";
+        }
+      }
+      if (w.n_begin < w.n_end) {
+        ASSERT_TRUE(seen[w.n_begin] && seen[w.n_end - 1])
+            << d.label << ": sequence " << b << " query block " << m << ": key blocks [" << w.n_begin << ", "
+            << w.n_end << ") start or end on a block none of its rows sees";
+      }
+    }
+  }
+}
+
 TEST(BackwardWalk, DrawnShapesCoverEveryPairAndOrderEveryTurn) {
   SCOPED_TRACE(seed_trace());
   Rng rng = Rng::for_current_test();
@@ -134,6 +172,8 @@ TEST(BackwardWalk, DrawnShapesCoverEveryPairAndOrderEveryTurn) {
     const DrawnProblem d = draw_problem(rng);
     check_walk<128>(d);
     check_walk<192>(d);
+    check_walk<64>(d);
+    check_query_walk<64, 128>(d);
     if (::testing::Test::HasFatalFailure()) return;
   }
 }

@@ -228,6 +228,25 @@ TEST_P(DeterminismTest, BackwardSoftcapAlibiD128) {
       {false, 2, 700, 900, 4, 2, 128, DType::bfloat16, {MaskKind::causal, 30.f, AlibiKind::per_head}});
 }
 
+// d = 256: cuda_sm90's dQ pass writes dQ once per query block (no accumulator), so its default kernels serve
+// deterministic mode too: varlen GQA with a sink and a window, then softcap / ALiBi under a causal mask.
+TEST_P(DeterminismTest, BackwardVarlenD256) {
+  const Backend backend = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  SCOPED_TRACE(seed_trace());
+  check_backward_deterministic(
+      backend,
+      {true, 3, 400, 530, 4, 2, 256, DType::bfloat16, {MaskKind::local, 0.f, AlibiKind::none, 0.f, true}});
+}
+
+TEST_P(DeterminismTest, BackwardSoftcapAlibiD256) {
+  const Backend backend = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  SCOPED_TRACE(seed_trace());
+  check_backward_deterministic(
+      backend, {false, 2, 300, 450, 2, 1, 256, DType::float16, {MaskKind::causal, 30.f, AlibiKind::per_head}});
+}
+
 // One forward call on fresh device bindings: its status and its outputs (out, lse) fetched.
 struct ForwardRun {
   Status status;

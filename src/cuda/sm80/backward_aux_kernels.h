@@ -110,6 +110,7 @@ __global__ void __launch_bounds__(kAuxThreads)
       }
       args.lse_log2[row] = lse2;
     }
+    if (args.dq_accum == nullptr) continue;  // cuda_sm90's dQ pass (d = 256): no accumulator
     float4* accum = reinterpret_cast<float4*>(args.dq_accum + row * p.head_dim);
     for (int c = column / 8; c < p.head_dim / 4; c += group_lanes) accum[c] = make_float4(0.f, 0.f, 0.f, 0.f);
   }

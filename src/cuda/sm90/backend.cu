@@ -12,6 +12,7 @@
 #include "backend.h"
 #include "cuda/sm80/backward_config.h"
 #include "cuda/sm80/kvcache_kernels.h"
+#include "cuda/sm90/backward_walk.h"  // kBackwardD256DqPass
 #include "cuda/sm90/forward_dispatch.h"
 
 // Which (head dims, dtype) kernels this build has (src/cuda/sm90/CMakeLists.txt).
@@ -205,8 +206,8 @@ template <int kHeadDim, typename Element, bool kBf16>
 cudaError_t dispatch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
   if constexpr (backward_compiled(kHeadDim, kBf16)) {
     const bool score_mods = args.p.softcap > 0.f || args.p.alibi_slopes != nullptr;
-    if constexpr (kHeadDim == 256) {  // default mode only (unsupported_reason)
-      if (args.p.deterministic) return cudaErrorInvalidConfiguration;
+    if constexpr (kHeadDim == 256) {  // one kernel for both modes under DQ_PASS, else the default mode only
+      if (args.p.deterministic && !kBackwardD256DqPass) return cudaErrorInvalidConfiguration;
       return score_mods ? run_backward<kHeadDim, Element, false, true>(args, stream)
                         : run_backward<kHeadDim, Element, false, false>(args, stream);
     } else if (score_mods) {
@@ -299,9 +300,9 @@ const char* unsupported_reason(const BackwardParams& p) noexcept {
            "FLASHATTN_HEAD_DIMS and FLASHATTN_DTYPES)";
   }
   if (p.dropout_p > 0.f) return "cuda_sm90's backward does not cover dropout; it runs on cuda_sm80";
-  if (p.head_dim == 256 && p.deterministic) {
-    return "cuda_sm90's backward at d = 256 has no deterministic mode (it adds dQ by atomics); it runs on "
-           "cuda_sm80";
+  if (p.head_dim == 256 && p.deterministic && !kBackwardD256DqPass) {
+    return "cuda_sm90's backward at d = 256 was built without its dQ pass (FLASHATTN_SM90_BWD_D256_DQ_PASS=0) "
+           "and has no deterministic mode then (it adds dQ by atomics); it runs on cuda_sm80";
   }
   if (p.heads_kv <= 0 || p.heads % p.heads_kv != 0) return "cuda_sm90: heads must be a multiple of heads_kv";
   if ((p.cu_seqlens_q == nullptr) != (p.cu_seqlens_k == nullptr))
@@ -315,7 +316,8 @@ const char* unsupported_reason(const BackwardParams& p) noexcept {
   const std::int64_t q_rows = p.cu_seqlens_q != nullptr ? p.q_rows : p.seqlen_q;
   const std::int64_t k_rows = p.cu_seqlens_k != nullptr ? p.k_rows : p.seqlen_k;
   if (p.seqlen_q > kMaxInt || p.seqlen_k > kMaxInt || q_rows > kMaxInt || k_rows > kMaxInt ||
-      (p.seqlen_k + 127) / 128 * p.batch * p.heads_kv > kMaxInt || p.batch * p.heads > kMaxInt) {
+      (p.seqlen_k + 127) / 128 * p.batch * p.heads_kv > kMaxInt || p.batch * p.heads > kMaxInt ||
+      (p.seqlen_q + 127) / 128 * p.batch * p.heads > kMaxInt) {
     return "cuda_sm90: problem too large for 32-bit tile indices";
   }
   return device_reason();
@@ -331,10 +333,15 @@ const char* unsupported_reason(const CombineParams&) noexcept {
 std::size_t workspace_size(const AttentionParams& p, int) noexcept {
   return forward_workspace_bytes(p, device_sm_count());
 }
+// Whether this call's dQ comes from the dQ pass (d = 256; backward_dq_kernel.h), which needs neither the dQ
+// accumulator nor the deterministic semaphores.
+bool backward_dq_pass(const BackwardParams& p) { return kBackwardD256DqPass && p.head_dim == 256; }
+
 // cuda_sm80's backward workspace (LSE, D, the dQ accumulator): its preprocess and postprocess run around
-// the main kernel.
+// the main kernel. The dQ pass needs LSE and D only, the layout's first arrays.
 std::size_t workspace_size(const BackwardParams& p, int) noexcept {
-  return cuda_sm80::backward_layout(p).total;
+  const cuda_sm80::BackwardLayout layout = cuda_sm80::backward_layout(p);
+  return backward_dq_pass(p) ? layout.dq_accum : layout.total;
 }
 std::size_t workspace_size(const CombineParams&, int) noexcept { return 0; }
 
@@ -372,7 +379,8 @@ Status run(const AttentionParams& p, const ExecutionContext& ctx) noexcept {
 }
 
 // preprocess (cuda_sm80: D, LSE in base 2, the dQ accumulator zeroed) -> [dsink] -> the main kernel ->
-// postprocess (cuda_sm80: dQ scaled and converted from the accumulator's DQ_BULK layout).
+// postprocess (cuda_sm80: dQ scaled and converted from the accumulator's DQ_BULK layout). d = 256 (DQ_PASS):
+// preprocess -> [dsink] -> the main kernel (dK, dV) -> the dQ pass (dQ), no accumulator.
 // The API calls it only with problems unsupported_reason accepts (as the forward's run).
 Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
   if (p.batch == 0 || p.heads == 0) return Status::ok_status();
@@ -384,9 +392,10 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
   args.rows_padded = layout.rows_padded;
   args.lse_log2 = reinterpret_cast<float*>(workspace + layout.lse);
   args.delta = reinterpret_cast<float*>(workspace + layout.delta);
-  args.dq_accum = reinterpret_cast<float*>(workspace + layout.dq_accum);
+  const bool dq_pass = backward_dq_pass(p);
+  args.dq_accum = dq_pass ? nullptr : reinterpret_cast<float*>(workspace + layout.dq_accum);
   args.m_blocks = static_cast<int>(layout.rows_padded / cuda_sm80::kBackwardBlockM);
-  if (p.deterministic) {  // the dQ turns' semaphores and the tile counter, zeroed by the preprocess
+  if (p.deterministic && !dq_pass) {  // the dQ turns' semaphores and the tile counter, zeroed by the preprocess
     args.dq_semaphore = reinterpret_cast<int*>(workspace + layout.semaphore);
     args.tile_counter = reinterpret_cast<unsigned long long*>(workspace + layout.tile_counter);
   }
@@ -403,7 +412,8 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
   if (p.sink != nullptr && p.dsink != nullptr) {
     if (cudaError_t e = aux(1); e != cudaSuccess) return cuda_status(e, "backward dsink launch");
   }
-  if (p.seqlen_k > 0) {
+  // (Without keys the dQ pass still runs: it writes dQ's zeros.)
+  if (p.seqlen_k > 0 || dq_pass) {
     const cudaError_t e = p.head_dim == 64 ? (bf16 ? dispatch_backward<64, __nv_bfloat16, true>(args, stream)
                                                    : dispatch_backward<64, __half, false>(args, stream))
                           : p.head_dim == 128
@@ -416,7 +426,7 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
     }
     if (e != cudaSuccess) return cuda_status(e, "backward launch");
   }
-  if (p.seqlen_q > 0) {
+  if (p.seqlen_q > 0 && !dq_pass) {
     if (cudaError_t e = aux(2); e != cudaSuccess) return cuda_status(e, "backward postprocess launch");
   }
   return Status::ok_status();

@@ -81,7 +81,11 @@ struct BackwardConfig {
   // each dQ reduction in its turn (backward_reduce_dq).
   static constexpr bool kDeterministic = kDeterministic_;
   static_assert(!kSplitHeadDim || (kConsumers == 2 && !kDeterministic),
-                "d = 256: two consumers splitting the columns, dQ added by atomics in no fixed order");
+                "d = 256: two consumers splitting the columns, dQ added by atomics in no fixed order or (DQ_PASS) "
+                "computed by a kernel of its own");
+  // DQ_PASS (backward_walk.h; d = 256): this kernel computes dK and dV only; dQ comes from
+  // backward_dq_kernel, which writes it once (no accumulator, no atomics, no postprocess).
+  static constexpr bool kDqPass = kSplitHeadDim && kBackwardD256DqPass;
   // SCORE_MODS: softcap and / or ALiBi modify the scores before the softmax (a tanh and its derivative, a
   // distance bias per element): the probabilities wait for dP^T's GEMM too, so that each element's P^T and
   // dS^T come from one pass and the tanh's derivative needs no registers of its own (backward_consumer).
@@ -184,6 +188,12 @@ struct BackwardKernelParams {
   float softcap_in = 0.f, softcap_log2 = 0.f;
   const float* alibi_slopes = nullptr;
   std::int64_t alibi_batch_stride = 0;
+  // The dQ pass (d = 256, BackwardConfig::kDqPass; backward_dq_kernel.h): dQ itself, and the blocks of
+  // BackwardDqConfig::kBlockM query rows per (sequence, head) of the longest sequence. (Last, so that the
+  // other kernels' parameter offsets stay as they were.)
+  void* dq = nullptr;
+  std::int64_t dq_batch_stride = 0, dq_row_stride = 0, dq_head_stride = 0;
+  int q_blocks = 0;
 };
 
 // The CTA's (key block, K/V head, sequence): key blocks fastest, so that the CTAs running at once share
@@ -340,8 +350,11 @@ __device__ void backward_producer(const BackwardKernelParams& p, const BackwardS
 }
 
 // 64 x kN (keys x query rows) = A (64 key rows, K-major) * B^T (kN query rows, K-major) over the head dim:
-// S^T from K and Q, dP^T from V and dO (kN = 32: a d = 256 consumer's half of the query block).
-template <class Config, int kN = 64>
+// S^T from K and Q, dP^T from V and dO (kN = 32: a d = 256 consumer's half of the query block). The operands'
+// 64-column chunks lie kAChunkBytes / kBChunkBytes apart; the dQ pass swaps the roles (A = 64 query rows, B =
+// the keys: S and dP).
+template <class Config, int kN = 64, int kAChunkBytes = Config::kKChunkBytes,
+          int kBChunkBytes = Config::kQChunkBytes>
 __device__ __forceinline__ void backward_gemm_transposed_scores(float (&acc)[kN / 2], std::uint32_t a,
                                                                 std::uint32_t b) {
   const std::uint64_t desc_a0 = ptx::make_smem_desc_sw128(a, 16, 1024);
@@ -350,19 +363,20 @@ __device__ __forceinline__ void backward_gemm_transposed_scores(float (&acc)[kN 
   for (int kk = 0; kk < Config::kHeadDim / 16; ++kk) {
     const int offset = (kk % 4) * 32;  // 16 elements = 32 bytes along the swizzled row
     ptx::wgmma_m64k16_ss<kN, typename Config::Element>(
-        acc, ptx::smem_desc_moved(desc_a0, (kk / 4) * Config::kKChunkBytes + offset, 0),
-        ptx::smem_desc_moved(desc_b0, (kk / 4) * Config::kQChunkBytes + offset, 0), kk > 0 ? 1 : 0);
+        acc, ptx::smem_desc_moved(desc_a0, (kk / 4) * kAChunkBytes + offset, 0),
+        ptx::smem_desc_moved(desc_b0, (kk / 4) * kBChunkBytes + offset, 0), kk > 0 ? 1 : 0);
   }
 }
 
 // acc (64 keys x d) += A (64 keys x 64 query rows, from registers) * B (64 query rows x d, N-major: the Q or
-// dO stage, whose rows are the K steps): dV += P^T dO, dK += dS^T Q.
-template <class Config>
+// dO stage, whose rows are the K steps): dV += P^T dO, dK += dS^T Q. The dQ pass: dQ (64 query rows x d) +=
+// dS (64 rows x 64 keys) K (the K stage, 64-column chunks kBChunkBytes apart).
+template <class Config, int kBChunkBytes = Config::kQChunkBytes>
 __device__ __forceinline__ void backward_gemm_key_gradient(float (&acc)[Config::kHeadDim / 2],
                                                            const std::uint32_t (&a)[4][4], std::uint32_t b) {
-  const std::uint64_t desc0 = ptx::make_smem_desc_sw128(b, Config::kQChunkBytes, 1024);
+  const std::uint64_t desc0 = ptx::make_smem_desc_sw128(b, kBChunkBytes, 1024);
 #pragma unroll
-  for (int kk = 0; kk < Config::kBlockM / 16; ++kk) {
+  for (int kk = 0; kk < 4; ++kk) {  // 64 rows of B: the A fragments' four k-steps
     ptx::wgmma_m64k16_rs_tb<Config::kHeadDim, typename Config::Element>(
         acc, a[kk], ptx::smem_desc_moved(desc0, kk * 16 * Config::kRowBytes, 0), 1);
   }
@@ -399,8 +413,31 @@ __device__ __forceinline__ void backward_gemm_dq(float (&acc)[32], std::uint32_t
   }
 }
 
+// Stores 64 rows x kCols columns (from column0) of a warpgroup's accumulator times `scale` to the rows
+// row0 + first .. of `head` (first: the warpgroup's first row within the sequence; rows at or past `rows`
+// are not written): dK, dV (key rows) and the dQ pass's dQ (query rows).
+template <class Config, int kCols>
+__device__ __forceinline__ void backward_store_rows(typename Config::Element* head, std::int64_t row_stride,
+                                                    int row0, int first, int rows, const float (&acc)[kCols / 2],
+                                                    float scale, int thread, int column0) {
+  using Element = typename Config::Element;
+  const int lane = thread % 32;
+  const int key = first + 16 * (thread / 32) + lane / 4;  // and key + 8
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int j = key + 8 * half;
+    if (j >= rows) continue;
+    Element* row = head + (static_cast<std::int64_t>(row0) + j) * row_stride + column0 + 2 * (lane % 4);
+#pragma unroll
+    for (int c = 0; c < kCols / 8; ++c) {
+      *reinterpret_cast<std::uint32_t*>(row + 8 * c) =
+          pack_pair<Element>(acc[4 * c + 2 * half] * scale, acc[4 * c + 2 * half + 1] * scale);
+    }
+  }
+}
+
 // Stores dK or dV (64 keys x kCols columns from column0 of this warpgroup, accumulator layout) times `scale`
-// to global memory; rows at or past `rows` (the sequence's keys in dK / dV) are not written.
+// to global memory; rows at or past the sequence's keys in dK / dV are not written.
 template <class Config, int kCols = Config::kHeadDim>
 __device__ __forceinline__ void backward_store_key_rows(void* base, std::int64_t batch_stride,
                                                         std::int64_t row_stride, std::int64_t head_stride,
@@ -408,20 +445,9 @@ __device__ __forceinline__ void backward_store_key_rows(void* base, std::int64_t
                                                         int first_key, const float (&acc)[kCols / 2],
                                                         float scale, int thread, int column0 = 0) {
   using Element = typename Config::Element;
-  const int lane = thread % 32;
-  const int key = first_key + 16 * (thread / 32) + lane / 4;  // and key + 8
   Element* head = static_cast<Element*>(base) + tile.batch * batch_stride + tile.head_kv * head_stride;
-#pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int j = key + 8 * half;
-    if (j >= seq.k_allocated) continue;
-    Element* row = head + (static_cast<std::int64_t>(seq.k_row0) + j) * row_stride + column0 + 2 * (lane % 4);
-#pragma unroll
-    for (int c = 0; c < kCols / 8; ++c) {
-      *reinterpret_cast<std::uint32_t*>(row + 8 * c) =
-          pack_pair<Element>(acc[4 * c + 2 * half] * scale, acc[4 * c + 2 * half + 1] * scale);
-    }
-  }
+  backward_store_rows<Config, kCols>(head, row_stride, seq.k_row0, first_key, seq.k_allocated, acc, scale,
+                                     thread, column0);
 }
 
 // A bulk reduction of a staged dQ tile into the accumulator rows `rows`. Deterministic mode: in its turn
@@ -801,7 +827,7 @@ __device__ __forceinline__ void backward_add_dq_slice(float* rows, int column0, 
 //   P^T and dS^T (as backward_consumer's) staged in shared memory (buffers step % 2) for both consumers,
 //   one barrier of both, then from the staged tiles dV[:, 128 w ..] += P^T dO and dK[:, 128 w ..] += dS^T Q
 //   (m64n128) and dQ[:, 128 w ..] = dS K in two 64-column slices, each added to the accumulator while the
-//   next computes (backward_add_dq_slice).
+//   next computes (backward_add_dq_slice). Under kDqPass (the default) no dQ: backward_dq_kernel's.
 // A staged buffer is rewritten two steps later, after both consumers have passed the barrier of the step
 // between, which each reaches only once its GEMMs of the step before have completed.
 template <class Config>
@@ -828,8 +854,9 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
 
   for (int g = 0; g < p.group; ++g) {
     const int head = tile.head_kv * p.group + g;
-    float* dq_rows = p.dq_accum + (static_cast<std::int64_t>(tile.batch) * p.heads + head) *
-                                      static_cast<std::int64_t>(p.rows_padded) * Config::kHeadDim;
+    [[maybe_unused]] float* dq_rows =
+        p.dq_accum + (static_cast<std::int64_t>(tile.batch) * p.heads + head) *
+                         static_cast<std::int64_t>(p.rows_padded) * Config::kHeadDim;
     [[maybe_unused]] const float slope_log2 = backward_alibi_slope_log2<Config>(p, tile.batch, head);
     for (int m = seq.m_begin; m < seq.m_end; ++m, ++step) {
       const int stage = step % Config::kStages;
@@ -899,29 +926,38 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
       ptx::fence_proxy_async_shared_cta();
       ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
 
-      float dq[2][32];
-      float* rows = dq_rows + static_cast<std::int64_t>(i0) * Config::kHeadDim;
-      // dQ's slices first, so that their atomics run beside dV's and dK's GEMMs (s61_d256ab.sh, H200:
-      // 0.93-0.97x the time of dV and dK first).
-      ptx::wgmma_fence();
-#pragma unroll
-      for (int slice = 0; slice < 2; ++slice) {
-        backward_gemm_dq<Config, Config::kBlockN>(dq[slice], smem.ds(step % 2),
-                                                  smem.k() + (2 * consumer + slice) * Config::kKChunkBytes);
+      if constexpr (Config::kDqPass) {
+        ptx::wgmma_fence();
+        backward_gemm_key_gradient_staged<Config>(dv, smem.p(step % 2),
+                                                  smem.dout(stage) + 2 * consumer * Config::kQChunkBytes);
+        backward_gemm_key_gradient_staged<Config>(dk, smem.ds(step % 2),
+                                                  smem.q(stage) + 2 * consumer * Config::kQChunkBytes);
         ptx::wgmma_commit_group();
+      } else {
+        float dq[2][32];
+        float* rows = dq_rows + static_cast<std::int64_t>(i0) * Config::kHeadDim;
+        // dQ's slices first, so that their atomics run beside dV's and dK's GEMMs (s61_d256ab.sh, H200:
+        // 0.93-0.97x the time of dV and dK first).
+        ptx::wgmma_fence();
+#pragma unroll
+        for (int slice = 0; slice < 2; ++slice) {
+          backward_gemm_dq<Config, Config::kBlockN>(dq[slice], smem.ds(step % 2),
+                                                    smem.k() + (2 * consumer + slice) * Config::kKChunkBytes);
+          ptx::wgmma_commit_group();
+        }
+        backward_gemm_key_gradient_staged<Config>(dv, smem.p(step % 2),
+                                                  smem.dout(stage) + 2 * consumer * Config::kQChunkBytes);
+        ptx::wgmma_commit_group();
+        backward_gemm_key_gradient_staged<Config>(dk, smem.ds(step % 2),
+                                                  smem.q(stage) + 2 * consumer * Config::kQChunkBytes);
+        ptx::wgmma_commit_group();
+        ptx::wgmma_wait_group<3>();
+        ptx::wgmma_fence_operand(dq[0]);
+        backward_add_dq_slice<Config>(rows, kColumns * consumer, dq[0], thread);
+        ptx::wgmma_wait_group<2>();
+        ptx::wgmma_fence_operand(dq[1]);
+        backward_add_dq_slice<Config>(rows, kColumns * consumer + 64, dq[1], thread);
       }
-      backward_gemm_key_gradient_staged<Config>(dv, smem.p(step % 2),
-                                                smem.dout(stage) + 2 * consumer * Config::kQChunkBytes);
-      ptx::wgmma_commit_group();
-      backward_gemm_key_gradient_staged<Config>(dk, smem.ds(step % 2),
-                                                smem.q(stage) + 2 * consumer * Config::kQChunkBytes);
-      ptx::wgmma_commit_group();
-      ptx::wgmma_wait_group<3>();
-      ptx::wgmma_fence_operand(dq[0]);
-      backward_add_dq_slice<Config>(rows, kColumns * consumer, dq[0], thread);
-      ptx::wgmma_wait_group<2>();
-      ptx::wgmma_fence_operand(dq[1]);
-      backward_add_dq_slice<Config>(rows, kColumns * consumer + 64, dq[1], thread);
       // dV and dK done: the stage's Q and dO are no longer read.
       ptx::wgmma_wait_group<0>();
       ptx::mbarrier_arrive(smem.empty(stage));

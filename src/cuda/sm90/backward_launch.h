@@ -1,12 +1,14 @@
-// Host side of the Hopper backward main kernel (backward_kernel.h): its tensor maps, parameters and
-// launch. The preprocess and postprocess around it are cuda_sm80's (backward_aux_kernels.h), which own
-// the workspace layout (LSE, D, the dQ accumulator in its DQ_BULK layout).
+// Host side of the Hopper backward main kernel (backward_kernel.h) and, at d = 256, the dQ pass
+// (backward_dq_kernel.h): their tensor maps, parameters and launches. The preprocess and postprocess around
+// them are cuda_sm80's (backward_aux_kernels.h), which own the workspace layout (LSE, D, the dQ accumulator
+// in its DQ_BULK layout; the dQ pass uses neither the accumulator nor the postprocess).
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include "common/params.h"
 #include "cuda/sm80/backward_config.h"
+#include "cuda/sm90/backward_dq_kernel.h"
 #include "cuda/sm90/backward_kernel.h"
 #include "cuda/sm90/tensor_map.h"
 
@@ -22,15 +24,17 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
   const std::int64_t k_rows = varlen ? p.k_rows : p.seqlen_k;
   const std::int64_t map_batch = varlen ? 1 : p.batch;
   BackwardKernelParams k{};
+  // (No keys, which only the dQ pass is launched for, writing zeros: no K / V maps, none read.)
   const bool maps_ok =
       encode_tile_map(&k.maps.q, p.dtype, p.q.data, kHeadDim, q_rows, p.heads, map_batch, p.q.row_stride,
                       p.q.head_stride, p.q.batch_stride, Config::kBlockM) &&
       encode_tile_map(&k.maps.dout, p.dtype, p.dout.data, kHeadDim, q_rows, p.heads, map_batch,
                       p.dout.row_stride, p.dout.head_stride, p.dout.batch_stride, Config::kBlockM) &&
-      encode_tile_map(&k.maps.k, p.dtype, p.k.data, kHeadDim, k_rows, p.heads_kv, map_batch, p.k.row_stride,
-                      p.k.head_stride, p.k.batch_stride, Config::kBlockN) &&
-      encode_tile_map(&k.maps.v, p.dtype, p.v.data, kHeadDim, k_rows, p.heads_kv, map_batch, p.v.row_stride,
-                      p.v.head_stride, p.v.batch_stride, Config::kBlockN);
+      (p.seqlen_k == 0 ||
+       (encode_tile_map(&k.maps.k, p.dtype, p.k.data, kHeadDim, k_rows, p.heads_kv, map_batch, p.k.row_stride,
+                        p.k.head_stride, p.k.batch_stride, Config::kBlockN) &&
+        encode_tile_map(&k.maps.v, p.dtype, p.v.data, kHeadDim, k_rows, p.heads_kv, map_batch, p.v.row_stride,
+                        p.v.head_stride, p.v.batch_stride, Config::kBlockN)));
   if (!maps_ok) return cudaErrorInvalidValue;
   k.lse_log2 = args.lse_log2;
   k.delta = args.delta;
@@ -78,7 +82,6 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
     return cudaErrorInvalidConfiguration;
 
   const std::int64_t tiles = key_blocks * p.heads_kv * p.batch;
-  if (tiles == 0) return cudaSuccess;
   k.total_tiles = static_cast<int>(tiles);
   // One CTA a SM at most where the kernel is persistent (BackwardConfig::kPersistent) and every tile has the
   // same work (no mask band, one length for all sequences), else one per tile. Under a causal mask the static
@@ -95,29 +98,53 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
       return e;
     if (ctas > sms) ctas = sms;
   }
-  const auto kernel = backward_kernel<Config>;
-  if (cudaError_t e =
-          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Config::kSmemBytes);
-      e != cudaSuccess) {
-    return e;
+  if (tiles > 0) {
+    const auto kernel = backward_kernel<Config>;
+    if (cudaError_t e =
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Config::kSmemBytes);
+        e != cudaSuccess) {
+      return e;
+    }
+    kernel<<<static_cast<unsigned>(ctas), Config::kThreads, Config::kSmemBytes, stream>>>(k);
+    if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   }
-  kernel<<<static_cast<unsigned>(ctas), Config::kThreads, Config::kSmemBytes, stream>>>(k);
-  return cudaGetLastError();
+  if constexpr (Config::kDqPass) {
+    using DqConfig = BackwardDqConfig<Config>;
+    k.dq = p.dq.data;
+    k.dq_batch_stride = p.dq.batch_stride, k.dq_row_stride = p.dq.row_stride,
+    k.dq_head_stride = p.dq.head_stride;
+    const std::int64_t q_blocks = (p.seqlen_q + DqConfig::kBlockM - 1) / DqConfig::kBlockM;
+    k.q_blocks = static_cast<int>(q_blocks);
+    // (unsupported_reason bounds this by 32-bit indices.)
+    const std::int64_t dq_tiles = q_blocks * p.heads * p.batch;
+    if (dq_tiles > 0) {
+      const auto kernel = backward_dq_kernel<DqConfig>;
+      if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               DqConfig::kSmemBytes);
+          e != cudaSuccess) {
+        return e;
+      }
+      kernel<<<static_cast<unsigned>(dq_tiles), DqConfig::kThreads, DqConfig::kSmemBytes, stream>>>(k);
+      if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+    }
+  }
+  return cudaSuccess;
 }
 
 // The kernel of (head dim, element type, deterministic mode, softcap / ALiBi) for this call: at d = 64, three
 // consumer warpgroups (192-key blocks) from 2048 keys, two (128-key blocks) below and in deterministic mode
-// (BackwardConfig::kConsumers; two with softcap / ALiBi); at d = 256 the split-column kernel (64-key blocks,
-// default mode only). Deterministic mode needs args.dq_semaphore and args.tile_counter (zeroed by the
+// (BackwardConfig::kConsumers; two with softcap / ALiBi); at d = 256 the split-column kernel (64-key blocks)
+// and the dQ pass, both modes (kDeterministic false). Deterministic mode needs args.dq_semaphore and args.tile_counter (zeroed by the
 // preprocess); kScoreMods exactly the calls with softcap or ALiBi.
 template <int kHeadDim, typename Element, bool kDeterministic, bool kScoreMods>
 cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
   if constexpr (kHeadDim == 256) {
     static_assert(!kDeterministic,
-                  "d = 256 has no deterministic mode (unsupported_reason routes it to cuda_sm80)");
-    // dQ added from registers in the plain row layout (BackwardConfig::kSplitHeadDim): the postprocess must
-    // read that layout.
-    if (args.dq_bulk) return cudaErrorInvalidConfiguration;
+                  "d = 256 has one kernel for both modes (the dQ pass's order is fixed), or under DQ_PASS 0 no "
+                  "deterministic mode (unsupported_reason routes it to cuda_sm80)");
+    // DQ_PASS: no accumulator (run() passes none); otherwise dQ added from registers in the plain row layout
+    // (BackwardConfig::kSplitHeadDim): the postprocess must read that layout.
+    if (kBackwardD256DqPass ? args.dq_accum != nullptr : args.dq_bulk) return cudaErrorInvalidConfiguration;
     return launch_backward<BackwardConfig<kHeadDim, Element, 2, false, kScoreMods>>(args, stream);
   } else if constexpr (kDeterministic) {
     return launch_backward<BackwardConfig<kHeadDim, Element, 2, true, kScoreMods>>(args, stream);

@@ -1,8 +1,8 @@
 // The Hopper backward's walk over one key block's work, host-compilable (tests/backward_walk_test.cpp checks
 // it over shapes far beyond the GPU suites): the sequence lengths a tile works with, the query blocks that
-// see its key block, and the last key block that reaches a query block (the base of deterministic mode's dQ
-// turns, whose every value must be reached exactly once, or a turn's wait never ends). P is any struct with
-// the fields of BackwardKernelParams used here.
+// see its key block, the last key block that reaches a query block (the base of deterministic mode's dQ
+// turns, whose every value must be reached exactly once, or a turn's wait never ends), and the dQ pass's key
+// blocks of a query block. P is any struct with the fields of BackwardKernelParams used here.
 #pragma once
 
 #include <cstdint>
@@ -16,13 +16,23 @@ namespace flashattn::detail::cuda_sm90 {
 struct BackwardSequence {
   int q = 0, k = 0;            // rows taking part (seqused applied)
   int k_allocated = 0;         // key rows of the sequence in dK / dV (zeros past k)
-  int q_row0 = 0, k_row0 = 0;  // first row in the maps / dK, dV
+  int q_allocated = 0;         // query rows of the sequence in dQ (zeros past q)
+  int q_row0 = 0, k_row0 = 0;  // first row in the maps / dQ, dK, dV
   int map_batch = 0;           // the maps' batch coordinate
   int m_begin = 0,
       m_end = 0;  // query blocks (of kBackwardQueryRows rows) that see any key of this CTA's block
 };
 
 inline constexpr int kBackwardQueryRows = 64;  // query rows per step
+
+// DQ_PASS (default 1): at d = 256 the main kernel computes dK and dV only, and dQ comes from a kernel of its
+// own (backward_dq_kernel.h) that walks the keys for each block of query rows and writes dQ once, without
+// the fp32 accumulator, its reductions or the postprocess, in a fixed order (so deterministic mode at d = 256
+// is the default mode). 0: the main kernel adds dQ to the accumulator by atomics (session 61's form).
+#ifndef FLASHATTN_SM90_BWD_D256_DQ_PASS
+#define FLASHATTN_SM90_BWD_D256_DQ_PASS 1
+#endif
+inline constexpr bool kBackwardD256DqPass = FLASHATTN_SM90_BWD_D256_DQ_PASS != 0;
 
 // The device's min / max (the kernels' code as it was before this header), the host's equivalent.
 FLASHATTN_HD int walk_min(int a, int b) {
@@ -56,6 +66,7 @@ FLASHATTN_HD BackwardSequence backward_sequence(const P& p, int b, int n0) {
   } else {
     s.k = p.seqlen_k;
   }
+  s.q_allocated = s.q;
   s.k_allocated = s.k;
   if (p.seqused_q != nullptr) s.q = p.seqused_q[b];
   if (p.seqused_k != nullptr) s.k = p.seqused_k[b];
@@ -88,6 +99,29 @@ FLASHATTN_HD int backward_last_block_reaching(const P& p, const BackwardSequence
     last = walk_min(last, (kBackwardQueryRows * (m + 1) - 1 + (seq.k - seq.q) + p.window_right) / kBlockN);
   }
   return last;
+}
+
+// The dQ pass (d = 256, backward_dq_kernel.h): the key blocks [n_begin, n_end) of kBlockN keys that any of
+// the query rows [i0, i0 + rows) of a sequence sees (n_begin == n_end: none, dQ is zero there). Rows at or
+// past the sequence's queries see nothing.
+struct BackwardQueryWalk {
+  int n_begin = 0, n_end = 0;
+};
+
+template <int kBlockN, class P>
+FLASHATTN_HD BackwardQueryWalk backward_query_walk(const P& p, const BackwardSequence& s, int i0, int rows) {
+  BackwardQueryWalk w;
+  const int last_row = walk_min(i0 + rows, s.q) - 1;
+  if (last_row < i0 || s.k <= 0) return w;
+  // Row i sees keys [i + offset - window_left, i + offset + window_right] within [0, k) (backward_sequence).
+  const int offset = s.k - s.q;
+  int first_key = 0, last_key = s.k - 1;
+  if (p.window_left >= 0) first_key = walk_max(first_key, i0 + offset - p.window_left);
+  if (p.window_right >= 0) last_key = walk_min(last_key, last_row + offset + p.window_right);
+  if (first_key > last_key) return w;
+  w.n_begin = first_key / kBlockN;
+  w.n_end = last_key / kBlockN + 1;
+  return w;
 }
 
 }  // namespace flashattn::detail::cuda_sm90
