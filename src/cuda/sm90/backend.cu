@@ -413,7 +413,7 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
     if (cudaError_t e = aux(1); e != cudaSuccess) return cuda_status(e, "backward dsink launch");
   }
   // (Without keys the dQ pass still runs: it writes dQ's zeros.)
-  if (p.seqlen_k > 0 || dq_pass) {
+  if (p.seqlen_k > 0 || (dq_pass && p.seqlen_q > 0)) {
     const cudaError_t e = p.head_dim == 64 ? (bf16 ? dispatch_backward<64, __nv_bfloat16, true>(args, stream)
                                                    : dispatch_backward<64, __half, false>(args, stream))
                           : p.head_dim == 128
