@@ -170,9 +170,9 @@ std::vector<BackwardCase> backward_cases() {
   cases.push_back({false, 1, 700, 200, 2, 1, 128, 128, DType::float16, {MaskKind::causal_left, 30.f, AlibiKind::per_head}, Layout::padded, true});
   cases.push_back({true, 4, 300, 450, 2, 2, 64, 64, DType::bfloat16, {MaskKind::causal, 1.5f, AlibiKind::none, 0.f, true}, Layout::contiguous, true, true, false});
   // Its d = 256 kernels (dK / dV: 64-key blocks, the columns split between the consumers; dQ: the dQ pass, 128
-  // query rows a CTA, or under DQ_PASS 0 added by atomics): partial blocks, GQA / MQA, masks with sq < sk and
-  // sq > sk, varlen with seqused and empty sequences, a sink, softcap (saturated) and ALiBi, every layout;
-  // deterministic mode (the same kernels under the dQ pass).
+  // query rows a CTA): partial blocks, GQA / MQA, masks with sq < sk and sq > sk, varlen with seqused and
+  // empty sequences, a sink, softcap (saturated) and ALiBi, every layout; deterministic mode (the same
+  // kernels).
   cases.push_back({false, 2, 300, 517, 4, 2, 256, 256, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
   cases.push_back({false, 1, 517, 300, 4, 1, 256, 256, DType::float16, {MaskKind::local, 0.f, AlibiKind::none, 0.f, true}, Layout::padded});
   cases.push_back({true, 3, 400, 333, 4, 4, 256, 256, DType::bfloat16, {MaskKind::causal_left, 30.f}, Layout::heads_major, false, true, true});

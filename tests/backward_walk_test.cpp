@@ -25,8 +25,8 @@ namespace {
 
 using detail::cuda_sm90::backward_last_block_reaching;
 using detail::cuda_sm90::backward_query_walk;
-using detail::cuda_sm90::BackwardQueryWalk;
 using detail::cuda_sm90::backward_sequence;
+using detail::cuda_sm90::BackwardQueryWalk;
 using detail::cuda_sm90::BackwardSequence;
 using detail::cuda_sm90::kBackwardQueryRows;
 
@@ -152,7 +152,8 @@ void check_query_walk(const DrawnProblem& d) {
           if (!visible(i, j)) continue;
           seen[j / kBlockN] = 1;
           ASSERT_TRUE(j / kBlockN >= w.n_begin && j / kBlockN < w.n_end)
-              << d.label << ": sequence " << b << " query " << i << " key " << j << " outside its query block's "
+              << d.label << ": sequence " << b << " query " << i << " key " << j
+              << " outside its query block's "
               << "key blocks [" << w.n_begin << ", " << w.n_end << ")";
         }
       }

@@ -244,7 +244,8 @@ TEST_P(DeterminismTest, BackwardSoftcapAlibiD256) {
   FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
   SCOPED_TRACE(seed_trace());
   check_backward_deterministic(
-      backend, {false, 2, 300, 450, 2, 1, 256, DType::float16, {MaskKind::causal, 30.f, AlibiKind::per_head}});
+      backend,
+      {false, 2, 300, 450, 2, 1, 256, DType::float16, {MaskKind::causal, 30.f, AlibiKind::per_head}});
 }
 
 // One forward call on fresh device bindings: its status and its outputs (out, lse) fetched.

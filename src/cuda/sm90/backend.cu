@@ -12,7 +12,6 @@
 #include "backend.h"
 #include "cuda/sm80/backward_config.h"
 #include "cuda/sm80/kvcache_kernels.h"
-#include "cuda/sm90/backward_walk.h"  // kBackwardD256DqPass
 #include "cuda/sm90/forward_dispatch.h"
 
 // Which (head dims, dtype) kernels this build has (src/cuda/sm90/CMakeLists.txt).
@@ -206,8 +205,7 @@ template <int kHeadDim, typename Element, bool kBf16>
 cudaError_t dispatch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
   if constexpr (backward_compiled(kHeadDim, kBf16)) {
     const bool score_mods = args.p.softcap > 0.f || args.p.alibi_slopes != nullptr;
-    if constexpr (kHeadDim == 256) {  // one kernel for both modes under DQ_PASS, else the default mode only
-      if (args.p.deterministic && !kBackwardD256DqPass) return cudaErrorInvalidConfiguration;
+    if constexpr (kHeadDim == 256) {  // one kernel for both modes (BackwardConfig::kSplitHeadDim)
       return score_mods ? run_backward<kHeadDim, Element, false, true>(args, stream)
                         : run_backward<kHeadDim, Element, false, false>(args, stream);
     } else if (score_mods) {
@@ -300,10 +298,6 @@ const char* unsupported_reason(const BackwardParams& p) noexcept {
            "FLASHATTN_HEAD_DIMS and FLASHATTN_DTYPES)";
   }
   if (p.dropout_p > 0.f) return "cuda_sm90's backward does not cover dropout; it runs on cuda_sm80";
-  if (p.head_dim == 256 && p.deterministic && !kBackwardD256DqPass) {
-    return "cuda_sm90's backward at d = 256 was built without its dQ pass (FLASHATTN_SM90_BWD_D256_DQ_PASS=0) "
-           "and has no deterministic mode then (it adds dQ by atomics); it runs on cuda_sm80";
-  }
   if (p.heads_kv <= 0 || p.heads % p.heads_kv != 0) return "cuda_sm90: heads must be a multiple of heads_kv";
   if ((p.cu_seqlens_q == nullptr) != (p.cu_seqlens_k == nullptr))
     return "cuda_sm90's backward needs cu_seqlens_q and cu_seqlens_k together";
@@ -335,7 +329,7 @@ std::size_t workspace_size(const AttentionParams& p, int) noexcept {
 }
 // Whether this call's dQ comes from the dQ pass (d = 256; backward_dq_kernel.h), which needs neither the dQ
 // accumulator nor the deterministic semaphores.
-bool backward_dq_pass(const BackwardParams& p) { return kBackwardD256DqPass && p.head_dim == 256; }
+bool backward_dq_pass(const BackwardParams& p) { return p.head_dim == 256; }
 
 // cuda_sm80's backward workspace (LSE, D, the dQ accumulator): its preprocess and postprocess run around
 // the main kernel. The dQ pass needs LSE and D only, the layout's first arrays.
@@ -379,7 +373,7 @@ Status run(const AttentionParams& p, const ExecutionContext& ctx) noexcept {
 }
 
 // preprocess (cuda_sm80: D, LSE in base 2, the dQ accumulator zeroed) -> [dsink] -> the main kernel ->
-// postprocess (cuda_sm80: dQ scaled and converted from the accumulator's DQ_BULK layout). d = 256 (DQ_PASS):
+// postprocess (cuda_sm80: dQ scaled and converted from the accumulator's DQ_BULK layout). d = 256:
 // preprocess -> [dsink] -> the main kernel (dK, dV) -> the dQ pass (dQ), no accumulator.
 // The API calls it only with problems unsupported_reason accepts (as the forward's run).
 Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
@@ -395,14 +389,14 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
   const bool dq_pass = backward_dq_pass(p);
   args.dq_accum = dq_pass ? nullptr : reinterpret_cast<float*>(workspace + layout.dq_accum);
   args.m_blocks = static_cast<int>(layout.rows_padded / cuda_sm80::kBackwardBlockM);
-  if (p.deterministic && !dq_pass) {  // the dQ turns' semaphores and the tile counter, zeroed by the preprocess
+  if (p.deterministic &&
+      !dq_pass) {  // the dQ turns' semaphores and the tile counter, zeroed by the preprocess
     args.dq_semaphore = reinterpret_cast<int*>(workspace + layout.semaphore);
     args.tile_counter = reinterpret_cast<unsigned long long*>(workspace + layout.tile_counter);
   }
   args.scale_log2 = p.scale * 1.4426950408889634f;
-  // The main kernel writes the accumulator in the DQ_BULK layout, except at d = 256 (atomic adds from
-  // registers, the plain row layout: BackwardConfig::kSplitHeadDim).
-  args.dq_bulk = p.head_dim != 256;
+  // The main kernel writes the accumulator in the DQ_BULK layout (d = 256: no accumulator, the dQ pass).
+  args.dq_bulk = !dq_pass;
   const bool bf16 = p.dtype == DType::bfloat16;
   auto aux = [&](int which) {
     return bf16 ? cuda_sm80::launch_backward_aux<__nv_bfloat16>(args, which, stream)

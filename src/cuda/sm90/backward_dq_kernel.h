@@ -1,11 +1,12 @@
-// The Hopper backward's dQ pass (d = dv = 256; BackwardConfig::kDqPass): dQ = scale dS K for one block of
-// query rows per CTA, walking the keys, while the main kernel (backward_kernel.h) computes dK and dV only.
+// The Hopper backward's dQ pass (d = dv = 256; BackwardConfig::kSplitHeadDim): dQ = scale dS K for one block
+// of query rows per CTA, walking the keys, while the main kernel (backward_kernel.h) computes dK and dV only.
 // The main kernel's 64-key blocks would add dQ into an fp32 accumulator once per key block: at d = 256 those
 // reductions were half its time (session 61: 64 KB into L2 per 64 x 64 step). Here dQ stays in registers
 // and is written once, converted: no accumulator, no reductions, no postprocess, the same sums in the same
 // order on every call (deterministic). The price is S and dP computed a second time (3 GEMMs here beside the
 // main kernel's 4, against 5 in one kernel).
-//   warpgroup 0  producer: one thread loads the CTA's Q and dO (128 rows) once, then K and V of each key block
+//   warpgroup 0  producer: one thread loads the CTA's Q and dO (128 rows) once, then K and V of each key
+//   block
 //                the rows see (backward_query_walk) into K stages (two) and a V stage (one);
 //   warpgroups 1, 2  consumers: query rows [64 w, + 64) of the block each. Per key block of 64 keys:
 //                S = Q K^T and dP = dO V^T (m64n64, shared-memory operands), P = exp2(S scale log2 e - LSE
@@ -20,7 +21,8 @@
 
 #include <cstdint>
 
-#include "cuda/sm90/backward_kernel.h"
+#include "cuda/ptx/grid_dependency.h"
+#include "cuda/sm90/backward_kernel.h"  // also FLASHATTN_SM90_BWD_DQ_OVERLAP
 
 namespace flashattn::detail::cuda_sm90 {
 
@@ -28,7 +30,7 @@ template <class Main>
 struct BackwardDqConfig {
   using Element = typename Main::Element;
   static constexpr int kHeadDim = Main::kHeadDim;
-  static_assert(kHeadDim == 256, "the dQ pass is d = 256's (BackwardConfig::kDqPass)");
+  static_assert(kHeadDim == 256, "the dQ pass is d = 256's (BackwardConfig::kSplitHeadDim)");
   static constexpr bool kScoreMods = Main::kScoreMods;
   static constexpr int kConsumers = 2;
   static constexpr int kBlockM = 64 * kConsumers;  // query rows per CTA
@@ -43,7 +45,8 @@ struct BackwardDqConfig {
   static constexpr int kKChunkBytes = kBlockN * kRowBytes;
   static constexpr int kKBytes = kChunks * kKChunkBytes;
   // Q and dO (64 KB each) stay; K has two stages, V one (160 KB beside two stages of both would not fit):
-  // V's next block loads once both consumers' dP GEMMs are done, behind the softmax, dQ's GEMM and the next S.
+  // V's next block loads once both consumers' dP GEMMs are done, behind the softmax, dQ's GEMM and the next
+  // S.
   static constexpr int kKStages = 2;
   static constexpr int kQOffset = 0;
   static constexpr int kDoOffset = kQOffset + kQBytes;
@@ -115,8 +118,8 @@ __device__ void backward_dq_producer(const BackwardKernelParams& p, const Backwa
 #pragma unroll
     for (int box = 0; box < Config::kBlockM / Config::kMapRows; ++box) {
       const int at = c * Config::kQChunkBytes + box * Config::kMapRows * Config::kRowBytes;
-      ptx::tma_load_4d(smem.q() + at, &p.maps.q, smem.q_full(), 64 * c, row + box * Config::kMapRows, tile.head,
-                       seq.map_batch);
+      ptx::tma_load_4d(smem.q() + at, &p.maps.q, smem.q_full(), 64 * c, row + box * Config::kMapRows,
+                       tile.head, seq.map_batch);
       ptx::tma_load_4d(smem.dout() + at, &p.maps.dout, smem.q_full(), 64 * c, row + box * Config::kMapRows,
                        tile.head, seq.map_batch);
     }
@@ -176,8 +179,8 @@ __device__ __forceinline__ void backward_dq_gradient(const BackwardKernelParams&
       }
       ds[r] = st[4 * c + r] * (dp[4 * c + r] - delta[r / 2]) * dtanh;
     }
-    // Keys 16 kk .. + 15 (c = 2 kk, 2 kk + 1) are the A fragment of k-step kk: rows r, r + 8 of keys 2 t, then
-    // of keys 2 t + 8.
+    // Keys 16 kk .. + 15 (c = 2 kk, 2 kk + 1) are the A fragment of k-step kk: rows r, r + 8 of keys 2 t,
+    // then of keys 2 t + 8.
     const int kk = c / 2, r0 = 2 * (c % 2);
     dsf[kk][r0] = pack_pair<Element>(ds[0], ds[1]);
     dsf[kk][r0 + 1] = pack_pair<Element>(ds[2], ds[3]);
@@ -193,7 +196,7 @@ __device__ void backward_dq_consumer(const BackwardKernelParams& p, const Backwa
   const int warp = thread / 32, lane = thread % 32;
   const int thread_in_consumers = static_cast<int>(threadIdx.x) - 128;
   const int i0 = tile.m_block * Config::kBlockM;
-  const int first = i0 + 64 * consumer;           // this consumer's first query row
+  const int first = i0 + 64 * consumer;          // this consumer's first query row
   const int row = first + 16 * warp + lane / 4;  // this thread's rows: row, row + 8
   const int offset = seq.k - seq.q;
   const int steps = walk.n_end - walk.n_begin;
@@ -243,12 +246,12 @@ __device__ void backward_dq_consumer(const BackwardKernelParams& p, const Backwa
       float st[32], dp[32];
       ptx::wgmma_fence();
       backward_gemm_transposed_scores<Config, 64, Config::kQChunkBytes, Config::kKChunkBytes>(st, q_rows,
-                                                                                             smem.k(stage));
+                                                                                              smem.k(stage));
       ptx::wgmma_commit_group();
       ptx::mbarrier_wait_parity(smem.v_full(), step & 1);
       ptx::wgmma_fence();  // dp's registers (read by the last step's dS) before the GEMM overwrites them
       backward_gemm_transposed_scores<Config, 64, Config::kQChunkBytes, Config::kKChunkBytes>(dp, do_rows,
-                                                                                             smem.v());
+                                                                                              smem.v());
       ptx::wgmma_commit_group();
       if (step > 0) {
         // The previous step's dQ GEMM is done: its K stage may be loaded again.
@@ -302,8 +305,7 @@ __device__ void backward_dq_consumer(const BackwardKernelParams& p, const Backwa
 }
 
 template <class Config>
-__global__ void __launch_bounds__(Config::kThreads, 1)
-    backward_dq_kernel(const __grid_constant__ BackwardKernelParams p) {
+__device__ void backward_dq_tile_work(const BackwardKernelParams& p) {
   extern __shared__ unsigned char shared_buffer[];
   const std::uint32_t raw = ptx::cvta_to_shared(shared_buffer);
   const BackwardDqShared<Config> smem{(raw + 1023u) & ~1023u};
@@ -323,6 +325,14 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
     ptx::setmaxnreg_inc<Config::kConsumerRegisters>();
     backward_dq_consumer<Config>(p, smem, tile, seq, walk, warpgroup - 1);
   }
+}
+
+template <class Config>
+__global__ void __launch_bounds__(Config::kThreads, 1)
+    backward_dq_kernel(const __grid_constant__ BackwardKernelParams p) {
+  backward_dq_tile_work<Config>(p);
+  // DQ_OVERLAP: this grid completes after the main kernel's (one thread a CTA holds the CTA).
+  if (FLASHATTN_SM90_BWD_DQ_OVERLAP != 0 && threadIdx.x == 0) ptx::griddepcontrol_wait();
 }
 
 }  // namespace flashattn::detail::cuda_sm90

@@ -30,6 +30,7 @@
 #include <cstdint>
 
 #include "cuda/ptx/approx_math.h"
+#include "cuda/ptx/grid_dependency.h"
 #include "cuda/ptx/mbarrier.h"
 #include "cuda/ptx/ptx.h"
 #include "cuda/ptx/shared_memory.h"
@@ -40,10 +41,12 @@
 #include "cuda/sm90/backward_walk.h"    // BackwardSequence, backward_sequence, backward_last_block_reaching
 #include "cuda/sm90/epilogue.h"         // pack_pair
 
-// NO_DQ_ATOMICS (diagnostic only, wrong dQ): the d = 256 consumer skips its dQ atomics, to time what they
-// cost.
-#ifndef FLASHATTN_SM90_BWD_D256_NO_DQ_ATOMICS
-#define FLASHATTN_SM90_BWD_D256_NO_DQ_ATOMICS 0
+// DQ_OVERLAP (default 1): the d = 256 dQ pass (backward_dq_kernel.h) is the main kernel's programmatic
+// dependent (it reads nothing the main kernel writes), so its CTAs start on the SMs the main kernel's last
+// wave leaves idle; each waits for the main grid before it exits (griddepcontrol.wait), so that what follows
+// in the stream still sees both done.
+#ifndef FLASHATTN_SM90_BWD_DQ_OVERLAP
+#define FLASHATTN_SM90_BWD_DQ_OVERLAP 1
 #endif
 
 namespace flashattn::detail::cuda_sm90 {
@@ -58,11 +61,11 @@ struct BackwardConfig {
   // SPLIT_HEAD_DIM (d = 256; backward_consumer_split_head_dim): 64 keys a CTA, whose dK and dV (64 x 256
   // each, 256 registers a thread for one warpgroup) the two consumers split by columns, 128 each. Each
   // consumer computes the scores of its 32 query rows of a block over all 64 keys and stages P^T and dS^T in
-  // shared memory for both (dV, dK and dQ read them from there); dQ's columns [128 w, + 128) are added to the
-  // accumulator from registers (red.global.add.v4.f32, the plain row layout): a staged fp32 dQ tile (64 KB)
-  // does not fit beside two stages of Q and dO, and staging it in the stage's own chunks for bulk reductions
-  // ran 1.02-1.04x the time (s61_d256bulk.sh): the reductions' traffic into L2, half the kernel's time, is
-  // the cost, not their form. No deterministic mode (an order of atomic adds) and one CTA per tile.
+  // shared memory for both (dV and dK read them from there). No dQ: the dQ pass computes it
+  // (backward_dq_kernel.h). Adding it here, to an fp32 accumulator from registers by atomics (session 61),
+  // took half this kernel's time (64 KB into L2 per 64 x 64 step); the dQ pass, which computes S and dP a
+  // second time, ran 1.12-1.35x its speed (s62_dqpass.sh). Both kernels write each output once, in a fixed
+  // order: deterministic mode is the default mode. One CTA per tile.
   static constexpr bool kSplitHeadDim = kHeadDim == 256;
   static constexpr int kBlockM = kBackwardQueryRows;  // query rows per step (backward_walk.h)
   static_assert(kBlockM == cuda_sm80::kBackwardBlockM,
@@ -81,11 +84,7 @@ struct BackwardConfig {
   // each dQ reduction in its turn (backward_reduce_dq).
   static constexpr bool kDeterministic = kDeterministic_;
   static_assert(!kSplitHeadDim || (kConsumers == 2 && !kDeterministic),
-                "d = 256: two consumers splitting the columns, dQ added by atomics in no fixed order or (DQ_PASS) "
-                "computed by a kernel of its own");
-  // DQ_PASS (backward_walk.h; d = 256): this kernel computes dK and dV only; dQ comes from
-  // backward_dq_kernel, which writes it once (no accumulator, no atomics, no postprocess).
-  static constexpr bool kDqPass = kSplitHeadDim && kBackwardD256DqPass;
+                "d = 256: two consumers splitting the columns; deterministic without a mode of its own");
   // SCORE_MODS: softcap and / or ALiBi modify the scores before the softmax (a tanh and its derivative, a
   // distance bias per element): the probabilities wait for dP^T's GEMM too, so that each element's P^T and
   // dS^T come from one pass and the tanh's derivative needs no registers of its own (backward_consumer).
@@ -188,7 +187,7 @@ struct BackwardKernelParams {
   float softcap_in = 0.f, softcap_log2 = 0.f;
   const float* alibi_slopes = nullptr;
   std::int64_t alibi_batch_stride = 0;
-  // The dQ pass (d = 256, BackwardConfig::kDqPass; backward_dq_kernel.h): dQ itself, and the blocks of
+  // The dQ pass (d = 256; backward_dq_kernel.h): dQ itself, and the blocks of
   // BackwardDqConfig::kBlockM query rows per (sequence, head) of the longest sequence. (Last, so that the
   // other kernels' parameter offsets stay as they were.)
   void* dq = nullptr;
@@ -418,8 +417,9 @@ __device__ __forceinline__ void backward_gemm_dq(float (&acc)[32], std::uint32_t
 // are not written): dK, dV (key rows) and the dQ pass's dQ (query rows).
 template <class Config, int kCols>
 __device__ __forceinline__ void backward_store_rows(typename Config::Element* head, std::int64_t row_stride,
-                                                    int row0, int first, int rows, const float (&acc)[kCols / 2],
-                                                    float scale, int thread, int column0) {
+                                                    int row0, int first, int rows,
+                                                    const float (&acc)[kCols / 2], float scale, int thread,
+                                                    int column0) {
   using Element = typename Config::Element;
   const int lane = thread % 32;
   const int key = first + 16 * (thread / 32) + lane / 4;  // and key + 8
@@ -799,35 +799,11 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
                                   first_key, dv, 1.f, thread);
 }
 
-// d = 256: adds a 64 x 64 dQ slice (accumulator layout) to the accumulator's rows `rows` (plain row layout,
-// row stride d) from column `column0`, four adjacent floats a reduction: lanes 2 t and 2 t + 1 hold columns
-// 8 i + 4 t' .. + 3 (t' = t % 2) of rows r and r + 8 in pairs; they swap one pair, so that the even lane
-// holds row r's four and the odd lane row r + 8's.
-template <class Config>
-__device__ __forceinline__ void backward_add_dq_slice(float* rows, int column0, const float (&acc)[32],
-                                                      int thread) {
-  const int lane = thread % 32;
-  const bool even = (lane & 1) == 0;
-  const int row = 16 * (thread / 32) + lane / 4 + (even ? 0 : 8);
-  float* at = rows + static_cast<std::int64_t>(row) * Config::kHeadDim + column0 + 4 * ((lane % 4) / 2);
-  if constexpr (FLASHATTN_SM90_BWD_D256_NO_DQ_ATOMICS) return;
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const float send0 = even ? acc[4 * i + 2] : acc[4 * i];
-    const float send1 = even ? acc[4 * i + 3] : acc[4 * i + 1];
-    const float got0 = __shfl_xor_sync(0xffffffffu, send0, 1);
-    const float got1 = __shfl_xor_sync(0xffffffffu, send1, 1);
-    ptx::red_global_add_v4_f32(at + 8 * i, even ? acc[4 * i] : got0, even ? acc[4 * i + 1] : got1,
-                               even ? got0 : acc[4 * i + 2], even ? got1 : acc[4 * i + 3]);
-  }
-}
-
 // SPLIT_HEAD_DIM (d = 256): consumer `consumer` over one tile (64 keys). Per query block of 64 rows:
 //   S^T, dP^T for its 32 rows [32 w, + 32) over all 64 keys (m64n32, shared-memory operands),
 //   P^T and dS^T (as backward_consumer's) staged in shared memory (buffers step % 2) for both consumers,
 //   one barrier of both, then from the staged tiles dV[:, 128 w ..] += P^T dO and dK[:, 128 w ..] += dS^T Q
-//   (m64n128) and dQ[:, 128 w ..] = dS K in two 64-column slices, each added to the accumulator while the
-//   next computes (backward_add_dq_slice). Under kDqPass (the default) no dQ: backward_dq_kernel's.
+//   (m64n128). dQ is the dQ pass's (backward_dq_kernel.h).
 // A staged buffer is rewritten two steps later, after both consumers have passed the barrier of the step
 // between, which each reaches only once its GEMMs of the step before have completed.
 template <class Config>
@@ -854,9 +830,6 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
 
   for (int g = 0; g < p.group; ++g) {
     const int head = tile.head_kv * p.group + g;
-    [[maybe_unused]] float* dq_rows =
-        p.dq_accum + (static_cast<std::int64_t>(tile.batch) * p.heads + head) *
-                         static_cast<std::int64_t>(p.rows_padded) * Config::kHeadDim;
     [[maybe_unused]] const float slope_log2 = backward_alibi_slope_log2<Config>(p, tile.batch, head);
     for (int m = seq.m_begin; m < seq.m_end; ++m, ++step) {
       const int stage = step % Config::kStages;
@@ -926,38 +899,12 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
       ptx::fence_proxy_async_shared_cta();
       ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
 
-      if constexpr (Config::kDqPass) {
-        ptx::wgmma_fence();
-        backward_gemm_key_gradient_staged<Config>(dv, smem.p(step % 2),
-                                                  smem.dout(stage) + 2 * consumer * Config::kQChunkBytes);
-        backward_gemm_key_gradient_staged<Config>(dk, smem.ds(step % 2),
-                                                  smem.q(stage) + 2 * consumer * Config::kQChunkBytes);
-        ptx::wgmma_commit_group();
-      } else {
-        float dq[2][32];
-        float* rows = dq_rows + static_cast<std::int64_t>(i0) * Config::kHeadDim;
-        // dQ's slices first, so that their atomics run beside dV's and dK's GEMMs (s61_d256ab.sh, H200:
-        // 0.93-0.97x the time of dV and dK first).
-        ptx::wgmma_fence();
-#pragma unroll
-        for (int slice = 0; slice < 2; ++slice) {
-          backward_gemm_dq<Config, Config::kBlockN>(dq[slice], smem.ds(step % 2),
-                                                    smem.k() + (2 * consumer + slice) * Config::kKChunkBytes);
-          ptx::wgmma_commit_group();
-        }
-        backward_gemm_key_gradient_staged<Config>(dv, smem.p(step % 2),
-                                                  smem.dout(stage) + 2 * consumer * Config::kQChunkBytes);
-        ptx::wgmma_commit_group();
-        backward_gemm_key_gradient_staged<Config>(dk, smem.ds(step % 2),
-                                                  smem.q(stage) + 2 * consumer * Config::kQChunkBytes);
-        ptx::wgmma_commit_group();
-        ptx::wgmma_wait_group<3>();
-        ptx::wgmma_fence_operand(dq[0]);
-        backward_add_dq_slice<Config>(rows, kColumns * consumer, dq[0], thread);
-        ptx::wgmma_wait_group<2>();
-        ptx::wgmma_fence_operand(dq[1]);
-        backward_add_dq_slice<Config>(rows, kColumns * consumer + 64, dq[1], thread);
-      }
+      ptx::wgmma_fence();
+      backward_gemm_key_gradient_staged<Config>(dv, smem.p(step % 2),
+                                                smem.dout(stage) + 2 * consumer * Config::kQChunkBytes);
+      backward_gemm_key_gradient_staged<Config>(dk, smem.ds(step % 2),
+                                                smem.q(stage) + 2 * consumer * Config::kQChunkBytes);
+      ptx::wgmma_commit_group();
       // dV and dK done: the stage's Q and dO are no longer read.
       ptx::wgmma_wait_group<0>();
       ptx::mbarrier_arrive(smem.empty(stage));
@@ -1006,6 +953,10 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
     }
   }
   __syncthreads();
+  // d = 256: the dQ pass (backward_dq_kernel.h, DQ_OVERLAP) may start its CTAs once all of this grid's have.
+  if constexpr (Config::kSplitHeadDim && FLASHATTN_SM90_BWD_DQ_OVERLAP != 0) {
+    ptx::griddepcontrol_launch_dependents();
+  }
   const int first_index = Config::kDeterministic ? static_cast<int>(ptx::ld_shared_b32(smem.claimed_tile()))
                                                  : static_cast<int>(blockIdx.x);
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;

@@ -108,7 +108,7 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
     kernel<<<static_cast<unsigned>(ctas), Config::kThreads, Config::kSmemBytes, stream>>>(k);
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   }
-  if constexpr (Config::kDqPass) {
+  if constexpr (Config::kSplitHeadDim) {  // d = 256: the dQ pass
     using DqConfig = BackwardDqConfig<Config>;
     k.dq = p.dq.data;
     k.dq_batch_stride = p.dq.batch_stride, k.dq_row_stride = p.dq.row_stride,
@@ -119,13 +119,23 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
     const std::int64_t dq_tiles = q_blocks * p.heads * p.batch;
     if (dq_tiles > 0) {
       const auto kernel = backward_dq_kernel<DqConfig>;
-      if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               DqConfig::kSmemBytes);
+      if (cudaError_t e =
+              cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, DqConfig::kSmemBytes);
           e != cudaSuccess) {
         return e;
       }
-      kernel<<<static_cast<unsigned>(dq_tiles), DqConfig::kThreads, DqConfig::kSmemBytes, stream>>>(k);
-      if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+      // DQ_OVERLAP: the main kernel's programmatic dependent (where it runs).
+      cudaLaunchAttribute overlap{};
+      overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      overlap.val.programmaticStreamSerializationAllowed = 1;
+      cudaLaunchConfig_t config{};
+      config.gridDim = dim3(static_cast<unsigned>(dq_tiles));
+      config.blockDim = dim3(DqConfig::kThreads);
+      config.dynamicSmemBytes = DqConfig::kSmemBytes;
+      config.stream = stream;
+      config.attrs = &overlap;
+      config.numAttrs = FLASHATTN_SM90_BWD_DQ_OVERLAP != 0 && tiles > 0 ? 1 : 0;
+      if (cudaError_t e = cudaLaunchKernelEx(&config, kernel, k); e != cudaSuccess) return e;
     }
   }
   return cudaSuccess;
@@ -134,17 +144,14 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
 // The kernel of (head dim, element type, deterministic mode, softcap / ALiBi) for this call: at d = 64, three
 // consumer warpgroups (192-key blocks) from 2048 keys, two (128-key blocks) below and in deterministic mode
 // (BackwardConfig::kConsumers; two with softcap / ALiBi); at d = 256 the split-column kernel (64-key blocks)
-// and the dQ pass, both modes (kDeterministic false). Deterministic mode needs args.dq_semaphore and args.tile_counter (zeroed by the
-// preprocess); kScoreMods exactly the calls with softcap or ALiBi.
+// and the dQ pass, both modes (kDeterministic false). Deterministic mode needs args.dq_semaphore and
+// args.tile_counter (zeroed by the preprocess); kScoreMods exactly the calls with softcap or ALiBi.
 template <int kHeadDim, typename Element, bool kDeterministic, bool kScoreMods>
 cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
   if constexpr (kHeadDim == 256) {
-    static_assert(!kDeterministic,
-                  "d = 256 has one kernel for both modes (the dQ pass's order is fixed), or under DQ_PASS 0 no "
-                  "deterministic mode (unsupported_reason routes it to cuda_sm80)");
-    // DQ_PASS: no accumulator (run() passes none); otherwise dQ added from registers in the plain row layout
-    // (BackwardConfig::kSplitHeadDim): the postprocess must read that layout.
-    if (kBackwardD256DqPass ? args.dq_accum != nullptr : args.dq_bulk) return cudaErrorInvalidConfiguration;
+    static_assert(!kDeterministic, "d = 256 has one kernel for both modes (each output written once)");
+    // The dQ pass writes dQ: no accumulator (run() passes none) and no postprocess.
+    if (args.dq_accum != nullptr) return cudaErrorInvalidConfiguration;
     return launch_backward<BackwardConfig<kHeadDim, Element, 2, false, kScoreMods>>(args, stream);
   } else if constexpr (kDeterministic) {
     return launch_backward<BackwardConfig<kHeadDim, Element, 2, true, kScoreMods>>(args, stream);

@@ -25,15 +25,6 @@ struct BackwardSequence {
 
 inline constexpr int kBackwardQueryRows = 64;  // query rows per step
 
-// DQ_PASS (default 1): at d = 256 the main kernel computes dK and dV only, and dQ comes from a kernel of its
-// own (backward_dq_kernel.h) that walks the keys for each block of query rows and writes dQ once, without
-// the fp32 accumulator, its reductions or the postprocess, in a fixed order (so deterministic mode at d = 256
-// is the default mode). 0: the main kernel adds dQ to the accumulator by atomics (session 61's form).
-#ifndef FLASHATTN_SM90_BWD_D256_DQ_PASS
-#define FLASHATTN_SM90_BWD_D256_DQ_PASS 1
-#endif
-inline constexpr bool kBackwardD256DqPass = FLASHATTN_SM90_BWD_D256_DQ_PASS != 0;
-
 // The device's min / max (the kernels' code as it was before this header), the host's equivalent.
 FLASHATTN_HD int walk_min(int a, int b) {
 #if defined(__CUDA_ARCH__)
