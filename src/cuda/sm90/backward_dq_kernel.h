@@ -21,8 +21,7 @@
 
 #include <cstdint>
 
-#include "cuda/ptx/grid_dependency.h"
-#include "cuda/sm90/backward_kernel.h"  // also FLASHATTN_SM90_BWD_DQ_OVERLAP
+#include "cuda/sm90/backward_kernel.h"
 
 namespace flashattn::detail::cuda_sm90 {
 
@@ -305,7 +304,8 @@ __device__ void backward_dq_consumer(const BackwardKernelParams& p, const Backwa
 }
 
 template <class Config>
-__device__ void backward_dq_tile_work(const BackwardKernelParams& p) {
+__global__ void __launch_bounds__(Config::kThreads, 1)
+    backward_dq_kernel(const __grid_constant__ BackwardKernelParams p) {
   extern __shared__ unsigned char shared_buffer[];
   const std::uint32_t raw = ptx::cvta_to_shared(shared_buffer);
   const BackwardDqShared<Config> smem{(raw + 1023u) & ~1023u};
@@ -325,14 +325,6 @@ __device__ void backward_dq_tile_work(const BackwardKernelParams& p) {
     ptx::setmaxnreg_inc<Config::kConsumerRegisters>();
     backward_dq_consumer<Config>(p, smem, tile, seq, walk, warpgroup - 1);
   }
-}
-
-template <class Config>
-__global__ void __launch_bounds__(Config::kThreads, 1)
-    backward_dq_kernel(const __grid_constant__ BackwardKernelParams p) {
-  backward_dq_tile_work<Config>(p);
-  // DQ_OVERLAP: this grid completes after the main kernel's (one thread a CTA holds the CTA).
-  if (FLASHATTN_SM90_BWD_DQ_OVERLAP != 0 && threadIdx.x == 0) ptx::griddepcontrol_wait();
 }
 
 }  // namespace flashattn::detail::cuda_sm90

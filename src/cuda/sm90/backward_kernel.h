@@ -30,7 +30,6 @@
 #include <cstdint>
 
 #include "cuda/ptx/approx_math.h"
-#include "cuda/ptx/grid_dependency.h"
 #include "cuda/ptx/mbarrier.h"
 #include "cuda/ptx/ptx.h"
 #include "cuda/ptx/shared_memory.h"
@@ -40,14 +39,6 @@
 #include "cuda/sm80/backward_config.h"  // dq_bulk_unit: the dQ accumulator's layout, shared with cuda_sm80
 #include "cuda/sm90/backward_walk.h"    // BackwardSequence, backward_sequence, backward_last_block_reaching
 #include "cuda/sm90/epilogue.h"         // pack_pair
-
-// DQ_OVERLAP (default 1): the d = 256 dQ pass (backward_dq_kernel.h) is the main kernel's programmatic
-// dependent (it reads nothing the main kernel writes), so its CTAs start on the SMs the main kernel's last
-// wave leaves idle; each waits for the main grid before it exits (griddepcontrol.wait), so that what follows
-// in the stream still sees both done.
-#ifndef FLASHATTN_SM90_BWD_DQ_OVERLAP
-#define FLASHATTN_SM90_BWD_DQ_OVERLAP 1
-#endif
 
 namespace flashattn::detail::cuda_sm90 {
 
@@ -953,10 +944,6 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
     }
   }
   __syncthreads();
-  // d = 256: the dQ pass (backward_dq_kernel.h, DQ_OVERLAP) may start its CTAs once all of this grid's have.
-  if constexpr (Config::kSplitHeadDim && FLASHATTN_SM90_BWD_DQ_OVERLAP != 0) {
-    ptx::griddepcontrol_launch_dependents();
-  }
   const int first_index = Config::kDeterministic ? static_cast<int>(ptx::ld_shared_b32(smem.claimed_tile()))
                                                  : static_cast<int>(blockIdx.x);
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;

@@ -124,18 +124,8 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
           e != cudaSuccess) {
         return e;
       }
-      // DQ_OVERLAP: the main kernel's programmatic dependent (where it runs).
-      cudaLaunchAttribute overlap{};
-      overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-      overlap.val.programmaticStreamSerializationAllowed = 1;
-      cudaLaunchConfig_t config{};
-      config.gridDim = dim3(static_cast<unsigned>(dq_tiles));
-      config.blockDim = dim3(DqConfig::kThreads);
-      config.dynamicSmemBytes = DqConfig::kSmemBytes;
-      config.stream = stream;
-      config.attrs = &overlap;
-      config.numAttrs = FLASHATTN_SM90_BWD_DQ_OVERLAP != 0 && tiles > 0 ? 1 : 0;
-      if (cudaError_t e = cudaLaunchKernelEx(&config, kernel, k); e != cudaSuccess) return e;
+      kernel<<<static_cast<unsigned>(dq_tiles), DqConfig::kThreads, DqConfig::kSmemBytes, stream>>>(k);
+      if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
     }
   }
   return cudaSuccess;
