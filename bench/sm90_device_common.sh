@@ -728,3 +728,26 @@ decode_trace_runs() {
     log "run $run"
   done
 }
+
+# ncu_backward_times DIMS SEQLENS: each kernel of one backward call per row (bench/backward_kernel_times.py, its
+# rows at head dims DIMS and lengths SEQLENS, causal and not), timed by ncu without clock control; the times per
+# row in the summary (times.csv in $out).
+ncu_backward_times() {
+  (cd /tmp && PYTHONPATH=$bld/pyroot timeout 120 ncu --clock-control none --nvtx --nvtx-include "regex:bwd_.*/" \
+    --metrics gpu__time_duration.sum --csv python3 "$OLDPWD/bench/backward_kernel_times.py" --hdims "$1" \
+    --seqlens "$2" >"$out/times.csv" 2>"$out/ncu.err")
+  log "ncu rc=$? $(tail -1 "$out/ncu.err" | cut -c1-200)"
+  python3 - "$out/times.csv" >>"$out/summary.txt" <<'PY'
+import csv, sys, collections
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+head = rows[0]
+kname, val, unit = head.index("Kernel Name"), head.index("Metric Value"), head.index("Metric Unit")
+ranges = [i for i, h in enumerate(head) if h.startswith("NVTX")]
+total = collections.OrderedDict()
+for r in rows[1:]:
+    tag = next((r[i] for i in ranges if "bwd_" in r[i]), "?")
+    total.setdefault(tag, []).append((r[kname][:40], r[val], r[unit]))
+for tag, ks in total.items():
+    print(tag, "  ".join(f"{n}: {v} {u}" for n, v, u in ks))
+PY
+}
