@@ -205,7 +205,7 @@ template <int kHeadDim, typename Element, bool kBf16>
 cudaError_t dispatch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
   if constexpr (backward_compiled(kHeadDim, kBf16)) {
     const bool score_mods = args.p.softcap > 0.f || args.p.alibi_slopes != nullptr;
-    if constexpr (kHeadDim == 256) {  // one kernel for both modes (BackwardConfig::kSplitGradients)
+    if constexpr (kHeadDim == 256) {  // one kernel for both modes (BackwardConfig::kSplitHeadDim)
       return score_mods ? run_backward<kHeadDim, Element, false, true>(args, stream)
                         : run_backward<kHeadDim, Element, false, false>(args, stream);
     } else if (score_mods) {

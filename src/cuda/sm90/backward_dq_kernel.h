@@ -1,4 +1,4 @@
-// The Hopper backward's dQ pass (d = dv = 256; BackwardConfig::kSplitGradients): dQ = scale dS K for one block
+// The Hopper backward's dQ pass (d = dv = 256; BackwardConfig::kSplitHeadDim): dQ = scale dS K for one block
 // of query rows per CTA, walking the keys, while the main kernel (backward_kernel.h) computes dK and dV only.
 // The main kernel's 64-key blocks would add dQ into an fp32 accumulator once per key block: at d = 256 those
 // reductions were half its time (session 61: 64 KB into L2 per 64 x 64 step). Here dQ stays in registers
@@ -29,7 +29,7 @@ template <class Main>
 struct BackwardDqConfig {
   using Element = typename Main::Element;
   static constexpr int kHeadDim = Main::kHeadDim;
-  static_assert(kHeadDim == 256, "the dQ pass is d = 256's (BackwardConfig::kSplitGradients)");
+  static_assert(kHeadDim == 256, "the dQ pass is d = 256's (BackwardConfig::kSplitHeadDim)");
   static constexpr bool kScoreMods = Main::kScoreMods;
   static constexpr int kConsumers = 2;
   static constexpr int kBlockM = 64 * kConsumers;  // query rows per CTA

@@ -1,9 +1,8 @@
 // The Hopper backward main kernel: warp-specialised, TMA + wgmma, one CTA per key block (64 keys per consumer
 // warpgroup: 128 keys, or 192 at d = 64 from 2048 keys) of one (sequence, K/V head), walking every query
 // block of 64 rows that sees the keys, for each query head of the K/V head's group. d = dv = 64 or 128 (this
-// description); d = dv = 256 has a consumer of its own (BackwardConfig::kSplitGradients,
-// backward_consumer_split_gradients: 64-key blocks, one consumer's dV and the other's dK) and its dQ from a
-// kernel of its own (backward_dq_kernel.h).
+// description); d = dv = 256 has a consumer of its own (BackwardConfig::kSplitHeadDim,
+// backward_consumer_split_head_dim: 64-key blocks, the columns split between two consumers).
 //   warpgroup 0  producer: one thread loads K and V once, then Q, dO and the rows' LSE and D (the
 //                preprocess's, cuda_sm80's aux kernels) into a ring of two stages;
 //   warpgroups 1, 2 (, 3)  consumers: keys [64 w, 64 w + 64) of the block each. Per query block:
@@ -50,16 +49,15 @@ struct BackwardConfig {
   static constexpr int kHeadDim = kHeadDim_;  // d == dv
   static_assert(kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256,
                 "the backward kernel's layouts are for d = dv = 64, 128 or 256");
-  // SPLIT_GRADIENTS (d = 256; backward_consumer_split_gradients): 64 keys a CTA, whose dK and dV (64 x 256
-  // each, 128 registers a thread of a warpgroup) one consumer each holds: consumer 0 computes S^T and P^T
-  // and accumulates dV, consumer 1 dP^T, dS^T (P^T handed over in shared memory) and dK. (Session 61 split
-  // the columns instead, each consumer's scores for 32 query rows, P^T and dS^T staged for both and a barrier
-  // of both a step: 1.2x the shared-memory reads a step, the phases of both in lock step.) No dQ: the dQ pass
-  // computes it (backward_dq_kernel.h). Adding it here, to an fp32 accumulator from registers by atomics
-  // (session 61), took half this kernel's time (64 KB into L2 per 64 x 64 step); the dQ pass, which computes
-  // S and dP a second time, ran 1.12-1.35x its speed (s62_dqpass.sh). Both kernels write each output once,
-  // in a fixed order: deterministic mode is the default mode. One CTA per tile.
-  static constexpr bool kSplitGradients = kHeadDim == 256;
+  // SPLIT_HEAD_DIM (d = 256; backward_consumer_split_head_dim): 64 keys a CTA, whose dK and dV (64 x 256
+  // each, 256 registers a thread for one warpgroup) the two consumers split by columns, 128 each. Each
+  // consumer computes the scores of its 32 query rows of a block over all 64 keys and stages P^T and dS^T in
+  // shared memory for both (dV and dK read them from there). No dQ: the dQ pass computes it
+  // (backward_dq_kernel.h). Adding it here, to an fp32 accumulator from registers by atomics (session 61),
+  // took half this kernel's time (64 KB into L2 per 64 x 64 step); the dQ pass, which computes S and dP a
+  // second time, ran 1.12-1.35x its speed (s62_dqpass.sh). Both kernels write each output once, in a fixed
+  // order: deterministic mode is the default mode. One CTA per tile.
+  static constexpr bool kSplitHeadDim = kHeadDim == 256;
   static constexpr int kBlockM = kBackwardQueryRows;  // query rows per step (backward_walk.h)
   static_assert(kBlockM == cuda_sm80::kBackwardBlockM,
                 "the deterministic semaphores count blocks of kBlockM rows");
@@ -68,7 +66,7 @@ struct BackwardConfig {
   // kernel's limit, interleaves with a third warpgroup's: +7-12% at 2k-8k keys on an H200; below, the 192-key
   // blocks' padding and fewer CTAs cost more, 0.92 at 512, s59_d64.sh).
   static constexpr int kConsumers = kConsumers_;
-  static constexpr int kBlockN = kSplitGradients ? 64 : 64 * kConsumers;  // keys per CTA
+  static constexpr int kBlockN = kSplitHeadDim ? 64 : 64 * kConsumers;  // keys per CTA
   static constexpr int kThreads = 128 * (kConsumers + 1);
   static constexpr int kStages = 2;  // the ring of Q, dO, LSE, D
   static constexpr int kRowBytes = 128;
@@ -76,7 +74,7 @@ struct BackwardConfig {
   // Deterministic mode: one CTA per tile, claimed from a counter in increasing order (backward_kernel), and
   // each dQ reduction in its turn (backward_reduce_dq).
   static constexpr bool kDeterministic = kDeterministic_;
-  static_assert(!kSplitGradients || (kConsumers == 2 && !kDeterministic),
+  static_assert(!kSplitHeadDim || (kConsumers == 2 && !kDeterministic),
                 "d = 256: two consumers splitting the columns; deterministic without a mode of its own");
   // SCORE_MODS: softcap and / or ALiBi modify the scores before the softmax (a tanh and its derivative, a
   // distance bias per element): the probabilities wait for dP^T's GEMM too, so that each element's P^T and
@@ -87,7 +85,7 @@ struct BackwardConfig {
   // it measured 0.94-1.10x the time of one CTA per tile (s60_persistent.sh: 1.10 at d64 non-causal 2k, 1.07
   // causal 8k) against 0.92-1.00x with two; not in deterministic mode (tiles claimed in order). The launch
   // makes it persistent only where all tiles have the same work (launch_backward).
-  static constexpr bool kPersistent = kConsumers == 2 && !kDeterministic && !kSplitGradients;
+  static constexpr bool kPersistent = kConsumers == 2 && !kDeterministic && !kSplitHeadDim;
   static constexpr int kKChunkBytes = kBlockN * kRowBytes;
   static constexpr int kQChunkBytes = kBlockM * kRowBytes;
   static constexpr int kKBytes = kChunks * kKChunkBytes;
@@ -101,13 +99,9 @@ struct BackwardConfig {
   static constexpr bool kSplitDq = kHeadDim == 128;
   static_assert(!kSplitDq || kConsumers == 2, "kSplitDq splits dQ's 128 columns between two consumers");
   // Two steps' staged dQ tiles (per consumer); none at d = 256 (added from registers).
-  static constexpr int kDqBuffers = kSplitGradients ? 0 : 2 * (kSplitDq ? 1 : kConsumers);
-  // dS^T staged for the dQ GEMM (two buffers, steps alternate); none at d = 256, whose consumer 0 hands P^T
-  // to consumer 1 instead: a warpgroup's 64 x 64 fp32 accumulator as register images (thread t's elements
-  // 4 c .. 4 c + 3 at 16 (128 c + t): no bank conflicts, no layout to translate), two buffers.
-  static constexpr int kDsBuffers = kSplitGradients ? 0 : 2;
-  static constexpr int kHandBytes = 128 * 32 * 4;
-  static constexpr int kHandBuffers = kSplitGradients ? 2 : 0;
+  static constexpr int kDqBuffers = kSplitHeadDim ? 0 : 2 * (kSplitDq ? 1 : kConsumers);
+  // d = 256: P^T staged for dV's GEMM as dS^T is for dK's and dQ's (two buffers each, steps alternate).
+  static constexpr int kPBuffers = kSplitHeadDim ? 2 : 0;
   // DQ_WRITER: the reductions issued by a thread of the producer warpgroup (backward_dq_writer), the staging
   // buffers handed over through mbarriers; in deterministic mode at d = 128 only, where the consumers'
   // waits for the reductions' turns and completion cost 20-26% of the time (s60_writer.sh: 0.81-0.84x the
@@ -120,15 +114,15 @@ struct BackwardConfig {
   static constexpr int kVOffset = kKOffset + kKBytes;
   static constexpr int kQOffset = kVOffset + kKBytes;
   static constexpr int kDoOffset = kQOffset + kStages * kQBytes;
-  static constexpr int kDsOffset = kDoOffset + kStages * kQBytes;            // kDsBuffers buffers
-  static constexpr int kHandOffset = kDsOffset + kDsBuffers * kDsBytes;      // kHandBuffers buffers
-  static constexpr int kDqOffset = kHandOffset + kHandBuffers * kHandBytes;  // kDqBuffers buffers
+  static constexpr int kDsOffset = kDoOffset + kStages * kQBytes;    // two buffers (steps alternate)
+  static constexpr int kPOffset = kDsOffset + 2 * kDsBytes;          // kPBuffers buffers
+  static constexpr int kDqOffset = kPOffset + kPBuffers * kDsBytes;  // kDqBuffers buffers
   static constexpr int kLseOffset = kDqOffset + kDqBuffers * kDqBytes;
   static constexpr int kDeltaOffset = kLseOffset + kStages * kStatsBytes;
   static constexpr int kBarrierOffset = kDeltaOffset + kStages * kStatsBytes;
   // kv_full, kv_empty, then per stage q_full (Q, LSE, D), do_full (dO), empty, then under kDqWriter per dQ
-  // buffer dq_full, dq_empty, or at d = 256 per hand-over buffer hand_full, hand_empty.
-  static constexpr int kBarriers = 2 + 3 * kStages + (kDqWriter ? 2 * kDqBuffers : 0) + 2 * kHandBuffers;
+  // buffer dq_full, dq_empty.
+  static constexpr int kBarriers = 2 + 3 * kStages + (kDqWriter ? 2 * kDqBuffers : 0);
   static constexpr int kClaimOffset = kBarrierOffset + 8 * kBarriers;  // deterministic: the claimed tile
   // + 1024 for aligning the dynamic buffer's base to the swizzle atom.
   static constexpr int kSmemBytes = kClaimOffset + 8 + 1024;
@@ -242,9 +236,7 @@ struct BackwardShared {
   __device__ std::uint32_t ds(int buffer) const {
     return base + Config::kDsOffset + buffer * Config::kDsBytes;
   }
-  __device__ std::uint32_t hand(int buffer) const {
-    return base + Config::kHandOffset + buffer * Config::kHandBytes;
-  }
+  __device__ std::uint32_t p(int buffer) const { return base + Config::kPOffset + buffer * Config::kDsBytes; }
   // Step parity `buffer`'s staged dQ tile (of consumer `consumer` where each stages its own).
   __device__ static int dq_index(int buffer, int consumer) {
     return Config::kSplitDq ? buffer : buffer * Config::kConsumers + consumer;
@@ -271,11 +263,6 @@ struct BackwardShared {
   __device__ std::uint32_t dq_empty(int buffer, int consumer) const {
     return barrier(2 + 3 * Config::kStages + Config::kDqBuffers + dq_index(buffer, consumer));
   }
-  // d = 256: hand-over buffer `buffer` written by consumer 0 / read by consumer 1.
-  __device__ std::uint32_t hand_full(int buffer) const { return barrier(2 + 3 * Config::kStages + buffer); }
-  __device__ std::uint32_t hand_empty(int buffer) const {
-    return barrier(2 + 3 * Config::kStages + Config::kHandBuffers + buffer);
-  }
   __device__ std::uint32_t claimed_tile() const { return base + Config::kClaimOffset; }
 
   __device__ void init_barriers() const {
@@ -297,12 +284,6 @@ struct BackwardShared {
                            Config::kSplitDq ? 128 * Config::kConsumers : 128);
         ptx::mbarrier_init(barrier(2 + 3 * Config::kStages + Config::kDqBuffers + buffer), 1);
       }
-    }
-    // Every thread of the writing / reading consumer (racecheck orders a thread's accesses by its own
-    // arrival, as above).
-    for (int buffer = 0; buffer < Config::kHandBuffers; ++buffer) {
-      ptx::mbarrier_init(hand_full(buffer), 128);
-      ptx::mbarrier_init(hand_empty(buffer), 128);
     }
     ptx::fence_mbarrier_init();
   }
@@ -388,6 +369,22 @@ __device__ __forceinline__ void backward_gemm_key_gradient(float (&acc)[Config::
   for (int kk = 0; kk < 4; ++kk) {  // 64 rows of B: the A fragments' four k-steps
     ptx::wgmma_m64k16_rs_tb<Config::kHeadDim, typename Config::Element>(
         acc, a[kk], ptx::smem_desc_moved(desc0, kk * 16 * Config::kRowBytes, 0), 1);
+  }
+}
+
+// d = 256: acc (64 keys x 128 columns) += A (64 keys x 64 query rows: P^T or dS^T staged in shared memory,
+// K-major) * B (64 query rows x the columns: two 64-column chunks of the dO or Q stage, N-major): a
+// consumer's half of dV += P^T dO and dK += dS^T Q.
+template <class Config>
+__device__ __forceinline__ void backward_gemm_key_gradient_staged(float (&acc)[64], std::uint32_t a,
+                                                                  std::uint32_t b) {
+  const std::uint64_t desc_a0 = ptx::make_smem_desc_sw128(a, 16, 1024);
+  const std::uint64_t desc_b0 = ptx::make_smem_desc_sw128(b, Config::kQChunkBytes, 1024);
+#pragma unroll
+  for (int kk = 0; kk < Config::kBlockM / 16; ++kk) {
+    ptx::wgmma_m64k16_ss_tb<128, typename Config::Element>(
+        acc, ptx::smem_desc_moved(desc_a0, kk * 32, 0),
+        ptx::smem_desc_moved(desc_b0, kk * 16 * Config::kRowBytes, 0), 1);
   }
 }
 
@@ -582,48 +579,6 @@ __device__ __forceinline__ void backward_modified_gradients(
     pf[kk][r0 + 1] = pack_pair<Element>(prob[2], prob[3]);
     dsf[kk][r0] = pack_pair<Element>(ds[0], ds[1]);
     dsf[kk][r0 + 1] = pack_pair<Element>(ds[2], ds[3]);
-  }
-}
-
-// d = 256, consumer 0 (backward_consumer_split_gradients): one step's P^T, packed into the A fragments of
-// dV's GEMM, and what consumer 1 needs for dS^T = handed (dP^T - D): P^T, with softcap P^T (1 - tanh^2), in
-// fp32 (dS^T from the same P as the other kernels'), stored as register images at `hand` (this thread's
-// element 4 c + r at hand + 16 * 128 c + 4 r). Element 4 c + r of S^T is key `key` + 8 (r / 2), query row
-// i_first + 8 c + r % 2; the scores as backward_modified_gradients.
-template <class Config>
-__device__ __forceinline__ void backward_probabilities_handed(const BackwardKernelParams& p,
-                                                              const float (&st)[32], std::uint32_t lse_at,
-                                                              std::uint32_t hand, int i_first, int key,
-                                                              int offset, int keys, bool masked,
-                                                              float slope_log2, std::uint32_t (&pf)[4][4]) {
-  using Element = typename Config::Element;
-#pragma unroll
-  for (int c = 0; c < 8; ++c) {
-    const float2 lse = ptx::ld_shared_v2_f32(lse_at + 32 * c);
-    float prob[4], handed[4];
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const int j = key + 8 * (r / 2);
-      const int diag = i_first + 8 * c + (r % 2) + offset;
-      float x = st[4 * c + r] * p.scale_log2, dtanh = 1.f;
-      if constexpr (Config::kScoreMods) {
-        if (p.softcap_in != 0.f) {
-          const float th = ptx::tanh_approx_f32(st[4 * c + r] * p.softcap_in);
-          x = th * p.softcap_log2;
-          dtanh = 1.f - th * th;
-        }
-        if (slope_log2 != 0.f) x -= slope_log2 * static_cast<float>(abs(diag - j));
-      }
-      prob[r] = ptx::ex2_approx_ftz_f32(x - (r % 2 == 0 ? lse.x : lse.y));
-      if (masked && !backward_visible(p, j, diag, keys)) prob[r] = 0.f;
-      handed[r] = prob[r] * dtanh;
-    }
-    ptx::st_shared_v4_b32(hand + c * 128 * 16,
-                          make_uint4(__float_as_uint(handed[0]), __float_as_uint(handed[1]),
-                                     __float_as_uint(handed[2]), __float_as_uint(handed[3])));
-    const int kk = c / 2, r0 = 2 * (c % 2);  // columns 16 kk .. + 15: the A fragment of k-step kk
-    pf[kk][r0] = pack_pair<Element>(prob[0], prob[1]);
-    pf[kk][r0 + 1] = pack_pair<Element>(prob[2], prob[3]);
   }
 }
 
@@ -835,38 +790,34 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
                                   first_key, dv, 1.f, thread);
 }
 
-// SPLIT_GRADIENTS (d = 256): consumer `consumer` over one tile (64 keys), consumer 0 accumulating dV and
-// consumer 1 dK (64 keys x 256 columns, 128 registers). Per query block of 64 rows:
-//   consumer 0: S^T = K Q^T (m64n64, shared-memory operands), P^T (masked; softcap / ALiBi as
-//               backward_modified_gradients), handed to consumer 1 (backward_probabilities_handed), then
-//               dV += P^T dO (m64n256, P^T from registers);
-//   consumer 1: dP^T = V dO^T, then, once consumer 0 has handed P^T over, dS^T = P^T (dP^T - D) and
-//               dK += dS^T Q (m64n256).
-// Each issues its next block's score GEMM before waiting for its gradient GEMM, so that one consumer's
-// exponentials or dS^T run beside the other's GEMMs; the hand-over is their only meeting (two buffers, so
-// consumer 0 may run a step ahead).
+// SPLIT_HEAD_DIM (d = 256): consumer `consumer` over one tile (64 keys). Per query block of 64 rows:
+//   S^T, dP^T for its 32 rows [32 w, + 32) over all 64 keys (m64n32, shared-memory operands),
+//   P^T and dS^T (as backward_consumer's) staged in shared memory (buffers step % 2) for both consumers,
+//   one barrier of both, then from the staged tiles dV[:, 128 w ..] += P^T dO and dK[:, 128 w ..] += dS^T Q
+//   (m64n128). dQ is the dQ pass's (backward_dq_kernel.h).
+// A staged buffer is rewritten two steps later, after both consumers have passed the barrier of the step
+// between, which each reaches only once its GEMMs of the step before have completed.
 template <class Config>
-__device__ void backward_consumer_split_gradients(const BackwardKernelParams& p,
-                                                  const BackwardShared<Config>& smem,
-                                                  const BackwardTile& tile, const BackwardSequence& seq,
-                                                  int consumer, int& step, int kv_round) {
+__device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
+                                                 const BackwardShared<Config>& smem, const BackwardTile& tile,
+                                                 const BackwardSequence& seq, int consumer, int& step,
+                                                 int kv_round) {
   using Element = typename Config::Element;
-  const bool owns_dv = consumer == 0;
+  constexpr int kColumns = Config::kHeadDim / 2;  // dK / dV / dQ columns of each consumer
   const int thread = static_cast<int>(threadIdx.x) % 128;
   const int warp = thread / 32, lane = thread % 32;
   const int thread_in_consumers = static_cast<int>(threadIdx.x) - 128;
   const int n0 = tile.n_block * Config::kBlockN;
-  const int key = n0 + 16 * warp + lane / 4;  // this thread's keys: key, key + 8
+  const int key_local = 16 * warp + lane / 4;  // this thread's two keys (and + 8) of the block's 64
+  const int query0 = 32 * consumer;            // this consumer's query rows of each block
   const int offset = seq.k - seq.q;
 
-  float grad[Config::kHeadDim / 2];  // dV (consumer 0) or dK (consumer 1)
+  float dk[kColumns / 2], dv[kColumns / 2];
 #pragma unroll
-  for (int i = 0; i < Config::kHeadDim / 2; ++i) grad[i] = 0.f;
+  for (int i = 0; i < kColumns / 2; ++i) dk[i] = dv[i] = 0.f;
 
   ptx::mbarrier_wait_parity(smem.kv_full(), kv_round & 1);
   backward_zero_key_rows<Config>(smem, seq, n0, thread_in_consumers);
-  const std::uint32_t score_keys = owns_dv ? smem.k() : smem.v();  // A of S^T or dP^T
-  int pending_stage = -1;  // the stage whose gradient GEMM is in flight
 
   for (int g = 0; g < p.group; ++g) {
     const int head = tile.head_kv * p.group + g;
@@ -875,66 +826,87 @@ __device__ void backward_consumer_split_gradients(const BackwardKernelParams& p,
       const int stage = step % Config::kStages;
       const std::uint32_t phase = (step / Config::kStages) & 1;
       const int i0 = m * Config::kBlockM;
+      float st[16], dpt[16];
       ptx::mbarrier_wait_parity(smem.q_full(stage), phase);
       backward_zero_query_rows<Config>(p, smem, seq, stage, phase, i0, thread_in_consumers);
-      if (!owns_dv) ptx::mbarrier_wait_parity(smem.do_full(stage), phase);
-      float scores[32];
       ptx::wgmma_fence();
-      backward_gemm_transposed_scores<Config>(scores, score_keys, owns_dv ? smem.q(stage) : smem.dout(stage));
+      backward_gemm_transposed_scores<Config, 32>(st, smem.k(), smem.q(stage) + query0 * Config::kRowBytes);
       ptx::wgmma_commit_group();
-      if (pending_stage >= 0) {
-        // The previous block's gradient GEMM is done with its stage.
-        ptx::wgmma_wait_group<1>();
-        ptx::mbarrier_arrive(smem.empty(pending_stage));
-      }
+      ptx::mbarrier_wait_parity(smem.do_full(stage), phase);
+      ptx::wgmma_fence();
+      backward_gemm_transposed_scores<Config, 32>(dpt, smem.v(),
+                                                  smem.dout(stage) + query0 * Config::kRowBytes);
+      ptx::wgmma_commit_group();
+
+      const bool masked = n0 + Config::kBlockN > seq.k ||
+                          (p.window_left >= 0 && i0 + Config::kBlockM - 1 + offset - p.window_left > n0) ||
+                          (p.window_right >= 0 && i0 + offset + p.window_right < n0 + Config::kBlockN - 1);
+      // Column 8 c + 2 (lane % 4) + e of the accumulators is query row i0 + query0 + that.
+      const std::uint32_t lse_at = smem.lse(stage) + 4 * query0 + 8 * (lane % 4);
+      const std::uint32_t delta_at = smem.delta(stage) + 4 * query0 + 8 * (lane % 4);
+      const int i_first = i0 + query0 + 2 * (lane % 4);
+      std::uint32_t pf[2][4], dsf[2][4];
       ptx::wgmma_wait_group<0>();
-      ptx::wgmma_fence_operand(scores);
-      const std::uint32_t hand = smem.hand(step % 2) + 16 * thread;
-      std::uint32_t frag[4][4];  // P^T or dS^T: the A fragments of the gradient GEMM
-      if (owns_dv) {
-        const bool masked = n0 + Config::kBlockN > seq.k ||
-                            (p.window_left >= 0 && i0 + Config::kBlockM - 1 + offset - p.window_left > n0) ||
-                            (p.window_right >= 0 && i0 + offset + p.window_right < n0 + Config::kBlockN - 1);
-        // Consumer 1 has read this buffer's hand-over of two steps ago.
-        if (step >= 2) ptx::mbarrier_wait_parity(smem.hand_empty(step % 2), ((step / 2) - 1) & 1);
-        backward_probabilities_handed<Config>(p, scores, smem.lse(stage) + 8 * (lane % 4), hand,
-                                              i0 + 2 * (lane % 4), key, offset, seq.k, masked, slope_log2,
-                                              frag);
-        ptx::mbarrier_arrive(smem.hand_full(step % 2));
-        ptx::mbarrier_wait_parity(smem.do_full(stage), phase);
-        ptx::wgmma_fence();
-        backward_gemm_key_gradient<Config>(grad, frag, smem.dout(stage));
-        ptx::wgmma_commit_group();
+      ptx::wgmma_fence_operand(st);
+      ptx::wgmma_fence_operand(dpt);
+      if constexpr (Config::kScoreMods) {
+        backward_modified_gradients<Config, 4>(p, st, dpt, lse_at, delta_at, i_first, n0 + key_local, offset,
+                                               seq.k, masked, slope_log2, pf, dsf);
       } else {
-        ptx::mbarrier_wait_parity(smem.hand_full(step % 2), (step / 2) & 1);
-        const std::uint32_t delta_at = smem.delta(stage) + 8 * (lane % 4);
 #pragma unroll
-        for (int c = 0; c < 8; ++c) {
-          const uint4 handed = ptx::ld_shared_v4_b32(hand + c * 128 * 16);
-          const float2 d = ptx::ld_shared_v2_f32(delta_at + 32 * c);
+        for (int c = 0; c < 4; ++c) {
+          const float2 lse = ptx::ld_shared_v2_f32(lse_at + 32 * c);
+          const float2 delta = ptx::ld_shared_v2_f32(delta_at + 32 * c);
+          float prob[4], ds[4];
+#pragma unroll
+          for (int r = 0; r < 4; ++r) {
+            prob[r] = ptx::ex2_approx_ftz_f32(st[4 * c + r] * p.scale_log2 - (r % 2 == 0 ? lse.x : lse.y));
+            if (masked && !backward_visible(p, n0 + key_local + 8 * (r / 2),
+                                            i_first + 8 * c + (r % 2) + offset, seq.k)) {
+              prob[r] = 0.f;
+            }
+            ds[r] = prob[r] * (dpt[4 * c + r] - (r % 2 == 0 ? delta.x : delta.y));
+          }
           const int kk = c / 2, r0 = 2 * (c % 2);
-          frag[kk][r0] = pack_pair<Element>(__uint_as_float(handed.x) * (scores[4 * c] - d.x),
-                                            __uint_as_float(handed.y) * (scores[4 * c + 1] - d.y));
-          frag[kk][r0 + 1] = pack_pair<Element>(__uint_as_float(handed.z) * (scores[4 * c + 2] - d.x),
-                                                __uint_as_float(handed.w) * (scores[4 * c + 3] - d.y));
+          pf[kk][r0] = pack_pair<Element>(prob[0], prob[1]);
+          pf[kk][r0 + 1] = pack_pair<Element>(prob[2], prob[3]);
+          dsf[kk][r0] = pack_pair<Element>(ds[0], ds[1]);
+          dsf[kk][r0 + 1] = pack_pair<Element>(ds[2], ds[3]);
         }
-        ptx::mbarrier_arrive(smem.hand_empty(step % 2));
-        ptx::wgmma_fence();
-        backward_gemm_key_gradient<Config>(grad, frag, smem.q(stage));
-        ptx::wgmma_commit_group();
       }
-      pending_stage = stage;
+      // P^T and dS^T into buffers step % 2: key rows of 128 bytes (64 query columns), 16-byte unit u of row r
+      // at u ^ (r % 8); this consumer's columns are units [4 w, + 4). stmatrix as backward_consumer's.
+      {
+        const int matrix = lane / 8;
+        const int row = 16 * warp + 8 * (matrix % 2) + lane % 8;
+#pragma unroll
+        for (int kk = 0; kk < 2; ++kk) {
+          const int unit = 4 * consumer + 2 * kk + matrix / 2;
+          const std::uint32_t at = row * Config::kRowBytes + ((unit ^ (row % 8)) << 4);
+          ptx::stmatrix_x4(smem.p(step % 2) + at, pf[kk][0], pf[kk][1], pf[kk][2], pf[kk][3]);
+          ptx::stmatrix_x4(smem.ds(step % 2) + at, dsf[kk][0], dsf[kk][1], dsf[kk][2], dsf[kk][3]);
+        }
+      }
+      ptx::fence_proxy_async_shared_cta();
+      ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
+
+      ptx::wgmma_fence();
+      backward_gemm_key_gradient_staged<Config>(dv, smem.p(step % 2),
+                                                smem.dout(stage) + 2 * consumer * Config::kQChunkBytes);
+      backward_gemm_key_gradient_staged<Config>(dk, smem.ds(step % 2),
+                                                smem.q(stage) + 2 * consumer * Config::kQChunkBytes);
+      ptx::wgmma_commit_group();
+      // dV and dK done: the stage's Q and dO are no longer read.
+      ptx::wgmma_wait_group<0>();
+      ptx::mbarrier_arrive(smem.empty(stage));
     }
   }
-  ptx::wgmma_wait_group<0>();
-  if (pending_stage >= 0) ptx::mbarrier_arrive(smem.empty(pending_stage));
   // Every GEMM of the tile has completed: K / V may be overwritten.
   ptx::mbarrier_arrive(smem.kv_empty());
-  ptx::wgmma_fence_operand(grad);
-  backward_store_key_rows<Config>(owns_dv ? p.dv : p.dk, owns_dv ? p.dv_batch_stride : p.dk_batch_stride,
-                                  owns_dv ? p.dv_row_stride : p.dk_row_stride,
-                                  owns_dv ? p.dv_head_stride : p.dk_head_stride, tile, seq, n0, grad,
-                                  owns_dv ? 1.f : p.scale, thread);
+  backward_store_key_rows<Config, kColumns>(p.dk, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride, tile,
+                                            seq, n0, dk, p.scale, thread, kColumns * consumer);
+  backward_store_key_rows<Config, kColumns>(p.dv, p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride, tile,
+                                            seq, n0, dv, 1.f, thread, kColumns * consumer);
 }
 
 // Calls work(tile, seq, kv_round) for each of this CTA's tiles that has keys (first_index, then
@@ -995,8 +967,8 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
     ptx::setmaxnreg_inc<Config::kConsumerRegisters>();
     backward_for_each_tile<Config>(
         p, first_index, [&](const BackwardTile& tile, const BackwardSequence& seq, int kv_round) {
-          if constexpr (Config::kSplitGradients) {
-            backward_consumer_split_gradients<Config>(p, smem, tile, seq, warpgroup - 1, step, kv_round);
+          if constexpr (Config::kSplitHeadDim) {
+            backward_consumer_split_head_dim<Config>(p, smem, tile, seq, warpgroup - 1, step, kv_round);
           } else {
             backward_consumer<Config>(p, smem, tile, seq, warpgroup - 1, step, kv_round);
           }

@@ -108,7 +108,7 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
     kernel<<<static_cast<unsigned>(ctas), Config::kThreads, Config::kSmemBytes, stream>>>(k);
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   }
-  if constexpr (Config::kSplitGradients) {  // d = 256: the dQ pass
+  if constexpr (Config::kSplitHeadDim) {  // d = 256: the dQ pass
     using DqConfig = BackwardDqConfig<Config>;
     k.dq = p.dq.data;
     k.dq_batch_stride = p.dq.batch_stride, k.dq_row_stride = p.dq.row_stride,
