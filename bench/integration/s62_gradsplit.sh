@@ -7,7 +7,7 @@
 # 1.08-1.15x. Then the d256 cases, racecheck / synccheck over them (the hand-over's barriers) and each
 # kernel's time (ncu).
 #   bash bench/integration/s62_gradsplit.sh
-# (Run on e6a3b39 (the commit that added it). Measured 1.00-1.06x the time of the column split (softcap 30:
+# (Run on d05f9c2 (the commit that added it). Measured 1.00-1.06x the time of the column split (softcap 30:
 # 1.04-1.06); the main kernel read the same under ncu (d256 non-causal 16k 8.52 ms against 8.43): not kept,
 # reverted; s62_gradsplit.patch is the diff that adds it back.)
 set -uo pipefail
