@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Session 62, fourth call: Q_MULTICAST (the d = 256 main kernel's CTAs in clusters of two over adjacent key
+# blocks, each producer loading half of every Q / dO stage's chunks for both by TMA multicast; the tree's
+# default) beside the same tree built with Q_MULTICAST=0 (package flashattn_base). ncu read the main kernel
+# (dK / dV) at 522 TFLOP/s at d256 non-causal 16k, streaming 32 GB of Q / dO from L2, against the dQ pass's 681
+# (16 GB); the gradient split (s62_gradsplit.sh), which cut shared-memory reads, changed nothing. Predicted: the
+# main kernel 1.10-1.20x faster, the whole backward 1.06-1.12x. Then the d256 cases (tests on the multicast
+# kernels), racecheck / synccheck over them, and each kernel's time (ncu).
+#   bash bench/integration/s62_multicast.sh
+set -uo pipefail
+# shellcheck source=bench/sm90_device_common.sh
+source bench/sm90_device_common.sh
+device_call_begin s62d
+PY_DIMS=256 sm90_build_py base "-DFLASHATTN_SM90_BWD_D256_Q_MULTICAST=0" 5 300 -DFLASHATTN_BACKWARD=ON &
+tests_and_py_build "256"
+wait
+first_cases 'Grid/BackwardTest.*cuda_sm90_*_d256_*:Random/BackwardRandomTest.*cuda_sm90*:*DeterminismTest.Backward*D256*' 120 ||
+  exit 1
+backward_compare_vs_base multicast 150 --hdims 256 --seqlens 1024,4096,16384 --rounds 2 --settle-ms 100 \
+  --check-max-seqlen 1024 --backends cuda_sm90 --base-backends cuda_sm90
+sanitizer_runs "$tests" 'Grid/BackwardTest.*cuda_sm90_*_d256_*:-*dropout*:*2048x2048*' 120 racecheck
+sanitizer_runs "$tests" 'Grid/BackwardTest.*cuda_sm90_*_d256_*:-*dropout*:*2048x2048*' 60 synccheck
+ncu_backward_times 256 1024,16384
+log total
