@@ -30,7 +30,6 @@
 #include <cstdint>
 
 #include "cuda/ptx/approx_math.h"
-#include "cuda/ptx/cluster.h"
 #include "cuda/ptx/mbarrier.h"
 #include "cuda/ptx/ptx.h"
 #include "cuda/ptx/shared_memory.h"
@@ -40,12 +39,6 @@
 #include "cuda/sm80/backward_config.h"  // dq_bulk_unit: the dQ accumulator's layout, shared with cuda_sm80
 #include "cuda/sm90/backward_walk.h"    // BackwardSequence, backward_sequence, backward_last_block_reaching
 #include "cuda/sm90/epilogue.h"         // pack_pair
-
-// Q_MULTICAST (default 1): the d = 256 main kernel's CTAs in clusters of two over adjacent key blocks
-// (BackwardConfig::kClusterQ). 0: one CTA a cluster.
-#ifndef FLASHATTN_SM90_BWD_D256_Q_MULTICAST
-#define FLASHATTN_SM90_BWD_D256_Q_MULTICAST 1
-#endif
 
 namespace flashattn::detail::cuda_sm90 {
 
@@ -93,14 +86,6 @@ struct BackwardConfig {
   // causal 8k) against 0.92-1.00x with two; not in deterministic mode (tiles claimed in order). The launch
   // makes it persistent only where all tiles have the same work (launch_backward).
   static constexpr bool kPersistent = kConsumers == 2 && !kDeterministic && !kSplitHeadDim;
-  // Q_MULTICAST (d = 256): clusters of two CTAs over adjacent key blocks of one (sequence, K/V head). Each
-  // producer loads half the 64-column chunks of every Q and dO stage for both CTAs (TMA multicast), so the
-  // cluster reads Q and dO from L2 once per 128 keys instead of once per 64: the 64-key blocks stream the
-  // head's Q and dO once per block, 32 GB from L2 at d256 16k (s62_overlap.sh's ncu: the main kernel at 522
-  // TFLOP/s, the dQ pass, which streams K / V once per 128 query rows, at 681). Both CTAs walk the union of
-  // their query blocks (backward_pair_walk), each computing on its own, and a stage is refilled once both
-  // CTAs' consumers are done with it (cluster_empty).
-  static constexpr int kClusterQ = kSplitHeadDim && FLASHATTN_SM90_BWD_D256_Q_MULTICAST != 0 ? 2 : 1;
   static constexpr int kKChunkBytes = kBlockN * kRowBytes;
   static constexpr int kQChunkBytes = kBlockM * kRowBytes;
   static constexpr int kKBytes = kChunks * kKChunkBytes;
@@ -137,8 +122,7 @@ struct BackwardConfig {
   static constexpr int kBarrierOffset = kDeltaOffset + kStages * kStatsBytes;
   // kv_full, kv_empty, then per stage q_full (Q, LSE, D), do_full (dO), empty, then under kDqWriter per dQ
   // buffer dq_full, dq_empty.
-  static constexpr int kBarriers =
-      2 + 3 * kStages + (kDqWriter ? 2 * kDqBuffers : 0) + (kClusterQ > 1 ? kStages : 0);
+  static constexpr int kBarriers = 2 + 3 * kStages + (kDqWriter ? 2 * kDqBuffers : 0);
   static constexpr int kClaimOffset = kBarrierOffset + 8 * kBarriers;  // deterministic: the claimed tile
   // + 1024 for aligning the dynamic buffer's base to the swizzle atom.
   static constexpr int kSmemBytes = kClaimOffset + 8 + 1024;
@@ -151,9 +135,8 @@ struct BackwardConfig {
   // decrease has freed enough, forever if it cannot (a producer at 32 beside two consumers at 240 hung,
   // session 60's s60_dynamic.sh: 136 x 128 freed, 72 x 256 wanted).
   static constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;
-  // (kClusterQ > 1: the producer's multicast walk spilled at 24; its consumers need no more than 232.)
-  static constexpr int kProducerRegisters = kClusterQ > 1 ? 40 : 24;
-  static constexpr int kConsumerRegisters = kClusterQ > 1 ? 232 : kConsumers == 2 ? 240 : 160;
+  static constexpr int kProducerRegisters = 24;
+  static constexpr int kConsumerRegisters = kConsumers == 2 ? 240 : 160;
   static_assert((kLaunchRegisters - kProducerRegisters) * 128 >=
                     (kConsumerRegisters - kLaunchRegisters) * 128 * kConsumers,
                 "the consumers' setmaxnreg increase must fit in what the producer's decrease frees");
@@ -280,9 +263,6 @@ struct BackwardShared {
   __device__ std::uint32_t dq_empty(int buffer, int consumer) const {
     return barrier(2 + 3 * Config::kStages + Config::kDqBuffers + dq_index(buffer, consumer));
   }
-  // kClusterQ > 1: the stage's release by the consumer warps of every CTA of the cluster (its multicast
-  // chunks are written into all of them).
-  __device__ std::uint32_t cluster_empty(int stage) const { return barrier(2 + 3 * Config::kStages + stage); }
   __device__ std::uint32_t claimed_tile() const { return base + Config::kClaimOffset; }
 
   __device__ void init_barriers() const {
@@ -305,45 +285,9 @@ struct BackwardShared {
         ptx::mbarrier_init(barrier(2 + 3 * Config::kStages + Config::kDqBuffers + buffer), 1);
       }
     }
-    if constexpr (Config::kClusterQ > 1) {
-      for (int stage = 0; stage < Config::kStages; ++stage) {
-        ptx::mbarrier_init(cluster_empty(stage), 4 * Config::kConsumers * Config::kClusterQ);
-      }
-    }
     ptx::fence_mbarrier_init();
   }
-
-  // A consumer warp's release of stage `stage` (kClusterQ > 1) in every CTA of the cluster, made by its lane
-  // 0 once the warp's reads of it have completed (after its wgmma wait; as the forward's release_kv).
-  __device__ void release_cluster_stage(int stage, bool leader) const {
-#pragma unroll
-    for (int rank = 0; rank < Config::kClusterQ; ++rank) {
-      ptx::mbarrier_arrive_cluster_if(ptx::mapa_shared(cluster_empty(stage), rank), leader);
-    }
-  }
 };
-
-// kClusterQ > 1: the query blocks both CTAs of a cluster walk, the union of both key blocks' (each computes
-// on its own only): the CTAs share every Q / dO stage, so they take the same steps. Adjacent key blocks'
-// walks are intervals that meet or overlap (backward_sequence: m_begin and m_end non-decreasing in the key
-// block, and a key block's last query rows and the next one's first are neighbours).
-struct BackwardPairWalk {
-  int m_begin = 0, m_end = 0;
-};
-template <class Config>
-__device__ __forceinline__ BackwardPairWalk backward_pair_walk(const BackwardKernelParams& p,
-                                                               const BackwardTile& tile,
-                                                               const BackwardSequence& seq) {
-  if constexpr (Config::kClusterQ == 1) {
-    return {seq.m_begin, seq.m_end};
-  } else {
-    const BackwardSequence peer =
-        backward_sequence<Config::kBlockN>(p, tile.batch, (tile.n_block ^ 1) * Config::kBlockN);
-    if (seq.m_begin == seq.m_end) return {peer.m_begin, peer.m_end};
-    if (peer.m_begin == peer.m_end) return {seq.m_begin, seq.m_end};
-    return {min(seq.m_begin, peer.m_begin), max(seq.m_end, peer.m_end)};
-  }
-}
 
 // Named barriers of the backward kernel (id 0 is __syncthreads). kBackwardConsumers: both consumer
 // warpgroups (zeroed rows written; under kSplitDq also each step's dS^T of both, and their dQ tiles of the
@@ -366,34 +310,21 @@ __device__ void backward_producer(const BackwardKernelParams& p, const BackwardS
     ptx::tma_load_4d(smem.v() + c * Config::kKChunkBytes, &p.maps.v, smem.kv_full(), 64 * c, seq.k_row0 + n0,
                      tile.head_kv, seq.map_batch);
   }
-  const BackwardPairWalk walk = backward_pair_walk<Config>(p, tile, seq);
-  [[maybe_unused]] const int rank = Config::kClusterQ > 1 ? static_cast<int>(ptx::cluster_ctarank()) : 0;
   for (int g = 0; g < p.group; ++g) {
     const int head = tile.head_kv * p.group + g;
     const std::int64_t stats_row0 =
         (static_cast<std::int64_t>(tile.batch) * p.heads + head) * static_cast<std::int64_t>(p.rows_padded);
-    for (int m = walk.m_begin; m < walk.m_end; ++m, ++step) {
+    for (int m = seq.m_begin; m < seq.m_end; ++m, ++step) {
       const int stage = step % Config::kStages;
       if (step >= Config::kStages) {
         ptx::mbarrier_wait_parity(smem.empty(stage), ((step / Config::kStages) - 1) & 1);
-        if constexpr (Config::kClusterQ > 1) {
-          ptx::mbarrier_wait_parity(smem.cluster_empty(stage), ((step / Config::kStages) - 1) & 1);
-        }
       }
       const int row = seq.q_row0 + m * Config::kBlockM;
       ptx::mbarrier_arrive_expect_tx(smem.q_full(stage), Config::kQBytes + 2 * Config::kStatsBytes);
-      // (kClusterQ > 1: the chunks of this CTA's rank, into every CTA of the cluster; the others come from
-      // the peers' producers.)
 #pragma unroll
       for (int c = 0; c < Config::kChunks; ++c) {
-        if constexpr (Config::kClusterQ == 1) {
-          ptx::tma_load_4d(smem.q(stage) + c * Config::kQChunkBytes, &p.maps.q, smem.q_full(stage), 64 * c,
-                           row, head, seq.map_batch);
-        } else if (c % Config::kClusterQ == rank) {
-          ptx::tma_load_4d_multicast(smem.q(stage) + c * Config::kQChunkBytes, &p.maps.q, smem.q_full(stage),
-                                     64 * c, row, head, seq.map_batch,
-                                     static_cast<std::uint16_t>((1u << Config::kClusterQ) - 1));
-        }
+        ptx::tma_load_4d(smem.q(stage) + c * Config::kQChunkBytes, &p.maps.q, smem.q_full(stage), 64 * c, row,
+                         head, seq.map_batch);
       }
       const std::int64_t stats = stats_row0 + m * Config::kBlockM;
       ptx::bulk_load(smem.lse(stage), p.lse_log2 + stats, Config::kStatsBytes, smem.q_full(stage));
@@ -401,14 +332,8 @@ __device__ void backward_producer(const BackwardKernelParams& p, const BackwardS
       ptx::mbarrier_arrive_expect_tx(smem.do_full(stage), Config::kQBytes);
 #pragma unroll
       for (int c = 0; c < Config::kChunks; ++c) {
-        if constexpr (Config::kClusterQ == 1) {
-          ptx::tma_load_4d(smem.dout(stage) + c * Config::kQChunkBytes, &p.maps.dout, smem.do_full(stage),
-                           64 * c, row, head, seq.map_batch);
-        } else if (c % Config::kClusterQ == rank) {
-          ptx::tma_load_4d_multicast(smem.dout(stage) + c * Config::kQChunkBytes, &p.maps.dout,
-                                     smem.do_full(stage), 64 * c, row, head, seq.map_batch,
-                                     static_cast<std::uint16_t>((1u << Config::kClusterQ) - 1));
-        }
+        ptx::tma_load_4d(smem.dout(stage) + c * Config::kQChunkBytes, &p.maps.dout, smem.do_full(stage),
+                         64 * c, row, head, seq.map_batch);
       }
     }
   }
@@ -867,9 +792,9 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
 
 // SPLIT_HEAD_DIM (d = 256): consumer `consumer` over one tile (64 keys). Per query block of 64 rows:
 //   S^T, dP^T for its 32 rows [32 w, + 32) over all 64 keys (m64n32, shared-memory operands),
-//   P^T and dS^T (as backward_consumer's) staged in shared memory (buffers alternating over its computed
-//   steps) for both consumers, one barrier of both, then from the staged tiles dV[:, 128 w ..] += P^T dO and
-//   dK[:, 128 w ..] += dS^T Q (m64n128). dQ is the dQ pass's (backward_dq_kernel.h).
+//   P^T and dS^T (as backward_consumer's) staged in shared memory (buffers step % 2) for both consumers,
+//   one barrier of both, then from the staged tiles dV[:, 128 w ..] += P^T dO and dK[:, 128 w ..] += dS^T Q
+//   (m64n128). dQ is the dQ pass's (backward_dq_kernel.h).
 // A staged buffer is rewritten two steps later, after both consumers have passed the barrier of the step
 // between, which each reaches only once its GEMMs of the step before have completed.
 template <class Config>
@@ -886,10 +811,6 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
   const int key_local = 16 * warp + lane / 4;  // this thread's two keys (and + 8) of the block's 64
   const int query0 = 32 * consumer;            // this consumer's query rows of each block
   const int offset = seq.k - seq.q;
-  const BackwardPairWalk walk = backward_pair_walk<Config>(p, tile, seq);
-  // The staging buffers alternate over the steps this CTA computes (not the walk's, whose steps of the peer's
-  // query blocks pass no barrier: a buffer is rewritten only after a barrier of both consumers between).
-  int staged = 0;
 
   float dk[kColumns / 2], dv[kColumns / 2];
 #pragma unroll
@@ -901,19 +822,10 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
   for (int g = 0; g < p.group; ++g) {
     const int head = tile.head_kv * p.group + g;
     [[maybe_unused]] const float slope_log2 = backward_alibi_slope_log2<Config>(p, tile.batch, head);
-    for (int m = walk.m_begin; m < walk.m_end; ++m, ++step) {
+    for (int m = seq.m_begin; m < seq.m_end; ++m, ++step) {
       const int stage = step % Config::kStages;
       const std::uint32_t phase = (step / Config::kStages) & 1;
       const int i0 = m * Config::kBlockM;
-      if (Config::kClusterQ > 1 && (m < seq.m_begin || m >= seq.m_end)) {
-        // The peer's query block, not this CTA's: its stage landed here too (multicast), and is released
-        // once it has (a refill must not overtake the bytes still in flight).
-        ptx::mbarrier_wait_parity(smem.q_full(stage), phase);
-        ptx::mbarrier_wait_parity(smem.do_full(stage), phase);
-        ptx::mbarrier_arrive(smem.empty(stage));
-        smem.release_cluster_stage(stage, lane == 0);
-        continue;
-      }
       float st[16], dpt[16];
       ptx::mbarrier_wait_parity(smem.q_full(stage), phase);
       backward_zero_query_rows<Config>(p, smem, seq, stage, phase, i0, thread_in_consumers);
@@ -962,8 +874,8 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
           dsf[kk][r0 + 1] = pack_pair<Element>(ds[2], ds[3]);
         }
       }
-      // P^T and dS^T into buffers staged % 2: key rows of 128 bytes (64 query columns), 16-byte unit u of row
-      // r at u ^ (r % 8); this consumer's columns are units [4 w, + 4). stmatrix as backward_consumer's.
+      // P^T and dS^T into buffers step % 2: key rows of 128 bytes (64 query columns), 16-byte unit u of row r
+      // at u ^ (r % 8); this consumer's columns are units [4 w, + 4). stmatrix as backward_consumer's.
       {
         const int matrix = lane / 8;
         const int row = 16 * warp + 8 * (matrix % 2) + lane % 8;
@@ -971,24 +883,22 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
         for (int kk = 0; kk < 2; ++kk) {
           const int unit = 4 * consumer + 2 * kk + matrix / 2;
           const std::uint32_t at = row * Config::kRowBytes + ((unit ^ (row % 8)) << 4);
-          ptx::stmatrix_x4(smem.p(staged % 2) + at, pf[kk][0], pf[kk][1], pf[kk][2], pf[kk][3]);
-          ptx::stmatrix_x4(smem.ds(staged % 2) + at, dsf[kk][0], dsf[kk][1], dsf[kk][2], dsf[kk][3]);
+          ptx::stmatrix_x4(smem.p(step % 2) + at, pf[kk][0], pf[kk][1], pf[kk][2], pf[kk][3]);
+          ptx::stmatrix_x4(smem.ds(step % 2) + at, dsf[kk][0], dsf[kk][1], dsf[kk][2], dsf[kk][3]);
         }
       }
       ptx::fence_proxy_async_shared_cta();
       ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
 
       ptx::wgmma_fence();
-      backward_gemm_key_gradient_staged<Config>(dv, smem.p(staged % 2),
+      backward_gemm_key_gradient_staged<Config>(dv, smem.p(step % 2),
                                                 smem.dout(stage) + 2 * consumer * Config::kQChunkBytes);
-      backward_gemm_key_gradient_staged<Config>(dk, smem.ds(staged % 2),
+      backward_gemm_key_gradient_staged<Config>(dk, smem.ds(step % 2),
                                                 smem.q(stage) + 2 * consumer * Config::kQChunkBytes);
       ptx::wgmma_commit_group();
       // dV and dK done: the stage's Q and dO are no longer read.
       ptx::wgmma_wait_group<0>();
       ptx::mbarrier_arrive(smem.empty(stage));
-      if constexpr (Config::kClusterQ > 1) smem.release_cluster_stage(stage, lane == 0);
-      ++staged;
     }
   }
   // Every GEMM of the tile has completed: K / V may be overwritten.
@@ -1012,16 +922,8 @@ __device__ __forceinline__ void backward_for_each_tile(const BackwardKernelParam
     const BackwardTile tile = backward_tile<Config>(p, index);
     const BackwardSequence seq =
         backward_sequence<Config::kBlockN>(p, tile.batch, tile.n_block * Config::kBlockN);
-    // Nothing of this block's keys exists in the sequence: no dK / dV rows to write (kClusterQ > 1: nor
-    // stages to share with the peer, whose walk is empty too).
-    if (tile.n_block * Config::kBlockN >= seq.k_allocated) {
-      if constexpr (Config::kClusterQ == 1) {
-        continue;
-      } else {
-        const BackwardPairWalk walk = backward_pair_walk<Config>(p, tile, seq);
-        if (walk.m_begin == walk.m_end) continue;
-      }
-    }
+    // Nothing of this block's keys exists in the sequence: no dK / dV rows to write.
+    if (tile.n_block * Config::kBlockN >= seq.k_allocated) continue;
     work(tile, seq, kv_round);
     ++kv_round;
   }
@@ -1041,14 +943,7 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
       ptx::st_shared_b32(smem.claimed_tile(), static_cast<std::uint32_t>(atomicAdd(p.tile_counter, 1ull)));
     }
   }
-  // kClusterQ > 1: every thread of the cluster, whose producers write into this CTA's stages and whose
-  // consumers arrive on its barriers, sees them initialised.
-  if constexpr (Config::kClusterQ > 1) {
-    ptx::barrier_cluster_arrive();
-    ptx::barrier_cluster_wait();
-  } else {
-    __syncthreads();
-  }
+  __syncthreads();
   const int first_index = Config::kDeterministic ? static_cast<int>(ptx::ld_shared_b32(smem.claimed_tile()))
                                                  : static_cast<int>(blockIdx.x);
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;
@@ -1080,11 +975,6 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
         });
     // The last reductions' reads of shared memory complete before the CTA leaves.
     ptx::cp_async_bulk_wait_group_read<0>();
-  }
-  // kClusterQ > 1: no CTA leaves while a peer may still write into its stages or arrive on its barriers.
-  if constexpr (Config::kClusterQ > 1) {
-    ptx::barrier_cluster_arrive();
-    ptx::barrier_cluster_wait();
   }
 }
 

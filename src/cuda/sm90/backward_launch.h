@@ -63,10 +63,8 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
   k.seqlen_q = static_cast<int>(p.seqlen_q);
   k.seqlen_k = static_cast<int>(p.seqlen_k);
   k.rows_padded = static_cast<int>(args.rows_padded);
-  // Key blocks of the CTAs (every sequence's, of the longest; kClusterQ > 1: a whole number of clusters per
-  // (sequence, K/V head), the CTA of a block past the keys walking its peer's query blocks).
-  const std::int64_t key_blocks = (p.seqlen_k + Config::kBlockN * Config::kClusterQ - 1) /
-                                  (Config::kBlockN * Config::kClusterQ) * Config::kClusterQ;
+  // Key blocks of the CTAs (every sequence's, of the longest).
+  const std::int64_t key_blocks = (p.seqlen_k + Config::kBlockN - 1) / Config::kBlockN;
   k.n_blocks = static_cast<int>(key_blocks);
   k.window_left = static_cast<int>(p.mask.window_left);
   k.window_right = static_cast<int>(p.mask.window_right);
@@ -107,23 +105,8 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
         e != cudaSuccess) {
       return e;
     }
-    if constexpr (Config::kClusterQ > 1) {
-      cudaLaunchAttribute cluster{};
-      cluster.id = cudaLaunchAttributeClusterDimension;
-      cluster.val.clusterDim.x = Config::kClusterQ;
-      cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
-      cudaLaunchConfig_t config{};
-      config.gridDim = dim3(static_cast<unsigned>(ctas));
-      config.blockDim = dim3(Config::kThreads);
-      config.dynamicSmemBytes = Config::kSmemBytes;
-      config.stream = stream;
-      config.attrs = &cluster;
-      config.numAttrs = 1;
-      if (cudaError_t e = cudaLaunchKernelEx(&config, kernel, k); e != cudaSuccess) return e;
-    } else {
-      kernel<<<static_cast<unsigned>(ctas), Config::kThreads, Config::kSmemBytes, stream>>>(k);
-      if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
-    }
+    kernel<<<static_cast<unsigned>(ctas), Config::kThreads, Config::kSmemBytes, stream>>>(k);
+    if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   }
   if constexpr (Config::kSplitHeadDim) {  // d = 256: the dQ pass
     using DqConfig = BackwardDqConfig<Config>;
