@@ -796,8 +796,7 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
 //   one barrier of both, then from the staged tiles dV[:, 128 w ..] += P^T dO and dK[:, 128 w ..] += dS^T Q
 //   (m64n128). dQ is the dQ pass's (backward_dq_kernel.h).
 // A staged buffer is rewritten two steps later, after both consumers have passed the barrier of the step
-// between, which each reaches only once its GEMMs of the step before have completed. The next step's S^T and
-// dP^T are issued right after this step's dV and dK GEMMs.
+// between, which each reaches only once its GEMMs of the step before have completed.
 template <class Config>
 __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
                                                  const BackwardShared<Config>& smem, const BackwardTile& tile,
@@ -820,112 +819,88 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
   ptx::mbarrier_wait_parity(smem.kv_full(), kv_round & 1);
   backward_zero_key_rows<Config>(smem, seq, n0, thread_in_consumers);
 
-  // The tile's steps t = 0 .. steps - 1: query block m_begin + t % blocks of the group's head t / blocks,
-  // ring position first_step + t.
-  const int first_step = step;
-  const int blocks = seq.m_end - seq.m_begin;
-  const int steps = blocks * p.group;
-  float st[16], dpt[16];
-  // Step t's score GEMMs (S^T, then dP^T: a group each) once its stage has landed (its query rows past
-  // seqused_q zeroed, by both consumers).
-  const auto issue_scores = [&](int t) {
-    const int stage = (first_step + t) % Config::kStages;
-    const std::uint32_t phase = ((first_step + t) / Config::kStages) & 1;
-    ptx::mbarrier_wait_parity(smem.q_full(stage), phase);
-    backward_zero_query_rows<Config>(p, smem, seq, stage, phase, (seq.m_begin + t % blocks) * Config::kBlockM,
-                                     thread_in_consumers);
-    ptx::wgmma_fence();
-    backward_gemm_transposed_scores<Config, 32>(st, smem.k(), smem.q(stage) + query0 * Config::kRowBytes);
-    ptx::wgmma_commit_group();
-    ptx::mbarrier_wait_parity(smem.do_full(stage), phase);
-    ptx::wgmma_fence();
-    backward_gemm_transposed_scores<Config, 32>(dpt, smem.v(), smem.dout(stage) + query0 * Config::kRowBytes);
-    ptx::wgmma_commit_group();
-  };
-  if (steps > 0) issue_scores(0);
-  for (int t = 0; t < steps; ++t, ++step) {
-    // In flight: the last step's dV / dK GEMMs, then this step's S^T and dP^T (issued at the end of the last
-    // step, so that the tensor cores go from one to the other without waiting for the softmax).
-    const int stage = step % Config::kStages;
-    const int i0 = (seq.m_begin + t % blocks) * Config::kBlockM;
-    [[maybe_unused]] const float slope_log2 =
-        backward_alibi_slope_log2<Config>(p, tile.batch, tile.head_kv * p.group + t / blocks);
-    const bool masked = n0 + Config::kBlockN > seq.k ||
-                        (p.window_left >= 0 && i0 + Config::kBlockM - 1 + offset - p.window_left > n0) ||
-                        (p.window_right >= 0 && i0 + offset + p.window_right < n0 + Config::kBlockN - 1);
-    // Column 8 c + 2 (lane % 4) + e of the accumulators is query row i0 + query0 + that.
-    const std::uint32_t lse_at = smem.lse(stage) + 4 * query0 + 8 * (lane % 4);
-    const std::uint32_t delta_at = smem.delta(stage) + 4 * query0 + 8 * (lane % 4);
-    const int i_first = i0 + query0 + 2 * (lane % 4);
-    std::uint32_t pf[2][4], dsf[2][4];
-    if constexpr (Config::kScoreMods) {
+  for (int g = 0; g < p.group; ++g) {
+    const int head = tile.head_kv * p.group + g;
+    [[maybe_unused]] const float slope_log2 = backward_alibi_slope_log2<Config>(p, tile.batch, head);
+    for (int m = seq.m_begin; m < seq.m_end; ++m, ++step) {
+      const int stage = step % Config::kStages;
+      const std::uint32_t phase = (step / Config::kStages) & 1;
+      const int i0 = m * Config::kBlockM;
+      float st[16], dpt[16];
+      ptx::mbarrier_wait_parity(smem.q_full(stage), phase);
+      backward_zero_query_rows<Config>(p, smem, seq, stage, phase, i0, thread_in_consumers);
+      ptx::wgmma_fence();
+      backward_gemm_transposed_scores<Config, 32>(st, smem.k(), smem.q(stage) + query0 * Config::kRowBytes);
+      ptx::wgmma_commit_group();
+      ptx::mbarrier_wait_parity(smem.do_full(stage), phase);
+      ptx::wgmma_fence();
+      backward_gemm_transposed_scores<Config, 32>(dpt, smem.v(),
+                                                  smem.dout(stage) + query0 * Config::kRowBytes);
+      ptx::wgmma_commit_group();
+
+      const bool masked = n0 + Config::kBlockN > seq.k ||
+                          (p.window_left >= 0 && i0 + Config::kBlockM - 1 + offset - p.window_left > n0) ||
+                          (p.window_right >= 0 && i0 + offset + p.window_right < n0 + Config::kBlockN - 1);
+      // Column 8 c + 2 (lane % 4) + e of the accumulators is query row i0 + query0 + that.
+      const std::uint32_t lse_at = smem.lse(stage) + 4 * query0 + 8 * (lane % 4);
+      const std::uint32_t delta_at = smem.delta(stage) + 4 * query0 + 8 * (lane % 4);
+      const int i_first = i0 + query0 + 2 * (lane % 4);
+      std::uint32_t pf[2][4], dsf[2][4];
       ptx::wgmma_wait_group<0>();
-      // The last step's dV / dK are done: its stage's Q and dO are no longer read.
-      if (t > 0) ptx::mbarrier_arrive(smem.empty((step - 1) % Config::kStages));
       ptx::wgmma_fence_operand(st);
       ptx::wgmma_fence_operand(dpt);
-      backward_modified_gradients<Config, 4>(p, st, dpt, lse_at, delta_at, i_first, n0 + key_local, offset,
-                                             seq.k, masked, slope_log2, pf, dsf);
-    } else {
-      ptx::wgmma_wait_group<1>();
-      if (t > 0) ptx::mbarrier_arrive(smem.empty((step - 1) % Config::kStages));
-      ptx::wgmma_fence_operand(st);
-      // P^T while dP^T's GEMM runs.
+      if constexpr (Config::kScoreMods) {
+        backward_modified_gradients<Config, 4>(p, st, dpt, lse_at, delta_at, i_first, n0 + key_local, offset,
+                                               seq.k, masked, slope_log2, pf, dsf);
+      } else {
 #pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        const float2 lse = ptx::ld_shared_v2_f32(lse_at + 32 * c);
+        for (int c = 0; c < 4; ++c) {
+          const float2 lse = ptx::ld_shared_v2_f32(lse_at + 32 * c);
+          const float2 delta = ptx::ld_shared_v2_f32(delta_at + 32 * c);
+          float prob[4], ds[4];
 #pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          st[4 * c + r] =
-              ptx::ex2_approx_ftz_f32(st[4 * c + r] * p.scale_log2 - (r % 2 == 0 ? lse.x : lse.y));
-          if (masked &&
-              !backward_visible(p, n0 + key_local + 8 * (r / 2), i_first + 8 * c + (r % 2) + offset, seq.k)) {
-            st[4 * c + r] = 0.f;
+          for (int r = 0; r < 4; ++r) {
+            prob[r] = ptx::ex2_approx_ftz_f32(st[4 * c + r] * p.scale_log2 - (r % 2 == 0 ? lse.x : lse.y));
+            if (masked && !backward_visible(p, n0 + key_local + 8 * (r / 2),
+                                            i_first + 8 * c + (r % 2) + offset, seq.k)) {
+              prob[r] = 0.f;
+            }
+            ds[r] = prob[r] * (dpt[4 * c + r] - (r % 2 == 0 ? delta.x : delta.y));
           }
+          const int kk = c / 2, r0 = 2 * (c % 2);
+          pf[kk][r0] = pack_pair<Element>(prob[0], prob[1]);
+          pf[kk][r0 + 1] = pack_pair<Element>(prob[2], prob[3]);
+          dsf[kk][r0] = pack_pair<Element>(ds[0], ds[1]);
+          dsf[kk][r0 + 1] = pack_pair<Element>(ds[2], ds[3]);
         }
       }
-      ptx::wgmma_wait_group<0>();
-      ptx::wgmma_fence_operand(dpt);
+      // P^T and dS^T into buffers step % 2: key rows of 128 bytes (64 query columns), 16-byte unit u of row r
+      // at u ^ (r % 8); this consumer's columns are units [4 w, + 4). stmatrix as backward_consumer's.
+      {
+        const int matrix = lane / 8;
+        const int row = 16 * warp + 8 * (matrix % 2) + lane % 8;
 #pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        const float2 delta = ptx::ld_shared_v2_f32(delta_at + 32 * c);
-        const int kk = c / 2, r0 = 2 * (c % 2);
-        pf[kk][r0] = pack_pair<Element>(st[4 * c], st[4 * c + 1]);
-        pf[kk][r0 + 1] = pack_pair<Element>(st[4 * c + 2], st[4 * c + 3]);
-        dsf[kk][r0] = pack_pair<Element>(st[4 * c] * (dpt[4 * c] - delta.x),
-                                         st[4 * c + 1] * (dpt[4 * c + 1] - delta.y));
-        dsf[kk][r0 + 1] = pack_pair<Element>(st[4 * c + 2] * (dpt[4 * c + 2] - delta.x),
-                                             st[4 * c + 3] * (dpt[4 * c + 3] - delta.y));
+        for (int kk = 0; kk < 2; ++kk) {
+          const int unit = 4 * consumer + 2 * kk + matrix / 2;
+          const std::uint32_t at = row * Config::kRowBytes + ((unit ^ (row % 8)) << 4);
+          ptx::stmatrix_x4(smem.p(step % 2) + at, pf[kk][0], pf[kk][1], pf[kk][2], pf[kk][3]);
+          ptx::stmatrix_x4(smem.ds(step % 2) + at, dsf[kk][0], dsf[kk][1], dsf[kk][2], dsf[kk][3]);
+        }
       }
-    }
-    // P^T and dS^T into buffers step % 2: key rows of 128 bytes (64 query columns), 16-byte unit u of row r
-    // at u ^ (r % 8); this consumer's columns are units [4 w, + 4). stmatrix as backward_consumer's. (Each
-    // consumer's GEMMs of two steps ago, the last readers of the buffers, completed before it reached the
-    // last step's barrier.)
-    {
-      const int matrix = lane / 8;
-      const int row = 16 * warp + 8 * (matrix % 2) + lane % 8;
-#pragma unroll
-      for (int kk = 0; kk < 2; ++kk) {
-        const int unit = 4 * consumer + 2 * kk + matrix / 2;
-        const std::uint32_t at = row * Config::kRowBytes + ((unit ^ (row % 8)) << 4);
-        ptx::stmatrix_x4(smem.p(step % 2) + at, pf[kk][0], pf[kk][1], pf[kk][2], pf[kk][3]);
-        ptx::stmatrix_x4(smem.ds(step % 2) + at, dsf[kk][0], dsf[kk][1], dsf[kk][2], dsf[kk][3]);
-      }
-    }
-    ptx::fence_proxy_async_shared_cta();
-    ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
+      ptx::fence_proxy_async_shared_cta();
+      ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
 
-    ptx::wgmma_fence();
-    backward_gemm_key_gradient_staged<Config>(dv, smem.p(step % 2),
-                                              smem.dout(stage) + 2 * consumer * Config::kQChunkBytes);
-    backward_gemm_key_gradient_staged<Config>(dk, smem.ds(step % 2),
-                                              smem.q(stage) + 2 * consumer * Config::kQChunkBytes);
-    ptx::wgmma_commit_group();
-    if (t + 1 < steps) issue_scores(t + 1);
+      ptx::wgmma_fence();
+      backward_gemm_key_gradient_staged<Config>(dv, smem.p(step % 2),
+                                                smem.dout(stage) + 2 * consumer * Config::kQChunkBytes);
+      backward_gemm_key_gradient_staged<Config>(dk, smem.ds(step % 2),
+                                                smem.q(stage) + 2 * consumer * Config::kQChunkBytes);
+      ptx::wgmma_commit_group();
+      // dV and dK done: the stage's Q and dO are no longer read.
+      ptx::wgmma_wait_group<0>();
+      ptx::mbarrier_arrive(smem.empty(stage));
+    }
   }
-  ptx::wgmma_wait_group<0>();
-  if (steps > 0) ptx::mbarrier_arrive(smem.empty((step - 1) % Config::kStages));
   // Every GEMM of the tile has completed: K / V may be overwritten.
   ptx::mbarrier_arrive(smem.kv_empty());
   backward_store_key_rows<Config, kColumns>(p.dk, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride, tile,
