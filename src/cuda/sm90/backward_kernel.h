@@ -2,7 +2,8 @@
 // warpgroup: 128 keys, or 192 at d = 64 from 2048 keys) of one (sequence, K/V head), walking every query
 // block of 64 rows that sees the keys, for each query head of the K/V head's group. d = dv = 64 or 128 (this
 // description); d = dv = 256 has a consumer of its own (BackwardConfig::kSplitHeadDim,
-// backward_consumer_split_head_dim: 64-key blocks, the columns split between two consumers).
+// backward_consumer_split_head_dim: 64-key blocks, the columns split between two consumers, no dQ) and its dQ
+// from a kernel of its own (backward_dq_kernel.h).
 //   warpgroup 0  producer: one thread loads K and V once, then Q, dO and the rows' LSE and D (the
 //                preprocess's, cuda_sm80's aux kernels) into a ring of two stages;
 //   warpgroups 1, 2 (, 3)  consumers: keys [64 w, 64 w + 64) of the block each. Per query block:
@@ -56,7 +57,8 @@ struct BackwardConfig {
   // (backward_dq_kernel.h). Adding it here, to an fp32 accumulator from registers by atomics (session 61),
   // took half this kernel's time (64 KB into L2 per 64 x 64 step); the dQ pass, which computes S and dP a
   // second time, ran 1.12-1.35x its speed (s62_dqpass.sh). Both kernels write each output once, in a fixed
-  // order: deterministic mode is the default mode. One CTA per tile.
+  // order: deterministic mode is the default mode. One CTA per tile. (Measured and not kept, session 62: one
+  // consumer's dV and the other's dK, clusters sharing Q / dO by multicast, the next scores issued early.)
   static constexpr bool kSplitHeadDim = kHeadDim == 256;
   static constexpr int kBlockM = kBackwardQueryRows;  // query rows per step (backward_walk.h)
   static_assert(kBlockM == cuda_sm80::kBackwardBlockM,
