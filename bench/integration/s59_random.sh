@@ -12,20 +12,5 @@ for seed in 101 202 303; do
   FLASHATTN_TEST_SEED=$seed gtest_suites 'Random/BackwardRandomTest.*cuda*' 150
   grep -E "drawn_case|Failure|FAILED" "$out/tests.log" | head -5 >>"$out/summary.txt"
 done
-(cd /tmp && PYTHONPATH=$bld/pyroot timeout 200 ncu --nvtx --nvtx-include "regex:bwd_.*/" \
-  --metrics gpu__time_duration.sum --csv python3 "$OLDPWD/bench/backward_kernel_times.py" >"$out/times.csv" 2>"$out/ncu.err")
-log "ncu rc=$? $(tail -1 "$out/ncu.err" | cut -c1-200)"
-python3 - "$out/times.csv" >>"$out/summary.txt" <<'PY'
-import csv, sys, collections
-rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
-head = rows[0]
-kname, val, unit = head.index("Kernel Name"), head.index("Metric Value"), head.index("Metric Unit")
-ranges = [i for i, h in enumerate(head) if h.startswith("NVTX")]
-total = collections.OrderedDict()
-for r in rows[1:]:
-    tag = next((r[i] for i in ranges if "bwd_" in r[i]), "?")
-    total.setdefault(tag, []).append((r[kname][:60], r[val], r[unit]))
-for tag, ks in total.items():
-    print(tag, "  ".join(f"{n}: {v} {u}" for n, v, u in ks))
-PY
+ncu_backward_times 64,128 512,2048  # (session 59 ran it with ncu's default clock control)
 log total

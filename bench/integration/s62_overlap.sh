@@ -17,23 +17,7 @@ wait
 first_cases 'Grid/BackwardTest.*cuda_sm90_*_d256_*:*DeterminismTest.Backward*D256*' 90 || exit 1
 backward_compare_vs_base overlap 150 --hdims 256 --seqlens 1024,4096,16384 --rounds 2 --settle-ms 100 \
   --check-max-seqlen 1024 --backends cuda_sm90 --base-backends cuda_sm90
-(cd /tmp && PYTHONPATH=$bld/pyroot timeout 120 ncu --clock-control none --nvtx --nvtx-include "regex:bwd_.*/" \
-  --metrics gpu__time_duration.sum --csv python3 "$OLDPWD/bench/backward_kernel_times.py" --hdims 256 \
-  --seqlens 1024,4096,16384 >"$out/times.csv" 2>"$out/ncu.err")
-log "ncu rc=$? $(tail -1 "$out/ncu.err" | cut -c1-200)"
-python3 - "$out/times.csv" >>"$out/summary.txt" <<'PY'
-import csv, sys, collections
-rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
-head = rows[0]
-kname, val, unit = head.index("Kernel Name"), head.index("Metric Value"), head.index("Metric Unit")
-ranges = [i for i, h in enumerate(head) if h.startswith("NVTX")]
-total = collections.OrderedDict()
-for r in rows[1:]:
-    tag = next((r[i] for i in ranges if "bwd_" in r[i]), "?")
-    total.setdefault(tag, []).append((r[kname][:40], r[val], r[unit]))
-for tag, ks in total.items():
-    print(tag, "  ".join(f"{n}: {v} {u}" for n, v, u in ks))
-PY
+ncu_backward_times 256 1024,4096,16384
 gtest_suites 'Grid/BackwardTest.*cuda_sm90*:Random/BackwardRandomTest.*cuda_sm90*:*DeterminismTest.Backward*cuda_sm90*:Api.*' 150
 sanitizer_runs "$tests" 'Grid/BackwardTest.*cuda_sm90_*_d256_*:-*dropout*:*2048x2048*' 60 synccheck memcheck
 (cd /tmp && PYTHONPATH=$bld/pyroot timeout 100 python3 "$OLDPWD/bench/training_step.py" --rounds 3 --dims 256 \

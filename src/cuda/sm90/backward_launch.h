@@ -14,6 +14,19 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
+// `ctas` CTAs of Config's threads and dynamic shared memory (the attribute raised to it first).
+template <class Config, typename Kernel>
+cudaError_t launch_with_shared_memory(Kernel kernel, std::int64_t ctas, const BackwardKernelParams& k,
+                                      cudaStream_t stream) {
+  if (cudaError_t e =
+          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Config::kSmemBytes);
+      e != cudaSuccess) {
+    return e;
+  }
+  kernel<<<static_cast<unsigned>(ctas), Config::kThreads, Config::kSmemBytes, stream>>>(k);
+  return cudaGetLastError();
+}
+
 template <class Config>
 cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
   constexpr int kHeadDim = Config::kHeadDim;
@@ -99,14 +112,10 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
     if (ctas > sms) ctas = sms;
   }
   if (tiles > 0) {
-    const auto kernel = backward_kernel<Config>;
-    if (cudaError_t e =
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Config::kSmemBytes);
+    if (cudaError_t e = launch_with_shared_memory<Config>(backward_kernel<Config>, ctas, k, stream);
         e != cudaSuccess) {
       return e;
     }
-    kernel<<<static_cast<unsigned>(ctas), Config::kThreads, Config::kSmemBytes, stream>>>(k);
-    if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   }
   if constexpr (Config::kSplitHeadDim) {  // d = 256: the dQ pass
     using DqConfig = BackwardDqConfig<Config>;
@@ -117,16 +126,8 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
     k.q_blocks = static_cast<int>(q_blocks);
     // (unsupported_reason bounds this by 32-bit indices.)
     const std::int64_t dq_tiles = q_blocks * p.heads * p.batch;
-    if (dq_tiles > 0) {
-      const auto kernel = backward_dq_kernel<DqConfig>;
-      if (cudaError_t e =
-              cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, DqConfig::kSmemBytes);
-          e != cudaSuccess) {
-        return e;
-      }
-      kernel<<<static_cast<unsigned>(dq_tiles), DqConfig::kThreads, DqConfig::kSmemBytes, stream>>>(k);
-      if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
-    }
+    if (dq_tiles > 0)
+      return launch_with_shared_memory<DqConfig>(backward_dq_kernel<DqConfig>, dq_tiles, k, stream);
   }
   return cudaSuccess;
 }
