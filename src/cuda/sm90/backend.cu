@@ -389,8 +389,9 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
   const bool dq_pass = backward_dq_pass(p);
   args.dq_accum = dq_pass ? nullptr : reinterpret_cast<float*>(workspace + layout.dq_accum);
   args.m_blocks = static_cast<int>(layout.rows_padded / cuda_sm80::kBackwardBlockM);
-  if (p.deterministic &&
-      !dq_pass) {  // the dQ turns' semaphores and the tile counter, zeroed by the preprocess
+  // Deterministic mode (but not the dQ pass's): the dQ turns' semaphores and the tile counter, zeroed by the
+  // preprocess.
+  if (p.deterministic && !dq_pass) {
     args.dq_semaphore = reinterpret_cast<int*>(workspace + layout.semaphore);
     args.tile_counter = reinterpret_cast<unsigned long long*>(workspace + layout.tile_counter);
   }
