@@ -805,7 +805,7 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
                                                  const BackwardSequence& seq, int consumer, int& step,
                                                  int kv_round) {
   using Element = typename Config::Element;
-  constexpr int kColumns = Config::kHeadDim / 2;  // dK / dV / dQ columns of each consumer
+  constexpr int kColumns = Config::kHeadDim / 2;  // dK / dV columns of each consumer
   const int thread = static_cast<int>(threadIdx.x) % 128;
   const int warp = thread / 32, lane = thread % 32;
   const int thread_in_consumers = static_cast<int>(threadIdx.x) - 128;
