@@ -296,6 +296,17 @@ struct BackwardShared {
 // step before staged). kBackwardWarpgroup + w: warpgroup w alone, the same for its own dS^T and dQ tile.
 inline constexpr int kBackwardConsumers = 1;
 inline constexpr int kBackwardWarpgroup = 2;
+// d = 256 (SCORE_ORDER): consumer 0 arrives once its score GEMMs of a step are issued, consumer 1 waits for
+// that before issuing its own.
+inline constexpr int kBackwardScoreOrder = 4;
+
+// SCORE_ORDER (default 1): the d = 256 consumers issue their score GEMMs in a fixed order, consumer 0's
+// first, so that its softmax runs while consumer 1's GEMMs occupy the tensor cores (in any order both
+// softmaxes tended to run at once, the tensor cores idle: s62_stalls.sh read the per-step barrier as the main
+// stall).
+#ifndef FLASHATTN_SM90_BWD_D256_SCORE_ORDER
+#define FLASHATTN_SM90_BWD_D256_SCORE_ORDER 1
+#endif
 
 template <class Config>
 __device__ void backward_producer(const BackwardKernelParams& p, const BackwardShared<Config>& smem,
@@ -831,6 +842,9 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
       float st[16], dpt[16];
       ptx::mbarrier_wait_parity(smem.q_full(stage), phase);
       backward_zero_query_rows<Config>(p, smem, seq, stage, phase, i0, thread_in_consumers);
+      if (FLASHATTN_SM90_BWD_D256_SCORE_ORDER != 0 && consumer == 1) {
+        ptx::bar_sync(kBackwardScoreOrder, 128 * Config::kConsumers);
+      }
       ptx::wgmma_fence();
       backward_gemm_transposed_scores<Config, 32>(st, smem.k(), smem.q(stage) + query0 * Config::kRowBytes);
       ptx::wgmma_commit_group();
@@ -839,6 +853,9 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
       backward_gemm_transposed_scores<Config, 32>(dpt, smem.v(),
                                                   smem.dout(stage) + query0 * Config::kRowBytes);
       ptx::wgmma_commit_group();
+      if (FLASHATTN_SM90_BWD_D256_SCORE_ORDER != 0 && consumer == 0) {
+        ptx::bar_arrive(kBackwardScoreOrder, 128 * Config::kConsumers);
+      }
 
       const bool masked = n0 + Config::kBlockN > seq.k ||
                           (p.window_left >= 0 && i0 + Config::kBlockM - 1 + offset - p.window_left > n0) ||
