@@ -108,11 +108,14 @@ backward_compare_vs_base() {
   log "compare rc=$? $(tail -2 "$out/$name.err" | cut -c1-300)"
 }
 
-# tree_and_flag_base DIMS FLAGS: the test binary and extension of this tree for head dims DIMS (tests_and_py_build: sets
-# tests) and, in parallel, the extension built with CUDA flags FLAGS as package flashattn_base (a switch's A/B).
+# tree_and_flag_base DIMS FLAGS [CMAKE ARGS...]: the test binary and extension of this tree for head dims DIMS
+# (tests_and_py_build: sets tests) and, in parallel, the extension built with CUDA flags FLAGS (and CMAKE ARGS, e.g.
+# -DFLASHATTN_BACKWARD=ON) as package flashattn_base (a switch's A/B).
 tree_and_flag_base() {
-  PY_DIMS="$1" sm90_build_py base "$2" 5 400 &
-  tests_and_py_build "$1"
+  local dims=$1 cuda_flags=$2
+  shift 2
+  PY_DIMS="$dims" sm90_build_py base "$cuda_flags" 5 400 "$@" &
+  tests_and_py_build "$dims"
   wait
   rm -f "$out"/py_*_configure.log
 }

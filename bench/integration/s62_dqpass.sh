@@ -10,9 +10,7 @@ set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
 device_call_begin s62a
-PY_DIMS=256 sm90_build_py base "-DFLASHATTN_SM90_BWD_D256_DQ_PASS=0" 5 300 -DFLASHATTN_BACKWARD=ON &
-tests_and_py_build "256"
-wait
+tree_and_flag_base "256" "-DFLASHATTN_SM90_BWD_D256_DQ_PASS=0" -DFLASHATTN_BACKWARD=ON
 first_cases 'Grid/BackwardTest.*cuda_sm90_*_d256_*:Random/BackwardRandomTest.*cuda_sm90*:*DeterminismTest.Backward*D256*' 120 ||
   exit 1
 backward_compare_vs_base dqpass 200 --hdims 256 --seqlens 1024,4096,16384 --rounds 2 --settle-ms 100 \

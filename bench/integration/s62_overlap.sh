@@ -11,9 +11,7 @@ set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
 device_call_begin s62b
-PY_DIMS=256 sm90_build_py base "-DFLASHATTN_SM90_BWD_DQ_OVERLAP=0" 5 300 -DFLASHATTN_BACKWARD=ON &
-tests_and_py_build "64;128;256"
-wait
+tree_and_flag_base "64;128;256" "-DFLASHATTN_SM90_BWD_DQ_OVERLAP=0" -DFLASHATTN_BACKWARD=ON
 first_cases 'Grid/BackwardTest.*cuda_sm90_*_d256_*:*DeterminismTest.Backward*D256*' 90 || exit 1
 backward_compare_vs_base overlap 150 --hdims 256 --seqlens 1024,4096,16384 --rounds 2 --settle-ms 100 \
   --check-max-seqlen 1024 --backends cuda_sm90 --base-backends cuda_sm90
