@@ -41,6 +41,12 @@
 #include "cuda/sm90/backward_walk.h"    // BackwardSequence, backward_sequence, backward_last_block_reaching
 #include "cuda/sm90/epilogue.h"         // pack_pair
 
+// STAGES3 (default 0; prepared in session 62, not yet measured: bench/integration/s63_d64_stages.sh): three
+// stages of the Q / dO ring in the d = 64 kernels of two consumers.
+#ifndef FLASHATTN_SM90_BWD_D64_STAGES3
+#define FLASHATTN_SM90_BWD_D64_STAGES3 0
+#endif
+
 namespace flashattn::detail::cuda_sm90 {
 
 template <int kHeadDim_, typename Element_, int kConsumers_ = 2, bool kDeterministic_ = false,
@@ -70,7 +76,10 @@ struct BackwardConfig {
   static constexpr int kConsumers = kConsumers_;
   static constexpr int kBlockN = kSplitHeadDim ? 64 : 64 * kConsumers;  // keys per CTA
   static constexpr int kThreads = 128 * (kConsumers + 1);
-  static constexpr int kStages = 2;  // the ring of Q, dO, LSE, D
+  // The ring of Q, dO, LSE, D. STAGES3 (d = 64, two consumers: 176 KB with three): the loads of short
+  // sequences, whose stalls are mostly the long scoreboard (s62_stalls_d64_d128.sh), further ahead.
+  static constexpr int kStages =
+      FLASHATTN_SM90_BWD_D64_STAGES3 != 0 && kHeadDim == 64 && kConsumers_ == 2 ? 3 : 2;
   static constexpr int kRowBytes = 128;
   static constexpr int kChunks = kHeadDim / 64;  // 64-column 128B-swizzled chunks of a row
   // Deterministic mode: one CTA per tile, claimed from a counter in increasing order (backward_kernel), and
