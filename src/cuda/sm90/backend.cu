@@ -329,7 +329,7 @@ std::size_t workspace_size(const AttentionParams& p, int) noexcept {
 }
 // Whether this call's dQ comes from the dQ pass (d = 256; backward_dq_kernel.h), which needs neither the dQ
 // accumulator nor the deterministic semaphores.
-bool backward_dq_pass(const BackwardParams& p) { return p.head_dim == 256; }
+static bool backward_dq_pass(const BackwardParams& p) { return p.head_dim == 256; }
 
 // cuda_sm80's backward workspace (LSE, D, the dQ accumulator): its preprocess and postprocess run around
 // the main kernel. The dQ pass needs LSE and D only, the layout's first arrays.
