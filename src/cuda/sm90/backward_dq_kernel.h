@@ -220,12 +220,8 @@ __device__ void backward_dq_consumer(const BackwardKernelParams& p, const Backwa
     // Query rows past seqused_q may hold anything (backward_zero_query_rows): zeros, so that their S and dP
     // are not NaN (0 x NaN is NaN).
     if (p.seqused_q != nullptr && i0 + Config::kBlockM > seq.q) {
-      ptx::zero_rows_128b(smem.q(), Config::kQChunkBytes, Config::kChunks, seq.q - i0, Config::kBlockM,
-                          thread_in_consumers, 128 * Config::kConsumers);
-      ptx::zero_rows_128b(smem.dout(), Config::kQChunkBytes, Config::kChunks, seq.q - i0, Config::kBlockM,
-                          thread_in_consumers, 128 * Config::kConsumers);
-      ptx::fence_proxy_async_shared_cta();
-      ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
+      backward_zero_tile_pair_rows<Config, Config::kQChunkBytes>(smem.q(), smem.dout(), seq.q - i0,
+                                                                 Config::kBlockM, thread_in_consumers);
     }
     for (int step = 0; step < steps; ++step) {
       const int n0 = (walk.n_begin + step) * Config::kBlockN;
@@ -234,12 +230,8 @@ __device__ void backward_dq_consumer(const BackwardKernelParams& p, const Backwa
       if (n0 + Config::kBlockN > seq.k) {
         // Key rows past the sequence's: zeros (backward_zero_key_rows), in both stages it reads.
         ptx::mbarrier_wait_parity(smem.v_full(), step & 1);
-        ptx::zero_rows_128b(smem.k(stage), Config::kKChunkBytes, Config::kChunks, seq.k - n0, Config::kBlockN,
-                            thread_in_consumers, 128 * Config::kConsumers);
-        ptx::zero_rows_128b(smem.v(), Config::kKChunkBytes, Config::kChunks, seq.k - n0, Config::kBlockN,
-                            thread_in_consumers, 128 * Config::kConsumers);
-        ptx::fence_proxy_async_shared_cta();
-        ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
+        backward_zero_tile_pair_rows<Config, Config::kKChunkBytes>(smem.k(stage), smem.v(), seq.k - n0,
+                                                                   Config::kBlockN, thread_in_consumers);
       }
       float st[32], dp[32];
       ptx::wgmma_fence();

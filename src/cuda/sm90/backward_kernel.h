@@ -506,6 +506,20 @@ __device__ void backward_dq_writer(const BackwardKernelParams& p, const Backward
   }
 }
 
+// Rows [first_row, end_row) of two tiles (K and V, or Q and dO: kChunks 64-column chunks kChunkBytes apart)
+// set to zero by every consumer thread (thread_in_consumers of the Config's consumers), fenced for the async
+// proxy and passed a barrier of the consumers, before any GEMM reads them.
+template <class Config, int kChunkBytes>
+__device__ __forceinline__ void backward_zero_tile_pair_rows(std::uint32_t a, std::uint32_t b, int first_row,
+                                                             int end_row, int thread_in_consumers) {
+  ptx::zero_rows_128b(a, kChunkBytes, Config::kChunks, first_row, end_row, thread_in_consumers,
+                      128 * Config::kConsumers);
+  ptx::zero_rows_128b(b, kChunkBytes, Config::kChunks, first_row, end_row, thread_in_consumers,
+                      128 * Config::kConsumers);
+  ptx::fence_proxy_async_shared_cta();
+  ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
+}
+
 // Key rows past the sequence's (the next sequence's rows under varlen, unused rows past seqused_k, whatever
 // they hold) become zeros: the dQ GEMM multiplies them by dS = 0, and 0 * NaN is NaN. All consumer threads.
 template <class Config>
@@ -513,12 +527,8 @@ __device__ __forceinline__ void backward_zero_key_rows(const BackwardShared<Conf
                                                        const BackwardSequence& seq, int n0,
                                                        int thread_in_consumers) {
   if (n0 + Config::kBlockN > seq.k) {
-    ptx::zero_rows_128b(smem.k(), Config::kKChunkBytes, Config::kChunks, max(seq.k - n0, 0), Config::kBlockN,
-                        thread_in_consumers, 128 * Config::kConsumers);
-    ptx::zero_rows_128b(smem.v(), Config::kKChunkBytes, Config::kChunks, max(seq.k - n0, 0), Config::kBlockN,
-                        thread_in_consumers, 128 * Config::kConsumers);
-    ptx::fence_proxy_async_shared_cta();
-    ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
+    backward_zero_tile_pair_rows<Config, Config::kKChunkBytes>(smem.k(), smem.v(), max(seq.k - n0, 0),
+                                                               Config::kBlockN, thread_in_consumers);
   }
 }
 
@@ -534,12 +544,8 @@ __device__ __forceinline__ void backward_zero_query_rows(const BackwardKernelPar
                                                          int thread_in_consumers) {
   if (p.seqused_q != nullptr && i0 + Config::kBlockM > seq.q) {
     ptx::mbarrier_wait_parity(smem.do_full(stage), phase);
-    ptx::zero_rows_128b(smem.q(stage), Config::kQChunkBytes, Config::kChunks, seq.q - i0, Config::kBlockM,
-                        thread_in_consumers, 128 * Config::kConsumers);
-    ptx::zero_rows_128b(smem.dout(stage), Config::kQChunkBytes, Config::kChunks, seq.q - i0, Config::kBlockM,
-                        thread_in_consumers, 128 * Config::kConsumers);
-    ptx::fence_proxy_async_shared_cta();
-    ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
+    backward_zero_tile_pair_rows<Config, Config::kQChunkBytes>(smem.q(stage), smem.dout(stage), seq.q - i0,
+                                                               Config::kBlockM, thread_in_consumers);
   }
 }
 

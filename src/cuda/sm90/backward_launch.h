@@ -8,24 +8,12 @@
 
 #include "common/params.h"
 #include "cuda/sm80/backward_config.h"
+#include "cuda/sm80/grid_launch.h"  // launch_tiles
 #include "cuda/sm90/backward_dq_kernel.h"
 #include "cuda/sm90/backward_kernel.h"
 #include "cuda/sm90/tensor_map.h"
 
 namespace flashattn::detail::cuda_sm90 {
-
-// `ctas` CTAs of Config's threads and dynamic shared memory (the attribute raised to it first).
-template <class Config, typename Kernel>
-cudaError_t launch_with_shared_memory(Kernel kernel, std::int64_t ctas, const BackwardKernelParams& k,
-                                      cudaStream_t stream) {
-  if (cudaError_t e =
-          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Config::kSmemBytes);
-      e != cudaSuccess) {
-    return e;
-  }
-  kernel<<<static_cast<unsigned>(ctas), Config::kThreads, Config::kSmemBytes, stream>>>(k);
-  return cudaGetLastError();
-}
 
 template <class Config>
 cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
@@ -111,8 +99,9 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
       return e;
     if (ctas > sms) ctas = sms;
   }
+  // (launch_tiles caps its grid at INT_MAX, which unsupported_reason's 32-bit bounds keep it below.)
   if (tiles > 0) {
-    if (cudaError_t e = launch_with_shared_memory<Config>(backward_kernel<Config>, ctas, k, stream);
+    if (cudaError_t e = cuda_sm80::launch_tiles<Config>(backward_kernel<Config>, k, ctas, stream);
         e != cudaSuccess) {
       return e;
     }
@@ -127,7 +116,7 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
     // (unsupported_reason bounds this by 32-bit indices.)
     const std::int64_t dq_tiles = q_blocks * p.heads * p.batch;
     if (dq_tiles > 0)
-      return launch_with_shared_memory<DqConfig>(backward_dq_kernel<DqConfig>, dq_tiles, k, stream);
+      return cuda_sm80::launch_tiles<DqConfig>(backward_dq_kernel<DqConfig>, k, dq_tiles, stream);
   }
   return cudaSuccess;
 }
