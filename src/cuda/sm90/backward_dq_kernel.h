@@ -162,18 +162,9 @@ __device__ __forceinline__ void backward_dq_gradient(const BackwardKernelParams&
     for (int r = 0; r < 4; ++r) {
       float dtanh = 1.f;
       if constexpr (Config::kScoreMods) {
-        const int j = key + 8 * c + (r % 2), diag = row + 8 * (r / 2) + offset;
-        float x;
-        if (p.softcap_in != 0.f) {
-          const float th = ptx::tanh_approx_f32(st[4 * c + r] * p.softcap_in);
-          x = th * p.softcap_log2;
-          dtanh = 1.f - th * th;
-        } else {
-          x = st[4 * c + r] * p.scale_log2;
-        }
-        if (slope_log2 != 0.f) x -= slope_log2 * static_cast<float>(abs(diag - j));
-        st[4 * c + r] = ptx::ex2_approx_ftz_f32(x - lse[r / 2]);
-        if (masked && !backward_visible(p, j, diag, keys)) st[4 * c + r] = 0.f;
+        st[4 * c + r] =
+            backward_modified_probability(p, st[4 * c + r], lse[r / 2], key + 8 * c + (r % 2),
+                                          row + 8 * (r / 2) + offset, keys, masked, slope_log2, dtanh);
       }
       ds[r] = st[4 * c + r] * (dp[4 * c + r] - delta[r / 2]) * dtanh;
     }

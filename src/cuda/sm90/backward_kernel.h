@@ -565,13 +565,32 @@ __device__ __forceinline__ bool backward_visible(const BackwardKernelParams& p, 
          (p.window_right < 0 || j <= diag + p.window_right);
 }
 
+// kScoreMods: one element's probability from its score (key j, query row whose diagonal key is `diag`), in
+// base 2: x = S scale log2 e, or with softcap softcap log2 e tanh(S softcap_in); ALiBi subtracts
+// slope_log2 |diag - j|; P = 2^(x - lse_log2), 0 where hidden. `dtanh`: the tanh's derivative (1 - tanh^2;
+// 1 without softcap). tanh.approx, as the forward's, so that P is the forward's probabilities.
+__device__ __forceinline__ float backward_modified_probability(const BackwardKernelParams& p, float score,
+                                                               float lse_log2, int j, int diag, int keys,
+                                                               bool masked, float slope_log2, float& dtanh) {
+  float x;
+  dtanh = 1.f;
+  if (p.softcap_in != 0.f) {
+    const float th = ptx::tanh_approx_f32(score * p.softcap_in);
+    x = th * p.softcap_log2;
+    dtanh = 1.f - th * th;
+  } else {
+    x = score * p.scale_log2;
+  }
+  if (slope_log2 != 0.f) x -= slope_log2 * static_cast<float>(abs(diag - j));
+  const float prob = ptx::ex2_approx_ftz_f32(x - lse_log2);
+  return masked && !backward_visible(p, j, diag, keys) ? 0.f : prob;
+}
+
 // kScoreMods: one step's P^T and dS^T in one pass over both score tiles (both GEMMs waited for), packed into
 // the A fragments of dV's and dK's GEMMs. Element 4 c + r of an accumulator is query row
-// i_first + 8 c + r % 2 (i_first = the block's first + 2 (lane % 4)), key `key` + 8 (r / 2). In base 2:
-//   x = S scale log2 e, or with softcap softcap log2 e tanh(S softcap_in); ALiBi subtracts
-//   slope_log2 |i + offset - j|;  P = 2^(x - LSE log2 e), 0 where hidden;  dS = P (dP - D) (1 - tanh^2)
-// (dK and dQ take softmax_scale at the end, as without softcap: d(softcap tanh(S scale / softcap)) / dS is
-// scale (1 - tanh^2)). tanh.approx, as the forward's, so that P is the forward's probabilities.
+// i_first + 8 c + r % 2 (i_first = the block's first + 2 (lane % 4)), key `key` + 8 (r / 2). P as
+// backward_modified_probability, dS = P (dP - D) (1 - tanh^2) (dK and dQ take softmax_scale at the end, as
+// without softcap: d(softcap tanh(S scale / softcap)) / dS is scale (1 - tanh^2)).
 template <class Config, int kColumnGroups = 8>
 __device__ __forceinline__ void backward_modified_gradients(
     const BackwardKernelParams& p, const float (&st)[4 * kColumnGroups],
@@ -579,7 +598,6 @@ __device__ __forceinline__ void backward_modified_gradients(
     int offset, int keys, bool masked, float slope_log2, std::uint32_t (&pf)[kColumnGroups / 2][4],
     std::uint32_t (&dsf)[kColumnGroups / 2][4]) {
   using Element = typename Config::Element;
-  const bool softcap = p.softcap_in != 0.f;
 #pragma unroll
   for (int c = 0; c < kColumnGroups; ++c) {
     const float2 lse = ptx::ld_shared_v2_f32(lse_at + 32 * c);
@@ -587,20 +605,10 @@ __device__ __forceinline__ void backward_modified_gradients(
     float prob[4], ds[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      const float score = st[4 * c + r];
-      const int j = key + 8 * (r / 2);
-      const int diag = i_first + 8 * c + (r % 2) + offset;
-      float x, dtanh = 1.f;
-      if (softcap) {
-        const float th = ptx::tanh_approx_f32(score * p.softcap_in);
-        x = th * p.softcap_log2;
-        dtanh = 1.f - th * th;
-      } else {
-        x = score * p.scale_log2;
-      }
-      if (slope_log2 != 0.f) x -= slope_log2 * static_cast<float>(abs(diag - j));
-      prob[r] = ptx::ex2_approx_ftz_f32(x - (r % 2 == 0 ? lse.x : lse.y));
-      if (masked && !backward_visible(p, j, diag, keys)) prob[r] = 0.f;
+      float dtanh;
+      prob[r] =
+          backward_modified_probability(p, st[4 * c + r], r % 2 == 0 ? lse.x : lse.y, key + 8 * (r / 2),
+                                        i_first + 8 * c + (r % 2) + offset, keys, masked, slope_log2, dtanh);
       ds[r] = prob[r] * (dpt[4 * c + r] - (r % 2 == 0 ? delta.x : delta.y)) * dtanh;
     }
     const int kk = c / 2, r0 = 2 * (c % 2);  // columns 16 kk .. + 15: the A fragment of k-step kk
