@@ -41,10 +41,10 @@
 #include "cuda/sm90/backward_walk.h"    // BackwardSequence, backward_sequence, backward_last_block_reaching
 #include "cuda/sm90/epilogue.h"         // pack_pair
 
-// STAGES3 (default 0; prepared in session 62, not yet measured: bench/integration/s63_d64_stages.sh): three
-// stages of the Q / dO ring in the d = 64 kernels of two consumers.
+// STAGES3 (default 1): three stages of the Q / dO ring in the d = 64 kernels of two consumers. Measured
+// (s63_d64_stages.sh, H200, against two stages in one call): 0.962-0.993x the time at 512-2k tokens.
 #ifndef FLASHATTN_SM90_BWD_D64_STAGES3
-#define FLASHATTN_SM90_BWD_D64_STAGES3 0
+#define FLASHATTN_SM90_BWD_D64_STAGES3 1
 #endif
 
 namespace flashattn::detail::cuda_sm90 {
@@ -318,6 +318,14 @@ inline constexpr int kBackwardScoreOrder = 4;
 #define FLASHATTN_SM90_BWD_D256_SCORE_ORDER 1
 #endif
 
+// OWN_FIRST (default 1): each d = 256 consumer adds its own 32 rows' P^T dO and dS^T Q from registers before
+// the barrier of both, so that its tensor work runs while the other's staged halves are awaited, and only the
+// other's 32 rows come from the staged tiles after it. Measured (s63_own_first.sh, H200, against the staged
+// form in one call): 0.958-1.005x the time (16k non-causal 0.958), with softcap 0.973-0.998x.
+#ifndef FLASHATTN_SM90_BWD_D256_OWN_FIRST
+#define FLASHATTN_SM90_BWD_D256_OWN_FIRST 1
+#endif
+
 template <class Config>
 __device__ void backward_producer(const BackwardKernelParams& p, const BackwardShared<Config>& smem,
                                   const BackwardTile& tile, const BackwardSequence& seq, int& step,
@@ -383,28 +391,32 @@ __device__ __forceinline__ void backward_gemm_transposed_scores(float (&acc)[kN 
 
 // acc (64 keys x d) += A (64 keys x 64 query rows, from registers) * B (64 query rows x d, N-major: the Q or
 // dO stage, whose rows are the K steps): dV += P^T dO, dK += dS^T Q. The dQ pass: dQ (64 query rows x d) +=
-// dS (64 rows x 64 keys) K (the K stage, 64-column chunks kBChunkBytes apart).
-template <class Config, int kBChunkBytes = Config::kQChunkBytes>
-__device__ __forceinline__ void backward_gemm_key_gradient(float (&acc)[Config::kHeadDim / 2],
-                                                           const std::uint32_t (&a)[4][4], std::uint32_t b) {
+// dS (64 rows x 64 keys) K (the K stage, 64-column chunks kBChunkBytes apart). d = 256 (OWN_FIRST): kN = 128
+// columns over kKSteps = 2 (a consumer's 32 query rows).
+template <class Config, int kBChunkBytes = Config::kQChunkBytes, int kN = Config::kHeadDim, int kKSteps = 4>
+__device__ __forceinline__ void backward_gemm_key_gradient(float (&acc)[kN / 2],
+                                                           const std::uint32_t (&a)[kKSteps][4],
+                                                           std::uint32_t b) {
   const std::uint64_t desc0 = ptx::make_smem_desc_sw128(b, kBChunkBytes, 1024);
 #pragma unroll
-  for (int kk = 0; kk < 4; ++kk) {  // 64 rows of B: the A fragments' four k-steps
-    ptx::wgmma_m64k16_rs_tb<Config::kHeadDim, typename Config::Element>(
+  for (int kk = 0; kk < kKSteps; ++kk) {  // 16 rows of B a k-step
+    ptx::wgmma_m64k16_rs_tb<kN, typename Config::Element>(
         acc, a[kk], ptx::smem_desc_moved(desc0, kk * 16 * Config::kRowBytes, 0), 1);
   }
 }
 
 // d = 256: acc (64 keys x 128 columns) += A (64 keys x 64 query rows: P^T or dS^T staged in shared memory,
 // K-major) * B (64 query rows x the columns: two 64-column chunks of the dO or Q stage, N-major): a
-// consumer's half of dV += P^T dO and dK += dS^T Q.
-template <class Config>
+// consumer's half of dV += P^T dO and dK += dS^T Q. OWN_FIRST: the k-steps [first_step, + kKSteps) alone
+// (the other consumer's 32 rows).
+template <class Config, int kKSteps = Config::kBlockM / 16>
 __device__ __forceinline__ void backward_gemm_key_gradient_staged(float (&acc)[64], std::uint32_t a,
-                                                                  std::uint32_t b) {
+                                                                  std::uint32_t b, int first_step = 0) {
   const std::uint64_t desc_a0 = ptx::make_smem_desc_sw128(a, 16, 1024);
   const std::uint64_t desc_b0 = ptx::make_smem_desc_sw128(b, Config::kQChunkBytes, 1024);
 #pragma unroll
-  for (int kk = 0; kk < Config::kBlockM / 16; ++kk) {
+  for (int j = 0; j < kKSteps; ++j) {
+    const int kk = first_step + j;
     ptx::wgmma_m64k16_ss_tb<128, typename Config::Element>(
         acc, ptx::smem_desc_moved(desc_a0, kk * 32, 0),
         ptx::smem_desc_moved(desc_b0, kk * 16 * Config::kRowBytes, 0), 1);
@@ -829,9 +841,10 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
 
 // SPLIT_HEAD_DIM (d = 256): consumer `consumer` over one tile (64 keys). Per query block of 64 rows:
 //   S^T, dP^T for its 32 rows [32 w, + 32) over all 64 keys (m64n32, shared-memory operands),
-//   P^T and dS^T (as backward_consumer's) staged in shared memory (buffers step % 2) for both consumers,
-//   one barrier of both, then from the staged tiles dV[:, 128 w ..] += P^T dO and dK[:, 128 w ..] += dS^T Q
-//   (m64n128). dQ is the dQ pass's (backward_dq_kernel.h).
+//   P^T and dS^T (as backward_consumer's); under OWN_FIRST dV[:, 128 w ..] += P^T dO and dK[:, 128 w ..] +=
+//   dS^T Q over those 32 rows from registers (m64n128); both staged in shared memory (buffers step % 2) for
+//   the other consumer; one barrier of both, then the same GEMMs over the other's 32 rows (all 64 without
+//   OWN_FIRST) from the staged tiles. dQ is the dQ pass's (backward_dq_kernel.h).
 // A staged buffer is rewritten two steps later, after both consumers have passed the barrier of the step
 // between, which each reaches only once its GEMMs of the step before have completed.
 template <class Config>
@@ -841,6 +854,7 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
                                                  int kv_round) {
   using Element = typename Config::Element;
   constexpr int kColumns = Config::kHeadDim / 2;  // dK / dV columns of each consumer
+  constexpr bool kOwnFirst = FLASHATTN_SM90_BWD_D256_OWN_FIRST != 0;
   const int thread = static_cast<int>(threadIdx.x) % 128;
   const int warp = thread / 32, lane = thread % 32;
   const int thread_in_consumers = static_cast<int>(threadIdx.x) - 128;
@@ -917,6 +931,17 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
           dsf[kk][r0 + 1] = pack_pair<Element>(ds[2], ds[3]);
         }
       }
+      if constexpr (kOwnFirst) {
+        // This consumer's 32 rows' share of dV and dK from its registers, in flight while the other's
+        // P^T and dS^T are awaited.
+        const std::uint32_t own_rows = 2 * consumer * Config::kQChunkBytes + query0 * Config::kRowBytes;
+        ptx::wgmma_fence();
+        backward_gemm_key_gradient<Config, Config::kQChunkBytes, kColumns, 2>(dv, pf,
+                                                                              smem.dout(stage) + own_rows);
+        backward_gemm_key_gradient<Config, Config::kQChunkBytes, kColumns, 2>(dk, dsf,
+                                                                              smem.q(stage) + own_rows);
+        ptx::wgmma_commit_group();
+      }
       // P^T and dS^T into buffers step % 2: key rows of 128 bytes (64 query columns), 16-byte unit u of row r
       // at u ^ (r % 8); this consumer's columns are units [4 w, + 4). stmatrix as backward_consumer's.
       {
@@ -934,10 +959,18 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
       ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
 
       ptx::wgmma_fence();
-      backward_gemm_key_gradient_staged<Config>(dv, smem.p(step % 2),
-                                                smem.dout(stage) + 2 * consumer * Config::kQChunkBytes);
-      backward_gemm_key_gradient_staged<Config>(dk, smem.ds(step % 2),
-                                                smem.q(stage) + 2 * consumer * Config::kQChunkBytes);
+      if constexpr (kOwnFirst) {
+        const int other_rows = 2 * (1 - consumer);  // the other consumer's two k-steps
+        backward_gemm_key_gradient_staged<Config, 2>(
+            dv, smem.p(step % 2), smem.dout(stage) + 2 * consumer * Config::kQChunkBytes, other_rows);
+        backward_gemm_key_gradient_staged<Config, 2>(
+            dk, smem.ds(step % 2), smem.q(stage) + 2 * consumer * Config::kQChunkBytes, other_rows);
+      } else {
+        backward_gemm_key_gradient_staged<Config>(dv, smem.p(step % 2),
+                                                  smem.dout(stage) + 2 * consumer * Config::kQChunkBytes);
+        backward_gemm_key_gradient_staged<Config>(dk, smem.ds(step % 2),
+                                                  smem.q(stage) + 2 * consumer * Config::kQChunkBytes);
+      }
       ptx::wgmma_commit_group();
       // dV and dK done: the stage's Q and dO are no longer read.
       ptx::wgmma_wait_group<0>();
