@@ -529,6 +529,10 @@ __device__ __forceinline__ void backward_zero_tile_pair_rows(std::uint32_t a, st
   ptx::zero_rows_128b(b, kChunkBytes, Config::kChunks, first_row, end_row, thread_in_consumers,
                       128 * Config::kConsumers);
   ptx::fence_proxy_async_shared_cta();
+  // bar.sync is aligned: every thread of a warp must reach it together, which the mbarrier waits' and the
+  // zeroing loops' divergence does not promise (compute-sanitizer's synccheck reported divergent warps here
+  // in a build whose consumers reached it from different code, s63_final.sh).
+  __syncwarp();
   ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
 }
 
