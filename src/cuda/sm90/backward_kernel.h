@@ -529,9 +529,10 @@ __device__ __forceinline__ void backward_zero_tile_pair_rows(std::uint32_t a, st
   ptx::zero_rows_128b(b, kChunkBytes, Config::kChunks, first_row, end_row, thread_in_consumers,
                       128 * Config::kConsumers);
   ptx::fence_proxy_async_shared_cta();
-  // bar.sync is aligned: every thread of a warp must reach it together, which the mbarrier waits' and the
-  // zeroing loops' divergence does not promise (compute-sanitizer's synccheck reported divergent warps here
-  // in a build whose consumers reached it from different code, s63_final.sh).
+  // bar.sync is aligned: every warp must reach it converged (the __syncwarp: nothing else here promises it
+  // after the mbarrier waits and the zeroing loops) and at the same instruction as the other warps it counts,
+  // so each caller has one call site a step (session 63's SKIP_HIDDEN forms that called it from a second site
+  // for the steps a consumer passed made compute-sanitizer's synccheck report divergent threads).
   __syncwarp();
   ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
 }
