@@ -717,6 +717,13 @@ first_cases() {
   return $rc
 }
 
+# backward_sm90_first_cases LIMIT: first_cases over cuda_sm90's backward grid, drawn and determinism cases (of the
+# head dims built), the CUDA setup's first check in the backward A/B calls; stops the call on a failure.
+backward_sm90_first_cases() {
+  first_cases 'Grid/BackwardTest.*cuda_sm90_*:Random/BackwardRandomTest.*cuda_sm90*:*DeterminismTest.Backward*' \
+    "$1" || exit 1
+}
+
 # decode_trace_runs RUN...: after decode_trace_build, each RUN (keys:batch:d:splits:q heads:kv heads) through $bld/trace
 # and the patched tree's reader (two CTAs' events), into the summary.
 decode_trace_runs() {

@@ -20,8 +20,7 @@ PY_DIMS="64;128" sm90_build_py uniform "-DFLASHATTN_SM90_BWD_UNIFORM_CONSUMER=1"
 TREE_CUDA_FLAGS="-DFLASHATTN_SM90_BWD_SKIP_HIDDEN=1" tests_and_py_build "64;128"
 wait
 rm -f "$out"/py_*_configure.log
-first_cases 'Grid/BackwardTest.*cuda_sm90_*:Random/BackwardRandomTest.*cuda_sm90*:*DeterminismTest.Backward*' \
-  150 || exit 1
+backward_sm90_first_cases 150
 common=(--rounds 2 --settle-ms 100 --check-max-seqlen 1024 --backends cuda_sm90 --base-backends cuda_sm90)
 backward_compare_vs_base skip_vs_base 150 --hdims 64,128 --seqlens 512,1024,2048,16384 "${common[@]}"
 (PYTHONPATH=$bld/pyroot timeout 100 python3 bench/backward_compare.py --base-package flashattn_uniform --hdims 64,128 \
