@@ -2,7 +2,8 @@
 # Prepared in session 63 (not run): s64_skip_uniform.patch adds two switches to the backward consumers,
 #   UNIFORM_CONSUMER: the consumer index from a shuffle of lane 0, so that ptxas keeps the loop's GEMM
 #     descriptors on the uniform datapath (local cuobjdump: d64 R2UR 112 -> 56, d128 75 -> 28, the loops'
-#     issue spans 850 -> 837 and 921 -> 898 instructions);
+#     issue spans 850 -> 837 and 921 -> 898 instructions; the d64 three-consumer kernel's 20 bytes of spills
+#     gone);
 #   SKIP_HIDDEN (implies it): the d64 two-consumer default-mode consumers pass, with no GEMM, the steps that
 #     see none of their keys (one step in ten at causal 512), after the step's zeroing (one barrier site).
 # Three packages: the patched tree with SKIP_HIDDEN (the tests run on it; package flashattn), the tree with
