@@ -149,8 +149,9 @@ std::vector<BackwardCase> backward_cases() {
   cases.push_back({false, 1, 200, 700, 6, 2, 64, 64, DType::float16, {MaskKind::local, 0.f, AlibiKind::none, 0.f, true}, Layout::padded});
   cases.push_back({true, 3, 400, 333, 4, 4, 64, 64, DType::bfloat16, {MaskKind::causal_left}, Layout::contiguous, false, true, false});
   cases.push_back({true, 4, 300, 450, 2, 2, 64, 64, DType::float16, {MaskKind::none}, Layout::padded, false, false, true});
-  // Its consumers passing the steps that see none of their keys (SKIP_HIDDEN) beside the zeroing of rows past
-  // seqused_q, whose barrier counts every consumer; softcap's kernels.
+  // Causal with softcap over varlen sequences with seqused and empty ones, default mode: a tile's first step
+  // is one its second consumer's keys are hidden from, beside the zeroing of rows past seqused_q (whose
+  // barrier counts every consumer; session 63's SKIP_HIDDEN patches pass such steps).
   cases.push_back({true, 3, 400, 333, 4, 2, 64, 64, DType::float16, {MaskKind::causal, 30.f}, Layout::padded, false, true, true});
   // d = 64 from 2048 keys: three consumers, 192-key blocks (backward_launch.h run_backward).
   cases.push_back({false, 1, 300, 2100, 2, 1, 64, 64, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});

@@ -58,13 +58,14 @@ struct BackwardConfig {
                 "the backward kernel's layouts are for d = dv = 64, 128 or 256");
   // SPLIT_HEAD_DIM (d = 256; backward_consumer_split_head_dim): 64 keys a CTA, whose dK and dV (64 x 256
   // each, 256 registers a thread for one warpgroup) the two consumers split by columns, 128 each. Each
-  // consumer computes the scores of its 32 query rows of a block over all 64 keys and stages P^T and dS^T in
-  // shared memory for both (dV and dK read them from there). No dQ: the dQ pass computes it
-  // (backward_dq_kernel.h). Adding it here, to an fp32 accumulator from registers by atomics (session 61),
-  // took half this kernel's time (64 KB into L2 per 64 x 64 step); the dQ pass, which computes S and dP a
-  // second time, ran 1.12-1.35x its speed (s62_dqpass.sh). Both kernels write each output once, in a fixed
-  // order: deterministic mode is the default mode. One CTA per tile. (Measured and not kept, session 62: one
-  // consumer's dV and the other's dK, clusters sharing Q / dO by multicast, the next scores issued early.)
+  // consumer computes the scores of its 32 query rows of a block over all 64 keys, adds their share of dV and
+  // dK from its registers (OWN_FIRST) and stages P^T and dS^T in shared memory for the other. No dQ: the dQ
+  // pass computes it (backward_dq_kernel.h). Adding it here, to an fp32 accumulator from registers by atomics
+  // (session 61), took half this kernel's time (64 KB into L2 per 64 x 64 step); the dQ pass, which computes
+  // S and dP a second time, ran 1.12-1.35x its speed (s62_dqpass.sh). Both kernels write each output once, in
+  // a fixed order: deterministic mode is the default mode. One CTA per tile. (Measured and not kept, session
+  // 62: one consumer's dV and the other's dK, clusters sharing Q / dO by multicast, the next scores issued
+  // early; session 63: the next scores issued before the dV / dK GEMMs are waited for, EARLY_SCORES.)
   static constexpr bool kSplitHeadDim = kHeadDim == 256;
   static constexpr int kBlockM = kBackwardQueryRows;  // query rows per step (backward_walk.h)
   static_assert(kBlockM == cuda_sm80::kBackwardBlockM,
