@@ -11,9 +11,9 @@ SHAPES = [64, 72, 80, 96, 128, 136, 160, 176, 192, 256]  # N of m64nNk16, every 
 # N of the narrow decode tile (decode_consumer.h: S^T = K Q^T and O^T = V^T P^T over at most 8 query rows),
 # both operands from shared memory only.
 NARROW_SHAPES = [8]
-# N of the backward's dQ GEMM (backward_kernel.h: dQ = dS K, dS stored transposed and K N-major).
+# N of the backward's dQ GEMM (backward_consumer.h: dQ = dS K, dS stored transposed and K N-major).
 BACKWARD_SHAPES = [64]
-# N of the d = 256 backward's score tiles (backward_kernel.h: S^T = K Q^T over a consumer's 32 query rows),
+# N of the d = 256 backward's score tiles (backward_split_consumer.h: S^T = K Q^T over a consumer's 32 query rows),
 # both operands from shared memory, K-major.
 BACKWARD_SCORE_SHAPES = [32]
 TYPES = [("bf16", "__nv_bfloat16"), ("f16", "__half")]

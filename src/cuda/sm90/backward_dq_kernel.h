@@ -20,7 +20,7 @@
 
 #include <cstdint>
 
-#include "cuda/sm90/backward_kernel.h"
+#include "cuda/sm90/backward_steps.h"
 
 namespace flashattn::detail::cuda_sm90 {
 

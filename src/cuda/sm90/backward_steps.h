@@ -1,0 +1,244 @@
+// The pieces of a backward step shared by the Hopper backward's consumers (backward_consumer.h,
+// backward_split_consumer.h) and the d = 256 dQ pass (backward_dq_kernel.h): the step's GEMMs, the stores of
+// dK / dV / dQ rows, the zeroing of rows past a sequence's, and softcap / ALiBi's probabilities.
+#pragma once
+
+#include <cstdint>
+
+#include "cuda/ptx/approx_math.h"
+#include "cuda/ptx/mbarrier.h"
+#include "cuda/ptx/ptx.h"
+#include "cuda/ptx/shared_memory.h"
+#include "cuda/ptx/tma.h"
+#include "cuda/ptx/warpgroup.h"
+#include "cuda/ptx/wgmma.h"
+#include "cuda/sm90/backward_config.h"
+#include "cuda/sm90/epilogue.h"  // pack_pair
+
+namespace flashattn::detail::cuda_sm90 {
+
+// 64 x kN (keys x query rows) = A (64 key rows, K-major) * B^T (kN query rows, K-major) over the head dim:
+// S^T from K and Q, dP^T from V and dO (kN = 32: a d = 256 consumer's half of the query block). The operands'
+// 64-column chunks lie kAChunkBytes / kBChunkBytes apart; the dQ pass swaps the roles (A = 64 query rows, B =
+// the keys: S and dP).
+template <class Config, int kN = 64, int kAChunkBytes = Config::kKChunkBytes,
+          int kBChunkBytes = Config::kQChunkBytes>
+__device__ __forceinline__ void backward_gemm_transposed_scores(float (&acc)[kN / 2], std::uint32_t a,
+                                                                std::uint32_t b) {
+  const std::uint64_t desc_a0 = ptx::make_smem_desc_sw128(a, 16, 1024);
+  const std::uint64_t desc_b0 = ptx::make_smem_desc_sw128(b, 16, 1024);
+#pragma unroll
+  for (int kk = 0; kk < Config::kHeadDim / 16; ++kk) {
+    const int offset = (kk % 4) * 32;  // 16 elements = 32 bytes along the swizzled row
+    ptx::wgmma_m64k16_ss<kN, typename Config::Element>(
+        acc, ptx::smem_desc_moved(desc_a0, (kk / 4) * kAChunkBytes + offset, 0),
+        ptx::smem_desc_moved(desc_b0, (kk / 4) * kBChunkBytes + offset, 0), kk > 0 ? 1 : 0);
+  }
+}
+
+// acc (64 keys x d) += A (64 keys x 64 query rows, from registers) * B (64 query rows x d, N-major: the Q or
+// dO stage, whose rows are the K steps): dV += P^T dO, dK += dS^T Q. The dQ pass: dQ (64 query rows x d) +=
+// dS (64 rows x 64 keys) K (the K stage, 64-column chunks kBChunkBytes apart). d = 256 (OWN_FIRST): kN = 128
+// columns over kKSteps = 2 (a consumer's 32 query rows).
+template <class Config, int kBChunkBytes = Config::kQChunkBytes, int kN = Config::kHeadDim, int kKSteps = 4>
+__device__ __forceinline__ void backward_gemm_key_gradient(float (&acc)[kN / 2],
+                                                           const std::uint32_t (&a)[kKSteps][4],
+                                                           std::uint32_t b) {
+  const std::uint64_t desc0 = ptx::make_smem_desc_sw128(b, kBChunkBytes, 1024);
+#pragma unroll
+  for (int kk = 0; kk < kKSteps; ++kk) {  // 16 rows of B a k-step
+    ptx::wgmma_m64k16_rs_tb<kN, typename Config::Element>(
+        acc, a[kk], ptx::smem_desc_moved(desc0, kk * 16 * Config::kRowBytes, 0), 1);
+  }
+}
+
+// d = 256: acc (64 keys x 128 columns) += A (64 keys x 64 query rows: P^T or dS^T staged in shared memory,
+// K-major) * B (64 query rows x the columns: two 64-column chunks of the dO or Q stage, N-major): a
+// consumer's half of dV += P^T dO and dK += dS^T Q. OWN_FIRST: the k-steps [first_step, + kKSteps) alone
+// (the other consumer's 32 rows).
+template <class Config, int kKSteps = Config::kBlockM / 16>
+__device__ __forceinline__ void backward_gemm_key_gradient_staged(float (&acc)[64], std::uint32_t a,
+                                                                  std::uint32_t b, int first_step = 0) {
+  const std::uint64_t desc_a0 = ptx::make_smem_desc_sw128(a, 16, 1024);
+  const std::uint64_t desc_b0 = ptx::make_smem_desc_sw128(b, Config::kQChunkBytes, 1024);
+#pragma unroll
+  for (int j = 0; j < kKSteps; ++j) {
+    const int kk = first_step + j;
+    ptx::wgmma_m64k16_ss_tb<128, typename Config::Element>(
+        acc, ptx::smem_desc_moved(desc_a0, kk * 32, 0),
+        ptx::smem_desc_moved(desc_b0, kk * 16 * Config::kRowBytes, 0), 1);
+  }
+}
+
+// 64 query rows x 64 columns of dQ = dS K over kKeys keys: A = dS^T's rows read M-major (its key rows are the
+// K steps), B = K's rows of one 64-column chunk read N-major (its key rows are the K steps). kSplitDq: all
+// 128 keys, column chunk w; otherwise the consumer's own 64 keys, the one chunk.
+template <class Config, int kKeys>
+__device__ __forceinline__ void backward_gemm_dq(float (&acc)[32], std::uint32_t ds, std::uint32_t k_chunk) {
+  const std::uint64_t desc_a0 = ptx::make_smem_desc_sw128(ds, Config::kDsBytes, 1024);
+  const std::uint64_t desc_b0 = ptx::make_smem_desc_sw128(k_chunk, Config::kKChunkBytes, 1024);
+#pragma unroll
+  for (int kk = 0; kk < kKeys / 16; ++kk) {
+    const int step = kk * 16 * Config::kRowBytes;
+    ptx::wgmma_m64k16_ss_tatb<64, typename Config::Element>(
+        acc, ptx::smem_desc_moved(desc_a0, step, 0), ptx::smem_desc_moved(desc_b0, step, 0), kk > 0 ? 1 : 0);
+  }
+}
+
+// Stores 64 rows x kCols columns (from column0) of a warpgroup's accumulator times `scale` to the rows
+// row0 + first .. of `head` (first: the warpgroup's first row within the sequence; rows at or past `rows`
+// are not written): dK, dV (key rows) and the dQ pass's dQ (query rows).
+template <class Config, int kCols>
+__device__ __forceinline__ void backward_store_rows(typename Config::Element* head, std::int64_t row_stride,
+                                                    int row0, int first, int rows,
+                                                    const float (&acc)[kCols / 2], float scale, int thread,
+                                                    int column0) {
+  using Element = typename Config::Element;
+  const int lane = thread % 32;
+  const int key = first + 16 * (thread / 32) + lane / 4;  // and key + 8
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int j = key + 8 * half;
+    if (j >= rows) continue;
+    Element* row = head + (static_cast<std::int64_t>(row0) + j) * row_stride + column0 + 2 * (lane % 4);
+#pragma unroll
+    for (int c = 0; c < kCols / 8; ++c) {
+      *reinterpret_cast<std::uint32_t*>(row + 8 * c) =
+          pack_pair<Element>(acc[4 * c + 2 * half] * scale, acc[4 * c + 2 * half + 1] * scale);
+    }
+  }
+}
+
+// Stores dK or dV (64 keys x kCols columns from column0 of this warpgroup, accumulator layout) times `scale`
+// to global memory; rows at or past the sequence's keys in dK / dV are not written.
+template <class Config, int kCols = Config::kHeadDim>
+__device__ __forceinline__ void backward_store_key_rows(void* base, std::int64_t batch_stride,
+                                                        std::int64_t row_stride, std::int64_t head_stride,
+                                                        const BackwardTile& tile, const BackwardSequence& seq,
+                                                        int first_key, const float (&acc)[kCols / 2],
+                                                        float scale, int thread, int column0 = 0) {
+  using Element = typename Config::Element;
+  Element* head = static_cast<Element*>(base) + tile.batch * batch_stride + tile.head_kv * head_stride;
+  backward_store_rows<Config, kCols>(head, row_stride, seq.k_row0, first_key, seq.k_allocated, acc, scale,
+                                     thread, column0);
+}
+
+// Rows [first_row, end_row) of two tiles (K and V, or Q and dO: kChunks 64-column chunks kChunkBytes apart)
+// set to zero by every consumer thread (thread_in_consumers of the Config's consumers), fenced for the async
+// proxy and passed a barrier of the consumers, before any GEMM reads them.
+template <class Config, int kChunkBytes>
+__device__ __forceinline__ void backward_zero_tile_pair_rows(std::uint32_t a, std::uint32_t b, int first_row,
+                                                             int end_row, int thread_in_consumers) {
+  ptx::zero_rows_128b(a, kChunkBytes, Config::kChunks, first_row, end_row, thread_in_consumers,
+                      128 * Config::kConsumers);
+  ptx::zero_rows_128b(b, kChunkBytes, Config::kChunks, first_row, end_row, thread_in_consumers,
+                      128 * Config::kConsumers);
+  ptx::fence_proxy_async_shared_cta();
+  // bar.sync is aligned: every warp must reach it converged (the __syncwarp: nothing else here promises it
+  // after the mbarrier waits and the zeroing loops) and at the same instruction as the other warps it counts,
+  // so each caller has one call site a step (session 63's SKIP_HIDDEN forms that called it from a second site
+  // for the steps a consumer passed made compute-sanitizer's synccheck report divergent threads).
+  __syncwarp();
+  ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
+}
+
+// Key rows past the sequence's (the next sequence's rows under varlen, unused rows past seqused_k, whatever
+// they hold) become zeros: the dQ GEMM multiplies them by dS = 0, and 0 * NaN is NaN. All consumer threads.
+template <class Config>
+__device__ __forceinline__ void backward_zero_key_rows(const BackwardShared<Config>& smem,
+                                                       const BackwardSequence& seq, int n0,
+                                                       int thread_in_consumers) {
+  if (n0 + Config::kBlockN > seq.k) {
+    backward_zero_tile_pair_rows<Config, Config::kKChunkBytes>(smem.k(), smem.v(), max(seq.k - n0, 0),
+                                                               Config::kBlockN, thread_in_consumers);
+  }
+}
+
+// Query rows past seqused_q may hold anything: zeros instead, for the same reason as the keys'. (Past a
+// varlen sequence's end come the next sequence's rows, past the tensor the maps' zero fill; their LSE of +inf
+// already zeroes their probabilities.) All consumer threads, once the stage's Q (and, waited for here, dO)
+// landed.
+template <class Config>
+__device__ __forceinline__ void backward_zero_query_rows(const BackwardKernelParams& p,
+                                                         const BackwardShared<Config>& smem,
+                                                         const BackwardSequence& seq, int stage,
+                                                         std::uint32_t phase, int i0,
+                                                         int thread_in_consumers) {
+  if (p.seqused_q != nullptr && i0 + Config::kBlockM > seq.q) {
+    ptx::mbarrier_wait_parity(smem.do_full(stage), phase);
+    backward_zero_tile_pair_rows<Config, Config::kQChunkBytes>(smem.q(stage), smem.dout(stage), seq.q - i0,
+                                                               Config::kBlockM, thread_in_consumers);
+  }
+}
+
+// kScoreMods: ALiBi's slope of query head `head` in base 2 (0: none).
+template <class Config>
+__device__ __forceinline__ float backward_alibi_slope_log2(const BackwardKernelParams& p, int batch,
+                                                           int head) {
+  return Config::kScoreMods && p.alibi_slopes != nullptr
+             ? p.alibi_slopes[batch * p.alibi_batch_stride + head] * 1.4426950408889634f
+             : 0.f;
+}
+
+// Whether key j is visible to the query row whose diagonal (bottom-right aligned) is key `diag`: below the
+// sequence's `keys` and inside the window / causal band.
+__device__ __forceinline__ bool backward_visible(const BackwardKernelParams& p, int j, int diag, int keys) {
+  return j < keys && (p.window_left < 0 || j >= diag - p.window_left) &&
+         (p.window_right < 0 || j <= diag + p.window_right);
+}
+
+// kScoreMods: one element's probability from its score (key j, query row whose diagonal key is `diag`), in
+// base 2: x = S scale log2 e, or with softcap softcap log2 e tanh(S softcap_in); ALiBi subtracts
+// slope_log2 |diag - j|; P = 2^(x - lse_log2), 0 where hidden. `dtanh`: the tanh's derivative (1 - tanh^2;
+// 1 without softcap). tanh.approx, as the forward's, so that P is the forward's probabilities.
+__device__ __forceinline__ float backward_modified_probability(const BackwardKernelParams& p, float score,
+                                                               float lse_log2, int j, int diag, int keys,
+                                                               bool masked, float slope_log2, float& dtanh) {
+  float x;
+  dtanh = 1.f;
+  if (p.softcap_in != 0.f) {
+    const float th = ptx::tanh_approx_f32(score * p.softcap_in);
+    x = th * p.softcap_log2;
+    dtanh = 1.f - th * th;
+  } else {
+    x = score * p.scale_log2;
+  }
+  if (slope_log2 != 0.f) x -= slope_log2 * static_cast<float>(abs(diag - j));
+  const float prob = ptx::ex2_approx_ftz_f32(x - lse_log2);
+  return masked && !backward_visible(p, j, diag, keys) ? 0.f : prob;
+}
+
+// kScoreMods: one step's P^T and dS^T in one pass over both score tiles (both GEMMs waited for), packed into
+// the A fragments of dV's and dK's GEMMs. Element 4 c + r of an accumulator is query row
+// i_first + 8 c + r % 2 (i_first = the block's first + 2 (lane % 4)), key `key` + 8 (r / 2). P as
+// backward_modified_probability, dS = P (dP - D) (1 - tanh^2) (dK and dQ take softmax_scale at the end, as
+// without softcap: d(softcap tanh(S scale / softcap)) / dS is scale (1 - tanh^2)).
+template <class Config, int kColumnGroups = 8>
+__device__ __forceinline__ void backward_modified_gradients(
+    const BackwardKernelParams& p, const float (&st)[4 * kColumnGroups],
+    const float (&dpt)[4 * kColumnGroups], std::uint32_t lse_at, std::uint32_t delta_at, int i_first, int key,
+    int offset, int keys, bool masked, float slope_log2, std::uint32_t (&pf)[kColumnGroups / 2][4],
+    std::uint32_t (&dsf)[kColumnGroups / 2][4]) {
+  using Element = typename Config::Element;
+#pragma unroll
+  for (int c = 0; c < kColumnGroups; ++c) {
+    const float2 lse = ptx::ld_shared_v2_f32(lse_at + 32 * c);
+    const float2 delta = ptx::ld_shared_v2_f32(delta_at + 32 * c);
+    float prob[4], ds[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      float dtanh;
+      prob[r] =
+          backward_modified_probability(p, st[4 * c + r], r % 2 == 0 ? lse.x : lse.y, key + 8 * (r / 2),
+                                        i_first + 8 * c + (r % 2) + offset, keys, masked, slope_log2, dtanh);
+      ds[r] = prob[r] * (dpt[4 * c + r] - (r % 2 == 0 ? delta.x : delta.y)) * dtanh;
+    }
+    const int kk = c / 2, r0 = 2 * (c % 2);  // columns 16 kk .. + 15: the A fragment of k-step kk
+    pf[kk][r0] = pack_pair<Element>(prob[0], prob[1]);
+    pf[kk][r0 + 1] = pack_pair<Element>(prob[2], prob[3]);
+    dsf[kk][r0] = pack_pair<Element>(ds[0], ds[1]);
+    dsf[kk][r0 + 1] = pack_pair<Element>(ds[2], ds[3]);
+  }
+}
+
+}  // namespace flashattn::detail::cuda_sm90
