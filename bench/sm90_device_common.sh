@@ -106,6 +106,7 @@ backward_compare_vs_base() {
   (PYTHONPATH=$bld/pyroot timeout "$limit" python3 bench/backward_compare.py --base-package flashattn_base "$@" \
     --out "$out/$name.json" >"$out/$name.jsonl" 2>"$out/$name.err")
   log "compare rc=$? $(tail -2 "$out/$name.err" | cut -c1-300)"
+  python3 bench/backward_ab_table.py "$out/$name.jsonl" >>"$out/summary.txt"
 }
 
 # tree_and_flag_base DIMS FLAGS [CMAKE ARGS...]: the test binary and extension of this tree for head dims DIMS
