@@ -17,6 +17,7 @@
 #ifndef FLASHATTN_SM90_BWD_D64_STAGES3
 #define FLASHATTN_SM90_BWD_D64_STAGES3 1
 #endif
+
 namespace flashattn::detail::cuda_sm90 {
 
 template <int kHeadDim_, typename Element_, int kConsumers_ = 2, bool kDeterministic_ = false,
