@@ -7,6 +7,8 @@
 # Predicted: causal 0.90-0.95x at 512-1k, level without a mask. The tests (d64 grid, drawn, determinism
 # cases) run on the tree with it, then racecheck and synccheck over the d64 grid cases.
 #   bash bench/integration/s63_skip2.sh
+# (Run in session 63: seven causal / windowed d64 cases failed, the staged dQ tiles' buffers chosen by step;
+# s63_skip2.patch has the fix, buffers by tile staged, measured in s63_final.sh. Record: s63_skip2_summary.txt.)
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh

@@ -6,6 +6,9 @@
 # 0.90-0.95x at 512-1k, level without a mask (the second form read 1.07-1.09 there). The d64 tests run on it,
 # then synccheck and racecheck over the d64 grid cases.
 #   bash bench/integration/s63_skip3.sh
+# (Run in session 63: the d64 cases (34) passed, racecheck clean, synccheck reported the passed steps at the
+# zeroing barrier (a second instruction); causal 0.919 / 0.915x, non-causal 1.035 / 1.047x: not kept. Records:
+# s63_skip3.jsonl, s63_skip3_summary.txt.)
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh

@@ -4,6 +4,8 @@
 # the robustness suites, pytest's interface tests, then synccheck and racecheck over the cuda_sm90 backward
 # grid cases of every head dim.
 #   bash bench/integration/s63_verify.sh
+# (Run in session 63 on f90df0b: 141 passed, pytest 60 passed, synccheck and racecheck clean over 42 cases.
+# Record: s63_verify_summary.txt.)
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
