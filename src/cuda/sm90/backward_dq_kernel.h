@@ -305,7 +305,8 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
     if (threadIdx.x == 0 && walk.n_end > walk.n_begin) backward_dq_producer<Config>(p, smem, tile, seq, walk);
   } else {
     ptx::setmaxnreg_inc<Config::kConsumerRegisters>();
-    backward_dq_consumer<Config>(p, smem, tile, seq, walk, warpgroup - 1);
+    // Warp-uniform to ptxas, as the main kernel's consumers (backward_kernel.h): R2UR 78 -> 15.
+    backward_dq_consumer<Config>(p, smem, tile, seq, walk, __shfl_sync(0xffffffffu, warpgroup, 0) - 1);
   }
 }
 

@@ -143,12 +143,19 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
     }
   } else {
     ptx::setmaxnreg_inc<Config::kConsumerRegisters>();
+    // The consumer index from a shuffle of lane 0, which ptxas knows to be warp-uniform (threadIdx.x / 128 it
+    // cannot prove so): the shared-memory addresses derived from it, and through them the GEMM descriptors,
+    // then stay on the uniform datapath (R2UR in the d64 / d128 / d256 kernels 112 / 75 / 115 -> 56 / 28 /
+    // 28; 0.95-0.98x the time at d128 / d256 from 1k, level at d64, s64_skip_uniform.sh).
     backward_for_each_tile<Config>(
         p, first_index, [&](const BackwardTile& tile, const BackwardSequence& seq, int kv_round) {
+          // (Shuffled here, not once before the walk: that form leaves the d64 three-consumer kernel 12 bytes
+          // of spills, this one none.)
+          const int consumer = __shfl_sync(0xffffffffu, warpgroup, 0) - 1;
           if constexpr (Config::kSplitHeadDim) {
-            backward_consumer_split_head_dim<Config>(p, smem, tile, seq, warpgroup - 1, step, kv_round);
+            backward_consumer_split_head_dim<Config>(p, smem, tile, seq, consumer, step, kv_round);
           } else {
-            backward_consumer<Config>(p, smem, tile, seq, warpgroup - 1, step, kv_round);
+            backward_consumer<Config>(p, smem, tile, seq, consumer, step, kv_round);
           }
         });
     // The last reductions' reads of shared memory complete before the CTA leaves.
