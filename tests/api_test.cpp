@@ -493,8 +493,13 @@ TEST(Api, Sm90BackwardRouting) {
   BackwardArgs d256 = a;
   d256.q = d256.dq = d256.out = d256.dout = shape(DType::bfloat16, {1, 256, 2, 256});
   d256.k = d256.v = d256.dk = d256.dv = shape(DType::bfloat16, {1, 256, 2, 256});
-  ASSERT_TRUE(select_kernel(d256, ctx, &choice).ok()) << choice.reason;
-  if (std::string(choice.reason).find("not compiled") == std::string::npos) {
+  // (A build without head dim 256 has no backend for it: the selection fails, naming the missing kernels.)
+  const Status d256_status = select_kernel(d256, ctx, &choice);
+  if (!d256_status.ok()) {
+    EXPECT_EQ(d256_status.code(), ErrorCode::unsupported) << d256_status.message();
+    EXPECT_NE(std::string(d256_status.message()).find("not compiled"), std::string::npos)
+        << d256_status.message();
+  } else if (std::string(choice.reason).find("not compiled") == std::string::npos) {
     EXPECT_EQ(choice.backend, Backend::cuda_sm90) << choice.reason;
     d256.deterministic = true;
     ASSERT_TRUE(select_kernel(d256, ctx, &choice).ok()) << choice.reason;

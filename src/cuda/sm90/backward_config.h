@@ -17,6 +17,13 @@
 #ifndef FLASHATTN_SM90_BWD_D64_STAGES3
 #define FLASHATTN_SM90_BWD_D64_STAGES3 1
 #endif
+// STAGED_KEY_STORE (default 1; measured in session 64): the d = 64 / 128 consumers write their dK and dV rows
+// into shared memory that the tile's last steps are done with, and one thread a consumer stores them by TMA,
+// instead of 4-byte stores from registers, which took 6.8 us of a d128 tile's ~74 at 2k tokens (the session's
+// trace, s64_bwd_trace.patch: a tenth of the time at 2k, a quarter at 512).
+#ifndef FLASHATTN_SM90_BWD_STAGED_KEY_STORE
+#define FLASHATTN_SM90_BWD_STAGED_KEY_STORE 1
+#endif
 
 namespace flashattn::detail::cuda_sm90 {
 
@@ -91,6 +98,14 @@ struct BackwardConfig {
   // time with the writer). Measured and not kept: the default mode at d = 128 (0.94-1.05x the time, slower
   // from 8k), the default and deterministic modes at d = 64 (0.97-1.12x), in two forms.
   static constexpr bool kDqWriter = kDeterministic && kSplitDq;
+  // STAGED_KEY_STORE: each consumer's 64 rows of dK and dV (kChunks boxes of 64 rows x 64 columns each) go
+  // through shared memory that the tile's last steps are done with (key_staging): at d = 64 the consumer's
+  // staged dQ tile of the parity after the last step (the tile's last reduction reads the other); at d = 128
+  // (64 KB for both) consumer 0's the two dS^T buffers, consumer 1's that dQ tile. The next tile's consumers
+  // start once the stores have read them (a wait of each storing thread, a barrier). At d = 256 (one tile a
+  // CTA) K's and V's own buffers, which no GEMM reads after the tile's last barrier of both consumers. Not
+  // under kDqWriter (its writer may still be reducing from that dQ tile).
+  static constexpr bool kStagedKeyStore = FLASHATTN_SM90_BWD_STAGED_KEY_STORE != 0 && !kDqWriter;
   static constexpr int kStatsBytes = kBlockM * 4;  // one float per query row
 
   static constexpr int kKOffset = 0;
@@ -127,6 +142,7 @@ struct BackwardConfig {
 
 struct BackwardMaps {
   CUtensorMap q, k, v, dout;  // (d, rows, heads, batch): q / dout boxes of 64 rows, k / v of kBlockN
+  CUtensorMap dk, dv;         // kStagedKeyStore: boxes of one consumer's 64 rows
 };
 
 struct BackwardKernelParams {
@@ -247,6 +263,16 @@ struct BackwardShared {
     return barrier(2 + 3 * Config::kStages + Config::kDqBuffers + dq_index(buffer, consumer));
   }
   __device__ std::uint32_t claimed_tile() const { return base + Config::kClaimOffset; }
+  // kStagedKeyStore: consumer `consumer`'s staged dK (kChunks boxes of 64 x 64, 8 KB each) and dV (the next
+  // kChunks boxes) at the end of a tile, `step` past its last step (BackwardConfig::kStagedKeyStore).
+  __device__ std::uint32_t key_staging(int step, int consumer) const {
+    static_assert(!Config::kSplitHeadDim, "d = 256 stages dK / dV in K's and V's buffers");
+    static_assert(2 * Config::kChunks * 8192 <= Config::kDqBytes &&
+                      (!Config::kSplitDq || 2 * Config::kChunks * 8192 <= 2 * Config::kDsBytes),
+                  "a consumer's staged dK / dV fit its buffer");
+    if constexpr (Config::kSplitDq) return consumer == 0 ? ds(0) : dq(step % 2, 0);
+    return dq(step % 2, consumer);
+  }
 
   __device__ void init_barriers() const {
     ptx::mbarrier_init(kv_full(), 1);
@@ -280,5 +306,10 @@ inline constexpr int kBackwardWarpgroup = 2;
 // d = 256 (SCORE_ORDER): consumer 0 arrives once its score GEMMs of a step are issued, consumer 1 waits for
 // that before issuing its own.
 inline constexpr int kBackwardScoreOrder = 4;
+// kStagedKeyStore: kBackwardKeysStaged + w, warpgroup w's dK / dV rows written to shared memory (before its
+// first thread stores them); kBackwardStagingFree, all consumers at a tile's start, the previous tile's
+// stores have read them.
+inline constexpr int kBackwardKeysStaged = 5;  // 5, 6, 7
+inline constexpr int kBackwardStagingFree = 8;
 
 }  // namespace flashattn::detail::cuda_sm90

@@ -82,6 +82,15 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
   for (int i = 0; i < Config::kHeadDim / 2; ++i) dk[i] = dv[i] = 0.f;
 
   ptx::mbarrier_wait_parity(smem.kv_full(), kv_round & 1);
+  if constexpr (Config::kStagedKeyStore) {
+    // The previous tile's dK / dV stores have read their shared memory (the storing threads' bulk groups;
+    // under kSplitDq one consumer's staged rows lie in buffers both write) before this tile writes it.
+    if (kv_round > 0) {
+      if (thread == 0) ptx::cp_async_bulk_wait_group_read<0>();
+      __syncwarp();  // (bar.sync is aligned: its warps converged)
+      ptx::bar_sync(kBackwardStagingFree, 128 * Config::kConsumers);
+    }
+  }
   backward_zero_key_rows<Config>(smem, seq, n0, thread_in_consumers);
   const std::uint32_t k_rows = smem.k() + 64 * consumer * Config::kRowBytes;
   const std::uint32_t v_rows = smem.v() + 64 * consumer * Config::kRowBytes;
@@ -262,10 +271,31 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
   // Every GEMM of the tile has completed (the last step waited for all): K / V may be overwritten.
   ptx::mbarrier_arrive(smem.kv_empty());
   const int first_key = n0 + 64 * consumer;
-  backward_store_key_rows<Config>(p.dk, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride, tile, seq,
-                                  first_key, dk, p.scale, thread);
-  backward_store_key_rows<Config>(p.dv, p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride, tile, seq,
-                                  first_key, dv, 1.f, thread);
+  // kStagedKeyStore: by TMA, where the tensor maps bound the rows: all but a varlen sequence's last block
+  // (whose rows past its keys are the next sequence's; in batched layout the maps end at seqlen_k).
+  if (Config::kStagedKeyStore && (p.cu_seqlens_k == nullptr || first_key + 64 <= seq.k_allocated)) {
+    const std::uint32_t boxes = smem.key_staging(step, consumer);
+    __syncwarp();  // (stmatrix and bar.sync are aligned: after the leader's reduction, converged again)
+    backward_stage_key_rows<Config, Config::kHeadDim>(boxes, dk, p.scale, thread);
+    backward_stage_key_rows<Config, Config::kHeadDim>(boxes + Config::kChunks * 8192, dv, 1.f, thread);
+    ptx::fence_proxy_async_shared_cta();  // each thread's writes before the copy engine reads them
+    ptx::bar_sync(kBackwardKeysStaged + consumer, 128);
+    if (thread == 0 && first_key < seq.k_allocated) {  // (the maps clip the rows past seqlen_k)
+#pragma unroll
+      for (int c = 0; c < Config::kChunks; ++c) {
+        ptx::tma_store_4d(&p.maps.dk, boxes + c * 8192, 64 * c, seq.k_row0 + first_key, tile.head_kv,
+                          seq.map_batch);
+        ptx::tma_store_4d(&p.maps.dv, boxes + (Config::kChunks + c) * 8192, 64 * c, seq.k_row0 + first_key,
+                          tile.head_kv, seq.map_batch);
+      }
+      ptx::cp_async_bulk_commit_group();
+    }
+  } else {
+    backward_store_key_rows<Config>(p.dk, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride, tile, seq,
+                                    first_key, dk, p.scale, thread);
+    backward_store_key_rows<Config>(p.dv, p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride, tile, seq,
+                                    first_key, dv, 1.f, thread);
+  }
 }
 
 }  // namespace flashattn::detail::cuda_sm90

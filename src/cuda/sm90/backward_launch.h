@@ -37,6 +37,17 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
         encode_tile_map(&k.maps.v, p.dtype, p.v.data, kHeadDim, k_rows, p.heads_kv, map_batch, p.v.row_stride,
                         p.v.head_stride, p.v.batch_stride, Config::kBlockN)));
   if (!maps_ok) return cudaErrorInvalidValue;
+  // kStagedKeyStore: dK / dV stored by TMA in boxes of one consumer's 64 rows (unsupported_reason has checked
+  // their alignment as q's).
+  if constexpr (Config::kStagedKeyStore) {
+    if (p.seqlen_k > 0 &&
+        !(encode_tile_map(&k.maps.dk, p.dtype, p.dk.data, kHeadDim, k_rows, p.heads_kv, map_batch,
+                          p.dk.row_stride, p.dk.head_stride, p.dk.batch_stride, 64) &&
+          encode_tile_map(&k.maps.dv, p.dtype, p.dv.data, kHeadDim, k_rows, p.heads_kv, map_batch,
+                          p.dv.row_stride, p.dv.head_stride, p.dv.batch_stride, 64))) {
+      return cudaErrorInvalidValue;
+    }
+  }
   k.lse_log2 = args.lse_log2;
   k.delta = args.delta;
   k.dq_accum = args.dq_accum;

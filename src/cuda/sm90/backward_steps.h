@@ -123,6 +123,29 @@ __device__ __forceinline__ void backward_store_key_rows(void* base, std::int64_t
                                      thread, column0);
 }
 
+// kStagedKeyStore: the warpgroup's 64 rows x kCols of dK or dV (accumulator layout) times `scale`, written to
+// kCols / 64 boxes of 64 rows x 128 bytes, 8 KB apart from `boxes`, 128B-swizzled (the TMA store's box
+// layout): one stmatrix per 16 columns, matrices 0 / 1 rows +0 / +8 of columns 16 i .. + 7, 2 / 3 the same
+// rows of the next 8 columns (acc[8 i ..] in that order); lane l addresses row 8 (l / 8 % 2) + l % 8 of its
+// warp's 16, unit 2 (i % 4) + l / 16 of the box, swizzled by the row (as the forward's store_output).
+template <class Config, int kCols>
+__device__ __forceinline__ void backward_stage_key_rows(std::uint32_t boxes, const float (&acc)[kCols / 2],
+                                                        float scale, int thread) {
+  using Element = typename Config::Element;
+  const int lane = thread % 32;
+  const int row = 16 * (thread / 32) + 8 * ((lane / 8) % 2) + lane % 8;
+  const std::uint32_t row_at = boxes + row * Config::kRowBytes;
+  const int unit_xor = (lane / 16) ^ (lane % 8);
+#pragma unroll
+  for (int i = 0; i < kCols / 16; ++i) {
+    const float* v = acc + 8 * i;
+    ptx::stmatrix_x4(
+        row_at + (i / 4) * 8192 + ((unit_xor ^ (2 * (i % 4))) << 4),
+        pack_pair<Element>(v[0] * scale, v[1] * scale), pack_pair<Element>(v[2] * scale, v[3] * scale),
+        pack_pair<Element>(v[4] * scale, v[5] * scale), pack_pair<Element>(v[6] * scale, v[7] * scale));
+  }
+}
+
 // Rows [first_row, end_row) of two tiles (K and V, or Q and dO: kChunks 64-column chunks kChunkBytes apart)
 // set to zero by every consumer thread (thread_in_consumers of the Config's consumers), fenced for the async
 // proxy and passed a barrier of the consumers, before any GEMM reads them.

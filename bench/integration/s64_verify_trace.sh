@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Session 64, call 2. (1) The tree with the warp-uniform consumer index (99c519d): every CUDA backward grid case,
+# the drawn and determinism cases, Api and robustness, pytest's interface tests, synccheck and racecheck over the
+# cuda_sm90 backward grid cases. (2) In parallel, the diagnostic trace (s64_bwd_trace.patch on a copy of the
+# tree, its extension at d64 / d128): s64_trace_driver.py's rows (d128 / d64, 512 / 2048, causal or not, three
+# calls each), read by bench/backward_trace.py: where a short call's main-kernel time goes (the tile boundary:
+# K / V wait, the dK / dV stores; the steps' phases).
+#   bash bench/integration/s64_verify_trace.sh
+set -uo pipefail
+# shellcheck source=bench/sm90_device_common.sh
+source bench/sm90_device_common.sh
+device_call_begin s64v
+tree_copy "$bld/trace-tree" bench/integration/s64_bwd_trace.patch || exit 1
+(cd "$bld/trace-tree" && PY_DIMS="64;128" sm90_build_py trace "" 4 400 -DFLASHATTN_BACKWARD=ON) &
+tests_and_py_build "64;128;256" || exit 1
+wait
+mkdir -p "$out/trace"
+(PYTHONPATH=$bld/pyroot FLASHATTN_PACKAGE=flashattn_trace FLASHATTN_BWD_TRACE=$out/trace/t timeout 120 \
+  python3 bench/integration/s64_trace_driver.py >"$out/trace_driver.txt" 2>&1)
+log "trace driver rc=$? $(tail -2 "$out/trace_driver.txt" | tr '\n' ' ' | cut -c1-200)"
+files=()
+for i in 2 5 8 11 14 17 20 23; do files+=("$out/trace/t.$i"); done
+python3 bench/backward_trace.py "${files[@]}" >"$out/trace_summary.txt" 2>&1
+log "trace summary rc=$?"
+cp "$out/trace_summary.txt" "$out/trace_driver.txt" "${OUT:-/tmp}/" 2>/dev/null
+gtest_suites 'Grid/BackwardTest.*cuda*:Random/BackwardRandomTest.*cuda*:*DeterminismTest.Backward*cuda*:Api.*:*CudaRobustness*' 200
+py_tests_on_gpu test_interface.py
+sanitizer_runs "$tests" 'Grid/BackwardTest.*cuda_sm90_*:-*dropout*:*2048x2048*' 100 synccheck racecheck
+cp "$out/pytest.txt" "${OUT:-/tmp}/" 2>/dev/null
+log total
