@@ -469,7 +469,12 @@ TEST(Api, Sm90BackwardRouting) {
   a.options.causal = true;
   ExecutionContext ctx;
   KernelChoice choice;
-  ASSERT_TRUE(select_kernel(a, ctx, &choice).ok()) << choice.reason;
+  // (A build without head dim 128 has no backend for it: the selection fails, naming the missing kernels.)
+  const Status status = select_kernel(a, ctx, &choice);
+  if (!status.ok() && status.code() == ErrorCode::unsupported &&
+      std::string(status.message()).find("not compiled") != std::string::npos)
+    GTEST_SKIP() << status.message();
+  ASSERT_TRUE(status.ok()) << status.message();
   if (choice.backend != Backend::cuda_sm90 &&
       std::string(choice.reason).find("not compiled") != std::string::npos)
     GTEST_SKIP() << choice.reason;
