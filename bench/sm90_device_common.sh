@@ -762,3 +762,18 @@ for tag, ks in total.items():
     print(tag, "  ".join(f"{n}: {v} {u}" for n, v, u in ks))
 PY
 }
+
+# backward_trace_rows: bench/integration/s64_trace_driver.py's rows through the package flashattn_trace (a build of
+# the tree with a backward trace patch, s64_bwd_trace*.patch), each row's third call read by bench/backward_trace.py
+# into $out/trace_summary.txt (also copied to $OUT).
+backward_trace_rows() {
+  local files=() i
+  mkdir -p "$out/trace"
+  (PYTHONPATH=$bld/pyroot FLASHATTN_PACKAGE=flashattn_trace FLASHATTN_BWD_TRACE=$out/trace/t timeout 120 \
+    python3 bench/integration/s64_trace_driver.py >"$out/trace_driver.txt" 2>&1)
+  log "trace driver rc=$? $(tail -2 "$out/trace_driver.txt" | tr '\n' ' ' | cut -c1-200)"
+  for i in 2 5 8 11 14 17 20 23; do files+=("$out/trace/t.$i"); done
+  python3 bench/backward_trace.py "${files[@]}" >"$out/trace_summary.txt" 2>&1
+  log "trace summary rc=$?"
+  cp "$out/trace_summary.txt" "$out/trace_driver.txt" "${OUT:-/tmp}/" 2>/dev/null
+}

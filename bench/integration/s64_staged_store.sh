@@ -22,15 +22,7 @@ wait
 backward_sm90_first_cases 150
 backward_compare_vs_base staged_vs_base 200 --hdims 64,128 --seqlens 512,1024,2048,4096,16384 --rounds 2 \
   --settle-ms 100 --check-max-seqlen 1024 --backends cuda_sm90 --base-backends cuda_sm90
-mkdir -p "$out/trace"
-(PYTHONPATH=$bld/pyroot FLASHATTN_PACKAGE=flashattn_trace FLASHATTN_BWD_TRACE=$out/trace/t timeout 120 \
-  python3 bench/integration/s64_trace_driver.py >"$out/trace_driver.txt" 2>&1)
-log "trace driver rc=$?"
-files=()
-for i in 2 5 8 11 14 17 20 23; do files+=("$out/trace/t.$i"); done
-python3 bench/backward_trace.py "${files[@]}" >"$out/trace_summary.txt" 2>&1
-log "trace summary rc=$?"
-cp "$out/trace_summary.txt" "$out/trace_driver.txt" "${OUT:-/tmp}/" 2>/dev/null
+backward_trace_rows
 gtest_suites 'Grid/BackwardTest.*cuda*:Random/BackwardRandomTest.*cuda*:*DeterminismTest.Backward*cuda*:Api.*:*CudaRobustness*' 200
 sanitizer_runs "$tests" 'Grid/BackwardTest.*cuda_sm90_*:-*dropout*:*2048x2048*' 100 synccheck racecheck
 log total

@@ -18,15 +18,7 @@ tree_copy "$bld/trace-tree" bench/integration/s64_bwd_trace.patch || exit 1
 (cd "$bld/trace-tree" && PY_DIMS="64;128" sm90_build_py trace "" 4 400 -DFLASHATTN_BACKWARD=ON) &
 tests_and_py_build "64;128;256" || exit 1
 wait
-mkdir -p "$out/trace"
-(PYTHONPATH=$bld/pyroot FLASHATTN_PACKAGE=flashattn_trace FLASHATTN_BWD_TRACE=$out/trace/t timeout 120 \
-  python3 bench/integration/s64_trace_driver.py >"$out/trace_driver.txt" 2>&1)
-log "trace driver rc=$? $(tail -2 "$out/trace_driver.txt" | tr '\n' ' ' | cut -c1-200)"
-files=()
-for i in 2 5 8 11 14 17 20 23; do files+=("$out/trace/t.$i"); done
-python3 bench/backward_trace.py "${files[@]}" >"$out/trace_summary.txt" 2>&1
-log "trace summary rc=$?"
-cp "$out/trace_summary.txt" "$out/trace_driver.txt" "${OUT:-/tmp}/" 2>/dev/null
+backward_trace_rows
 gtest_suites 'Grid/BackwardTest.*cuda*:Random/BackwardRandomTest.*cuda*:*DeterminismTest.Backward*cuda*:Api.*:*CudaRobustness*' 200
 py_tests_on_gpu test_interface.py
 sanitizer_runs "$tests" 'Grid/BackwardTest.*cuda_sm90_*:-*dropout*:*2048x2048*' 100 synccheck racecheck
