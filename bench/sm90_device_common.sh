@@ -777,3 +777,21 @@ backward_trace_rows() {
   log "trace summary rc=$?"
   cp "$out/trace_summary.txt" "$out/trace_driver.txt" "${OUT:-/tmp}/" 2>/dev/null
 }
+
+# backward_switch_call NAME TRACE_PATCH TREE_FLAGS BASE_FLAGS: a backward switch's call at d64 / d128: the tree built
+# with CUDA flags TREE_FLAGS (the tests run on it) beside the package flashattn_base built with BASE_FLAGS, a trace
+# build (TRACE_PATCH on a copy of the tree, TREE_FLAGS), the cuda_sm90 first cases, the A/B over 512-16k tokens
+# ($out/NAME.jsonl), the trace rows, the backward suites, synccheck and racecheck.
+backward_switch_call() {
+  local name=$1 trace_patch=$2 tree_flags=$3 base_flags=$4
+  tree_copy "$bld/trace-tree" "$trace_patch" || exit 1
+  (cd "$bld/trace-tree" && PY_DIMS="64;128" sm90_build_py trace "$tree_flags" 3 400 -DFLASHATTN_BACKWARD=ON) &
+  TREE_CUDA_FLAGS="$tree_flags" tree_and_flag_base "64;128" "$base_flags" -DFLASHATTN_BACKWARD=ON
+  wait
+  backward_sm90_first_cases 150
+  backward_compare_vs_base "$name" 200 --hdims 64,128 --seqlens 512,1024,2048,4096,16384 --rounds 2 \
+    --settle-ms 100 --check-max-seqlen 1024 --backends cuda_sm90 --base-backends cuda_sm90
+  backward_trace_rows
+  gtest_suites 'Grid/BackwardTest.*cuda*:Random/BackwardRandomTest.*cuda*:*DeterminismTest.Backward*cuda*:Api.*:*CudaRobustness*' 200
+  sanitizer_runs "$tests" 'Grid/BackwardTest.*cuda_sm90_*:-*dropout*:*2048x2048*' 100 synccheck racecheck
+}

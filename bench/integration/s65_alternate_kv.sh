@@ -13,15 +13,6 @@ set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
 device_call_begin s65a
-tree_copy "$bld/trace-tree" bench/integration/s65_bwd_trace3.patch || exit 1
-(cd "$bld/trace-tree" &&
-  PY_DIMS="64;128" sm90_build_py trace "-DFLASHATTN_SM90_BWD_ALTERNATE_KV=1" 3 400 -DFLASHATTN_BACKWARD=ON) &
-TREE_CUDA_FLAGS="-DFLASHATTN_SM90_BWD_ALTERNATE_KV=1" tree_and_flag_base "64;128" "" -DFLASHATTN_BACKWARD=ON
-wait
-backward_sm90_first_cases 150
-backward_compare_vs_base alternate_vs_base 200 --hdims 64,128 --seqlens 512,1024,2048,4096,16384 --rounds 2 \
-  --settle-ms 100 --check-max-seqlen 1024 --backends cuda_sm90 --base-backends cuda_sm90
-backward_trace_rows
-gtest_suites 'Grid/BackwardTest.*cuda*:Random/BackwardRandomTest.*cuda*:*DeterminismTest.Backward*cuda*:Api.*:*CudaRobustness*' 200
-sanitizer_runs "$tests" 'Grid/BackwardTest.*cuda_sm90_*:-*dropout*:*2048x2048*' 100 synccheck racecheck
+backward_switch_call alternate_vs_base bench/integration/s65_bwd_trace3.patch \
+  "-DFLASHATTN_SM90_BWD_ALTERNATE_KV=1" ""
 log total
