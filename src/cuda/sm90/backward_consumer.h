@@ -298,31 +298,10 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
     ptx::mbarrier_arrive(smem.kv_empty());
   }
   const int first_key = n0 + 64 * consumer;
-  // kStagedKeyStore: by TMA, where the tensor maps bound the rows: all but a varlen sequence's last block
-  // (whose rows past its keys are the next sequence's; in batched layout the maps end at seqlen_k).
-  if (Config::kStagedKeyStore && (p.cu_seqlens_k == nullptr || first_key + 64 <= seq.k_allocated)) {
-    const std::uint32_t boxes = smem.key_staging(step, consumer);
-    __syncwarp();  // (stmatrix and bar.sync are aligned: after the leader's reduction, converged again)
-    backward_stage_key_rows<Config, Config::kHeadDim>(boxes, dk, p.scale, thread);
-    backward_stage_key_rows<Config, Config::kHeadDim>(boxes + Config::kChunks * 8192, dv, 1.f, thread);
-    ptx::fence_proxy_async_shared_cta();  // each thread's writes before the copy engine reads them
-    ptx::bar_sync(kBackwardKeysStaged + consumer, 128);
-    if (thread == 0 && first_key < seq.k_allocated) {  // (the maps clip the rows past seqlen_k)
-#pragma unroll
-      for (int c = 0; c < Config::kChunks; ++c) {
-        ptx::tma_store_4d(&p.maps.dk, boxes + c * 8192, 64 * c, seq.k_row0 + first_key, tile.head_kv,
-                          seq.map_batch);
-        ptx::tma_store_4d(&p.maps.dv, boxes + (Config::kChunks + c) * 8192, 64 * c, seq.k_row0 + first_key,
-                          tile.head_kv, seq.map_batch);
-      }
-      ptx::cp_async_bulk_commit_group();
-    }
-  } else {
-    backward_store_key_rows<Config>(p.dk, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride, tile, seq,
-                                    first_key, dk, p.scale, thread);
-    backward_store_key_rows<Config>(p.dv, p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride, tile, seq,
-                                    first_key, dv, 1.f, thread);
-  }
+  // (kStagedKeyStore: in shared memory the tile's last steps are done with, BackwardShared::key_staging.)
+  const std::uint32_t boxes = smem.key_staging(step, consumer);
+  backward_store_key_gradients<Config, Config::kHeadDim>(
+      p, tile, seq, first_key, 0, boxes, boxes + Config::kChunks * 8192, dk, dv, consumer, thread);
 }
 
 }  // namespace flashattn::detail::cuda_sm90

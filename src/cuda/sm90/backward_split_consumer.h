@@ -172,35 +172,12 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
   }
   // Every GEMM of the tile has completed: K / V may be overwritten.
   ptx::mbarrier_arrive(smem.kv_empty());
-  // kStagedKeyStore: this consumer's columns of dK into K's buffer, of dV into V's (boxes 2 w, 2 w + 1 of 64
-  // columns; one tile a CTA: nothing is loaded there again), stored by TMA where the maps bound the rows (as
-  // backward_consumer's).
-  if (Config::kStagedKeyStore && (p.cu_seqlens_k == nullptr || n0 + 64 <= seq.k_allocated)) {
-    constexpr int kBoxes = kColumns / 64;
-    const std::uint32_t dk_boxes = smem.k() + kBoxes * consumer * 8192;
-    const std::uint32_t dv_boxes = smem.v() + kBoxes * consumer * 8192;
-    __syncwarp();  // (stmatrix and bar.sync are aligned)
-    backward_stage_key_rows<Config, kColumns>(dk_boxes, dk, p.scale, thread);
-    backward_stage_key_rows<Config, kColumns>(dv_boxes, dv, 1.f, thread);
-    ptx::fence_proxy_async_shared_cta();  // each thread's writes before the copy engine reads them
-    ptx::bar_sync(kBackwardKeysStaged + consumer, 128);
-    if (thread == 0 && n0 < seq.k_allocated) {
-#pragma unroll
-      for (int c = 0; c < kBoxes; ++c) {
-        const int column = kColumns * consumer + 64 * c;
-        ptx::tma_store_4d(&p.maps.dk, dk_boxes + c * 8192, column, seq.k_row0 + n0, tile.head_kv,
-                          seq.map_batch);
-        ptx::tma_store_4d(&p.maps.dv, dv_boxes + c * 8192, column, seq.k_row0 + n0, tile.head_kv,
-                          seq.map_batch);
-      }
-      ptx::cp_async_bulk_commit_group();
-    }
-  } else {
-    backward_store_key_rows<Config, kColumns>(p.dk, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride,
-                                              tile, seq, n0, dk, p.scale, thread, kColumns * consumer);
-    backward_store_key_rows<Config, kColumns>(p.dv, p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride,
-                                              tile, seq, n0, dv, 1.f, thread, kColumns * consumer);
-  }
+  // kStagedKeyStore: this consumer's columns of dK staged in K's buffer, of dV in V's (boxes 2 w, 2 w + 1 of
+  // 64 columns; one tile a CTA: nothing is loaded there again).
+  constexpr int kBoxes = kColumns / 64;
+  backward_store_key_gradients<Config, kColumns>(
+      p, tile, seq, n0, kColumns * consumer, smem.k() + kBoxes * consumer * 8192,
+      smem.v() + kBoxes * consumer * 8192, dk, dv, consumer, thread);
 }
 
 }  // namespace flashattn::detail::cuda_sm90

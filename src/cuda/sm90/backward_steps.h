@@ -146,6 +146,40 @@ __device__ __forceinline__ void backward_stage_key_rows(std::uint32_t boxes, con
   }
 }
 
+// A warpgroup's 64 key rows of dK (times softmax_scale) and dV, kCols columns from column0 (accumulator
+// layout), at key row first_key of the tile's sequence. kStagedKeyStore: staged at dk_boxes / dv_boxes (kCols
+// / 64 boxes each, 8 KB apart, in shared memory no GEMM reads any more) and stored by the warpgroup's thread
+// 0 with TMA, where the tensor maps bound the rows: all but a varlen sequence's last block (whose rows past
+// its keys are the next sequence's; in batched layout the maps end at seqlen_k). Otherwise from registers.
+template <class Config, int kCols>
+__device__ __forceinline__ void backward_store_key_gradients(
+    const BackwardKernelParams& p, const BackwardTile& tile, const BackwardSequence& seq, int first_key,
+    int column0, std::uint32_t dk_boxes, std::uint32_t dv_boxes, const float (&dk)[kCols / 2],
+    const float (&dv)[kCols / 2], int consumer, int thread) {
+  if (Config::kStagedKeyStore && (p.cu_seqlens_k == nullptr || first_key + 64 <= seq.k_allocated)) {
+    __syncwarp();  // (stmatrix and bar.sync are aligned: converged again after a leader's branch)
+    backward_stage_key_rows<Config, kCols>(dk_boxes, dk, p.scale, thread);
+    backward_stage_key_rows<Config, kCols>(dv_boxes, dv, 1.f, thread);
+    ptx::fence_proxy_async_shared_cta();  // each thread's writes before the copy engine reads them
+    ptx::bar_sync(kBackwardKeysStaged + consumer, 128);
+    if (thread == 0 && first_key < seq.k_allocated) {  // (the maps clip the rows past seqlen_k)
+#pragma unroll
+      for (int c = 0; c < kCols / 64; ++c) {
+        ptx::tma_store_4d(&p.maps.dk, dk_boxes + c * 8192, column0 + 64 * c, seq.k_row0 + first_key,
+                          tile.head_kv, seq.map_batch);
+        ptx::tma_store_4d(&p.maps.dv, dv_boxes + c * 8192, column0 + 64 * c, seq.k_row0 + first_key,
+                          tile.head_kv, seq.map_batch);
+      }
+      ptx::cp_async_bulk_commit_group();
+    }
+  } else {
+    backward_store_key_rows<Config, kCols>(p.dk, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride, tile,
+                                           seq, first_key, dk, p.scale, thread, column0);
+    backward_store_key_rows<Config, kCols>(p.dv, p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride, tile,
+                                           seq, first_key, dv, 1.f, thread, column0);
+  }
+}
+
 // Rows [first_row, end_row) of two tiles (K and V, or Q and dO: kChunks 64-column chunks kChunkBytes apart)
 // set to zero by every consumer thread (thread_in_consumers of the Config's consumers), fenced for the async
 // proxy and passed a barrier of the consumers, before any GEMM reads them.
