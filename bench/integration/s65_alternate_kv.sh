@@ -9,6 +9,12 @@
 # synccheck and racecheck. Predicted: non-causal (persistent) d128 0.95-0.97x the time at 512, 0.97-0.99x at 1k,
 # ~1.0 from 4k; d64 0.96-0.99x at 512-1k; causal (one CTA a tile) level. If kept: default 1, the verify call.
 #   bash bench/integration/s65_alternate_kv.sh
+# Result (session 65, H200): NOT KEPT. Time against the base 0.978-0.979x at 512 non-causal (d64 / d128) but
+# 1.02-1.04x at 1k-4k (d64 / d128, causal and not), level at 16k. The trace confirms the boundary wait gone (d128
+# 512: T -> K 0.9% of the time, was 6.9%) but the per-step V wait and the later V load cost more than it saved.
+# Suites, synccheck and racecheck passed with it on. The switch left the tree; its code is
+# s65_alternate_kv.patch (applies to the tree after the revert, commit after c70daa1), and s65_bwd_trace3.patch
+# applies on top of it. Records: s65_alternate_kv_summary.txt, s65_alternate_kv.jsonl, s65_alternate_kv_trace.txt.
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh

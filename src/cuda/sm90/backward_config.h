@@ -25,16 +25,6 @@
 #define FLASHATTN_SM90_BWD_STAGED_KEY_STORE 1
 #endif
 
-// ALTERNATE_KV (default 0; prepared in session 64, not measured): the d = 64 / 128 kernels swap the roles of
-// the K and V buffers from tile to tile (K in buffer kv_round % 2), so that the next tile's K and first Q /
-// dO load into the buffer the tile's V leaves free once its last dP^T GEMM has completed, about a step before
-// the end, and its V into K's afterwards: the next tile's first S^T no longer waits for a load issued at the
-// tile's end (session 64's trace, after STAGED_KEY_STORE: 1.7 us a tile at d128 512, T -> K 6.9% and K ->
-// Q 4.4% of the time).
-#ifndef FLASHATTN_SM90_BWD_ALTERNATE_KV
-#define FLASHATTN_SM90_BWD_ALTERNATE_KV 0
-#endif
-
 namespace flashattn::detail::cuda_sm90 {
 
 template <int kHeadDim_, typename Element_, int kConsumers_ = 2, bool kDeterministic_ = false,
@@ -116,11 +106,6 @@ struct BackwardConfig {
   // CTA) K's and V's own buffers, which no GEMM reads after the tile's last barrier of both consumers. Not
   // under kDqWriter (its writer may still be reducing from that dQ tile).
   static constexpr bool kStagedKeyStore = FLASHATTN_SM90_BWD_STAGED_KEY_STORE != 0 && !kDqWriter;
-  // ALTERNATE_KV: K / V buffer slot 0 (K's offset) or 1 (V's), each with a full and an empty barrier (slot
-  // 0's are kv_full / kv_empty), filled once a round (K into slot kv_round % 2, V into the other) and
-  // released once a round (V's after its last dP^T GEMM, K's at the tile's end). Not at d = 256 (its own
-  // consumer and buffers).
-  static constexpr bool kAlternateKv = FLASHATTN_SM90_BWD_ALTERNATE_KV != 0 && !kSplitHeadDim;
   static constexpr int kStatsBytes = kBlockM * 4;  // one float per query row
 
   static constexpr int kKOffset = 0;
@@ -134,9 +119,8 @@ struct BackwardConfig {
   static constexpr int kDeltaOffset = kLseOffset + kStages * kStatsBytes;
   static constexpr int kBarrierOffset = kDeltaOffset + kStages * kStatsBytes;
   // kv_full, kv_empty, then per stage q_full (Q, LSE, D), do_full (dO), empty, then under kDqWriter per dQ
-  // buffer dq_full, dq_empty, then under kAlternateKv slot 1's full and empty.
-  static constexpr int kBarriers =
-      2 + 3 * kStages + (kDqWriter ? 2 * kDqBuffers : 0) + (kAlternateKv ? 2 : 0);
+  // buffer dq_full, dq_empty.
+  static constexpr int kBarriers = 2 + 3 * kStages + (kDqWriter ? 2 * kDqBuffers : 0);
   static constexpr int kClaimOffset = kBarrierOffset + 8 * kBarriers;  // deterministic: the claimed tile
   // + 1024 for aligning the dynamic buffer's base to the swizzle atom.
   static constexpr int kSmemBytes = kClaimOffset + 8 + 1024;
@@ -279,16 +263,6 @@ struct BackwardShared {
     return barrier(2 + 3 * Config::kStages + Config::kDqBuffers + dq_index(buffer, consumer));
   }
   __device__ std::uint32_t claimed_tile() const { return base + Config::kClaimOffset; }
-  // kAlternateKv: K / V buffer `slot` and its barriers (BackwardConfig::kAlternateKv).
-  __device__ std::uint32_t kv_buffer(int slot) const {
-    return base + Config::kKOffset + slot * Config::kKBytes;
-  }
-  __device__ std::uint32_t slot_full(int slot) const {
-    return slot == 0 ? kv_full() : barrier(Config::kBarriers - 2);
-  }
-  __device__ std::uint32_t slot_empty(int slot) const {
-    return slot == 0 ? kv_empty() : barrier(Config::kBarriers - 1);
-  }
   // kStagedKeyStore: consumer `consumer`'s staged dK (kChunks boxes of 64 x 64, 8 KB each) and dV (the next
   // kChunks boxes) at the end of a tile, `step` past its last step (BackwardConfig::kStagedKeyStore).
   __device__ std::uint32_t key_staging(int step, int consumer) const {
@@ -303,10 +277,6 @@ struct BackwardShared {
   __device__ void init_barriers() const {
     ptx::mbarrier_init(kv_full(), 1);
     ptx::mbarrier_init(kv_empty(), 128 * Config::kConsumers);  // every consumer thread, after its last GEMM
-    if constexpr (Config::kAlternateKv) {
-      ptx::mbarrier_init(slot_full(1), 1);
-      ptx::mbarrier_init(slot_empty(1), 128 * Config::kConsumers);
-    }
     for (int stage = 0; stage < Config::kStages; ++stage) {
       ptx::mbarrier_init(q_full(stage), 1);
       ptx::mbarrier_init(do_full(stage), 1);

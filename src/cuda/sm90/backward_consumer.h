@@ -81,18 +81,7 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
 #pragma unroll
   for (int i = 0; i < Config::kHeadDim / 2; ++i) dk[i] = dv[i] = 0.f;
 
-  // kAlternateKv: K's and V's slots this tile (from a shuffle: warp-uniform to ptxas, as the GEMM descriptors
-  // derived from them must be), K waited for here, V before the first dP^T GEMM (and here too where the
-  // block's rows past the keys are zeroed in both).
-  const int k_slot = Config::kAlternateKv ? __shfl_sync(0xffffffffu, kv_round & 1, 0) : 0;
-  const int v_slot = Config::kAlternateKv ? k_slot ^ 1 : 1;
-  const std::uint32_t kv_parity = kv_round & 1;
-  if constexpr (Config::kAlternateKv) {
-    ptx::mbarrier_wait_parity(smem.slot_full(k_slot), kv_parity);
-    if (n0 + Config::kBlockN > seq.k) ptx::mbarrier_wait_parity(smem.slot_full(v_slot), kv_parity);
-  } else {
-    ptx::mbarrier_wait_parity(smem.kv_full(), kv_parity);
-  }
+  ptx::mbarrier_wait_parity(smem.kv_full(), kv_round & 1);
   if constexpr (Config::kStagedKeyStore) {
     // The previous tile's dK / dV stores have read their shared memory (the storing threads' bulk groups;
     // under kSplitDq one consumer's staged rows lie in buffers both write) before this tile writes it.
@@ -102,13 +91,11 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
       ptx::bar_sync(kBackwardStagingFree, 128 * Config::kConsumers);
     }
   }
-  const std::uint32_t k_block = smem.kv_buffer(k_slot), v_block = smem.kv_buffer(v_slot);
-  backward_zero_key_rows<Config>(k_block, v_block, seq, n0, thread_in_consumers);
-  const std::uint32_t k_rows = k_block + 64 * consumer * Config::kRowBytes;
-  const std::uint32_t v_rows = v_block + 64 * consumer * Config::kRowBytes;
+  backward_zero_key_rows<Config>(smem, seq, n0, thread_in_consumers);
+  const std::uint32_t k_rows = smem.k() + 64 * consumer * Config::kRowBytes;
+  const std::uint32_t v_rows = smem.v() + 64 * consumer * Config::kRowBytes;
 
   const int first_step = step;
-  [[maybe_unused]] const int last_step = first_step + p.group * (seq.m_end - seq.m_begin) - 1;
   float* pending_dq = nullptr;       // the dQ accumulator rows of the previous step's staged tile (leader)
   int* pending_semaphore = nullptr;  // deterministic mode: its query block's semaphore and its turn there
   int pending_turn = 0;
@@ -137,7 +124,6 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
       backward_gemm_transposed_scores<Config>(st, k_rows, smem.q(stage));
       ptx::wgmma_commit_group();
       ptx::mbarrier_wait_parity(smem.do_full(stage), phase);
-      if constexpr (Config::kAlternateKv) ptx::mbarrier_wait_parity(smem.slot_full(v_slot), kv_parity);
       ptx::wgmma_fence();  // dpt's registers (last step's) before the GEMM overwrites them
       backward_gemm_transposed_scores<Config>(dpt, v_rows, smem.dout(stage));
       ptx::wgmma_commit_group();
@@ -202,10 +188,6 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
                                                st[4 * c + 3] * (dpt[4 * c + 3] - d.y));
         }
       }
-      if constexpr (Config::kAlternateKv) {
-        // dP^T's GEMM has completed: after the tile's last, V's slot may take the next tile's K.
-        if (step == last_step) ptx::mbarrier_arrive(smem.slot_empty(v_slot));
-      }
       ptx::wgmma_fence();
       backward_gemm_key_gradient<Config>(dv, pf, smem.dout(stage));
       ptx::wgmma_commit_group();
@@ -237,7 +219,7 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
       ptx::wgmma_fence();
       if constexpr (Config::kSplitDq) {
         backward_gemm_dq<Config, Config::kBlockN>(dq, smem.ds(step % 2),
-                                                  k_block + consumer * Config::kKChunkBytes);
+                                                  smem.k() + consumer * Config::kKChunkBytes);
       } else {
         backward_gemm_dq<Config, 64>(dq, smem.ds(step % 2) + 64 * consumer * Config::kRowBytes, k_rows);
       }
@@ -287,16 +269,7 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
     if (leader) reduce_pending();
   }
   // Every GEMM of the tile has completed (the last step waited for all): K / V may be overwritten.
-  if constexpr (Config::kAlternateKv) {
-    ptx::mbarrier_arrive(smem.slot_empty(k_slot));
-    if (step == first_step) {
-      // No query block: V's slot, released in no step, once its load has landed.
-      ptx::mbarrier_wait_parity(smem.slot_full(v_slot), kv_parity);
-      ptx::mbarrier_arrive(smem.slot_empty(v_slot));
-    }
-  } else {
-    ptx::mbarrier_arrive(smem.kv_empty());
-  }
+  ptx::mbarrier_arrive(smem.kv_empty());
   const int first_key = n0 + 64 * consumer;
   // (kStagedKeyStore: in shared memory the tile's last steps are done with, BackwardShared::key_staging.)
   const std::uint32_t boxes = smem.key_staging(step, consumer);

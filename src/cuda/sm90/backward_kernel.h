@@ -48,32 +48,15 @@ __device__ void backward_producer(const BackwardKernelParams& p, const BackwardS
                                   const BackwardTile& tile, const BackwardSequence& seq, int& step,
                                   int kv_round) {
   const int n0 = tile.n_block * Config::kBlockN;
-  // kAlternateKv: K into slot kv_round % 2 (the previous tile's V, released after its last dP^T GEMM), then
-  // the first Q / dO, then V into the other slot (the previous tile's K, released at its end).
-  const int k_slot = Config::kAlternateKv ? kv_round & 1 : 0;
-  [[maybe_unused]] bool v_pending = Config::kAlternateKv;
-  const auto load_block = [&](int slot, const CUtensorMap* map) {
-    if (kv_round > 0) ptx::mbarrier_wait_parity(smem.slot_empty(slot), (kv_round - 1) & 1);
-    ptx::mbarrier_arrive_expect_tx(smem.slot_full(slot), Config::kKBytes);
+  // The previous tile's consumers are done with K / V (their last GEMMs waited for).
+  if (kv_round > 0) ptx::mbarrier_wait_parity(smem.kv_empty(), (kv_round - 1) & 1);
+  ptx::mbarrier_arrive_expect_tx(smem.kv_full(), 2 * Config::kKBytes);
 #pragma unroll
-    for (int c = 0; c < Config::kChunks; ++c) {
-      ptx::tma_load_4d(smem.kv_buffer(slot) + c * Config::kKChunkBytes, map, smem.slot_full(slot), 64 * c,
-                       seq.k_row0 + n0, tile.head_kv, seq.map_batch);
-    }
-  };
-  if constexpr (Config::kAlternateKv) {
-    load_block(k_slot, &p.maps.k);
-  } else {
-    // The previous tile's consumers are done with K / V (their last GEMMs waited for).
-    if (kv_round > 0) ptx::mbarrier_wait_parity(smem.kv_empty(), (kv_round - 1) & 1);
-    ptx::mbarrier_arrive_expect_tx(smem.kv_full(), 2 * Config::kKBytes);
-#pragma unroll
-    for (int c = 0; c < Config::kChunks; ++c) {
-      ptx::tma_load_4d(smem.k() + c * Config::kKChunkBytes, &p.maps.k, smem.kv_full(), 64 * c,
-                       seq.k_row0 + n0, tile.head_kv, seq.map_batch);
-      ptx::tma_load_4d(smem.v() + c * Config::kKChunkBytes, &p.maps.v, smem.kv_full(), 64 * c,
-                       seq.k_row0 + n0, tile.head_kv, seq.map_batch);
-    }
+  for (int c = 0; c < Config::kChunks; ++c) {
+    ptx::tma_load_4d(smem.k() + c * Config::kKChunkBytes, &p.maps.k, smem.kv_full(), 64 * c, seq.k_row0 + n0,
+                     tile.head_kv, seq.map_batch);
+    ptx::tma_load_4d(smem.v() + c * Config::kKChunkBytes, &p.maps.v, smem.kv_full(), 64 * c, seq.k_row0 + n0,
+                     tile.head_kv, seq.map_batch);
   }
   for (int g = 0; g < p.group; ++g) {
     const int head = tile.head_kv * p.group + g;
@@ -100,16 +83,7 @@ __device__ void backward_producer(const BackwardKernelParams& p, const BackwardS
         ptx::tma_load_4d(smem.dout(stage) + c * Config::kQChunkBytes, &p.maps.dout, smem.do_full(stage),
                          64 * c, row, head, seq.map_batch);
       }
-      if constexpr (Config::kAlternateKv) {
-        if (v_pending) {
-          v_pending = false;
-          load_block(k_slot ^ 1, &p.maps.v);
-        }
-      }
     }
-  }
-  if constexpr (Config::kAlternateKv) {
-    if (v_pending) load_block(k_slot ^ 1, &p.maps.v);  // a tile with no query blocks
   }
 }
 

@@ -61,7 +61,7 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
   for (int i = 0; i < kColumns / 2; ++i) dk[i] = dv[i] = 0.f;
 
   ptx::mbarrier_wait_parity(smem.kv_full(), kv_round & 1);
-  backward_zero_key_rows<Config>(smem.k(), smem.v(), seq, n0, thread_in_consumers);
+  backward_zero_key_rows<Config>(smem, seq, n0, thread_in_consumers);
 
   for (int g = 0; g < p.group; ++g) {
     const int head = tile.head_kv * p.group + g;

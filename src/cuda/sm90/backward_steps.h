@@ -202,12 +202,12 @@ __device__ __forceinline__ void backward_zero_tile_pair_rows(std::uint32_t a, st
 // Key rows past the sequence's (the next sequence's rows under varlen, unused rows past seqused_k, whatever
 // they hold) become zeros: the dQ GEMM multiplies them by dS = 0, and 0 * NaN is NaN. All consumer threads.
 template <class Config>
-__device__ __forceinline__ void backward_zero_key_rows(std::uint32_t k, std::uint32_t v,
+__device__ __forceinline__ void backward_zero_key_rows(const BackwardShared<Config>& smem,
                                                        const BackwardSequence& seq, int n0,
                                                        int thread_in_consumers) {
   if (n0 + Config::kBlockN > seq.k) {
-    backward_zero_tile_pair_rows<Config, Config::kKChunkBytes>(k, v, max(seq.k - n0, 0), Config::kBlockN,
-                                                               thread_in_consumers);
+    backward_zero_tile_pair_rows<Config, Config::kKChunkBytes>(smem.k(), smem.v(), max(seq.k - n0, 0),
+                                                               Config::kBlockN, thread_in_consumers);
   }
 }
 
