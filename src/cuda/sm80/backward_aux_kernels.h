@@ -22,7 +22,7 @@ namespace flashattn::detail::cuda_sm80 {
 
 constexpr int kAuxThreads = 256;
 
-inline std::int64_t allocated_rows_q(const BackwardParams& p, std::int64_t b) {
+__host__ __device__ inline std::int64_t allocated_rows_q(const BackwardParams& p, std::int64_t b) {
   return p.cu_seqlens_q ? p.cu_seqlens_q[b + 1] - p.cu_seqlens_q[b] : p.seqlen_q;
 }
 
@@ -204,6 +204,158 @@ __global__ void __launch_bounds__(kAuxThreads)
   }
 }
 
+// AUX_TILED (default 1): the preprocess and postprocess as one CTA per 64 scratch rows of a (sequence, head)
+// (blockIdx.x the rows, y the head, z the sequence): the sequence's lengths read once a CTA, no 64-bit
+// division per thread, every load of the CTA's rows issued before the first is used, the dQ accumulator
+// zeroed as one contiguous block, and rows past the sequence's last 128-row block (varlen padding) left
+// alone. 0: the grid-stride kernels above (one thread a row group or a row's 8 columns, index arithmetic per
+// thread).
+#ifndef FLASHATTN_SM80_BWD_AUX_TILED
+#define FLASHATTN_SM80_BWD_AUX_TILED 1
+#endif
+
+// Scratch rows of one (sequence, head) a CTA of the tiled kernels covers (divides kBackwardRowPad), and the
+// largest head dim they take (both backends' backward limit; launch_backward_aux refuses more).
+constexpr int kAuxTileRows = 64;
+constexpr int kAuxMaxHeadDim = 256;
+static_assert(kBackwardRowPad % kAuxTileRows == 0, "a CTA's rows lie in one (sequence, head)");
+
+// The tiled kernels' (sequence, head, first row) walk: every CTA's coordinates, in the order AUX_REVERSE asks
+// for (the hardware starts CTAs in blockIdx order), grid-striding over sequences and heads beyond the grid's
+// y / z limits.
+template <class Body>
+__device__ __forceinline__ void for_each_aux_tile(const BackwardKernelArgs& args, Body&& body) {
+  const BackwardParams& p = args.p;
+  const std::int64_t tile = FLASHATTN_SM80_BWD_AUX_REVERSE ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+  for (std::int64_t z = blockIdx.z; z < p.batch; z += gridDim.z) {
+    const std::int64_t batch = FLASHATTN_SM80_BWD_AUX_REVERSE ? p.batch - 1 - z : z;
+    for (std::int64_t y = blockIdx.y; y < p.heads; y += gridDim.y) {
+      const std::int64_t head = FLASHATTN_SM80_BWD_AUX_REVERSE ? p.heads - 1 - y : y;
+      body(batch, head, tile * kAuxTileRows);
+    }
+  }
+}
+
+// 2^kLanesLog2 lanes a row (preprocess_lanes_log2), kAuxThreads >> kLanesLog2 rows a pass.
+template <typename Element, int kLanesLog2>
+__global__ void __launch_bounds__(kAuxThreads)
+    backward_preprocess_tiled_kernel(const __grid_constant__ BackwardKernelArgs args) {
+  constexpr float kLog2e = 1.4426950408889634f;
+  constexpr int kGroupLanes = 1 << kLanesLog2;
+  constexpr int kRowsPerPass = kAuxThreads >> kLanesLog2;
+  constexpr int kPasses = kAuxTileRows / kRowsPerPass;
+  static_assert(kPasses * kRowsPerPass == kAuxTileRows);
+  const BackwardParams& p = args.p;
+  const int column = 8 * (static_cast<int>(threadIdx.x) & (kGroupLanes - 1));  // first of this lane's 8
+  const int row_in_pass = static_cast<int>(threadIdx.x) >> kLanesLog2;
+  for_each_aux_tile(args, [&](std::int64_t batch, std::int64_t head, std::int64_t first_row) {
+    const SequenceLengths seq = sequence_lengths(p, batch);
+    const std::int64_t scratch_row0 = (batch * p.heads + head) * args.rows_padded + first_row;
+    const auto* dout = static_cast<const Element*>(p.dout.data);
+    const auto* out = static_cast<const Element*>(p.out.data);
+    uint4 dv[kPasses], ov[kPasses];
+#pragma unroll
+    for (int pass = 0; pass < kPasses; ++pass) {
+      const std::int64_t i = first_row + pass * kRowsPerPass + row_in_pass;
+      dv[pass] = ov[pass] = make_uint4(0u, 0u, 0u, 0u);
+      if (i < seq.q && column < p.head_dim_v) {
+        dv[pass] = *reinterpret_cast<const uint4*>(dout + query_offset(p.dout, seq, batch, i, head) + column);
+        ov[pass] = *reinterpret_cast<const uint4*>(out + query_offset(p.out, seq, batch, i, head) + column);
+      }
+    }
+#pragma unroll
+    for (int pass = 0; pass < kPasses; ++pass) {
+      const std::int64_t i = first_row + pass * kRowsPerPass + row_in_pass;
+      const Element* d8 = reinterpret_cast<const Element*>(&dv[pass]);
+      const Element* o8 = reinterpret_cast<const Element*>(&ov[pass]);
+      float sum = 0.f;
+      // The row's sum over its group (XOR offsets below the group size stay inside it).
+#pragma unroll
+      for (int c = 0; c < 8; ++c) sum += to_float(d8[c]) * to_float(o8[c]);
+#pragma unroll
+      for (int offset = kGroupLanes / 2; offset > 0; offset /= 2) {
+        sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+      }
+      if (column == 0) {
+        const std::int64_t row = scratch_row0 + pass * kRowsPerPass + row_in_pass;
+        args.delta[row] = sum;
+        float lse2 = INFINITY;
+        if (i < seq.q) {
+          const float lse = p.lse[lse_offset(p, seq, batch, i, head)];
+          lse2 = lse == -INFINITY ? INFINITY : lse * kLog2e;
+        }
+        args.lse_log2[row] = lse2;
+      }
+    }
+    // The accumulator rows a main kernel adds to: those of the query tiles that hold a query (a tile is at
+    // most kBackwardRowPad rows); the CTA's rows are contiguous.
+    const std::int64_t used_rows = (seq.q + kBackwardRowPad - 1) / kBackwardRowPad * kBackwardRowPad;
+    if (args.dq_accum == nullptr || first_row >= used_rows) return;  // (d = 256 on cuda_sm90: no accumulator)
+    float4* accum = reinterpret_cast<float4*>(args.dq_accum + scratch_row0 * p.head_dim);
+    const int units = kAuxTileRows * static_cast<int>(p.head_dim) / 4;
+    for (int u = static_cast<int>(threadIdx.x); u < units; u += kAuxThreads)
+      accum[u] = make_float4(0.f, 0.f, 0.f, 0.f);
+  });
+  if (args.dq_semaphore != nullptr) {
+    const std::int64_t block =
+        blockIdx.x + static_cast<std::int64_t>(gridDim.x) *
+                         (blockIdx.y + static_cast<std::int64_t>(gridDim.y) * blockIdx.z);
+    const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * gridDim.y * gridDim.z * kAuxThreads;
+    const std::int64_t count = p.batch * p.heads * args.m_blocks;
+    for (std::int64_t c = block * kAuxThreads + threadIdx.x; c < count; c += threads)
+      args.dq_semaphore[c] = 0;
+    if (block == 0 && threadIdx.x == 0) *args.tile_counter = 0;
+  }
+}
+
+// dQ = scale * accumulator for the CTA's rows, each thread up to kUnits of a row's 8 columns (units of 8
+// columns; a CTA's rows hold kAuxTileRows * head_dim / 8 of them), every load issued before the first store.
+template <typename Element, int kUnits>
+__global__ void __launch_bounds__(kAuxThreads)
+    backward_postprocess_tiled_kernel(const __grid_constant__ BackwardKernelArgs args) {
+  const BackwardParams& p = args.p;
+  const int chunks_per_row = static_cast<int>(p.head_dim) / 8;
+  const int units = kAuxTileRows * chunks_per_row;
+  for_each_aux_tile(args, [&](std::int64_t batch, std::int64_t head, std::int64_t first_row) {
+    const std::int64_t allocated = allocated_rows_q(p, batch);
+    if (first_row >= allocated) return;
+    const SequenceLengths seq = sequence_lengths(p, batch);
+    const float* accum =
+        args.dq_accum + ((batch * p.heads + head) * args.rows_padded + first_row) * p.head_dim;
+    float4 lo[kUnits], hi[kUnits];
+#pragma unroll
+    for (int k = 0; k < kUnits; ++k) {
+      const int unit = static_cast<int>(threadIdx.x) + k * kAuxThreads;
+      if (unit >= units) break;
+      const int r = unit / chunks_per_row, chunk = unit - r * chunks_per_row;
+      const std::int64_t i = first_row + r;
+      lo[k] = hi[k] = make_float4(0.f, 0.f, 0.f, 0.f);
+      if (i < seq.q) {
+        // DQ_BULK calls wrote the row's 16-byte units swizzled (dq_bulk_unit; first_row is a multiple of 8).
+        const float4* src = reinterpret_cast<const float4*>(accum + r * p.head_dim);
+        lo[k] = src[args.dq_bulk ? dq_bulk_unit(2 * chunk, r & 7) : 2 * chunk];
+        hi[k] = src[args.dq_bulk ? dq_bulk_unit(2 * chunk + 1, r & 7) : 2 * chunk + 1];
+      }
+    }
+    const float s = p.scale;
+#pragma unroll
+    for (int k = 0; k < kUnits; ++k) {
+      const int unit = static_cast<int>(threadIdx.x) + k * kAuxThreads;
+      if (unit >= units) break;
+      const int r = unit / chunks_per_row, chunk = unit - r * chunks_per_row;
+      const std::int64_t i = first_row + r;
+      if (i >= allocated) break;  // (units walk the rows in order)
+      uint4 packed;
+      packed.x = pack_float2<Element>(lo[k].x * s, lo[k].y * s);
+      packed.y = pack_float2<Element>(lo[k].z * s, lo[k].w * s);
+      packed.z = pack_float2<Element>(hi[k].x * s, hi[k].y * s);
+      packed.w = pack_float2<Element>(hi[k].z * s, hi[k].w * s);
+      *reinterpret_cast<uint4*>(static_cast<Element*>(p.dq.data) + query_offset(p.dq, seq, batch, i, head) +
+                                chunk * 8) = packed;
+    }
+  });
+}
+
 inline unsigned aux_grid(std::int64_t work_items_per_block, std::int64_t work) {
   const std::int64_t blocks = (work + work_items_per_block - 1) / work_items_per_block;
   return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > 65536 * 8 ? 65536 * 8 : blocks));
@@ -213,6 +365,39 @@ template <typename Element>
 cudaError_t launch_backward_aux(const BackwardKernelArgs& args, int which, cudaStream_t stream) {
   const BackwardParams& p = args.p;
   const std::int64_t rows = p.batch * p.heads * args.rows_padded;
+#if FLASHATTN_SM80_BWD_AUX_TILED
+  if (p.head_dim > kAuxMaxHeadDim || p.head_dim % 8 != 0) return cudaErrorInvalidValue;
+  // (x: a (sequence, head)'s rows, y: heads, z: sequences; y and z stride past the grid's limits.)
+  const dim3 tiles(static_cast<unsigned>(args.rows_padded / kAuxTileRows),
+                   static_cast<unsigned>(p.heads < 65535 ? p.heads : 65535),
+                   static_cast<unsigned>(p.batch < 65535 ? p.batch : 65535));
+  if (which == 0) {
+    switch (preprocess_lanes_log2(p.head_dim_v)) {
+      case 3:
+        backward_preprocess_tiled_kernel<Element, 3><<<tiles, kAuxThreads, 0, stream>>>(args);
+        break;
+      case 4:
+        backward_preprocess_tiled_kernel<Element, 4><<<tiles, kAuxThreads, 0, stream>>>(args);
+        break;
+      default:
+        backward_preprocess_tiled_kernel<Element, 5><<<tiles, kAuxThreads, 0, stream>>>(args);
+        break;
+    }
+    return cudaGetLastError();
+  }
+  if (which == 2) {
+    // (Units a thread: head_dim / 32, rounded up to the instantiations' 2, 4 and 8.)
+    if (p.head_dim <= 64) {
+      backward_postprocess_tiled_kernel<Element, 2><<<tiles, kAuxThreads, 0, stream>>>(args);
+    } else if (p.head_dim <= 128) {
+      backward_postprocess_tiled_kernel<Element, 4><<<tiles, kAuxThreads, 0, stream>>>(args);
+    } else {
+      backward_postprocess_tiled_kernel<Element, kAuxTileRows*(kAuxMaxHeadDim / 8) / kAuxThreads>
+          <<<tiles, kAuxThreads, 0, stream>>>(args);
+    }
+    return cudaGetLastError();
+  }
+#endif
   if (which == 0) {
     // 32 / G rows per warp (preprocess_lanes_log2).
     const int rows_per_block = (kAuxThreads / 32) << (5 - preprocess_lanes_log2(p.head_dim_v));

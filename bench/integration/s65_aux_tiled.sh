@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Session 65: AUX_TILED (backward_aux_kernels.h, default 1 in the tree): the backward's preprocess and
+# postprocess (shared by cuda_sm80 and cuda_sm90) as one CTA per 64 scratch rows of a (sequence, head), the
+# sequence's lengths read once a CTA, no 64-bit division a thread, all of a CTA's loads in flight before the
+# first use, the dQ accumulator zeroed as one block (and only up to the sequence's last 128-row tile). Against
+# the tree with it off (the grid-stride kernels): every CUDA backward suite (the workspace is 0xFF-filled, so an
+# accumulator row left unzeroed shows as NaN), memcheck over the varlen backward grid cases, the kernels' own
+# times (torch.profiler, both builds' calls interleaved), then whole calls on both backends. Predicted: the
+# preprocess 0.75-0.85x its time (81 us at ncu's clocks for 256 MB: 3.3 TB/s), the postprocess 0.90-0.97x;
+# whole calls 0.96-0.98x at 512 tokens, 0.98-0.99x at 2k.
+#   bash bench/integration/s65_aux_tiled.sh
+set -uo pipefail
+# shellcheck source=bench/sm90_device_common.sh
+source bench/sm90_device_common.sh
+device_call_begin s65t
+tree_and_flag_base "64;128;256" "-DFLASHATTN_SM80_BWD_AUX_TILED=0" -DFLASHATTN_BACKWARD=ON
+gtest_suites 'Grid/BackwardTest.*cuda*:Random/BackwardRandomTest.*cuda*:*DeterminismTest.Backward*cuda*:Api.*:*CudaRobustness*' 200
+sanitizer_runs "$tests" 'Grid/BackwardTest.*cuda*varlen*:-*dropout*' 120 memcheck
+(PYTHONPATH=$bld/pyroot timeout 150 python3 bench/backward_aux_times.py --packages flashattn,flashattn_base \
+  --backends cuda_sm90,cuda_sm80 --hdims 64,128,256 --seqlens 512,2048 --calls 10 >"$out/aux_times.jsonl" \
+  2>"$out/aux_times.err")
+log "aux times rc=$? $(tail -2 "$out/aux_times.err" | cut -c1-300)"
+backward_compare_vs_base aux_tiled 220 --hdims 64,128 --seqlens 512,1024,2048 --rounds 2 --settle-ms 100 \
+  --check-max-seqlen 1024 --backends cuda_sm90,cuda_sm80 --base-backends cuda_sm90,cuda_sm80
+log total
