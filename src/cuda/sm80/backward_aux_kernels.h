@@ -253,19 +253,26 @@ __global__ void __launch_bounds__(kAuxThreads)
     const std::int64_t scratch_row0 = (batch * p.heads + head) * args.rows_padded + first_row;
     const auto* dout = static_cast<const Element*>(p.dout.data);
     const auto* out = static_cast<const Element*>(p.out.data);
+    // Every load of the CTA's rows first (the row's LSE too, by each lane of its group, so that no load waits
+    // behind a pass's sums).
     uint4 dv[kPasses], ov[kPasses];
+    float lse[kPasses];
 #pragma unroll
     for (int pass = 0; pass < kPasses; ++pass) {
       const std::int64_t i = first_row + pass * kRowsPerPass + row_in_pass;
       dv[pass] = ov[pass] = make_uint4(0u, 0u, 0u, 0u);
-      if (i < seq.q && column < p.head_dim_v) {
-        dv[pass] = *reinterpret_cast<const uint4*>(dout + query_offset(p.dout, seq, batch, i, head) + column);
-        ov[pass] = *reinterpret_cast<const uint4*>(out + query_offset(p.out, seq, batch, i, head) + column);
+      lse[pass] = -INFINITY;
+      if (i < seq.q) {
+        lse[pass] = p.lse[lse_offset(p, seq, batch, i, head)];
+        if (column < p.head_dim_v) {
+          dv[pass] =
+              *reinterpret_cast<const uint4*>(dout + query_offset(p.dout, seq, batch, i, head) + column);
+          ov[pass] = *reinterpret_cast<const uint4*>(out + query_offset(p.out, seq, batch, i, head) + column);
+        }
       }
     }
 #pragma unroll
     for (int pass = 0; pass < kPasses; ++pass) {
-      const std::int64_t i = first_row + pass * kRowsPerPass + row_in_pass;
       const Element* d8 = reinterpret_cast<const Element*>(&dv[pass]);
       const Element* o8 = reinterpret_cast<const Element*>(&ov[pass]);
       float sum = 0.f;
@@ -279,12 +286,8 @@ __global__ void __launch_bounds__(kAuxThreads)
       if (column == 0) {
         const std::int64_t row = scratch_row0 + pass * kRowsPerPass + row_in_pass;
         args.delta[row] = sum;
-        float lse2 = INFINITY;
-        if (i < seq.q) {
-          const float lse = p.lse[lse_offset(p, seq, batch, i, head)];
-          lse2 = lse == -INFINITY ? INFINITY : lse * kLog2e;
-        }
-        args.lse_log2[row] = lse2;
+        // (+inf where P must be 0: rows past the sequence's, rows that saw no key.)
+        args.lse_log2[row] = lse[pass] == -INFINITY ? INFINITY : lse[pass] * kLog2e;
       }
     }
     // The accumulator rows a main kernel adds to: those of the query tiles that hold a query (a tile is at
