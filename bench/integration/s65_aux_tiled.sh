@@ -12,8 +12,13 @@
 # First run (session 65, e807538): suites 145 passed, memcheck clean over 37 varlen cases; kernel times (us,
 # base -> tiled): preprocess d64 / d128 75 -> 70 / 73 -> 71 on both backends, d256 60 -> 64 (cuda_sm90, no
 # accumulator) and 73 -> 90 (cuda_sm80); postprocess 49 -> 49.5; whole calls 0.98-1.00x. The LSE load of each
-# pass waited behind that pass's sums (eight dependent round trips a CTA at d256). Second run: every LSE
-# loaded with the rows' dO / O, d256 in the whole-call rows too.
+# pass waited behind that pass's sums (eight dependent round trips a CTA at d256). Second run (52cd0b3, every
+# LSE loaded with the rows' dO / O, d256 in the whole-call rows): suites 141 passed, memcheck
+# clean; preprocess 75 -> 68-69 us at d64, 73.7 -> 67 at d128, 60 -> 38 at d256 on cuda_sm90, 74 -> 68 on
+# cuda_sm80; postprocess 48.5 -> 49.5 (worse); whole calls cuda_sm90 0.98-0.99x (d256 0.965-0.985x), cuda_sm80
+# 0.985-1.00x. Kept: the tiled preprocess (the switch and the grid-stride preprocess removed afterwards, so
+# this script's base flag no longer exists in the tree); not kept: the tiled postprocess. Records:
+# s65_aux_tiled_summary.txt, s65_aux_tiled.jsonl, s65_aux_times.jsonl (second run), s65_aux_times_first.jsonl.
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh

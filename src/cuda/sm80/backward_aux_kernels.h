@@ -4,7 +4,8 @@
 //   dsink       dsink_h = -sum_{b,i} e^{sink_h - LSE_i} D_i in double, one CTA per head summing in a fixed
 //               order (deterministic whatever the mode);
 //   postprocess dQ = scale * accumulator, converted, rows past the used ones zero.
-// All index with 64-bit arithmetic and walk their work with a grid stride.
+// All index with 64-bit arithmetic; the preprocess takes one CTA per 64 rows of a (sequence, head), the
+// others walk their work with a grid stride.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -58,70 +59,6 @@ __host__ __device__ inline int preprocess_lanes_log2(std::int64_t head_dim_v) {
   (void)head_dim_v;
   return 5;
 #endif
-}
-
-// G = 1 << preprocess_lanes_log2 lanes per scratch row, 32 / G rows per warp and step.
-template <typename Element>
-__global__ void __launch_bounds__(kAuxThreads)
-    backward_preprocess_kernel(const __grid_constant__ BackwardKernelArgs args) {
-  constexpr float kLog2e = 1.4426950408889634f;
-  const BackwardParams& p = args.p;
-  const int lane = threadIdx.x % 32;
-  const int lanes_log2 = preprocess_lanes_log2(p.head_dim_v);
-  const int group_lanes = 1 << lanes_log2;
-  const int column = 8 * (lane & (group_lanes - 1));  // first of this lane's 8 columns
-  const std::int64_t rows = p.batch * p.heads * args.rows_padded;
-  const std::int64_t rows_per_step = static_cast<std::int64_t>(gridDim.x) * kAuxThreads >> lanes_log2;
-  // Warp-uniform loop (every lane takes part in the group shuffles); row = this lane's group's row.
-  for (std::int64_t warp_row0 = ((blockIdx.x * static_cast<std::int64_t>(kAuxThreads) + threadIdx.x) >> 5)
-                                << (5 - lanes_log2);
-       warp_row0 < rows; warp_row0 += rows_per_step) {
-    // AUX_REVERSE: the last rows first, so that the first heads' dO and zeroed dQ accumulator rows, which
-    // the main kernel starts with, are the ones still in L2 when it starts.
-    const std::int64_t walked = warp_row0 + (lane >> lanes_log2);
-    const bool live = walked < rows;
-    const std::int64_t row = FLASHATTN_SM80_BWD_AUX_REVERSE ? rows - 1 - walked : walked;
-    const std::int64_t i = row % args.rows_padded;
-    const std::int64_t head = (row / args.rows_padded) % p.heads;
-    const std::int64_t batch = row / args.rows_padded / p.heads;
-    SequenceLengths seq{};
-    if (live) seq = sequence_lengths(p, batch);
-    float sum = 0.f;
-    if (live && i < seq.q && column < p.head_dim_v) {
-      const auto* dout = static_cast<const Element*>(p.dout.data) + query_offset(p.dout, seq, batch, i, head);
-      const auto* out = static_cast<const Element*>(p.out.data) + query_offset(p.out, seq, batch, i, head);
-      const uint4 dv = *reinterpret_cast<const uint4*>(dout + column);
-      const uint4 ov = *reinterpret_cast<const uint4*>(out + column);
-      const Element* d8 = reinterpret_cast<const Element*>(&dv);
-      const Element* o8 = reinterpret_cast<const Element*>(&ov);
-#pragma unroll
-      for (int c = 0; c < 8; ++c) sum += to_float(d8[c]) * to_float(o8[c]);
-    }
-    // Sum over the row's group (XOR offsets below the group size stay inside it).
-    for (int offset = group_lanes / 2; offset > 0; offset /= 2)
-      sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-    if (!live) continue;
-    if (column == 0) {
-      args.delta[row] = sum;
-      float lse2 = INFINITY;
-      if (i < seq.q) {
-        const float lse = p.lse[lse_offset(p, seq, batch, i, head)];
-        lse2 = lse == -INFINITY ? INFINITY : lse * kLog2e;
-      }
-      args.lse_log2[row] = lse2;
-    }
-    if (args.dq_accum == nullptr) continue;  // cuda_sm90's dQ pass (d = 256): no accumulator
-    float4* accum = reinterpret_cast<float4*>(args.dq_accum + row * p.head_dim);
-    for (int c = column / 8; c < p.head_dim / 4; c += group_lanes) accum[c] = make_float4(0.f, 0.f, 0.f, 0.f);
-  }
-  if (args.dq_semaphore != nullptr) {
-    const std::int64_t count = p.batch * p.heads * args.m_blocks;
-    for (std::int64_t c = blockIdx.x * static_cast<std::int64_t>(kAuxThreads) + threadIdx.x; c < count;
-         c += static_cast<std::int64_t>(gridDim.x) * kAuxThreads) {
-      args.dq_semaphore[c] = 0;
-    }
-    if (blockIdx.x == 0 && threadIdx.x == 0) *args.tile_counter = 0;
-  }
 }
 
 // dsink in double, with dO . O recomputed in double from the inputs (the CPU backends' precision:
@@ -204,25 +141,13 @@ __global__ void __launch_bounds__(kAuxThreads)
   }
 }
 
-// AUX_TILED (default 1): the preprocess and postprocess as one CTA per 64 scratch rows of a (sequence, head)
-// (blockIdx.x the rows, y the head, z the sequence): the sequence's lengths read once a CTA, no 64-bit
-// division per thread, every load of the CTA's rows issued before the first is used, the dQ accumulator
-// zeroed as one contiguous block, and rows past the sequence's last 128-row block (varlen padding) left
-// alone. 0: the grid-stride kernels above (one thread a row group or a row's 8 columns, index arithmetic per
-// thread).
-#ifndef FLASHATTN_SM80_BWD_AUX_TILED
-#define FLASHATTN_SM80_BWD_AUX_TILED 1
-#endif
-
-// Scratch rows of one (sequence, head) a CTA of the tiled kernels covers (divides kBackwardRowPad), and the
-// largest head dim they take (both backends' backward limit; launch_backward_aux refuses more).
+// Scratch rows of one (sequence, head) a preprocess CTA covers (divides kBackwardRowPad).
 constexpr int kAuxTileRows = 64;
-constexpr int kAuxMaxHeadDim = 256;
 static_assert(kBackwardRowPad % kAuxTileRows == 0, "a CTA's rows lie in one (sequence, head)");
 
-// The tiled kernels' (sequence, head, first row) walk: every CTA's coordinates, in the order AUX_REVERSE asks
-// for (the hardware starts CTAs in blockIdx order), grid-striding over sequences and heads beyond the grid's
-// y / z limits.
+// The preprocess's (sequence, head, first row) walk: each CTA's coordinates, in the order AUX_REVERSE asks
+// for (the hardware starts CTAs in blockIdx order), striding over sequences and heads past the grid's y / z
+// limits.
 template <class Body>
 __device__ __forceinline__ void for_each_aux_tile(const BackwardKernelArgs& args, Body&& body) {
   const BackwardParams& p = args.p;
@@ -236,10 +161,19 @@ __device__ __forceinline__ void for_each_aux_tile(const BackwardKernelArgs& args
   }
 }
 
-// 2^kLanesLog2 lanes a row (preprocess_lanes_log2), kAuxThreads >> kLanesLog2 rows a pass.
+// One CTA per kAuxTileRows scratch rows of a (sequence, head) (blockIdx.x the rows, y the head, z the
+// sequence), 2^kLanesLog2 lanes a row (preprocess_lanes_log2), kAuxThreads >> kLanesLog2 rows a pass: the
+// sequence's lengths read once a CTA, every load of its rows (dO, O, LSE) in flight before the first is used,
+// the accumulator rows zeroed as one contiguous block and only up to the sequence's last kBackwardRowPad-row
+// tile (a varlen call's padding rows are never added to). Against the grid-stride form before it (one thread
+// a row group, 64-bit index division a thread, a row's LSE loaded after its sums: s65_aux_tiled.sh, H200,
+// torch.profiler, 16k tokens x hidden 2048): 0.90-0.92x the time at d64 / d128 (75 -> 68 us; 268 MB, now
+// 3.9 TB/s), 0.64x at d256 without the accumulator (cuda_sm90: 60 -> 38 us); whole calls 0.98-0.99x on
+// cuda_sm90 (d256 0.965-0.985x), 0.99-1.00x on cuda_sm80. The same form of the postprocess
+// measured 1.01-1.02x its time (it was at 4.1 TB/s already): not kept.
 template <typename Element, int kLanesLog2>
 __global__ void __launch_bounds__(kAuxThreads)
-    backward_preprocess_tiled_kernel(const __grid_constant__ BackwardKernelArgs args) {
+    backward_preprocess_kernel(const __grid_constant__ BackwardKernelArgs args) {
   constexpr float kLog2e = 1.4426950408889634f;
   constexpr int kGroupLanes = 1 << kLanesLog2;
   constexpr int kRowsPerPass = kAuxThreads >> kLanesLog2;
@@ -311,54 +245,6 @@ __global__ void __launch_bounds__(kAuxThreads)
   }
 }
 
-// dQ = scale * accumulator for the CTA's rows, each thread up to kUnits of a row's 8 columns (units of 8
-// columns; a CTA's rows hold kAuxTileRows * head_dim / 8 of them), every load issued before the first store.
-template <typename Element, int kUnits>
-__global__ void __launch_bounds__(kAuxThreads)
-    backward_postprocess_tiled_kernel(const __grid_constant__ BackwardKernelArgs args) {
-  const BackwardParams& p = args.p;
-  const int chunks_per_row = static_cast<int>(p.head_dim) / 8;
-  const int units = kAuxTileRows * chunks_per_row;
-  for_each_aux_tile(args, [&](std::int64_t batch, std::int64_t head, std::int64_t first_row) {
-    const std::int64_t allocated = allocated_rows_q(p, batch);
-    if (first_row >= allocated) return;
-    const SequenceLengths seq = sequence_lengths(p, batch);
-    const float* accum =
-        args.dq_accum + ((batch * p.heads + head) * args.rows_padded + first_row) * p.head_dim;
-    float4 lo[kUnits], hi[kUnits];
-#pragma unroll
-    for (int k = 0; k < kUnits; ++k) {
-      const int unit = static_cast<int>(threadIdx.x) + k * kAuxThreads;
-      if (unit >= units) break;
-      const int r = unit / chunks_per_row, chunk = unit - r * chunks_per_row;
-      const std::int64_t i = first_row + r;
-      lo[k] = hi[k] = make_float4(0.f, 0.f, 0.f, 0.f);
-      if (i < seq.q) {
-        // DQ_BULK calls wrote the row's 16-byte units swizzled (dq_bulk_unit; first_row is a multiple of 8).
-        const float4* src = reinterpret_cast<const float4*>(accum + r * p.head_dim);
-        lo[k] = src[args.dq_bulk ? dq_bulk_unit(2 * chunk, r & 7) : 2 * chunk];
-        hi[k] = src[args.dq_bulk ? dq_bulk_unit(2 * chunk + 1, r & 7) : 2 * chunk + 1];
-      }
-    }
-    const float s = p.scale;
-#pragma unroll
-    for (int k = 0; k < kUnits; ++k) {
-      const int unit = static_cast<int>(threadIdx.x) + k * kAuxThreads;
-      if (unit >= units) break;
-      const int r = unit / chunks_per_row, chunk = unit - r * chunks_per_row;
-      const std::int64_t i = first_row + r;
-      if (i >= allocated) break;  // (units walk the rows in order)
-      uint4 packed;
-      packed.x = pack_float2<Element>(lo[k].x * s, lo[k].y * s);
-      packed.y = pack_float2<Element>(lo[k].z * s, lo[k].w * s);
-      packed.z = pack_float2<Element>(hi[k].x * s, hi[k].y * s);
-      packed.w = pack_float2<Element>(hi[k].z * s, hi[k].w * s);
-      *reinterpret_cast<uint4*>(static_cast<Element*>(p.dq.data) + query_offset(p.dq, seq, batch, i, head) +
-                                chunk * 8) = packed;
-    }
-  });
-}
-
 inline unsigned aux_grid(std::int64_t work_items_per_block, std::int64_t work) {
   const std::int64_t blocks = (work + work_items_per_block - 1) / work_items_per_block;
   return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > 65536 * 8 ? 65536 * 8 : blocks));
@@ -368,43 +254,22 @@ template <typename Element>
 cudaError_t launch_backward_aux(const BackwardKernelArgs& args, int which, cudaStream_t stream) {
   const BackwardParams& p = args.p;
   const std::int64_t rows = p.batch * p.heads * args.rows_padded;
-#if FLASHATTN_SM80_BWD_AUX_TILED
-  if (p.head_dim > kAuxMaxHeadDim || p.head_dim % 8 != 0) return cudaErrorInvalidValue;
-  // (x: a (sequence, head)'s rows, y: heads, z: sequences; y and z stride past the grid's limits.)
-  const dim3 tiles(static_cast<unsigned>(args.rows_padded / kAuxTileRows),
-                   static_cast<unsigned>(p.heads < 65535 ? p.heads : 65535),
-                   static_cast<unsigned>(p.batch < 65535 ? p.batch : 65535));
   if (which == 0) {
+    // (x: a (sequence, head)'s rows, y: heads, z: sequences; y and z stride past the grid's limits.)
+    const dim3 tiles(static_cast<unsigned>(args.rows_padded / kAuxTileRows),
+                     static_cast<unsigned>(p.heads < 65535 ? p.heads : 65535),
+                     static_cast<unsigned>(p.batch < 65535 ? p.batch : 65535));
     switch (preprocess_lanes_log2(p.head_dim_v)) {
       case 3:
-        backward_preprocess_tiled_kernel<Element, 3><<<tiles, kAuxThreads, 0, stream>>>(args);
+        backward_preprocess_kernel<Element, 3><<<tiles, kAuxThreads, 0, stream>>>(args);
         break;
       case 4:
-        backward_preprocess_tiled_kernel<Element, 4><<<tiles, kAuxThreads, 0, stream>>>(args);
+        backward_preprocess_kernel<Element, 4><<<tiles, kAuxThreads, 0, stream>>>(args);
         break;
       default:
-        backward_preprocess_tiled_kernel<Element, 5><<<tiles, kAuxThreads, 0, stream>>>(args);
+        backward_preprocess_kernel<Element, 5><<<tiles, kAuxThreads, 0, stream>>>(args);
         break;
     }
-    return cudaGetLastError();
-  }
-  if (which == 2) {
-    // (Units a thread: head_dim / 32, rounded up to the instantiations' 2, 4 and 8.)
-    if (p.head_dim <= 64) {
-      backward_postprocess_tiled_kernel<Element, 2><<<tiles, kAuxThreads, 0, stream>>>(args);
-    } else if (p.head_dim <= 128) {
-      backward_postprocess_tiled_kernel<Element, 4><<<tiles, kAuxThreads, 0, stream>>>(args);
-    } else {
-      backward_postprocess_tiled_kernel<Element, kAuxTileRows*(kAuxMaxHeadDim / 8) / kAuxThreads>
-          <<<tiles, kAuxThreads, 0, stream>>>(args);
-    }
-    return cudaGetLastError();
-  }
-#endif
-  if (which == 0) {
-    // 32 / G rows per warp (preprocess_lanes_log2).
-    const int rows_per_block = (kAuxThreads / 32) << (5 - preprocess_lanes_log2(p.head_dim_v));
-    backward_preprocess_kernel<Element><<<aux_grid(rows_per_block, rows), kAuxThreads, 0, stream>>>(args);
   } else if (which == 1) {
     const std::int64_t heads = p.heads < 65536 ? p.heads : 65536;
     backward_dsink_kernel<Element><<<static_cast<unsigned>(heads), kAuxThreads, 0, stream>>>(args);
