@@ -153,6 +153,10 @@ std::vector<BackwardCase> backward_cases() {
   // is one its second consumer's keys are hidden from, beside the zeroing of rows past seqused_q (whose
   // barrier counts every consumer; session 63's SKIP_HIDDEN patches pass such steps).
   cases.push_back({true, 3, 400, 333, 4, 2, 64, 64, DType::float16, {MaskKind::causal, 30.f}, Layout::padded, false, true, true});
+  // The masked calls' kernel below 2048 keys (BackwardConfig::kSkipHidden: hidden steps passed): the same
+  // varlen band without softcap, and a window with causal whose walks have hidden steps at both ends.
+  cases.push_back({true, 3, 400, 333, 4, 2, 64, 64, DType::bfloat16, {MaskKind::causal}, Layout::padded, false, true, true});
+  cases.push_back({false, 2, 1100, 1000, 4, 2, 64, 64, DType::bfloat16, {MaskKind::causal_left}, Layout::contiguous});
   // d = 64 from 2048 keys: three consumers, 192-key blocks (backward_launch.h run_backward).
   cases.push_back({false, 1, 300, 2100, 2, 1, 64, 64, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
   cases.push_back({true, 2, 400, 2200, 2, 2, 64, 64, DType::float16, {MaskKind::local}, Layout::padded, false, true, false});

@@ -24,11 +24,17 @@
 #ifndef FLASHATTN_SM90_BWD_STAGED_KEY_STORE
 #define FLASHATTN_SM90_BWD_STAGED_KEY_STORE 1
 #endif
+// SKIP_HIDDEN (default 1; session 65): the d = 64 calls with a causal or window band below 2048 keys run a
+// kernel of their own (BackwardConfig::kSkipHidden, units backward_hdim64_{dtype}_masked.cu) whose consumers
+// pass the steps that see none of their keys. 0: those calls run the plain two-consumer kernel.
+#ifndef FLASHATTN_SM90_BWD_SKIP_HIDDEN
+#define FLASHATTN_SM90_BWD_SKIP_HIDDEN 1
+#endif
 
 namespace flashattn::detail::cuda_sm90 {
 
 template <int kHeadDim_, typename Element_, int kConsumers_ = 2, bool kDeterministic_ = false,
-          bool kScoreMods_ = false>
+          bool kScoreMods_ = false, bool kSkipHidden_ = false>
 struct BackwardConfig {
   using Element = Element_;
   static constexpr int kHeadDim = kHeadDim_;  // d == dv
@@ -106,6 +112,17 @@ struct BackwardConfig {
   // CTA) K's and V's own buffers, which no GEMM reads after the tile's last barrier of both consumers. Not
   // under kDqWriter (its writer may still be reducing from that dQ tile).
   static constexpr bool kStagedKeyStore = FLASHATTN_SM90_BWD_STAGED_KEY_STORE != 0 && !kDqWriter;
+  // SKIP_HIDDEN (the masked d = 64 kernel): each consumer works only on the query blocks that see its own 64
+  // keys (backward_sequence of those keys) and passes the others with no GEMM, after the step's zeroing,
+  // whose aligned barrier both consumers reach from one instruction: under a causal mask a tile's first step
+  // for its second consumer, a tenth of the consumer steps at 512 tokens. Only where the consumers' steps are
+  // independent (each its own dQ), no dQ turn counts every key block and the registers allow (three
+  // consumers' 160 spilled 120 bytes with it). In the plain kernel, four forms measured 1.02-1.09x the time
+  // without a mask for 0.91-0.94x with one (sessions 63-64: s63_skip_hidden.patch, s63_skip2.patch,
+  // s63_skip3.patch, s64_skip_uniform.patch); a kernel of its own keeps the gain alone.
+  static constexpr bool kSkipHidden = kSkipHidden_;
+  static_assert(!kSkipHidden || (kHeadDim == 64 && kConsumers == 2 && !kDeterministic && !kScoreMods),
+                "SKIP_HIDDEN: the d = 64 two-consumer default-mode kernel without score mods");
   static constexpr int kStatsBytes = kBlockM * 4;  // one float per query row
 
   static constexpr int kKOffset = 0;
@@ -271,7 +288,7 @@ struct BackwardShared {
                       (!Config::kSplitDq || 2 * Config::kChunks * 8192 <= 2 * Config::kDsBytes),
                   "a consumer's staged dK / dV fit its buffer");
     if constexpr (Config::kSplitDq) return consumer == 0 ? ds(0) : dq(step % 2, 0);
-    return dq(step % 2, consumer);
+    return dq(step % 2, consumer);  // (kSkipHidden: `step` counts the tile's staged dQ tiles)
   }
 
   __device__ void init_barriers() const {

@@ -96,11 +96,25 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
   const std::uint32_t v_rows = smem.v() + 64 * consumer * Config::kRowBytes;
 
   const int first_step = step;
+  // kSkipHidden: the query blocks [mine_begin, mine_end) of the tile's walk see this consumer's keys (a part
+  // of the walk at its start or end, or none); its other steps pass with no work.
+  int mine_begin = seq.m_begin, mine_end = seq.m_end;
+  if constexpr (Config::kSkipHidden) {
+    const BackwardSequence mine = backward_sequence<64>(p, tile.batch, n0 + 64 * consumer);
+    const bool any = mine.m_begin < mine.m_end;
+    mine_begin = any ? max(mine.m_begin, seq.m_begin) : seq.m_end;
+    mine_end = any ? max(min(mine.m_end, seq.m_end), mine_begin) : seq.m_end;
+  }
   float* pending_dq = nullptr;       // the dQ accumulator rows of the previous step's staged tile (leader)
   int* pending_semaphore = nullptr;  // deterministic mode: its query block's semaphore and its turn there
   int pending_turn = 0;
+  // The staged dQ tiles alternate between two buffers: by step, or under kSkipHidden by tile staged this tile
+  // (a passed step stages none, and the buffer a step writes must not be the one whose reduction its barrier
+  // issued; the previous tile's reads were waited for before this tile's first barrier).
+  int dq_staged = 0;
+  const auto dq_parity = [&] { return Config::kSkipHidden ? dq_staged : step; };
   const auto reduce_pending = [&] {
-    backward_reduce_dq<Config>(pending_dq, smem.dq((step - 1) % 2, consumer), pending_semaphore,
+    backward_reduce_dq<Config>(pending_dq, smem.dq((dq_parity() - 1) % 2, consumer), pending_semaphore,
                                pending_turn);
   };
   for (int g = 0; g < p.group; ++g) {
@@ -120,6 +134,12 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
       }
       ptx::mbarrier_wait_parity(smem.q_full(stage), phase);
       backward_zero_query_rows<Config>(p, smem, seq, stage, phase, i0, thread_in_consumers);
+      if (Config::kSkipHidden && (m < mine_begin || m >= mine_end)) {
+        // No row of the step sees this consumer's keys: the stage released with no work. (After the zeroing
+        // above, whose aligned barrier both consumers reach from this one instruction.)
+        ptx::mbarrier_arrive(smem.empty(stage));
+        continue;
+      }
       ptx::wgmma_fence();
       backward_gemm_transposed_scores<Config>(st, k_rows, smem.q(stage));
       ptx::wgmma_commit_group();
@@ -232,7 +252,7 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
       // Stage dQ's rows 16 warp + lane / 4 (+ 8), columns [64 consumer, + 64) under kSplitDq, else all 64, in
       // the accumulator's layout.
       {
-        const std::uint32_t stage_at = smem.dq(step % 2, consumer);
+        const std::uint32_t stage_at = smem.dq(dq_parity() % 2, consumer);
         const int row = 16 * warp + lane / 4;
 #pragma unroll
         for (int c = 0; c < 8; ++c) {
@@ -251,6 +271,7 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
         ptx::mbarrier_arrive(smem.dq_full(step % 2, consumer));
       } else {
         pending_dq = dq_rows + static_cast<std::int64_t>(i0) * Config::kHeadDim;
+        ++dq_staged;
         if constexpr (Config::kDeterministic) {
           if (leader) {
             pending_semaphore =
@@ -266,13 +287,14 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
   if (!Config::kDqWriter && step > first_step) {
     if (leader) ptx::cp_async_bulk_wait_group_read<0>();
     ptx::bar_sync(ds_barrier, ds_threads);
-    if (leader) reduce_pending();
+    // (kSkipHidden: a consumer whose steps were all passed has nothing staged.)
+    if (leader && (!Config::kSkipHidden || pending_dq != nullptr)) reduce_pending();
   }
   // Every GEMM of the tile has completed (the last step waited for all): K / V may be overwritten.
   ptx::mbarrier_arrive(smem.kv_empty());
   const int first_key = n0 + 64 * consumer;
   // (kStagedKeyStore: in shared memory the tile's last steps are done with, BackwardShared::key_staging.)
-  const std::uint32_t boxes = smem.key_staging(step, consumer);
+  const std::uint32_t boxes = smem.key_staging(dq_parity(), consumer);
   backward_store_key_gradients<Config, Config::kHeadDim>(
       p, tile, seq, first_key, 0, boxes, boxes + Config::kChunks * 8192, dk, dv, consumer, thread);
 }

@@ -132,11 +132,20 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
   return cudaSuccess;
 }
 
+// The masked d = 64 kernels (BackwardConfig::kSkipHidden): instantiated in units of their own,
+// backward_hdim64_{dtype}_masked.cu, so that the default mode's unit compiles no longer.
+extern template cudaError_t launch_backward<BackwardConfig<64, __half, 2, false, false, true>>(
+    const cuda_sm80::BackwardKernelArgs&, cudaStream_t);
+extern template cudaError_t launch_backward<BackwardConfig<64, __nv_bfloat16, 2, false, false, true>>(
+    const cuda_sm80::BackwardKernelArgs&, cudaStream_t);
+
 // The kernel of (head dim, element type, deterministic mode, softcap / ALiBi) for this call: at d = 64, three
 // consumer warpgroups (192-key blocks) from 2048 keys, two (128-key blocks) below and in deterministic mode
-// (BackwardConfig::kConsumers; two with softcap / ALiBi); at d = 256 the split-column kernel (64-key blocks)
-// and the dQ pass, both modes (kDeterministic false). Deterministic mode needs args.dq_semaphore and
-// args.tile_counter (zeroed by the preprocess); kScoreMods exactly the calls with softcap or ALiBi.
+// (BackwardConfig::kConsumers; two with softcap / ALiBi), below 2048 keys under a causal or window band the
+// two-consumer kernel that passes hidden steps (kSkipHidden, SKIP_HIDDEN); at d = 256 the split-column kernel
+// (64-key blocks) and the dQ pass, both modes (kDeterministic false). Deterministic mode needs
+// args.dq_semaphore and args.tile_counter (zeroed by the preprocess); kScoreMods exactly the calls with
+// softcap or ALiBi.
 template <int kHeadDim, typename Element, bool kDeterministic, bool kScoreMods>
 cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
   if constexpr (kHeadDim == 256) {
@@ -152,6 +161,10 @@ cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t
     if constexpr (kHeadDim == 64 && !kScoreMods) {
       if (args.p.seqlen_k >= 2048) {
         return launch_backward<BackwardConfig<kHeadDim, Element, 3, false, kScoreMods>>(args, stream);
+      }
+      const bool banded = args.p.mask.window_left >= 0 || args.p.mask.window_right >= 0;
+      if (FLASHATTN_SM90_BWD_SKIP_HIDDEN != 0 && banded) {
+        return launch_backward<BackwardConfig<kHeadDim, Element, 2, false, false, true>>(args, stream);
       }
     }
     return launch_backward<BackwardConfig<kHeadDim, Element, 2, false, kScoreMods>>(args, stream);
