@@ -26,7 +26,9 @@
 #endif
 // SKIP_HIDDEN (default 1; session 65): the d = 64 calls with a causal or window band below 2048 keys run a
 // kernel of their own (BackwardConfig::kSkipHidden, units backward_hdim64_{dtype}_masked.cu) whose consumers
-// pass the steps that see none of their keys. 0: those calls run the plain two-consumer kernel.
+// pass the steps that see none of their keys. 0: those calls run the plain two-consumer kernel. Measured
+// (s65_skip_masked.sh, H200, against 0 in one call): causal 512 / 1k / 1.5k 0.912 / 0.915 / 0.923x the time,
+// 0.98x cuDNN's where it read 0.89x.
 #ifndef FLASHATTN_SM90_BWD_SKIP_HIDDEN
 #define FLASHATTN_SM90_BWD_SKIP_HIDDEN 1
 #endif
