@@ -9,6 +9,12 @@
 # d128 causal at 512-4k and non-causal 512 (the control: uniform tiles, persistent in both builds). Predicted:
 # causal 0.93-0.97x the time at 512-1k, 0.97-1.0x at 2k-4k; the control level.
 #   bash bench/integration/s65_paired.sh
+# Result (session 65, run on the commit that added it, H200): NOT KEPT, level. d64 causal 512 / 1k 1.013 /
+# 1.000x the time, d128 causal 512-4k 0.997-1.007x; the controls (the same kernels in both builds: non-causal
+# 512, d64 causal 2k / 4k on three consumers) 1.012-1.027x. First cases 62, suites 56 passed, synccheck and
+# racecheck clean over 36 cases. Its code (with 8 bytes of producer-region spill in the d64 / d128 two-consumer
+# kernels) is s65_paired.patch; the tree reverted to the kernels s65_skip_masked.sh verified. Records:
+# s65_paired_summary.txt, s65_paired.jsonl, s65_paired_control.jsonl.
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh

@@ -32,14 +32,6 @@
 #ifndef FLASHATTN_SM90_BWD_SKIP_HIDDEN
 #define FLASHATTN_SM90_BWD_SKIP_HIDDEN 1
 #endif
-// PAIRED_TILES (default 1; session 65, measured by s65_paired.sh): where the two-consumer kernels are
-// launched one CTA per tile (a causal or window band, varlen, seqused), one CTA per two tiles of a (sequence,
-// K/V head) instead, key blocks j and n_blocks - 1 - j (backward_paired_tile_index): a causal band gives
-// every pair about the same work, and the second tile starts in a running CTA (the trace: a CTA's first
-// step 3.6 us against 2.1). 0: one CTA per tile.
-#ifndef FLASHATTN_SM90_BWD_PAIRED_TILES
-#define FLASHATTN_SM90_BWD_PAIRED_TILES 1
-#endif
 
 namespace flashattn::detail::cuda_sm90 {
 
@@ -210,7 +202,6 @@ struct BackwardKernelParams {
   void* dq = nullptr;
   std::int64_t dq_batch_stride = 0, dq_row_stride = 0, dq_head_stride = 0;
   int q_blocks = 0;
-  int paired_tiles = 0;  // PAIRED_TILES: one CTA per two tiles (backward_paired_tile_index)
 };
 
 // The CTA's (key block, K/V head, sequence): key blocks fastest, so that the CTAs running at once share
@@ -249,16 +240,6 @@ __device__ __forceinline__ int backward_dq_turn(const BackwardKernelParams& p, c
 __device__ __forceinline__ int backward_tile_index(int round) {
   const int ctas = static_cast<int>(gridDim.x), cta = static_cast<int>(blockIdx.x);
   return round * ctas + ((round & 1) != 0 ? ctas - 1 - cta : cta);
-}
-
-// PAIRED_TILES: round `round`'s tile of this CTA, one of (n_blocks + 1) / 2 per (sequence, K/V head): key
-// block j, then n_blocks - 1 - j (the longer first under a causal band); p.total_tiles past the CTA's tiles.
-__device__ __forceinline__ int backward_paired_tile_index(const BackwardKernelParams& p, int round) {
-  const int pairs = (p.n_blocks + 1) / 2, cta = static_cast<int>(blockIdx.x);
-  const int rest = cta / pairs, j = cta % pairs;
-  const int n_block = round == 0 ? j : p.n_blocks - 1 - j;
-  if (round > 1 || (round == 1 && n_block == j)) return p.total_tiles;
-  return rest * p.n_blocks + n_block;
 }
 
 template <class Config>

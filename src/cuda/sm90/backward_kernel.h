@@ -88,24 +88,14 @@ __device__ void backward_producer(const BackwardKernelParams& p, const BackwardS
 }
 
 // Calls work(tile, seq, kv_round) for each of this CTA's tiles that has keys (first_index, then
-// backward_tile_index's order; under PAIRED_TILES backward_paired_tile_index's two), kv_round counting those.
-// Each role runs its own walk after its setmaxnreg (one walk shared by both, ptxas cannot keep their register
-// counts apart and ignores setmaxnreg).
+// backward_tile_index's order), kv_round counting those. Each role runs its own walk after its setmaxnreg
+// (one walk shared by both, ptxas cannot keep their register counts apart and ignores setmaxnreg).
 template <class Config, class Work>
-__device__ __forceinline__ void backward_for_each_tile(const BackwardKernelParams& p,
-                                                       const BackwardShared<Config>& smem, int first_index,
+__device__ __forceinline__ void backward_for_each_tile(const BackwardKernelParams& p, int first_index,
                                                        Work&& work) {
   int kv_round = 0;
   for (int round = 0;; ++round) {
-    int index = round == 0 ? first_index : backward_tile_index(round);
-    if constexpr (Config::kPersistent) {
-      // PAIRED_TILES: the CTA's two tiles, which thread 0 wrote at the start (computed in the walk, their
-      // division spilled the producer's 24 registers).
-      if (p.paired_tiles != 0) {
-        index =
-            round < 2 ? static_cast<int>(ptx::ld_shared_b32(smem.claimed_tile() + 4 * round)) : p.total_tiles;
-      }
-    }
+    const int index = round == 0 ? first_index : backward_tile_index(round);
     if (index >= p.total_tiles) break;
     const BackwardTile tile = backward_tile<Config>(p, index);
     const BackwardSequence seq =
@@ -130,13 +120,6 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
     if constexpr (Config::kDeterministic) {
       ptx::st_shared_b32(smem.claimed_tile(), static_cast<std::uint32_t>(atomicAdd(p.tile_counter, 1ull)));
     }
-    if constexpr (Config::kPersistent) {
-      if (p.paired_tiles != 0) {
-        ptx::st_shared_b32(smem.claimed_tile(), static_cast<std::uint32_t>(backward_paired_tile_index(p, 0)));
-        ptx::st_shared_b32(smem.claimed_tile() + 4,
-                           static_cast<std::uint32_t>(backward_paired_tile_index(p, 1)));
-      }
-    }
   }
   __syncthreads();
   const int first_index = Config::kDeterministic ? static_cast<int>(ptx::ld_shared_b32(smem.claimed_tile()))
@@ -147,12 +130,12 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
     ptx::setmaxnreg_dec<Config::kProducerRegisters>();
     if (threadIdx.x == 0) {
       backward_for_each_tile<Config>(
-          p, smem, first_index, [&](const BackwardTile& tile, const BackwardSequence& seq, int kv_round) {
+          p, first_index, [&](const BackwardTile& tile, const BackwardSequence& seq, int kv_round) {
             backward_producer<Config>(p, smem, tile, seq, step, kv_round);
           });
     } else if (Config::kDqWriter && threadIdx.x == 32) {
       if constexpr (Config::kDqWriter) {
-        backward_for_each_tile<Config>(p, smem, first_index,
+        backward_for_each_tile<Config>(p, first_index,
                                        [&](const BackwardTile& tile, const BackwardSequence& seq, int) {
                                          backward_dq_writer<Config>(p, smem, tile, seq, step);
                                        });
@@ -165,7 +148,7 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
     // then stay on the uniform datapath (R2UR in the d64 / d128 / d256 kernels 112 / 75 / 115 -> 56 / 28 /
     // 28; 0.95-0.98x the time at d128 / d256 from 1k, level at d64, s64_skip_uniform.sh).
     backward_for_each_tile<Config>(
-        p, smem, first_index, [&](const BackwardTile& tile, const BackwardSequence& seq, int kv_round) {
+        p, first_index, [&](const BackwardTile& tile, const BackwardSequence& seq, int kv_round) {
           // (Shuffled here, not once before the walk: that form leaves the d64 three-consumer kernel 12 bytes
           // of spills, this one none.)
           const int consumer = __shfl_sync(0xffffffffu, warpgroup, 0) - 1;

@@ -96,10 +96,9 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
   const std::int64_t tiles = key_blocks * p.heads_kv * p.batch;
   k.total_tiles = static_cast<int>(tiles);
   // One CTA a SM at most where the kernel is persistent (BackwardConfig::kPersistent) and every tile has the
-  // same work (no mask band, one length for all sequences), else one per tile, or per two (PAIRED_TILES).
-  // Under a causal mask the static assignment (backward_tile_index) read 0.77x cuDNN's speed at d128 16k
-  // (s60_final.sh; a simulation of it: 1.53x the ideal time there, 1.03x at 512-8k), where the hardware's own
-  // CTA order stays balanced.
+  // same work (no mask band, one length for all sequences), else one per tile. Under a causal mask the static
+  // assignment (backward_tile_index) read 0.77x cuDNN's speed at d128 16k (s60_final.sh; a simulation of it:
+  // 1.53x the ideal time there, 1.03x at 512-8k), where the hardware's own CTA order stays balanced.
   const bool uniform_tiles = p.mask.window_left < 0 && p.mask.window_right < 0 && !varlen &&
                              p.seqused_q == nullptr && p.seqused_k == nullptr;
   std::int64_t ctas = tiles;
@@ -110,10 +109,6 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
         e != cudaSuccess)
       return e;
     if (ctas > sms) ctas = sms;
-  } else if (Config::kPersistent && FLASHATTN_SM90_BWD_PAIRED_TILES != 0 && key_blocks > 1) {
-    // PAIRED_TILES: key blocks j and key_blocks - 1 - j of a (sequence, K/V head) in one CTA.
-    k.paired_tiles = 1;
-    ctas = (key_blocks + 1) / 2 * p.heads_kv * p.batch;
   }
   // (launch_tiles caps its grid at INT_MAX, which unsupported_reason's 32-bit bounds keep it below.)
   if (tiles > 0) {
