@@ -124,12 +124,16 @@ __global__ void __launch_bounds__(kAuxThreads)
         p.cu_seqlens_q ? p.cu_seqlens_q[batch + 1] - p.cu_seqlens_q[batch] : p.seqlen_q;
     if (i >= allocated) continue;
     const SequenceLengths seq = sequence_lengths(p, batch);
-    const float4* src = reinterpret_cast<const float4*>(args.dq_accum + row * p.head_dim);
-    // DQ_BULK calls wrote the row's 16-byte units swizzled (dq_bulk_unit).
-    const int row8 = static_cast<int>(i & 7);
-    float4 lo = src[args.dq_bulk ? dq_bulk_unit(2 * chunk, row8) : 2 * chunk];
-    float4 hi = src[args.dq_bulk ? dq_bulk_unit(2 * chunk + 1, row8) : 2 * chunk + 1];
-    if (i >= seq.q) lo = hi = make_float4(0.f, 0.f, 0.f, 0.f);
+    // Rows past the used ones (seqused_q) are zeros, their accumulator rows not read: the preprocess zeroes
+    // only the rows of the query tiles that hold a query.
+    float4 lo = make_float4(0.f, 0.f, 0.f, 0.f), hi = lo;
+    if (i < seq.q) {
+      const float4* src = reinterpret_cast<const float4*>(args.dq_accum + row * p.head_dim);
+      // DQ_BULK calls wrote the row's 16-byte units swizzled (dq_bulk_unit).
+      const int row8 = static_cast<int>(i & 7);
+      lo = src[args.dq_bulk ? dq_bulk_unit(2 * chunk, row8) : 2 * chunk];
+      hi = src[args.dq_bulk ? dq_bulk_unit(2 * chunk + 1, row8) : 2 * chunk + 1];
+    }
     const float s = p.scale;
     uint4 packed;
     packed.x = pack_float2<Element>(lo.x * s, lo.y * s);
