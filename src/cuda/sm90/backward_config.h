@@ -24,13 +24,20 @@
 #ifndef FLASHATTN_SM90_BWD_STAGED_KEY_STORE
 #define FLASHATTN_SM90_BWD_STAGED_KEY_STORE 1
 #endif
-// SKIP_HIDDEN (default 1; session 65): the d = 64 calls with a causal or window band below 2048 keys run a
-// kernel of their own (BackwardConfig::kSkipHidden, units backward_hdim64_{dtype}_masked.cu) whose consumers
-// pass the steps that see none of their keys. 0: those calls run the plain two-consumer kernel. Measured
-// (s65_skip_masked.sh, H200, against 0 in one call): causal 512 / 1k / 1.5k 0.912 / 0.915 / 0.923x the time,
-// 0.98x cuDNN's where it read 0.89x.
+// SKIP_HIDDEN (default 1; session 65): the d = 64 calls with a causal or window band below D64_THREE_FROM
+// keys run a kernel of their own (BackwardConfig::kSkipHidden, units backward_hdim64_{dtype}_masked.cu) whose
+// consumers pass the steps that see none of their keys. 0: those calls run the plain two-consumer kernel.
+// Measured (s65_skip_masked.sh, H200, against 0 in one call): causal 512 / 1k / 1.5k 0.912 / 0.915 / 0.923x
+// the time, 0.98x cuDNN's where it read 0.89x.
 #ifndef FLASHATTN_SM90_BWD_SKIP_HIDDEN
 #define FLASHATTN_SM90_BWD_SKIP_HIDDEN 1
+#endif
+// D64_THREE_FROM (default 2048): the d = 64 default-mode calls without softcap / ALiBi take the
+// three-consumer kernel from this many keys (run_backward). Chosen in session 59 (+7-12% at 2k-8k keys
+// against two consumers), before the two-consumer kernel became persistent and three-staged and took the
+// masked kernel (SKIP_HIDDEN); s66_first.sh measures two consumers at every length again.
+#ifndef FLASHATTN_SM90_BWD_D64_THREE_FROM
+#define FLASHATTN_SM90_BWD_D64_THREE_FROM 2048
 #endif
 
 namespace flashattn::detail::cuda_sm90 {

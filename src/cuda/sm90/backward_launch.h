@@ -140,11 +140,11 @@ extern template cudaError_t launch_backward<BackwardConfig<64, __nv_bfloat16, 2,
     const cuda_sm80::BackwardKernelArgs&, cudaStream_t);
 
 // The kernel of (head dim, element type, deterministic mode, softcap / ALiBi) for this call: at d = 64, three
-// consumer warpgroups (192-key blocks) from 2048 keys, two (128-key blocks) below and in deterministic mode
-// (BackwardConfig::kConsumers; two with softcap / ALiBi), below 2048 keys under a causal or window band the
-// two-consumer kernel that passes hidden steps (kSkipHidden, SKIP_HIDDEN); at d = 256 the split-column kernel
-// (64-key blocks) and the dQ pass, both modes (kDeterministic false). Deterministic mode needs
-// args.dq_semaphore and args.tile_counter (zeroed by the preprocess); kScoreMods exactly the calls with
+// consumer warpgroups (192-key blocks) from 2048 keys (D64_THREE_FROM), two (128-key blocks) below and in
+// deterministic mode (BackwardConfig::kConsumers; two with softcap / ALiBi), below that under a causal or
+// window band the two-consumer kernel that passes hidden steps (kSkipHidden, SKIP_HIDDEN); at d = 256 the
+// split-column kernel (64-key blocks) and the dQ pass, both modes (kDeterministic false). Deterministic mode
+// needs args.dq_semaphore and args.tile_counter (zeroed by the preprocess); kScoreMods exactly the calls with
 // softcap or ALiBi.
 template <int kHeadDim, typename Element, bool kDeterministic, bool kScoreMods>
 cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
@@ -159,7 +159,7 @@ cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t
     // (Not with softcap / ALiBi: ptxas serializes the three-consumer kernel's wgmmas there, C7512, for want
     // of registers.)
     if constexpr (kHeadDim == 64 && !kScoreMods) {
-      if (args.p.seqlen_k >= 2048) {
+      if (args.p.seqlen_k >= FLASHATTN_SM90_BWD_D64_THREE_FROM) {
         return launch_backward<BackwardConfig<kHeadDim, Element, 3, false, kScoreMods>>(args, stream);
       }
       const bool banded = args.p.mask.window_left >= 0 || args.p.mask.window_right >= 0;
