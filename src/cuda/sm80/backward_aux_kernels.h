@@ -120,9 +120,7 @@ __global__ void __launch_bounds__(kAuxThreads)
     const std::int64_t i = row % args.rows_padded;
     const std::int64_t head = (row / args.rows_padded) % p.heads;
     const std::int64_t batch = row / args.rows_padded / p.heads;
-    const std::int64_t allocated =
-        p.cu_seqlens_q ? p.cu_seqlens_q[batch + 1] - p.cu_seqlens_q[batch] : p.seqlen_q;
-    if (i >= allocated) continue;
+    if (i >= allocated_rows_q(p, batch)) continue;
     const SequenceLengths seq = sequence_lengths(p, batch);
     // Rows past the used ones (seqused_q) are zeros, their accumulator rows not read: the preprocess zeroes
     // only the rows of the query tiles that hold a query.
