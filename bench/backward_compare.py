@@ -14,6 +14,9 @@ A backend named NAME:det runs in deterministic mode (e.g. --backends cuda_sm90,c
 --softcap C and --alibi (slopes 2^(-8 (i + 1) / h) per head) time flashattn's backends with those options; SDPA
 has neither, so its rows stay plain attention's (a yardstick of the options' cost; the row says sdpa_plain),
 and the sanity check's reference is then an fp32 softmax written out here.
+--hdims takes D or DxDV (e.g. 192x128: dv = 128, MLA's shape); an SDPA backend that refuses a shape (its FA2
+has no dv != d) is left out of that row, which names it under sdpa_refused. FLOPs with dv != d: 2.5 x the
+forward's 2 b s^2 h (d + dv).
 
     python bench/backward_compare.py --hdims 128 --seqlens 512,1024,2048,4096,8192,16384 --out results.json
 """
@@ -111,11 +114,13 @@ def main():
     args = parser.parse_args()
     torch.manual_seed(0)
     rows = []
-    for d in (int(x) for x in args.hdims.split(",")):
+    for dims in args.hdims.split(","):
+        d, dv = (int(x) for x in (dims.split("x") if "x" in dims else (dims, dims)))
         for causal in (bool(int(x)) for x in args.causal.split(",")):
             for s in (int(x) for x in args.seqlens.split(",")):
                 b, h = max(1, 16384 // s), 2048 // d
-                q, k, v, dout = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16) for _ in range(4))
+                q, k = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+                v, dout = (torch.randn(b, s, h, dv, device="cuda", dtype=torch.bfloat16) for _ in range(2))
                 alibi = (2.0 ** (-8.0 * torch.arange(1, h + 1, device="cuda") / h)).float() if args.alibi else None
                 mods = {"softcap": args.softcap, "alibi": alibi}
                 impls = {name: flashattn_backward(name.split(":")[0], q, k, v, dout, causal,
@@ -127,9 +132,18 @@ def main():
                     for name in args.base_backends.split(","):
                         impls[name + "_base"] = flashattn_backward(name.split(":")[0], q, k, v, dout, causal, base,
                                                                    deterministic=name.endswith(":det"), **mods)
-                impls["sdpa_cudnn"] = sdpa_backward(SDPBackend.CUDNN_ATTENTION, q, k, v, dout, causal)
-                impls["sdpa_flash"] = sdpa_backward(SDPBackend.FLASH_ATTENTION, q, k, v, dout, causal)
-                row = {"d": d, "causal": causal, "seqlen": s, "batch": b, "heads": h}
+                refused = []
+                for name, backend in (("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION),
+                                      ("sdpa_flash", SDPBackend.FLASH_ATTENTION)):
+                    try:
+                        impls[name] = sdpa_backward(backend, q, k, v, dout, causal)
+                        impls[name]()
+                    except RuntimeError:
+                        impls.pop(name, None)
+                        refused.append(name)
+                row = {"d": d if dv == d else f"{d}x{dv}", "causal": causal, "seqlen": s, "batch": b, "heads": h}
+                if refused:
+                    row["sdpa_refused"] = refused
                 if args.softcap or args.alibi:
                     row.update(softcap=args.softcap, alibi=args.alibi, sdpa_plain=True)
                 if s <= args.check_max_seqlen:
@@ -143,7 +157,7 @@ def main():
                 for r in range(args.rounds):
                     for name in (names if r % 2 == 0 else names[::-1]):
                         times[name].append(bench_ms(impls[name], args.settle_ms))
-                flops = 2.5 * 4 * b * h * s * s * d / (2 if causal else 1)
+                flops = 2.5 * 2 * b * h * s * s * (d + dv) / (2 if causal else 1)
                 for name, ts in times.items():
                     ms = statistics.median(ts)
                     row[f"{name}_ms"] = ms

@@ -132,7 +132,7 @@ std::vector<BackwardCase> backward_cases() {
       {false, 2, 256, 384, 4, 4, 64, 64, DType::bfloat16, {MaskKind::none}, Layout::padded, false});
   cases.push_back(
       {false, 1, 256, 256, 6, 2, 64, 64, DType::float16, {MaskKind::none}, Layout::contiguous, false});
-  // cuda_sm90's backward kernel (d = dv = 64, 128, 256 without dropout; key
+  // cuda_sm90's backward kernel (d = dv = 64, 128, 192, 256 and (192, 128) without dropout; key
   // blocks of 128, query blocks of 64): partial blocks on both sides, GQA and MQA groups, windows and
   // causal masks with sq < sk and sq > sk (rows that see no key), varlen with seqused and empty
   // sequences, a learnable sink, every layout.
@@ -188,6 +188,16 @@ std::vector<BackwardCase> backward_cases() {
   cases.push_back({true, 2, 300, 450, 8, 2, 256, 256, DType::bfloat16, {MaskKind::right_only, 1.5f, AlibiKind::per_head}, Layout::padded});
   cases.push_back({false, 1, 640, 256, 2, 1, 256, 256, DType::bfloat16, {MaskKind::causal}, Layout::contiguous, true});
   cases.push_back({true, 3, 700, 129, 2, 1, 256, 256, DType::float16, {MaskKind::causal}, Layout::heads_major, true, true, false});
+  // Its d = 192 and (d, dv) = (192, 128) kernels (MLA): the d = 256 kernels with the columns split by 64-column
+  // chunks of unequal counts (consumer 0 two of dK and one of dV, consumer 1 the rest), dO and V narrower than
+  // Q and K in the dQ pass; the same options.
+  cases.push_back({false, 2, 300, 517, 4, 2, 192, 192, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
+  cases.push_back({true, 3, 400, 333, 4, 4, 192, 192, DType::float16, {MaskKind::causal_left, 30.f}, Layout::heads_major, false, true, true});
+  cases.push_back({false, 1, 640, 256, 2, 1, 192, 192, DType::bfloat16, {MaskKind::local, 0.f, AlibiKind::per_head}, Layout::padded, true});
+  cases.push_back({false, 2, 300, 517, 4, 4, 192, 128, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
+  cases.push_back({false, 1, 517, 300, 4, 1, 192, 128, DType::float16, {MaskKind::local, 0.f, AlibiKind::none, 0.f, true}, Layout::padded});
+  cases.push_back({true, 2, 300, 450, 8, 2, 192, 128, DType::bfloat16, {MaskKind::right_only, 1.5f, AlibiKind::per_batch_head}, Layout::heads_major});
+  cases.push_back({true, 3, 700, 129, 2, 1, 192, 128, DType::float16, {MaskKind::causal}, Layout::contiguous, true, true, false});
   // clang-format on
   return cases;
 }
@@ -393,13 +403,17 @@ INSTANTIATE_TEST_SUITE_P(Grid, BackwardTest,
 
 // Shapes and options drawn afresh each run from the test's seed (attention_cases.h draw_common), batched or
 // varlen (with seqused and empty sequences), deterministic a fifth of the time. On cuda_sm90 three draws in
-// four are of what its backward kernels take (d = dv = 64, 128 or 256), so that they meet shapes nobody
-// picked; the rest check that the others are routed (skipped there, run on cuda_sm80).
+// four are of what its backward kernels take (d = dv = 64, 128, 192 or 256, (d, dv) = (192, 128)), so that
+// they meet shapes nobody picked; the rest check that the others are routed (skipped there, run on
+// cuda_sm80).
 BackwardCase draw_backward_case(Rng& rng, Backend backend) {
   DrawnCommon common = draw_common(rng, backend, false);
   if (backend == Backend::cuda_sm90 && rng.coin(0.75)) {
-    static constexpr std::int64_t kSm90BackwardDims[] = {64, 128, 256};
-    common.d = common.dv = kSm90BackwardDims[rng.integer(0, 2)];
+    static constexpr std::int64_t kSm90BackwardDims[][2] = {{64, 64}, {128, 128}, {192, 192}, {192, 128},
+                                                            {256, 256}};
+    const auto& dims = kSm90BackwardDims[rng.integer(0, 4)];
+    common.d = dims[0];
+    common.dv = dims[1];
   }
   BackwardCase c{};
   c.varlen = rng.coin(0.4);

@@ -239,6 +239,14 @@ TEST_P(DeterminismTest, BackwardVarlenD256) {
       {true, 3, 400, 530, 4, 2, 256, DType::bfloat16, {MaskKind::local, 0.f, AlibiKind::none, 0.f, true}});
 }
 
+// d = 192 (the same kernels, the columns split by chunks of unequal counts): causal varlen with seqused.
+TEST_P(DeterminismTest, BackwardVarlenD192) {
+  const Backend backend = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  SCOPED_TRACE(seed_trace());
+  check_backward_deterministic(backend, {true, 3, 530, 400, 4, 1, 192, DType::float16, {MaskKind::causal}});
+}
+
 TEST_P(DeterminismTest, BackwardSoftcapAlibiD256) {
   const Backend backend = GetParam();
   FLASHATTN_SKIP_IF_UNAVAILABLE(backend);

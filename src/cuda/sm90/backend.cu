@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "backend.h"
 #include "cuda/sm80/backward_config.h"
@@ -64,7 +65,8 @@
 #define FLASHATTN_SM90_HAS_D256_BF16 0
 #endif
 
-// Which backward main kernels this build has (d = dv = 64, 128, 256; FLASHATTN_BACKWARD).
+// Which backward main kernels this build has (d = dv = 64, 128, 192, 256, (d, dv) = (192, 128);
+// FLASHATTN_BACKWARD).
 #ifndef FLASHATTN_SM90_HAS_BWD_D64_FP16
 #define FLASHATTN_SM90_HAS_BWD_D64_FP16 0
 #endif
@@ -77,6 +79,18 @@
 #ifndef FLASHATTN_SM90_HAS_BWD_D128_BF16
 #define FLASHATTN_SM90_HAS_BWD_D128_BF16 0
 #endif
+#ifndef FLASHATTN_SM90_HAS_BWD_D192_FP16
+#define FLASHATTN_SM90_HAS_BWD_D192_FP16 0
+#endif
+#ifndef FLASHATTN_SM90_HAS_BWD_D192_BF16
+#define FLASHATTN_SM90_HAS_BWD_D192_BF16 0
+#endif
+#ifndef FLASHATTN_SM90_HAS_BWD_D192X128_FP16
+#define FLASHATTN_SM90_HAS_BWD_D192X128_FP16 0
+#endif
+#ifndef FLASHATTN_SM90_HAS_BWD_D192X128_BF16
+#define FLASHATTN_SM90_HAS_BWD_D192X128_BF16 0
+#endif
 #ifndef FLASHATTN_SM90_HAS_BWD_D256_FP16
 #define FLASHATTN_SM90_HAS_BWD_D256_FP16 0
 #endif
@@ -86,7 +100,7 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
-template <int kHeadDim, typename Element, bool kDeterministic, bool kScoreMods>
+template <int kHeadDim, typename Element, bool kDeterministic, bool kScoreMods, int kHeadDimV>
 cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream);
 
 namespace {
@@ -190,30 +204,41 @@ bool few_tiles_long_cache(const AttentionParams& p) {
   return tiles * 4 < device_sm_count();
 }
 
-// Whether the build has the backward main kernel of (head dim, dtype): one table for the capability query
-// and the dispatch (as kernel_compiled for the forward).
-constexpr bool backward_compiled(std::int64_t d, bool bf16) {
+// Whether the build has the backward main kernel of (d, dv, dtype): one table for the capability query and
+// the dispatch (as kernel_compiled for the forward).
+constexpr bool backward_compiled(std::int64_t d, std::int64_t dv, bool bf16) {
+  if (d == 192 && dv == 128)
+    return bf16 ? FLASHATTN_SM90_HAS_BWD_D192X128_BF16 : FLASHATTN_SM90_HAS_BWD_D192X128_FP16;
+  if (d != dv) return false;
   if (d == 64) return bf16 ? FLASHATTN_SM90_HAS_BWD_D64_BF16 : FLASHATTN_SM90_HAS_BWD_D64_FP16;
   if (d == 128) return bf16 ? FLASHATTN_SM90_HAS_BWD_D128_BF16 : FLASHATTN_SM90_HAS_BWD_D128_FP16;
+  if (d == 192) return bf16 ? FLASHATTN_SM90_HAS_BWD_D192_BF16 : FLASHATTN_SM90_HAS_BWD_D192_FP16;
   if (d == 256) return bf16 ? FLASHATTN_SM90_HAS_BWD_D256_BF16 : FLASHATTN_SM90_HAS_BWD_D256_FP16;
   return false;
 }
 
-bool backward_compiled(std::int64_t d, DType dtype) { return backward_compiled(d, dtype == DType::bfloat16); }
+bool backward_compiled(std::int64_t d, std::int64_t dv, DType dtype) {
+  return backward_compiled(d, dv, dtype == DType::bfloat16);
+}
 
-template <int kHeadDim, typename Element, bool kBf16>
+// The (d, dv) pairs with a Hopper backward kernel.
+bool backward_head_dims_supported(std::int64_t d, std::int64_t dv) {
+  return (d == 192 && dv == 128) || (d == dv && (d == 64 || d == 128 || d == 192 || d == 256));
+}
+
+template <int kHeadDim, int kHeadDimV, typename Element, bool kBf16>
 cudaError_t dispatch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
-  if constexpr (backward_compiled(kHeadDim, kBf16)) {
+  if constexpr (backward_compiled(kHeadDim, kHeadDimV, kBf16)) {
     const bool score_mods = args.p.softcap > 0.f || args.p.alibi_slopes != nullptr;
-    if constexpr (kHeadDim == 256) {  // one kernel for both modes (BackwardConfig::kSplitHeadDim)
-      return score_mods ? run_backward<kHeadDim, Element, false, true>(args, stream)
-                        : run_backward<kHeadDim, Element, false, false>(args, stream);
+    if constexpr (kHeadDim >= 192) {  // one kernel for both modes (BackwardConfig::kSplitHeadDim)
+      return score_mods ? run_backward<kHeadDim, Element, false, true, kHeadDimV>(args, stream)
+                        : run_backward<kHeadDim, Element, false, false, kHeadDimV>(args, stream);
     } else if (score_mods) {
-      return args.p.deterministic ? run_backward<kHeadDim, Element, true, true>(args, stream)
-                                  : run_backward<kHeadDim, Element, false, true>(args, stream);
+      return args.p.deterministic ? run_backward<kHeadDim, Element, true, true, kHeadDimV>(args, stream)
+                                  : run_backward<kHeadDim, Element, false, true, kHeadDimV>(args, stream);
     } else {
-      return args.p.deterministic ? run_backward<kHeadDim, Element, true, false>(args, stream)
-                                  : run_backward<kHeadDim, Element, false, false>(args, stream);
+      return args.p.deterministic ? run_backward<kHeadDim, Element, true, false, kHeadDimV>(args, stream)
+                                  : run_backward<kHeadDim, Element, false, false, kHeadDimV>(args, stream);
     }
   } else {
     (void)args, (void)stream;
@@ -281,19 +306,24 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
 }
 
 const char* unsupported_reason(const BackwardParams& p) noexcept {
-  if (!backward_compiled(64, DType::float16) && !backward_compiled(64, DType::bfloat16) &&
-      !backward_compiled(128, DType::float16) && !backward_compiled(128, DType::bfloat16) &&
-      !backward_compiled(256, DType::float16) && !backward_compiled(256, DType::bfloat16)) {
+  bool any_compiled = false;
+  for (const std::int64_t d : {64, 128, 192, 256}) {
+    any_compiled =
+        any_compiled || backward_compiled(d, d, DType::float16) || backward_compiled(d, d, DType::bfloat16);
+  }
+  if (!any_compiled) {
     return "cuda_sm90: no backward kernel was compiled (it needs FLASHATTN_BACKWARD and head dim 64, "
-           "128 or 256 among FLASHATTN_HEAD_DIMS)";
+           "128, 192 or 256 among FLASHATTN_HEAD_DIMS)";
   }
   if (p.is_kvcache || p.block_table != nullptr)
     return "cuda_sm90: backward over a KV cache or paged K/V is not defined";
   if (p.dtype != DType::float16 && p.dtype != DType::bfloat16)
     return "cuda_sm90 runs fp16 and bf16 inputs only";
-  if (p.head_dim != p.head_dim_v || (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256))
-    return "cuda_sm90's backward kernels cover d = dv = 64, 128 and 256; other head dims run on cuda_sm80";
-  if (!backward_compiled(p.head_dim, p.dtype)) {
+  if (!backward_head_dims_supported(p.head_dim, p.head_dim_v)) {
+    return "cuda_sm90's backward kernels cover d = dv = 64, 128, 192, 256 and (d, dv) = (192, 128); other "
+           "head dims run on cuda_sm80";
+  }
+  if (!backward_compiled(p.head_dim, p.head_dim_v, p.dtype)) {
     return "cuda_sm90: the backward kernel for this head dim and dtype was not compiled (see "
            "FLASHATTN_HEAD_DIMS and FLASHATTN_DTYPES)";
   }
@@ -327,9 +357,9 @@ const char* unsupported_reason(const CombineParams&) noexcept {
 std::size_t workspace_size(const AttentionParams& p, int) noexcept {
   return forward_workspace_bytes(p, device_sm_count());
 }
-// Whether this call's dQ comes from the dQ pass (d = 256; backward_dq_kernel.h), which needs neither the dQ
+// Whether this call's dQ comes from the dQ pass (d >= 192; backward_dq_kernel.h), which needs neither the dQ
 // accumulator nor the deterministic semaphores.
-static bool backward_dq_pass(const BackwardParams& p) { return p.head_dim == 256; }
+static bool backward_dq_pass(const BackwardParams& p) { return p.head_dim >= 192; }
 
 // cuda_sm80's backward workspace (LSE, D, the dQ accumulator): its preprocess and postprocess run around
 // the main kernel. The dQ pass needs LSE and D only, the layout's first arrays.
@@ -373,7 +403,7 @@ Status run(const AttentionParams& p, const ExecutionContext& ctx) noexcept {
 }
 
 // preprocess (cuda_sm80: D, LSE in base 2, the dQ accumulator zeroed) -> [dsink] -> the main kernel ->
-// postprocess (cuda_sm80: dQ scaled and converted from the accumulator's DQ_BULK layout). d = 256:
+// postprocess (cuda_sm80: dQ scaled and converted from the accumulator's DQ_BULK layout). d >= 192:
 // preprocess -> [dsink] -> the main kernel (dK, dV) -> the dQ pass (dQ), no accumulator.
 // The API calls it only with problems unsupported_reason accepts (as the forward's run).
 Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
@@ -409,13 +439,20 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
   }
   // (Without keys the dQ pass still runs: it writes dQ's zeros.)
   if (p.seqlen_k > 0 || (dq_pass && p.seqlen_q > 0)) {
-    const cudaError_t e = p.head_dim == 64 ? (bf16 ? dispatch_backward<64, __nv_bfloat16, true>(args, stream)
-                                                   : dispatch_backward<64, __half, false>(args, stream))
-                          : p.head_dim == 128
-                              ? (bf16 ? dispatch_backward<128, __nv_bfloat16, true>(args, stream)
-                                      : dispatch_backward<128, __half, false>(args, stream))
-                              : (bf16 ? dispatch_backward<256, __nv_bfloat16, true>(args, stream)
-                                      : dispatch_backward<256, __half, false>(args, stream));
+    auto dispatch = [&](auto d, auto dv) {
+      constexpr int kD = decltype(d)::value, kDv = decltype(dv)::value;
+      return bf16 ? dispatch_backward<kD, kDv, __nv_bfloat16, true>(args, stream)
+                  : dispatch_backward<kD, kDv, __half, false>(args, stream);
+    };
+    using D64 = std::integral_constant<int, 64>;
+    using D128 = std::integral_constant<int, 128>;
+    using D192 = std::integral_constant<int, 192>;
+    using D256 = std::integral_constant<int, 256>;
+    const cudaError_t e = p.head_dim == 64      ? dispatch(D64{}, D64{})
+                          : p.head_dim == 128   ? dispatch(D128{}, D128{})
+                          : p.head_dim == 256   ? dispatch(D256{}, D256{})
+                          : p.head_dim_v == 128 ? dispatch(D192{}, D128{})
+                                                : dispatch(D192{}, D192{});
     if (e == cudaErrorInvalidValue) {
       return Status::error(ErrorCode::internal, "cuda_sm90: backward tensor map encoding failed");
     }

@@ -43,14 +43,19 @@
 namespace flashattn::detail::cuda_sm90 {
 
 template <int kHeadDim_, typename Element_, int kConsumers_ = 2, bool kDeterministic_ = false,
-          bool kScoreMods_ = false, bool kSkipHidden_ = false>
+          bool kScoreMods_ = false, bool kSkipHidden_ = false, int kHeadDimV_ = kHeadDim_>
 struct BackwardConfig {
   using Element = Element_;
-  static constexpr int kHeadDim = kHeadDim_;  // d == dv
-  static_assert(kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256,
-                "the backward kernel's layouts are for d = dv = 64, 128 or 256");
-  // SPLIT_HEAD_DIM (d = 256; backward_consumer_split_head_dim): 64 keys a CTA, whose dK and dV (64 x 256
-  // each, 256 registers a thread for one warpgroup) the two consumers split by columns, 128 each. Each
+  static constexpr int kHeadDim = kHeadDim_;    // of Q and K (dQ, dK)
+  static constexpr int kHeadDimV = kHeadDimV_;  // of V and dO (dV)
+  static_assert((kHeadDim == kHeadDimV &&
+                 (kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 192 || kHeadDim == 256)) ||
+                    (kHeadDim == 192 && kHeadDimV == 128),
+                "the backward kernel's layouts are for d = dv = 64, 128, 192, 256 and (d, dv) = (192, 128)");
+  // SPLIT_HEAD_DIM (d >= 192; backward_consumer_split_head_dim): 64 keys a CTA, whose dK and dV (64 x 256
+  // each at d = 256, 256 registers a thread for one warpgroup) the two consumers split by 64-column chunks
+  // (key_chunk_begin / value_chunk_begin: at d = 256 128 columns of each, at d = 192 two chunks of dK and
+  // one of dV against one and two, at (192, 128) two and one against one and one). Each
   // consumer computes the scores of its 32 query rows of a block over all 64 keys, adds their share of dV and
   // dK from its registers (OWN_FIRST) and stages P^T and dS^T in shared memory for the other. No dQ: the dQ
   // pass computes it (backward_dq_kernel.h). Adding it here, to an fp32 accumulator from registers by atomics
@@ -59,7 +64,7 @@ struct BackwardConfig {
   // a fixed order: deterministic mode is the default mode. One CTA per tile. (Measured and not kept, session
   // 62: one consumer's dV and the other's dK, clusters sharing Q / dO by multicast, the next scores issued
   // early; session 63: the next scores issued before the dV / dK GEMMs are waited for, EARLY_SCORES.)
-  static constexpr bool kSplitHeadDim = kHeadDim == 256;
+  static constexpr bool kSplitHeadDim = kHeadDim >= 192;
   static constexpr int kBlockM = kBackwardQueryRows;  // query rows per step (backward_walk.h)
   static_assert(kBlockM == cuda_sm80::kBackwardBlockM,
                 "the deterministic semaphores count blocks of kBlockM rows");
@@ -75,12 +80,23 @@ struct BackwardConfig {
   static constexpr int kStages =
       FLASHATTN_SM90_BWD_D64_STAGES3 != 0 && kHeadDim == 64 && kConsumers_ == 2 ? 3 : 2;
   static constexpr int kRowBytes = 128;
-  static constexpr int kChunks = kHeadDim / 64;  // 64-column 128B-swizzled chunks of a row
+  static constexpr int kChunks = kHeadDim / 64;    // 64-column 128B-swizzled chunks of a Q / K row
+  static constexpr int kChunksV = kHeadDimV / 64;  // of a dO / V row
+  static_assert(kSplitHeadDim || kChunksV == kChunks, "d != dv only with the split columns");
+  // kSplitHeadDim: consumer c's dK columns are chunks [key_chunk_begin(c), key_chunk_begin(c + 1)), its dV
+  // columns [value_chunk_begin(c), value_chunk_begin(c + 1)): consumer 0 takes dK's larger half, consumer 1
+  // dV's, so that odd chunk counts balance (d = 192: 2 + 1 chunks against 1 + 2).
+  __host__ __device__ static constexpr int key_chunk_begin(int consumer) {
+    return consumer == 0 ? 0 : consumer == 1 ? (kChunks + 1) / 2 : kChunks;
+  }
+  __host__ __device__ static constexpr int value_chunk_begin(int consumer) {
+    return consumer == 0 ? 0 : consumer == 1 ? kChunksV / 2 : kChunksV;
+  }
   // Deterministic mode: one CTA per tile, claimed from a counter in increasing order (backward_kernel), and
   // each dQ reduction in its turn (backward_reduce_dq).
   static constexpr bool kDeterministic = kDeterministic_;
   static_assert(!kSplitHeadDim || (kConsumers == 2 && !kDeterministic),
-                "d = 256: two consumers splitting the columns; deterministic without a mode of its own");
+                "d >= 192: two consumers splitting the columns; deterministic without a mode of its own");
   // SCORE_MODS: softcap and / or ALiBi modify the scores before the softmax (a tanh and its derivative, a
   // distance bias per element): the probabilities wait for dP^T's GEMM too, so that each element's P^T and
   // dS^T come from one pass and the tanh's derivative needs no registers of its own (backward_consumer).
@@ -94,7 +110,9 @@ struct BackwardConfig {
   static constexpr int kKChunkBytes = kBlockN * kRowBytes;
   static constexpr int kQChunkBytes = kBlockM * kRowBytes;
   static constexpr int kKBytes = kChunks * kKChunkBytes;
+  static constexpr int kVBytes = kChunksV * kKChunkBytes;
   static constexpr int kQBytes = kChunks * kQChunkBytes;
+  static constexpr int kDoBytes = kChunksV * kQChunkBytes;
   static constexpr int kDsBytes = kBlockN * kBlockM * 2;   // dS^T: kBlockN key rows of 64 query columns
   static constexpr int kDqBytes = kBlockM * kHeadDim * 4;  // the fp32 dQ tile
   // kSplitDq (d = 128): each consumer computes dQ's columns [64 w, + 64) over all 128 keys, from both
@@ -103,9 +121,9 @@ struct BackwardConfig {
   // way), stages it apart and reduces it itself: no barrier between the consumers, twice the reductions.
   static constexpr bool kSplitDq = kHeadDim == 128;
   static_assert(!kSplitDq || kConsumers == 2, "kSplitDq splits dQ's 128 columns between two consumers");
-  // Two steps' staged dQ tiles (per consumer); none at d = 256 (added from registers).
+  // Two steps' staged dQ tiles (per consumer); none at d >= 192 (the dQ pass's).
   static constexpr int kDqBuffers = kSplitHeadDim ? 0 : 2 * (kSplitDq ? 1 : kConsumers);
-  // d = 256: P^T staged for dV's GEMM as dS^T is for dK's and dQ's (two buffers each, steps alternate).
+  // d >= 192: P^T staged for dV's GEMM as dS^T is for dK's (two buffers each, steps alternate).
   static constexpr int kPBuffers = kSplitHeadDim ? 2 : 0;
   // DQ_WRITER: the reductions issued by a thread of the producer warpgroup (backward_dq_writer), the staging
   // buffers handed over through mbarriers; in deterministic mode at d = 128 only, where the consumers'
@@ -117,7 +135,7 @@ struct BackwardConfig {
   // through shared memory that the tile's last steps are done with (key_staging): at d = 64 the consumer's
   // staged dQ tile of the parity after the last step (the tile's last reduction reads the other); at d = 128
   // (64 KB for both) consumer 0's the two dS^T buffers, consumer 1's that dQ tile. The next tile's consumers
-  // start once the stores have read them (a wait of each storing thread, a barrier). At d = 256 (one tile a
+  // start once the stores have read them (a wait of each storing thread, a barrier). At d >= 192 (one tile a
   // CTA) K's and V's own buffers, which no GEMM reads after the tile's last barrier of both consumers. Not
   // under kDqWriter (its writer may still be reducing from that dQ tile).
   static constexpr bool kStagedKeyStore = FLASHATTN_SM90_BWD_STAGED_KEY_STORE != 0 && !kDqWriter;
@@ -136,9 +154,9 @@ struct BackwardConfig {
 
   static constexpr int kKOffset = 0;
   static constexpr int kVOffset = kKOffset + kKBytes;
-  static constexpr int kQOffset = kVOffset + kKBytes;
+  static constexpr int kQOffset = kVOffset + kVBytes;
   static constexpr int kDoOffset = kQOffset + kStages * kQBytes;
-  static constexpr int kDsOffset = kDoOffset + kStages * kQBytes;    // two buffers (steps alternate)
+  static constexpr int kDsOffset = kDoOffset + kStages * kDoBytes;   // two buffers (steps alternate)
   static constexpr int kPOffset = kDsOffset + 2 * kDsBytes;          // kPBuffers buffers
   static constexpr int kDqOffset = kPOffset + kPBuffers * kDsBytes;  // kDqBuffers buffers
   static constexpr int kLseOffset = kDqOffset + kDqBuffers * kDqBytes;
@@ -203,7 +221,7 @@ struct BackwardKernelParams {
   float softcap_in = 0.f, softcap_log2 = 0.f;
   const float* alibi_slopes = nullptr;
   std::int64_t alibi_batch_stride = 0;
-  // The dQ pass (d = 256; backward_dq_kernel.h): dQ itself, and the blocks of
+  // The dQ pass (d >= 192; backward_dq_kernel.h): dQ itself, and the blocks of
   // BackwardDqConfig::kBlockM query rows per (sequence, head) of the longest sequence. (Last, so that the
   // other kernels' parameter offsets stay as they were.)
   void* dq = nullptr;
@@ -256,7 +274,7 @@ struct BackwardShared {
   __device__ std::uint32_t v() const { return base + Config::kVOffset; }
   __device__ std::uint32_t q(int stage) const { return base + Config::kQOffset + stage * Config::kQBytes; }
   __device__ std::uint32_t dout(int stage) const {
-    return base + Config::kDoOffset + stage * Config::kQBytes;
+    return base + Config::kDoOffset + stage * Config::kDoBytes;
   }
   __device__ std::uint32_t ds(int buffer) const {
     return base + Config::kDsOffset + buffer * Config::kDsBytes;
@@ -292,7 +310,7 @@ struct BackwardShared {
   // kStagedKeyStore: consumer `consumer`'s staged dK (kChunks boxes of 64 x 64, 8 KB each) and dV (the next
   // kChunks boxes) at the end of a tile, `step` past its last step (BackwardConfig::kStagedKeyStore).
   __device__ std::uint32_t key_staging(int step, int consumer) const {
-    static_assert(!Config::kSplitHeadDim, "d = 256 stages dK / dV in K's and V's buffers");
+    static_assert(!Config::kSplitHeadDim, "d >= 192 stages dK / dV in K's and V's buffers");
     static_assert(2 * Config::kChunks * 8192 <= Config::kDqBytes &&
                       (!Config::kSplitDq || 2 * Config::kChunks * 8192 <= 2 * Config::kDsBytes),
                   "a consumer's staged dK / dV fit its buffer");
@@ -329,7 +347,7 @@ struct BackwardShared {
 // step before staged). kBackwardWarpgroup + w: warpgroup w alone, the same for its own dS^T and dQ tile.
 inline constexpr int kBackwardConsumers = 1;
 inline constexpr int kBackwardWarpgroup = 2;
-// d = 256 (SCORE_ORDER): consumer 0 arrives once its score GEMMs of a step are issued, consumer 1 waits for
+// d >= 192 (SCORE_ORDER): consumer 0 arrives once its score GEMMs of a step are issued, consumer 1 waits for
 // that before issuing its own.
 inline constexpr int kBackwardScoreOrder = 4;
 // kStagedKeyStore: kBackwardKeysStaged + w, warpgroup w's dK / dV rows written to shared memory (before its

@@ -296,7 +296,7 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
   // (kStagedKeyStore: in shared memory the tile's last steps are done with, BackwardShared::key_staging.)
   const std::uint32_t boxes = smem.key_staging(dq_parity(), consumer);
   backward_store_key_gradients<Config, Config::kHeadDim>(
-      p, tile, seq, first_key, 0, boxes, boxes + Config::kChunks * 8192, dk, dv, consumer, thread);
+      p, tile, seq, first_key, 0, 0, boxes, boxes + Config::kChunks * 8192, dk, dv, consumer, thread);
 }
 
 }  // namespace flashattn::detail::cuda_sm90

@@ -1,4 +1,4 @@
-// The Hopper backward's dQ pass (d = dv = 256; BackwardConfig::kSplitHeadDim): dQ = scale dS K for one block
+// The Hopper backward's dQ pass (d >= 192; BackwardConfig::kSplitHeadDim): dQ = scale dS K for one block
 // of query rows per CTA, walking the keys, while the main kernel (backward_kernel.h) computes dK and dV only.
 // The main kernel's 64-key blocks would add dQ into an fp32 accumulator once per key block: at d = 256 those
 // reductions were half its time (session 61: 64 KB into L2 per 64 x 64 step). Here dQ stays in registers
@@ -10,8 +10,9 @@
 //   warpgroups 1, 2  consumers: query rows [64 w, + 64) of the block each. Per key block of 64 keys:
 //                S = Q K^T and dP = dO V^T (m64n64, shared-memory operands), P = exp2(S scale log2 e - LSE
 //                log2 e) (masked), dS = P (dP - D) (softcap / ALiBi: as backward_modified_gradients),
-//                dQ += dS K (m64n256, dS from registers, K N-major). The next block's S and dP are issued
-//                before the last dQ GEMM is waited for, so the tensor cores stay busy through the softmax.
+//                dQ += dS K (m64n256 / m64n192, dS from registers, K N-major). The next block's S and dP are
+//                issued before the last dQ GEMM is waited for, so the tensor cores stay busy through the
+//                softmax.
 // The LSE (base 2) and D are the preprocess's (cuda_sm80's aux kernels), as for the main kernel; Q, dO, K, V
 // are read through the main kernel's tensor maps (64-row boxes).
 #pragma once
@@ -27,8 +28,9 @@ namespace flashattn::detail::cuda_sm90 {
 template <class Main>
 struct BackwardDqConfig {
   using Element = typename Main::Element;
-  static constexpr int kHeadDim = Main::kHeadDim;
-  static_assert(kHeadDim == 256, "the dQ pass is d = 256's (BackwardConfig::kSplitHeadDim)");
+  static constexpr int kHeadDim = Main::kHeadDim;    // of Q, K, dQ
+  static constexpr int kHeadDimV = Main::kHeadDimV;  // of dO, V
+  static_assert(Main::kSplitHeadDim, "the dQ pass is d >= 192's (BackwardConfig::kSplitHeadDim)");
   static constexpr bool kScoreMods = Main::kScoreMods;
   static constexpr int kConsumers = 2;
   static constexpr int kBlockM = 64 * kConsumers;  // query rows per CTA
@@ -38,24 +40,28 @@ struct BackwardDqConfig {
   static constexpr int kThreads = 128 * (kConsumers + 1);
   static constexpr int kRowBytes = 128;
   static constexpr int kChunks = kHeadDim / 64;
+  static constexpr int kChunksV = kHeadDimV / 64;
   static constexpr int kQChunkBytes = kBlockM * kRowBytes;
   static constexpr int kQBytes = kChunks * kQChunkBytes;
+  static constexpr int kDoBytes = kChunksV * kQChunkBytes;
   static constexpr int kKChunkBytes = kBlockN * kRowBytes;
   static constexpr int kKBytes = kChunks * kKChunkBytes;
-  // Q and dO (64 KB each) stay; K has two stages, V one (two stages of each, 128 KB, would not fit beside
-  // them): V's next block loads once both consumers' dP GEMMs are done, behind the softmax, dQ's GEMM and
-  // the next S.
+  static constexpr int kVBytes = kChunksV * kKChunkBytes;
+  // Q and dO (64 KB each at d = 256) stay; K has two stages, V one (two stages of each, 128 KB, would not
+  // fit beside them at d = 256): V's next block loads once both consumers' dP GEMMs are done, behind the
+  // softmax, dQ's GEMM and the next S.
   static constexpr int kKStages = 2;
   static constexpr int kQOffset = 0;
   static constexpr int kDoOffset = kQOffset + kQBytes;
-  static constexpr int kKOffset = kDoOffset + kQBytes;
+  static constexpr int kKOffset = kDoOffset + kDoBytes;
   static constexpr int kVOffset = kKOffset + kKStages * kKBytes;
-  static constexpr int kBarrierOffset = kVOffset + kKBytes;
+  static constexpr int kBarrierOffset = kVOffset + kVBytes;
   // q_full (Q and dO), per K stage k_full, k_empty, then v_full, v_empty.
   static constexpr int kBarriers = 1 + 2 * kKStages + 2;
   static constexpr int kSmemBytes = kBarrierOffset + 8 * kBarriers + 1024;  // + the swizzle atom's alignment
   static_assert(kSmemBytes <= 227 * 1024, "shared memory of one CTA");
-  // Consumers: dQ (128), S and dP (32 + 32), dS's fragments (16) at the peak. As the main kernel's.
+  // Consumers: dQ (d / 2: 128 at d = 256), S and dP (32 + 32), dS's fragments (16) at the peak. As the main
+  // kernel's.
   static constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;
   static constexpr int kProducerRegisters = 24;
   static constexpr int kConsumerRegisters = 240;
@@ -110,16 +116,20 @@ __device__ void backward_dq_producer(const BackwardKernelParams& p, const Backwa
                                      const BackwardQueryWalk& walk) {
   const int head_kv = tile.head / p.group;
   const int row = seq.q_row0 + tile.m_block * Config::kBlockM;
-  ptx::mbarrier_arrive_expect_tx(smem.q_full(), 2 * Config::kQBytes);
+  ptx::mbarrier_arrive_expect_tx(smem.q_full(), Config::kQBytes + Config::kDoBytes);
 #pragma unroll
-  for (int c = 0; c < Config::kChunks; ++c) {
+  for (int c = 0; c < (Config::kChunks > Config::kChunksV ? Config::kChunks : Config::kChunksV); ++c) {
 #pragma unroll
     for (int box = 0; box < Config::kBlockM / Config::kMapRows; ++box) {
       const int at = c * Config::kQChunkBytes + box * Config::kMapRows * Config::kRowBytes;
-      ptx::tma_load_4d(smem.q() + at, &p.maps.q, smem.q_full(), 64 * c, row + box * Config::kMapRows,
-                       tile.head, seq.map_batch);
-      ptx::tma_load_4d(smem.dout() + at, &p.maps.dout, smem.q_full(), 64 * c, row + box * Config::kMapRows,
-                       tile.head, seq.map_batch);
+      if (c < Config::kChunks) {
+        ptx::tma_load_4d(smem.q() + at, &p.maps.q, smem.q_full(), 64 * c, row + box * Config::kMapRows,
+                         tile.head, seq.map_batch);
+      }
+      if (c < Config::kChunksV) {
+        ptx::tma_load_4d(smem.dout() + at, &p.maps.dout, smem.q_full(), 64 * c, row + box * Config::kMapRows,
+                         tile.head, seq.map_batch);
+      }
     }
   }
   for (int step = 0; step < walk.n_end - walk.n_begin; ++step) {
@@ -135,9 +145,9 @@ __device__ void backward_dq_producer(const BackwardKernelParams& p, const Backwa
                        head_kv, seq.map_batch);
     }
     if (step >= 1) ptx::mbarrier_wait_parity(smem.v_empty(), (step - 1) & 1);
-    ptx::mbarrier_arrive_expect_tx(smem.v_full(), Config::kKBytes);
+    ptx::mbarrier_arrive_expect_tx(smem.v_full(), Config::kVBytes);
 #pragma unroll
-    for (int c = 0; c < Config::kChunks; ++c) {
+    for (int c = 0; c < Config::kChunksV; ++c) {
       ptx::tma_load_4d(smem.v() + c * Config::kKChunkBytes, &p.maps.v, smem.v_full(), 64 * c, key, head_kv,
                        seq.map_batch);
     }
@@ -231,8 +241,8 @@ __device__ void backward_dq_consumer(const BackwardKernelParams& p, const Backwa
       ptx::wgmma_commit_group();
       ptx::mbarrier_wait_parity(smem.v_full(), step & 1);
       ptx::wgmma_fence();  // dp's registers (read by the last step's dS) before the GEMM overwrites them
-      backward_gemm_transposed_scores<Config, 64, Config::kQChunkBytes, Config::kKChunkBytes>(dp, do_rows,
-                                                                                              smem.v());
+      backward_gemm_transposed_scores<Config, 64, Config::kQChunkBytes, Config::kKChunkBytes,
+                                      Config::kHeadDimV>(dp, do_rows, smem.v());
       ptx::wgmma_commit_group();
       if (step > 0) {
         // The previous step's dQ GEMM is done: its K stage may be loaded again.

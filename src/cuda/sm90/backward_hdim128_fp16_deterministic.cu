@@ -3,6 +3,6 @@
 #include "cuda/sm90/backward_launch.h"
 
 namespace flashattn::detail::cuda_sm90 {
-template cudaError_t run_backward<128, __half, true, false>(const cuda_sm80::BackwardKernelArgs&,
-                                                            cudaStream_t);
+template cudaError_t run_backward<128, __half, true, false, 128>(const cuda_sm80::BackwardKernelArgs&,
+                                                                 cudaStream_t);
 }  // namespace flashattn::detail::cuda_sm90

@@ -2,6 +2,6 @@
 #include "cuda/sm90/backward_launch.h"
 
 namespace flashattn::detail::cuda_sm90 {
-template cudaError_t run_backward<256, __half, false, false>(const cuda_sm80::BackwardKernelArgs&,
-                                                             cudaStream_t);
+template cudaError_t run_backward<256, __half, false, false, 256>(const cuda_sm80::BackwardKernelArgs&,
+                                                                  cudaStream_t);
 }  // namespace flashattn::detail::cuda_sm90

@@ -1,9 +1,9 @@
 // The Hopper backward main kernel: warp-specialised, TMA + wgmma, one CTA per key block (64 keys per consumer
 // warpgroup: 128 keys, or 192 at d = 64 from 2048 keys) of one (sequence, K/V head), walking every query
 // block of 64 rows that sees the keys, for each query head of the K/V head's group. d = dv = 64 or 128 (this
-// description); d = dv = 256 has a consumer of its own (BackwardConfig::kSplitHeadDim,
-// backward_consumer_split_head_dim: 64-key blocks, the columns split between two consumers, no dQ) and its dQ
-// from a kernel of its own (backward_dq_kernel.h).
+// description); d = dv = 192 / 256 and (d, dv) = (192, 128) have a consumer of their own
+// (BackwardConfig::kSplitHeadDim, backward_consumer_split_head_dim: 64-key blocks, the columns split between
+// two consumers, no dQ) and their dQ from a kernel of its own (backward_dq_kernel.h).
 //   warpgroup 0  producer: one thread loads K and V once, then Q, dO and the rows' LSE and D (the
 //                preprocess's, cuda_sm80's aux kernels) into a ring of two stages;
 //   warpgroups 1, 2 (, 3)  consumers: keys [64 w, 64 w + 64) of the block each. Per query block:
@@ -26,7 +26,7 @@
 // from one pass over both score tiles (backward_modified_gradients).
 // Files: backward_config.h (configuration, parameters, shared memory), backward_steps.h (the step's GEMMs,
 // stores, zeroing and score mods, shared with the dQ pass), backward_consumer.h (d = 64 / 128),
-// backward_split_consumer.h (d = 256); here the producer, the tile walk and the kernel.
+// backward_split_consumer.h (d >= 192); here the producer, the tile walk and the kernel.
 #pragma once
 
 #include <cstdint>
@@ -50,13 +50,17 @@ __device__ void backward_producer(const BackwardKernelParams& p, const BackwardS
   const int n0 = tile.n_block * Config::kBlockN;
   // The previous tile's consumers are done with K / V (their last GEMMs waited for).
   if (kv_round > 0) ptx::mbarrier_wait_parity(smem.kv_empty(), (kv_round - 1) & 1);
-  ptx::mbarrier_arrive_expect_tx(smem.kv_full(), 2 * Config::kKBytes);
+  ptx::mbarrier_arrive_expect_tx(smem.kv_full(), Config::kKBytes + Config::kVBytes);
 #pragma unroll
-  for (int c = 0; c < Config::kChunks; ++c) {
-    ptx::tma_load_4d(smem.k() + c * Config::kKChunkBytes, &p.maps.k, smem.kv_full(), 64 * c, seq.k_row0 + n0,
-                     tile.head_kv, seq.map_batch);
-    ptx::tma_load_4d(smem.v() + c * Config::kKChunkBytes, &p.maps.v, smem.kv_full(), 64 * c, seq.k_row0 + n0,
-                     tile.head_kv, seq.map_batch);
+  for (int c = 0; c < (Config::kChunks > Config::kChunksV ? Config::kChunks : Config::kChunksV); ++c) {
+    if (c < Config::kChunks) {
+      ptx::tma_load_4d(smem.k() + c * Config::kKChunkBytes, &p.maps.k, smem.kv_full(), 64 * c,
+                       seq.k_row0 + n0, tile.head_kv, seq.map_batch);
+    }
+    if (c < Config::kChunksV) {
+      ptx::tma_load_4d(smem.v() + c * Config::kKChunkBytes, &p.maps.v, smem.kv_full(), 64 * c,
+                       seq.k_row0 + n0, tile.head_kv, seq.map_batch);
+    }
   }
   for (int g = 0; g < p.group; ++g) {
     const int head = tile.head_kv * p.group + g;
@@ -77,9 +81,9 @@ __device__ void backward_producer(const BackwardKernelParams& p, const BackwardS
       const std::int64_t stats = stats_row0 + m * Config::kBlockM;
       ptx::bulk_load(smem.lse(stage), p.lse_log2 + stats, Config::kStatsBytes, smem.q_full(stage));
       ptx::bulk_load(smem.delta(stage), p.delta + stats, Config::kStatsBytes, smem.q_full(stage));
-      ptx::mbarrier_arrive_expect_tx(smem.do_full(stage), Config::kQBytes);
+      ptx::mbarrier_arrive_expect_tx(smem.do_full(stage), Config::kDoBytes);
 #pragma unroll
-      for (int c = 0; c < Config::kChunks; ++c) {
+      for (int c = 0; c < Config::kChunksV; ++c) {
         ptx::tma_load_4d(smem.dout(stage) + c * Config::kQChunkBytes, &p.maps.dout, smem.do_full(stage),
                          64 * c, row, head, seq.map_batch);
       }
@@ -153,7 +157,13 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
           // of spills, this one none.)
           const int consumer = __shfl_sync(0xffffffffu, warpgroup, 0) - 1;
           if constexpr (Config::kSplitHeadDim) {
-            backward_consumer_split_head_dim<Config>(p, smem, tile, seq, consumer, step, kv_round);
+            // (Each consumer's columns are its own instance's constants: their accumulators' sizes differ at
+            // d = 192.)
+            if (consumer == 0) {
+              backward_consumer_split_head_dim<Config, 0>(p, smem, tile, seq, step, kv_round);
+            } else {
+              backward_consumer_split_head_dim<Config, 1>(p, smem, tile, seq, step, kv_round);
+            }
           } else {
             backward_consumer<Config>(p, smem, tile, seq, consumer, step, kv_round);
           }

@@ -1,4 +1,4 @@
-// Host side of the Hopper backward main kernel (backward_kernel.h) and, at d = 256, the dQ pass
+// Host side of the Hopper backward main kernel (backward_kernel.h) and, at d >= 192, the dQ pass
 // (backward_dq_kernel.h): their tensor maps, parameters and launches. The preprocess and postprocess around
 // them are cuda_sm80's (backward_aux_kernels.h), which own the workspace layout (LSE, D, the dQ accumulator
 // in its DQ_BULK layout; the dQ pass uses neither the accumulator nor the postprocess).
@@ -17,7 +17,7 @@ namespace flashattn::detail::cuda_sm90 {
 
 template <class Config>
 cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
-  constexpr int kHeadDim = Config::kHeadDim;
+  constexpr int kHeadDim = Config::kHeadDim, kHeadDimV = Config::kHeadDimV;
   const BackwardParams& p = args.p;
   const bool varlen = p.cu_seqlens_q != nullptr;
   // Varlen: maps over every sequence's rows (batch extent 1); the kernel adds the sequences' first rows.
@@ -29,13 +29,13 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
   const bool maps_ok =
       encode_tile_map(&k.maps.q, p.dtype, p.q.data, kHeadDim, q_rows, p.heads, map_batch, p.q.row_stride,
                       p.q.head_stride, p.q.batch_stride, Config::kBlockM) &&
-      encode_tile_map(&k.maps.dout, p.dtype, p.dout.data, kHeadDim, q_rows, p.heads, map_batch,
+      encode_tile_map(&k.maps.dout, p.dtype, p.dout.data, kHeadDimV, q_rows, p.heads, map_batch,
                       p.dout.row_stride, p.dout.head_stride, p.dout.batch_stride, Config::kBlockM) &&
       (p.seqlen_k == 0 ||
        (encode_tile_map(&k.maps.k, p.dtype, p.k.data, kHeadDim, k_rows, p.heads_kv, map_batch, p.k.row_stride,
                         p.k.head_stride, p.k.batch_stride, Config::kBlockN) &&
-        encode_tile_map(&k.maps.v, p.dtype, p.v.data, kHeadDim, k_rows, p.heads_kv, map_batch, p.v.row_stride,
-                        p.v.head_stride, p.v.batch_stride, Config::kBlockN)));
+        encode_tile_map(&k.maps.v, p.dtype, p.v.data, kHeadDimV, k_rows, p.heads_kv, map_batch,
+                        p.v.row_stride, p.v.head_stride, p.v.batch_stride, Config::kBlockN)));
   if (!maps_ok) return cudaErrorInvalidValue;
   // kStagedKeyStore: dK / dV stored by TMA in boxes of one consumer's 64 rows (unsupported_reason has checked
   // their alignment as q's).
@@ -43,7 +43,7 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
     if (p.seqlen_k > 0 &&
         !(encode_tile_map(&k.maps.dk, p.dtype, p.dk.data, kHeadDim, k_rows, p.heads_kv, map_batch,
                           p.dk.row_stride, p.dk.head_stride, p.dk.batch_stride, 64) &&
-          encode_tile_map(&k.maps.dv, p.dtype, p.dv.data, kHeadDim, k_rows, p.heads_kv, map_batch,
+          encode_tile_map(&k.maps.dv, p.dtype, p.dv.data, kHeadDimV, k_rows, p.heads_kv, map_batch,
                           p.dv.row_stride, p.dv.head_stride, p.dv.batch_stride, 64))) {
       return cudaErrorInvalidValue;
     }
@@ -117,7 +117,7 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
       return e;
     }
   }
-  if constexpr (Config::kSplitHeadDim) {  // d = 256: the dQ pass
+  if constexpr (Config::kSplitHeadDim) {  // d >= 192: the dQ pass
     using DqConfig = BackwardDqConfig<Config>;
     k.dq = p.dq.data;
     k.dq_batch_stride = p.dq.batch_stride, k.dq_row_stride = p.dq.row_stride,
@@ -142,17 +142,20 @@ extern template cudaError_t launch_backward<BackwardConfig<64, __nv_bfloat16, 2,
 // The kernel of (head dim, element type, deterministic mode, softcap / ALiBi) for this call: at d = 64, three
 // consumer warpgroups (192-key blocks) from 2048 keys (D64_THREE_FROM), two (128-key blocks) below and in
 // deterministic mode (BackwardConfig::kConsumers; two with softcap / ALiBi), below that under a causal or
-// window band the two-consumer kernel that passes hidden steps (kSkipHidden, SKIP_HIDDEN); at d = 256 the
-// split-column kernel (64-key blocks) and the dQ pass, both modes (kDeterministic false). Deterministic mode
-// needs args.dq_semaphore and args.tile_counter (zeroed by the preprocess); kScoreMods exactly the calls with
+// window band the two-consumer kernel that passes hidden steps (kSkipHidden, SKIP_HIDDEN); at d >= 192
+// (d = dv = 192, 256; (d, dv) = (192, 128)) the split-column kernel (64-key blocks) and the dQ pass, both
+// modes (kDeterministic false). kHeadDimV = kHeadDim but at (192, 128). Deterministic mode needs
+// args.dq_semaphore and args.tile_counter (zeroed by the preprocess); kScoreMods exactly the calls with
 // softcap or ALiBi.
-template <int kHeadDim, typename Element, bool kDeterministic, bool kScoreMods>
+template <int kHeadDim, typename Element, bool kDeterministic, bool kScoreMods, int kHeadDimV>
 cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
-  if constexpr (kHeadDim == 256) {
-    static_assert(!kDeterministic, "d = 256 has one kernel for both modes (each output written once)");
+  static_assert(kHeadDimV == kHeadDim || kHeadDim >= 192, "d != dv only with the split columns");
+  if constexpr (kHeadDim >= 192) {
+    static_assert(!kDeterministic, "d >= 192 has one kernel for both modes (each output written once)");
     // The dQ pass writes dQ: no accumulator (run() passes none) and no postprocess.
     if (args.dq_accum != nullptr) return cudaErrorInvalidConfiguration;
-    return launch_backward<BackwardConfig<kHeadDim, Element, 2, false, kScoreMods>>(args, stream);
+    return launch_backward<BackwardConfig<kHeadDim, Element, 2, false, kScoreMods, false, kHeadDimV>>(args,
+                                                                                                      stream);
   } else if constexpr (kDeterministic) {
     return launch_backward<BackwardConfig<kHeadDim, Element, 2, true, kScoreMods>>(args, stream);
   } else {

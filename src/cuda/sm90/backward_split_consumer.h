@@ -1,5 +1,6 @@
-// The Hopper backward's consumer at d = dv = 256 (BackwardConfig::kSplitHeadDim): 64 keys a CTA, the dK / dV
-// columns split between two consumers, no dQ (the dQ pass's, backward_dq_kernel.h).
+// The Hopper backward's consumer at d >= 192 (d = dv = 192 or 256, (d, dv) = (192, 128);
+// BackwardConfig::kSplitHeadDim): 64 keys a CTA, the dK / dV columns split between two consumers, no dQ (the
+// dQ pass's, backward_dq_kernel.h).
 #pragma once
 
 #include <cstdint>
@@ -32,21 +33,28 @@
 #endif
 namespace flashattn::detail::cuda_sm90 {
 
-// SPLIT_HEAD_DIM (d = 256): consumer `consumer` over one tile (64 keys). Per query block of 64 rows:
+// SPLIT_HEAD_DIM (d >= 192): consumer kConsumer over one tile (64 keys). Per query block of 64 rows:
 //   S^T, dP^T for its 32 rows [32 w, + 32) over all 64 keys (m64n32, shared-memory operands),
-//   P^T and dS^T (as backward_consumer's); under OWN_FIRST dV[:, 128 w ..] += P^T dO and dK[:, 128 w ..] +=
-//   dS^T Q over those 32 rows from registers (m64n128); both staged in shared memory (buffers step % 2) for
-//   the other consumer; one barrier of both, then the same GEMMs over the other's 32 rows (all 64 without
-//   OWN_FIRST) from the staged tiles. dQ is the dQ pass's (backward_dq_kernel.h).
+//   P^T and dS^T (as backward_consumer's); under OWN_FIRST dV[:, its columns] += P^T dO and dK[:, its
+//   columns]
+//   += dS^T Q over those 32 rows from registers; both staged in shared memory (buffers step % 2) for the
+//   other consumer; one barrier of both, then the same GEMMs over the other's 32 rows (all 64 without
+//   OWN_FIRST) from the staged tiles. Its columns: dK's chunks [key_chunk_begin(kConsumer), + kColumnsK /
+//   64), dV's [value_chunk_begin(kConsumer), + kColumnsV / 64) (BackwardConfig). dQ is the dQ pass's
+//   (backward_dq_kernel.h).
 // A staged buffer is rewritten two steps later, after both consumers have passed the barrier of the step
 // between, which each reaches only once its GEMMs of the step before have completed.
-template <class Config>
+template <class Config, int kConsumer>
 __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
                                                  const BackwardShared<Config>& smem, const BackwardTile& tile,
-                                                 const BackwardSequence& seq, int consumer, int& step,
-                                                 int kv_round) {
+                                                 const BackwardSequence& seq, int& step, int kv_round) {
   using Element = typename Config::Element;
-  constexpr int kColumns = Config::kHeadDim / 2;  // dK / dV columns of each consumer
+  constexpr int consumer = kConsumer;
+  constexpr int kKeyChunk = Config::key_chunk_begin(kConsumer);
+  constexpr int kValueChunk = Config::value_chunk_begin(kConsumer);
+  constexpr int kColumnsK = 64 * (Config::key_chunk_begin(kConsumer + 1) - kKeyChunk);
+  constexpr int kColumnsV = 64 * (Config::value_chunk_begin(kConsumer + 1) - kValueChunk);
+  static_assert(kColumnsK > 0 && kColumnsV > 0, "each consumer owns columns of dK and of dV");
   constexpr bool kOwnFirst = FLASHATTN_SM90_BWD_D256_OWN_FIRST != 0;
   const int thread = static_cast<int>(threadIdx.x) % 128;
   const int warp = thread / 32, lane = thread % 32;
@@ -55,10 +63,15 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
   const int key_local = 16 * warp + lane / 4;  // this thread's two keys (and + 8) of the block's 64
   const int query0 = 32 * consumer;            // this consumer's query rows of each block
   const int offset = seq.k - seq.q;
+  // This consumer's chunks of a Q / dO stage.
+  constexpr std::uint32_t kQColumns = kKeyChunk * Config::kQChunkBytes;
+  constexpr std::uint32_t kDoColumns = kValueChunk * Config::kQChunkBytes;
 
-  float dk[kColumns / 2], dv[kColumns / 2];
+  float dk[kColumnsK / 2], dv[kColumnsV / 2];
 #pragma unroll
-  for (int i = 0; i < kColumns / 2; ++i) dk[i] = dv[i] = 0.f;
+  for (int i = 0; i < kColumnsK / 2; ++i) dk[i] = 0.f;
+#pragma unroll
+  for (int i = 0; i < kColumnsV / 2; ++i) dv[i] = 0.f;
 
   ptx::mbarrier_wait_parity(smem.kv_full(), kv_round & 1);
   backward_zero_key_rows<Config>(smem, seq, n0, thread_in_consumers);
@@ -81,8 +94,9 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
       ptx::wgmma_commit_group();
       ptx::mbarrier_wait_parity(smem.do_full(stage), phase);
       ptx::wgmma_fence();
-      backward_gemm_transposed_scores<Config, 32>(dpt, smem.v(),
-                                                  smem.dout(stage) + query0 * Config::kRowBytes);
+      backward_gemm_transposed_scores<Config, 32, Config::kKChunkBytes, Config::kQChunkBytes,
+                                      Config::kHeadDimV>(dpt, smem.v(),
+                                                         smem.dout(stage) + query0 * Config::kRowBytes);
       ptx::wgmma_commit_group();
       if (FLASHATTN_SM90_BWD_D256_SCORE_ORDER != 0 && consumer == 0) {
         ptx::bar_arrive(kBackwardScoreOrder, 128 * Config::kConsumers);
@@ -127,12 +141,12 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
       if constexpr (kOwnFirst) {
         // This consumer's 32 rows' share of dV and dK from its registers, in flight while the other's
         // P^T and dS^T are awaited.
-        const std::uint32_t own_rows = 2 * consumer * Config::kQChunkBytes + query0 * Config::kRowBytes;
+        const std::uint32_t own_rows = query0 * Config::kRowBytes;
         ptx::wgmma_fence();
-        backward_gemm_key_gradient<Config, Config::kQChunkBytes, kColumns, 2>(dv, pf,
-                                                                              smem.dout(stage) + own_rows);
-        backward_gemm_key_gradient<Config, Config::kQChunkBytes, kColumns, 2>(dk, dsf,
-                                                                              smem.q(stage) + own_rows);
+        backward_gemm_key_gradient<Config, Config::kQChunkBytes, kColumnsV, 2>(
+            dv, pf, smem.dout(stage) + kDoColumns + own_rows);
+        backward_gemm_key_gradient<Config, Config::kQChunkBytes, kColumnsK, 2>(
+            dk, dsf, smem.q(stage) + kQColumns + own_rows);
         ptx::wgmma_commit_group();
       }
       // P^T and dS^T into buffers step % 2: key rows of 128 bytes (64 query columns), 16-byte unit u of row r
@@ -153,16 +167,16 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
 
       ptx::wgmma_fence();
       if constexpr (kOwnFirst) {
-        const int other_rows = 2 * (1 - consumer);  // the other consumer's two k-steps
-        backward_gemm_key_gradient_staged<Config, 2>(
-            dv, smem.p(step % 2), smem.dout(stage) + 2 * consumer * Config::kQChunkBytes, other_rows);
-        backward_gemm_key_gradient_staged<Config, 2>(
-            dk, smem.ds(step % 2), smem.q(stage) + 2 * consumer * Config::kQChunkBytes, other_rows);
+        constexpr int kOtherRows = 2 * (1 - consumer);  // the other consumer's two k-steps
+        backward_gemm_key_gradient_staged<Config, kColumnsV, 2>(dv, smem.p(step % 2),
+                                                                smem.dout(stage) + kDoColumns, kOtherRows);
+        backward_gemm_key_gradient_staged<Config, kColumnsK, 2>(dk, smem.ds(step % 2),
+                                                                smem.q(stage) + kQColumns, kOtherRows);
       } else {
-        backward_gemm_key_gradient_staged<Config>(dv, smem.p(step % 2),
-                                                  smem.dout(stage) + 2 * consumer * Config::kQChunkBytes);
-        backward_gemm_key_gradient_staged<Config>(dk, smem.ds(step % 2),
-                                                  smem.q(stage) + 2 * consumer * Config::kQChunkBytes);
+        backward_gemm_key_gradient_staged<Config, kColumnsV>(dv, smem.p(step % 2),
+                                                             smem.dout(stage) + kDoColumns);
+        backward_gemm_key_gradient_staged<Config, kColumnsK>(dk, smem.ds(step % 2),
+                                                             smem.q(stage) + kQColumns);
       }
       ptx::wgmma_commit_group();
       // dV and dK done: the stage's Q and dO are no longer read.
@@ -172,12 +186,11 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
   }
   // Every GEMM of the tile has completed: K / V may be overwritten.
   ptx::mbarrier_arrive(smem.kv_empty());
-  // kStagedKeyStore: this consumer's columns of dK staged in K's buffer, of dV in V's (boxes 2 w, 2 w + 1 of
-  // 64 columns; one tile a CTA: nothing is loaded there again).
-  constexpr int kBoxes = kColumns / 64;
-  backward_store_key_gradients<Config, kColumns>(
-      p, tile, seq, n0, kColumns * consumer, smem.k() + kBoxes * consumer * 8192,
-      smem.v() + kBoxes * consumer * 8192, dk, dv, consumer, thread);
+  // kStagedKeyStore: this consumer's columns of dK staged in K's buffer, of dV in V's (at their own chunks;
+  // one tile a CTA: nothing is loaded there again).
+  backward_store_key_gradients<Config, kColumnsK, kColumnsV>(
+      p, tile, seq, n0, 64 * kKeyChunk, 64 * kValueChunk, smem.k() + kKeyChunk * Config::kKChunkBytes,
+      smem.v() + kValueChunk * Config::kKChunkBytes, dk, dv, consumer, thread);
 }
 
 }  // namespace flashattn::detail::cuda_sm90

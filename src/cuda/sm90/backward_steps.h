@@ -17,18 +17,18 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
-// 64 x kN (keys x query rows) = A (64 key rows, K-major) * B^T (kN query rows, K-major) over the head dim:
-// S^T from K and Q, dP^T from V and dO (kN = 32: a d = 256 consumer's half of the query block). The operands'
-// 64-column chunks lie kAChunkBytes / kBChunkBytes apart; the dQ pass swaps the roles (A = 64 query rows, B =
-// the keys: S and dP).
+// 64 x kN (keys x query rows) = A (64 key rows, K-major) * B^T (kN query rows, K-major) over kDepth columns
+// (the head dim: d for S^T from K and Q, dv for dP^T from V and dO; kN = 32: a d >= 192 consumer's half of
+// the query block). The operands' 64-column chunks lie kAChunkBytes / kBChunkBytes apart; the dQ pass swaps
+// the roles (A = 64 query rows, B = the keys: S and dP).
 template <class Config, int kN = 64, int kAChunkBytes = Config::kKChunkBytes,
-          int kBChunkBytes = Config::kQChunkBytes>
+          int kBChunkBytes = Config::kQChunkBytes, int kDepth = Config::kHeadDim>
 __device__ __forceinline__ void backward_gemm_transposed_scores(float (&acc)[kN / 2], std::uint32_t a,
                                                                 std::uint32_t b) {
   const std::uint64_t desc_a0 = ptx::make_smem_desc_sw128(a, 16, 1024);
   const std::uint64_t desc_b0 = ptx::make_smem_desc_sw128(b, 16, 1024);
 #pragma unroll
-  for (int kk = 0; kk < Config::kHeadDim / 16; ++kk) {
+  for (int kk = 0; kk < kDepth / 16; ++kk) {
     const int offset = (kk % 4) * 32;  // 16 elements = 32 bytes along the swizzled row
     ptx::wgmma_m64k16_ss<kN, typename Config::Element>(
         acc, ptx::smem_desc_moved(desc_a0, (kk / 4) * kAChunkBytes + offset, 0),
@@ -52,19 +52,19 @@ __device__ __forceinline__ void backward_gemm_key_gradient(float (&acc)[kN / 2],
   }
 }
 
-// d = 256: acc (64 keys x 128 columns) += A (64 keys x 64 query rows: P^T or dS^T staged in shared memory,
-// K-major) * B (64 query rows x the columns: two 64-column chunks of the dO or Q stage, N-major): a
-// consumer's half of dV += P^T dO and dK += dS^T Q. OWN_FIRST: the k-steps [first_step, + kKSteps) alone
+// d >= 192: acc (64 keys x kN columns) += A (64 keys x 64 query rows: P^T or dS^T staged in shared memory,
+// K-major) * B (64 query rows x the columns: kN / 64 chunks of the dO or Q stage from `b`, N-major): a
+// consumer's columns of dV += P^T dO or dK += dS^T Q. OWN_FIRST: the k-steps [first_step, + kKSteps) alone
 // (the other consumer's 32 rows).
-template <class Config, int kKSteps = Config::kBlockM / 16>
-__device__ __forceinline__ void backward_gemm_key_gradient_staged(float (&acc)[64], std::uint32_t a,
+template <class Config, int kN, int kKSteps = Config::kBlockM / 16>
+__device__ __forceinline__ void backward_gemm_key_gradient_staged(float (&acc)[kN / 2], std::uint32_t a,
                                                                   std::uint32_t b, int first_step = 0) {
   const std::uint64_t desc_a0 = ptx::make_smem_desc_sw128(a, 16, 1024);
   const std::uint64_t desc_b0 = ptx::make_smem_desc_sw128(b, Config::kQChunkBytes, 1024);
 #pragma unroll
   for (int j = 0; j < kKSteps; ++j) {
     const int kk = first_step + j;
-    ptx::wgmma_m64k16_ss_tb<128, typename Config::Element>(
+    ptx::wgmma_m64k16_ss_tb<kN, typename Config::Element>(
         acc, ptx::smem_desc_moved(desc_a0, kk * 32, 0),
         ptx::smem_desc_moved(desc_b0, kk * 16 * Config::kRowBytes, 0), 1);
   }
@@ -146,49 +146,54 @@ __device__ __forceinline__ void backward_stage_key_rows(std::uint32_t boxes, con
   }
 }
 
-// A warpgroup's 64 key rows of dK (times softmax_scale) and dV, kCols columns from column0 (accumulator
-// layout), at key row first_key of the tile's sequence. kStagedKeyStore: staged at dk_boxes / dv_boxes (kCols
-// / 64 boxes each, 8 KB apart, in shared memory no GEMM reads any more) and stored by the warpgroup's thread
-// 0 with TMA, where the tensor maps bound the rows: all but a varlen sequence's last block (whose rows past
-// its keys are the next sequence's; in batched layout the maps end at seqlen_k). Otherwise from registers.
-template <class Config, int kCols>
+// A warpgroup's 64 key rows of dK (times softmax_scale; kColsK columns from column_k) and dV (kColsV from
+// column_v), accumulator layout, at key row first_key of the tile's sequence. kStagedKeyStore: staged at
+// dk_boxes / dv_boxes (kCols / 64 boxes each, 8 KB apart, in shared memory no GEMM reads any more) and stored
+// by the warpgroup's thread 0 with TMA, where the tensor maps bound the rows: all but a varlen sequence's
+// last block (whose rows past its keys are the next sequence's; in batched layout the maps end at seqlen_k).
+// Otherwise from registers.
+template <class Config, int kColsK, int kColsV = kColsK>
 __device__ __forceinline__ void backward_store_key_gradients(
     const BackwardKernelParams& p, const BackwardTile& tile, const BackwardSequence& seq, int first_key,
-    int column0, std::uint32_t dk_boxes, std::uint32_t dv_boxes, const float (&dk)[kCols / 2],
-    const float (&dv)[kCols / 2], int consumer, int thread) {
+    int column_k, int column_v, std::uint32_t dk_boxes, std::uint32_t dv_boxes, const float (&dk)[kColsK / 2],
+    const float (&dv)[kColsV / 2], int consumer, int thread) {
   if (Config::kStagedKeyStore && (p.cu_seqlens_k == nullptr || first_key + 64 <= seq.k_allocated)) {
     __syncwarp();  // (stmatrix and bar.sync are aligned: converged again after a leader's branch)
-    backward_stage_key_rows<Config, kCols>(dk_boxes, dk, p.scale, thread);
-    backward_stage_key_rows<Config, kCols>(dv_boxes, dv, 1.f, thread);
+    backward_stage_key_rows<Config, kColsK>(dk_boxes, dk, p.scale, thread);
+    backward_stage_key_rows<Config, kColsV>(dv_boxes, dv, 1.f, thread);
     ptx::fence_proxy_async_shared_cta();  // each thread's writes before the copy engine reads them
     ptx::bar_sync(kBackwardKeysStaged + consumer, 128);
     if (thread == 0 && first_key < seq.k_allocated) {  // (the maps clip the rows past seqlen_k)
 #pragma unroll
-      for (int c = 0; c < kCols / 64; ++c) {
-        ptx::tma_store_4d(&p.maps.dk, dk_boxes + c * 8192, column0 + 64 * c, seq.k_row0 + first_key,
-                          tile.head_kv, seq.map_batch);
-        ptx::tma_store_4d(&p.maps.dv, dv_boxes + c * 8192, column0 + 64 * c, seq.k_row0 + first_key,
-                          tile.head_kv, seq.map_batch);
+      for (int c = 0; c < (kColsK > kColsV ? kColsK : kColsV) / 64; ++c) {
+        if (c < kColsK / 64) {
+          ptx::tma_store_4d(&p.maps.dk, dk_boxes + c * 8192, column_k + 64 * c, seq.k_row0 + first_key,
+                            tile.head_kv, seq.map_batch);
+        }
+        if (c < kColsV / 64) {
+          ptx::tma_store_4d(&p.maps.dv, dv_boxes + c * 8192, column_v + 64 * c, seq.k_row0 + first_key,
+                            tile.head_kv, seq.map_batch);
+        }
       }
       ptx::cp_async_bulk_commit_group();
     }
   } else {
-    backward_store_key_rows<Config, kCols>(p.dk, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride, tile,
-                                           seq, first_key, dk, p.scale, thread, column0);
-    backward_store_key_rows<Config, kCols>(p.dv, p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride, tile,
-                                           seq, first_key, dv, 1.f, thread, column0);
+    backward_store_key_rows<Config, kColsK>(p.dk, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride, tile,
+                                            seq, first_key, dk, p.scale, thread, column_k);
+    backward_store_key_rows<Config, kColsV>(p.dv, p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride, tile,
+                                            seq, first_key, dv, 1.f, thread, column_v);
   }
 }
 
-// Rows [first_row, end_row) of two tiles (K and V, or Q and dO: kChunks 64-column chunks kChunkBytes apart)
-// set to zero by every consumer thread (thread_in_consumers of the Config's consumers), fenced for the async
-// proxy and passed a barrier of the consumers, before any GEMM reads them.
+// Rows [first_row, end_row) of two tiles (K and V, or Q and dO: kChunks and kChunksV 64-column chunks
+// kChunkBytes apart) set to zero by every consumer thread (thread_in_consumers of the Config's consumers),
+// fenced for the async proxy and passed a barrier of the consumers, before any GEMM reads them.
 template <class Config, int kChunkBytes>
 __device__ __forceinline__ void backward_zero_tile_pair_rows(std::uint32_t a, std::uint32_t b, int first_row,
                                                              int end_row, int thread_in_consumers) {
   ptx::zero_rows_128b(a, kChunkBytes, Config::kChunks, first_row, end_row, thread_in_consumers,
                       128 * Config::kConsumers);
-  ptx::zero_rows_128b(b, kChunkBytes, Config::kChunks, first_row, end_row, thread_in_consumers,
+  ptx::zero_rows_128b(b, kChunkBytes, Config::kChunksV, first_row, end_row, thread_in_consumers,
                       128 * Config::kConsumers);
   ptx::fence_proxy_async_shared_cta();
   // bar.sync is aligned: every warp must reach it converged (the __syncwarp: nothing else here promises it

@@ -1,0 +1,8 @@
+// Hopper backward main kernel instantiation: head dim 192, fp16, with softcap and / or ALiBi
+// (BackwardConfig::kScoreMods; a unit of its own: the units compile in parallel).
+#include "cuda/sm90/backward_launch.h"
+
+namespace flashattn::detail::cuda_sm90 {
+template cudaError_t run_backward<192, __half, false, true, 192>(const cuda_sm80::BackwardKernelArgs&,
+                                                                 cudaStream_t);
+}  // namespace flashattn::detail::cuda_sm90
