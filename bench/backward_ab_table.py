@@ -35,9 +35,11 @@ def table(rows):
             if cudnn:  # (with softcap / ALiBi, SDPA's plain attention: row["sdpa_plain"])
                 cell += f" {cudnn / row[name + '_ms']:.3f}x cuDNN{' plain' if row.get('sdpa_plain') else ''}"
             cells.append(cell)
-        rel = [row[k] for k in row if k.endswith("_maxrel")]
+        rel = [row[k] for k in row if k.endswith("_maxrel") and not k.startswith("sdpa")]
         if rel:
             cells.append(f"maxrel {max(rel):.4f}")
+        if "sdpa_cudnn_maxrel" in row:
+            cells.append(f"cuDNN's maxrel {row['sdpa_cudnn_maxrel']:.4f}")
         lines.append(f"{head}: " + "; ".join(cells))
     return lines
 

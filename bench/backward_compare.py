@@ -8,8 +8,8 @@ includes SDPA's own preprocess, as ours includes our preprocess and postprocess.
 (16k tokens per batch, hidden 2048), bf16; FLOPs 2.5 x the forward's 4 b s^2 h d (halved when causal).
 Each row is timed in --rounds rounds with the order of the implementations reversing each round; each
 timing is the median of triton.testing.do_bench after --settle-ms of that implementation's own calls.
-Before timing, every flashattn backend's gradients are compared with SDPA's (math backend in fp32 on the
-same inputs) and the largest relative difference is printed: a sanity check, not the tests' rule.
+Before timing, every implementation's gradients (SDPA's too) are compared with SDPA's math backend's in fp32 on
+the same inputs and the largest relative difference is printed: a sanity check, not the tests' rule.
 A backend named NAME:det runs in deterministic mode (e.g. --backends cuda_sm90,cuda_sm90:det,cuda_sm80:det).
 --softcap C and --alibi (slopes 2^(-8 (i + 1) / h) per head) time flashattn's backends with those options; SDPA
 has neither, so its rows stay plain attention's (a yardstick of the options' cost; the row says sdpa_plain),
@@ -148,8 +148,10 @@ def main():
                     row.update(softcap=args.softcap, alibi=args.alibi, sdpa_plain=True)
                 if s <= args.check_max_seqlen:
                     ref = reference_grads(q, k, v, dout, causal, **mods)
-                    for name in [n for n in impls if not n.startswith("sdpa")]:
+                    for name in impls:
                         got = impls[name]()[:3]
+                        if name.startswith("sdpa"):  # (SDPA's gradients are (b, h, s, d))
+                            got = [g.transpose(1, 2) for g in got]
                         row[f"{name}_maxrel"] = max(((g.float() - r).abs().max() / r.abs().max()).item()
                                                     for g, r in zip(got, ref))
                 times = {name: [] for name in impls}

@@ -30,6 +30,17 @@ __device__ __forceinline__ void bar_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// The same without .aligned: the warps that meet at the barrier may reach it from different instructions
+// (bar.sync is barrier.sync.aligned, which requires one instruction for all of them; compute-sanitizer's
+// synccheck reports the difference as divergent threads): two instances of one role's code, say.
+__device__ __forceinline__ void bar_sync_unaligned(int id, int threads) {
+  asm volatile("barrier.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+__device__ __forceinline__ void bar_arrive_unaligned(int id, int threads) {
+  asm volatile("barrier.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 // bar_sync that also returns whether any of the `threads` threads passed true (bar.red.or).
 __device__ __forceinline__ bool bar_red_or(int id, int threads, bool value) {
   std::uint32_t any;

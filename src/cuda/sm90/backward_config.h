@@ -17,6 +17,11 @@
 #ifndef FLASHATTN_SM90_BWD_D64_STAGES3
 #define FLASHATTN_SM90_BWD_D64_STAGES3 1
 #endif
+// SPLIT_STAGES3 (default 0; session 66, measured by s66_d192b.sh): three stages of the Q / dO ring in the
+// d = 192 split-column kernels (d = 256's do not fit).
+#ifndef FLASHATTN_SM90_BWD_SPLIT_STAGES3
+#define FLASHATTN_SM90_BWD_SPLIT_STAGES3 0
+#endif
 // STAGED_KEY_STORE (default 1; measured in session 64): the d = 64 / 128 consumers write their dK and dV rows
 // into shared memory that the tile's last steps are done with, and one thread a consumer stores them by TMA,
 // instead of 4-byte stores from registers, which took 6.8 us of a d128 tile's ~74 at 2k tokens (the session's
@@ -78,7 +83,10 @@ struct BackwardConfig {
   // The ring of Q, dO, LSE, D. STAGES3 (d = 64, two consumers: 176 KB with three): the loads of short
   // sequences, whose stalls are mostly the long scoreboard (s62_stalls_d64_d128.sh), further ahead.
   static constexpr int kStages =
-      FLASHATTN_SM90_BWD_D64_STAGES3 != 0 && kHeadDim == 64 && kConsumers_ == 2 ? 3 : 2;
+      (FLASHATTN_SM90_BWD_D64_STAGES3 != 0 && kHeadDim == 64 && kConsumers_ == 2) ||
+              (FLASHATTN_SM90_BWD_SPLIT_STAGES3 != 0 && kHeadDim == 192)
+          ? 3
+          : 2;
   static constexpr int kRowBytes = 128;
   static constexpr int kChunks = kHeadDim / 64;    // 64-column 128B-swizzled chunks of a Q / K row
   static constexpr int kChunksV = kHeadDimV / 64;  // of a dO / V row
@@ -86,15 +94,22 @@ struct BackwardConfig {
   // kSplitHeadDim: consumer c's dK columns are chunks [key_chunk_begin(c), key_chunk_begin(c + 1)), its dV
   // columns [value_chunk_begin(c), value_chunk_begin(c + 1)): consumer 0 takes dK's larger half, consumer 1
   // dV's, so that odd chunk counts balance (d = 192: 2 + 1 chunks against 1 + 2).
+  static constexpr int kKeySplit = (kChunks + 1) / 2,
+                       kValueSplit = kChunksV / 2;  // consumer 1's first chunks
   __host__ __device__ static constexpr int key_chunk_begin(int consumer) {
-    return consumer == 0 ? 0 : consumer == 1 ? (kChunks + 1) / 2 : kChunks;
+    return consumer == 0 ? 0 : consumer == 1 ? kKeySplit : kChunks;
   }
   __host__ __device__ static constexpr int value_chunk_begin(int consumer) {
-    return consumer == 0 ? 0 : consumer == 1 ? kChunksV / 2 : kChunksV;
+    return consumer == 0 ? 0 : consumer == 1 ? kValueSplit : kChunksV;
   }
   // Deterministic mode: one CTA per tile, claimed from a counter in increasing order (backward_kernel), and
   // each dQ reduction in its turn (backward_reduce_dq).
   static constexpr bool kDeterministic = kDeterministic_;
+  // Whether the consumers' column counts differ (d = 192, (192, 128)): each consumer is then an instance of
+  // its own (its accumulators' sizes constants), and the barriers both consumers meet at are the unaligned
+  // form (backward_consumers_sync), since they reach them from different instructions.
+  static constexpr bool kConsumerInstances =
+      kSplitHeadDim && (2 * kKeySplit != kChunks || 2 * kValueSplit != kChunksV);
   static_assert(!kSplitHeadDim || (kConsumers == 2 && !kDeterministic),
                 "d >= 192: two consumers splitting the columns; deterministic without a mode of its own");
   // SCORE_MODS: softcap and / or ALiBi modify the scores before the softmax (a tanh and its derivative, a

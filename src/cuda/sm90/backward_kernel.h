@@ -157,12 +157,15 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
           // of spills, this one none.)
           const int consumer = __shfl_sync(0xffffffffu, warpgroup, 0) - 1;
           if constexpr (Config::kSplitHeadDim) {
-            // (Each consumer's columns are its own instance's constants: their accumulators' sizes differ at
-            // d = 192.)
-            if (consumer == 0) {
-              backward_consumer_split_head_dim<Config, 0>(p, smem, tile, seq, step, kv_round);
+            // (Where the consumers' column counts differ, each is an instance of its own.)
+            if constexpr (Config::kConsumerInstances) {
+              if (consumer == 0) {
+                backward_consumer_split_head_dim<Config, 0>(p, smem, tile, seq, 0, step, kv_round);
+              } else {
+                backward_consumer_split_head_dim<Config, 1>(p, smem, tile, seq, 1, step, kv_round);
+              }
             } else {
-              backward_consumer_split_head_dim<Config, 1>(p, smem, tile, seq, step, kv_round);
+              backward_consumer_split_head_dim<Config, -1>(p, smem, tile, seq, consumer, step, kv_round);
             }
           } else {
             backward_consumer<Config>(p, smem, tile, seq, consumer, step, kv_round);

@@ -33,29 +33,32 @@
 #endif
 namespace flashattn::detail::cuda_sm90 {
 
-// SPLIT_HEAD_DIM (d >= 192): consumer kConsumer over one tile (64 keys). Per query block of 64 rows:
+// SPLIT_HEAD_DIM (d >= 192): one consumer over one tile (64 keys). Per query block of 64 rows:
 //   S^T, dP^T for its 32 rows [32 w, + 32) over all 64 keys (m64n32, shared-memory operands),
 //   P^T and dS^T (as backward_consumer's); under OWN_FIRST dV[:, its columns] += P^T dO and dK[:, its
 //   columns]
 //   += dS^T Q over those 32 rows from registers; both staged in shared memory (buffers step % 2) for the
 //   other consumer; one barrier of both, then the same GEMMs over the other's 32 rows (all 64 without
-//   OWN_FIRST) from the staged tiles. Its columns: dK's chunks [key_chunk_begin(kConsumer), + kColumnsK /
-//   64), dV's [value_chunk_begin(kConsumer), + kColumnsV / 64) (BackwardConfig). dQ is the dQ pass's
-//   (backward_dq_kernel.h).
+//   OWN_FIRST) from the staged tiles. Its columns: dK's chunks from key_chunk_begin(consumer), dV's from
+//   value_chunk_begin(consumer) (BackwardConfig). dQ is the dQ pass's (backward_dq_kernel.h).
+// kConsumer: the consumer this instance is, where their column counts differ (kConsumerInstances: d = 192,
+// (192, 128)); -1 where they are equal (d = 256), one instance for both, `consumer_index` the index (a second
+// instance measured 1.02-1.05x the time at d = 256, s66_d192.sh: its code twice in the instruction cache).
 // A staged buffer is rewritten two steps later, after both consumers have passed the barrier of the step
 // between, which each reaches only once its GEMMs of the step before have completed.
 template <class Config, int kConsumer>
 __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
                                                  const BackwardShared<Config>& smem, const BackwardTile& tile,
-                                                 const BackwardSequence& seq, int& step, int kv_round) {
+                                                 const BackwardSequence& seq, int consumer_index, int& step,
+                                                 int kv_round) {
   using Element = typename Config::Element;
-  constexpr int consumer = kConsumer;
-  constexpr int kKeyChunk = Config::key_chunk_begin(kConsumer);
-  constexpr int kValueChunk = Config::value_chunk_begin(kConsumer);
-  constexpr int kColumnsK = 64 * (Config::key_chunk_begin(kConsumer + 1) - kKeyChunk);
-  constexpr int kColumnsV = 64 * (Config::value_chunk_begin(kConsumer + 1) - kValueChunk);
+  static_assert((kConsumer >= 0) == Config::kConsumerInstances, "an instance per consumer exactly if needed");
+  constexpr int kOwner = kConsumer >= 0 ? kConsumer : 0;  // whose column counts (equal without instances)
+  constexpr int kColumnsK = 64 * (Config::key_chunk_begin(kOwner + 1) - Config::key_chunk_begin(kOwner));
+  constexpr int kColumnsV = 64 * (Config::value_chunk_begin(kOwner + 1) - Config::value_chunk_begin(kOwner));
   static_assert(kColumnsK > 0 && kColumnsV > 0, "each consumer owns columns of dK and of dV");
   constexpr bool kOwnFirst = FLASHATTN_SM90_BWD_D256_OWN_FIRST != 0;
+  const int consumer = kConsumer >= 0 ? kConsumer : consumer_index;
   const int thread = static_cast<int>(threadIdx.x) % 128;
   const int warp = thread / 32, lane = thread % 32;
   const int thread_in_consumers = static_cast<int>(threadIdx.x) - 128;
@@ -63,9 +66,11 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
   const int key_local = 16 * warp + lane / 4;  // this thread's two keys (and + 8) of the block's 64
   const int query0 = 32 * consumer;            // this consumer's query rows of each block
   const int offset = seq.k - seq.q;
-  // This consumer's chunks of a Q / dO stage.
-  constexpr std::uint32_t kQColumns = kKeyChunk * Config::kQChunkBytes;
-  constexpr std::uint32_t kDoColumns = kValueChunk * Config::kQChunkBytes;
+  // This consumer's first chunks of dK's and dV's columns, and their offsets in a Q / dO stage.
+  const int key_chunk = kConsumer >= 0 ? Config::key_chunk_begin(kOwner) : consumer * (kColumnsK / 64);
+  const int value_chunk = kConsumer >= 0 ? Config::value_chunk_begin(kOwner) : consumer * (kColumnsV / 64);
+  const std::uint32_t q_columns = key_chunk * Config::kQChunkBytes;
+  const std::uint32_t do_columns = value_chunk * Config::kQChunkBytes;
 
   float dk[kColumnsK / 2], dv[kColumnsV / 2];
 #pragma unroll
@@ -87,7 +92,7 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
       ptx::mbarrier_wait_parity(smem.q_full(stage), phase);
       backward_zero_query_rows<Config>(p, smem, seq, stage, phase, i0, thread_in_consumers);
       if (FLASHATTN_SM90_BWD_D256_SCORE_ORDER != 0 && consumer == 1) {
-        ptx::bar_sync(kBackwardScoreOrder, 128 * Config::kConsumers);
+        backward_consumers_sync<Config>(kBackwardScoreOrder);
       }
       ptx::wgmma_fence();
       backward_gemm_transposed_scores<Config, 32>(st, smem.k(), smem.q(stage) + query0 * Config::kRowBytes);
@@ -99,7 +104,11 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
                                                          smem.dout(stage) + query0 * Config::kRowBytes);
       ptx::wgmma_commit_group();
       if (FLASHATTN_SM90_BWD_D256_SCORE_ORDER != 0 && consumer == 0) {
-        ptx::bar_arrive(kBackwardScoreOrder, 128 * Config::kConsumers);
+        if constexpr (Config::kConsumerInstances) {
+          ptx::bar_arrive_unaligned(kBackwardScoreOrder, 128 * Config::kConsumers);
+        } else {
+          ptx::bar_arrive(kBackwardScoreOrder, 128 * Config::kConsumers);
+        }
       }
 
       const bool masked = n0 + Config::kBlockN > seq.k ||
@@ -144,9 +153,9 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
         const std::uint32_t own_rows = query0 * Config::kRowBytes;
         ptx::wgmma_fence();
         backward_gemm_key_gradient<Config, Config::kQChunkBytes, kColumnsV, 2>(
-            dv, pf, smem.dout(stage) + kDoColumns + own_rows);
+            dv, pf, smem.dout(stage) + do_columns + own_rows);
         backward_gemm_key_gradient<Config, Config::kQChunkBytes, kColumnsK, 2>(
-            dk, dsf, smem.q(stage) + kQColumns + own_rows);
+            dk, dsf, smem.q(stage) + q_columns + own_rows);
         ptx::wgmma_commit_group();
       }
       // P^T and dS^T into buffers step % 2: key rows of 128 bytes (64 query columns), 16-byte unit u of row r
@@ -163,20 +172,20 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
         }
       }
       ptx::fence_proxy_async_shared_cta();
-      ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
+      backward_consumers_sync<Config>();
 
       ptx::wgmma_fence();
       if constexpr (kOwnFirst) {
-        constexpr int kOtherRows = 2 * (1 - consumer);  // the other consumer's two k-steps
+        const int other_rows = 2 * (1 - consumer);  // the other consumer's two k-steps
         backward_gemm_key_gradient_staged<Config, kColumnsV, 2>(dv, smem.p(step % 2),
-                                                                smem.dout(stage) + kDoColumns, kOtherRows);
+                                                                smem.dout(stage) + do_columns, other_rows);
         backward_gemm_key_gradient_staged<Config, kColumnsK, 2>(dk, smem.ds(step % 2),
-                                                                smem.q(stage) + kQColumns, kOtherRows);
+                                                                smem.q(stage) + q_columns, other_rows);
       } else {
         backward_gemm_key_gradient_staged<Config, kColumnsV>(dv, smem.p(step % 2),
-                                                             smem.dout(stage) + kDoColumns);
+                                                             smem.dout(stage) + do_columns);
         backward_gemm_key_gradient_staged<Config, kColumnsK>(dk, smem.ds(step % 2),
-                                                             smem.q(stage) + kQColumns);
+                                                             smem.q(stage) + q_columns);
       }
       ptx::wgmma_commit_group();
       // dV and dK done: the stage's Q and dO are no longer read.
@@ -189,8 +198,8 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
   // kStagedKeyStore: this consumer's columns of dK staged in K's buffer, of dV in V's (at their own chunks;
   // one tile a CTA: nothing is loaded there again).
   backward_store_key_gradients<Config, kColumnsK, kColumnsV>(
-      p, tile, seq, n0, 64 * kKeyChunk, 64 * kValueChunk, smem.k() + kKeyChunk * Config::kKChunkBytes,
-      smem.v() + kValueChunk * Config::kKChunkBytes, dk, dv, consumer, thread);
+      p, tile, seq, n0, 64 * key_chunk, 64 * value_chunk, smem.k() + key_chunk * Config::kKChunkBytes,
+      smem.v() + value_chunk * Config::kKChunkBytes, dk, dv, consumer, thread);
 }
 
 }  // namespace flashattn::detail::cuda_sm90

@@ -185,10 +185,21 @@ __device__ __forceinline__ void backward_store_key_gradients(
   }
 }
 
+// A barrier of all consumer threads of the main kernel (id kBackwardConsumers, or `id`): the unaligned form
+// where the consumers are instances of their own (BackwardConfig::kConsumerInstances).
+template <class Config>
+__device__ __forceinline__ void backward_consumers_sync(int id = kBackwardConsumers) {
+  if constexpr (Config::kConsumerInstances) {
+    ptx::bar_sync_unaligned(id, 128 * Config::kConsumers);
+  } else {
+    ptx::bar_sync(id, 128 * Config::kConsumers);
+  }
+}
+
 // Rows [first_row, end_row) of two tiles (K and V, or Q and dO: kChunks and kChunksV 64-column chunks
 // kChunkBytes apart) set to zero by every consumer thread (thread_in_consumers of the Config's consumers),
 // fenced for the async proxy and passed a barrier of the consumers, before any GEMM reads them.
-template <class Config, int kChunkBytes>
+template <class Config, int kChunkBytes, bool kUnaligned = false>
 __device__ __forceinline__ void backward_zero_tile_pair_rows(std::uint32_t a, std::uint32_t b, int first_row,
                                                              int end_row, int thread_in_consumers) {
   ptx::zero_rows_128b(a, kChunkBytes, Config::kChunks, first_row, end_row, thread_in_consumers,
@@ -201,7 +212,11 @@ __device__ __forceinline__ void backward_zero_tile_pair_rows(std::uint32_t a, st
   // so each caller has one call site a step (session 63's SKIP_HIDDEN forms that called it from a second site
   // for the steps a consumer passed made compute-sanitizer's synccheck report divergent threads).
   __syncwarp();
-  ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
+  if constexpr (kUnaligned) {
+    ptx::bar_sync_unaligned(kBackwardConsumers, 128 * Config::kConsumers);
+  } else {
+    ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
+  }
 }
 
 // Key rows past the sequence's (the next sequence's rows under varlen, unused rows past seqused_k, whatever
@@ -211,8 +226,8 @@ __device__ __forceinline__ void backward_zero_key_rows(const BackwardShared<Conf
                                                        const BackwardSequence& seq, int n0,
                                                        int thread_in_consumers) {
   if (n0 + Config::kBlockN > seq.k) {
-    backward_zero_tile_pair_rows<Config, Config::kKChunkBytes>(smem.k(), smem.v(), max(seq.k - n0, 0),
-                                                               Config::kBlockN, thread_in_consumers);
+    backward_zero_tile_pair_rows<Config, Config::kKChunkBytes, Config::kConsumerInstances>(
+        smem.k(), smem.v(), max(seq.k - n0, 0), Config::kBlockN, thread_in_consumers);
   }
 }
 
@@ -228,8 +243,8 @@ __device__ __forceinline__ void backward_zero_query_rows(const BackwardKernelPar
                                                          int thread_in_consumers) {
   if (p.seqused_q != nullptr && i0 + Config::kBlockM > seq.q) {
     ptx::mbarrier_wait_parity(smem.do_full(stage), phase);
-    backward_zero_tile_pair_rows<Config, Config::kQChunkBytes>(smem.q(stage), smem.dout(stage), seq.q - i0,
-                                                               Config::kBlockM, thread_in_consumers);
+    backward_zero_tile_pair_rows<Config, Config::kQChunkBytes, Config::kConsumerInstances>(
+        smem.q(stage), smem.dout(stage), seq.q - i0, Config::kBlockM, thread_in_consumers);
   }
 }
 
