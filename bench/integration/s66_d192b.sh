@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Session 66, second call on the d = 192 / (192, 128) Hopper backward (s66_d192.sh's first results: suites and
+# racecheck / memcheck passed; synccheck reported divergent threads at the consumers' shared barriers, reached
+# from the two consumer instances' code; d256 ran 1.017-1.046x the time of the tree before, its consumers now
+# two instances too). Now: one instance where the split is symmetric (d = 256), per-consumer instances with
+# unaligned barriers (barrier.sync / barrier.arrive) at d = 192 / (192, 128).
+# 1. Every CUDA backward suite; synccheck / racecheck over the d192 and d256 grid cases, memcheck over d192's.
+# 2. d = 256 against the tree before the session's change (s66_d192b.patch reversed): predicted level 0.99-1.01.
+# 3. d192 and 192x128 beside cuda_sm80 and cuDNN (whose gradients are now checked too: its 192x128 causal read
+#    1.3x its non-causal TFLOP/s), against SPLIT_STAGES3 (three Q / dO stages at d = 192) as the base package
+#    (flashattn_s3): predicted 0.98-1.02x.
+#   bash bench/integration/s66_d192b.sh
+set -uo pipefail
+# shellcheck source=bench/sm90_device_common.sh
+source bench/sm90_device_common.sh
+device_call_begin s66e
+tree_copy "$bld/base-tree" bench/integration/s66_d192b.patch -R || exit 1
+(cd "$bld/base-tree" && PY_DIMS="256" sm90_build_py base "" 5 400 -DFLASHATTN_BACKWARD=ON) &
+(PY_DIMS="192" sm90_build_py s3 "-DFLASHATTN_SM90_BWD_SPLIT_STAGES3=1" 5 400 -DFLASHATTN_BACKWARD=ON) &
+tests_and_py_build "64;128;192;256"
+wait
+gtest_suites 'Grid/BackwardTest.*cuda*:Random/BackwardRandomTest.*cuda*:*DeterminismTest.Backward*cuda*:Api.*:*CudaRobustness*' 240
+sanitizer_runs "$tests" 'Grid/BackwardTest.*cuda_sm90_*_d192_*:Grid/BackwardTest.*cuda_sm90_*_d256_*' 150 \
+  synccheck racecheck
+sanitizer_runs "$tests" 'Grid/BackwardTest.*cuda_sm90_*_d192_*' 100 memcheck
+backward_compare_vs_base d256 120 --hdims 256 --seqlens 1024,4096,16384 --rounds 2 --settle-ms 100 \
+  --check-max-seqlen 1024 --backends cuda_sm90 --base-backends cuda_sm90
+(PYTHONPATH=$bld/pyroot timeout 220 python3 bench/backward_compare.py --base-package flashattn_s3 \
+  --hdims 192,192x128 --seqlens 512,1024,2048,4096,8192,16384 --rounds 2 --settle-ms 100 --check-max-seqlen 2048 \
+  --backends cuda_sm90,cuda_sm80 --base-backends cuda_sm90 --out "$out/d192.json" >"$out/d192.jsonl" \
+  2>"$out/d192.err")
+log "d192 rc=$? $(grep -v Warning "$out/d192.err" | tail -2 | cut -c1-300)"
+python3 bench/backward_ab_table.py "$out/d192.jsonl" >>"$out/summary.txt"
+log total
