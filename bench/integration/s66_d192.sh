@@ -11,6 +11,12 @@
 # 3. d192 and 192x128 on cuda_sm90 beside cuda_sm80 and SDPA (cuDNN; SDPA's FA2 refuses dv != d): predicted
 #    1.5-2x cuda_sm80, 0.85-1.05x cuDNN (d256 is 1.04-1.25x cuDNN; d192's dQ traffic per FLOP is the same form).
 #   bash bench/integration/s66_d192.sh
+# Run (session 66, b7c8fa6): suites 171 passed, racecheck and memcheck clean over 10 d192 grid cases, pytest
+# interface 60 passed; synccheck: 1152 errors, divergent threads at the zeroing's and the staging's bar.sync (the
+# consumers two instances, each with its own bar.sync instruction; .aligned wants one). d256 1.017-1.046x the time
+# of the tree before (its consumers two instances as well). d192: 1.09-1.26x cuDNN, 1.35-1.85x cuda_sm80;
+# 192x128 non-causal 1.16-1.19x cuDNN, causal 0.76-0.87x (cuDNN's causal kernel reads 1.5x its non-causal
+# TFLOP/s there); 1.6-2.0x cuda_sm80. Fixed in s66_d192b.sh. Record: s66_d192_summary.txt.
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh

@@ -10,6 +10,12 @@
 #    1.3x its non-causal TFLOP/s), against SPLIT_STAGES3 (three Q / dO stages at d = 192) as the base package
 #    (flashattn_s3): predicted 0.98-1.02x.
 #   bash bench/integration/s66_d192b.sh
+# Run (session 66, fb3f787): suites 174 passed (48 skipped); synccheck, racecheck clean over 19 d192 / d256
+# grid cases, memcheck over 10 d192 ones. d256 against the tree before: 0.995-1.013x the time, causal 4k
+# 1.032. SPLIT_STAGES3 (base) against two stages: the tree 0.967-1.024x its time: not kept (the switch
+# removed). cuDNN's gradients check (maxrel 0.0038-0.0054, ours 0.0046-0.0059). d192 1.08-1.26x cuDNN,
+# 1.5-1.9x cuda_sm80; 192x128 non-causal 1.16-1.21x cuDNN, causal 0.78-0.86x; 1.6-2.0x cuda_sm80.
+# Record: s66_d192b_summary.txt, s66_d192b.jsonl (the d192 rows), s66_d192b_d256.jsonl.
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh

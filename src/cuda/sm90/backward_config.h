@@ -17,11 +17,6 @@
 #ifndef FLASHATTN_SM90_BWD_D64_STAGES3
 #define FLASHATTN_SM90_BWD_D64_STAGES3 1
 #endif
-// SPLIT_STAGES3 (default 0; session 66, measured by s66_d192b.sh): three stages of the Q / dO ring in the
-// d = 192 split-column kernels (d = 256's do not fit).
-#ifndef FLASHATTN_SM90_BWD_SPLIT_STAGES3
-#define FLASHATTN_SM90_BWD_SPLIT_STAGES3 0
-#endif
 // STAGED_KEY_STORE (default 1; measured in session 64): the d = 64 / 128 consumers write their dK and dV rows
 // into shared memory that the tile's last steps are done with, and one thread a consumer stores them by TMA,
 // instead of 4-byte stores from registers, which took 6.8 us of a d128 tile's ~74 at 2k tokens (the session's
@@ -39,8 +34,9 @@
 #endif
 // D64_THREE_FROM (default 2048): the d = 64 default-mode calls without softcap / ALiBi take the
 // three-consumer kernel from this many keys (run_backward). Chosen in session 59 (+7-12% at 2k-8k keys
-// against two consumers), before the two-consumer kernel became persistent and three-staged and took the
-// masked kernel (SKIP_HIDDEN); s66_first.sh measures two consumers at every length again.
+// against two consumers); measured again in session 66 (s66_first.sh), after the two-consumer kernel became
+// persistent and three-staged and took the masked kernel: two consumers at every length ran 0.99-1.01x the
+// time at 2k and 1.03-1.06x at 4k-16k, so the threshold stays.
 #ifndef FLASHATTN_SM90_BWD_D64_THREE_FROM
 #define FLASHATTN_SM90_BWD_D64_THREE_FROM 2048
 #endif
@@ -82,11 +78,9 @@ struct BackwardConfig {
   static constexpr int kThreads = 128 * (kConsumers + 1);
   // The ring of Q, dO, LSE, D. STAGES3 (d = 64, two consumers: 176 KB with three): the loads of short
   // sequences, whose stalls are mostly the long scoreboard (s62_stalls_d64_d128.sh), further ahead.
+  // (Three at d = 192, where they fit, measured 0.97-1.02x the time of two: s66_d192b.sh.)
   static constexpr int kStages =
-      (FLASHATTN_SM90_BWD_D64_STAGES3 != 0 && kHeadDim == 64 && kConsumers_ == 2) ||
-              (FLASHATTN_SM90_BWD_SPLIT_STAGES3 != 0 && kHeadDim == 192)
-          ? 3
-          : 2;
+      FLASHATTN_SM90_BWD_D64_STAGES3 != 0 && kHeadDim == 64 && kConsumers_ == 2 ? 3 : 2;
   static constexpr int kRowBytes = 128;
   static constexpr int kChunks = kHeadDim / 64;    // 64-column 128B-swizzled chunks of a Q / K row
   static constexpr int kChunksV = kHeadDimV / 64;  // of a dO / V row
