@@ -10,6 +10,13 @@
 # 2. d256 against the tree before the session (s66_balanced_pre.patch reversed): predicted level.
 # 3. 192x128 and d192 against D192X128_BALANCED=0 (flashattn_unbal), beside cuda_sm80 and cuDNN.
 #   bash bench/integration/s66_balanced.sh
+# Run (session 66, e82735e): suites 173 passed (49 skipped; the 32-column piece read from inside a chunk gave
+# correct dK), synccheck / racecheck clean over 19 d192 / d256 grid cases, memcheck over 10 d192 ones. Balanced
+# against BALANCED=0 (time): 192x128 non-causal 1k / 2k / 4k / 16k 1.062 / 1.031 / 1.021 / 1.011, causal
+# 1.057 / 1.021 / 1.001 / 1.019; d192 0.984-1.005 (unchanged code path). Wrong prediction: the consumers' GEMM
+# column counts are not what a step waits for. Not kept: the commit reverted, its change kept as
+# s66_balanced.patch (applies to the tree at e82735e's parent). d256 against the tree before the session:
+# 0.997-1.023x the time. Record: s66_balanced_summary.txt, s66_balanced.jsonl.
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh

@@ -17,11 +17,6 @@
 #ifndef FLASHATTN_SM90_BWD_D64_STAGES3
 #define FLASHATTN_SM90_BWD_D64_STAGES3 1
 #endif
-// D192X128_BALANCED (default 1; session 66): the (d, dv) = (192, 128) consumers' columns balanced with
-// 32-column pieces (BackwardConfig::key_columns). Measured by s66_balanced.sh.
-#ifndef FLASHATTN_SM90_BWD_D192X128_BALANCED
-#define FLASHATTN_SM90_BWD_D192X128_BALANCED 1
-#endif
 // STAGED_KEY_STORE (default 1; measured in session 64): the d = 64 / 128 consumers write their dK and dV rows
 // into shared memory that the tile's last steps are done with, and one thread a consumer stores them by TMA,
 // instead of 4-byte stores from registers, which took 6.8 us of a d128 tile's ~74 at 2k tokens (the session's
@@ -48,12 +43,6 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
-// A split-column consumer's columns of dK or dV (BackwardConfig::key_columns): [first0, first0 + width0) and,
-// where width1 > 0, [first1, first1 + width1).
-struct BackwardColumns {
-  int first0, width0, first1 = 0, width1 = 0;
-};
-
 template <int kHeadDim_, typename Element_, int kConsumers_ = 2, bool kDeterministic_ = false,
           bool kScoreMods_ = false, bool kSkipHidden_ = false, int kHeadDimV_ = kHeadDim_>
 struct BackwardConfig {
@@ -65,8 +54,9 @@ struct BackwardConfig {
                     (kHeadDim == 192 && kHeadDimV == 128),
                 "the backward kernel's layouts are for d = dv = 64, 128, 192, 256 and (d, dv) = (192, 128)");
   // SPLIT_HEAD_DIM (d >= 192; backward_consumer_split_head_dim): 64 keys a CTA, whose dK and dV (64 x 256
-  // each at d = 256, 256 registers a thread for one warpgroup) the two consumers split by columns
-  // (key_columns / value_columns). Each
+  // each at d = 256, 256 registers a thread for one warpgroup) the two consumers split by 64-column chunks
+  // (key_chunk_begin / value_chunk_begin: at d = 256 128 columns of each, at d = 192 two chunks of dK and
+  // one of dV against one and two, at (192, 128) two and one against one and one). Each
   // consumer computes the scores of its 32 query rows of a block over all 64 keys, adds their share of dV and
   // dK from its registers (OWN_FIRST) and stages P^T and dS^T in shared memory for the other. No dQ: the dQ
   // pass computes it (backward_dq_kernel.h). Adding it here, to an fp32 accumulator from registers by atomics
@@ -95,30 +85,27 @@ struct BackwardConfig {
   static constexpr int kChunks = kHeadDim / 64;    // 64-column 128B-swizzled chunks of a Q / K row
   static constexpr int kChunksV = kHeadDimV / 64;  // of a dO / V row
   static_assert(kSplitHeadDim || kChunksV == kChunks, "d != dv only with the split columns");
-  // kSplitHeadDim: consumer c's columns of dK (key_columns(c)) and of dV (value_columns(c)), one or two
-  // pieces each. A piece is one wgmma's N columns of the Q / dO stage read N-major: it starts at a 64-column
-  // chunk (and may run into the next ones) or lies inside one (its start address then inside the swizzled
-  // 128-byte rows). d = 256: 128 columns of each; d = 192: 128 of dK and 64 of dV against 64 and 128;
-  // (192, 128) under D192X128_BALANCED 96 of dK and 64 of dV against 32 + 64 and 64 (160 columns each, where
-  // 64-column chunks can only split the five 3 + 2), otherwise 128 + 64 against 64 + 64.
-  __host__ __device__ static constexpr BackwardColumns key_columns(int consumer) {
-    if constexpr (kHeadDim == 192 && kHeadDimV == 128 && FLASHATTN_SM90_BWD_D192X128_BALANCED != 0) {
-      return consumer == 0 ? BackwardColumns{0, 96} : BackwardColumns{96, 32, 128, 64};
-    }
-    constexpr int kSplit = 64 * ((kChunks + 1) / 2);  // consumer 0 takes the larger half
-    return consumer == 0 ? BackwardColumns{0, kSplit} : BackwardColumns{kSplit, kHeadDim - kSplit};
+  // kSplitHeadDim: consumer c's dK columns are chunks [key_chunk_begin(c), key_chunk_begin(c + 1)), its dV
+  // columns [value_chunk_begin(c), value_chunk_begin(c + 1)): consumer 0 takes dK's larger half, consumer 1
+  // dV's, so that odd chunk counts balance (d = 192: 2 + 1 chunks against 1 + 2; at (192, 128) 2 + 1 against
+  // 1 + 1: balancing those with a 32-column piece, 96 + 64 columns against 32 + 64 + 64, measured 1.00-1.06x
+  // the time, s66_balanced.sh / s66_balanced.patch).
+  static constexpr int kKeySplit = (kChunks + 1) / 2,
+                       kValueSplit = kChunksV / 2;  // consumer 1's first chunks
+  __host__ __device__ static constexpr int key_chunk_begin(int consumer) {
+    return consumer == 0 ? 0 : consumer == 1 ? kKeySplit : kChunks;
   }
-  __host__ __device__ static constexpr BackwardColumns value_columns(int consumer) {
-    constexpr int kSplit = 64 * (kChunksV / 2);  // consumer 1 takes the larger half
-    return consumer == 0 ? BackwardColumns{0, kSplit} : BackwardColumns{kSplit, kHeadDimV - kSplit};
+  __host__ __device__ static constexpr int value_chunk_begin(int consumer) {
+    return consumer == 0 ? 0 : consumer == 1 ? kValueSplit : kChunksV;
   }
-  // Whether the consumers' columns differ in count (d = 192, (192, 128)): each consumer is then an instance
-  // of its own (its accumulators' sizes constants), and the barriers both consumers meet at are the
-  // unaligned form (backward_consumers_sync), since they reach them from different instructions.
-  static constexpr bool kConsumerInstances = kSplitHeadDim && kHeadDim != 256;
   // Deterministic mode: one CTA per tile, claimed from a counter in increasing order (backward_kernel), and
   // each dQ reduction in its turn (backward_reduce_dq).
   static constexpr bool kDeterministic = kDeterministic_;
+  // Whether the consumers' column counts differ (d = 192, (192, 128)): each consumer is then an instance of
+  // its own (its accumulators' sizes constants), and the barriers both consumers meet at are the unaligned
+  // form (backward_consumers_sync), since they reach them from different instructions.
+  static constexpr bool kConsumerInstances =
+      kSplitHeadDim && (2 * kKeySplit != kChunks || 2 * kValueSplit != kChunksV);
   static_assert(!kSplitHeadDim || (kConsumers == 2 && !kDeterministic),
                 "d >= 192: two consumers splitting the columns; deterministic without a mode of its own");
   // SCORE_MODS: softcap and / or ALiBi modify the scores before the softmax (a tanh and its derivative, a

@@ -33,60 +33,14 @@
 #endif
 namespace flashattn::detail::cuda_sm90 {
 
-// The accumulators of a split-column consumer's columns of dK or dV (64 keys x the columns): pieces of
-// kWidth0 and kWidth1 columns (BackwardColumns; kWidth1 = 0: one piece).
-template <int kWidth0, int kWidth1>
-struct BackwardColumnPieces {
-  float first[kWidth0 / 2];
-  float second[kWidth1 > 0 ? kWidth1 / 2 : 1];
-  __device__ __forceinline__ void zero() {
-#pragma unroll
-    for (int i = 0; i < kWidth0 / 2; ++i) first[i] = 0.f;
-#pragma unroll
-    for (int i = 0; i < kWidth1 / 2; ++i) second[i] = 0.f;
-  }
-};
-
-// The byte offset of column `column` in a Q / dO stage (64-column chunks kQChunkBytes apart, 128-byte rows):
-// the start of an N-major B operand from that column.
-template <class Config>
-__device__ __forceinline__ std::uint32_t backward_stage_column(int column) {
-  return (column / 64) * Config::kQChunkBytes + (column % 64) * 2;
-}
-
-// acc (the consumer's pieces) += A (64 keys x 32 query rows, from registers: kKSteps = 2) or A (staged, the
-// k-steps from first_step) * B (the stage's rows, from `rows`, N-major, each piece's columns).
-template <class Config, int kWidth0, int kWidth1>
-__device__ __forceinline__ void backward_gemm_pieces(BackwardColumnPieces<kWidth0, kWidth1>& acc,
-                                                     const std::uint32_t (&a)[2][4], std::uint32_t rows,
-                                                     int first0, int first1) {
-  backward_gemm_key_gradient<Config, Config::kQChunkBytes, kWidth0, 2>(
-      acc.first, a, rows + backward_stage_column<Config>(first0));
-  if constexpr (kWidth1 > 0) {
-    backward_gemm_key_gradient<Config, Config::kQChunkBytes, kWidth1, 2>(
-        acc.second, a, rows + backward_stage_column<Config>(first1));
-  }
-}
-template <class Config, int kKSteps, int kWidth0, int kWidth1>
-__device__ __forceinline__ void backward_gemm_pieces_staged(BackwardColumnPieces<kWidth0, kWidth1>& acc,
-                                                            std::uint32_t a, std::uint32_t rows, int first0,
-                                                            int first1, int first_step) {
-  backward_gemm_key_gradient_staged<Config, kWidth0, kKSteps>(
-      acc.first, a, rows + backward_stage_column<Config>(first0), first_step);
-  if constexpr (kWidth1 > 0) {
-    backward_gemm_key_gradient_staged<Config, kWidth1, kKSteps>(
-        acc.second, a, rows + backward_stage_column<Config>(first1), first_step);
-  }
-}
-
 // SPLIT_HEAD_DIM (d >= 192): one consumer over one tile (64 keys). Per query block of 64 rows:
 //   S^T, dP^T for its 32 rows [32 w, + 32) over all 64 keys (m64n32, shared-memory operands),
 //   P^T and dS^T (as backward_consumer's); under OWN_FIRST dV[:, its columns] += P^T dO and dK[:, its
 //   columns]
 //   += dS^T Q over those 32 rows from registers; both staged in shared memory (buffers step % 2) for the
 //   other consumer; one barrier of both, then the same GEMMs over the other's 32 rows (all 64 without
-//   OWN_FIRST) from the staged tiles. Its columns: key_columns(consumer) of dK, value_columns(consumer) of dV
-//   (BackwardConfig). dQ is the dQ pass's (backward_dq_kernel.h).
+//   OWN_FIRST) from the staged tiles. Its columns: dK's chunks from key_chunk_begin(consumer), dV's from
+//   value_chunk_begin(consumer) (BackwardConfig). dQ is the dQ pass's (backward_dq_kernel.h).
 // kConsumer: the consumer this instance is, where their column counts differ (kConsumerInstances: d = 192,
 // (192, 128)); -1 where they are equal (d = 256), one instance for both, `consumer_index` the index (a second
 // instance measured 1.02-1.05x the time at d = 256, s66_d192.sh: its code twice in the instruction cache).
@@ -100,12 +54,9 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
   using Element = typename Config::Element;
   static_assert((kConsumer >= 0) == Config::kConsumerInstances, "an instance per consumer exactly if needed");
   constexpr int kOwner = kConsumer >= 0 ? kConsumer : 0;  // whose column counts (equal without instances)
-  constexpr BackwardColumns kKeys = Config::key_columns(kOwner), kValues = Config::value_columns(kOwner);
-  static_assert(kKeys.width0 > 0 && kValues.width0 > 0, "each consumer owns columns of dK and of dV");
-  static_assert(kKeys.first0 % 64 == 0 || kKeys.first0 % 64 + kKeys.width0 <= 64,
-                "a piece starts at a chunk or stays inside one");
-  static_assert(kKeys.width1 == 0 || kKeys.first1 % 64 == 0, "a second piece starts at a chunk");
-  static_assert(kValues.width1 == 0 && kValues.first0 % 64 == 0, "dV's columns: one piece from a chunk");
+  constexpr int kColumnsK = 64 * (Config::key_chunk_begin(kOwner + 1) - Config::key_chunk_begin(kOwner));
+  constexpr int kColumnsV = 64 * (Config::value_chunk_begin(kOwner + 1) - Config::value_chunk_begin(kOwner));
+  static_assert(kColumnsK > 0 && kColumnsV > 0, "each consumer owns columns of dK and of dV");
   constexpr bool kOwnFirst = FLASHATTN_SM90_BWD_D256_OWN_FIRST != 0;
   const int consumer = kConsumer >= 0 ? kConsumer : consumer_index;
   const int thread = static_cast<int>(threadIdx.x) % 128;
@@ -115,15 +66,17 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
   const int key_local = 16 * warp + lane / 4;  // this thread's two keys (and + 8) of the block's 64
   const int query0 = 32 * consumer;            // this consumer's query rows of each block
   const int offset = seq.k - seq.q;
-  // This consumer's first columns of dK and dV (one instance for both consumers: consumer 1's follow
-  // consumer 0's, of the same counts).
-  const int key_first = kConsumer >= 0 ? kKeys.first0 : consumer * kKeys.width0;
-  const int value_first = kConsumer >= 0 ? kValues.first0 : consumer * kValues.width0;
+  // This consumer's first chunks of dK's and dV's columns, and their offsets in a Q / dO stage.
+  const int key_chunk = kConsumer >= 0 ? Config::key_chunk_begin(kOwner) : consumer * (kColumnsK / 64);
+  const int value_chunk = kConsumer >= 0 ? Config::value_chunk_begin(kOwner) : consumer * (kColumnsV / 64);
+  const std::uint32_t q_columns = key_chunk * Config::kQChunkBytes;
+  const std::uint32_t do_columns = value_chunk * Config::kQChunkBytes;
 
-  BackwardColumnPieces<kKeys.width0, kKeys.width1> dk;
-  BackwardColumnPieces<kValues.width0, kValues.width1> dv;
-  dk.zero();
-  dv.zero();
+  float dk[kColumnsK / 2], dv[kColumnsV / 2];
+#pragma unroll
+  for (int i = 0; i < kColumnsK / 2; ++i) dk[i] = 0.f;
+#pragma unroll
+  for (int i = 0; i < kColumnsV / 2; ++i) dv[i] = 0.f;
 
   ptx::mbarrier_wait_parity(smem.kv_full(), kv_round & 1);
   backward_zero_key_rows<Config>(smem, seq, n0, thread_in_consumers);
@@ -199,8 +152,10 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
         // P^T and dS^T are awaited.
         const std::uint32_t own_rows = query0 * Config::kRowBytes;
         ptx::wgmma_fence();
-        backward_gemm_pieces<Config>(dv, pf, smem.dout(stage) + own_rows, value_first, kValues.first1);
-        backward_gemm_pieces<Config>(dk, dsf, smem.q(stage) + own_rows, key_first, kKeys.first1);
+        backward_gemm_key_gradient<Config, Config::kQChunkBytes, kColumnsV, 2>(
+            dv, pf, smem.dout(stage) + do_columns + own_rows);
+        backward_gemm_key_gradient<Config, Config::kQChunkBytes, kColumnsK, 2>(
+            dk, dsf, smem.q(stage) + q_columns + own_rows);
         ptx::wgmma_commit_group();
       }
       // P^T and dS^T into buffers step % 2: key rows of 128 bytes (64 query columns), 16-byte unit u of row r
@@ -222,15 +177,15 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
       ptx::wgmma_fence();
       if constexpr (kOwnFirst) {
         const int other_rows = 2 * (1 - consumer);  // the other consumer's two k-steps
-        backward_gemm_pieces_staged<Config, 2>(dv, smem.p(step % 2), smem.dout(stage), value_first,
-                                               kValues.first1, other_rows);
-        backward_gemm_pieces_staged<Config, 2>(dk, smem.ds(step % 2), smem.q(stage), key_first, kKeys.first1,
-                                               other_rows);
+        backward_gemm_key_gradient_staged<Config, kColumnsV, 2>(dv, smem.p(step % 2),
+                                                                smem.dout(stage) + do_columns, other_rows);
+        backward_gemm_key_gradient_staged<Config, kColumnsK, 2>(dk, smem.ds(step % 2),
+                                                                smem.q(stage) + q_columns, other_rows);
       } else {
-        backward_gemm_pieces_staged<Config, 4>(dv, smem.p(step % 2), smem.dout(stage), value_first,
-                                               kValues.first1, 0);
-        backward_gemm_pieces_staged<Config, 4>(dk, smem.ds(step % 2), smem.q(stage), key_first, kKeys.first1,
-                                               0);
+        backward_gemm_key_gradient_staged<Config, kColumnsV>(dv, smem.p(step % 2),
+                                                             smem.dout(stage) + do_columns);
+        backward_gemm_key_gradient_staged<Config, kColumnsK>(dk, smem.ds(step % 2),
+                                                             smem.q(stage) + q_columns);
       }
       ptx::wgmma_commit_group();
       // dV and dK done: the stage's Q and dO are no longer read.
@@ -241,24 +196,10 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
   // Every GEMM of the tile has completed: K / V may be overwritten.
   ptx::mbarrier_arrive(smem.kv_empty());
   // kStagedKeyStore: this consumer's columns of dK staged in K's buffer, of dV in V's (at their own chunks;
-  // one tile a CTA: nothing is loaded there again), where each is one piece of whole chunks (the TMA store's
-  // boxes); otherwise from registers, piece by piece.
-  if constexpr (kKeys.width1 == 0 && kKeys.width0 % 64 == 0 && kKeys.first0 % 64 == 0) {
-    backward_store_key_gradients<Config, kKeys.width0, kValues.width0>(
-        p, tile, seq, n0, key_first, value_first, smem.k() + key_first / 64 * Config::kKChunkBytes,
-        smem.v() + value_first / 64 * Config::kKChunkBytes, dk.first, dv.first, consumer, thread);
-  } else {
-    backward_store_key_rows<Config, kKeys.width0>(p.dk, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride,
-                                                  tile, seq, n0, dk.first, p.scale, thread, key_first);
-    if constexpr (kKeys.width1 > 0) {
-      backward_store_key_rows<Config, kKeys.width1>(p.dk, p.dk_batch_stride, p.dk_row_stride,
-                                                    p.dk_head_stride, tile, seq, n0, dk.second, p.scale,
-                                                    thread, kKeys.first1);
-    }
-    backward_store_key_rows<Config, kValues.width0>(p.dv, p.dv_batch_stride, p.dv_row_stride,
-                                                    p.dv_head_stride, tile, seq, n0, dv.first, 1.f, thread,
-                                                    value_first);
-  }
+  // one tile a CTA: nothing is loaded there again).
+  backward_store_key_gradients<Config, kColumnsK, kColumnsV>(
+      p, tile, seq, n0, 64 * key_chunk, 64 * value_chunk, smem.k() + key_chunk * Config::kKChunkBytes,
+      smem.v() + value_chunk * Config::kKChunkBytes, dk, dv, consumer, thread);
 }
 
 }  // namespace flashattn::detail::cuda_sm90
