@@ -167,6 +167,8 @@ int info_command() {
       {"backward fp16", problem([](ProblemSpec& s) { s.backward = true; })},
       {"backward bf16", problem([](ProblemSpec& s) { s.backward = true, s.dtype = DType::bfloat16; })},
       {"backward head dim 256", problem([](ProblemSpec& s) { s.backward = true, s.head_dim = 256; })},
+      {"backward (d, dv) = (192, 128)",
+       problem([](ProblemSpec& s) { s.backward = true, s.head_dim = 192, s.head_dim_v = 128; })},
       {"backward deterministic", problem([](ProblemSpec& s) { s.backward = true, s.deterministic = true; })},
       {"backward d256 deterministic",
        problem([](ProblemSpec& s) { s.backward = true, s.head_dim = 256, s.deterministic = true; })},
