@@ -4,7 +4,8 @@
     ncu --nvtx --nvtx-include "regex:bwd_.*/" --metrics gpu__time_duration.sum --csv \
         python3 bench/backward_kernel_times.py > times.csv
 
-Rows: the standard grid's (16k tokens, hidden 2048) at the given head dims and lengths, causal and not, bf16.
+Rows: the standard grid's (16k tokens, hidden 2048) at the given head dims (D or DxDV, e.g. 192x128) and lengths,
+--causal 0,1 (both, by default), bf16.
 """
 
 import argparse
@@ -18,15 +19,18 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--hdims", default="64,128")
     parser.add_argument("--seqlens", default="512,2048")
+    parser.add_argument("--causal", default="0,1")
     args = parser.parse_args()
-    for d in (int(x) for x in args.hdims.split(",")):
+    for dims in args.hdims.split(","):
+        d, dv = (int(x) for x in (dims.split("x") if "x" in dims else (dims, dims)))
         for s in (int(x) for x in args.seqlens.split(",")):
-            for causal in (False, True):
+            for causal in (bool(int(x)) for x in args.causal.split(",")):
                 b, h = max(1, 16384 // s), 2048 // d
-                q, k, v, dout = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16) for _ in range(4))
+                q, k = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+                v, dout = (torch.randn(b, s, h, dv, device="cuda", dtype=torch.bfloat16) for _ in range(2))
                 out, lse, rng = _ops.fwd(q, k, v, None, causal, -1, -1, 0.0, None, 0.0, None, False, 0)
                 torch.cuda.synchronize()
-                with torch.cuda.nvtx.range(f"bwd_d{d}_s{s}_{'causal' if causal else 'full'}"):
+                with torch.cuda.nvtx.range(f"bwd_d{dims}_s{s}_{'causal' if causal else 'full'}"):
                     _ops.bwd(dout, q, k, v, out, lse, None, causal, -1, -1, 0.0, None, 0.0, rng, None, False)
                 torch.cuda.synchronize()
 
