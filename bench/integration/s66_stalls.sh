@@ -6,6 +6,15 @@
 # per issued instruction and tensor-pipe activity of both kernels at 192x128 causal 16k (as s62_stalls.sh at
 # d256 non-causal 16k).
 #   bash bench/integration/s66_stalls.sh
+# Run (session 66, 3a0e5cf's kernels): kernel times (ms, main kernel / dQ pass; the NVTX tags came back as "?",
+# rows in the script's order): d192 4k full 2.148 / 1.253, causal 1.148 / 0.754; 16k full 8.384 / 4.772, causal
+# 4.162 / 2.412; 192x128 4k full 1.868 / 1.181, causal 1.002 / 0.709; 16k full 7.256 / 4.496, causal 3.602 /
+# 2.270. The dQ pass is 36-41% of a call; on their own GEMMs the main kernel reads 473-492 TFLOP/s at 16k full,
+# the dQ pass 611-648. Stalls per issued instruction at 192x128 causal 16k: main kernel barrier 2.00, wait 1.41,
+# long scoreboard 1.40, no instruction 1.08, short scoreboard 0.74, gmma 0.25, tensor pipe active 49.7%; dQ pass
+# gmma 2.28, wait 1.92, long scoreboard 1.18, no instruction 1.14, mio throttle 0.77, barrier 0.03, tensor pipe
+# 63.6%. cuDNN's whole call at 16k causal takes ~4.6 ms; our main kernel alone 3.6. Record:
+# s66_stalls_summary.txt.
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
