@@ -6,7 +6,7 @@
 # per issued instruction and tensor-pipe activity of both kernels at 192x128 causal 16k (as s62_stalls.sh at
 # d256 non-causal 16k).
 #   bash bench/integration/s66_stalls.sh
-# Run (session 66, 3a0e5cf's kernels): kernel times (ms, main kernel / dQ pass; the NVTX tags came back as "?",
+# Run (session 66, b699dc6): kernel times (ms, main kernel / dQ pass; the NVTX tags came back as "?",
 # rows in the script's order): d192 4k full 2.148 / 1.253, causal 1.148 / 0.754; 16k full 8.384 / 4.772, causal
 # 4.162 / 2.412; 192x128 4k full 1.868 / 1.181, causal 1.002 / 0.709; 16k full 7.256 / 4.496, causal 3.602 /
 # 2.270. The dQ pass is 36-41% of a call; on their own GEMMs the main kernel reads 473-492 TFLOP/s at 16k full,
