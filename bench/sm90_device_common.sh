@@ -795,3 +795,22 @@ backward_switch_call() {
   gtest_suites 'Grid/BackwardTest.*cuda*:Random/BackwardRandomTest.*cuda*:*DeterminismTest.Backward*cuda*:Api.*:*CudaRobustness*' 200
   sanitizer_runs "$tests" 'Grid/BackwardTest.*cuda_sm90_*:-*dropout*:*2048x2048*' 100 synccheck racecheck
 }
+
+# split_column_call PATCH NAME CUDA_FLAGS: session 66's checks of the d >= 192 Hopper backward. Builds in parallel this
+# tree's tests and extension (head dims 64-256), the tree with PATCH reversed as flashattn_base (d = 256) and this
+# tree with CUDA_FLAGS as flashattn_NAME (d = 192); then every CUDA backward suite, synccheck and racecheck
+# over the d192 / d256 grid cases, memcheck over d192's, and d256 against the base (rows in d256.jsonl).
+split_column_call() {
+  local patch=$1 name=$2 cuda_flags=$3
+  tree_copy "$bld/base-tree" "$patch" -R || return 1
+  (cd "$bld/base-tree" && PY_DIMS="256" sm90_build_py base "" 4 400 -DFLASHATTN_BACKWARD=ON) &
+  (PY_DIMS="192" sm90_build_py "$name" "$cuda_flags" 4 400 -DFLASHATTN_BACKWARD=ON) &
+  tests_and_py_build "64;128;192;256"
+  wait
+  gtest_suites 'Grid/BackwardTest.*cuda*:Random/BackwardRandomTest.*cuda*:*DeterminismTest.Backward*cuda*:Api.*:*CudaRobustness*' 240
+  sanitizer_runs "$tests" 'Grid/BackwardTest.*cuda_sm90_*_d192_*:Grid/BackwardTest.*cuda_sm90_*_d256_*' 150 \
+    synccheck racecheck
+  sanitizer_runs "$tests" 'Grid/BackwardTest.*cuda_sm90_*_d192_*' 100 memcheck
+  backward_compare_vs_base d256 120 --hdims 256 --seqlens 1024,4096,16384 --rounds 2 --settle-ms 100 \
+    --check-max-seqlen 1024 --backends cuda_sm90 --base-backends cuda_sm90
+}

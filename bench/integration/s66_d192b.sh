@@ -20,17 +20,7 @@ set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
 device_call_begin s66e
-tree_copy "$bld/base-tree" bench/integration/s66_d192b.patch -R || exit 1
-(cd "$bld/base-tree" && PY_DIMS="256" sm90_build_py base "" 5 400 -DFLASHATTN_BACKWARD=ON) &
-(PY_DIMS="192" sm90_build_py s3 "-DFLASHATTN_SM90_BWD_SPLIT_STAGES3=1" 5 400 -DFLASHATTN_BACKWARD=ON) &
-tests_and_py_build "64;128;192;256"
-wait
-gtest_suites 'Grid/BackwardTest.*cuda*:Random/BackwardRandomTest.*cuda*:*DeterminismTest.Backward*cuda*:Api.*:*CudaRobustness*' 240
-sanitizer_runs "$tests" 'Grid/BackwardTest.*cuda_sm90_*_d192_*:Grid/BackwardTest.*cuda_sm90_*_d256_*' 150 \
-  synccheck racecheck
-sanitizer_runs "$tests" 'Grid/BackwardTest.*cuda_sm90_*_d192_*' 100 memcheck
-backward_compare_vs_base d256 120 --hdims 256 --seqlens 1024,4096,16384 --rounds 2 --settle-ms 100 \
-  --check-max-seqlen 1024 --backends cuda_sm90 --base-backends cuda_sm90
+split_column_call bench/integration/s66_d192b.patch s3 "-DFLASHATTN_SM90_BWD_SPLIT_STAGES3=1" || exit 1
 (PYTHONPATH=$bld/pyroot timeout 220 python3 bench/backward_compare.py --base-package flashattn_s3 \
   --hdims 192,192x128 --seqlens 512,1024,2048,4096,8192,16384 --rounds 2 --settle-ms 100 --check-max-seqlen 2048 \
   --backends cuda_sm90,cuda_sm80 --base-backends cuda_sm90 --out "$out/d192.json" >"$out/d192.jsonl" \
