@@ -81,6 +81,28 @@ def test_flash_attn_func(device, dtype, config):
         assert_close_to_ref(got.cpu(), r, lp, name=name, factor=3.0 if alibi else 2.0)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("deterministic", [False, True])
+def test_flash_attn_func_mla_head_dims(device, causal, deterministic):
+    """(d, dv) = (192, 128), the shape of DeepSeek's multi-head latent attention in training: out and the three
+    gradients against the float64 reference, with GQA and sq != sk. The automatic choice: on a Hopper GPU
+    cuda_sm90 (its split-column backward and dQ pass), the backward in autograd's device thread too."""
+    b, sq, sk, h, hk = 2, 150, 203, 4, 2
+    dtype = torch.bfloat16
+    q = _rand(b, sq, h, 192, dtype=dtype, device=device).requires_grad_()
+    k = _rand(b, sk, hk, 192, dtype=dtype, device=device).requires_grad_()
+    v = _rand(b, sk, hk, 128, dtype=dtype, device=device).requires_grad_()
+    out = flashattn.flash_attn_func(q, k, v, causal=causal, deterministic=deterministic)
+    assert out.shape == (b, sq, h, 128)
+    g = torch.randn_like(out)
+    dq, dk, dv = _grads(out, (q, k, v), g)
+    assert dq.shape == q.shape and dk.shape == k.shape and dv.shape == v.shape
+    (ref, _, ref_g), (lowp, _, lowp_g) = _ref_and_lowp(q, k, v, g, attention_batched_ref, causal=causal)
+    assert_close_to_ref(out.cpu(), ref, lowp)
+    for name, got, r, lp in zip(("dq", "dk", "dv"), (dq, dk, dv), ref_g, lowp_g):
+        assert_close_to_ref(got.cpu(), r, lp, name=name)
+
+
 def test_float32_inputs(device):
     if device.type == "cuda":
         pytest.skip("float32 is a CPU-backend dtype")
