@@ -3,6 +3,8 @@
 # (d, dv) = (192, 128), GQA, sq != sk, causal or not, deterministic or not; on an H200 the automatic choice is
 # cuda_sm90's d >= 192 backward), in an extension of head dims 64, 128, 192 and 256 with the backward.
 #   bash bench/integration/s66_mla_pytest.sh
+# Run (session 66, 71236ca): test_interface.py 68 passed, 32 skipped; the 8 MLA cases (cpu
+# and cuda, causal or not, deterministic or not) passed. Record: s66_mla_pytest_summary.txt.
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
