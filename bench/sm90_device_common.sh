@@ -753,10 +753,10 @@ import csv, sys, collections
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
 head = rows[0]
 kname, val, unit = head.index("Kernel Name"), head.index("Metric Value"), head.index("Metric Unit")
-ranges = [i for i, h in enumerate(head) if h.startswith("NVTX")]
 total = collections.OrderedDict()
 for r in rows[1:]:
-    tag = next((r[i] for i in ranges if "bwd_" in r[i]), "?")
+    # (The NVTX range's column is not named alike by every ncu: the first cell naming a bwd_ range.)
+    tag = next((cell for cell in r if "bwd_" in cell), "?")
     total.setdefault(tag, []).append((r[kname][:40], r[val], r[unit]))
 for tag, ks in total.items():
     print(tag, "  ".join(f"{n}: {v} {u}" for n, v, u in ks))
