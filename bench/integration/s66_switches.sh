@@ -5,6 +5,10 @@
 # d256, s63_own_first.sh), each off against the tree (both on). The main kernel's top stall at 192x128 causal
 # 16k is the barrier (s66_stalls.sh). Predicted: both off slower or level (as at d256).
 #   bash bench/integration/s66_switches.sh
+# Run (session 66, 6f2d62a): the tree (both on) against each off, time ratio tree / variant over 192x128 and d192,
+# 2k and 16k, causal and not: SCORE_ORDER off 0.980-1.022 (level); OWN_FIRST off 0.969-1.002 (on is up to 3%
+# faster, at 16k). Both stay on. Records: s66_switches_summary.txt, s66_switches_so0.jsonl,
+# s66_switches_of0.jsonl.
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
