@@ -35,12 +35,11 @@ namespace flashattn::detail::cuda_sm90 {
 
 // SPLIT_HEAD_DIM (d >= 192): one consumer over one tile (64 keys). Per query block of 64 rows:
 //   S^T, dP^T for its 32 rows [32 w, + 32) over all 64 keys (m64n32, shared-memory operands),
-//   P^T and dS^T (as backward_consumer's); under OWN_FIRST dV[:, its columns] += P^T dO and dK[:, its
-//   columns]
-//   += dS^T Q over those 32 rows from registers; both staged in shared memory (buffers step % 2) for the
-//   other consumer; one barrier of both, then the same GEMMs over the other's 32 rows (all 64 without
-//   OWN_FIRST) from the staged tiles. Its columns: dK's chunks from key_chunk_begin(consumer), dV's from
-//   value_chunk_begin(consumer) (BackwardConfig). dQ is the dQ pass's (backward_dq_kernel.h).
+//   P^T and dS^T (as backward_consumer's); under OWN_FIRST dV[:, its columns] += P^T dO and
+//   dK[:, its columns] += dS^T Q over those 32 rows from registers; both staged in shared memory (buffers
+//   step % 2) for the other consumer; one barrier of both, then the same GEMMs over the other's 32 rows (all
+//   64 without OWN_FIRST) from the staged tiles. Its columns: dK's chunks from key_chunk_begin(consumer),
+//   dV's from value_chunk_begin(consumer) (BackwardConfig). dQ is the dQ pass's (backward_dq_kernel.h).
 // kConsumer: the consumer this instance is, where their column counts differ (kConsumerInstances: d = 192,
 // (192, 128)); -1 where they are equal (d = 256), one instance for both, `consumer_index` the index (a second
 // instance measured 1.02-1.05x the time at d = 256, s66_d192.sh: its code twice in the instruction cache).
