@@ -15,19 +15,20 @@
 #include "cuda/sm90/backward_steps.h"
 #include "cuda/sm90/epilogue.h"  // pack_pair
 
-// SCORE_ORDER (default 1): the d = 256 consumers issue their score GEMMs in a fixed order, consumer 0's
+// SCORE_ORDER (default 1): the d >= 192 consumers issue their score GEMMs in a fixed order, consumer 0's
 // first, so that its softmax runs while consumer 1's GEMMs occupy the tensor cores (in any order both
 // softmaxes tended to run at once, the tensor cores idle: s62_stalls.sh read the per-step barrier as the main
 // stall). Measured (s62_order.sh, H200): 0.976-0.999x the time, every row below 1 but each within a row's
-// spread between calls.
+// spread between calls; off at d = 192 / (192, 128) 0.98-1.02x (s66_switches.sh).
 #ifndef FLASHATTN_SM90_BWD_D256_SCORE_ORDER
 #define FLASHATTN_SM90_BWD_D256_SCORE_ORDER 1
 #endif
 
-// OWN_FIRST (default 1): each d = 256 consumer adds its own 32 rows' P^T dO and dS^T Q from registers before
+// OWN_FIRST (default 1): each d >= 192 consumer adds its own 32 rows' P^T dO and dS^T Q from registers before
 // the barrier of both, so that its tensor work runs while the other's staged halves are awaited, and only the
 // other's 32 rows come from the staged tiles after it. Measured (s63_own_first.sh, H200, against the staged
-// form in one call): 0.958-1.005x the time (16k non-causal 0.958), with softcap 0.973-0.998x.
+// form in one call): 0.958-1.005x the time (16k non-causal 0.958), with softcap 0.973-0.998x; at d = 192 /
+// (192, 128) off read up to 1.03x the time (s66_switches.sh).
 #ifndef FLASHATTN_SM90_BWD_D256_OWN_FIRST
 #define FLASHATTN_SM90_BWD_D256_OWN_FIRST 1
 #endif

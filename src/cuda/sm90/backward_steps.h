@@ -1,5 +1,5 @@
 // The pieces of a backward step shared by the Hopper backward's consumers (backward_consumer.h,
-// backward_split_consumer.h) and the d = 256 dQ pass (backward_dq_kernel.h): the step's GEMMs, the stores of
+// backward_split_consumer.h) and the d >= 192 dQ pass (backward_dq_kernel.h): the step's GEMMs, the stores of
 // dK / dV / dQ rows, the zeroing of rows past a sequence's, and softcap / ALiBi's probabilities.
 #pragma once
 
@@ -38,8 +38,8 @@ __device__ __forceinline__ void backward_gemm_transposed_scores(float (&acc)[kN 
 
 // acc (64 keys x d) += A (64 keys x 64 query rows, from registers) * B (64 query rows x d, N-major: the Q or
 // dO stage, whose rows are the K steps): dV += P^T dO, dK += dS^T Q. The dQ pass: dQ (64 query rows x d) +=
-// dS (64 rows x 64 keys) K (the K stage, 64-column chunks kBChunkBytes apart). d = 256 (OWN_FIRST): kN = 128
-// columns over kKSteps = 2 (a consumer's 32 query rows).
+// dS (64 rows x 64 keys) K (the K stage, 64-column chunks kBChunkBytes apart). d >= 192 (OWN_FIRST): kN = a
+// consumer's columns of dK or dV over kKSteps = 2 (its 32 query rows).
 template <class Config, int kBChunkBytes = Config::kQChunkBytes, int kN = Config::kHeadDim, int kKSteps = 4>
 __device__ __forceinline__ void backward_gemm_key_gradient(float (&acc)[kN / 2],
                                                            const std::uint32_t (&a)[kKSteps][4],

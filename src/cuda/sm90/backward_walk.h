@@ -92,7 +92,7 @@ FLASHATTN_HD int backward_last_block_reaching(const P& p, const BackwardSequence
   return last;
 }
 
-// The dQ pass (d = 256, backward_dq_kernel.h): the key blocks [n_begin, n_end) of kBlockN keys that any of
+// The dQ pass (d >= 192, backward_dq_kernel.h): the key blocks [n_begin, n_end) of kBlockN keys that any of
 // the query rows [i0, i0 + rows) of a sequence sees (n_begin == n_end: none, dQ is zero there). Rows at or
 // past the sequence's queries see nothing.
 struct BackwardQueryWalk {
