@@ -409,8 +409,8 @@ INSTANTIATE_TEST_SUITE_P(Grid, BackwardTest,
 BackwardCase draw_backward_case(Rng& rng, Backend backend) {
   DrawnCommon common = draw_common(rng, backend, false);
   if (backend == Backend::cuda_sm90 && rng.coin(0.75)) {
-    static constexpr std::int64_t kSm90BackwardDims[][2] = {{64, 64}, {128, 128}, {192, 192}, {192, 128},
-                                                            {256, 256}};
+    static constexpr std::int64_t kSm90BackwardDims[][2] = {
+        {64, 64}, {128, 128}, {192, 192}, {192, 128}, {256, 256}};
     const auto& dims = kSm90BackwardDims[rng.integer(0, 4)];
     common.d = dims[0];
     common.dv = dims[1];

@@ -103,7 +103,7 @@ struct BackwardConfig {
   static constexpr bool kDeterministic = kDeterministic_;
   // Whether the consumers' column counts differ (d = 192, (192, 128)): each consumer is then an instance of
   // its own (its accumulators' sizes constants), and the barriers both consumers meet at are the unaligned
-  // form (backward_consumers_sync), since they reach them from different instructions.
+  // form (backward_bar_sync), since they reach them from different instructions.
   static constexpr bool kConsumerInstances =
       kSplitHeadDim && (2 * kKeySplit != kChunks || 2 * kValueSplit != kChunksV);
   static_assert(!kSplitHeadDim || (kConsumers == 2 && !kDeterministic),

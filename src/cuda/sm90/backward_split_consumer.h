@@ -92,7 +92,7 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
       ptx::mbarrier_wait_parity(smem.q_full(stage), phase);
       backward_zero_query_rows<Config>(p, smem, seq, stage, phase, i0, thread_in_consumers);
       if (FLASHATTN_SM90_BWD_D256_SCORE_ORDER != 0 && consumer == 1) {
-        backward_consumers_sync<Config>(kBackwardScoreOrder);
+        backward_bar_sync<Config::kConsumerInstances>(kBackwardScoreOrder, 128 * Config::kConsumers);
       }
       ptx::wgmma_fence();
       backward_gemm_transposed_scores<Config, 32>(st, smem.k(), smem.q(stage) + query0 * Config::kRowBytes);
@@ -104,11 +104,7 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
                                                          smem.dout(stage) + query0 * Config::kRowBytes);
       ptx::wgmma_commit_group();
       if (FLASHATTN_SM90_BWD_D256_SCORE_ORDER != 0 && consumer == 0) {
-        if constexpr (Config::kConsumerInstances) {
-          ptx::bar_arrive_unaligned(kBackwardScoreOrder, 128 * Config::kConsumers);
-        } else {
-          ptx::bar_arrive(kBackwardScoreOrder, 128 * Config::kConsumers);
-        }
+        backward_bar_arrive<Config::kConsumerInstances>(kBackwardScoreOrder, 128 * Config::kConsumers);
       }
 
       const bool masked = n0 + Config::kBlockN > seq.k ||
@@ -172,7 +168,7 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
         }
       }
       ptx::fence_proxy_async_shared_cta();
-      backward_consumers_sync<Config>();
+      backward_bar_sync<Config::kConsumerInstances>(kBackwardConsumers, 128 * Config::kConsumers);
 
       ptx::wgmma_fence();
       if constexpr (kOwnFirst) {

@@ -185,14 +185,23 @@ __device__ __forceinline__ void backward_store_key_gradients(
   }
 }
 
-// A barrier of all consumer threads of the main kernel (id kBackwardConsumers, or `id`): the unaligned form
-// where the consumers are instances of their own (BackwardConfig::kConsumerInstances).
-template <class Config>
-__device__ __forceinline__ void backward_consumers_sync(int id = kBackwardConsumers) {
-  if constexpr (Config::kConsumerInstances) {
-    ptx::bar_sync_unaligned(id, 128 * Config::kConsumers);
+// Named barrier `id` of `threads` threads, waiting (sync) or not (arrive); kUnaligned: the unaligned form,
+// for warps that reach it from different instructions (bar.sync / bar.arrive are .aligned): the split-column
+// consumers where each is an instance of its own (BackwardConfig::kConsumerInstances).
+template <bool kUnaligned>
+__device__ __forceinline__ void backward_bar_sync(int id, int threads) {
+  if constexpr (kUnaligned) {
+    ptx::bar_sync_unaligned(id, threads);
   } else {
-    ptx::bar_sync(id, 128 * Config::kConsumers);
+    ptx::bar_sync(id, threads);
+  }
+}
+template <bool kUnaligned>
+__device__ __forceinline__ void backward_bar_arrive(int id, int threads) {
+  if constexpr (kUnaligned) {
+    ptx::bar_arrive_unaligned(id, threads);
+  } else {
+    ptx::bar_arrive(id, threads);
   }
 }
 
@@ -212,11 +221,7 @@ __device__ __forceinline__ void backward_zero_tile_pair_rows(std::uint32_t a, st
   // so each caller has one call site a step (session 63's SKIP_HIDDEN forms that called it from a second site
   // for the steps a consumer passed made compute-sanitizer's synccheck report divergent threads).
   __syncwarp();
-  if constexpr (kUnaligned) {
-    ptx::bar_sync_unaligned(kBackwardConsumers, 128 * Config::kConsumers);
-  } else {
-    ptx::bar_sync(kBackwardConsumers, 128 * Config::kConsumers);
-  }
+  backward_bar_sync<kUnaligned>(kBackwardConsumers, 128 * Config::kConsumers);
 }
 
 // Key rows past the sequence's (the next sequence's rows under varlen, unused rows past seqused_k, whatever
