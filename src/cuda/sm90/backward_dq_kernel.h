@@ -23,11 +23,6 @@
 
 #include "cuda/sm90/backward_steps.h"
 
-// DQ_V_STAGES2 (default 0; session 66, prepared, not measured): BackwardDqConfig::kVStages.
-#ifndef FLASHATTN_SM90_BWD_DQ_V_STAGES2
-#define FLASHATTN_SM90_BWD_DQ_V_STAGES2 0
-#endif
-
 namespace flashattn::detail::cuda_sm90 {
 
 template <class Main>
@@ -56,21 +51,13 @@ struct BackwardDqConfig {
   // fit beside them at d = 256): V's next block loads once both consumers' dP GEMMs are done, behind the
   // softmax, dQ's GEMM and the next S.
   static constexpr int kKStages = 2;
-  // DQ_V_STAGES2 (d = 192 / (192, 128), where they fit): V in two stages too, so that the next block's V
-  // loads while this one's dP is computed (prepared in session 66, not measured: default 0).
-  static constexpr int kVStages =
-      FLASHATTN_SM90_BWD_DQ_V_STAGES2 != 0 &&
-              kQBytes + kDoBytes + kKStages * kKBytes + 2 * kVBytes + 8 * (1 + 2 * kKStages + 4) + 1024 <=
-                  227 * 1024
-          ? 2
-          : 1;
   static constexpr int kQOffset = 0;
   static constexpr int kDoOffset = kQOffset + kQBytes;
   static constexpr int kKOffset = kDoOffset + kDoBytes;
   static constexpr int kVOffset = kKOffset + kKStages * kKBytes;
-  static constexpr int kBarrierOffset = kVOffset + kVStages * kVBytes;
-  // q_full (Q and dO), per K stage k_full, k_empty, then per V stage v_full, v_empty.
-  static constexpr int kBarriers = 1 + 2 * kKStages + 2 * kVStages;
+  static constexpr int kBarrierOffset = kVOffset + kVBytes;
+  // q_full (Q and dO), per K stage k_full, k_empty, then v_full, v_empty.
+  static constexpr int kBarriers = 1 + 2 * kKStages + 2;
   static constexpr int kSmemBytes = kBarrierOffset + 8 * kBarriers + 1024;  // + the swizzle atom's alignment
   static_assert(kSmemBytes <= 227 * 1024, "shared memory of one CTA");
   // Consumers: dQ (d / 2: 128 at d = 256), S and dP (32 + 32), dS's fragments (16) at the peak. As the main
@@ -89,15 +76,13 @@ struct BackwardDqShared {
   __device__ std::uint32_t q() const { return base + Config::kQOffset; }
   __device__ std::uint32_t dout() const { return base + Config::kDoOffset; }
   __device__ std::uint32_t k(int stage) const { return base + Config::kKOffset + stage * Config::kKBytes; }
-  __device__ std::uint32_t v(int stage) const { return base + Config::kVOffset + stage * Config::kVBytes; }
+  __device__ std::uint32_t v() const { return base + Config::kVOffset; }
   __device__ std::uint32_t barrier(int index) const { return base + Config::kBarrierOffset + 8 * index; }
   __device__ std::uint32_t q_full() const { return barrier(0); }
   __device__ std::uint32_t k_full(int stage) const { return barrier(1 + stage); }
   __device__ std::uint32_t k_empty(int stage) const { return barrier(1 + Config::kKStages + stage); }
-  __device__ std::uint32_t v_full(int stage) const { return barrier(1 + 2 * Config::kKStages + stage); }
-  __device__ std::uint32_t v_empty(int stage) const {
-    return barrier(1 + 2 * Config::kKStages + Config::kVStages + stage);
-  }
+  __device__ std::uint32_t v_full() const { return barrier(1 + 2 * Config::kKStages); }
+  __device__ std::uint32_t v_empty() const { return barrier(2 + 2 * Config::kKStages); }
 
   __device__ void init_barriers() const {
     ptx::mbarrier_init(q_full(), 1);
@@ -107,10 +92,8 @@ struct BackwardDqShared {
       // next copy through its own arrival; see BackwardShared::init_barriers).
       ptx::mbarrier_init(k_empty(stage), 128 * Config::kConsumers);
     }
-    for (int stage = 0; stage < Config::kVStages; ++stage) {
-      ptx::mbarrier_init(v_full(stage), 1);
-      ptx::mbarrier_init(v_empty(stage), 128 * Config::kConsumers);
-    }
+    ptx::mbarrier_init(v_full(), 1);
+    ptx::mbarrier_init(v_empty(), 128 * Config::kConsumers);
     ptx::fence_mbarrier_init();
   }
 };
@@ -161,15 +144,12 @@ __device__ void backward_dq_producer(const BackwardKernelParams& p, const Backwa
       ptx::tma_load_4d(smem.k(stage) + c * Config::kKChunkBytes, &p.maps.k, smem.k_full(stage), 64 * c, key,
                        head_kv, seq.map_batch);
     }
-    const int v_stage = step % Config::kVStages;
-    if (step >= Config::kVStages) {
-      ptx::mbarrier_wait_parity(smem.v_empty(v_stage), ((step / Config::kVStages) - 1) & 1);
-    }
-    ptx::mbarrier_arrive_expect_tx(smem.v_full(v_stage), Config::kVBytes);
+    if (step >= 1) ptx::mbarrier_wait_parity(smem.v_empty(), (step - 1) & 1);
+    ptx::mbarrier_arrive_expect_tx(smem.v_full(), Config::kVBytes);
 #pragma unroll
     for (int c = 0; c < Config::kChunksV; ++c) {
-      ptx::tma_load_4d(smem.v(v_stage) + c * Config::kKChunkBytes, &p.maps.v, smem.v_full(v_stage), 64 * c,
-                       key, head_kv, seq.map_batch);
+      ptx::tma_load_4d(smem.v() + c * Config::kKChunkBytes, &p.maps.v, smem.v_full(), 64 * c, key, head_kv,
+                       seq.map_batch);
     }
   }
 }
@@ -247,13 +227,11 @@ __device__ void backward_dq_consumer(const BackwardKernelParams& p, const Backwa
     for (int step = 0; step < steps; ++step) {
       const int n0 = (walk.n_begin + step) * Config::kBlockN;
       const int stage = step % Config::kKStages;
-      const int v_stage = step % Config::kVStages;
-      const std::uint32_t v_phase = (step / Config::kVStages) & 1;
       ptx::mbarrier_wait_parity(smem.k_full(stage), (step / Config::kKStages) & 1);
       if (n0 + Config::kBlockN > seq.k) {
         // Key rows past the sequence's: zeros (backward_zero_key_rows), in both stages it reads.
-        ptx::mbarrier_wait_parity(smem.v_full(v_stage), v_phase);
-        backward_zero_tile_pair_rows<Config, Config::kKChunkBytes>(smem.k(stage), smem.v(v_stage), seq.k - n0,
+        ptx::mbarrier_wait_parity(smem.v_full(), step & 1);
+        backward_zero_tile_pair_rows<Config, Config::kKChunkBytes>(smem.k(stage), smem.v(), seq.k - n0,
                                                                    Config::kBlockN, thread_in_consumers);
       }
       float st[32], dp[32];
@@ -261,10 +239,10 @@ __device__ void backward_dq_consumer(const BackwardKernelParams& p, const Backwa
       backward_gemm_transposed_scores<Config, 64, Config::kQChunkBytes, Config::kKChunkBytes>(st, q_rows,
                                                                                               smem.k(stage));
       ptx::wgmma_commit_group();
-      ptx::mbarrier_wait_parity(smem.v_full(v_stage), v_phase);
+      ptx::mbarrier_wait_parity(smem.v_full(), step & 1);
       ptx::wgmma_fence();  // dp's registers (read by the last step's dS) before the GEMM overwrites them
       backward_gemm_transposed_scores<Config, 64, Config::kQChunkBytes, Config::kKChunkBytes,
-                                      Config::kHeadDimV>(dp, do_rows, smem.v(v_stage));
+                                      Config::kHeadDimV>(dp, do_rows, smem.v());
       ptx::wgmma_commit_group();
       if (step > 0) {
         // The previous step's dQ GEMM is done: its K stage may be loaded again.
@@ -295,7 +273,7 @@ __device__ void backward_dq_consumer(const BackwardKernelParams& p, const Backwa
       ptx::wgmma_wait_group<0>();
       ptx::wgmma_fence_operand(st);
       ptx::wgmma_fence_operand(dp);
-      ptx::mbarrier_arrive(smem.v_empty(v_stage));  // this thread's dP read V
+      ptx::mbarrier_arrive(smem.v_empty());  // this thread's dP read V
       backward_dq_gradient<Config>(p, st, dp, lse, delta, row, key, offset, masked, slope_log2, seq.k, dsf);
       ptx::wgmma_fence();
       backward_gemm_key_gradient<Config, Config::kKChunkBytes>(dq, dsf, smem.k(stage));
