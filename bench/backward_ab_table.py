@@ -25,6 +25,8 @@ def table(rows):
         head = f"d{row['d']} {'causal' if row['causal'] else 'non-causal'} {row['seqlen']}"
         if row.get("softcap") or row.get("alibi"):
             head += f" softcap {row.get('softcap', 0)}{' alibi' if row.get('alibi') else ''}"
+        if row.get("dropout"):
+            head += f" dropout {row['dropout']}"
         cudnn = row.get("sdpa_cudnn_ms")
         cells = []
         for name in implementations(row):
@@ -35,6 +37,10 @@ def table(rows):
             if cudnn:  # (with softcap / ALiBi, SDPA's plain attention: row["sdpa_plain"])
                 cell += f" {cudnn / row[name + '_ms']:.3f}x cuDNN{' plain' if row.get('sdpa_plain') else ''}"
             cells.append(cell)
+        if row.get("sdpa_flash_ms"):
+            cells.append(f"SDPA FA2 {row['sdpa_flash_tflops']:.1f}")
+        if row.get("sdpa_refused"):
+            cells.append("refused: " + ",".join(row["sdpa_refused"]))
         rel = [row[k] for k in row if k.endswith("_maxrel") and not k.startswith("sdpa")]
         if rel:
             cells.append(f"maxrel {max(rel):.4f}")

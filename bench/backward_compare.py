@@ -14,6 +14,9 @@ A backend named NAME:det runs in deterministic mode (e.g. --backends cuda_sm90,c
 --softcap C and --alibi (slopes 2^(-8 (i + 1) / h) per head) time flashattn's backends with those options; SDPA
 has neither, so its rows stay plain attention's (a yardstick of the options' cost; the row says sdpa_plain),
 and the sanity check's reference is then an fp32 softmax written out here.
+--dropout P times every implementation with dropout (SDPA's too, where its backend takes it; a backend that
+refuses is named under sdpa_refused); the gradients' sanity check is then left out (each implementation drops
+its own elements: flashattn's are checked against references with its Philox mask by the test suites).
 --hdims takes D or DxDV (e.g. 192x128: dv = 128, MLA's shape); an SDPA backend that refuses a shape (its FA2
 has no dv != d) is left out of that row, which names it under sdpa_refused. FLOPs with dv != d: 2.5 x the
 forward's 2 b s^2 h (d + dv).
@@ -52,22 +55,22 @@ def bench_ms(fn, settle_ms):
 
 
 def flashattn_backward(backend, q, k, v, dout, causal, package=flashattn, deterministic=False, softcap=0.0,
-                       alibi=None):
+                       alibi=None, dropout=0.0):
     ops = package._ops
     with torch.no_grad():
-        out, lse, rng = ops.fwd(q, k, v, None, causal, -1, -1, softcap, alibi, 0.0, None, False, 0)
+        out, lse, rng = ops.fwd(q, k, v, None, causal, -1, -1, softcap, alibi, dropout, None, False, 0)
 
     def run():
         with package.use_backend(backend):
-            return ops.bwd(dout, q, k, v, out, lse, None, causal, -1, -1, softcap, alibi, 0.0, rng, None,
+            return ops.bwd(dout, q, k, v, out, lse, None, causal, -1, -1, softcap, alibi, dropout, rng, None,
                            deterministic)
     return run
 
 
-def sdpa_backward(backend, q, k, v, dout, causal):
+def sdpa_backward(backend, q, k, v, dout, causal, dropout=0.0):
     qt, kt, vt = (t.detach().transpose(1, 2).requires_grad_() for t in (q, k, v))
     with sdpa_kernel([backend]):
-        out = F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+        out = F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal, dropout_p=dropout)
     dt = dout.transpose(1, 2)
 
     def run():
@@ -111,6 +114,7 @@ def main():
                         help="the base package's backends (NAME or NAME:det), timed as NAME_base (NAME:det_base)")
     parser.add_argument("--softcap", type=float, default=0.0)
     parser.add_argument("--alibi", action="store_true")
+    parser.add_argument("--dropout", type=float, default=0.0)
     args = parser.parse_args()
     torch.manual_seed(0)
     rows = []
@@ -122,7 +126,7 @@ def main():
                 q, k = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16) for _ in range(2))
                 v, dout = (torch.randn(b, s, h, dv, device="cuda", dtype=torch.bfloat16) for _ in range(2))
                 alibi = (2.0 ** (-8.0 * torch.arange(1, h + 1, device="cuda") / h)).float() if args.alibi else None
-                mods = {"softcap": args.softcap, "alibi": alibi}
+                mods = {"softcap": args.softcap, "alibi": alibi, "dropout": args.dropout}
                 impls = {name: flashattn_backward(name.split(":")[0], q, k, v, dout, causal,
                                                   deterministic=name.endswith(":det"), **mods)
                          for name in args.backends.split(",")}
@@ -136,7 +140,7 @@ def main():
                 for name, backend in (("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION),
                                       ("sdpa_flash", SDPBackend.FLASH_ATTENTION)):
                     try:
-                        impls[name] = sdpa_backward(backend, q, k, v, dout, causal)
+                        impls[name] = sdpa_backward(backend, q, k, v, dout, causal, args.dropout)
                         impls[name]()
                     except RuntimeError:
                         impls.pop(name, None)
@@ -146,8 +150,10 @@ def main():
                     row["sdpa_refused"] = refused
                 if args.softcap or args.alibi:
                     row.update(softcap=args.softcap, alibi=args.alibi, sdpa_plain=True)
-                if s <= args.check_max_seqlen:
-                    ref = reference_grads(q, k, v, dout, causal, **mods)
+                if args.dropout:
+                    row["dropout"] = args.dropout
+                if s <= args.check_max_seqlen and not args.dropout:
+                    ref = reference_grads(q, k, v, dout, causal, args.softcap, alibi)
                     for name in impls:
                         got = impls[name]()[:3]
                         if name.startswith("sdpa"):  # (SDPA's gradients are (b, h, s, d))

@@ -132,7 +132,7 @@ std::vector<BackwardCase> backward_cases() {
       {false, 2, 256, 384, 4, 4, 64, 64, DType::bfloat16, {MaskKind::none}, Layout::padded, false});
   cases.push_back(
       {false, 1, 256, 256, 6, 2, 64, 64, DType::float16, {MaskKind::none}, Layout::contiguous, false});
-  // cuda_sm90's backward kernel (d = dv = 64, 128, 192, 256 and (192, 128) without dropout; key
+  // cuda_sm90's backward kernel (d = dv = 64, 128, 192, 256 and (192, 128); key
   // blocks of 128, query blocks of 64): partial blocks on both sides, GQA and MQA groups, windows and
   // causal masks with sq < sk and sq > sk (rows that see no key), varlen with seqused and empty
   // sequences, a learnable sink, every layout.
@@ -167,7 +167,7 @@ std::vector<BackwardCase> backward_cases() {
   cases.push_back({true, 3, 400, 333, 4, 2, 128, 128, DType::bfloat16, {MaskKind::right_only}, Layout::contiguous, true, true, true});
   cases.push_back({false, 1, 300, 2100, 2, 1, 64, 64, DType::bfloat16, {MaskKind::causal_left}, Layout::heads_major, true});
   cases.push_back({true, 4, 300, 450, 2, 2, 64, 64, DType::float16, {MaskKind::none}, Layout::padded, true, true, false});
-  // Its softcap / ALiBi kernels (BackwardConfig::kScoreMods: tanh.approx and its derivative, the distance bias),
+  // Its softcap / ALiBi kernels (BackwardConfig::kGeneral: tanh.approx and its derivative, the distance bias),
   // in both modes, both head dims and d = 64's three-consumer kernel; softcap 30 saturates the tanh.
   cases.push_back({false, 2, 300, 517, 4, 2, 128, 128, DType::bfloat16, {MaskKind::causal, 30.f}, Layout::contiguous});
   cases.push_back({false, 2, 517, 300, 4, 4, 128, 128, DType::float16, {MaskKind::local, 0.f, AlibiKind::per_batch_head}, Layout::padded});
@@ -198,6 +198,16 @@ std::vector<BackwardCase> backward_cases() {
   cases.push_back({false, 1, 517, 300, 4, 1, 192, 128, DType::float16, {MaskKind::local, 0.f, AlibiKind::none, 0.f, true}, Layout::padded});
   cases.push_back({true, 2, 300, 450, 8, 2, 192, 128, DType::bfloat16, {MaskKind::right_only, 1.5f, AlibiKind::per_batch_head}, Layout::heads_major});
   cases.push_back({true, 3, 700, 129, 2, 1, 192, 128, DType::float16, {MaskKind::causal}, Layout::contiguous, true, true, false});
+  // Its dropout (the general kernels, the drop bits exchanged between the lanes, backward_dropout.h): every
+  // kernel shape (d = 64 / 128 in both modes, the split-column kernels with the dQ pass at 192, (192, 128),
+  // 256), with a mask, softcap, ALiBi, a sink, varlen with seqused and empty sequences.
+  cases.push_back({false, 2, 300, 517, 4, 2, 128, 128, DType::bfloat16, {MaskKind::causal, 0.f, AlibiKind::none, 0.17f}, Layout::contiguous});
+  cases.push_back({true, 3, 400, 333, 4, 2, 128, 128, DType::float16, {MaskKind::local, 0.f, AlibiKind::per_head, 0.17f, true}, Layout::padded, true, true, true});
+  cases.push_back({false, 1, 517, 300, 6, 2, 64, 64, DType::bfloat16, {MaskKind::none, 1.5f, AlibiKind::none, 0.17f}, Layout::heads_major});
+  cases.push_back({true, 4, 300, 450, 2, 2, 64, 64, DType::float16, {MaskKind::causal_left, 0.f, AlibiKind::none, 0.17f}, Layout::contiguous, true, true, false});
+  cases.push_back({false, 2, 300, 517, 4, 2, 256, 256, DType::bfloat16, {MaskKind::causal, 0.f, AlibiKind::none, 0.17f}, Layout::padded});
+  cases.push_back({true, 3, 400, 333, 4, 4, 192, 192, DType::bfloat16, {MaskKind::right_only, 0.f, AlibiKind::per_batch_head, 0.17f}, Layout::contiguous, false, true, true});
+  cases.push_back({false, 1, 517, 300, 4, 1, 192, 128, DType::float16, {MaskKind::local, 0.f, AlibiKind::none, 0.17f, true}, Layout::heads_major});
   // clang-format on
   return cases;
 }

@@ -201,8 +201,8 @@ TEST_P(DeterminismTest, BackwardVarlenCausalBf16) {
       {true, 4, 301, 433, 4, 2, 64, DType::bfloat16, {MaskKind::causal, 0.f, AlibiKind::none, 0.f, false}});
 }
 
-// Problems cuda_sm90's backward takes (d = dv = 64 / 128, no dropout): its dQ turns over many key blocks
-// (GQA, a sink, a window with sq > sk), varlen per sequence, and its softcap / ALiBi kernel's.
+// Problems cuda_sm90's backward takes (d = dv = 64 / 128): its dQ turns over many key blocks (GQA, a sink, a
+// window with sq > sk), varlen per sequence, and its general kernel's (softcap / ALiBi, dropout).
 TEST_P(DeterminismTest, BackwardBatchedWindowD128) {
   const Backend backend = GetParam();
   FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
@@ -226,6 +226,15 @@ TEST_P(DeterminismTest, BackwardSoftcapAlibiD128) {
   check_backward_deterministic(
       backend,
       {false, 2, 700, 900, 4, 2, 128, DType::bfloat16, {MaskKind::causal, 30.f, AlibiKind::per_head}});
+}
+
+TEST_P(DeterminismTest, BackwardDropoutD64) {
+  const Backend backend = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  SCOPED_TRACE(seed_trace());
+  check_backward_deterministic(
+      backend,
+      {true, 3, 500, 700, 4, 2, 64, DType::float16, {MaskKind::causal, 0.f, AlibiKind::none, 0.17f}});
 }
 
 // d = 256: cuda_sm90's dQ pass writes dQ once per query block (no accumulator), so its default kernels serve

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "backend.h"
+#include "common/philox.h"  // dropout_threshold
 #include "cuda/sm80/backward_config.h"
 #include "cuda/sm80/kvcache_kernels.h"
 #include "cuda/sm90/forward_dispatch.h"
@@ -100,7 +101,7 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
-template <int kHeadDim, typename Element, bool kDeterministic, bool kScoreMods, int kHeadDimV>
+template <int kHeadDim, typename Element, bool kDeterministic, bool kGeneral, int kHeadDimV>
 cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream);
 
 namespace {
@@ -229,11 +230,11 @@ bool backward_head_dims_supported(std::int64_t d, std::int64_t dv) {
 template <int kHeadDim, int kHeadDimV, typename Element, bool kBf16>
 cudaError_t dispatch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
   if constexpr (backward_compiled(kHeadDim, kHeadDimV, kBf16)) {
-    const bool score_mods = args.p.softcap > 0.f || args.p.alibi_slopes != nullptr;
+    const bool general = args.p.softcap > 0.f || args.p.alibi_slopes != nullptr || args.dropout_threshold > 0;
     if constexpr (kHeadDim >= 192) {  // one kernel for both modes (BackwardConfig::kSplitHeadDim)
-      return score_mods ? run_backward<kHeadDim, Element, false, true, kHeadDimV>(args, stream)
-                        : run_backward<kHeadDim, Element, false, false, kHeadDimV>(args, stream);
-    } else if (score_mods) {
+      return general ? run_backward<kHeadDim, Element, false, true, kHeadDimV>(args, stream)
+                     : run_backward<kHeadDim, Element, false, false, kHeadDimV>(args, stream);
+    } else if (general) {
       return args.p.deterministic ? run_backward<kHeadDim, Element, true, true, kHeadDimV>(args, stream)
                                   : run_backward<kHeadDim, Element, false, true, kHeadDimV>(args, stream);
     } else {
@@ -327,7 +328,6 @@ const char* unsupported_reason(const BackwardParams& p) noexcept {
     return "cuda_sm90: the backward kernel for this head dim and dtype was not compiled (see "
            "FLASHATTN_HEAD_DIMS and FLASHATTN_DTYPES)";
   }
-  if (p.dropout_p > 0.f) return "cuda_sm90's backward does not cover dropout; it runs on cuda_sm80";
   if (p.heads_kv <= 0 || p.heads % p.heads_kv != 0) return "cuda_sm90: heads must be a multiple of heads_kv";
   if ((p.cu_seqlens_q == nullptr) != (p.cu_seqlens_k == nullptr))
     return "cuda_sm90's backward needs cu_seqlens_q and cu_seqlens_k together";
@@ -426,6 +426,8 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
     args.tile_counter = reinterpret_cast<unsigned long long*>(workspace + layout.tile_counter);
   }
   args.scale_log2 = p.scale * 1.4426950408889634f;
+  args.dropout_threshold = p.dropout_p > 0.f ? dropout_threshold(p.dropout_p) : 0u;
+  args.dropout_rescale = p.dropout_p > 0.f ? 1.f / (1.f - p.dropout_p) : 1.f;
   // The main kernel writes the accumulator in the DQ_BULK layout (d = 256: no accumulator, the dQ pass).
   args.dq_bulk = !dq_pass;
   const bool bf16 = p.dtype == DType::bfloat16;

@@ -44,7 +44,7 @@
 namespace flashattn::detail::cuda_sm90 {
 
 template <int kHeadDim_, typename Element_, int kConsumers_ = 2, bool kDeterministic_ = false,
-          bool kScoreMods_ = false, bool kSkipHidden_ = false, int kHeadDimV_ = kHeadDim_>
+          bool kGeneral_ = false, bool kSkipHidden_ = false, int kHeadDimV_ = kHeadDim_>
 struct BackwardConfig {
   using Element = Element_;
   static constexpr int kHeadDim = kHeadDim_;    // of Q and K (dQ, dK)
@@ -108,11 +108,12 @@ struct BackwardConfig {
       kSplitHeadDim && (2 * kKeySplit != kChunks || 2 * kValueSplit != kChunksV);
   static_assert(!kSplitHeadDim || (kConsumers == 2 && !kDeterministic),
                 "d >= 192: two consumers splitting the columns; deterministic without a mode of its own");
-  // SCORE_MODS: softcap and / or ALiBi modify the scores before the softmax (a tanh and its derivative, a
-  // distance bias per element): the probabilities wait for dP^T's GEMM too, so that each element's P^T and
-  // dS^T come from one pass and the tanh's derivative needs no registers of its own (backward_consumer).
-  // Kernels of their own: the plain ones keep the exp2 overlapped with dP^T's GEMM.
-  static constexpr bool kScoreMods = kScoreMods_;
+  // GENERAL: softcap and / or ALiBi modify the scores before the softmax (a tanh and its derivative, a
+  // distance bias per element), dropout scales P and dP by the forward's keep mask: the probabilities wait
+  // for dP^T's GEMM too, so that each element's P^T and dS^T come from one pass and the tanh's derivative
+  // needs no registers of its own (backward_consumer). Kernels of their own: the plain ones keep the exp2
+  // overlapped with dP^T's GEMM.
+  static constexpr bool kGeneral = kGeneral_;
   // PERSISTENT (backward_tile_index): at most one CTA a SM walking the tiles. Not with three consumers, where
   // it measured 0.94-1.10x the time of one CTA per tile (s60_persistent.sh: 1.10 at d64 non-causal 2k, 1.07
   // causal 8k) against 0.92-1.00x with two; not in deterministic mode (tiles claimed in order). The launch
@@ -159,7 +160,7 @@ struct BackwardConfig {
   // without a mask for 0.91-0.94x with one (sessions 63-64: s63_skip_hidden.patch, s63_skip2.patch,
   // s63_skip3.patch, s64_skip_uniform.patch); a kernel of its own keeps the gain alone.
   static constexpr bool kSkipHidden = kSkipHidden_;
-  static_assert(!kSkipHidden || (kHeadDim == 64 && kConsumers == 2 && !kDeterministic && !kScoreMods),
+  static_assert(!kSkipHidden || (kHeadDim == 64 && kConsumers == 2 && !kDeterministic && !kGeneral),
                 "SKIP_HIDDEN: the d = 64 two-consumer default-mode kernel without score mods");
   static constexpr int kStatsBytes = kBlockM * 4;  // one float per query row
 
@@ -226,7 +227,7 @@ struct BackwardKernelParams {
   int window_left = -1, window_right = -1;
   float scale_log2 = 0.f;  // softmax_scale * log2(e)
   float scale = 1.f;
-  // kScoreMods: softcap's tanh(q.k * softcap_in) scaled by softcap_log2 = softcap * log2(e) (softcap_in = 0:
+  // kGeneral: softcap's tanh(q.k * softcap_in) scaled by softcap_log2 = softcap * log2(e) (softcap_in = 0:
   // none), as the forward's (kernel_params.h); ALiBi's slopes (null: none), subtracted as
   // slope * log2(e) * |i + seqlen_k - seqlen_q - j| in base 2.
   float softcap_in = 0.f, softcap_log2 = 0.f;
@@ -238,6 +239,12 @@ struct BackwardKernelParams {
   void* dq = nullptr;
   std::int64_t dq_batch_stride = 0, dq_row_stride = 0, dq_head_stride = 0;
   int q_blocks = 0;
+  // kGeneral: dropout (backward_dropout.h) with the forward's Philox stream; an element is dropped where its
+  // 16-bit draw is below dropout_threshold (0: no dropout), a kept one scaled by dropout_rescale (1 / (1 -
+  // p)).
+  std::uint64_t dropout_seed = 0, dropout_offset = 0;
+  std::uint32_t dropout_threshold = 0;
+  float dropout_rescale = 1.f;
 };
 
 // The CTA's (key block, K/V head, sequence): key blocks fastest, so that the CTAs running at once share

@@ -155,13 +155,29 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
                           (p.window_right >= 0 && i0 + offset + p.window_right < n0 + Config::kBlockN - 1);
 
       std::uint32_t pf[4][4], dsf[4][4];
-      if constexpr (Config::kScoreMods) {
+      if constexpr (Config::kGeneral) {
+        // Dropout: the step's drop bits while both GEMMs run.
+        const bool dropout = p.dropout_threshold != 0;
+        std::uint32_t dropped = 0;
+        if (dropout) {
+          dropped =
+              backward_dropped_transposed<8>(p, static_cast<std::int64_t>(tile.batch) * p.heads + head,
+                                             i0 + 2 * (lane % 4), (n0 + key_local - lane / 4) / 8, lane);
+        }
         ptx::wgmma_wait_group<0>();
         ptx::wgmma_fence_operand(st);
         ptx::wgmma_fence_operand(dpt);
-        backward_modified_gradients<Config>(p, st, dpt, smem.lse(stage) + 8 * (lane % 4),
-                                            smem.delta(stage) + 8 * (lane % 4), i0 + 2 * (lane % 4),
-                                            n0 + key_local, offset, seq.k, masked, slope_log2, pf, dsf);
+        const std::uint32_t lse_at = smem.lse(stage) + 8 * (lane % 4);
+        const std::uint32_t delta_at = smem.delta(stage) + 8 * (lane % 4);
+        if (dropout) {
+          backward_modified_gradients<Config, 8, true>(p, st, dpt, lse_at, delta_at, i0 + 2 * (lane % 4),
+                                                       n0 + key_local, offset, seq.k, masked, slope_log2,
+                                                       dropped, pf, dsf);
+        } else {
+          backward_modified_gradients<Config, 8, false>(p, st, dpt, lse_at, delta_at, i0 + 2 * (lane % 4),
+                                                        n0 + key_local, offset, seq.k, masked, slope_log2, 0,
+                                                        pf, dsf);
+        }
       } else {
         ptx::wgmma_wait_group<1>();
         ptx::wgmma_fence_operand(st);

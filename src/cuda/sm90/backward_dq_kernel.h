@@ -9,10 +9,10 @@
 //                key block the rows see (backward_query_walk) into K stages (two) and a V stage (one);
 //   warpgroups 1, 2  consumers: query rows [64 w, + 64) of the block each. Per key block of 64 keys:
 //                S = Q K^T and dP = dO V^T (m64n64, shared-memory operands), P = exp2(S scale log2 e - LSE
-//                log2 e) (masked), dS = P (dP - D) (softcap / ALiBi: as backward_modified_gradients),
-//                dQ += dS K (m64n256 / m64n192, dS from registers, K N-major). The next block's S and dP are
-//                issued before the last dQ GEMM is waited for, so the tensor cores stay busy through the
-//                softmax.
+//                log2 e) (masked), dS = P (dP - D) (softcap / ALiBi / dropout: as
+//                backward_modified_gradients), dQ += dS K (m64n256 / m64n192, dS from registers, K N-major).
+//                The next block's S and dP are issued before the last dQ GEMM is waited for, so the tensor
+//                cores stay busy through the softmax.
 // The LSE (base 2) and D are the preprocess's (cuda_sm80's aux kernels), as for the main kernel; Q, dO, K, V
 // are read through the main kernel's tensor maps (64-row boxes).
 #pragma once
@@ -31,7 +31,7 @@ struct BackwardDqConfig {
   static constexpr int kHeadDim = Main::kHeadDim;    // of Q, K, dQ
   static constexpr int kHeadDimV = Main::kHeadDimV;  // of dO, V
   static_assert(Main::kSplitHeadDim, "the dQ pass is d >= 192's (BackwardConfig::kSplitHeadDim)");
-  static constexpr bool kScoreMods = Main::kScoreMods;
+  static constexpr bool kGeneral = Main::kGeneral;
   static constexpr int kConsumers = 2;
   static constexpr int kBlockM = 64 * kConsumers;  // query rows per CTA
   static constexpr int kBlockN = Main::kBlockN;    // keys per step: the K / V maps' boxes
@@ -155,15 +155,16 @@ __device__ void backward_dq_producer(const BackwardKernelParams& p, const Backwa
 }
 
 // One step's dS for a consumer's 64 query rows x 64 keys, packed as the A fragments of dQ's GEMM. Element
-// 4 c + r of the S / dP accumulators is row `row` + 8 (r / 2), key `key` + 8 c + r % 2. kScoreMods: from
-// both tiles in one pass (as backward_modified_gradients, the layout transposed); otherwise st holds P
-// already (computed while dP's GEMM ran).
-template <class Config>
+// 4 c + r of the S / dP accumulators is row `row` + 8 (r / 2), key `key` + 8 c + r % 2. kGeneral: from
+// both tiles in one pass (as backward_modified_gradients, the layout transposed; kDropout: bit 4 c + r of
+// `dropped`, backward_dropped_rows, drops the element's dP); otherwise st holds P already (computed while
+// dP's GEMM ran).
+template <class Config, bool kDropout = false>
 __device__ __forceinline__ void backward_dq_gradient(const BackwardKernelParams& p, float (&st)[32],
                                                      const float (&dp)[32], const float (&lse)[2],
                                                      const float (&delta)[2], int row, int key, int offset,
                                                      bool masked, float slope_log2, int keys,
-                                                     std::uint32_t (&dsf)[4][4]) {
+                                                     std::uint32_t dropped, std::uint32_t (&dsf)[4][4]) {
   using Element = typename Config::Element;
 #pragma unroll
   for (int c = 0; c < 8; ++c) {
@@ -171,12 +172,14 @@ __device__ __forceinline__ void backward_dq_gradient(const BackwardKernelParams&
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
       float dtanh = 1.f;
-      if constexpr (Config::kScoreMods) {
+      if constexpr (Config::kGeneral) {
         st[4 * c + r] =
             backward_modified_probability(p, st[4 * c + r], lse[r / 2], key + 8 * c + (r % 2),
                                           row + 8 * (r / 2) + offset, keys, masked, slope_log2, dtanh);
       }
-      ds[r] = st[4 * c + r] * (dp[4 * c + r] - delta[r / 2]) * dtanh;
+      float keep = 1.f;
+      if constexpr (kDropout) keep = (dropped >> (4 * c + r)) & 1u ? 0.f : p.dropout_rescale;
+      ds[r] = st[4 * c + r] * (dp[4 * c + r] * keep - delta[r / 2]) * dtanh;
     }
     // Keys 16 kk .. + 15 (c = 2 kk, 2 kk + 1) are the A fragment of k-step kk: rows r, r + 8 of keys 2 t,
     // then of keys 2 t + 8.
@@ -256,7 +259,12 @@ __device__ void backward_dq_consumer(const BackwardKernelParams& p, const Backwa
                           (p.window_right >= 0 && first + offset + p.window_right < n0 + Config::kBlockN - 1);
       const int key = n0 + 2 * (lane % 4);
       std::uint32_t dsf[4][4];
-      if constexpr (!Config::kScoreMods) {
+      std::uint32_t dropped = 0;  // kGeneral with dropout: the step's drop bits, while both GEMMs run
+      if (Config::kGeneral && p.dropout_threshold != 0) {
+        dropped = backward_dropped_rows(p, static_cast<std::int64_t>(tile.batch) * p.heads + tile.head, row,
+                                        n0 / 8, lane);
+      }
+      if constexpr (!Config::kGeneral) {
         ptx::wgmma_wait_group<1>();
         ptx::wgmma_fence_operand(st);
 #pragma unroll
@@ -274,7 +282,13 @@ __device__ void backward_dq_consumer(const BackwardKernelParams& p, const Backwa
       ptx::wgmma_fence_operand(st);
       ptx::wgmma_fence_operand(dp);
       ptx::mbarrier_arrive(smem.v_empty());  // this thread's dP read V
-      backward_dq_gradient<Config>(p, st, dp, lse, delta, row, key, offset, masked, slope_log2, seq.k, dsf);
+      if (Config::kGeneral && p.dropout_threshold != 0) {
+        backward_dq_gradient<Config, true>(p, st, dp, lse, delta, row, key, offset, masked, slope_log2, seq.k,
+                                           dropped, dsf);
+      } else {
+        backward_dq_gradient<Config>(p, st, dp, lse, delta, row, key, offset, masked, slope_log2, seq.k, 0,
+                                     dsf);
+      }
       ptx::wgmma_fence();
       backward_gemm_key_gradient<Config, Config::kKChunkBytes>(dq, dsf, smem.k(stage));
       ptx::wgmma_commit_group();

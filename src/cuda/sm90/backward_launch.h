@@ -88,9 +88,13 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
   }
   k.alibi_slopes = p.alibi_slopes;
   k.alibi_batch_stride = p.alibi_batch_stride;
-  // (run_backward picks the kScoreMods kernels exactly when these are set; not cudaErrorInvalidValue, which
+  k.dropout_seed = p.dropout_seed;
+  k.dropout_offset = p.dropout_offset;
+  k.dropout_threshold = args.dropout_threshold;
+  k.dropout_rescale = args.dropout_rescale;
+  // (run_backward picks the kGeneral kernels exactly when these are set; not cudaErrorInvalidValue, which
   // reports a tensor map.)
-  if (Config::kScoreMods != (p.softcap > 0.f || p.alibi_slopes != nullptr))
+  if (Config::kGeneral != (p.softcap > 0.f || p.alibi_slopes != nullptr || args.dropout_threshold > 0))
     return cudaErrorInvalidConfiguration;
 
   const std::int64_t tiles = key_blocks * p.heads_kv * p.batch;
@@ -139,38 +143,38 @@ extern template cudaError_t launch_backward<BackwardConfig<64, __half, 2, false,
 extern template cudaError_t launch_backward<BackwardConfig<64, __nv_bfloat16, 2, false, false, true>>(
     const cuda_sm80::BackwardKernelArgs&, cudaStream_t);
 
-// The kernel of (head dim, element type, deterministic mode, softcap / ALiBi) for this call: at d = 64, three
-// consumer warpgroups (192-key blocks) from 2048 keys (D64_THREE_FROM), two (128-key blocks) below and in
-// deterministic mode (BackwardConfig::kConsumers; two with softcap / ALiBi), below that under a causal or
-// window band the two-consumer kernel that passes hidden steps (kSkipHidden, SKIP_HIDDEN); at d >= 192
-// (d = dv = 192, 256; (d, dv) = (192, 128)) the split-column kernel (64-key blocks) and the dQ pass, both
-// modes (kDeterministic false). kHeadDimV = kHeadDim but at (192, 128). Deterministic mode needs
-// args.dq_semaphore and args.tile_counter (zeroed by the preprocess); kScoreMods exactly the calls with
-// softcap or ALiBi.
-template <int kHeadDim, typename Element, bool kDeterministic, bool kScoreMods, int kHeadDimV>
+// The kernel of (head dim, element type, deterministic mode, softcap / ALiBi / dropout) for this call: at
+// d = 64, three consumer warpgroups (192-key blocks) from 2048 keys (D64_THREE_FROM), two (128-key blocks)
+// below and in deterministic mode (BackwardConfig::kConsumers; two in the kGeneral kernels), below that under
+// a causal or window band the two-consumer kernel that passes hidden steps (kSkipHidden, SKIP_HIDDEN); at d
+// >= 192 (d = dv = 192, 256; (d, dv) = (192, 128)) the split-column kernel (64-key blocks) and the dQ pass,
+// both modes (kDeterministic false). kHeadDimV = kHeadDim but at (192, 128). Deterministic mode needs
+// args.dq_semaphore and args.tile_counter (zeroed by the preprocess); kGeneral exactly the calls with
+// softcap, ALiBi or dropout.
+template <int kHeadDim, typename Element, bool kDeterministic, bool kGeneral, int kHeadDimV>
 cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
   static_assert(kHeadDimV == kHeadDim || kHeadDim >= 192, "d != dv only with the split columns");
   if constexpr (kHeadDim >= 192) {
     static_assert(!kDeterministic, "d >= 192 has one kernel for both modes (each output written once)");
     // The dQ pass writes dQ: no accumulator (run() passes none) and no postprocess.
     if (args.dq_accum != nullptr) return cudaErrorInvalidConfiguration;
-    return launch_backward<BackwardConfig<kHeadDim, Element, 2, false, kScoreMods, false, kHeadDimV>>(args,
-                                                                                                      stream);
+    return launch_backward<BackwardConfig<kHeadDim, Element, 2, false, kGeneral, false, kHeadDimV>>(args,
+                                                                                                    stream);
   } else if constexpr (kDeterministic) {
-    return launch_backward<BackwardConfig<kHeadDim, Element, 2, true, kScoreMods>>(args, stream);
+    return launch_backward<BackwardConfig<kHeadDim, Element, 2, true, kGeneral>>(args, stream);
   } else {
-    // (Not with softcap / ALiBi: ptxas serializes the three-consumer kernel's wgmmas there, C7512, for want
-    // of registers.)
-    if constexpr (kHeadDim == 64 && !kScoreMods) {
+    // (Not in the kGeneral kernels: ptxas serializes the three-consumer kernel's wgmmas there, C7512, for
+    // want of registers.)
+    if constexpr (kHeadDim == 64 && !kGeneral) {
       if (args.p.seqlen_k >= FLASHATTN_SM90_BWD_D64_THREE_FROM) {
-        return launch_backward<BackwardConfig<kHeadDim, Element, 3, false, kScoreMods>>(args, stream);
+        return launch_backward<BackwardConfig<kHeadDim, Element, 3, false, kGeneral>>(args, stream);
       }
       const bool banded = args.p.mask.window_left >= 0 || args.p.mask.window_right >= 0;
       if (FLASHATTN_SM90_BWD_SKIP_HIDDEN != 0 && banded) {
         return launch_backward<BackwardConfig<kHeadDim, Element, 2, false, false, true>>(args, stream);
       }
     }
-    return launch_backward<BackwardConfig<kHeadDim, Element, 2, false, kScoreMods>>(args, stream);
+    return launch_backward<BackwardConfig<kHeadDim, Element, 2, false, kGeneral>>(args, stream);
   }
 }
 

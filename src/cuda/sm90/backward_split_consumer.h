@@ -115,12 +115,22 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
       const std::uint32_t delta_at = smem.delta(stage) + 4 * query0 + 8 * (lane % 4);
       const int i_first = i0 + query0 + 2 * (lane % 4);
       std::uint32_t pf[2][4], dsf[2][4];
+      std::uint32_t dropped = 0;  // kGeneral with dropout: the step's drop bits, while both GEMMs run
+      if (Config::kGeneral && p.dropout_threshold != 0) {
+        dropped = backward_dropped_transposed<4>(p, static_cast<std::int64_t>(tile.batch) * p.heads + head,
+                                                 i_first, (n0 + 16 * warp) / 8, lane);
+      }
       ptx::wgmma_wait_group<0>();
       ptx::wgmma_fence_operand(st);
       ptx::wgmma_fence_operand(dpt);
-      if constexpr (Config::kScoreMods) {
-        backward_modified_gradients<Config, 4>(p, st, dpt, lse_at, delta_at, i_first, n0 + key_local, offset,
-                                               seq.k, masked, slope_log2, pf, dsf);
+      if constexpr (Config::kGeneral) {
+        if (p.dropout_threshold != 0) {
+          backward_modified_gradients<Config, 4, true>(p, st, dpt, lse_at, delta_at, i_first, n0 + key_local,
+                                                       offset, seq.k, masked, slope_log2, dropped, pf, dsf);
+        } else {
+          backward_modified_gradients<Config, 4, false>(p, st, dpt, lse_at, delta_at, i_first, n0 + key_local,
+                                                        offset, seq.k, masked, slope_log2, 0, pf, dsf);
+        }
       } else {
 #pragma unroll
         for (int c = 0; c < 4; ++c) {

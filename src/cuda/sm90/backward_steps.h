@@ -1,6 +1,6 @@
 // The pieces of a backward step shared by the Hopper backward's consumers (backward_consumer.h,
 // backward_split_consumer.h) and the d >= 192 dQ pass (backward_dq_kernel.h): the step's GEMMs, the stores of
-// dK / dV / dQ rows, the zeroing of rows past a sequence's, and softcap / ALiBi's probabilities.
+// dK / dV / dQ rows, the zeroing of rows past a sequence's, and softcap / ALiBi / dropout's probabilities.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +13,7 @@
 #include "cuda/ptx/warpgroup.h"
 #include "cuda/ptx/wgmma.h"
 #include "cuda/sm90/backward_config.h"
+#include "cuda/sm90/backward_dropout.h"
 #include "cuda/sm90/epilogue.h"  // pack_pair
 
 namespace flashattn::detail::cuda_sm90 {
@@ -253,11 +254,11 @@ __device__ __forceinline__ void backward_zero_query_rows(const BackwardKernelPar
   }
 }
 
-// kScoreMods: ALiBi's slope of query head `head` in base 2 (0: none).
+// kGeneral: ALiBi's slope of query head `head` in base 2 (0: none).
 template <class Config>
 __device__ __forceinline__ float backward_alibi_slope_log2(const BackwardKernelParams& p, int batch,
                                                            int head) {
-  return Config::kScoreMods && p.alibi_slopes != nullptr
+  return Config::kGeneral && p.alibi_slopes != nullptr
              ? p.alibi_slopes[batch * p.alibi_batch_stride + head] * 1.4426950408889634f
              : 0.f;
 }
@@ -269,7 +270,7 @@ __device__ __forceinline__ bool backward_visible(const BackwardKernelParams& p, 
          (p.window_right < 0 || j <= diag + p.window_right);
 }
 
-// kScoreMods: one element's probability from its score (key j, query row whose diagonal key is `diag`), in
+// kGeneral: one element's probability from its score (key j, query row whose diagonal key is `diag`), in
 // base 2: x = S scale log2 e, or with softcap softcap log2 e tanh(S softcap_in); ALiBi subtracts
 // slope_log2 |diag - j|; P = 2^(x - lse_log2), 0 where hidden. `dtanh`: the tanh's derivative (1 - tanh^2;
 // 1 without softcap). tanh.approx, as the forward's, so that P is the forward's probabilities.
@@ -290,17 +291,19 @@ __device__ __forceinline__ float backward_modified_probability(const BackwardKer
   return masked && !backward_visible(p, j, diag, keys) ? 0.f : prob;
 }
 
-// kScoreMods: one step's P^T and dS^T in one pass over both score tiles (both GEMMs waited for), packed into
+// kGeneral: one step's P^T and dS^T in one pass over both score tiles (both GEMMs waited for), packed into
 // the A fragments of dV's and dK's GEMMs. Element 4 c + r of an accumulator is query row
 // i_first + 8 c + r % 2 (i_first = the block's first + 2 (lane % 4)), key `key` + 8 (r / 2). P as
 // backward_modified_probability, dS = P (dP - D) (1 - tanh^2) (dK and dQ take softmax_scale at the end, as
-// without softcap: d(softcap tanh(S scale / softcap)) / dS is scale (1 - tanh^2)).
-template <class Config, int kColumnGroups = 8>
+// without softcap: d(softcap tanh(S scale / softcap)) / dS is scale (1 - tanh^2)). kDropout: `dropped`
+// (backward_dropped_transposed) zeroes an element's P~ = P Z / (1 - p), which dV's GEMM takes, and its dP,
+// dS = P (dP Z / (1 - p) - D) (D = rowsum(dO o O) of the dropped output already).
+template <class Config, int kColumnGroups, bool kDropout>
 __device__ __forceinline__ void backward_modified_gradients(
     const BackwardKernelParams& p, const float (&st)[4 * kColumnGroups],
     const float (&dpt)[4 * kColumnGroups], std::uint32_t lse_at, std::uint32_t delta_at, int i_first, int key,
-    int offset, int keys, bool masked, float slope_log2, std::uint32_t (&pf)[kColumnGroups / 2][4],
-    std::uint32_t (&dsf)[kColumnGroups / 2][4]) {
+    int offset, int keys, bool masked, float slope_log2, std::uint32_t dropped,
+    std::uint32_t (&pf)[kColumnGroups / 2][4], std::uint32_t (&dsf)[kColumnGroups / 2][4]) {
   using Element = typename Config::Element;
 #pragma unroll
   for (int c = 0; c < kColumnGroups; ++c) {
@@ -313,7 +316,12 @@ __device__ __forceinline__ void backward_modified_gradients(
       prob[r] =
           backward_modified_probability(p, st[4 * c + r], r % 2 == 0 ? lse.x : lse.y, key + 8 * (r / 2),
                                         i_first + 8 * c + (r % 2) + offset, keys, masked, slope_log2, dtanh);
-      ds[r] = prob[r] * (dpt[4 * c + r] - (r % 2 == 0 ? delta.x : delta.y)) * dtanh;
+      float keep = 1.f;
+      if constexpr (kDropout) {
+        keep = (dropped >> dropout_transposed_bit<kColumnGroups>(c, r)) & 1u ? 0.f : p.dropout_rescale;
+      }
+      ds[r] = prob[r] * (dpt[4 * c + r] * keep - (r % 2 == 0 ? delta.x : delta.y)) * dtanh;
+      prob[r] *= keep;
     }
     const int kk = c / 2, r0 = 2 * (c % 2);  // columns 16 kk .. + 15: the A fragment of k-step kk
     pf[kk][r0] = pack_pair<Element>(prob[0], prob[1]);

@@ -1,5 +1,5 @@
-// Hopper backward main kernel instantiation: head dim 128, bf16, with softcap and / or ALiBi
-// (BackwardConfig::kScoreMods; a unit of its own: the units compile in parallel).
+// Hopper backward main kernel instantiation: head dim 128, bf16, with softcap, ALiBi and / or
+// dropout (BackwardConfig::kGeneral; a unit of its own: the units compile in parallel).
 #include "cuda/sm90/backward_launch.h"
 
 namespace flashattn::detail::cuda_sm90 {
