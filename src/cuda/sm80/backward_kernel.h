@@ -23,11 +23,11 @@
 #include <type_traits>
 
 #include "common/params.h"
-#include "common/philox.h"
 #include "cuda/ptx/ptx.h"
 #include "cuda/ptx/shared_memory.h"
 #include "cuda/ptx/tma.h"
 #include "cuda/sm80/backward_config.h"
+#include "cuda/sm80/dropout.h"
 #include "cuda/sm80/smem_layout.h"
 #include "cuda/sm80/warp_mma.h"
 
@@ -817,6 +817,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           if constexpr (kCopyAfterSt) {
             if (pass == 0) issue_next_copy();
           }
+          // Dropout: which of each m-tile's elements the forward dropped, one Philox call a lane per 8 of its
+          // 16 keys' draws, the bits exchanged between the 8 lanes that share the calls (dropout.h).
+          std::uint32_t dropped[kST] = {};
+          if constexpr (kGeneral) {
+            if (args.dropout_threshold > 0) {
+#pragma unroll
+              for (int kt = 0; kt < kST; ++kt) {
+                dropped[kt] = dropout_bits_transposed<kMTiles>(
+                    p.dropout_seed, p.dropout_offset, args.dropout_threshold, batch * p.heads + head,
+                    m0 + q_base + 2 * (lane & 3), (n0 + key_row0 + 16 * (kST * pass + kt)) / 8, lane);
+              }
+            }
+          }
 
 #pragma unroll
           for (int kt = 0; kt < kST; ++kt) {
@@ -856,9 +869,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
                   float keep = 1.f;
                   if constexpr (kGeneral) {
                     if (args.dropout_threshold > 0) {
-                      const Philox4 draws =
-                          dropout_draws(p.dropout_seed, p.dropout_offset, batch * p.heads + head, i, j);
-                      keep = dropout_lane(draws, j) < args.dropout_threshold ? 0.f : args.dropout_rescale;
+                      keep = (dropped[kt] >> dropout_transposed_bit<kMTiles>(t, 2 * r + e)) & 1u
+                                 ? 0.f
+                                 : args.dropout_rescale;
                     }
                   }
                   st[kt][t][2 * r + e] = prob * keep;                                             // P~

@@ -1,12 +1,24 @@
 // Dropout on the probability tile, with the Philox stream of common/philox.h,
 // so the GPU drops exactly the elements (b, head, i, j) the CPU backends drop.
-// One Philox call yields the draws of 8 adjacent keys of one row; a lane needs 2
-// of them per n-tile and row (columns 2*(lane%4) + {0,1}), i.e. 32-bit word
-// lane%4, and the 4 lanes of a quad need the same call. So each lane of a quad
-// computes a different call of every 4 and a 4x4 transpose across the quad
-// (two xor-shuffle stages) hands each lane its word of all 4: a quarter of the
-// Philox work of computing every call in every lane (v7; the Philox rounds were
-// most of the dropout kernel's time).
+// One Philox call yields the draws of 8 adjacent keys of one row.
+//
+// The forward (apply_dropout, query rows x key columns): a lane needs 2 of a call's
+// draws per n-tile and row (columns 2*(lane%4) + {0,1}), i.e. 32-bit word lane%4,
+// and the 4 lanes of a quad need the same call. So each lane of a quad computes a
+// different call of every 4 and a 4x4 transpose across the quad (two xor-shuffle
+// stages) hands each lane its word of all 4: a quarter of the Philox work of
+// computing every call in every lane (v7; the Philox rounds were most of the
+// dropout kernel's time).
+//
+// The backward's transposed tiles (key rows, query columns; both backends'
+// S^T / dP^T and the mma.sync / wgmma accumulator layouts alike): a call's 8 keys
+// are the rows lane/4 = 0..7 of 8 lanes. Computing each call in every lane that
+// needs one of its draws would be 8x the Philox work (cuda_sm80's backward did so
+// until session 67, at ~0.25x FlashAttention 2's speed with dropout). Instead the
+// 8 lanes sharing calls compute one each in turn, reduce each draw to its drop bit
+// and exchange the bits as a transpose across the lanes (transpose_lane_fields):
+// 4 calls a thread per 16 x 64 tile, 3 shuffles. The Hopper dQ pass's tiles (query
+// rows, key columns) exchange within the quad the same way (dropout_bits_rows).
 #pragma once
 
 #include <cstdint>
@@ -60,6 +72,107 @@ __device__ __forceinline__ void apply_dropout(float (&p)[kNTiles][4], std::uint6
       if ((words[c] >> 16) < threshold) p[n][2 * r + 1] = 0.f;
     }
   }
+}
+
+// Bit pos[k] set where draw k (key 8 (j / 8) + k of the call's row) is dropped, below the threshold;
+// thresh_high = the threshold << 16 (a draw's 16 bits compared in the high half of a word: the high draw in
+// place, the low one shifted up).
+__device__ __forceinline__ std::uint32_t dropout_drop_bits(const Philox4& draws, std::uint32_t thresh_high,
+                                                           const int (&pos)[8]) {
+  const std::uint32_t words[4] = {draws.x, draws.y, draws.z, draws.w};
+  std::uint32_t bits = 0;
+#pragma unroll
+  for (int w = 0; w < 4; ++w) {
+    bits |= (words[w] << 16) < thresh_high ? 1u << pos[2 * w] : 0u;
+    bits |= words[w] < thresh_high ? 1u << pos[2 * w + 1] : 0u;
+  }
+  return bits;
+}
+
+// The fields k < kFields (of kBits bits, from bit 0) whose index has bit `b` clear.
+template <int kFields, int kBits>
+__device__ __forceinline__ constexpr std::uint32_t fields_with_bit_clear(int b) {
+  std::uint32_t mask = 0;
+  for (int k = 0; k < kFields; ++k) {
+    if (((k >> b) & 1) == 0) mask |= ((1u << kBits) - 1u) << (k * kBits);
+  }
+  return mask;
+}
+
+// kLanes lanes (`index` this lane's place among them; its partners kLaneStride << b lanes apart) each hold
+// kLanes fields of kBits bits (kLanes x kBits <= 32, from bit 0), field k meant for lane k. Afterwards field
+// k of lane `index` is what lane k held in field `index`: one xor shuffle per bit of the lane index, each
+// swapping the off-diagonal halves of 2 x 2 blocks (a field moves at the stages where its lane's and its
+// index's bits differ, flipping both).
+template <int kLanes, int kBits, int kLaneStride>
+__device__ __forceinline__ std::uint32_t transpose_lane_fields(std::uint32_t word, int index) {
+  static_assert(kLanes * kBits <= 32 && kBits < 32, "one field per lane in a 32-bit word");
+#pragma unroll
+  for (int b = 0; (1 << b) < kLanes; ++b) {
+    const std::uint32_t low = fields_with_bit_clear<kLanes, kBits>(b);
+    const int shift = kBits << b;
+    const std::uint32_t other = __shfl_xor_sync(0xffffffffu, word, kLaneStride << b);
+    word = ((index >> b) & 1) == 0 ? (word & low) | ((other & low) << shift)
+                                   : (word & ~low) | ((other & ~low) >> shift);
+  }
+  return word;
+}
+
+// The backward's transposed tiles: a warp's 16 key rows (this lane's: 8 key_group + lane / 4, and + 8) by
+// 8 kColumnGroups query columns; element (c, r) (accumulator element 4 c + r: key + 8 (r / 2), query
+// i_first + 8 c + r % 2, i_first = the tile's first column + 2 (lane % 4)). The 8 lanes of one lane % 4 need
+// the 4 kColumnGroups calls L = (h kColumnGroups + c) 2 + q (query i_first + 8 c + q, keys of group
+// key_group + h), one draw of each; lane s = lane / 4 computes L = kCalls s + v, v < kCalls =
+// kColumnGroups / 2, whose draw k goes to bit v of field k (lane k's). After the transpose bit L of the
+// result holds call L's draw for this lane: dropout_transposed_bit.
+template <int kColumnGroups>
+__device__ __forceinline__ constexpr int dropout_transposed_bit(int c, int r) {
+  return ((r / 2) * kColumnGroups + c) * 2 + r % 2;
+}
+template <int kColumnGroups>
+__device__ __forceinline__ std::uint32_t dropout_bits_transposed(std::uint64_t seed, std::uint64_t offset,
+                                                                 std::uint32_t threshold,
+                                                                 std::int64_t batch_head, int i_first,
+                                                                 int key_group, int lane) {
+  static_assert(kColumnGroups == 2 || kColumnGroups == 4 || kColumnGroups == 8, "16-64 query columns");
+  constexpr int kCalls = kColumnGroups / 2;
+  const int s = lane / 4;
+  std::uint32_t word = 0;
+#pragma unroll
+  for (int v = 0; v < kCalls; ++v) {
+    const int call = kCalls * s + v;
+    const int q = call % 2, c = (call / 2) % kColumnGroups, h = call / (2 * kColumnGroups);
+    int pos[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) pos[k] = kCalls * k + v;
+    word |=
+        dropout_drop_bits(dropout_draws(seed, offset, batch_head, i_first + 8 * c + q, 8 * (key_group + h)),
+                          threshold << 16, pos);
+  }
+  return transpose_lane_fields<8, kCalls, 4>(word, s);
+}
+
+// The Hopper dQ pass's tiles: query rows row and row + 8 (row = ... + lane / 4) by 64 key columns (element
+// 4 c + r: row + 8 (r / 2), key 8 key_group + 8 c + 2 (lane % 4) + r % 2). The 4 lanes of a quad need the 16
+// calls (c, h = r / 2), two draws of each; lane t = lane % 4 computes (c = 2 t + cc, h) for cc, h in {0, 1},
+// call u = 2 cc + h, whose draws 2 t' + e go to bits 2 u + e of field t' (8 bits, lane t''s). Bit 4 c + r of
+// the result: element 4 c + r dropped.
+__device__ __forceinline__ std::uint32_t dropout_bits_rows(std::uint64_t seed, std::uint64_t offset,
+                                                           std::uint32_t threshold, std::int64_t batch_head,
+                                                           int row, int key_group, int lane) {
+  const int t = lane % 4;
+  std::uint32_t word = 0;
+#pragma unroll
+  for (int u = 0; u < 4; ++u) {
+    const int cc = u / 2, h = u % 2;
+    int pos[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) pos[k] = 8 * (k / 2) + 2 * u + k % 2;
+    word |=
+        dropout_drop_bits(dropout_draws(seed, offset, batch_head, row + 8 * h, 8 * (key_group + 2 * t + cc)),
+                          threshold << 16, pos);
+  }
+  return transpose_lane_fields<4, 8, 1>(word, t);
 }
 
 }  // namespace flashattn::detail::cuda_sm80

@@ -239,9 +239,9 @@ struct BackwardKernelParams {
   void* dq = nullptr;
   std::int64_t dq_batch_stride = 0, dq_row_stride = 0, dq_head_stride = 0;
   int q_blocks = 0;
-  // kGeneral: dropout (backward_dropout.h) with the forward's Philox stream; an element is dropped where its
-  // 16-bit draw is below dropout_threshold (0: no dropout), a kept one scaled by dropout_rescale (1 / (1 -
-  // p)).
+  // kGeneral: dropout (cuda_sm80's dropout.h) with the forward's Philox stream; an element is dropped where
+  // its 16-bit draw is below dropout_threshold (0: no dropout), a kept one scaled by dropout_rescale (1 / (1
+  // - p)).
   std::uint64_t dropout_seed = 0, dropout_offset = 0;
   std::uint32_t dropout_threshold = 0;
   float dropout_rescale = 1.f;

@@ -160,9 +160,10 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
         const bool dropout = p.dropout_threshold != 0;
         std::uint32_t dropped = 0;
         if (dropout) {
-          dropped =
-              backward_dropped_transposed<8>(p, static_cast<std::int64_t>(tile.batch) * p.heads + head,
-                                             i0 + 2 * (lane % 4), (n0 + key_local - lane / 4) / 8, lane);
+          dropped = cuda_sm80::dropout_bits_transposed<8>(
+              p.dropout_seed, p.dropout_offset, p.dropout_threshold,
+              static_cast<std::int64_t>(tile.batch) * p.heads + head, i0 + 2 * (lane % 4),
+              (n0 + key_local - lane / 4) / 8, lane);
         }
         ptx::wgmma_wait_group<0>();
         ptx::wgmma_fence_operand(st);

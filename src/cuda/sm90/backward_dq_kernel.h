@@ -157,8 +157,8 @@ __device__ void backward_dq_producer(const BackwardKernelParams& p, const Backwa
 // One step's dS for a consumer's 64 query rows x 64 keys, packed as the A fragments of dQ's GEMM. Element
 // 4 c + r of the S / dP accumulators is row `row` + 8 (r / 2), key `key` + 8 c + r % 2. kGeneral: from
 // both tiles in one pass (as backward_modified_gradients, the layout transposed; kDropout: bit 4 c + r of
-// `dropped`, backward_dropped_rows, drops the element's dP); otherwise st holds P already (computed while
-// dP's GEMM ran).
+// `dropped`, cuda_sm80::dropout_bits_rows, drops the element's dP); otherwise st holds P already (computed
+// while dP's GEMM ran).
 template <class Config, bool kDropout = false>
 __device__ __forceinline__ void backward_dq_gradient(const BackwardKernelParams& p, float (&st)[32],
                                                      const float (&dp)[32], const float (&lse)[2],
@@ -261,8 +261,9 @@ __device__ void backward_dq_consumer(const BackwardKernelParams& p, const Backwa
       std::uint32_t dsf[4][4];
       std::uint32_t dropped = 0;  // kGeneral with dropout: the step's drop bits, while both GEMMs run
       if (Config::kGeneral && p.dropout_threshold != 0) {
-        dropped = backward_dropped_rows(p, static_cast<std::int64_t>(tile.batch) * p.heads + tile.head, row,
-                                        n0 / 8, lane);
+        dropped = cuda_sm80::dropout_bits_rows(p.dropout_seed, p.dropout_offset, p.dropout_threshold,
+                                               static_cast<std::int64_t>(tile.batch) * p.heads + tile.head,
+                                               row, n0 / 8, lane);
       }
       if constexpr (!Config::kGeneral) {
         ptx::wgmma_wait_group<1>();

@@ -24,7 +24,7 @@
 // order, descending key blocks (backward_dq_turn), each waiting for its turn on the block's semaphore.
 // Softcap / ALiBi / dropout (BackwardConfig::kGeneral): kernels of their own, whose probabilities and dS^T
 // come from one pass over both score tiles (backward_modified_gradients; dropout's mask from the forward's
-// Philox stream, backward_dropout.h).
+// Philox stream, cuda/sm80/dropout.h).
 // Files: backward_config.h (configuration, parameters, shared memory), backward_steps.h (the step's GEMMs,
 // stores, zeroing and the general kernels' elementwise math, shared with the dQ pass), backward_consumer.h (d
 // = 64 / 128), backward_split_consumer.h (d >= 192); here the producer, the tile walk and the kernel.

@@ -12,8 +12,8 @@
 #include "cuda/ptx/tma.h"
 #include "cuda/ptx/warpgroup.h"
 #include "cuda/ptx/wgmma.h"
+#include "cuda/sm80/dropout.h"  // the backward's drop bits, shared with cuda_sm80
 #include "cuda/sm90/backward_config.h"
-#include "cuda/sm90/backward_dropout.h"
 #include "cuda/sm90/epilogue.h"  // pack_pair
 
 namespace flashattn::detail::cuda_sm90 {
@@ -296,8 +296,8 @@ __device__ __forceinline__ float backward_modified_probability(const BackwardKer
 // i_first + 8 c + r % 2 (i_first = the block's first + 2 (lane % 4)), key `key` + 8 (r / 2). P as
 // backward_modified_probability, dS = P (dP - D) (1 - tanh^2) (dK and dQ take softmax_scale at the end, as
 // without softcap: d(softcap tanh(S scale / softcap)) / dS is scale (1 - tanh^2)). kDropout: `dropped`
-// (backward_dropped_transposed) zeroes an element's P~ = P Z / (1 - p), which dV's GEMM takes, and its dP,
-// dS = P (dP Z / (1 - p) - D) (D = rowsum(dO o O) of the dropped output already).
+// (cuda_sm80::dropout_bits_transposed) zeroes an element's P~ = P Z / (1 - p), which dV's GEMM takes, and its
+// dP, dS = P (dP Z / (1 - p) - D) (D = rowsum(dO o O) of the dropped output already).
 template <class Config, int kColumnGroups, bool kDropout>
 __device__ __forceinline__ void backward_modified_gradients(
     const BackwardKernelParams& p, const float (&st)[4 * kColumnGroups],
@@ -318,7 +318,8 @@ __device__ __forceinline__ void backward_modified_gradients(
                                         i_first + 8 * c + (r % 2) + offset, keys, masked, slope_log2, dtanh);
       float keep = 1.f;
       if constexpr (kDropout) {
-        keep = (dropped >> dropout_transposed_bit<kColumnGroups>(c, r)) & 1u ? 0.f : p.dropout_rescale;
+        keep = (dropped >> cuda_sm80::dropout_transposed_bit<kColumnGroups>(c, r)) & 1u ? 0.f
+                                                                                        : p.dropout_rescale;
       }
       ds[r] = prob[r] * (dpt[4 * c + r] * keep - (r % 2 == 0 ? delta.x : delta.y)) * dtanh;
       prob[r] *= keep;
