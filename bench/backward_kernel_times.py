@@ -5,7 +5,9 @@
         python3 bench/backward_kernel_times.py > times.csv
 
 Rows: the standard grid's (16k tokens, hidden 2048) at the given head dims (D or DxDV, e.g. 192x128) and lengths,
---causal 0,1 (both, by default), bf16.
+--causal 0,1 (both, by default), bf16. --variants plain,general,dropout: each row also (or only) as the general
+kernel with nothing to modify (ALiBi slopes of 0: the general path's own cost) and with dropout 0.1; the range
+name ends in the variant.
 """
 
 import argparse
@@ -20,6 +22,7 @@ def main():
     parser.add_argument("--hdims", default="64,128")
     parser.add_argument("--seqlens", default="512,2048")
     parser.add_argument("--causal", default="0,1")
+    parser.add_argument("--variants", default="plain")
     args = parser.parse_args()
     for dims in args.hdims.split(","):
         d, dv = (int(x) for x in (dims.split("x") if "x" in dims else (dims, dims)))
@@ -28,11 +31,15 @@ def main():
                 b, h = max(1, 16384 // s), 2048 // d
                 q, k = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16) for _ in range(2))
                 v, dout = (torch.randn(b, s, h, dv, device="cuda", dtype=torch.bfloat16) for _ in range(2))
-                out, lse, rng = _ops.fwd(q, k, v, None, causal, -1, -1, 0.0, None, 0.0, None, False, 0)
-                torch.cuda.synchronize()
-                with torch.cuda.nvtx.range(f"bwd_d{dims}_s{s}_{'causal' if causal else 'full'}"):
-                    _ops.bwd(dout, q, k, v, out, lse, None, causal, -1, -1, 0.0, None, 0.0, rng, None, False)
-                torch.cuda.synchronize()
+                for variant in args.variants.split(","):
+                    alibi = torch.zeros(h, device="cuda") if variant == "general" else None
+                    p = 0.1 if variant == "dropout" else 0.0
+                    out, lse, rng = _ops.fwd(q, k, v, None, causal, -1, -1, 0.0, alibi, p, None, False, 0)
+                    torch.cuda.synchronize()
+                    tag = "" if variant == "plain" else f"_{variant}"
+                    with torch.cuda.nvtx.range(f"bwd_d{dims}_s{s}_{'causal' if causal else 'full'}{tag}"):
+                        _ops.bwd(dout, q, k, v, out, lse, None, causal, -1, -1, 0.0, alibi, p, rng, None, False)
+                    torch.cuda.synchronize()
 
 
 if __name__ == "__main__":

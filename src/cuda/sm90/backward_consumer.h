@@ -170,15 +170,9 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
         ptx::wgmma_fence_operand(dpt);
         const std::uint32_t lse_at = smem.lse(stage) + 8 * (lane % 4);
         const std::uint32_t delta_at = smem.delta(stage) + 8 * (lane % 4);
-        if (dropout) {
-          backward_modified_gradients<Config, 8, true>(p, st, dpt, lse_at, delta_at, i0 + 2 * (lane % 4),
-                                                       n0 + key_local, offset, seq.k, masked, slope_log2,
-                                                       dropped, pf, dsf);
-        } else {
-          backward_modified_gradients<Config, 8, false>(p, st, dpt, lse_at, delta_at, i0 + 2 * (lane % 4),
-                                                        n0 + key_local, offset, seq.k, masked, slope_log2, 0,
-                                                        pf, dsf);
-        }
+        backward_modified_gradients<Config, 8>(p, st, dpt, lse_at, delta_at, i0 + 2 * (lane % 4),
+                                               n0 + key_local, offset, seq.k, masked, slope_log2, dropout,
+                                               dropped, pf, dsf);
       } else {
         ptx::wgmma_wait_group<1>();
         ptx::wgmma_fence_operand(st);

@@ -156,36 +156,53 @@ __device__ void backward_dq_producer(const BackwardKernelParams& p, const Backwa
 
 // One step's dS for a consumer's 64 query rows x 64 keys, packed as the A fragments of dQ's GEMM. Element
 // 4 c + r of the S / dP accumulators is row `row` + 8 (r / 2), key `key` + 8 c + r % 2. kGeneral: from
-// both tiles in one pass (as backward_modified_gradients, the layout transposed; kDropout: bit 4 c + r of
-// `dropped`, cuda_sm80::dropout_bits_rows, drops the element's dP); otherwise st holds P already (computed
-// while dP's GEMM ran).
-template <class Config, bool kDropout = false>
+// both tiles (backward_general_element, the modifiers chosen once a step, hidden elements zeroed in a pass of
+// their own; dropout: bit 4 c + r of `dropped`, cuda_sm80::dropout_bits_rows, marks the dropped elements);
+// otherwise st holds P already (computed while dP's GEMM ran).
+template <class Config>
 __device__ __forceinline__ void backward_dq_gradient(const BackwardKernelParams& p, float (&st)[32],
-                                                     const float (&dp)[32], const float (&lse)[2],
+                                                     float (&dp)[32], const float (&lse)[2],
                                                      const float (&delta)[2], int row, int key, int offset,
-                                                     bool masked, float slope_log2, int keys,
+                                                     bool masked, float slope_log2, int keys, bool dropout,
                                                      std::uint32_t dropped, std::uint32_t (&dsf)[4][4]) {
   using Element = typename Config::Element;
+  if constexpr (Config::kGeneral) {
+    if (dropout) {
+#pragma unroll
+      for (int i = 0; i < 32; ++i) dp[i] = backward_dropout_keep(p, dp[i], dropped, i);
+    }
+    backward_general_step(p, slope_log2, [&]<bool kSoftcap, bool kAlibi>() {
+#pragma unroll
+      for (int c = 0; c < 8; ++c) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          backward_general_element<kSoftcap, kAlibi>(
+              p, st[4 * c + r], dp[4 * c + r], lse[r / 2], delta[r / 2],
+              row + 8 * (r / 2) + offset - (key + 8 * c + (r % 2)), slope_log2);
+        }
+      }
+    });
+    if (masked) {
+#pragma unroll
+      for (int c = 0; c < 8; ++c) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          if (!backward_visible(p, key + 8 * c + (r % 2), row + 8 * (r / 2) + offset, keys))
+            dp[4 * c + r] = 0.f;
+        }
+      }
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < 32; ++i) dp[i] = st[i] * (dp[i] - delta[(i % 4) / 2]);
+  }
 #pragma unroll
   for (int c = 0; c < 8; ++c) {
-    float ds[4];
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      float dtanh = 1.f;
-      if constexpr (Config::kGeneral) {
-        st[4 * c + r] =
-            backward_modified_probability(p, st[4 * c + r], lse[r / 2], key + 8 * c + (r % 2),
-                                          row + 8 * (r / 2) + offset, keys, masked, slope_log2, dtanh);
-      }
-      float keep = 1.f;
-      if constexpr (kDropout) keep = (dropped >> (4 * c + r)) & 1u ? 0.f : p.dropout_rescale;
-      ds[r] = st[4 * c + r] * (dp[4 * c + r] * keep - delta[r / 2]) * dtanh;
-    }
     // Keys 16 kk .. + 15 (c = 2 kk, 2 kk + 1) are the A fragment of k-step kk: rows r, r + 8 of keys 2 t,
     // then of keys 2 t + 8.
     const int kk = c / 2, r0 = 2 * (c % 2);
-    dsf[kk][r0] = pack_pair<Element>(ds[0], ds[1]);
-    dsf[kk][r0 + 1] = pack_pair<Element>(ds[2], ds[3]);
+    dsf[kk][r0] = pack_pair<Element>(dp[4 * c], dp[4 * c + 1]);
+    dsf[kk][r0 + 1] = pack_pair<Element>(dp[4 * c + 2], dp[4 * c + 3]);
   }
 }
 
@@ -283,13 +300,8 @@ __device__ void backward_dq_consumer(const BackwardKernelParams& p, const Backwa
       ptx::wgmma_fence_operand(st);
       ptx::wgmma_fence_operand(dp);
       ptx::mbarrier_arrive(smem.v_empty());  // this thread's dP read V
-      if (Config::kGeneral && p.dropout_threshold != 0) {
-        backward_dq_gradient<Config, true>(p, st, dp, lse, delta, row, key, offset, masked, slope_log2, seq.k,
-                                           dropped, dsf);
-      } else {
-        backward_dq_gradient<Config>(p, st, dp, lse, delta, row, key, offset, masked, slope_log2, seq.k, 0,
-                                     dsf);
-      }
+      backward_dq_gradient<Config>(p, st, dp, lse, delta, row, key, offset, masked, slope_log2, seq.k,
+                                   Config::kGeneral && p.dropout_threshold != 0, dropped, dsf);
       ptx::wgmma_fence();
       backward_gemm_key_gradient<Config, Config::kKChunkBytes>(dq, dsf, smem.k(stage));
       ptx::wgmma_commit_group();

@@ -125,13 +125,9 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
       ptx::wgmma_fence_operand(st);
       ptx::wgmma_fence_operand(dpt);
       if constexpr (Config::kGeneral) {
-        if (p.dropout_threshold != 0) {
-          backward_modified_gradients<Config, 4, true>(p, st, dpt, lse_at, delta_at, i_first, n0 + key_local,
-                                                       offset, seq.k, masked, slope_log2, dropped, pf, dsf);
-        } else {
-          backward_modified_gradients<Config, 4, false>(p, st, dpt, lse_at, delta_at, i_first, n0 + key_local,
-                                                        offset, seq.k, masked, slope_log2, 0, pf, dsf);
-        }
+        backward_modified_gradients<Config, 4>(p, st, dpt, lse_at, delta_at, i_first, n0 + key_local, offset,
+                                               seq.k, masked, slope_log2, p.dropout_threshold != 0, dropped,
+                                               pf, dsf);
       } else {
 #pragma unroll
         for (int c = 0; c < 4; ++c) {

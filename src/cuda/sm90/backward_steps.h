@@ -270,65 +270,117 @@ __device__ __forceinline__ bool backward_visible(const BackwardKernelParams& p, 
          (p.window_right < 0 || j <= diag + p.window_right);
 }
 
-// kGeneral: one element's probability from its score (key j, query row whose diagonal key is `diag`), in
-// base 2: x = S scale log2 e, or with softcap softcap log2 e tanh(S softcap_in); ALiBi subtracts
-// slope_log2 |diag - j|; P = 2^(x - lse_log2), 0 where hidden. `dtanh`: the tanh's derivative (1 - tanh^2;
-// 1 without softcap). tanh.approx, as the forward's, so that P is the forward's probabilities.
-__device__ __forceinline__ float backward_modified_probability(const BackwardKernelParams& p, float score,
-                                                               float lse_log2, int j, int diag, int keys,
-                                                               bool masked, float slope_log2, float& dtanh) {
-  float x;
-  dtanh = 1.f;
-  if (p.softcap_in != 0.f) {
-    const float th = ptx::tanh_approx_f32(score * p.softcap_in);
+// kGeneral: one element's probability from its score (`s`; the distance from its key to its query row's
+// diagonal key), in base 2: x = S scale log2 e, or with softcap softcap log2 e tanh(S softcap_in); ALiBi
+// subtracts slope_log2 |distance|; P = 2^(x - lse_log2) (tanh.approx, as the forward's, so that P is the
+// forward's probabilities). Then dS = P (dP - D) (1 - tanh^2) into `dp` (dropout: dP already times the keep
+// factor, backward_dropout_keep; D = rowsum(dO o O) of the dropped output already) and P into `s`. dK and dQ
+// take softmax_scale at the end, as without softcap: d(softcap tanh(S scale / softcap)) / dS is
+// scale (1 - tanh^2). The modifiers are template arguments, chosen once a step (backward_general_step): as
+// run-time tests in every element they doubled the plain kernel's instructions (s67_stalls.sh).
+template <bool kSoftcap, bool kAlibi>
+__device__ __forceinline__ void backward_general_element(const BackwardKernelParams& p, float& s, float& dp,
+                                                         float lse_log2, float delta, int distance,
+                                                         float slope_log2) {
+  float x, dtanh = 1.f;
+  if constexpr (kSoftcap) {
+    const float th = ptx::tanh_approx_f32(s * p.softcap_in);
     x = th * p.softcap_log2;
     dtanh = 1.f - th * th;
   } else {
-    x = score * p.scale_log2;
+    x = s * p.scale_log2;
   }
-  if (slope_log2 != 0.f) x -= slope_log2 * static_cast<float>(abs(diag - j));
+  if constexpr (kAlibi) x -= slope_log2 * static_cast<float>(abs(distance));
   const float prob = ptx::ex2_approx_ftz_f32(x - lse_log2);
-  return masked && !backward_visible(p, j, diag, keys) ? 0.f : prob;
+  dp = prob * (dp - delta) * dtanh;
+  s = prob;
 }
 
-// kGeneral: one step's P^T and dS^T in one pass over both score tiles (both GEMMs waited for), packed into
-// the A fragments of dV's and dK's GEMMs. Element 4 c + r of an accumulator is query row
-// i_first + 8 c + r % 2 (i_first = the block's first + 2 (lane % 4)), key `key` + 8 (r / 2). P as
-// backward_modified_probability, dS = P (dP - D) (1 - tanh^2) (dK and dQ take softmax_scale at the end, as
-// without softcap: d(softcap tanh(S scale / softcap)) / dS is scale (1 - tanh^2)). kDropout: `dropped`
-// (cuda_sm80::dropout_bits_transposed) zeroes an element's P~ = P Z / (1 - p), which dV's GEMM takes, and its
-// dP, dS = P (dP Z / (1 - p) - D) (D = rowsum(dO o O) of the dropped output already).
-template <class Config, int kColumnGroups, bool kDropout>
+// Dropout: x times its keep factor, 0 where bit `bit` of `dropped` is set, else 1 / (1 - p). (A pass of its
+// own over a tile, before dS for dP and after it for P, so that no keep factor stays live across the
+// general pass: computed inside it, ptxas hoisted them out of its four forms and spilled.)
+__device__ __forceinline__ float backward_dropout_keep(const BackwardKernelParams& p, float x,
+                                                       std::uint32_t dropped, int bit) {
+  return (dropped >> bit) & 1u ? 0.f : x * p.dropout_rescale;
+}
+
+// Runs pass.template operator()<kSoftcap, kAlibi>() with the step's modifiers as template arguments.
+template <class Pass>
+__device__ __forceinline__ void backward_general_step(const BackwardKernelParams& p, float slope_log2,
+                                                      const Pass& pass) {
+  if (p.softcap_in != 0.f) {
+    if (slope_log2 != 0.f) {
+      pass.template operator()<true, true>();
+    } else {
+      pass.template operator()<true, false>();
+    }
+  } else if (slope_log2 != 0.f) {
+    pass.template operator()<false, true>();
+  } else {
+    pass.template operator()<false, false>();
+  }
+}
+
+// kGeneral: one step's P~^T and dS^T from both score tiles (both GEMMs waited for; backward_general_element
+// and, with dropout, backward_dropout_keep, in place), packed into the A fragments of dV's and dK's GEMMs.
+// Element 4 c + r of an accumulator is query row i_first + 8 c + r % 2 (i_first = the block's first + 2 (lane
+// % 4)), key `key` + 8 (r / 2). Dropout: `dropped` (cuda_sm80::dropout_bits_transposed) marks the elements
+// the forward dropped. Hidden elements (masked steps only) become zeros in a pass of their own, as in the
+// plain kernels.
+template <class Config, int kColumnGroups>
 __device__ __forceinline__ void backward_modified_gradients(
-    const BackwardKernelParams& p, const float (&st)[4 * kColumnGroups],
-    const float (&dpt)[4 * kColumnGroups], std::uint32_t lse_at, std::uint32_t delta_at, int i_first, int key,
-    int offset, int keys, bool masked, float slope_log2, std::uint32_t dropped,
-    std::uint32_t (&pf)[kColumnGroups / 2][4], std::uint32_t (&dsf)[kColumnGroups / 2][4]) {
+    const BackwardKernelParams& p, float (&st)[4 * kColumnGroups], float (&dpt)[4 * kColumnGroups],
+    std::uint32_t lse_at, std::uint32_t delta_at, int i_first, int key, int offset, int keys, bool masked,
+    float slope_log2, bool dropout, std::uint32_t dropped, std::uint32_t (&pf)[kColumnGroups / 2][4],
+    std::uint32_t (&dsf)[kColumnGroups / 2][4]) {
   using Element = typename Config::Element;
+  constexpr auto bit = cuda_sm80::dropout_transposed_bit<kColumnGroups>;
+  if (dropout) {
+#pragma unroll
+    for (int c = 0; c < kColumnGroups; ++c) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        dpt[4 * c + r] = backward_dropout_keep(p, dpt[4 * c + r], dropped, bit(c, r));
+    }
+  }
+  backward_general_step(p, slope_log2, [&]<bool kSoftcap, bool kAlibi>() {
+#pragma unroll
+    for (int c = 0; c < kColumnGroups; ++c) {
+      const float2 lse = ptx::ld_shared_v2_f32(lse_at + 32 * c);
+      const float2 delta = ptx::ld_shared_v2_f32(delta_at + 32 * c);
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        backward_general_element<kSoftcap, kAlibi>(
+            p, st[4 * c + r], dpt[4 * c + r], r % 2 == 0 ? lse.x : lse.y, r % 2 == 0 ? delta.x : delta.y,
+            i_first + 8 * c + (r % 2) + offset - (key + 8 * (r / 2)), slope_log2);
+      }
+    }
+  });
+  if (dropout) {
+#pragma unroll
+    for (int c = 0; c < kColumnGroups; ++c) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) st[4 * c + r] = backward_dropout_keep(p, st[4 * c + r], dropped, bit(c, r));
+    }
+  }
+  if (masked) {
+#pragma unroll
+    for (int c = 0; c < kColumnGroups; ++c) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        if (!backward_visible(p, key + 8 * (r / 2), i_first + 8 * c + (r % 2) + offset, keys)) {
+          st[4 * c + r] = dpt[4 * c + r] = 0.f;
+        }
+      }
+    }
+  }
 #pragma unroll
   for (int c = 0; c < kColumnGroups; ++c) {
-    const float2 lse = ptx::ld_shared_v2_f32(lse_at + 32 * c);
-    const float2 delta = ptx::ld_shared_v2_f32(delta_at + 32 * c);
-    float prob[4], ds[4];
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      float dtanh;
-      prob[r] =
-          backward_modified_probability(p, st[4 * c + r], r % 2 == 0 ? lse.x : lse.y, key + 8 * (r / 2),
-                                        i_first + 8 * c + (r % 2) + offset, keys, masked, slope_log2, dtanh);
-      float keep = 1.f;
-      if constexpr (kDropout) {
-        keep = (dropped >> cuda_sm80::dropout_transposed_bit<kColumnGroups>(c, r)) & 1u ? 0.f
-                                                                                        : p.dropout_rescale;
-      }
-      ds[r] = prob[r] * (dpt[4 * c + r] * keep - (r % 2 == 0 ? delta.x : delta.y)) * dtanh;
-      prob[r] *= keep;
-    }
     const int kk = c / 2, r0 = 2 * (c % 2);  // columns 16 kk .. + 15: the A fragment of k-step kk
-    pf[kk][r0] = pack_pair<Element>(prob[0], prob[1]);
-    pf[kk][r0 + 1] = pack_pair<Element>(prob[2], prob[3]);
-    dsf[kk][r0] = pack_pair<Element>(ds[0], ds[1]);
-    dsf[kk][r0 + 1] = pack_pair<Element>(ds[2], ds[3]);
+    pf[kk][r0] = pack_pair<Element>(st[4 * c], st[4 * c + 1]);
+    pf[kk][r0 + 1] = pack_pair<Element>(st[4 * c + 2], st[4 * c + 3]);
+    dsf[kk][r0] = pack_pair<Element>(dpt[4 * c], dpt[4 * c + 1]);
+    dsf[kk][r0 + 1] = pack_pair<Element>(dpt[4 * c + 2], dpt[4 * c + 3]);
   }
 }
 
