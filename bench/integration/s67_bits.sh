@@ -11,6 +11,11 @@
 # 2. --dropout 0.1 at d 64 / 128 / 256, 1k / 4k / 16k: predicted cuda_sm90 0.85-0.92x the time of the base,
 #    cuda_sm80 0.3-0.4x (2.5-3.5x the speed).
 #   bash bench/integration/s67_bits.sh
+# Run (868963e): suites 154 passed (80 skipped: dims not built), racecheck / synccheck clean over 8 cuda_sm90
+# dropout cases, memcheck / racecheck over 9 cuda_sm80 ones. cuda_sm90 0.989-1.023x the time of the base (not
+# the 0.85-0.92x predicted: the bits were not the cost, s67_stalls.sh); cuda_sm80 0.44-0.50x at d64 / d128,
+# 0.65-0.68x at d256 (2.0-2.3x / 1.5x the speed; now 0.57-0.86x SDPA's FA2 with dropout on the H200).
+# Record: s67_bits_summary.txt, s67_bits.jsonl.
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh

@@ -5,6 +5,8 @@
 # were not built by s67_bits.sh), every CUDA backward suite, memcheck over both backends' dropout cases, pytest's
 # interface tests on the GPU.
 #   bash bench/integration/s67_final.sh
+# Run (the session's final kernels): build 76 s (16 cores), suites 199 passed (39 skipped), memcheck clean over 24
+# dropout cases of both backends, pytest's interface tests 99 passed (1 skipped). Record: s67_final_summary.txt.
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh

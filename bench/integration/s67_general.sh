@@ -11,6 +11,10 @@
 # 2. dropout 0.1 and softcap 30 at d 64 / 128 / 256, 1k / 4k / 16k, causal and not. Predicted: softcap 0.80-0.90x
 #    the time of the base, dropout 0.75-0.85x.
 #   bash bench/integration/s67_general.sh
+# Run (c22389a): suites 154 passed, racecheck / synccheck clean over 24 cuda_sm90 general cases. Dropout 0.685-0.864x
+# the time of the base (d64 0.69-0.82, d128 0.79-0.86, d256 0.83-0.86), softcap 0.73-0.91x; with dropout now
+# d64 0.76-0.88x cuDNN's dropout (1.0-1.16x SDPA's FA2), d128 0.86-0.97x (1.27-1.5x FA2), d256 1.0-1.38x.
+# Record: s67_general_summary.txt, s67_general_dropout.jsonl, s67_general_softcap.jsonl.
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
