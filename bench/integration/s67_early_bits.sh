@@ -6,6 +6,11 @@
 # drawn and determinism cases; dropout 0.1 at d64 / d128, 1k / 4k / 16k. Predicted d64 0.85-0.92x the time,
 # d128 0.95-1.0x (local ptxas: d128's general kernel spills 32 bytes with it, 16 without).
 #   bash bench/integration/s67_early_bits.sh
+# Run (6cdcc95, the patch applied): suites 55 passed. d64 1.033-1.113x the time (slower), d128 0.964-1.021x
+# (four rows faster by 1.6-3.6%, 16k causal slower): not kept, the code reverted (s67_early_bits.patch keeps it).
+# At d64 the warps that compute the next step's Philox while the GEMMs run are the ones that must then stage dQ
+# and reach the next step's barrier: the step's critical path grew rather than shrank. Record:
+# s67_early_bits_summary.txt, s67_early_bits.jsonl.
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh

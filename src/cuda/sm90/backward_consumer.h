@@ -117,18 +117,6 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
     backward_reduce_dq<Config>(pending_dq, smem.dq((dq_parity() - 1) % 2, consumer), pending_semaphore,
                                pending_turn);
   };
-  // kGeneral with dropout: the drop bits of query block m of head g's step (dropout.h), each step's computed
-  // a step ahead, while the step before waits for its dV / dK / dQ GEMMs (the warps idle there; after S^T and
-  // dP^T's issue, the first form's place, they held d64's steps up: s67_stalls.sh).
-  [[maybe_unused]] const bool dropout = Config::kGeneral && p.dropout_threshold != 0;
-  const auto drop_bits = [&](int g, int m) {
-    return cuda_sm80::dropout_bits_transposed<8>(
-        p.dropout_seed, p.dropout_offset, p.dropout_threshold,
-        static_cast<std::int64_t>(tile.batch) * p.heads + tile.head_kv * p.group + g,
-        m * Config::kBlockM + 2 * (lane % 4), (n0 + key_local - lane / 4) / 8, lane);
-  };
-  [[maybe_unused]] std::uint32_t dropped = 0;
-  if (dropout && seq.m_begin < seq.m_end) dropped = drop_bits(0, seq.m_begin);
   for (int g = 0; g < p.group; ++g) {
     const int head = tile.head_kv * p.group + g;
     float* dq_rows = p.dq_accum + (static_cast<std::int64_t>(tile.batch) * p.heads + head) *
@@ -168,6 +156,15 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
 
       std::uint32_t pf[4][4], dsf[4][4];
       if constexpr (Config::kGeneral) {
+        // Dropout: the step's drop bits while both GEMMs run.
+        const bool dropout = p.dropout_threshold != 0;
+        std::uint32_t dropped = 0;
+        if (dropout) {
+          dropped = cuda_sm80::dropout_bits_transposed<8>(
+              p.dropout_seed, p.dropout_offset, p.dropout_threshold,
+              static_cast<std::int64_t>(tile.batch) * p.heads + head, i0 + 2 * (lane % 4),
+              (n0 + key_local - lane / 4) / 8, lane);
+        }
         ptx::wgmma_wait_group<0>();
         ptx::wgmma_fence_operand(st);
         ptx::wgmma_fence_operand(dpt);
@@ -258,12 +255,6 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
         backward_gemm_dq<Config, 64>(dq, smem.ds(step % 2) + 64 * consumer * Config::kRowBytes, k_rows);
       }
       ptx::wgmma_commit_group();
-      if constexpr (Config::kGeneral) {
-        if (dropout) {  // the next step's drop bits (the walk's next query block, or the next head's first)
-          const bool last = m + 1 == seq.m_end;
-          if (!last || g + 1 < p.group) dropped = drop_bits(last ? g + 1 : g, last ? seq.m_begin : m + 1);
-        }
-      }
       // dV and dK done: the stage's Q and dO are no longer read.
       ptx::wgmma_wait_group<1>();
       ptx::mbarrier_arrive(smem.empty(stage));
