@@ -198,7 +198,7 @@ std::vector<BackwardCase> backward_cases() {
   cases.push_back({false, 1, 517, 300, 4, 1, 192, 128, DType::float16, {MaskKind::local, 0.f, AlibiKind::none, 0.f, true}, Layout::padded});
   cases.push_back({true, 2, 300, 450, 8, 2, 192, 128, DType::bfloat16, {MaskKind::right_only, 1.5f, AlibiKind::per_batch_head}, Layout::heads_major});
   cases.push_back({true, 3, 700, 129, 2, 1, 192, 128, DType::float16, {MaskKind::causal}, Layout::contiguous, true, true, false});
-  // Its dropout (the general kernels, the drop bits exchanged between the lanes, backward_dropout.h): every
+  // Its dropout (the general kernels, the drop bits exchanged between the lanes, cuda/sm80/dropout.h): every
   // kernel shape (d = 64 / 128 in both modes, the split-column kernels with the dQ pass at 192, (192, 128),
   // 256), with a mask, softcap, ALiBi, a sink, varlen with seqused and empty sequences.
   cases.push_back({false, 2, 300, 517, 4, 2, 128, 128, DType::bfloat16, {MaskKind::causal, 0.f, AlibiKind::none, 0.17f}, Layout::contiguous});
