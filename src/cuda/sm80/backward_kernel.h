@@ -831,54 +831,75 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
             }
           }
 
+          // P~ and dS per element; softcap and ALiBi are template arguments of the pass, chosen once a pass
+          // (as run-time tests in every element they doubled the Hopper general kernel's instructions,
+          // session 67's s67_stalls.sh; the same form here).
+          [[maybe_unused]] const bool dropout = kGeneral && args.dropout_threshold > 0;
+          const auto elements = [&]<bool kSoftcap, bool kAlibi>() {
 #pragma unroll
-          for (int kt = 0; kt < kST; ++kt) {
+            for (int kt = 0; kt < kST; ++kt) {
 #pragma unroll
-            for (int t = 0; t < kMTiles; ++t) {
+              for (int t = 0; t < kMTiles; ++t) {
 #pragma unroll
-              for (int e = 0; e < 2; ++e) {
-                const int q_local = q_base + 8 * t + 2 * (lane & 3) + e;
-                const int i = m0 + q_local;
-                const float lse2 = lse_tile[q_local];
-                const float delta = delta_tile[q_local];
+                for (int e = 0; e < 2; ++e) {
+                  const int q_local = q_base + 8 * t + 2 * (lane & 3) + e;
+                  const int i = m0 + q_local;
+                  const float lse2 = lse_tile[q_local];
+                  const float delta = delta_tile[q_local];
 #pragma unroll
-                for (int r = 0; r < 2; ++r) {
-                  const int j = n0 + key_local0 + 16 * (kST * pass + kt) + 8 * r;
-                  float x = st[kt][t][2 * r + e];
-                  float prob, dtanh = 1.f;
-                  if constexpr (kGeneral) {
-                    x *= p.scale;
-                    if (p.softcap > 0.f) {
-                      const float th = tanhf(x * softcap_inverse);
-                      x = p.softcap * th;
-                      dtanh = 1.f - th * th;
+                  for (int r = 0; r < 2; ++r) {
+                    const int j = n0 + key_local0 + 16 * (kST * pass + kt) + 8 * r;
+                    float x = st[kt][t][2 * r + e];
+                    float prob, dtanh = 1.f;
+                    if constexpr (kGeneral) {
+                      x *= p.scale;
+                      if constexpr (kSoftcap) {
+                        const float th = tanhf(x * softcap_inverse);
+                        x = p.softcap * th;
+                        dtanh = 1.f - th * th;
+                      }
+                      if constexpr (kAlibi) {
+                        const int distance = i + shift32 - j;
+                        x -= alibi_slope * static_cast<float>(distance < 0 ? -distance : distance);
+                      }
+                      prob = ptx::ex2_approx_ftz_f32(x * kLog2e - lse2);
+                    } else {
+                      prob = ptx::ex2_approx_ftz_f32(x * args.scale_log2 - lse2);
                     }
-                    if (alibi_slope != 0.f) {
-                      const int distance = i + shift32 - j;
-                      x -= alibi_slope * static_cast<float>(distance < 0 ? -distance : distance);
+                    if (needs_mask) {
+                      const int offset = j - i - shift32;
+                      const bool visible = j < k_end && offset >= off_lo && offset <= off_hi;
+                      if (!visible) prob = 0.f;
                     }
-                    prob = ptx::ex2_approx_ftz_f32(x * kLog2e - lse2);
-                  } else {
-                    prob = ptx::ex2_approx_ftz_f32(x * args.scale_log2 - lse2);
-                  }
-                  if (needs_mask) {
-                    const int offset = j - i - shift32;
-                    const bool visible = j < k_end && offset >= off_lo && offset <= off_hi;
-                    if (!visible) prob = 0.f;
-                  }
-                  float keep = 1.f;
-                  if constexpr (kGeneral) {
-                    if (args.dropout_threshold > 0) {
-                      keep = (dropped[kt] >> dropout_transposed_bit<kMTiles>(t, 2 * r + e)) & 1u
-                                 ? 0.f
-                                 : args.dropout_rescale;
+                    float keep = 1.f;
+                    if constexpr (kGeneral) {
+                      if (dropout) {
+                        keep = (dropped[kt] >> dropout_transposed_bit<kMTiles>(t, 2 * r + e)) & 1u
+                                   ? 0.f
+                                   : args.dropout_rescale;
+                      }
                     }
+                    st[kt][t][2 * r + e] = prob * keep;                                             // P~
+                    dpt[kt][t][2 * r + e] = prob * (dpt[kt][t][2 * r + e] * keep - delta) * dtanh;  // dS
                   }
-                  st[kt][t][2 * r + e] = prob * keep;                                             // P~
-                  dpt[kt][t][2 * r + e] = prob * (dpt[kt][t][2 * r + e] * keep - delta) * dtanh;  // dS
                 }
               }
             }
+          };
+          if constexpr (kGeneral) {
+            if (p.softcap > 0.f) {
+              if (alibi_slope != 0.f) {
+                elements.template operator()<true, true>();
+              } else {
+                elements.template operator()<true, false>();
+              }
+            } else if (alibi_slope != 0.f) {
+              elements.template operator()<false, true>();
+            } else {
+              elements.template operator()<false, false>();
+            }
+          } else {
+            elements.template operator()<false, false>();
           }
 
           // P~^T and dS^T into shared memory (row = key, column = query), 32-bit stores.
