@@ -5,6 +5,10 @@
 # cuda_sm80's backward grid cases, then dropout 0.1 and softcap 30 at d64 / d128, 1k and 8k, against the tree
 # before (flashattn_base). Predicted 0.85-0.95x the time; local ptxas: spills d128 288 bytes (284 before).
 #   bash bench/integration/s67_sm80_general.sh
+# Run (the patch applied, on the tree of its commit): cuda_sm80's grid and drawn cases at d64 / d128 51 passed
+# (softcap, ALiBi, dropout among them). Dropout 0.865-0.900x the time, softcap 0.784-0.839x: kept. (The other
+# head dims' kernels, the same code, were compiled, not run: the session's device time ended here.) Record:
+# s67_sm80_general_summary.txt, s67_sm80_general_dropout.jsonl, s67_sm80_general_softcap.jsonl.
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
