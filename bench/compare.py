@@ -140,19 +140,24 @@ def short_reason(e: Exception) -> str:
 # Backends: each returns a callable computing attention on (b, s, h, d) tensors.
 
 
+# --dropout P: every backend's forward and backward with dropout probability P (SDPA's through dropout_p; its
+# FlashAttention-2 and cuDNN kernels both draw the mask in the kernel). The grid's FLOP counts are the same.
+DROPOUT_P = 0.0
+
+
 def _sdpa(backend):
     def make(q, k, v, causal):
         qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
 
         def run():
             with sdpa_kernel([backend]):
-                return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+                return F.scaled_dot_product_attention(qt, kt, vt, dropout_p=DROPOUT_P, is_causal=causal)
         return run
     return make
 
 
 def _flashattn(q, k, v, causal):
-    return lambda: flashattn.flash_attn_func(q, k, v, causal=causal)
+    return lambda: flashattn.flash_attn_func(q, k, v, dropout_p=DROPOUT_P, causal=causal)
 
 
 def _flashattn_sm80(q, k, v, causal):
@@ -161,12 +166,12 @@ def _flashattn_sm80(q, k, v, causal):
         if torch.is_grad_enabled():
             raise RuntimeError("backward: the same cuda_sm80 kernels as the flashattn column")
         with flashattn.use_backend("cuda_sm80"):
-            return flashattn.flash_attn_func(q, k, v, causal=causal)
+            return flashattn.flash_attn_func(q, k, v, dropout_p=DROPOUT_P, causal=causal)
     return run
 
 
 def _fa2(q, k, v, causal):
-    return lambda: fa2.flash_attn_func(q, k, v, causal=causal)
+    return lambda: fa2.flash_attn_func(q, k, v, dropout_p=DROPOUT_P, causal=causal)
 
 
 def _fa3(q, k, v, causal):
@@ -188,7 +193,7 @@ def backends():
         found["sdpa_cudnn"] = _sdpa(SDPBackend.CUDNN_ATTENTION)
     if fa2 is not None:
         found["fa2"] = _fa2
-    if fa3 is not None:
+    if fa3 is not None and DROPOUT_P == 0.0:
         found["fa3"] = _fa3
     return found
 
@@ -390,7 +395,7 @@ def plot(rows, names, path):
 
 
 def main():
-    global SETTLE_MS
+    global SETTLE_MS, DROPOUT_P
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--modes", default="fwd,bwd")
     parser.add_argument("--hdims", default="64,128,256")
@@ -403,6 +408,8 @@ def main():
     parser.add_argument("--settle-ms", type=float, default=SETTLE_MS,
                         help="back-to-back calls of each backend right before its timing (0: none)")
     parser.add_argument("--no-decode", action="store_true")
+    parser.add_argument("--dropout", type=float, default=0.0,
+                        help="dropout probability of every backend's grid rows (FA3 has none: left out then)")
     parser.add_argument("--no-grid", action="store_true")
     parser.add_argument("--ceiling-n", type=int, default=8192, help="the cuBLAS GEMM ceiling's size (0: skip)")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
@@ -413,6 +420,7 @@ def main():
     args.seqlens = [int(x) for x in args.seqlens.split(",")]
     args.dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
     SETTLE_MS = args.settle_ms
+    DROPOUT_P = args.dropout
 
     if not torch.cuda.is_available():
         sys.exit("bench/compare.py needs a CUDA GPU")
@@ -429,7 +437,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     base = os.path.join(args.out, f"compare-{args.tag}")
     with open(base + ".json", "w") as f:
-        json.dump({"environment": env, "dtype": "bf16" if args.dtype == torch.bfloat16 else "fp16", "grid": rows,
+        json.dump({"environment": env, "dtype": "bf16" if args.dtype == torch.bfloat16 else "fp16", "dropout": args.dropout, "grid": rows,
                    "decode": decode, "ceiling": ceiling,
                    "method": "median of triton.testing.do_bench (warmup 25 ms, rep 100 ms), bf16 unless noted, "
                              f"same process for every backend, each timing after {args.settle_ms:g} ms of that "

@@ -451,6 +451,33 @@ TEST(Api, SelectKernelNamesBackendOperationAndDtype) {
   EXPECT_STREQ(choice.kernel, "cpu_tiled/combine/fp32/dv8");
 }
 
+// The automatic choice of a forward with dropout on a Hopper GPU: cuda_sm90's dropout instances (causal or
+// not, few query rows included, which would otherwise run its decode kernel). Shapes only.
+TEST(Api, Sm90ForwardDropoutRouting) {
+  CudaDeviceInfo info;
+  if (cuda_device_count() == 0 || !cuda_device_info(0, &info).ok() || info.compute_capability != 90)
+    GTEST_SKIP() << "needs a Hopper GPU (compute capability 9.0) as device 0";
+  const Device gpu{DeviceType::cuda, 0};
+  for (const std::int64_t sq : {1, 1024}) {
+    ForwardArgs a;
+    a.q = a.out = TensorView::contiguous(nullptr, DType::bfloat16, {2, sq, 4, 128}, gpu);
+    a.k = a.v = TensorView::contiguous(nullptr, DType::bfloat16, {2, 1024, 2, 128}, gpu);
+    a.options.causal = sq > 1;
+    a.options.dropout.p = 0.1f;
+    ExecutionContext ctx;
+    KernelChoice choice;
+    const Status status = select_kernel(a, ctx, &choice);
+    if (!status.ok() && status.code() == ErrorCode::unsupported &&
+        std::string(status.message()).find("not compiled") != std::string::npos)
+      GTEST_SKIP() << status.message();
+    ASSERT_TRUE(status.ok()) << status.message();
+    if (choice.backend != Backend::cuda_sm90 &&
+        std::string(choice.reason).find("not compiled") != std::string::npos)
+      GTEST_SKIP() << choice.reason;
+    EXPECT_EQ(choice.backend, Backend::cuda_sm90) << "sq " << sq << ": " << choice.reason;
+  }
+}
+
 // The automatic choice of a backward on a Hopper GPU: cuda_sm90's kernel for d = dv = 128 with every option
 // (deterministic mode, softcap, ALiBi and dropout included); cuda_sm90 at d = 256 in both modes. Shapes
 // only.

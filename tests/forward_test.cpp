@@ -388,6 +388,58 @@ TEST_P(ForwardTest, MatchesReference) {
   check_forward_case(backend, c, rng);
 }
 
+// Dropout on every kernel shape of cuda_sm90's dropout instances (forward_config.h DropoutConfig: 64-, 80-,
+// 96- and 128-key blocks, the d = 256 masked instance unmasked too, (64, 512) as two launches that drop the
+// same probabilities): several key blocks per tile, ragged ends, every mask family, GQA unpacked (dropout
+// turns packing off), few query rows (which would run the decode kernel without dropout), softcap, ALiBi and
+// a sink beside it. CUDA only: the grid's dropout cases cover the CPU backends.
+std::vector<ForwardCase> dropout_cases() {
+  using F = Features;
+  return {{1, 1023, 1024, 2, 1, 64, 64, DType::float16, F{MaskKind::causal, 0.f, AlibiKind::none, 0.17f},
+           Layout::contiguous},
+          {2, 700, 900, 2, 2, 128, 128, DType::bfloat16, F{MaskKind::none, 0.f, AlibiKind::none, 0.1f},
+           Layout::padded},
+          {1, 1000, 1001, 2, 1, 256, 256, DType::bfloat16,
+           F{MaskKind::causal, 0.f, AlibiKind::per_head, 0.17f, true}, Layout::heads_major},
+          {1, 512, 600, 2, 2, 256, 256, DType::float16, F{MaskKind::none, 1.5f, AlibiKind::none, 0.3f},
+           Layout::contiguous},
+          {2, 300, 400, 4, 2, 192, 128, DType::bfloat16, F{MaskKind::local, 0.f, AlibiKind::none, 0.17f},
+           Layout::padded},
+          {2, 200, 333, 2, 1, 192, 192, DType::float16, F{MaskKind::right_only, 0.f, AlibiKind::none, 0.17f},
+           Layout::contiguous},
+          {2, 128, 217, 4, 2, 64, 256, DType::bfloat16, F{MaskKind::causal, 0.f, AlibiKind::none, 0.17f},
+           Layout::contiguous},
+          {1, 113, 203, 4, 2, 64, 512, DType::float16, F{MaskKind::none, 0.f, AlibiKind::none, 0.17f},
+           Layout::padded},
+          {2, 113, 203, 4, 2, 96, 96, DType::bfloat16, F{MaskKind::causal_left, 0.f, AlibiKind::none, 0.17f},
+           Layout::heads_major},
+          {2, 5, 300, 8, 2, 128, 128, DType::bfloat16, F{MaskKind::none, 0.f, AlibiKind::none, 0.17f, true},
+           Layout::contiguous},
+          {1, 2048, 2048, 1, 1, 128, 128, DType::float16, F{MaskKind::causal, 0.f, AlibiKind::none, 0.5f},
+           Layout::contiguous}};
+}
+
+class ForwardDropoutTest : public ::testing::TestWithParam<ForwardParam> {};
+
+TEST_P(ForwardDropoutTest, MatchesReference) {
+  const auto& [backend, c] = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  if (!is_cuda(backend))
+    GTEST_SKIP() << "the CUDA dropout kernels' shapes (the grid covers the CPU backends)";
+  SCOPED_TRACE(seed_trace());
+  Rng rng = Rng::for_current_test();
+  check_forward_case(backend, c, rng);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dropout, ForwardDropoutTest,
+                         ::testing::Combine(::testing::ValuesIn(backends_under_test()),
+                                            ::testing::ValuesIn(dropout_cases())),
+                         [](const ::testing::TestParamInfo<ForwardParam>& info) {
+                           return sanitize_name(std::string(backend_name(std::get<0>(info.param))) + "_" +
+                                                std::to_string(info.index) + "_" +
+                                                std::get<1>(info.param).name());
+                         });
+
 // More units than a GPU has clusters, so that the static schedule of cuda_sm90's d128 K/V multicast kernel
 // (non-causal, an even number of query blocks) ends in a partial round, which from 4096 keys the split tail
 // cuts into key-block pieces combined in the workspace (forward_config.h SPLIT_TAIL, split_tail.h). On 132

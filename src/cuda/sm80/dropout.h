@@ -152,27 +152,32 @@ __device__ __forceinline__ std::uint32_t dropout_bits_transposed(std::uint64_t s
   return transpose_lane_fields<8, kCalls, 4>(word, s);
 }
 
-// The Hopper dQ pass's tiles: query rows row and row + 8 (row = ... + lane / 4) by 64 key columns (element
-// 4 c + r: row + 8 (r / 2), key 8 key_group + 8 c + 2 (lane % 4) + r % 2). The 4 lanes of a quad need the 16
-// calls (c, h = r / 2), two draws of each; lane t = lane % 4 computes (c = 2 t + cc, h) for cc, h in {0, 1},
-// call u = 2 cc + h, whose draws 2 t' + e go to bits 2 u + e of field t' (8 bits, lane t''s). Bit 4 c + r of
-// the result: element 4 c + r dropped.
+// The forward's layout, query rows row and row + 8 (row = ... + lane / 4) by 8 kColumnGroups key columns
+// (element 4 c + r: row + 8 (r / 2), key 8 key_group + 8 c + 2 (lane % 4) + r % 2): the Hopper forward's
+// tiles and its dQ pass's (kColumnGroups 8). The 4 lanes of a quad need the 2 kColumnGroups calls L = 2 c +
+// h (row + 8 h, the keys of group c), two draws of each; lane t = lane % 4 computes L = kCalls t + v, v <
+// kCalls = kColumnGroups / 2, whose draws 2 t' + e go to bits 2 v + e of field t' (2 kCalls bits, lane
+// t''s). After the transpose bit kBits t + 2 v + e = 2 L + e = 4 c + r of the result marks element 4 c + r
+// dropped: bit x of the word is accumulator element x's.
+template <int kColumnGroups = 8>
 __device__ __forceinline__ std::uint32_t dropout_bits_rows(std::uint64_t seed, std::uint64_t offset,
                                                            std::uint32_t threshold, std::int64_t batch_head,
                                                            int row, int key_group, int lane) {
+  static_assert(kColumnGroups % 2 == 0 && kColumnGroups >= 2 && kColumnGroups <= 8, "16-64 key columns");
+  constexpr int kCalls = kColumnGroups / 2;
+  constexpr int kBits = 2 * kCalls;
   const int t = lane % 4;
   std::uint32_t word = 0;
 #pragma unroll
-  for (int u = 0; u < 4; ++u) {
-    const int cc = u / 2, h = u % 2;
+  for (int v = 0; v < kCalls; ++v) {
+    const int call = kCalls * t + v, c = call / 2, h = call % 2;
     int pos[8];
 #pragma unroll
-    for (int k = 0; k < 8; ++k) pos[k] = 8 * (k / 2) + 2 * u + k % 2;
-    word |=
-        dropout_drop_bits(dropout_draws(seed, offset, batch_head, row + 8 * h, 8 * (key_group + 2 * t + cc)),
-                          threshold << 16, pos);
+    for (int k = 0; k < 8; ++k) pos[k] = kBits * (k / 2) + 2 * v + k % 2;
+    word |= dropout_drop_bits(dropout_draws(seed, offset, batch_head, row + 8 * h, 8 * (key_group + c)),
+                              threshold << 16, pos);
   }
-  return transpose_lane_fields<4, 8, 1>(word, t);
+  return transpose_lane_fields<4, kBits, 1>(word, t);
 }
 
 }  // namespace flashattn::detail::cuda_sm80

@@ -294,7 +294,11 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
            "forward with fewer query tiles than a quarter of the SMs over 2048 or more cached keys runs "
            "faster split on cuda_sm80";
   }
-  if (p.dropout_p > 0.f) return "cuda_sm90 does not support dropout";
+  if (p.dropout_p > 0.f && p.block_table != nullptr) {
+    return "cuda_sm90 runs dropout on dense K/V only (forward_config.h DropoutConfig): paged K/V with "
+           "dropout "
+           "runs on cuda_sm80";
+  }
   if (!tma_compatible(p.q) || !tma_compatible(p.k) || !tma_compatible(p.v) || !tma_compatible(p.out)) {
     return "cuda_sm90 needs q, k, v and out 16-byte aligned with strides that are multiples of 8 elements";
   }

@@ -20,6 +20,7 @@
 #include "cuda/ptx/shared_memory.h"
 #include "cuda/ptx/warpgroup.h"
 #include "cuda/ptx/wgmma.h"
+#include "cuda/sm80/dropout.h"  // the drop bits, shared with cuda_sm80 and the Hopper backward
 #include "cuda/sm90/epilogue.h"
 #include "cuda/sm90/kernel_params.h"
 #include "cuda/sm90/named_barriers.h"
@@ -132,6 +133,54 @@ __device__ __forceinline__ void convert_p(const float (&s)[Config::kBlockN / 2],
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
       p[kk][r] = pack_pair<typename Config::Element>(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
+    }
+  }
+}
+
+// Config::kDropout: the words of drop bits of a thread's probabilities of one key block, bit x % 32 of
+// word x / 32 for s[x] (accumulator element x: cuda_sm80::dropout_bits_rows's layout, per 64 keys).
+template <class Config>
+inline constexpr int kDropWords = (Config::kBlockN + 63) / 64;
+
+// The drop bits of key block n_block for this thread's rows row0 and row0 + 8 (query positions: the dropout
+// instances do not pack GQA), computed while the block's S GEMM runs: the 4 lanes of a quad share each
+// Philox call's 8 draws, so each computes a quarter of the quad's calls (kBlockN / 16 a block) and they
+// exchange the bits.
+template <class Config>
+__device__ __forceinline__ void block_drop_bits(std::uint32_t (&bits)[kDropWords<Config>],
+                                                const ForwardKernelParams& p, const WorkTile& w, int n_block,
+                                                int row0, int lane) {
+  constexpr int kWholeWords = Config::kBlockN / 64;
+  constexpr int kRestGroups = Config::kBlockN % 64 / 8;  // 80 keys: 2 column groups more, 96: 4
+  static_assert(Config::kBlockN % 16 == 0, "whole pairs of 8-key column groups");
+  const std::int64_t batch_head = static_cast<std::int64_t>(w.batch) * p.heads + w.head;
+  const int key_group = n_block * (Config::kBlockN / 8);
+#pragma unroll
+  for (int q = 0; q < kWholeWords; ++q) {
+    bits[q] = cuda_sm80::dropout_bits_rows<8>(p.dropout_seed, p.dropout_offset, p.dropout_threshold,
+                                              batch_head, row0, key_group + 8 * q, lane);
+  }
+  if constexpr (kRestGroups > 0) {
+    bits[kWholeWords] =
+        cuda_sm80::dropout_bits_rows<kRestGroups>(p.dropout_seed, p.dropout_offset, p.dropout_threshold,
+                                                  batch_head, row0, key_group + 8 * kWholeWords, lane);
+  }
+}
+
+// Zeroes the dropped probabilities in P's A fragments (after the row sums counted them): pf[kk][j] packs
+// s[x], x = 8 kk + 2 j, in its low half and s[x + 1] in its high half, so bits x and x + 1 become a mask of
+// 16-bit halves (bit x to bit 0, bit x + 1 to bit 16, times 0xffff). The kept ones are scaled by 1 / (1 - p)
+// once, with the rows' normalisation (consumer_loop).
+template <class Config>
+__device__ __forceinline__ void drop_probabilities(std::uint32_t (&pf)[Config::kBlockN / 16][4],
+                                                   const std::uint32_t (&bits)[kDropWords<Config>]) {
+#pragma unroll
+  for (int kk = 0; kk < Config::kBlockN / 16; ++kk) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int x = 8 * kk + 2 * j;
+      const std::uint32_t pair = bits[x / 32] >> (x % 32);
+      pf[kk][j] &= ~(((pair | (pair << 15)) & 0x10001u) * 0xffffu);
     }
   }
 }
@@ -402,6 +451,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
     } else {
       std::uint32_t pf[Config::kBlockN / 16][4];
       float correction[2];
+      [[maybe_unused]] std::uint32_t drop[kDropWords<Config>];  // Config::kDropout: the block's drop bits
 
       // First key block (the last one in key order): S only (issued by begin_tile with
       // kEarlyNextS).
@@ -441,6 +491,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       // masked first block (a causal diagonal, a window's edge, a ragged end) some rows' references come from
       // few keys, so the second block takes the exact way at once rather than after a triggered pass.
       [[maybe_unused]] bool max_first = false;
+      if constexpr (Config::kDropout) block_drop_bits<Config>(drop, p, w, n, row0, lane);
       if constexpr (Config::kRescaleBySum) {
         max_first = block_masked<Config>(p, w, n, clean, consumer);
         prepare_scores_decided<Config>(s, p, w, slope_s, n, row0, max_first);
@@ -450,6 +501,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       softmax_update<Config::kBlockN, Config::kConditionalRescale, Config::kTreeReductions,
                      !Config::kRowSumMma, Config::kProbabilityShift>(s, rows, p.score_log2, correction);
       convert_p<Config>(s, pf);
+      if constexpr (Config::kDropout) drop_probabilities<Config>(pf, drop);
 
       // kEarlyBlockFlags: softcap or ALiBi in this tile (then every block is transformed).
       const bool transforms = p.softcap_in != 0.f || slope_s != 0.f;
@@ -465,6 +517,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
         gemm_pv<Config>(o, pf, pipe.v(pv_ring.stage), pipe.ones());
         ptx::wgmma_commit_group();
         pass_turn();
+        if constexpr (Config::kDropout) block_drop_bits<Config>(drop, p, w, n, row0, lane);
 
         if constexpr (Config::kEarlyBlockFlags) {
           // Everything between S's completion and the softmax that does not need S is decided
@@ -523,6 +576,7 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
           for (int j = 0; j < kO; ++j) o[j] *= correction[(j / 2) % 2];
         }
         if constexpr (!Config::kRescaleBySum) convert_p<Config>(s, pf);
+        if constexpr (Config::kDropout) drop_probabilities<Config>(pf, drop);
       }
 
       // Last P V.
@@ -535,6 +589,10 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       pass_turn();
       if constexpr (!Config::kRowSumMma) {
         final_rows = softmax_finalize<true, Config::kFastFinalize>(rows, p.score_log2, sink());
+        if constexpr (Config::kDropout) {
+          final_rows.scale[0] *= p.dropout_rescale;
+          final_rows.scale[1] *= p.dropout_rescale;
+        }
       }
       claim_output_buffer<Config>(consumer);
       // kEarlyNextTile: the next tile's index, Q and decoding while this P V runs too.

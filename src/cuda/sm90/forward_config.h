@@ -852,9 +852,12 @@ constexpr FLASHATTN_HD int cluster_slot_bytes(int rows, int head_dim_v) {
 // decode_consumer.h, use_narrow_rows below): the same producer and shared-memory ring, another consumer.
 // kCtasPerSm_: 1, or 2 for the narrow tile's kernel at d = 64 / 128 of which two CTAs share a SM
 // (TWO_CTAS_PER_SM above).
+// kDropout_: the dropout instances (DropoutConfig below): the probabilities that go into P V are dropped by
+// the Philox stream of common/philox.h (consumer.h drop_probabilities), so the row sums, which must count
+// every probability, are the softmax's own, not the tensor cores' (no kRowSumMma).
 template <int kHeadDim_, int kHeadDimV_, typename Element_, int kConsumerWarpgroups_ = 2,
           int kLongKeyBlockN_ = 0, int kClusterM_ = 1, bool kMaskedInstance_ = false,
-          bool kNarrowRows_ = false, int kCtasPerSm_ = 1>
+          bool kNarrowRows_ = false, int kCtasPerSm_ = 1, bool kDropout_ = false>
 struct ForwardConfig {
   using Element = Element_;
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>);
@@ -942,7 +945,12 @@ struct ForwardConfig {
   // (d = 256 with 64-key blocks has one: pages of 64..256 rows are then read as 64-row boxes; so has the
   // one-consumer decode kernel: a paged cache is decoding's common case.)
   static constexpr bool kHasPagedKernel = (kLongKeyBlockN_ == 0 || kD256Block64) && kClusterM_ == 1 &&
-                                          (kConsumerWarpgroups_ == 2 || kSingleConsumer);
+                                          (kConsumerWarpgroups_ == 2 || kSingleConsumer) && !kDropout_;
+  // The dropout instances: two consumers, one CTA, no split of any kind (their paged problems run on
+  // cuda_sm80: backend.cu unsupported_reason).
+  static constexpr bool kDropout = kDropout_;
+  static_assert(!kDropout || (kConsumerWarpgroups_ == 2 && kClusterM_ == 1 && !kNarrowRows_),
+                "dropout runs on the two-consumer kernels of one CTA");
   // Cluster of kClusterM CTAs on adjacent query blocks of one head (tile_scheduler.h
   // tile_work): each CTA's producer loads 1/kClusterM of every K and V block (kBlockN /
   // kClusterM rows, or kChunks / kClusterM column chunks: kKVSliceRows below) and multicasts it
@@ -1017,7 +1025,7 @@ struct ForwardConfig {
   // P V GEMM's B operand.
   static constexpr bool kRowSumFused = FLASHATTN_SM90_ROW_SUM_D128 != 0 && kHeadDim == 128 &&
                                        kHeadDimV == 128 && !kLargeV && kConsumerWarpgroups == 2 &&
-                                       kLongKeyBlockN_ == 0;
+                                       kLongKeyBlockN_ == 0 && !kDropout;
   // FLASHATTN_SM90_REGISTER_Q above: S = Q K^T with Q's A fragments in registers in the d = dv = 128
   // two-consumer kernels of 128-key blocks (their paged instances included), and those of Q's first k-steps
   // in the masked instances of the d = dv = 256 two-consumer kernels (FLASHATTN_SM90_REGISTER_Q_D256), and
@@ -1034,7 +1042,7 @@ struct ForwardConfig {
           : 0;
   static_assert(kRegisterQSteps % 4 == 0 && kRegisterQSteps <= kHeadDim / 16, "whole 64-column chunks of Q");
   static constexpr int kQFragmentSteps = kRegisterQSteps > 0 ? kRegisterQSteps : 1;
-  static constexpr bool kRowSumMma = (kHeadDimV == 64 && !kLargeV && !kNarrowRows &&
+  static constexpr bool kRowSumMma = (kHeadDimV == 64 && !kLargeV && !kNarrowRows && !kDropout &&
                                       (kConsumerWarpgroups >= 4   ? FLASHATTN_SM90_ROW_SUM_MMA_FOUR
                                        : kConsumerWarpgroups == 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE
                                                                   : FLASHATTN_SM90_ROW_SUM_MMA) != 0) ||
@@ -1266,6 +1274,15 @@ struct ForwardConfig {
   // consumer.h skip_top_keys: the eager releases walk the V stages at the K ring's positions.
   static_assert(!(kOOverV && kEagerSkipRelease), "O over V needs the V ring where the eager releases are");
 };
+
+// The forward with dropout (forward_hdim*_*_dropout.cu, forward_dropout.h): one instance per head dims and
+// dtype, for every problem of those (masked or not, any length, batched or variable-length): the two-consumer
+// kernel's default tile, at d = dv = 256 its masked instance (O over V serves unmasked problems only). FA3
+// has no dropout; cuDNN's forward keeps most of its speed with it, FlashAttention 2's (cuda_sm80 here) is the
+// Ampere kernel.
+template <int kHeadDim, int kHeadDimV, typename Element>
+using DropoutConfig =
+    ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 0, 1, kHeadDim == 256 && kHeadDimV == 256, false, 1, true>;
 
 // d = 64: three consumer warpgroups (kBlockM 192, kBlockN 96 until session 14, now
 // FLASHATTN_SM90_D64_THREE_BLOCK_N) for long query sequences, two (128 x 128) for short

@@ -74,7 +74,8 @@ inline std::size_t split_tail_arrival_bytes(int sms) {
 }
 inline std::size_t split_tail_bytes(const AttentionParams& p, int sms) {
   if (FLASHATTN_SM90_SPLIT_TAIL == 0 || FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN == 0 || p.num_splits == 1 ||
-      p.head_dim != 128 || p.head_dim_v != 128 || !equal_tiles(p) || p.block_table != nullptr ||
+      p.dropout_p > 0.f || p.head_dim != 128 || p.head_dim_v != 128 || !equal_tiles(p) ||
+      p.block_table != nullptr ||
       p.seqlen_k < std::max<long long>(FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN, FLASHATTN_SM90_SPLIT_TAIL)) {
     return 0;
   }
@@ -83,7 +84,9 @@ inline std::size_t split_tail_bytes(const AttentionParams& p, int sms) {
 // Packed GQA's factor for tiles of block_m rows (forward_launch.h pack_factor, where the rule is explained).
 inline int pack_factor_for(const AttentionParams& a, std::int64_t block_m) {
   const std::int64_t group = a.heads / a.heads_kv;
-  if (group <= 1 || 64 % group != 0 || a.alibi_slopes != nullptr || a.sink != nullptr) return 1;
+  // (Dropout: the drop bits are drawn per query position and head, consumer.h block_drop_bits.)
+  if (group <= 1 || 64 % group != 0 || a.alibi_slopes != nullptr || a.sink != nullptr || a.dropout_p > 0.f)
+    return 1;
   const std::int64_t rows_unpacked = (a.seqlen_q + block_m - 1) / block_m * block_m * group;
   const std::int64_t rows_packed = (a.seqlen_q * group + block_m - 1) / block_m * block_m;
   return rows_packed < rows_unpacked ? static_cast<int>(group) : 1;
@@ -135,6 +138,7 @@ inline ClusterSlots narrow_cluster_pieces(int head_dim_v, int rows) {
                                                : NarrowDecodeConfig<128>::cluster_slots(rows));
 }
 inline bool runs_decode_kernel(const AttentionParams& p) {
+  if (p.dropout_p > 0.f) return false;  // (the dropout instances: run_forward)
   return use_single_consumer(static_cast<int>(p.head_dim), static_cast<int>(p.head_dim_v), p.seqlen_q,
                              pack_factor_for(p, kDecodeBlockM));
 }
@@ -221,5 +225,10 @@ inline std::size_t forward_workspace_bytes(const AttentionParams& p, int sms) {
 
 template <int kHeadDim, int kHeadDimV, typename Element>
 cudaError_t run_forward(const AttentionParams& params, void* workspace, cudaStream_t stream);
+// The problems with dropout (forward_config.h DropoutConfig), which run_forward hands over: defined in
+// forward_dropout.h, instantiated by the units forward_hdim*_*_dropout.cu (one kernel each, compiled beside
+// the others).
+template <int kHeadDim, int kHeadDimV, typename Element>
+cudaError_t run_forward_dropout(const AttentionParams& params, void* workspace, cudaStream_t stream);
 
 }  // namespace flashattn::detail::cuda_sm90

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "common/params.h"
+#include "common/philox.h"  // dropout_threshold
 #include "cuda/ptx/grid_dependency.h"
 #include "cuda/ptx/tma.h"
 #include "cuda/sm80/append_kv.h"
@@ -292,6 +293,14 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     g.k = a.k.data, g.v = a.v.data;
     g.k_page_stride = a.k.batch_stride, g.k_row_stride = a.k.row_stride, g.k_head_stride = a.k.head_stride;
     g.v_page_stride = a.v.batch_stride, g.v_row_stride = a.v.row_stride, g.v_head_stride = a.v.head_stride;
+  }
+  if constexpr (Config::kDropout) {
+    k.dropout_seed = a.dropout_seed;
+    k.dropout_offset = a.dropout_offset;
+    k.dropout_threshold = dropout_threshold(a.dropout_p);
+    k.dropout_rescale = 1.f / (1.f - a.dropout_p);
+  } else if (a.dropout_p > 0.f) {
+    return cudaErrorInvalidValue;  // (run_forward hands dropout to the dropout instances)
   }
   k.sink = a.sink;
   k.alibi_slopes = a.alibi_slopes;
@@ -615,8 +624,30 @@ bool launch_decode(const AttentionParams& a, void* workspace, cudaStream_t strea
   return false;
 }
 
+// (64, 512): O has 256 fp32 per thread at 64 rows per warpgroup, beyond the register file, so the two
+// 256-column halves of V and O run as two (64, 256) launches of Config on the stream (S = QK^T is recomputed:
+// 64 of the 576 columns of work per key; dropout drops the same probabilities in both).
+template <class Config>
+cudaError_t launch_value_halves(const AttentionParams& a, void* workspace, cudaStream_t stream) {
+  static_assert(Config::kHeadDim == 64 && Config::kHeadDimV == 256);
+  // Each half's view holds 256 of V's columns, so the append (all 512) runs as cuda_sm80's kernel of its
+  // own, before both.
+  if (cudaError_t e = cuda_sm80::launch_append_kv(a, stream); e != cudaSuccess) return e;
+  for (int half = 0; half < 2; ++half) {
+    AttentionParams h = a;
+    h.head_dim_v = 256;
+    h.v.data = static_cast<char*>(a.v.data) + half * 256 * 2;
+    h.out.data = static_cast<char*>(a.out.data) + half * 256 * 2;
+    if (half == 1) h.lse = nullptr;  // the same LSE as the first half's
+    if (cudaError_t e = launch_forward<Config>(h, workspace, stream, false); e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+
 template <int kHeadDim, int kHeadDimV, typename Element>
 cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t stream) {
+  // Dropout: its own instances (forward_dropout.h), in units of their own.
+  if (a.dropout_p > 0.f) return run_forward_dropout<kHeadDim, kHeadDimV, Element>(a, workspace, stream);
   if constexpr (kHeadDim == 96) {
     // d = 96 runs the d = 128 kernel: the tensor maps describe 96 columns, so TMA
     // zero-fills columns 96..127 of Q, K and V (S is exact, O's extra columns are 0)
@@ -626,24 +657,7 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
     if (cudaError_t e = cudaSuccess; launch_decode<96, 96, Element>(a, workspace, stream, e)) return e;
     return launch_forward<ForwardConfig<128, 128, Element>>(a, workspace, stream);
   } else if constexpr (kHeadDimV == 512) {
-    // (64, 512): O has 256 fp32 per thread at 64 rows per warpgroup, beyond the register
-    // file, so the two 256-column halves of V and O run as two (64, 256) launches on the
-    // stream (S = QK^T is recomputed: 64 of the 576 columns of work per key).
-    static_assert(kHeadDim == 64);
-    // Each half's view holds 256 of V's columns, so the append (all 512) runs as cuda_sm80's kernel of its
-    // own, before both.
-    if (cudaError_t e = cuda_sm80::launch_append_kv(a, stream); e != cudaSuccess) return e;
-    for (int half = 0; half < 2; ++half) {
-      AttentionParams h = a;
-      h.head_dim_v = 256;
-      h.v.data = static_cast<char*>(a.v.data) + half * 256 * 2;
-      h.out.data = static_cast<char*>(a.out.data) + half * 256 * 2;
-      if (half == 1) h.lse = nullptr;  // the same LSE as the first half's
-      if (cudaError_t e = launch_forward<ForwardConfig<64, 256, Element>>(h, workspace, stream, false);
-          e != cudaSuccess)
-        return e;
-    }
-    return cudaSuccess;
+    return launch_value_halves<ForwardConfig<64, 256, Element>>(a, workspace, stream);
   } else {
     // Decoding, before any other tile choice of the head dim.
     if (cudaError_t e = cudaSuccess; launch_decode<kHeadDim, kHeadDimV, Element>(a, workspace, stream, e))

@@ -130,6 +130,11 @@ struct ForwardKernelParams {
   // Config::kSplitKV (the decode kernels) only: heads_per_kv as a divisor (producer.h kv_head_of); last, for
   // the same reason.
   FastDivisor heads_per_kv_div;
+  // Config::kDropout only (consumer.h): the Philox stream of common/philox.h, a draw below threshold drops
+  // its probability, the kept ones are scaled by rescale = 1 / (1 - p) in the epilogue. Last, as above.
+  std::uint64_t dropout_seed = 0, dropout_offset = 0;
+  std::uint32_t dropout_threshold = 0;
+  float dropout_rescale = 1.f;
 };
 
 }  // namespace flashattn::detail::cuda_sm90
