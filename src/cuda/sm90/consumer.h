@@ -179,7 +179,7 @@ __device__ __forceinline__ void drop_probabilities(std::uint32_t (&pf)[Config::k
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       const int x = 8 * kk + 2 * j;
-      const std::uint32_t pair = bits[x / 32] >> (x % 32);
+      const std::uint32_t pair = (bits[x / 32] >> (x % 32)) & 3u;
       pf[kk][j] &= ~(((pair | (pair << 15)) & 0x10001u) * 0xffffu);
     }
   }
