@@ -17,6 +17,7 @@ for unit in forward_hdim128_bf16_dropout forward_hdim64_bf16_dropout forward_hdi
     >"${OUT:-/tmp}/sass_$unit.txt"
 done
 gtest_suites 'Dropout/ForwardDropoutTest.*cuda*:Grid/ForwardTest.*cuda*:*VarlenTest*cuda*:Api.*:*ForwardWorkspace*' 150
+grep -m3 -A10 ': Failure' "$out/tests.log" | cut -c1-200 >>"$out/summary.txt"
 sanitizer_runs "$tests" 'Dropout/ForwardDropoutTest.*cuda_sm90_2[234]_*' 45 memcheck racecheck synccheck
 (PYTHONPATH=$bld/pyroot timeout 60 python3 bench/compare.py --modes fwd --dropout 0.1 --no-decode --ceiling-n 0 \
   --hdims 64,128 --seqlens 1024,4096,16384 --rounds 2 --settle-ms 100 --out "$out" --tag dropout \
