@@ -179,6 +179,9 @@ def main():
     ap.add_argument("--tokens", type=int, default=16384,
                     help="query tokens per call (batch = tokens / seqlen, at least 1); rows of another count than "
                          "the grid's 16384 carry it")
+    ap.add_argument("--dropout", type=float, default=0.0,
+                    help="every build and cuDNN with dropout probability P (the error is then against the first "
+                         "build, whose drop mask every build shares)")
     ap.add_argument("--alibi", action="store_true",
                     help="ALiBi with the usual slopes 2^(-8 i / h); no cuDNN column (the error is against the "
                          "first build)")
@@ -191,7 +194,7 @@ def main():
     def sdpa(q, k, v, causal):
         qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
         with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
-            return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+            return F.scaled_dot_product_attention(qt, kt, vt, dropout_p=args.dropout, is_causal=causal)
 
     row_index = 0
     with torch.no_grad():
@@ -211,21 +214,29 @@ def main():
                         row["hdim_v"] = dv
                     slopes = (torch.tensor([2.0 ** (-8.0 * (i + 1) / h) for i in range(h)], device="cuda")
                               if args.alibi else None)
-                    fns = {name: (lambda f=f: f(q, k, v, causal=causal, alibi_slopes=slopes))
+                    fns = {name: (lambda f=f: f(q, k, v, dropout_p=args.dropout, causal=causal,
+                                                alibi_slopes=slopes))
                            for name, f in impls.items()}
                     ref = None
                     if not args.alibi:
                         try:
-                            ref = sdpa(q, k, v, causal).transpose(1, 2).float()
+                            cudnn_out = sdpa(q, k, v, causal).transpose(1, 2).float()
+                            ref = cudnn_out if args.dropout == 0 else None  # (another drop mask)
                             fns["cudnn"] = lambda: sdpa(q, k, v, causal)
                         except RuntimeError as e:  # a head-dim pair the cuDNN backend does not take
                             row["cudnn_error"] = str(e).splitlines()[0][:160]
                     if ref is None:
                         # ALiBi, or no cuDNN: the error is against the first build (bench/build_check.py checks
                         # the builds against float64).
-                        row["alibi" if args.alibi else "no_cudnn"] = True
+                        row["alibi" if args.alibi else ("dropout" if args.dropout else "no_cudnn")] = True
                         ref = next(iter(fns.values()))().float()
-                    row["err"] = {name: float((fn().float() - ref).abs().max())
+                    def reseeded(fn):
+                        # (dropout: every build's call from the same generator state, so the same drop mask)
+                        torch.cuda.manual_seed(s)
+                        return fn()
+                    if args.dropout and row.get("dropout"):
+                        ref = reseeded(next(iter(fns.values()))).float()
+                    row["err"] = {name: float((reseeded(fn).float() - ref).abs().max())
                                   for name, fn in fns.items() if name != "cudnn"}
                     builds = {name: fn for name, fn in fns.items() if name != "cudnn"}
                     if args.sustained > 0:

@@ -887,6 +887,28 @@ TEST(ReferenceKVCache, PagedCacheEqualsDenseCache) {
 // ---------------------------------------------------------------------------------------------
 // Forward: dropout.
 
+// The key schedule the Hopper forward reads as constants (dropout_keys) gives the same draws as the per-call
+// schedule of dropout_draws, for seeds and offsets of all 64 bits.
+TEST(ReferenceForward, DropoutKeySchedulePreservesTheDraws) {
+  Rng rng;
+  SCOPED_TRACE(rng.trace());
+  for (int trial = 0; trial < 200; ++trial) {
+    auto bits64 = [&] {
+      return (static_cast<std::uint64_t>(rng.engine()()) << 32) | static_cast<std::uint64_t>(rng.engine()());
+    };
+    const std::uint64_t seed = bits64(), offset = bits64() >> rng.integer(0, 63);
+    const PhiloxKeys keys = dropout_keys(seed, offset);
+    const std::int64_t batch_head = rng.integer(0, 1 << 20), i = rng.integer(0, 1 << 24);
+    const std::int64_t j = rng.integer(0, 1 << 24);
+    const Philox4 expected = dropout_draws(seed, offset, batch_head, i, j);
+    const Philox4 keyed = dropout_draws_keyed(keys, offset, batch_head, i, j);
+    EXPECT_EQ(keyed.x, expected.x);
+    EXPECT_EQ(keyed.y, expected.y);
+    EXPECT_EQ(keyed.z, expected.z);
+    EXPECT_EQ(keyed.w, expected.w);
+  }
+}
+
 TEST(ReferenceForward, DropoutDropsThePhiloxElementsAndKeepsTheDenominator) {
   Rng rng;
   SCOPED_TRACE(rng.trace());

@@ -30,19 +30,44 @@ FLASHATTN_HD void philox_mulhilo(std::uint32_t a, std::uint32_t b, std::uint32_t
   lo = static_cast<std::uint32_t>(product);
 }
 
+// Round multipliers and Weyl key increments from the Philox paper.
+inline constexpr std::uint32_t kPhiloxMul0 = 0xD2511F53u, kPhiloxMul1 = 0xCD9E8D57u;
+inline constexpr std::uint32_t kPhiloxWeyl0 = 0x9E3779B9u, kPhiloxWeyl1 = 0xBB67AE85u;
+
+FLASHATTN_HD Philox4 philox_round(const Philox4& c, std::uint32_t key0, std::uint32_t key1) {
+  std::uint32_t hi0, lo0, hi1, lo1;
+  philox_mulhilo(kPhiloxMul0, c.x, hi0, lo0);
+  philox_mulhilo(kPhiloxMul1, c.z, hi1, lo1);
+  return Philox4{hi1 ^ c.y ^ key0, lo1, hi0 ^ c.w ^ key1, lo0};
+}
+
 FLASHATTN_HD Philox4 philox4x32_10(Philox4 counter, std::uint32_t key0, std::uint32_t key1) {
-  // Round multipliers and Weyl key increments from the Philox paper.
-  constexpr std::uint32_t kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;
-  constexpr std::uint32_t kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;
   for (int round = 0; round < 10; ++round) {
-    std::uint32_t hi0, lo0, hi1, lo1;
-    philox_mulhilo(kMul0, counter.x, hi0, lo0);
-    philox_mulhilo(kMul1, counter.z, hi1, lo1);
-    counter = Philox4{hi1 ^ counter.y ^ key0, lo1, hi0 ^ counter.w ^ key1, lo0};
-    key0 += kWeyl0;
-    key1 += kWeyl1;
+    counter = philox_round(counter, key0, key1);
+    key0 += kPhiloxWeyl0;
+    key1 += kPhiloxWeyl1;
   }
   return counter;
+}
+
+// philox4x32_10's key schedule for one dropout stream (round r's keys are round[2 r], round[2 r + 1]),
+// computed once: a kernel that takes it as a parameter reads each round's keys as constant operands of its
+// XORs instead of adding the Weyl increments in every call (20 integer adds a call).
+struct PhiloxKeys {
+  std::uint32_t round[20];
+};
+
+FLASHATTN_HD PhiloxKeys dropout_keys(std::uint64_t seed, std::uint64_t offset) {
+  PhiloxKeys keys{};
+  std::uint32_t key0 = static_cast<std::uint32_t>(seed);
+  std::uint32_t key1 = static_cast<std::uint32_t>(seed >> 32) ^ static_cast<std::uint32_t>(offset >> 32);
+  for (int r = 0; r < 10; ++r) {
+    keys.round[2 * r] = key0;
+    keys.round[2 * r + 1] = key1;
+    key0 += kPhiloxWeyl0;
+    key1 += kPhiloxWeyl1;
+  }
+  return keys;
 }
 
 FLASHATTN_HD std::uint32_t dropout_threshold(float p) {
@@ -57,6 +82,15 @@ FLASHATTN_HD Philox4 dropout_draws(std::uint64_t seed, std::uint64_t offset, std
                         static_cast<std::uint32_t>(batch_head), static_cast<std::uint32_t>(offset)};
   return philox4x32_10(counter, static_cast<std::uint32_t>(seed),
                        static_cast<std::uint32_t>(seed >> 32) ^ static_cast<std::uint32_t>(offset >> 32));
+}
+
+// dropout_draws from the stream's key schedule (keys = dropout_keys(seed, offset)): the same draws.
+FLASHATTN_HD Philox4 dropout_draws_keyed(const PhiloxKeys& keys, std::uint64_t offset,
+                                         std::int64_t batch_head, std::int64_t i, std::int64_t j) {
+  Philox4 counter{static_cast<std::uint32_t>(j >> 3), static_cast<std::uint32_t>(i),
+                  static_cast<std::uint32_t>(batch_head), static_cast<std::uint32_t>(offset)};
+  for (int r = 0; r < 10; ++r) counter = philox_round(counter, keys.round[2 * r], keys.round[2 * r + 1]);
+  return counter;
 }
 
 FLASHATTN_HD std::uint32_t dropout_lane(const Philox4& draws, std::int64_t j) {

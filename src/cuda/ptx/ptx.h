@@ -105,6 +105,15 @@ __device__ __forceinline__ std::uint32_t cvt_rn_bf16x2_f32(float lo, float hi) {
   return r;
 }
 
+// prmt.b32 in its default mode, selector kSelector: result byte n is the byte that nibble n picks from {b, a}
+// (0-3: a's, 4-7: b's), or, with the nibble's bit 3 set, that byte's sign bit replicated (0x00 or 0xff).
+template <std::uint32_t kSelector>
+__device__ __forceinline__ std::uint32_t prmt_b32(std::uint32_t a, std::uint32_t b) {
+  std::uint32_t d;
+  asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(b), "n"(kSelector));
+  return d;
+}
+
 // 2^x, relative error ~2^-22; ex2.approx(-inf) = +0, which the softmax relies on.
 __device__ __forceinline__ float ex2_approx_ftz_f32(float x) {
   float y;

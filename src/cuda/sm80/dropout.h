@@ -89,28 +89,30 @@ __device__ __forceinline__ std::uint32_t dropout_drop_bits(const Philox4& draws,
   return bits;
 }
 
-// The fields k < kFields (of kBits bits, from bit 0) whose index has bit `b` clear.
-template <int kFields, int kBits>
+// The fields k < kFields whose index has bit `b` clear; field k is kField0 << (k kStride).
+template <int kFields, int kStride, std::uint32_t kField0>
 __device__ __forceinline__ constexpr std::uint32_t fields_with_bit_clear(int b) {
   std::uint32_t mask = 0;
   for (int k = 0; k < kFields; ++k) {
-    if (((k >> b) & 1) == 0) mask |= ((1u << kBits) - 1u) << (k * kBits);
+    if (((k >> b) & 1) == 0) mask |= kField0 << (k * kStride);
   }
   return mask;
 }
 
 // kLanes lanes (`index` this lane's place among them; its partners kLaneStride << b lanes apart) each hold
-// kLanes fields of kBits bits (kLanes x kBits <= 32, from bit 0), field k meant for lane k. Afterwards field
-// k of lane `index` is what lane k held in field `index`: one xor shuffle per bit of the lane index, each
-// swapping the off-diagonal halves of 2 x 2 blocks (a field moves at the stages where its lane's and its
-// index's bits differ, flipping both).
-template <int kLanes, int kBits, int kLaneStride>
+// kLanes fields, field k (kField0 << k kStride: by default kStride bits from bit k kStride) meant for lane k.
+// Afterwards field k of lane `index` is what lane k held in field `index`: one xor shuffle per bit of the
+// lane index, each swapping the off-diagonal halves of 2 x 2 blocks (a field moves at the stages where its
+// lane's and its index's bits differ, flipping both).
+template <int kLanes, int kStride, int kLaneStride, std::uint32_t kField0 = (1u << kStride) - 1u>
 __device__ __forceinline__ std::uint32_t transpose_lane_fields(std::uint32_t word, int index) {
-  static_assert(kLanes * kBits <= 32 && kBits < 32, "one field per lane in a 32-bit word");
+  static_assert(
+      kStride < 32 && (static_cast<std::uint64_t>(kField0) << ((kLanes - 1) * kStride)) < (1ull << 32),
+      "every field within a 32-bit word");
 #pragma unroll
   for (int b = 0; (1 << b) < kLanes; ++b) {
-    const std::uint32_t low = fields_with_bit_clear<kLanes, kBits>(b);
-    const int shift = kBits << b;
+    const std::uint32_t low = fields_with_bit_clear<kLanes, kStride, kField0>(b);
+    const int shift = kStride << b;
     const std::uint32_t other = __shfl_xor_sync(0xffffffffu, word, kLaneStride << b);
     word = ((index >> b) & 1) == 0 ? (word & low) | ((other & low) << shift)
                                    : (word & ~low) | ((other & ~low) >> shift);
@@ -178,6 +180,43 @@ __device__ __forceinline__ std::uint32_t dropout_bits_rows(std::uint64_t seed, s
                               threshold << 16, pos);
   }
   return transpose_lane_fields<4, kBits, 1>(word, t);
+}
+
+// The Hopper forward's form of dropout_bits_rows (the same tile and calls, from the stream's key schedule,
+// dropout_keys), laid out for its packed probabilities: bits L and L + 16 of the result mark the two elements
+// 4 c + r, r = 2 h + e (e = 0, 1), of call L = 2 c + h, i.e. the pair of accumulator elements x, x + 1 (x
+// even) that one register of P's A fragment packs sits at bits x / 2 and x / 2 + 16 (consumer.h
+// drop_probabilities). Each Philox word (two draws) is compared in three instructions: with t the threshold,
+// draws below it are a < t per 16-bit half = majority(~a15, t15, borrow of the low 15 bits), the borrow from
+// (a | 0x8000 per half) - (t mod 0x8000 per half), which no half's borrow crosses; threshold2 = t 0x10001,
+// threshold2_low15 = (t mod 0x8000) 0x10001. The comparisons land at bits 15 and 31, one shift places both.
+template <int kColumnGroups>
+__device__ __forceinline__ std::uint32_t dropout_bits_pairs(const PhiloxKeys& keys, std::uint64_t offset,
+                                                            std::uint32_t threshold2,
+                                                            std::uint32_t threshold2_low15,
+                                                            std::int64_t batch_head, int row, int key_group,
+                                                            int lane) {
+  static_assert(kColumnGroups % 2 == 0 && kColumnGroups >= 2 && kColumnGroups <= 8, "16-64 key columns");
+  constexpr int kCalls = kColumnGroups / 2;
+  const int t = lane % 4;
+  std::uint32_t word = 0;
+#pragma unroll
+  for (int v = 0; v < kCalls; ++v) {
+    const int call = kCalls * t + v, c = call / 2, h = call % 2;
+    const Philox4 draws = dropout_draws_keyed(keys, offset, batch_head, row + 8 * h, 8 * (key_group + c));
+    const std::uint32_t words[4] = {draws.x, draws.y, draws.z, draws.w};
+#pragma unroll
+    for (int w = 0; w < 4; ++w) {
+      // Word w holds draws 2 w, 2 w + 1: keys 8 c + 2 w + e, lane w's (field w at kCalls w + v, + 16 for e).
+      const std::uint32_t a = words[w];
+      const std::uint32_t borrow_free = (a | 0x80008000u) - threshold2_low15;
+      const std::uint32_t below = (~a & threshold2) | (~a & ~borrow_free) | (threshold2 & ~borrow_free);
+      const int pos = kCalls * w + v;
+      word |= (below >> (15 - pos)) & (0x10001u << pos);
+    }
+  }
+  constexpr std::uint32_t kField0 = ((1u << kCalls) - 1u) * 0x10001u;
+  return transpose_lane_fields<4, kCalls, 1, kField0>(word, t);
 }
 
 }  // namespace flashattn::detail::cuda_sm80

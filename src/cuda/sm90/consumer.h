@@ -17,6 +17,7 @@
 
 #include "cuda/ptx/approx_math.h"
 #include "cuda/ptx/mbarrier.h"
+#include "cuda/ptx/ptx.h"
 #include "cuda/ptx/shared_memory.h"
 #include "cuda/ptx/warpgroup.h"
 #include "cuda/ptx/wgmma.h"
@@ -137,8 +138,9 @@ __device__ __forceinline__ void convert_p(const float (&s)[Config::kBlockN / 2],
   }
 }
 
-// Config::kDropout: the words of drop bits of a thread's probabilities of one key block, bit x % 32 of
-// word x / 32 for s[x] (accumulator element x: cuda_sm80::dropout_bits_rows's layout, per 64 keys).
+// Config::kDropout: the words of drop bits of a thread's probabilities of one key block, per 64 keys
+// (cuda_sm80::dropout_bits_pairs): accumulator elements x and x + 1 (x even), which one register of P's A
+// fragment packs, at bits x % 32 / 2 and x % 32 / 2 + 16 of word x / 32.
 template <class Config>
 inline constexpr int kDropWords = (Config::kBlockN + 63) / 64;
 
@@ -155,22 +157,20 @@ __device__ __forceinline__ void block_drop_bits(std::uint32_t (&bits)[kDropWords
   static_assert(Config::kBlockN % 16 == 0, "whole pairs of 8-key column groups");
   const std::int64_t batch_head = static_cast<std::int64_t>(w.batch) * p.heads + w.head;
   const int key_group = n_block * (Config::kBlockN / 8);
+  auto chunk = [&]<int kGroups>(int q) {
+    return cuda_sm80::dropout_bits_pairs<kGroups>(p.dropout_keys, p.dropout_offset, p.dropout_threshold2,
+                                                  p.dropout_threshold2_low15, batch_head, row0,
+                                                  key_group + 8 * q, lane);
+  };
 #pragma unroll
-  for (int q = 0; q < kWholeWords; ++q) {
-    bits[q] = cuda_sm80::dropout_bits_rows<8>(p.dropout_seed, p.dropout_offset, p.dropout_threshold,
-                                              batch_head, row0, key_group + 8 * q, lane);
-  }
-  if constexpr (kRestGroups > 0) {
-    bits[kWholeWords] =
-        cuda_sm80::dropout_bits_rows<kRestGroups>(p.dropout_seed, p.dropout_offset, p.dropout_threshold,
-                                                  batch_head, row0, key_group + 8 * kWholeWords, lane);
-  }
+  for (int q = 0; q < kWholeWords; ++q) bits[q] = chunk.template operator()<8>(q);
+  if constexpr (kRestGroups > 0) bits[kWholeWords] = chunk.template operator()<kRestGroups>(kWholeWords);
 }
 
 // Zeroes the dropped probabilities in P's A fragments (after the row sums counted them): pf[kk][j] packs
-// s[x], x = 8 kk + 2 j, in its low half and s[x + 1] in its high half, so bits x and x + 1 become a mask of
-// 16-bit halves (bit x to bit 0, bit x + 1 to bit 16, times 0xffff). The kept ones are scaled by 1 / (1 - p)
-// once, with the rows' normalisation (consumer_loop).
+// elements x = 8 kk + 2 j (low half) and x + 1, whose bits (block_drop_bits) one shift moves to the sign bits
+// of bytes 1 and 3, and a byte permute replicates them over their halves: the mask of the dropped halves. The
+// kept ones are scaled by 1 / (1 - p) once, with the rows' normalisation (consumer_loop).
 template <class Config>
 __device__ __forceinline__ void drop_probabilities(std::uint32_t (&pf)[Config::kBlockN / 16][4],
                                                    const std::uint32_t (&bits)[kDropWords<Config>]) {
@@ -178,9 +178,8 @@ __device__ __forceinline__ void drop_probabilities(std::uint32_t (&pf)[Config::k
   for (int kk = 0; kk < Config::kBlockN / 16; ++kk) {
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      const int x = 8 * kk + 2 * j;
-      const std::uint32_t pair = (bits[x / 32] >> (x % 32)) & 3u;
-      pf[kk][j] &= ~(((pair | (pair << 15)) & 0x10001u) * 0xffffu);
+      const int x = 8 * kk + 2 * j, bit = x % 32 / 2;
+      pf[kk][j] &= ~ptx::prmt_b32<0xBB99>(bits[x / 32] << (15 - bit), 0u);
     }
   }
 }

@@ -9,7 +9,7 @@
 #include <cmath>
 
 #include "common/params.h"
-#include "common/philox.h"  // dropout_threshold
+#include "common/philox.h"  // dropout_keys, dropout_threshold
 #include "cuda/ptx/grid_dependency.h"
 #include "cuda/ptx/tma.h"
 #include "cuda/sm80/append_kv.h"
@@ -295,9 +295,11 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     g.v_page_stride = a.v.batch_stride, g.v_row_stride = a.v.row_stride, g.v_head_stride = a.v.head_stride;
   }
   if constexpr (Config::kDropout) {
-    k.dropout_seed = a.dropout_seed;
+    k.dropout_keys = dropout_keys(a.dropout_seed, a.dropout_offset);
     k.dropout_offset = a.dropout_offset;
-    k.dropout_threshold = dropout_threshold(a.dropout_p);
+    const std::uint32_t threshold = dropout_threshold(a.dropout_p);
+    k.dropout_threshold2 = threshold * 0x10001u;
+    k.dropout_threshold2_low15 = (threshold & 0x7fffu) * 0x10001u;
     k.dropout_rescale = 1.f / (1.f - a.dropout_p);
   } else if (a.dropout_p > 0.f) {
     return cudaErrorInvalidValue;  // (run_forward hands dropout to the dropout instances)

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "common/fast_division.h"
+#include "common/philox.h"  // PhiloxKeys
 #include "cuda/sm90/split_kv_plan.h"
 #include "cuda/sm90/split_tail_plan.h"
 #include "cuda/sm90/tile_sections.h"
@@ -130,10 +131,13 @@ struct ForwardKernelParams {
   // Config::kSplitKV (the decode kernels) only: heads_per_kv as a divisor (producer.h kv_head_of); last, for
   // the same reason.
   FastDivisor heads_per_kv_div;
-  // Config::kDropout only (consumer.h): the Philox stream of common/philox.h, a draw below threshold drops
-  // its probability, the kept ones are scaled by rescale = 1 / (1 - p) in the epilogue. Last, as above.
-  std::uint64_t dropout_seed = 0, dropout_offset = 0;
-  std::uint32_t dropout_threshold = 0;
+  // Config::kDropout only (consumer.h): the Philox stream of common/philox.h (its key schedule, read as
+  // constant operands), a draw below the threshold t drops its probability (threshold2 = t 0x10001,
+  // threshold2_low15 = (t mod 0x8000) 0x10001: cuda_sm80::dropout_bits_pairs), the kept ones are scaled by
+  // rescale = 1 / (1 - p) in the epilogue. Last, as above.
+  PhiloxKeys dropout_keys{};
+  std::uint64_t dropout_offset = 0;
+  std::uint32_t dropout_threshold2 = 0, dropout_threshold2_low15 = 0;
   float dropout_rescale = 1.f;
 };
 
