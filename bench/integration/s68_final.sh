@@ -5,6 +5,9 @@
 # backward's dropout cases, determinism with dropout, Api, robustness; pytest's interface tests; the standard grid's
 # forward with dropout 0.1 beside cuda_sm80, SDPA's FA2 and cuDNN (bench/compare.py --dropout 0.1).
 #   bash bench/integration/s68_final.sh
+# Run (the final tree): build 85 s; suites 270 passed (82 skipped); pytest 99 passed; with dropout 0.1 on all 36
+# rows 1.01-1.62x SDPA's FA2, 1.16-2.62x cuDNN, 1.55-1.90x cuda_sm80. Record: s68_final_summary.txt,
+# s68_final_dropout.jsonl.
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
