@@ -179,6 +179,7 @@ def main():
     ap.add_argument("--tokens", type=int, default=16384,
                     help="query tokens per call (batch = tokens / seqlen, at least 1); rows of another count than "
                          "the grid's 16384 carry it")
+    ap.add_argument("--backend", default="", help="run every build's calls on this backend (e.g. cuda_sm80)")
     ap.add_argument("--dropout", type=float, default=0.0,
                     help="every build and cuDNN with dropout probability P (the error is then against the first "
                          "build, whose drop mask every build shares)")
@@ -187,6 +188,16 @@ def main():
                          "first build)")
     args = ap.parse_args()
     impls = import_builds(args.builds, "flash_attn_func")
+    if args.backend:
+        # Every build's calls on that backend (its package's use_backend context).
+        packages = import_builds(args.builds)
+
+        def on_backend(name, f):
+            def call(*a, **kw):
+                with packages[name].use_backend(args.backend):
+                    return f(*a, **kw)
+            return call
+        impls = {name: on_backend(name, f) for name, f in impls.items()}
     dev = torch.cuda.get_device_properties(0)
     print(json.dumps({"device": dev.name, "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
                       "builds": list(impls), "settle_ms": args.settle_ms}), flush=True)

@@ -318,6 +318,7 @@ Status run(const AttentionParams& params, const ExecutionContext& ctx) noexcept 
   args.scale_log2 = p.scale * 1.4426950408889634f;
   args.dropout_threshold = p.dropout_p > 0.f ? dropout_threshold(p.dropout_p) : 0u;
   args.dropout_rescale = p.dropout_p > 0.f ? 1.f / (1.f - p.dropout_p) : 1.f;
+  if (p.dropout_p > 0.f) args.dropout_keys = dropout_keys(p.dropout_seed, p.dropout_offset);
   args.total_tiles = static_cast<std::int64_t>(args.m_blocks) * p.batch * p.heads * args.num_splits;
   args.heads_fastest = heads_fastest_order(p);
   args.head_group = head_group_of(p, args.m_blocks, args.num_splits);

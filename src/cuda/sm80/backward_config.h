@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "common/params.h"
+#include "common/philox.h"  // PhiloxKeys
 
 namespace flashattn::detail::cuda_sm80 {
 
@@ -354,6 +355,7 @@ struct BackwardKernelArgs {
   float scale_log2 = 0.f;
   std::uint32_t dropout_threshold = 0;
   float dropout_rescale = 1.f;
+  PhiloxKeys dropout_keys{};  // dropout_keys(seed, offset): the key schedule, read as constant operands
   // DQ_BULK in use for this call (set by run(): sm_90+ device, not deterministic, head_dim == the
   // bucket, config kDqBulk): the kernel stages dQ and reduces it in bulk, and the dQ accumulator rows
   // have their 16-byte units swizzled (dq_bulk_unit); the launch adds the staging shared memory.

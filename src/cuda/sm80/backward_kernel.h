@@ -825,7 +825,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 #pragma unroll
               for (int kt = 0; kt < kST; ++kt) {
                 dropped[kt] = dropout_bits_transposed<kMTiles>(
-                    p.dropout_seed, p.dropout_offset, args.dropout_threshold, batch * p.heads + head,
+                    args.dropout_keys, p.dropout_offset, args.dropout_threshold, batch * p.heads + head,
                     m0 + q_base + 2 * (lane & 3), (n0 + key_row0 + 16 * (kST * pass + kt)) / 8, lane);
               }
             }

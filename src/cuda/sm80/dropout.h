@@ -51,7 +51,7 @@ __device__ __forceinline__ void quad_transpose(std::uint32_t (&a)[4], int quad) 
 }
 
 template <int kNTiles>
-__device__ __forceinline__ void apply_dropout(float (&p)[kNTiles][4], std::uint64_t seed,
+__device__ __forceinline__ void apply_dropout(float (&p)[kNTiles][4], const PhiloxKeys& keys,
                                               std::uint64_t offset, std::uint32_t threshold,
                                               std::int64_t batch_head, std::int64_t i0, int n0, int lane) {
   // Calls c = r * kNTiles + n (row i0 + 8r, keys n0 + 8n ..), in groups of 4.
@@ -62,7 +62,7 @@ __device__ __forceinline__ void apply_dropout(float (&p)[kNTiles][4], std::uint6
   for (int group = 0; group < kCalls / 4; ++group) {
     const int mine = 4 * group + quad;  // the call this lane computes
     const Philox4 draws =
-        dropout_draws(seed, offset, batch_head, i0 + 8 * (mine / kNTiles), n0 + 8 * (mine % kNTiles));
+        dropout_draws_keyed(keys, offset, batch_head, i0 + 8 * (mine / kNTiles), n0 + 8 * (mine % kNTiles));
     std::uint32_t words[4] = {draws.x, draws.y, draws.z, draws.w};
     quad_transpose(words, quad);
 #pragma unroll
@@ -132,7 +132,7 @@ __device__ __forceinline__ constexpr int dropout_transposed_bit(int c, int r) {
   return ((r / 2) * kColumnGroups + c) * 2 + r % 2;
 }
 template <int kColumnGroups>
-__device__ __forceinline__ std::uint32_t dropout_bits_transposed(std::uint64_t seed, std::uint64_t offset,
+__device__ __forceinline__ std::uint32_t dropout_bits_transposed(const PhiloxKeys& keys, std::uint64_t offset,
                                                                  std::uint32_t threshold,
                                                                  std::int64_t batch_head, int i_first,
                                                                  int key_group, int lane) {
@@ -147,9 +147,9 @@ __device__ __forceinline__ std::uint32_t dropout_bits_transposed(std::uint64_t s
     int pos[8];
 #pragma unroll
     for (int k = 0; k < 8; ++k) pos[k] = kCalls * k + v;
-    word |=
-        dropout_drop_bits(dropout_draws(seed, offset, batch_head, i_first + 8 * c + q, 8 * (key_group + h)),
-                          threshold << 16, pos);
+    word |= dropout_drop_bits(
+        dropout_draws_keyed(keys, offset, batch_head, i_first + 8 * c + q, 8 * (key_group + h)),
+        threshold << 16, pos);
   }
   return transpose_lane_fields<8, kCalls, 4>(word, s);
 }
@@ -162,7 +162,7 @@ __device__ __forceinline__ std::uint32_t dropout_bits_transposed(std::uint64_t s
 // t''s). After the transpose bit kBits t + 2 v + e = 2 L + e = 4 c + r of the result marks element 4 c + r
 // dropped: bit x of the word is accumulator element x's.
 template <int kColumnGroups = 8>
-__device__ __forceinline__ std::uint32_t dropout_bits_rows(std::uint64_t seed, std::uint64_t offset,
+__device__ __forceinline__ std::uint32_t dropout_bits_rows(const PhiloxKeys& keys, std::uint64_t offset,
                                                            std::uint32_t threshold, std::int64_t batch_head,
                                                            int row, int key_group, int lane) {
   static_assert(kColumnGroups % 2 == 0 && kColumnGroups >= 2 && kColumnGroups <= 8, "16-64 key columns");
@@ -176,7 +176,7 @@ __device__ __forceinline__ std::uint32_t dropout_bits_rows(std::uint64_t seed, s
     int pos[8];
 #pragma unroll
     for (int k = 0; k < 8; ++k) pos[k] = kBits * (k / 2) + 2 * v + k % 2;
-    word |= dropout_drop_bits(dropout_draws(seed, offset, batch_head, row + 8 * h, 8 * (key_group + c)),
+    word |= dropout_drop_bits(dropout_draws_keyed(keys, offset, batch_head, row + 8 * h, 8 * (key_group + c)),
                               threshold << 16, pos);
   }
   return transpose_lane_fields<4, kBits, 1>(word, t);

@@ -413,7 +413,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
             if (args.dropout_threshold > 0) {
 #pragma unroll
               for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
-                apply_dropout<kNTiles>(s[mt], p.dropout_seed, p.dropout_offset, args.dropout_threshold,
+                apply_dropout<kNTiles>(s[mt], args.dropout_keys, p.dropout_offset, args.dropout_threshold,
                                        index.batch * p.heads + index.head, i0 + 16 * mt, n0, lane);
               }
             }
@@ -428,7 +428,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
             softmax[mt].update(s[mt], o[mt], scale_log2);
             if constexpr (kGeneral) {
               if (args.dropout_threshold > 0) {
-                apply_dropout<kNTiles>(s[mt], p.dropout_seed, p.dropout_offset, args.dropout_threshold,
+                apply_dropout<kNTiles>(s[mt], args.dropout_keys, p.dropout_offset, args.dropout_threshold,
                                        index.batch * p.heads + index.head, i0 + 16 * mt, n0, lane);
               }
             }

@@ -6,6 +6,7 @@
 
 #include "common/fast_division.h"
 #include "common/params.h"
+#include "common/philox.h"  // PhiloxKeys
 
 namespace flashattn::detail::cuda_sm80 {
 
@@ -18,6 +19,7 @@ struct ForwardKernelArgs {
   float scale_log2 = 0.f;        // scale * log2(e): the softmax runs in base 2
   std::uint32_t dropout_threshold = 0;
   float dropout_rescale = 1.f;   // 1 / (1 - p)
+  PhiloxKeys dropout_keys{};     // dropout_keys(seed, offset): the key schedule, read as constant operands
   std::int64_t total_tiles = 0;  // m_blocks * batch * heads * num_splits
   // Tile order (tile_scheduler.h): false = query tiles of one (sequence, head) side by side; true =
   // heads fastest (every head's last query tiles first). The backend picks (heads_fastest_order).

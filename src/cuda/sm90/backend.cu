@@ -295,8 +295,7 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
            "faster split on cuda_sm80";
   }
   if (p.dropout_p > 0.f && p.block_table != nullptr) {
-    return "cuda_sm90 runs dropout on dense K/V only (forward_config.h DropoutConfig): paged K/V with "
-           "dropout "
+    return "cuda_sm90 runs dropout on dense K/V only (forward_config.h DropoutConfig): with paged K/V it "
            "runs on cuda_sm80";
   }
   if (!tma_compatible(p.q) || !tma_compatible(p.k) || !tma_compatible(p.v) || !tma_compatible(p.out)) {
@@ -432,6 +431,7 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
   args.scale_log2 = p.scale * 1.4426950408889634f;
   args.dropout_threshold = p.dropout_p > 0.f ? dropout_threshold(p.dropout_p) : 0u;
   args.dropout_rescale = p.dropout_p > 0.f ? 1.f / (1.f - p.dropout_p) : 1.f;
+  if (p.dropout_p > 0.f) args.dropout_keys = dropout_keys(p.dropout_seed, p.dropout_offset);
   // The main kernel writes the accumulator in the DQ_BULK layout (d = 256: no accumulator, the dQ pass).
   args.dq_bulk = !dq_pass;
   const bool bf16 = p.dtype == DType::bfloat16;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "common/philox.h"  // PhiloxKeys
 #include "cuda/ptx/mbarrier.h"
 #include "cuda/sm80/backward_config.h"  // kBackwardBlockM: deterministic mode's semaphores count its blocks
 #include "cuda/sm90/backward_walk.h"    // BackwardSequence, backward_last_block_reaching, kBackwardQueryRows
@@ -242,7 +243,8 @@ struct BackwardKernelParams {
   // kGeneral: dropout (cuda_sm80's dropout.h) with the forward's Philox stream; an element is dropped where
   // its 16-bit draw is below dropout_threshold (0: no dropout), a kept one scaled by dropout_rescale (1 / (1
   // - p)).
-  std::uint64_t dropout_seed = 0, dropout_offset = 0;
+  PhiloxKeys dropout_keys{};  // dropout_keys(seed, offset): the key schedule, read as constant operands
+  std::uint64_t dropout_offset = 0;
   std::uint32_t dropout_threshold = 0;
   float dropout_rescale = 1.f;
 };

@@ -161,7 +161,7 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
         std::uint32_t dropped = 0;
         if (dropout) {
           dropped = cuda_sm80::dropout_bits_transposed<8>(
-              p.dropout_seed, p.dropout_offset, p.dropout_threshold,
+              p.dropout_keys, p.dropout_offset, p.dropout_threshold,
               static_cast<std::int64_t>(tile.batch) * p.heads + head, i0 + 2 * (lane % 4),
               (n0 + key_local - lane / 4) / 8, lane);
         }

@@ -278,7 +278,7 @@ __device__ void backward_dq_consumer(const BackwardKernelParams& p, const Backwa
       std::uint32_t dsf[4][4];
       std::uint32_t dropped = 0;  // kGeneral with dropout: the step's drop bits, while both GEMMs run
       if (Config::kGeneral && p.dropout_threshold != 0) {
-        dropped = cuda_sm80::dropout_bits_rows(p.dropout_seed, p.dropout_offset, p.dropout_threshold,
+        dropped = cuda_sm80::dropout_bits_rows(p.dropout_keys, p.dropout_offset, p.dropout_threshold,
                                                static_cast<std::int64_t>(tile.batch) * p.heads + tile.head,
                                                row, n0 / 8, lane);
       }

@@ -88,7 +88,7 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
   }
   k.alibi_slopes = p.alibi_slopes;
   k.alibi_batch_stride = p.alibi_batch_stride;
-  k.dropout_seed = p.dropout_seed;
+  k.dropout_keys = args.dropout_keys;
   k.dropout_offset = p.dropout_offset;
   k.dropout_threshold = args.dropout_threshold;
   k.dropout_rescale = args.dropout_rescale;

@@ -118,7 +118,7 @@ __device__ void backward_consumer_split_head_dim(const BackwardKernelParams& p,
       std::uint32_t dropped = 0;  // kGeneral with dropout: the step's drop bits, while both GEMMs run
       if (Config::kGeneral && p.dropout_threshold != 0) {
         dropped = cuda_sm80::dropout_bits_transposed<4>(
-            p.dropout_seed, p.dropout_offset, p.dropout_threshold,
+            p.dropout_keys, p.dropout_offset, p.dropout_threshold,
             static_cast<std::int64_t>(tile.batch) * p.heads + head, i_first, (n0 + 16 * warp) / 8, lane);
       }
       ptx::wgmma_wait_group<0>();
