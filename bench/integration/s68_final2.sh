@@ -4,6 +4,8 @@
 # dropout case of the forward, varlen, backward, drawn-backward and determinism suites, the dropout suite, Api;
 # memcheck over cuda_sm80's dropout forward cases; pytest's interface tests.
 #   bash bench/integration/s68_final2.sh
+# Run (the final tree): build 67 s; 97 dropout cases passed (41 skipped: CPU backends, capability); memcheck clean over
+# 8 cuda_sm80 dropout forward cases; pytest's interface tests 99 passed. Record: s68_final2_summary.txt.
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
