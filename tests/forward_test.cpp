@@ -347,6 +347,12 @@ void expect_forward_matches(Backend backend, DType dtype, Build&& build, const H
 
 using ForwardParam = std::tuple<Backend, ForwardCase>;
 
+// A case's test name: backend, index, the case's own name.
+std::string forward_param_name(const ::testing::TestParamInfo<ForwardParam>& info) {
+  return sanitize_name(std::string(backend_name(std::get<0>(info.param))) + "_" + std::to_string(info.index) +
+                       "_" + std::get<1>(info.param).name());
+}
+
 class ForwardTest : public ::testing::TestWithParam<ForwardParam> {};
 
 // The grid's case `c` (and the Random suite's drawn ones) on `backend`.
@@ -434,11 +440,7 @@ TEST_P(ForwardDropoutTest, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(Dropout, ForwardDropoutTest,
                          ::testing::Combine(::testing::ValuesIn(backends_under_test()),
                                             ::testing::ValuesIn(dropout_cases())),
-                         [](const ::testing::TestParamInfo<ForwardParam>& info) {
-                           return sanitize_name(std::string(backend_name(std::get<0>(info.param))) + "_" +
-                                                std::to_string(info.index) + "_" +
-                                                std::get<1>(info.param).name());
-                         });
+                         forward_param_name);
 
 // More units than a GPU has clusters, so that the static schedule of cuda_sm90's d128 K/V multicast kernel
 // (non-causal, an even number of query blocks) ends in a partial round, which from 4096 keys the split tail
@@ -474,11 +476,7 @@ TEST_P(ForwardTailTest, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(Tail, ForwardTailTest,
                          ::testing::Combine(::testing::ValuesIn(backends_under_test()),
                                             ::testing::ValuesIn(tail_cases())),
-                         [](const ::testing::TestParamInfo<ForwardParam>& info) {
-                           return sanitize_name(std::string(backend_name(std::get<0>(info.param))) + "_" +
-                                                std::to_string(info.index) + "_" +
-                                                std::get<1>(info.param).name());
-                         });
+                         forward_param_name);
 
 // Scores far wider than the grid's (N(0, 1) inputs give logits of a few units), where the online softmax's
 // reference maxima move often and far: q drawn with a large deviation makes the row maxima jump between key
@@ -727,11 +725,7 @@ TEST(ForwardHarness, CatchesSmallErrors) {
 INSTANTIATE_TEST_SUITE_P(Grid, ForwardTest,
                          ::testing::Combine(::testing::ValuesIn(backends_under_test()),
                                             ::testing::ValuesIn(forward_cases())),
-                         [](const ::testing::TestParamInfo<ForwardParam>& info) {
-                           return sanitize_name(std::string(backend_name(std::get<0>(info.param))) + "_" +
-                                                std::to_string(info.index) + "_" +
-                                                std::get<1>(info.param).name());
-                         });
+                         forward_param_name);
 
 }  // namespace
 }  // namespace flashattn::test
