@@ -14,6 +14,7 @@
 #include "common/philox.h"  // dropout_threshold
 #include "cuda/sm80/backward_config.h"
 #include "cuda/sm80/kvcache_kernels.h"
+#include "cuda/sm80/sm80_backward_kernel_list.h"  // generated: FLASHATTN_SM80_BACKWARD (its aux kernels built)
 #include "cuda/sm90/forward_dispatch.h"
 
 // Which (head dims, dtype) kernels this build has (src/cuda/sm90/CMakeLists.txt).
@@ -435,9 +436,16 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
   // The main kernel writes the accumulator in the DQ_BULK layout (d = 256: no accumulator, the dQ pass).
   args.dq_bulk = !dq_pass;
   const bool bf16 = p.dtype == DType::bfloat16;
-  auto aux = [&](int which) {
+  auto aux = [&](int which) -> cudaError_t {
+#if FLASHATTN_SM80_BACKWARD
     return bf16 ? cuda_sm80::launch_backward_aux<__nv_bfloat16>(args, which, stream)
                 : cuda_sm80::launch_backward_aux<__half>(args, which, stream);
+#else
+    // FLASHATTN_BACKWARD=OFF: no aux kernels exist to link (nor any backward kernel: unsupported_reason
+    // refuses every backward call before this runs).
+    static_cast<void>(which);
+    return cudaErrorNotSupported;
+#endif
   };
   if (cudaError_t e = aux(0); e != cudaSuccess) return cuda_status(e, "backward preprocess launch");
   if (p.sink != nullptr && p.dsink != nullptr) {
