@@ -295,7 +295,7 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
            "forward with fewer query tiles than a quarter of the SMs over 2048 or more cached keys runs "
            "faster split on cuda_sm80";
   }
-  if (p.dropout_p > 0.f && p.block_table != nullptr) {
+  if (drops(p) && p.block_table != nullptr) {
     return "cuda_sm90 runs dropout on dense K/V only (forward_config.h DropoutConfig): with paged K/V it "
            "runs on cuda_sm80";
   }

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "common/params.h"
+#include "common/philox.h"  // dropout_threshold
 #include "cuda/sm90/forward_config.h"
 #include "cuda/sm90/kernel_params.h"
 #include "cuda/sm90/split_kv_plan.h"
@@ -36,6 +37,12 @@ inline bool uses_sequence_maps(const AttentionParams& p) {
          p.seqused_k != nullptr || p.is_kvcache;
 }
 inline bool rotates_q(const AttentionParams& p) { return p.is_kvcache && p.rotary_dim > 0; }
+// Whether the call drops probabilities: the dropout instances (forward_config.h DropoutConfig) run it. A p
+// below 1 / 65536 has a threshold of 0, which drops nothing: the plain kernels, as cuda_sm80's forward and
+// every backward take it.
+inline bool drops(const AttentionParams& p) {
+  return p.dropout_p > 0.f && dropout_threshold(p.dropout_p) > 0;
+}
 inline bool is_masked(const AttentionParams& p) {
   return p.mask.window_left >= 0 || p.mask.window_right >= 0;
 }
@@ -74,8 +81,7 @@ inline std::size_t split_tail_arrival_bytes(int sms) {
 }
 inline std::size_t split_tail_bytes(const AttentionParams& p, int sms) {
   if (FLASHATTN_SM90_SPLIT_TAIL == 0 || FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN == 0 || p.num_splits == 1 ||
-      p.dropout_p > 0.f || p.head_dim != 128 || p.head_dim_v != 128 || !equal_tiles(p) ||
-      p.block_table != nullptr ||
+      drops(p) || p.head_dim != 128 || p.head_dim_v != 128 || !equal_tiles(p) || p.block_table != nullptr ||
       p.seqlen_k < std::max<long long>(FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN, FLASHATTN_SM90_SPLIT_TAIL)) {
     return 0;
   }
@@ -85,8 +91,7 @@ inline std::size_t split_tail_bytes(const AttentionParams& p, int sms) {
 inline int pack_factor_for(const AttentionParams& a, std::int64_t block_m) {
   const std::int64_t group = a.heads / a.heads_kv;
   // (Dropout: the drop bits are drawn per query position and head, consumer.h block_drop_bits.)
-  if (group <= 1 || 64 % group != 0 || a.alibi_slopes != nullptr || a.sink != nullptr || a.dropout_p > 0.f)
-    return 1;
+  if (group <= 1 || 64 % group != 0 || a.alibi_slopes != nullptr || a.sink != nullptr || drops(a)) return 1;
   const std::int64_t rows_unpacked = (a.seqlen_q + block_m - 1) / block_m * block_m * group;
   const std::int64_t rows_packed = (a.seqlen_q * group + block_m - 1) / block_m * block_m;
   return rows_packed < rows_unpacked ? static_cast<int>(group) : 1;
@@ -138,7 +143,7 @@ inline ClusterSlots narrow_cluster_pieces(int head_dim_v, int rows) {
                                                : NarrowDecodeConfig<128>::cluster_slots(rows));
 }
 inline bool runs_decode_kernel(const AttentionParams& p) {
-  if (p.dropout_p > 0.f) return false;  // (the dropout instances: run_forward)
+  if (drops(p)) return false;  // (the dropout instances: run_forward)
   return use_single_consumer(static_cast<int>(p.head_dim), static_cast<int>(p.head_dim_v), p.seqlen_q,
                              pack_factor_for(p, kDecodeBlockM));
 }

@@ -301,8 +301,8 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
     k.dropout_threshold2 = threshold * 0x10001u;
     k.dropout_threshold2_low15 = (threshold & 0x7fffu) * 0x10001u;
     k.dropout_rescale = 1.f / (1.f - a.dropout_p);
-  } else if (a.dropout_p > 0.f) {
-    return cudaErrorInvalidValue;  // (run_forward hands dropout to the dropout instances)
+  } else if (drops(a)) {
+    return cudaErrorNotSupported;  // (run_forward hands dropout to the dropout instances)
   }
   k.sink = a.sink;
   k.alibi_slopes = a.alibi_slopes;
@@ -649,7 +649,7 @@ cudaError_t launch_value_halves(const AttentionParams& a, void* workspace, cudaS
 template <int kHeadDim, int kHeadDimV, typename Element>
 cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t stream) {
   // Dropout: its own instances (forward_dropout.h), in units of their own.
-  if (a.dropout_p > 0.f) return run_forward_dropout<kHeadDim, kHeadDimV, Element>(a, workspace, stream);
+  if (drops(a)) return run_forward_dropout<kHeadDim, kHeadDimV, Element>(a, workspace, stream);
   if constexpr (kHeadDim == 96) {
     // d = 96 runs the d = 128 kernel: the tensor maps describe 96 columns, so TMA
     // zero-fills columns 96..127 of Q, K and V (S is exact, O's extra columns are 0)
