@@ -16,7 +16,7 @@
 # Run (the patch applied): suites 239 passed; memcheck / racecheck / synccheck clean over three dropout cases; the
 # base package did not load (undefined symbol of its forward-only build), so the stints ran new beside cuDNN only:
 # d64 180-239, d128 300-397, d256 338-498 TFLOP/s (s68_pairs.jsonl), against s68_fix.jsonl's 0.83-0.87x the time
-# with cuDNN within 0.5% between the calls. The d128 kernel's SASS: 5296 instructions (5840 before; VIADD 371 ->
+# with cuDNN within 0.8% between the calls. The d128 kernel's SASS: 5296 instructions (5840 before; VIADD 371 ->
 # 113). Record: s68_pairs_summary.txt, s68_pairs.jsonl.
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
