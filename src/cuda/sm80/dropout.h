@@ -18,7 +18,8 @@
 // 8 lanes sharing calls compute one each in turn, reduce each draw to its drop bit
 // and exchange the bits as a transpose across the lanes (transpose_lane_fields):
 // 4 calls a thread per 16 x 64 tile, 3 shuffles. The Hopper dQ pass's tiles (query
-// rows, key columns) exchange within the quad the same way (dropout_bits_rows).
+// rows, key columns) exchange within the quad the same way (dropout_bits_rows), and so
+// does the Hopper forward, its bits laid out for packed pairs (dropout_bits_pairs).
 #pragma once
 
 #include <cstdint>
@@ -154,19 +155,16 @@ __device__ __forceinline__ std::uint32_t dropout_bits_transposed(const PhiloxKey
   return transpose_lane_fields<8, kCalls, 4>(word, s);
 }
 
-// The forward's layout, query rows row and row + 8 (row = ... + lane / 4) by 8 kColumnGroups key columns
-// (element 4 c + r: row + 8 (r / 2), key 8 key_group + 8 c + 2 (lane % 4) + r % 2): the Hopper forward's
-// tiles and its dQ pass's (kColumnGroups 8). The 4 lanes of a quad need the 2 kColumnGroups calls L = 2 c +
-// h (row + 8 h, the keys of group c), two draws of each; lane t = lane % 4 computes L = kCalls t + v, v <
-// kCalls = kColumnGroups / 2, whose draws 2 t' + e go to bits 2 v + e of field t' (2 kCalls bits, lane
-// t''s). After the transpose bit kBits t + 2 v + e = 2 L + e = 4 c + r of the result marks element 4 c + r
-// dropped: bit x of the word is accumulator element x's.
-template <int kColumnGroups = 8>
+// The Hopper dQ pass's tiles: query rows row and row + 8 (row = ... + lane / 4) by 64 key columns (element
+// 4 c + r: row + 8 (r / 2), key 8 key_group + 8 c + 2 (lane % 4) + r % 2). The 4 lanes of a quad need the 16
+// calls L = 2 c + h (row + 8 h, the keys of group c), two draws of each; lane t = lane % 4 computes L = 4 t +
+// v, v < 4, whose draws 2 t' + e go to bits 2 v + e of field t' (8 bits, lane t''s). After the transpose bit
+// 8 t + 2 v + e = 2 L + e = 4 c + r of the result marks element 4 c + r dropped. (The Hopper forward's tiles
+// are the same; its form, dropout_bits_pairs below, lays the bits out for packed pairs.)
 __device__ __forceinline__ std::uint32_t dropout_bits_rows(const PhiloxKeys& keys, std::uint64_t offset,
                                                            std::uint32_t threshold, std::int64_t batch_head,
                                                            int row, int key_group, int lane) {
-  static_assert(kColumnGroups % 2 == 0 && kColumnGroups >= 2 && kColumnGroups <= 8, "16-64 key columns");
-  constexpr int kCalls = kColumnGroups / 2;
+  constexpr int kCalls = 4;
   constexpr int kBits = 2 * kCalls;
   const int t = lane % 4;
   std::uint32_t word = 0;
