@@ -909,6 +909,29 @@ TEST(ReferenceForward, DropoutKeySchedulePreservesTheDraws) {
   }
 }
 
+// The Hopper forward's two-at-once comparison of a Philox word's draws with the threshold
+// (dropout_draws_below): bits 15 and 31 against the plain comparisons, for random words and thresholds and
+// every edge (0, 1, either side of 0x8000, 0xffff, each draw itself and its neighbours).
+TEST(ReferenceForward, DropoutDrawsBelowMatchesTheComparisons) {
+  Rng rng;
+  SCOPED_TRACE(rng.trace());
+  auto check = [](std::uint32_t word, std::uint32_t t) {
+    const std::uint32_t below = dropout_draws_below(word, t * 0x10001u, (t & 0x7fffu) * 0x10001u);
+    EXPECT_EQ((below >> 15) & 1u, (word & 0xffffu) < t ? 1u : 0u) << std::hex << word << " t " << t;
+    EXPECT_EQ(below >> 31, (word >> 16) < t ? 1u : 0u) << std::hex << word << " t " << t;
+  };
+  for (int trial = 0; trial < 20000; ++trial) {
+    const auto word = static_cast<std::uint32_t>(rng.engine()());
+    const std::uint32_t lo = word & 0xffffu, hi = word >> 16;
+    for (const std::uint32_t t :
+         {0u, 1u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu, lo, hi, std::min(lo + 1, 0xffffu),
+          std::min(hi + 1, 0xffffu), static_cast<std::uint32_t>(rng.integer(0, 0xffff))}) {
+      check(word, t);
+    }
+  }
+  for (const float p : {1e-4f, 0.1f, 0.17f, 0.5f, 0.9f}) check(0x80007fffu, dropout_threshold(p));
+}
+
 TEST(ReferenceForward, DropoutDropsThePhiloxElementsAndKeepsTheDenominator) {
   Rng rng;
   SCOPED_TRACE(rng.trace());

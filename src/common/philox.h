@@ -93,6 +93,18 @@ FLASHATTN_HD Philox4 dropout_draws_keyed(const PhiloxKeys& keys, std::uint64_t o
   return counter;
 }
 
+// Both 16-bit draws of a Philox word against the threshold t at once: bit 15 set where the low draw is below
+// t, bit 31 where the high one is (the other bits are not defined). threshold2 = t 0x10001, threshold2_low15
+// = (t mod 0x8000) 0x10001. (a | 0x8000 per half) - (t mod 0x8000 per half) borrows within no half, and its
+// bit 15 per half is clear where the draw's low 15 bits are below t's; a draw is below t iff the majority of
+// (its bit 15 clear, t's bit 15 set, that borrow) holds. Three instructions on a GPU where two compares and
+// the moves of their results were six or more (cuda_sm80::dropout_bits_pairs).
+FLASHATTN_HD std::uint32_t dropout_draws_below(std::uint32_t word, std::uint32_t threshold2,
+                                               std::uint32_t threshold2_low15) {
+  const std::uint32_t borrow_free = (word | 0x80008000u) - threshold2_low15;
+  return (~word & threshold2) | (~word & ~borrow_free) | (threshold2 & ~borrow_free);
+}
+
 FLASHATTN_HD std::uint32_t dropout_lane(const Philox4& draws, std::int64_t j) {
   const int lane = static_cast<int>(j & 7);
   const std::uint32_t word = lane < 2 ? draws.x : lane < 4 ? draws.y : lane < 6 ? draws.z : draws.w;

@@ -184,10 +184,8 @@ __device__ __forceinline__ std::uint32_t dropout_bits_rows(const PhiloxKeys& key
 // dropout_keys), laid out for its packed probabilities: bits L and L + 16 of the result mark the two elements
 // 4 c + r, r = 2 h + e (e = 0, 1), of call L = 2 c + h, i.e. the pair of accumulator elements x, x + 1 (x
 // even) that one register of P's A fragment packs sits at bits x / 2 and x / 2 + 16 (consumer.h
-// drop_probabilities). Each Philox word (two draws) is compared in three instructions: with t the threshold,
-// draws below it are a < t per 16-bit half = majority(~a15, t15, borrow of the low 15 bits), the borrow from
-// (a | 0x8000 per half) - (t mod 0x8000 per half), which no half's borrow crosses; threshold2 = t 0x10001,
-// threshold2_low15 = (t mod 0x8000) 0x10001. The comparisons land at bits 15 and 31, one shift places both.
+// drop_probabilities). Each Philox word (two draws) is compared in three instructions (dropout_draws_below,
+// common/philox.h); the comparisons land at bits 15 and 31, one shift places both.
 template <int kColumnGroups>
 __device__ __forceinline__ std::uint32_t dropout_bits_pairs(const PhiloxKeys& keys, std::uint64_t offset,
                                                             std::uint32_t threshold2,
@@ -206,9 +204,7 @@ __device__ __forceinline__ std::uint32_t dropout_bits_pairs(const PhiloxKeys& ke
 #pragma unroll
     for (int w = 0; w < 4; ++w) {
       // Word w holds draws 2 w, 2 w + 1: keys 8 c + 2 w + e, lane w's (field w at kCalls w + v, + 16 for e).
-      const std::uint32_t a = words[w];
-      const std::uint32_t borrow_free = (a | 0x80008000u) - threshold2_low15;
-      const std::uint32_t below = (~a & threshold2) | (~a & ~borrow_free) | (threshold2 & ~borrow_free);
+      const std::uint32_t below = dropout_draws_below(words[w], threshold2, threshold2_low15);
       const int pos = kCalls * w + v;
       word |= (below >> (15 - pos)) & (0x10001u << pos);
     }
