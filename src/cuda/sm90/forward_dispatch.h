@@ -41,7 +41,7 @@ inline bool rotates_q(const AttentionParams& p) { return p.is_kvcache && p.rotar
 // below 1 / 65536 has a threshold of 0, which drops nothing: the plain kernels, as cuda_sm80's forward and
 // every backward take it.
 inline bool drops(const AttentionParams& p) {
-  return p.dropout_p > 0.f && dropout_threshold(p.dropout_p) > 0;
+  return dropout_threshold(p.dropout_p) > 0;  // (0 for p <= 0)
 }
 inline bool is_masked(const AttentionParams& p) {
   return p.mask.window_left >= 0 || p.mask.window_right >= 0;
