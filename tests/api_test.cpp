@@ -487,6 +487,39 @@ TEST(Api, Sm90ForwardDropoutRouting) {
   }
 }
 
+// The automatic choice of a forward on a Hopper GPU by head dims: cuda_sm90 for the head dims its kernels
+// hold by padding (multiples of 8 from forward_config.h PADDED_MIN_HEAD_DIM, 33, to 256, dv != d included);
+// cuda_sm80 below that, with cuda_sm90's reason. Shapes only.
+TEST(Api, Sm90PaddedHeadDimRouting) {
+  CudaDeviceInfo info;
+  if (cuda_device_count() == 0 || !cuda_device_info(0, &info).ok() || info.compute_capability != 90)
+    GTEST_SKIP() << "needs a Hopper GPU (compute capability 9.0) as device 0";
+  const Device gpu{DeviceType::cuda, 0};
+  struct Dims {
+    std::int64_t d, dv;
+    bool sm90;
+  };
+  for (const Dims dims :
+       {Dims{40, 40, true}, Dims{72, 72, true}, Dims{80, 64, true}, Dims{112, 112, true},
+        Dims{160, 160, true}, Dims{224, 224, true}, Dims{32, 32, false}, Dims{8, 8, false}}) {
+    ForwardArgs a;
+    a.q = TensorView::contiguous(nullptr, DType::bfloat16, {2, 256, 4, dims.d}, gpu);
+    a.out = TensorView::contiguous(nullptr, DType::bfloat16, {2, 256, 4, dims.dv}, gpu);
+    a.k = TensorView::contiguous(nullptr, DType::bfloat16, {2, 512, 2, dims.d}, gpu);
+    a.v = TensorView::contiguous(nullptr, DType::bfloat16, {2, 512, 2, dims.dv}, gpu);
+    ExecutionContext ctx;
+    KernelChoice choice;
+    const Status status = select_kernel(a, ctx, &choice);
+    if (const std::string why = sm90_not_compiled(status, choice); !why.empty()) GTEST_SKIP() << why;
+    ASSERT_TRUE(status.ok()) << "d " << dims.d << " dv " << dims.dv << ": " << status.message();
+    EXPECT_EQ(choice.backend == Backend::cuda_sm90, dims.sm90)
+        << "d " << dims.d << " dv " << dims.dv << ": " << choice.reason;
+    if (!dims.sm90) {
+      EXPECT_NE(std::string(choice.reason).find("cuda_sm90"), std::string::npos) << choice.reason;
+    }
+  }
+}
+
 // The automatic choice of a backward on a Hopper GPU: cuda_sm90's kernel for d = dv = 128 with every option
 // (deterministic mode, softcap, ALiBi and dropout included); cuda_sm90 at d = 256 in both modes. Shapes
 // only.

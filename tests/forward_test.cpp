@@ -114,6 +114,30 @@ std::vector<ForwardCase> forward_cases() {
   cases.push_back({2, 113, 203, 4, 2, 64, 512, DType::bfloat16, {MaskKind::causal}, Layout::padded});
   cases.push_back({1, 1, 799, 8, 2, 64, 512, DType::float16, {MaskKind::none}, Layout::contiguous});
   cases.push_back({2, 1, 239, 8, 2, 128, 128, DType::float16, {MaskKind::causal}, Layout::contiguous});
+  // Padded head dims (forward_config.h kernel_head_dims): cuda_sm90 runs them on the d = dv = 64 / 128 / 192
+  // / 256 kernel that holds them, its extra columns zero-filled by TMA and clipped from the O store: each
+  // kernel family's instances (d128's unmasked and causal K/V multicast from 2k keys, d64's four-consumer
+  // tile from 4k queries, d256's 64-key blocks, the decode kernels), dv != d, every mask family.
+  cases.push_back({1, 2048, 2048, 2, 1, 80, 80, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
+  cases.push_back({1, 2100, 2100, 2, 2, 112, 112, DType::float16, plain, Layout::padded});
+  cases.push_back({2, 300, 700, 4, 2, 40, 40, DType::bfloat16, {MaskKind::local, 1.5f}, Layout::heads_major});
+  cases.push_back({1, 4100, 4100, 2, 1, 56, 56, DType::float16, plain, Layout::contiguous});
+  cases.push_back({1, 1100, 1000, 2, 1, 160, 160, DType::bfloat16, {MaskKind::causal}, Layout::padded});
+  cases.push_back({1,
+                   1024,
+                   1024,
+                   2,
+                   2,
+                   224,
+                   224,
+                   DType::float16,
+                   {MaskKind::causal, 0.f, AlibiKind::per_head, 0.f, true},
+                   Layout::contiguous});
+  cases.push_back({2, 113, 239, 4, 2, 80, 64, DType::bfloat16, {MaskKind::right_only}, Layout::padded});
+  cases.push_back({2, 239, 113, 2, 1, 48, 136, DType::float16, {MaskKind::causal_left}, Layout::heads_major});
+  cases.push_back({2, 1, 1500, 8, 2, 80, 80, DType::bfloat16, plain, Layout::contiguous});
+  cases.push_back({2, 3, 1700, 16, 4, 48, 48, DType::float16, {MaskKind::causal}, Layout::padded});
+  cases.push_back({2, 1, 1500, 8, 2, 200, 200, DType::bfloat16, {MaskKind::none, 1.5f}, Layout::contiguous});
   // At most 64 query rows per head or packed group: cuda_sm90's one-consumer 64-row tiles
   // (forward_config.h use_single_consumer): a full packed tile (16 x 4, 8 x 8), unpacked rows
   // (MHA; ALiBi and the sink turn packing off), ragged key ends, every mask family.
@@ -459,7 +483,9 @@ std::vector<ForwardCase> tail_cases() {
            DType::bfloat16,
            {MaskKind::none, 0.f, AlibiKind::per_head, 0.f, true},
            Layout::padded},
-          {1, 512, 4096, 50, 50, 128, 128, DType::float16, {MaskKind::none, 1.5f}, Layout::heads_major}};
+          {1, 512, 4096, 50, 50, 128, 128, DType::float16, {MaskKind::none, 1.5f}, Layout::heads_major},
+          // A padded head dim on the same kernel (forward_config.h kernel_head_dims).
+          {1, 256, 4100, 70, 70, 112, 112, DType::bfloat16, {MaskKind::none}, Layout::contiguous}};
 }
 
 class ForwardTailTest : public ::testing::TestWithParam<ForwardParam> {};

@@ -17,6 +17,9 @@
 #include "cuda/sm80/sm80_backward_kernel_list.h"  // generated: FLASHATTN_SM80_BACKWARD (its aux kernels built)
 #include "cuda/sm90/forward_dispatch.h"
 
+#define FLASHATTN_SM90_STRING_(x) #x
+#define FLASHATTN_SM90_STRING(x) FLASHATTN_SM90_STRING_(x)
+
 // Which (head dims, dtype) kernels this build has (src/cuda/sm90/CMakeLists.txt).
 #ifndef FLASHATTN_SM90_HAS_D64_FP16
 #define FLASHATTN_SM90_HAS_D64_FP16 0
@@ -116,11 +119,10 @@ bool tma_compatible(const Operand& op) {
   return aligned16(op.data) && ok(op.batch_stride) && ok(op.row_stride) && ok(op.head_stride);
 }
 
-// (d, dv) pairs with a kernel: d = dv in {64, 96, 128, 192, 256}, (192, 128), (64, 256), (64, 512).
-bool head_dims_supported(std::int64_t d, std::int64_t dv) {
-  if ((d == 192 && dv == 128) || (d == 64 && (dv == 256 || dv == 512))) return true;
-  return d == dv && (d == 64 || d == 96 || d == 128 || d == 192 || d == 256);
-}
+// (d, dv) pairs with a kernel (forward_config.h kernel_head_dims): (192, 128), (64, 256), (64, 512), and
+// every pair of multiples of 8 up to 256 (from PADDED_MIN_HEAD_DIM) on the d = dv = 64, 128, 192 or 256
+// kernel that holds both.
+bool head_dims_supported(std::int64_t d, std::int64_t dv) { return kernel_head_dims(d, dv).d != 0; }
 
 // Whether the build compiled the (d, dv, dtype) instantiation: one table for the capability
 // query (at run time) and the dispatch below (at compile time).
@@ -146,8 +148,15 @@ constexpr bool kernel_compiled(std::int64_t d, std::int64_t dv, bool bf16) {
   }
 }
 
+// The kernel head dims that run (d, dv) are compiled: d = dv = 128's kernel is in the d = 96 units too
+// (run_forward<96, 96>), which run every padded head dim up to 128 where the d = 128 units are absent.
+constexpr bool padded_kernel_compiled(KernelHeadDims kernel, bool bf16) {
+  if (kernel.d == 128 && kernel.dv == 128)
+    return kernel_compiled(128, 128, bf16) || kernel_compiled(96, 96, bf16);
+  return kernel.d != 0 && kernel_compiled(kernel.d, kernel.dv, bf16);
+}
 bool kernel_compiled(std::int64_t d, std::int64_t dv, DType dtype) {
-  return kernel_compiled(d, dv, dtype == DType::bfloat16);
+  return padded_kernel_compiled(kernel_head_dims(d, dv), dtype == DType::bfloat16);
 }
 
 // Launches the compiled instantiation, or reports that it is absent.
@@ -161,19 +170,22 @@ cudaError_t dispatch(const AttentionParams& p, void* workspace, cudaStream_t str
   }
 }
 
+// By the kernel head dims (kernel_head_dims); p keeps its own, which the tensor maps describe.
 template <typename Element, bool kBf16>
 cudaError_t dispatch_dims(const AttentionParams& p, void* workspace, cudaStream_t stream) {
-  if (p.head_dim == 192 && p.head_dim_v == 128)
-    return dispatch<192, 128, Element, kBf16>(p, workspace, stream);
-  if (p.head_dim == 64 && p.head_dim_v == 256) return dispatch<64, 256, Element, kBf16>(p, workspace, stream);
-  if (p.head_dim == 64 && p.head_dim_v == 512) return dispatch<64, 512, Element, kBf16>(p, workspace, stream);
-  switch (p.head_dim) {
+  const KernelHeadDims kernel = kernel_head_dims(p.head_dim, p.head_dim_v);
+  if (kernel.d == 192 && kernel.dv == 128) return dispatch<192, 128, Element, kBf16>(p, workspace, stream);
+  if (kernel.d == 64 && kernel.dv == 256) return dispatch<64, 256, Element, kBf16>(p, workspace, stream);
+  if (kernel.d == 64 && kernel.dv == 512) return dispatch<64, 512, Element, kBf16>(p, workspace, stream);
+  if (kernel.d != kernel.dv) return cudaErrorInvalidConfiguration;
+  switch (kernel.d) {
     case 64:
       return dispatch<64, 64, Element, kBf16>(p, workspace, stream);
-    case 96:
-      return dispatch<96, 96, Element, kBf16>(p, workspace, stream);
     case 128:
-      return dispatch<128, 128, Element, kBf16>(p, workspace, stream);
+      // (The d = 96 units hold d = 128's kernel: run_forward<96, 96>, with its decode kernels and default
+      // tile but none of d = 128's other instances.)
+      return kernel_compiled(128, 128, kBf16) ? dispatch<128, 128, Element, kBf16>(p, workspace, stream)
+                                              : dispatch<96, 96, Element, kBf16>(p, workspace, stream);
     case 192:
       return dispatch<192, 192, Element, kBf16>(p, workspace, stream);
     case 256:
@@ -270,8 +282,10 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
   if (p.dtype != DType::float16 && p.dtype != DType::bfloat16)
     return "cuda_sm90 runs fp16 and bf16 inputs only";
   if (!head_dims_supported(p.head_dim, p.head_dim_v)) {
-    return "cuda_sm90 has kernels for head dims 64, 96, 128, 192, 256 (dv = d) and (d, dv) = (192, 128), "
-           "(64, 256), (64, 512) only";
+    return "cuda_sm90 runs head dims (d, dv) = (192, 128), (64, 256), (64, 512) and any d, dv that are "
+           "multiples of 8 up to 256 on the d = dv = 64, 128, 192 or 256 kernel that holds both, from "
+           "FLASHATTN_SM90_PADDED_MIN_HEAD_DIM (" FLASHATTN_SM90_STRING(FLASHATTN_SM90_PADDED_MIN_HEAD_DIM) ") "
+           "up; other head dims run on cuda_sm80, faster there below it";
   }
   if (!kernel_compiled(p.head_dim, p.head_dim_v, p.dtype)) {
     return "cuda_sm90: the kernel for this head dim and dtype was not compiled (see FLASHATTN_HEAD_DIMS and "
@@ -287,11 +301,13 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
            "of 8 run on cuda_sm80";
   }
   if (p.is_kvcache && p.num_splits > 1 && !has_split_kv(p)) {
-    return "cuda_sm90 splits the keys only in its decode kernels (d = dv = 64, 96, 128 or 256, at most 64 "
-           "packed query rows per K/V head): a requested num_splits > 1 runs on cuda_sm80";
+    return "cuda_sm90 splits the keys only in its decode kernels (kernel head dims 64, 128 or 256: d = dv up "
+           "to 128 or above 192; at most 64 packed query rows per K/V head): a requested num_splits > 1 runs "
+           "on "
+           "cuda_sm80";
   }
   if (p.is_kvcache && p.num_splits == 0 && few_tiles_long_cache(p)) {
-    return "cuda_sm90 splits the keys only in its decode kernels (d = dv = 64, 96, 128, 256): a KV-cache "
+    return "cuda_sm90 splits the keys only in its decode kernels (kernel head dims 64, 128, 256): a KV-cache "
            "forward with fewer query tiles than a quarter of the SMs over 2048 or more cached keys runs "
            "faster split on cuda_sm80";
   }

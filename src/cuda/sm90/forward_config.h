@@ -1548,8 +1548,38 @@ constexpr bool single_consumer_head_dims(int head_dim, int head_dim_v) {
          (head_dim == 128 || (FLASHATTN_SM90_SINGLE_CONSUMER_OTHER_DIMS != 0 &&
                               (head_dim == 64 || head_dim == 96 || head_dim == 256)));
 }
-// The head dim of the kernel that runs head dim d.
-constexpr int kernel_head_dim(int head_dim) { return head_dim == 96 ? 128 : head_dim; }
+// The head dim of the kernel that runs head dim d: the smallest of 64, 128, 192, 256 that holds it (d = 96
+// and every other padded head dim, kernel_head_dims below), d itself past 256 (dv = 512).
+constexpr int kernel_head_dim(int head_dim) {
+  return head_dim <= 64    ? 64
+         : head_dim <= 128 ? 128
+         : head_dim <= 192 ? 192
+         : head_dim <= 256 ? 256
+                           : head_dim;
+}
+// Padded head dims: a problem of head dims (d, dv) without a kernel of its own runs the kernel of d = dv =
+// kernel_head_dim(max(d, dv)). Its tensor maps describe d and dv columns, so TMA zero-fills Q's, K's and V's
+// columns past them (S is exact: the extra columns add 0 to every score; O's extra columns are 0) and clips
+// them from the O store; the paged producer's row gather zero-fills them too (producer.h gather_paged_block).
+// The kernel's GEMMs do kernel_head_dim / d times the work. Needs d and dv multiples of 8 (the 16-byte
+// units of the gather and of TMA's strides) and at least PADDED_MIN_HEAD_DIM: below it (d <= 32 by default)
+// cuda_sm80's kernels of its own buckets run the problem faster than the d = 64 kernel on zero columns
+// (measured: docs/performance.md, session 69).
+#ifndef FLASHATTN_SM90_PADDED_MIN_HEAD_DIM
+#define FLASHATTN_SM90_PADDED_MIN_HEAD_DIM 33
+#endif
+struct KernelHeadDims {
+  int d = 0, dv = 0;  // both 0: no kernel runs (d, dv)
+};
+constexpr KernelHeadDims kernel_head_dims(long long d, long long dv) {
+  if ((d == 192 && dv == 128) || (d == 64 && (dv == 256 || dv == 512)))
+    return {static_cast<int>(d), static_cast<int>(dv)};
+  const long long widest = d > dv ? d : dv;
+  if (d % 8 != 0 || dv % 8 != 0 || d <= 0 || dv <= 0 || widest > 256) return {};
+  const int kernel = kernel_head_dim(static_cast<int>(widest));
+  if (kernel != widest && widest < FLASHATTN_SM90_PADDED_MIN_HEAD_DIM) return {};
+  return {kernel, kernel};
+}
 inline bool use_single_consumer(int head_dim, int head_dim_v, long long seqlen_q, int pack) {
   return single_consumer_head_dims(head_dim, head_dim_v) && seqlen_q * pack <= 64;
 }

@@ -49,6 +49,11 @@ inline bool is_masked(const AttentionParams& p) {
 // Every tile equally long (no mask, one length): launch_forward's static schedule, whose CTAs stride by the
 // grid and claim no tile through the workspace's counter (forward_workspace_bytes relies on that).
 inline bool equal_tiles(const AttentionParams& p) { return !is_masked(p) && !uses_sequence_maps(p); }
+// The head dims of the kernel that runs p (forward_config.h kernel_head_dims: padded head dims run a wider
+// kernel): every host rule that picks a kernel or sizes its workspace reads these, the tensor maps p's own.
+inline KernelHeadDims kernel_dims(const AttentionParams& p) {
+  return kernel_head_dims(p.head_dim, p.head_dim_v);
+}
 // Whether a decode kernel reads a KV cache's lengths itself (forward_launch.h use_cache_lengths, where
 // Config::kCacheLengths; narrow: on the narrow tile, which also takes a dense cache without leftpad or batch
 // index).
@@ -81,7 +86,8 @@ inline std::size_t split_tail_arrival_bytes(int sms) {
 }
 inline std::size_t split_tail_bytes(const AttentionParams& p, int sms) {
   if (FLASHATTN_SM90_SPLIT_TAIL == 0 || FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN == 0 || p.num_splits == 1 ||
-      drops(p) || p.head_dim != 128 || p.head_dim_v != 128 || !equal_tiles(p) || p.block_table != nullptr ||
+      drops(p) || kernel_dims(p).d != 128 || kernel_dims(p).dv != 128 || !equal_tiles(p) ||
+      p.block_table != nullptr ||
       p.seqlen_k < std::max<long long>(FLASHATTN_SM90_KV_MULTICAST_MIN_SEQLEN, FLASHATTN_SM90_SPLIT_TAIL)) {
     return 0;
   }
@@ -125,13 +131,11 @@ inline int decode_block_n(std::int64_t head_dim, bool narrow, int ctas_per_sm = 
 // else 1. launch_decode picks the kernel by it, split_kv_shape its slots.
 inline int decode_ctas_per_sm(const AttentionParams& p, int sms) {
   if (FLASHATTN_SM90_TWO_CTAS_PER_SM == 0 || p.num_splits != 0 ||
-      p.seqlen_k > FLASHATTN_SM90_TWO_CTAS_MAX_SEQLEN ||
-      kernel_head_dim(static_cast<int>(p.head_dim)) > 128) {
+      p.seqlen_k > FLASHATTN_SM90_TWO_CTAS_MAX_SEQLEN || kernel_dims(p).d > 128) {
     return 1;
   }
   const int pack = pack_factor_for(p, kDecodeBlockM);
-  if (!use_narrow_rows(static_cast<int>(p.head_dim), static_cast<int>(p.head_dim_v), p.seqlen_q, pack))
-    return 1;
+  if (!use_narrow_rows(kernel_dims(p).d, kernel_dims(p).dv, p.seqlen_q, pack)) return 1;
   const std::int64_t tiles = p.batch * (pack > 1 ? p.heads_kv : p.heads);
   return tiles > sms && tiles <= 2 * static_cast<std::int64_t>(sms) ? 2 : 1;
 }
@@ -144,7 +148,7 @@ inline ClusterSlots narrow_cluster_pieces(int head_dim_v, int rows) {
 }
 inline bool runs_decode_kernel(const AttentionParams& p) {
   if (drops(p)) return false;  // (the dropout instances: run_forward)
-  return use_single_consumer(static_cast<int>(p.head_dim), static_cast<int>(p.head_dim_v), p.seqlen_q,
+  return use_single_consumer(kernel_dims(p).d, kernel_dims(p).dv, p.seqlen_q,
                              pack_factor_for(p, kDecodeBlockM));
 }
 struct SplitKVShape {
@@ -162,19 +166,19 @@ inline SplitKVShape split_kv_shape(const AttentionParams& p, int sms) {
   if (FLASHATTN_SM90_SPLIT_KV == 0 || !runs_decode_kernel(p)) return s;
   const int pack = pack_factor_for(p, kDecodeBlockM);
   const std::int64_t tiles = p.batch * (pack > 1 ? p.heads_kv : p.heads);  // seqlen_q * pack <= kBlockM
-  const bool narrow =
-      use_narrow_rows(static_cast<int>(p.head_dim), static_cast<int>(p.head_dim_v), p.seqlen_q, pack);
+  const KernelHeadDims kernel = kernel_dims(p);
+  const bool narrow = use_narrow_rows(kernel.d, kernel.dv, p.seqlen_q, pack);
   // Two CTAs a SM hold twice the SMs' items at once: the count rules below see those slots.
   s.ctas_per_sm = decode_ctas_per_sm(p, sms);
   const int slots = sms * s.ctas_per_sm;
-  const int block_n = decode_block_n(p.head_dim, narrow, s.ctas_per_sm);
+  const int block_n = decode_block_n(kernel.d, narrow, s.ctas_per_sm);
   const std::int64_t key_blocks = (p.seqlen_k + block_n - 1) / block_n;
   s.tiles = static_cast<int>(tiles);
   s.key_blocks = static_cast<int>(std::min<std::int64_t>(key_blocks, INT32_MAX));
   s.rows = static_cast<int>(std::min<std::int64_t>(kDecodeBlockM, p.seqlen_q * pack));
-  s.head_dim_v = kernel_head_dim(static_cast<int>(p.head_dim_v));  // the kernel's O columns
-  s.key_block_bytes = std::int64_t{block_n} * (kernel_head_dim(static_cast<int>(p.head_dim)) + s.head_dim_v) *
-                      static_cast<std::int64_t>(dtype_size(p.dtype));
+  s.head_dim_v = kernel.dv;  // the kernel's O columns
+  s.key_block_bytes =
+      std::int64_t{block_n} * (kernel.d + s.head_dim_v) * static_cast<std::int64_t>(dtype_size(p.dtype));
   // The narrow tile's count rules (split_kv_plan.h), where they were measured; its cluster combine's where a
   // tile's records fit a CTA's slots (narrow_cluster_pieces) and the launch takes the static
   // schedule (forward_launch.h: equal tiles, or the cache's lengths read by the kernel); none in the kernel
