@@ -487,36 +487,58 @@ TEST(Api, Sm90ForwardDropoutRouting) {
   }
 }
 
-// The automatic choice of a forward on a Hopper GPU by head dims: cuda_sm90 for the head dims its kernels
-// hold by padding (multiples of 8 from forward_config.h PADDED_MIN_HEAD_DIM, 33, to 256, dv != d included);
-// cuda_sm80 below that, with cuda_sm90's reason. Shapes only.
+// The automatic choice of a forward on a Hopper GPU by head dims: cuda_sm90 for every pair of multiples of 8
+// up to 256, on the kernel that holds them where they have none of their own (forward_config.h
+// kernel_head_dims), dv != d included; asked for by name, it refuses others with its reason. The backward's
+// routing of padded head dims likewise. Shapes only.
 TEST(Api, Sm90PaddedHeadDimRouting) {
   CudaDeviceInfo info;
   if (cuda_device_count() == 0 || !cuda_device_info(0, &info).ok() || info.compute_capability != 90)
     GTEST_SKIP() << "needs a Hopper GPU (compute capability 9.0) as device 0";
   const Device gpu{DeviceType::cuda, 0};
-  struct Dims {
-    std::int64_t d, dv;
-    bool sm90;
-  };
-  for (const Dims dims :
-       {Dims{40, 40, true}, Dims{72, 72, true}, Dims{80, 64, true}, Dims{112, 112, true},
-        Dims{160, 160, true}, Dims{224, 224, true}, Dims{32, 32, false}, Dims{8, 8, false}}) {
+  auto args = [&](std::int64_t d, std::int64_t dv) {
     ForwardArgs a;
-    a.q = TensorView::contiguous(nullptr, DType::bfloat16, {2, 256, 4, dims.d}, gpu);
-    a.out = TensorView::contiguous(nullptr, DType::bfloat16, {2, 256, 4, dims.dv}, gpu);
-    a.k = TensorView::contiguous(nullptr, DType::bfloat16, {2, 512, 2, dims.d}, gpu);
-    a.v = TensorView::contiguous(nullptr, DType::bfloat16, {2, 512, 2, dims.dv}, gpu);
+    a.q = TensorView::contiguous(nullptr, DType::bfloat16, {2, 256, 4, d}, gpu);
+    a.out = TensorView::contiguous(nullptr, DType::bfloat16, {2, 256, 4, dv}, gpu);
+    a.k = TensorView::contiguous(nullptr, DType::bfloat16, {2, 512, 2, d}, gpu);
+    a.v = TensorView::contiguous(nullptr, DType::bfloat16, {2, 512, 2, dv}, gpu);
+    return a;
+  };
+  const std::pair<std::int64_t, std::int64_t> padded[] = {
+      {8, 8}, {32, 32}, {40, 40}, {72, 72}, {80, 64}, {112, 112}, {160, 160}, {224, 224}, {48, 136}};
+  for (const auto& [d, dv] : padded) {
     ExecutionContext ctx;
     KernelChoice choice;
-    const Status status = select_kernel(a, ctx, &choice);
+    const Status status = select_kernel(args(d, dv), ctx, &choice);
     if (const std::string why = sm90_not_compiled(status, choice); !why.empty()) GTEST_SKIP() << why;
-    ASSERT_TRUE(status.ok()) << "d " << dims.d << " dv " << dims.dv << ": " << status.message();
-    EXPECT_EQ(choice.backend == Backend::cuda_sm90, dims.sm90)
-        << "d " << dims.d << " dv " << dims.dv << ": " << choice.reason;
-    if (!dims.sm90) {
-      EXPECT_NE(std::string(choice.reason).find("cuda_sm90"), std::string::npos) << choice.reason;
-    }
+    ASSERT_TRUE(status.ok()) << "d " << d << " dv " << dv << ": " << status.message();
+    EXPECT_EQ(choice.backend, Backend::cuda_sm90) << "d " << d << " dv " << dv << ": " << choice.reason;
+  }
+  for (const auto& [d, dv] : {std::pair<std::int64_t, std::int64_t>{68, 68}, {64, 264}}) {
+    ExecutionContext ctx;
+    ctx.backend = Backend::cuda_sm90;
+    KernelChoice choice;
+    const Status refused = select_kernel(args(d, dv), ctx, &choice);
+    EXPECT_EQ(refused.code(), ErrorCode::unsupported)
+        << "d " << d << " dv " << dv << ": " << refused.message();
+    EXPECT_NE(std::string(refused.message()).find("multiples of 8 up to 256"), std::string::npos)
+        << refused.message();
+  }
+  // The backward likewise (its d = dv = 64, 128, 192, 256 kernels; none for (64, 256)), where built.
+  for (const auto& [d, dv] :
+       {std::pair<std::int64_t, std::int64_t>{80, 80}, {40, 40}, {160, 128}, {224, 224}}) {
+    BackwardArgs b;
+    b.q = b.dq = TensorView::contiguous(nullptr, DType::bfloat16, {1, 256, 2, d}, gpu);
+    b.k = b.dk = TensorView::contiguous(nullptr, DType::bfloat16, {1, 256, 2, d}, gpu);
+    b.v = b.dv = TensorView::contiguous(nullptr, DType::bfloat16, {1, 256, 2, dv}, gpu);
+    b.out = b.dout = TensorView::contiguous(nullptr, DType::bfloat16, {1, 256, 2, dv}, gpu);
+    b.lse = TensorView::contiguous(nullptr, DType::float32, {1, 2, 256}, gpu);
+    ExecutionContext ctx;
+    KernelChoice choice;
+    const Status status = select_kernel(b, ctx, &choice);
+    if (!status.ok() || std::string(choice.reason).find("not compiled") != std::string::npos) continue;
+    EXPECT_EQ(choice.backend, Backend::cuda_sm90)
+        << "backward d " << d << " dv " << dv << ": " << choice.reason;
   }
 }
 

@@ -208,6 +208,19 @@ std::vector<BackwardCase> backward_cases() {
   cases.push_back({false, 2, 300, 517, 4, 2, 256, 256, DType::bfloat16, {MaskKind::causal, 0.f, AlibiKind::none, 0.17f}, Layout::padded});
   cases.push_back({true, 3, 400, 333, 4, 4, 192, 192, DType::bfloat16, {MaskKind::right_only, 0.f, AlibiKind::per_batch_head, 0.17f}, Layout::contiguous, false, true, true});
   cases.push_back({false, 1, 517, 300, 4, 1, 192, 128, DType::float16, {MaskKind::local, 0.f, AlibiKind::none, 0.17f, true}, Layout::heads_major});
+  // Padded head dims (forward_config.h kernel_head_dims, backend.cu backward_kernel_dims) on the kernel that
+  // holds them: d = 96 and 80 on d = 128's (its dQ accumulator rows the kernel's 128 columns), 40 on d = 64's,
+  // 160 and 224 on the split-column kernels with the dQ pass, dv != d; both modes (the deterministic d = 128
+  // kernel stores dK / dV from registers), softcap / ALiBi / dropout, varlen with seqused and empty sequences.
+  cases.push_back({false, 2, 300, 517, 4, 2, 96, 96, DType::bfloat16, {MaskKind::causal}, Layout::contiguous});
+  cases.push_back({false, 1, 1023, 1024, 2, 1, 80, 80, DType::float16, {MaskKind::causal}, Layout::padded, true});
+  cases.push_back({true, 3, 400, 333, 4, 2, 112, 112, DType::bfloat16, {MaskKind::local, 1.5f, AlibiKind::none, 0.17f, true}, Layout::heads_major, false, true, true});
+  cases.push_back({false, 2, 517, 300, 4, 1, 40, 40, DType::float16, {MaskKind::none}, Layout::contiguous});
+  cases.push_back({false, 1, 300, 2100, 2, 1, 56, 56, DType::bfloat16, {MaskKind::causal}, Layout::padded});
+  cases.push_back({false, 2, 300, 517, 4, 2, 160, 160, DType::bfloat16, {MaskKind::causal, 0.f, AlibiKind::per_head}, Layout::padded});
+  cases.push_back({true, 3, 400, 333, 4, 4, 224, 224, DType::float16, {MaskKind::causal_left}, Layout::contiguous, true, true, false});
+  cases.push_back({false, 2, 300, 517, 4, 2, 80, 64, DType::bfloat16, {MaskKind::right_only}, Layout::heads_major});
+  cases.push_back({false, 1, 517, 300, 4, 2, 136, 128, DType::float16, {MaskKind::causal}, Layout::contiguous});
   // clang-format on
   return cases;
 }

@@ -126,7 +126,7 @@ __global__ void __launch_bounds__(kAuxThreads)
     // only the rows of the query tiles that hold a query.
     float4 lo = make_float4(0.f, 0.f, 0.f, 0.f), hi = lo;
     if (i < seq.q) {
-      const float4* src = reinterpret_cast<const float4*>(args.dq_accum + row * p.head_dim);
+      const float4* src = reinterpret_cast<const float4*>(args.dq_accum + row * args.accum_cols());
       // DQ_BULK calls wrote the row's 16-byte units swizzled (dq_bulk_unit).
       const int row8 = static_cast<int>(i & 7);
       lo = src[args.dq_bulk ? dq_bulk_unit(2 * chunk, row8) : 2 * chunk];
@@ -230,8 +230,8 @@ __global__ void __launch_bounds__(kAuxThreads)
     // most kBackwardRowPad rows); the CTA's rows are contiguous.
     const std::int64_t used_rows = (seq.q + kBackwardRowPad - 1) / kBackwardRowPad * kBackwardRowPad;
     if (args.dq_accum == nullptr || first_row >= used_rows) return;  // (d = 256 on cuda_sm90: no accumulator)
-    float4* accum = reinterpret_cast<float4*>(args.dq_accum + scratch_row0 * p.head_dim);
-    const int units = kAuxTileRows * static_cast<int>(p.head_dim) / 4;
+    float4* accum = reinterpret_cast<float4*>(args.dq_accum + scratch_row0 * args.accum_cols());
+    const int units = kAuxTileRows * static_cast<int>(args.accum_cols()) / 4;
     for (int u = static_cast<int>(threadIdx.x); u < units; u += kAuxThreads)
       accum[u] = make_float4(0.f, 0.f, 0.f, 0.f);
   });

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/host_device.h"
 #include "common/params.h"
 #include "common/philox.h"  // PhiloxKeys
 
@@ -38,7 +39,9 @@ struct BackwardLayout {
   std::size_t lse = 0, delta = 0, dq_accum = 0, semaphore = 0, tile_counter = 0, total = 0;
 };
 
-inline BackwardLayout backward_layout(const BackwardParams& p) {
+// accum_cols: the dQ accumulator's row width, p.head_dim but where cuda_sm90 runs a padded head dim on a
+// wider kernel, whose rows it is (cuda_sm90 backend.cu).
+inline BackwardLayout backward_layout(const BackwardParams& p, std::int64_t accum_cols = 0) {
   constexpr std::size_t kAlignment = 256;
   auto align_up = [](std::size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; };
   BackwardLayout w;
@@ -50,7 +53,8 @@ inline BackwardLayout backward_layout(const BackwardParams& p) {
   w.delta = offset;
   offset += align_up(rows * sizeof(float));
   w.dq_accum = offset;
-  offset += align_up(rows * static_cast<std::size_t>(p.head_dim) * sizeof(float));
+  offset +=
+      align_up(rows * static_cast<std::size_t>(accum_cols > 0 ? accum_cols : p.head_dim) * sizeof(float));
   if (p.deterministic) {
     w.semaphore = offset;
     offset += align_up(static_cast<std::size_t>(p.batch * p.heads) *
@@ -345,7 +349,11 @@ struct BackwardKernelArgs {
       0;                      // per (sequence, head) rows of the scratch arrays (multiple of kBackwardRowPad)
   float* lse_log2 = nullptr;  // (batch, heads, rows_padded): LSE * log2(e); +inf where P must be 0
   float* delta = nullptr;     // (batch, heads, rows_padded): D = rowsum(dO * O)
-  float* dq_accum = nullptr;  // (batch, heads, rows_padded, head_dim) fp32
+  float* dq_accum = nullptr;  // (batch, heads, rows_padded, accum_cols()) fp32
+  // The accumulator's row width: 0 for p.head_dim; cuda_sm90's kernel head dim where it runs a padded head
+  // dim (its columns past p.head_dim are zeros the postprocess does not read).
+  int dq_accum_cols = 0;
+  FLASHATTN_HD std::int64_t accum_cols() const { return dq_accum_cols > 0 ? dq_accum_cols : p.head_dim; }
   int* dq_semaphore = nullptr;  // deterministic: (batch, heads, m_blocks) counters
   // Deterministic: CTAs claim tiles from this counter in increasing order (zeroed by the preprocess).
   unsigned long long* tile_counter = nullptr;

@@ -17,9 +17,6 @@
 #include "cuda/sm80/sm80_backward_kernel_list.h"  // generated: FLASHATTN_SM80_BACKWARD (its aux kernels built)
 #include "cuda/sm90/forward_dispatch.h"
 
-#define FLASHATTN_SM90_STRING_(x) #x
-#define FLASHATTN_SM90_STRING(x) FLASHATTN_SM90_STRING_(x)
-
 // Which (head dims, dtype) kernels this build has (src/cuda/sm90/CMakeLists.txt).
 #ifndef FLASHATTN_SM90_HAS_D64_FP16
 #define FLASHATTN_SM90_HAS_D64_FP16 0
@@ -120,8 +117,7 @@ bool tma_compatible(const Operand& op) {
 }
 
 // (d, dv) pairs with a kernel (forward_config.h kernel_head_dims): (192, 128), (64, 256), (64, 512), and
-// every pair of multiples of 8 up to 256 (from PADDED_MIN_HEAD_DIM) on the d = dv = 64, 128, 192 or 256
-// kernel that holds both.
+// every pair of multiples of 8 up to 256 on the d = dv = 64, 128, 192 or 256 kernel that holds both.
 bool head_dims_supported(std::int64_t d, std::int64_t dv) { return kernel_head_dims(d, dv).d != 0; }
 
 // Whether the build compiled the (d, dv, dtype) instantiation: one table for the capability
@@ -231,13 +227,25 @@ constexpr bool backward_compiled(std::int64_t d, std::int64_t dv, bool bf16) {
   return false;
 }
 
+// The backward kernel head dims that run (d, dv): the forward's (forward_config.h kernel_head_dims, padded
+// head dims on the kernel that holds them) where a backward kernel has them, d = dv = 64, 128, 192, 256 or
+// (192, 128); {0, 0} for none.
+constexpr KernelHeadDims backward_kernel_dims(std::int64_t d, std::int64_t dv) {
+  const KernelHeadDims kernel = kernel_head_dims(d, dv);
+  const bool has =
+      (kernel.d == 192 && kernel.dv == 128) ||
+      (kernel.d == kernel.dv && (kernel.d == 64 || kernel.d == 128 || kernel.d == 192 || kernel.d == 256));
+  return has ? kernel : KernelHeadDims{};
+}
+
 bool backward_compiled(std::int64_t d, std::int64_t dv, DType dtype) {
-  return backward_compiled(d, dv, dtype == DType::bfloat16);
+  const KernelHeadDims kernel = backward_kernel_dims(d, dv);
+  return kernel.d != 0 && backward_compiled(kernel.d, kernel.dv, dtype == DType::bfloat16);
 }
 
 // The (d, dv) pairs with a Hopper backward kernel.
 bool backward_head_dims_supported(std::int64_t d, std::int64_t dv) {
-  return (d == 192 && dv == 128) || (d == dv && (d == 64 || d == 128 || d == 192 || d == 256));
+  return backward_kernel_dims(d, dv).d != 0;
 }
 
 template <int kHeadDim, int kHeadDimV, typename Element, bool kBf16>
@@ -283,9 +291,7 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
     return "cuda_sm90 runs fp16 and bf16 inputs only";
   if (!head_dims_supported(p.head_dim, p.head_dim_v)) {
     return "cuda_sm90 runs head dims (d, dv) = (192, 128), (64, 256), (64, 512) and any d, dv that are "
-           "multiples of 8 up to 256 on the d = dv = 64, 128, 192 or 256 kernel that holds both, from "
-           "FLASHATTN_SM90_PADDED_MIN_HEAD_DIM (" FLASHATTN_SM90_STRING(FLASHATTN_SM90_PADDED_MIN_HEAD_DIM) ") "
-           "up; other head dims run on cuda_sm80, faster there below it";
+           "multiples of 8 up to 256 (on the d = dv = 64, 128, 192 or 256 kernel that holds both)";
   }
   if (!kernel_compiled(p.head_dim, p.head_dim_v, p.dtype)) {
     return "cuda_sm90: the kernel for this head dim and dtype was not compiled (see FLASHATTN_HEAD_DIMS and "
@@ -341,8 +347,10 @@ const char* unsupported_reason(const BackwardParams& p) noexcept {
   if (p.dtype != DType::float16 && p.dtype != DType::bfloat16)
     return "cuda_sm90 runs fp16 and bf16 inputs only";
   if (!backward_head_dims_supported(p.head_dim, p.head_dim_v)) {
-    return "cuda_sm90's backward kernels cover d = dv = 64, 128, 192, 256 and (d, dv) = (192, 128); other "
-           "head dims run on cuda_sm80";
+    return "cuda_sm90's backward kernels cover d = dv = 64, 128, 192, 256, (d, dv) = (192, 128) and any d, "
+           "dv "
+           "that are multiples of 8 up to 256 (on the d = dv kernel that holds both); other head dims run on "
+           "cuda_sm80";
   }
   if (!backward_compiled(p.head_dim, p.head_dim_v, p.dtype)) {
     return "cuda_sm90: the backward kernel for this head dim and dtype was not compiled (see "
@@ -377,14 +385,20 @@ const char* unsupported_reason(const CombineParams&) noexcept {
 std::size_t workspace_size(const AttentionParams& p, int) noexcept {
   return forward_workspace_bytes(p, device_sm_count());
 }
-// Whether this call's dQ comes from the dQ pass (d >= 192; backward_dq_kernel.h), which needs neither the dQ
-// accumulator nor the deterministic semaphores.
-static bool backward_dq_pass(const BackwardParams& p) { return p.head_dim >= 192; }
+// Whether this call's dQ comes from the dQ pass (kernel head dim d >= 192; backward_dq_kernel.h), which needs
+// neither the dQ accumulator nor the deterministic semaphores.
+static bool backward_dq_pass(const BackwardParams& p) {
+  return backward_kernel_dims(p.head_dim, p.head_dim_v).d >= 192;
+}
 
-// cuda_sm80's backward workspace (LSE, D, the dQ accumulator): its preprocess and postprocess run around
-// the main kernel. The dQ pass needs LSE and D only, the layout's first arrays.
+// cuda_sm80's backward workspace (LSE, D, the dQ accumulator, whose rows are the kernel's: a padded head
+// dim's wider than its own): its preprocess and postprocess run around the main kernel. The dQ pass needs LSE
+// and D only, the layout's first arrays.
+static cuda_sm80::BackwardLayout backward_workspace_layout(const BackwardParams& p) {
+  return cuda_sm80::backward_layout(p, backward_kernel_dims(p.head_dim, p.head_dim_v).d);
+}
 std::size_t workspace_size(const BackwardParams& p, int) noexcept {
-  const cuda_sm80::BackwardLayout layout = cuda_sm80::backward_layout(p);
+  const cuda_sm80::BackwardLayout layout = backward_workspace_layout(p);
   return backward_dq_pass(p) ? layout.dq_accum : layout.total;
 }
 std::size_t workspace_size(const CombineParams&, int) noexcept { return 0; }
@@ -430,9 +444,11 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
   if (p.batch == 0 || p.heads == 0) return Status::ok_status();
   auto stream = static_cast<cudaStream_t>(ctx.stream);
   auto* workspace = static_cast<unsigned char*>(ctx.workspace);  // sized and aligned (the API's check)
-  const cuda_sm80::BackwardLayout layout = cuda_sm80::backward_layout(p);
+  const cuda_sm80::BackwardLayout layout = backward_workspace_layout(p);
+  const KernelHeadDims kernel = backward_kernel_dims(p.head_dim, p.head_dim_v);
   cuda_sm80::BackwardKernelArgs args;
   args.p = p;
+  args.dq_accum_cols = kernel.d;
   args.rows_padded = layout.rows_padded;
   args.lse_log2 = reinterpret_cast<float*>(workspace + layout.lse);
   args.delta = reinterpret_cast<float*>(workspace + layout.delta);
@@ -478,11 +494,12 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
     using D128 = std::integral_constant<int, 128>;
     using D192 = std::integral_constant<int, 192>;
     using D256 = std::integral_constant<int, 256>;
-    const cudaError_t e = p.head_dim == 64      ? dispatch(D64{}, D64{})
-                          : p.head_dim == 128   ? dispatch(D128{}, D128{})
-                          : p.head_dim == 256   ? dispatch(D256{}, D256{})
-                          : p.head_dim_v == 128 ? dispatch(D192{}, D128{})
-                                                : dispatch(D192{}, D192{});
+    // By the kernel head dims (backward_kernel_dims); p keeps its own, which the tensor maps describe.
+    const cudaError_t e = kernel.d == 64     ? dispatch(D64{}, D64{})
+                          : kernel.d == 128  ? dispatch(D128{}, D128{})
+                          : kernel.d == 256  ? dispatch(D256{}, D256{})
+                          : kernel.dv == 128 ? dispatch(D192{}, D128{})
+                                             : dispatch(D192{}, D192{});
     if (e == cudaErrorInvalidValue) {
       return Status::error(ErrorCode::internal, "cuda_sm90: backward tensor map encoding failed");
     }

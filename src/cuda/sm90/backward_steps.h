@@ -88,12 +88,13 @@ __device__ __forceinline__ void backward_gemm_dq(float (&acc)[32], std::uint32_t
 
 // Stores 64 rows x kCols columns (from column0) of a warpgroup's accumulator times `scale` to the rows
 // row0 + first .. of `head` (first: the warpgroup's first row within the sequence; rows at or past `rows`
-// are not written): dK, dV (key rows) and the dQ pass's dQ (query rows).
+// are not written, nor columns at or past `cols`, the tensor's: a padded head dim's): dK, dV (key rows) and
+// the dQ pass's dQ (query rows).
 template <class Config, int kCols>
 __device__ __forceinline__ void backward_store_rows(typename Config::Element* head, std::int64_t row_stride,
                                                     int row0, int first, int rows,
                                                     const float (&acc)[kCols / 2], float scale, int thread,
-                                                    int column0) {
+                                                    int column0, int cols) {
   using Element = typename Config::Element;
   const int lane = thread % 32;
   const int key = first + 16 * (thread / 32) + lane / 4;  // and key + 8
@@ -104,6 +105,7 @@ __device__ __forceinline__ void backward_store_rows(typename Config::Element* he
     Element* row = head + (static_cast<std::int64_t>(row0) + j) * row_stride + column0 + 2 * (lane % 4);
 #pragma unroll
     for (int c = 0; c < kCols / 8; ++c) {
+      if (column0 + 8 * c >= cols) break;  // (cols is a multiple of 8: a group of 8 is wholly in or out)
       *reinterpret_cast<std::uint32_t*>(row + 8 * c) =
           pack_pair<Element>(acc[4 * c + 2 * half] * scale, acc[4 * c + 2 * half + 1] * scale);
     }
@@ -117,11 +119,11 @@ __device__ __forceinline__ void backward_store_key_rows(void* base, std::int64_t
                                                         std::int64_t row_stride, std::int64_t head_stride,
                                                         const BackwardTile& tile, const BackwardSequence& seq,
                                                         int first_key, const float (&acc)[kCols / 2],
-                                                        float scale, int thread, int column0 = 0) {
+                                                        float scale, int thread, int column0, int cols) {
   using Element = typename Config::Element;
   Element* head = static_cast<Element*>(base) + tile.batch * batch_stride + tile.head_kv * head_stride;
   backward_store_rows<Config, kCols>(head, row_stride, seq.k_row0, first_key, seq.k_allocated, acc, scale,
-                                     thread, column0);
+                                     thread, column0, cols);
 }
 
 // kStagedKeyStore: the warpgroup's 64 rows x kCols of dK or dV (accumulator layout) times `scale`, written to
@@ -180,9 +182,9 @@ __device__ __forceinline__ void backward_store_key_gradients(
     }
   } else {
     backward_store_key_rows<Config, kColsK>(p.dk, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride, tile,
-                                            seq, first_key, dk, p.scale, thread, column_k);
+                                            seq, first_key, dk, p.scale, thread, column_k, p.dk_cols);
     backward_store_key_rows<Config, kColsV>(p.dv, p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride, tile,
-                                            seq, first_key, dv, 1.f, thread, column_v);
+                                            seq, first_key, dv, 1.f, thread, column_v, p.dv_cols);
   }
 }
 

@@ -225,17 +225,17 @@ struct PieceSum {
 
   // The same straight into O in global memory (split_kv.out; the row's 32 units of a warp make whole 256-byte
   // lines at dv = 128), where the tile's rows are summed by several CTAs and no one of them holds the box
-  // that maps.o's store writes. Packed rows past the sequence's query rows are not stored (the TMA store
-  // clips them).
+  // that maps.o's store writes. Packed rows past the sequence's query rows are not stored, nor a padded head
+  // dim's columns past O's (the TMA store clips both).
   template <class Config>
   __device__ __forceinline__ void store_row(const ForwardKernelParams& p, const WorkTile& w, int packed_row,
                                             int col) {
     float lse;
     const float scale = finish(p, w, lse);
     const int position = packed_row >> p.pack_shift;
-    if (position >= w.seqlen_q) return;
-    const int head = (w.head << p.pack_shift) + (packed_row & ((1 << p.pack_shift) - 1));
     const SplitKV& s = p.split_kv;
+    if (position >= w.seqlen_q || col >= s.out_cols) return;
+    const int head = (w.head << p.pack_shift) + (packed_row & ((1 << p.pack_shift) - 1));
     auto* const out = static_cast<typename Config::Element*>(s.out) + w.batch * s.out_batch_stride +
                       static_cast<std::int64_t>(w.q_offset + position) * s.out_row_stride +
                       static_cast<std::int64_t>(head) * s.out_head_stride + col;

@@ -1560,14 +1560,12 @@ constexpr int kernel_head_dim(int head_dim) {
 // Padded head dims: a problem of head dims (d, dv) without a kernel of its own runs the kernel of d = dv =
 // kernel_head_dim(max(d, dv)). Its tensor maps describe d and dv columns, so TMA zero-fills Q's, K's and V's
 // columns past them (S is exact: the extra columns add 0 to every score; O's extra columns are 0) and clips
-// them from the O store; the paged producer's row gather zero-fills them too (producer.h gather_paged_block).
-// The kernel's GEMMs do kernel_head_dim / d times the work. Needs d and dv multiples of 8 (the 16-byte
-// units of the gather and of TMA's strides) and at least PADDED_MIN_HEAD_DIM: below it (d <= 32 by default)
-// cuda_sm80's kernels of its own buckets run the problem faster than the d = 64 kernel on zero columns
-// (measured: docs/performance.md, session 69).
-#ifndef FLASHATTN_SM90_PADDED_MIN_HEAD_DIM
-#define FLASHATTN_SM90_PADDED_MIN_HEAD_DIM 33
-#endif
+// them from the O store; the paged producer's row gather zero-fills them too (producer.h gather_paged_block),
+// and the decode kernels' direct row stores skip them (decode_consumer.h PieceSum::store_row). The GEMMs do
+// kernel_head_dim / d times the work, and still run 1.5-3.3x cuda_sm80's kernels of its own head-dim
+// buckets at every multiple of 8 measured, d = 8 (on the d = 64 kernel) included, and 1.0-1.27x cuDNN's
+// (bench/integration/s69_padded.sh; docs/performance.md, session 69). Needs d and dv multiples of 8 (the
+// 16-byte units of the gather and of TMA's strides).
 struct KernelHeadDims {
   int d = 0, dv = 0;  // both 0: no kernel runs (d, dv)
 };
@@ -1577,7 +1575,6 @@ constexpr KernelHeadDims kernel_head_dims(long long d, long long dv) {
   const long long widest = d > dv ? d : dv;
   if (d % 8 != 0 || dv % 8 != 0 || d <= 0 || dv <= 0 || widest > 256) return {};
   const int kernel = kernel_head_dim(static_cast<int>(widest));
-  if (kernel != widest && widest < FLASHATTN_SM90_PADDED_MIN_HEAD_DIM) return {};
   return {kernel, kernel};
 }
 inline bool use_single_consumer(int head_dim, int head_dim_v, long long seqlen_q, int pack) {

@@ -486,6 +486,7 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
       k.split_kv.out_batch_stride = a.out.batch_stride;
       k.split_kv.out_head_stride = a.out.head_stride;
       k.split_kv.out_row_stride = a.out.row_stride;
+      k.split_kv.out_cols = static_cast<int>(a.head_dim_v);
       if (!cluster_pieces || groups > 1) {
         auto* bytes = static_cast<unsigned char*>(workspace) + split_kv_offset(a);
         k.split_kv.arrivals = reinterpret_cast<int*>(bytes);

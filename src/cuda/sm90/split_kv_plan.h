@@ -46,6 +46,8 @@ struct SplitKV {
   // PieceSum::store_row: no CTA holds a box of maps.o); here beside the fields that path reads anyway.
   void* out = nullptr;
   std::int64_t out_batch_stride = 0, out_head_stride = 0, out_row_stride = 0;
+  int out_cols =
+      0;  // O's columns (dv): a padded head dim's kernel holds more (forward_config.h kernel_head_dims)
 };
 
 // Work item `item`'s tile, and its piece among the tile's `splits` (split: false for a whole tile, whose
