@@ -172,8 +172,7 @@ DrawnCommon draw_common(Rng& rng, Backend backend, bool large_v) {
   static constexpr Layout kLayouts[] = {Layout::contiguous, Layout::padded, Layout::heads_major};
   DrawnCommon c{};
   std::tie(c.d, c.dv) = kDims[rng.integer(0, std::size(kDims) - (large_v ? 1 : 2))];
-  if (backend != Backend::cuda_sm90 && rng.coin(1.0 / 3))
-    c.d = c.dv = kOddDims[rng.integer(0, std::size(kOddDims) - 1)];
+  if (rng.coin(1.0 / 3)) c.d = c.dv = kOddDims[rng.integer(0, std::size(kOddDims) - 1)];
   c.dtype = rng.coin() ? DType::bfloat16 : DType::float16;
   if (!is_cuda(backend) && rng.coin(0.2)) c.dtype = DType::float32;
   c.hk = rng.integer(1, 3);

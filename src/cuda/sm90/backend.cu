@@ -309,8 +309,7 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
   if (p.is_kvcache && p.num_splits > 1 && !has_split_kv(p)) {
     return "cuda_sm90 splits the keys only in its decode kernels (kernel head dims 64, 128 or 256: d = dv up "
            "to 128 or above 192; at most 64 packed query rows per K/V head): a requested num_splits > 1 runs "
-           "on "
-           "cuda_sm80";
+           "on cuda_sm80";
   }
   if (p.is_kvcache && p.num_splits == 0 && few_tiles_long_cache(p)) {
     return "cuda_sm90 splits the keys only in its decode kernels (kernel head dims 64, 128, 256): a KV-cache "
@@ -348,9 +347,8 @@ const char* unsupported_reason(const BackwardParams& p) noexcept {
     return "cuda_sm90 runs fp16 and bf16 inputs only";
   if (!backward_head_dims_supported(p.head_dim, p.head_dim_v)) {
     return "cuda_sm90's backward kernels cover d = dv = 64, 128, 192, 256, (d, dv) = (192, 128) and any d, "
-           "dv "
-           "that are multiples of 8 up to 256 (on the d = dv kernel that holds both); other head dims run on "
-           "cuda_sm80";
+           "dv that are multiples of 8 up to 256 (on the d = dv kernel that holds both); other head dims run "
+           "on cuda_sm80";
   }
   if (!backward_compiled(p.head_dim, p.head_dim_v, p.dtype)) {
     return "cuda_sm90: the backward kernel for this head dim and dtype was not compiled (see "
