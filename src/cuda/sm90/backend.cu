@@ -42,12 +42,6 @@
 #ifndef FLASHATTN_SM90_HAS_D192X128_BF16
 #define FLASHATTN_SM90_HAS_D192X128_BF16 0
 #endif
-#ifndef FLASHATTN_SM90_HAS_D96_FP16
-#define FLASHATTN_SM90_HAS_D96_FP16 0
-#endif
-#ifndef FLASHATTN_SM90_HAS_D96_BF16
-#define FLASHATTN_SM90_HAS_D96_BF16 0
-#endif
 #ifndef FLASHATTN_SM90_HAS_D64X256_FP16
 #define FLASHATTN_SM90_HAS_D64X256_FP16 0
 #endif
@@ -131,8 +125,6 @@ constexpr bool kernel_compiled(std::int64_t d, std::int64_t dv, bool bf16) {
   switch (d) {
     case 64:
       return bf16 ? FLASHATTN_SM90_HAS_D64_BF16 : FLASHATTN_SM90_HAS_D64_FP16;
-    case 96:
-      return bf16 ? FLASHATTN_SM90_HAS_D96_BF16 : FLASHATTN_SM90_HAS_D96_FP16;
     case 128:
       return bf16 ? FLASHATTN_SM90_HAS_D128_BF16 : FLASHATTN_SM90_HAS_D128_FP16;
     case 192:
@@ -144,15 +136,9 @@ constexpr bool kernel_compiled(std::int64_t d, std::int64_t dv, bool bf16) {
   }
 }
 
-// The kernel head dims that run (d, dv) are compiled: d = dv = 128's kernel is in the d = 96 units too
-// (run_forward<96, 96>), which run every padded head dim up to 128 where the d = 128 units are absent.
-constexpr bool padded_kernel_compiled(KernelHeadDims kernel, bool bf16) {
-  if (kernel.d == 128 && kernel.dv == 128)
-    return kernel_compiled(128, 128, bf16) || kernel_compiled(96, 96, bf16);
-  return kernel.d != 0 && kernel_compiled(kernel.d, kernel.dv, bf16);
-}
 bool kernel_compiled(std::int64_t d, std::int64_t dv, DType dtype) {
-  return padded_kernel_compiled(kernel_head_dims(d, dv), dtype == DType::bfloat16);
+  const KernelHeadDims kernel = kernel_head_dims(d, dv);
+  return kernel.d != 0 && kernel_compiled(kernel.d, kernel.dv, dtype == DType::bfloat16);
 }
 
 // Launches the compiled instantiation, or reports that it is absent.
@@ -178,10 +164,7 @@ cudaError_t dispatch_dims(const AttentionParams& p, void* workspace, cudaStream_
     case 64:
       return dispatch<64, 64, Element, kBf16>(p, workspace, stream);
     case 128:
-      // (The d = 96 units hold d = 128's kernel: run_forward<96, 96>, with its decode kernels and default
-      // tile but none of d = 128's other instances.)
-      return kernel_compiled(128, 128, kBf16) ? dispatch<128, 128, Element, kBf16>(p, workspace, stream)
-                                              : dispatch<96, 96, Element, kBf16>(p, workspace, stream);
+      return dispatch<128, 128, Element, kBf16>(p, workspace, stream);
     case 192:
       return dispatch<192, 192, Element, kBf16>(p, workspace, stream);
     case 256:

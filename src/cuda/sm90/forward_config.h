@@ -1542,14 +1542,14 @@ inline bool use_long_key_blocks(int head_dim, int head_dim_v, long long seqlen_k
 #ifndef FLASHATTN_SM90_SINGLE_CONSUMER_OTHER_DIMS
 #define FLASHATTN_SM90_SINGLE_CONSUMER_OTHER_DIMS 1
 #endif
-// The head dims (d, dv) with a one-consumer decode kernel (d = 96: the d = 128 one, as its other kernels).
+// The kernel head dims (d, dv) with a one-consumer decode kernel (padded head dims: kernel_head_dims below).
 constexpr bool single_consumer_head_dims(int head_dim, int head_dim_v) {
   return FLASHATTN_SM90_SINGLE_CONSUMER != 0 && head_dim == head_dim_v &&
-         (head_dim == 128 || (FLASHATTN_SM90_SINGLE_CONSUMER_OTHER_DIMS != 0 &&
-                              (head_dim == 64 || head_dim == 96 || head_dim == 256)));
+         (head_dim == 128 ||
+          (FLASHATTN_SM90_SINGLE_CONSUMER_OTHER_DIMS != 0 && (head_dim == 64 || head_dim == 256)));
 }
-// The head dim of the kernel that runs head dim d: the smallest of 64, 128, 192, 256 that holds it (d = 96
-// and every other padded head dim, kernel_head_dims below), d itself past 256 (dv = 512).
+// The head dim of the kernel that runs head dim d: the smallest of 64, 128, 192, 256 that holds it (a padded
+// head dim, kernel_head_dims below), d itself past 256 (dv = 512).
 constexpr int kernel_head_dim(int head_dim) {
   return head_dim <= 64    ? 64
          : head_dim <= 128 ? 128
@@ -1560,8 +1560,10 @@ constexpr int kernel_head_dim(int head_dim) {
 // Padded head dims: a problem of head dims (d, dv) without a kernel of its own runs the kernel of d = dv =
 // kernel_head_dim(max(d, dv)). Its tensor maps describe d and dv columns, so TMA zero-fills Q's, K's and V's
 // columns past them (S is exact: the extra columns add 0 to every score; O's extra columns are 0) and clips
-// them from the O store; the paged producer's row gather zero-fills them too (producer.h gather_paged_block),
-// and the decode kernels' direct row stores skip them (decode_consumer.h PieceSum::store_row). The GEMMs do
+// them from the O store (as d = 96 has since session 5, which has no kernel of its own; its units were folded
+// into d = 128's in session 69); the paged producer's row gather zero-fills them too (producer.h
+// gather_paged_block), and the decode kernels' direct row stores skip them (decode_consumer.h
+// PieceSum::store_row). The GEMMs do
 // kernel_head_dim / d times the work, and still run 1.5-3.3x cuda_sm80's kernels of its own head-dim
 // buckets at every multiple of 8 measured, d = 8 (on the d = 64 kernel) included, and 1.0-1.27x cuDNN's
 // (bench/integration/s69_padded.sh; docs/performance.md, session 69). Needs d and dv multiples of 8 (the

@@ -9,10 +9,7 @@ namespace flashattn::detail::cuda_sm90 {
 
 template <int kHeadDim, int kHeadDimV, typename Element>
 cudaError_t run_forward_dropout(const AttentionParams& a, void* workspace, cudaStream_t stream) {
-  if constexpr (kHeadDim == 96) {
-    static_assert(kHeadDimV == 96);
-    return launch_forward<DropoutConfig<128, 128, Element>>(a, workspace, stream);  // as run_forward's
-  } else if constexpr (kHeadDimV == 512) {
+  if constexpr (kHeadDimV == 512) {
     return launch_value_halves<DropoutConfig<64, 256, Element>>(a, workspace, stream);
   } else {
     return launch_forward<DropoutConfig<kHeadDim, kHeadDimV, Element>>(a, workspace, stream);

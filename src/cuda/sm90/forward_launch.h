@@ -592,13 +592,13 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
 }
 
 // Decoding: one consumer warpgroup (forward_config.h use_single_consumer), on the narrow tile for at most 8
-// packed rows (use_narrow_rows), else on 64-row tiles, of the kernel head dim that runs (kHeadDim, kHeadDimV)
-// (d = 96: d = 128's). True when the problem is one of these, `launched` then the launch's result; false,
-// with nothing launched, for the others.
+// packed rows (use_narrow_rows), else on 64-row tiles, of the kernel head dims (kHeadDim, kHeadDimV) (padded
+// head dims: forward_config.h kernel_head_dims). True when the problem is one of these, `launched` then the
+// launch's result; false, with nothing launched, for the others.
 template <int kHeadDim, int kHeadDimV, typename Element>
 bool launch_decode(const AttentionParams& a, void* workspace, cudaStream_t stream, cudaError_t& launched) {
   if constexpr (single_consumer_head_dims(kHeadDim, kHeadDimV)) {
-    constexpr int kD = kernel_head_dim(kHeadDim);
+    constexpr int kD = kHeadDim;
     using Single = ForwardConfig<kD, kD, Element, 1>;
     const int pack = pack_factor<Single>(a);
     if constexpr (narrow_rows_head_dims(kHeadDim, kHeadDimV)) {
@@ -651,15 +651,8 @@ template <int kHeadDim, int kHeadDimV, typename Element>
 cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t stream) {
   // Dropout: its own instances (forward_dropout.h), in units of their own.
   if (drops(a)) return run_forward_dropout<kHeadDim, kHeadDimV, Element>(a, workspace, stream);
-  if constexpr (kHeadDim == 96) {
-    // d = 96 runs the d = 128 kernel: the tensor maps describe 96 columns, so TMA
-    // zero-fills columns 96..127 of Q, K and V (S is exact, O's extra columns are 0)
-    // and clips them from the O store. 4/3 of the GEMM work, no extra traffic.
-    static_assert(kHeadDimV == 96);
-    // Decoding: the d = 128 decode kernels, likewise.
-    if (cudaError_t e = cudaSuccess; launch_decode<96, 96, Element>(a, workspace, stream, e)) return e;
-    return launch_forward<ForwardConfig<128, 128, Element>>(a, workspace, stream);
-  } else if constexpr (kHeadDimV == 512) {
+  // (Other head dims run these instances padded: forward_config.h kernel_head_dims.)
+  if constexpr (kHeadDimV == 512) {
     return launch_value_halves<ForwardConfig<64, 256, Element>>(a, workspace, stream);
   } else {
     // Decoding, before any other tile choice of the head dim.
