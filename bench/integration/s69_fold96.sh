@@ -4,6 +4,7 @@
 # and a build of bucket 96 alone (which now has d = 128's units and their backward); in each, the cuda_sm90
 # forward / KV-cache / backward cases of d = 96 and the other padded dims, the drawn suites and Api.
 #   bash bench/integration/s69_fold96.sh
+# Run: full build 79 s, 108 passed (32 skipped); bucket 96 alone built 6 d = 128 units, 16 passed (28 skipped).
 set -uo pipefail
 # shellcheck source=bench/sm90_device_common.sh
 source bench/sm90_device_common.sh
