@@ -109,10 +109,10 @@ std::string heads_label(std::int64_t h, std::int64_t hk);
 // 40% near a threshold (a power of two from 64 to 8192, give or take three), else log-uniform.
 std::int64_t draw_length(Rng& rng, std::int64_t max_length);
 // The parts every drawn case has: (d, dv) among the pairs the Hopper kernels have (d = dv = 64..256, (192,
-// 128), (64, 256), and with `large_v` (64, 512)), or a third of the time a head dim between cuda_sm80's buckets
-// (8, 40, 72, 160, 224), which cuda_sm90 runs on a wider kernel (forward_config.h kernel_head_dims); fp16 or
-// bf16 (and fp32 on the CPU); kv heads 1-3 with groups of 1-8, every mask kind, softcap, ALiBi, sink, custom
-// scale (no dropout), every layout.
+// 128), (64, 256), and with `large_v` (64, 512)), or a third of the time a head dim between cuda_sm80's
+// buckets (8, 40, 72, 160, 224), which cuda_sm90 runs on a wider kernel (forward_config.h kernel_head_dims);
+// fp16 or bf16 (and fp32 on the CPU); kv heads 1-3 with groups of 1-8, every mask kind, softcap, ALiBi, sink,
+// custom scale (no dropout), every layout.
 struct DrawnCommon {
   std::int64_t h, hk, d, dv;
   DType dtype;

@@ -247,10 +247,11 @@ struct BackwardKernelParams {
   std::uint64_t dropout_offset = 0;
   std::uint32_t dropout_threshold = 0;
   float dropout_rescale = 1.f;
-  // The columns of dK, dV and dQ (d, dv, d): fewer than the kernel's where it runs a padded head dim
-  // (forward_config.h kernel_head_dims; the tensor maps zero-fill the operands' columns past them and clip
-  // the TMA stores); the stores from registers (backward_store_rows) skip the columns past them.
-  int dk_cols = 0, dv_cols = 0, dq_cols = 0;
+  // The tensors' head dims d (Q, K, dQ, dK) and dv (V, dO, dV): fewer than the kernel's where it runs a
+  // padded head dim (forward_config.h kernel_head_dims; the tensor maps zero-fill the operands' columns past
+  // them and clip the TMA stores); the stores from registers (backward_store_rows) skip the columns past
+  // them.
+  int qk_cols = 0, v_cols = 0;
 };
 
 // The CTA's (key block, K/V head, sequence): key blocks fastest, so that the CTAs running at once share

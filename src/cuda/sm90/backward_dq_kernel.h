@@ -319,7 +319,7 @@ __device__ void backward_dq_consumer(const BackwardKernelParams& p, const Backwa
   }
   Element* head = static_cast<Element*>(p.dq) + tile.batch * p.dq_batch_stride + tile.head * p.dq_head_stride;
   backward_store_rows<Config, Config::kHeadDim>(head, p.dq_row_stride, seq.q_row0, first, seq.q_allocated, dq,
-                                                p.scale, thread, 0, p.dq_cols);
+                                                p.scale, thread, 0, p.qk_cols);
 }
 
 template <class Config>

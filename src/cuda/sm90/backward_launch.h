@@ -23,7 +23,6 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
   if (p.head_dim > Config::kHeadDim || p.head_dim_v > Config::kHeadDimV) return cudaErrorInvalidConfiguration;
   // The accumulator's rows are the kernel's (run() sized it so), except for the dQ pass, which has none.
   if (args.dq_accum != nullptr && args.accum_cols() != Config::kHeadDim) return cudaErrorInvalidConfiguration;
-  const std::int64_t cols_k = p.head_dim, cols_v = p.head_dim_v;
   const bool varlen = p.cu_seqlens_q != nullptr;
   // Varlen: maps over every sequence's rows (batch extent 1); the kernel adds the sequences' first rows.
   const std::int64_t q_rows = varlen ? p.q_rows : p.seqlen_q;
@@ -32,23 +31,23 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
   BackwardKernelParams k{};
   // (No keys, which only the dQ pass is launched for, writing zeros: no K / V maps, none read.)
   const bool maps_ok =
-      encode_tile_map(&k.maps.q, p.dtype, p.q.data, cols_k, q_rows, p.heads, map_batch, p.q.row_stride,
+      encode_tile_map(&k.maps.q, p.dtype, p.q.data, p.head_dim, q_rows, p.heads, map_batch, p.q.row_stride,
                       p.q.head_stride, p.q.batch_stride, Config::kBlockM) &&
-      encode_tile_map(&k.maps.dout, p.dtype, p.dout.data, cols_v, q_rows, p.heads, map_batch,
+      encode_tile_map(&k.maps.dout, p.dtype, p.dout.data, p.head_dim_v, q_rows, p.heads, map_batch,
                       p.dout.row_stride, p.dout.head_stride, p.dout.batch_stride, Config::kBlockM) &&
       (p.seqlen_k == 0 ||
-       (encode_tile_map(&k.maps.k, p.dtype, p.k.data, cols_k, k_rows, p.heads_kv, map_batch, p.k.row_stride,
-                        p.k.head_stride, p.k.batch_stride, Config::kBlockN) &&
-        encode_tile_map(&k.maps.v, p.dtype, p.v.data, cols_v, k_rows, p.heads_kv, map_batch, p.v.row_stride,
-                        p.v.head_stride, p.v.batch_stride, Config::kBlockN)));
+       (encode_tile_map(&k.maps.k, p.dtype, p.k.data, p.head_dim, k_rows, p.heads_kv, map_batch,
+                        p.k.row_stride, p.k.head_stride, p.k.batch_stride, Config::kBlockN) &&
+        encode_tile_map(&k.maps.v, p.dtype, p.v.data, p.head_dim_v, k_rows, p.heads_kv, map_batch,
+                        p.v.row_stride, p.v.head_stride, p.v.batch_stride, Config::kBlockN)));
   if (!maps_ok) return cudaErrorInvalidValue;
   // kStagedKeyStore: dK / dV stored by TMA in boxes of one consumer's 64 rows (unsupported_reason has checked
   // their alignment as q's).
   if constexpr (Config::kStagedKeyStore) {
     if (p.seqlen_k > 0 &&
-        !(encode_tile_map(&k.maps.dk, p.dtype, p.dk.data, cols_k, k_rows, p.heads_kv, map_batch,
+        !(encode_tile_map(&k.maps.dk, p.dtype, p.dk.data, p.head_dim, k_rows, p.heads_kv, map_batch,
                           p.dk.row_stride, p.dk.head_stride, p.dk.batch_stride, 64) &&
-          encode_tile_map(&k.maps.dv, p.dtype, p.dv.data, cols_v, k_rows, p.heads_kv, map_batch,
+          encode_tile_map(&k.maps.dv, p.dtype, p.dv.data, p.head_dim_v, k_rows, p.heads_kv, map_batch,
                           p.dv.row_stride, p.dv.head_stride, p.dv.batch_stride, 64))) {
       return cudaErrorInvalidValue;
     }
@@ -97,8 +96,7 @@ cudaError_t launch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStrea
   k.dropout_offset = p.dropout_offset;
   k.dropout_threshold = args.dropout_threshold;
   k.dropout_rescale = args.dropout_rescale;
-  k.dk_cols = static_cast<int>(p.head_dim), k.dv_cols = static_cast<int>(p.head_dim_v);
-  k.dq_cols = static_cast<int>(p.head_dim);
+  k.qk_cols = static_cast<int>(p.head_dim), k.v_cols = static_cast<int>(p.head_dim_v);
   // (run_backward picks the kGeneral kernels exactly when these are set; not cudaErrorInvalidValue, which
   // reports a tensor map.)
   if (Config::kGeneral != (p.softcap > 0.f || p.alibi_slopes != nullptr || args.dropout_threshold > 0))

@@ -182,9 +182,9 @@ __device__ __forceinline__ void backward_store_key_gradients(
     }
   } else {
     backward_store_key_rows<Config, kColsK>(p.dk, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride, tile,
-                                            seq, first_key, dk, p.scale, thread, column_k, p.dk_cols);
+                                            seq, first_key, dk, p.scale, thread, column_k, p.qk_cols);
     backward_store_key_rows<Config, kColsV>(p.dv, p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride, tile,
-                                            seq, first_key, dv, 1.f, thread, column_v, p.dv_cols);
+                                            seq, first_key, dv, 1.f, thread, column_v, p.v_cols);
   }
 }
 

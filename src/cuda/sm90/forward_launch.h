@@ -598,24 +598,23 @@ cudaError_t launch_forward(const AttentionParams& a, void* workspace, cudaStream
 template <int kHeadDim, int kHeadDimV, typename Element>
 bool launch_decode(const AttentionParams& a, void* workspace, cudaStream_t stream, cudaError_t& launched) {
   if constexpr (single_consumer_head_dims(kHeadDim, kHeadDimV)) {
-    constexpr int kD = kHeadDim;
-    using Single = ForwardConfig<kD, kD, Element, 1>;
+    using Single = ForwardConfig<kHeadDim, kHeadDim, Element, 1>;
     const int pack = pack_factor<Single>(a);
     if constexpr (narrow_rows_head_dims(kHeadDim, kHeadDimV)) {
       if (use_narrow_rows(kHeadDim, kHeadDimV, a.seqlen_q, pack)) {
         // More tiles than SMs at d <= 128: the kernel of two CTAs a SM (decode_ctas_per_sm).
-        if constexpr (FLASHATTN_SM90_TWO_CTAS_PER_SM != 0 && kD <= 128) {
+        if constexpr (FLASHATTN_SM90_TWO_CTAS_PER_SM != 0 && kHeadDim <= 128) {
           int sms = 0;
           if (cudaError_t e = current_sm_count(sms); e != cudaSuccess) {
             launched = e;
             return true;
           }
           if (decode_ctas_per_sm(a, sms) == 2) {
-            launched = launch_forward<NarrowDecodeConfig<kD, 2, Element>>(a, workspace, stream);
+            launched = launch_forward<NarrowDecodeConfig<kHeadDim, 2, Element>>(a, workspace, stream);
             return true;
           }
         }
-        launched = launch_forward<NarrowDecodeConfig<kD, 1, Element>>(a, workspace, stream);
+        launched = launch_forward<NarrowDecodeConfig<kHeadDim, 1, Element>>(a, workspace, stream);
         return true;
       }
     }
