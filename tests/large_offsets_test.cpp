@@ -1,0 +1,343 @@
+// Tensors of more than 2^31 elements on the CUDA backends: an element offset that overflows 32 bits (a batch,
+// a packed token row or a KV-cache page past 2^31 elements, or past 2^31 bytes) must address the right
+// memory. FlashAttention has had illegal memory accesses and wrong results there (the user-needs list, item
+// 15).
+//
+// The tensors are filled on the device with one random block of P elements repeated (element e holds
+// block[e % P], P odd, so no two batches see the same data), which makes any slice's contents known on the
+// host; the outputs are poisoned with NaN before each call. The batches whose offsets straddle 2^30 and
+// 2^31 elements (2^31 and 2^32 bytes) and the last one are checked against the float64 reference. Each
+// test needs ~45 GB of GPU memory and skips, with the amount, where less is free.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "flashattn/flashattn.h"
+#include "support/oracle.h"
+#include "support/test_support.h"
+
+#if FLASHATTN_WITH_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace flashattn::test {
+namespace {
+
+#if FLASHATTN_WITH_CUDA
+
+constexpr Device kGpu{DeviceType::cuda, 0};
+// Batch (or sequence) of s = 128 rows of h = 8 heads of d = 128: 2^17 elements; 2^14 + 64 of them make each
+// tensor 2^31 + 2^23 elements (4.03 GB in bf16).
+constexpr std::int64_t kRows = 128, kHeads = 8, kDim = 128;
+constexpr std::int64_t kBatch = (std::int64_t{1} << 14) + 64;
+constexpr std::int64_t kBatchElements = kRows * kHeads * kDim;
+constexpr std::int64_t kElements = kBatch * kBatchElements;
+// The batches checked: the first, those on either side of 2^30 and 2^31 elements, the last.
+constexpr std::int64_t kChecked[] = {0, (1 << 13) - 1, 1 << 13, (1 << 14) - 1, 1 << 14, kBatch - 1};
+constexpr std::int64_t kBlock = (std::int64_t{1} << 22) + 4099;  // the repeated block (odd)
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+std::optional<std::string> too_little_memory(std::size_t needed) {
+  if (auto reason = backend_unavailable_reason(Backend::cuda_sm80)) return *reason;
+  std::size_t free = 0, total = 0;
+  check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+  if (free < needed) {
+    return "needs " + std::to_string(needed >> 30) + " GiB of free GPU memory, " +
+           std::to_string(free >> 30) + " GiB free";
+  }
+  return std::nullopt;
+}
+
+// A bf16 tensor of `elements` on the GPU holding a repeated random block (pattern() reads it on the host).
+class PatternTensor {
+ public:
+  PatternTensor(Backend backend, Rng& rng, std::int64_t elements)
+      : memory_(backend, static_cast<std::size_t>(elements) * 2), block_(DType::bfloat16, {kBlock}) {
+    block_.fill_normal(rng);
+    auto* bytes = static_cast<char*>(memory_.data());
+    check(cudaMemcpy(bytes, block_bits(), kBlock * 2, cudaMemcpyHostToDevice), "cudaMemcpy block");
+    // Doubling copies of whole periods keep element e = block[e % kBlock].
+    for (std::int64_t filled = kBlock; filled < elements;) {
+      const std::int64_t count = std::min(filled, elements - filled);
+      check(cudaMemcpy(bytes + filled * 2, bytes, count * 2, cudaMemcpyDeviceToDevice), "cudaMemcpy fill");
+      filled += count;
+    }
+  }
+  void* data() const { return memory_.data(); }
+  // Elements [first, first + t.numel()) into the contiguous host tensor t.
+  void pattern(std::int64_t first, HostTensor& t) const {
+    auto* dst = reinterpret_cast<std::uint16_t*>(t.storage() + t.origin_byte_offset());
+    const auto* block = block_bits();
+    for (std::int64_t i = 0; i < t.numel(); ++i) dst[i] = block[(first + i) % kBlock];
+  }
+
+ private:
+  const std::uint16_t* block_bits() const {
+    return reinterpret_cast<const std::uint16_t*>(block_.storage() + block_.origin_byte_offset());
+  }
+  DeviceMemory memory_;
+  HostTensor block_;
+};
+
+// An output on the GPU, poisoned (all bits set: NaN in bf16 and fp32) before each call.
+class OutputTensor {
+ public:
+  OutputTensor(Backend backend, std::size_t bytes) : memory_(backend, bytes) {}
+  void* data() const { return memory_.data(); }
+  void poison() { check(cudaMemset(memory_.data(), 0xFF, memory_.bytes()), "cudaMemset"); }
+  // `t.numel()` elements from byte `offset` into the contiguous host tensor t (its guards untouched).
+  void fetch(std::size_t offset, HostTensor& t) const {
+    const std::size_t bytes = static_cast<std::size_t>(t.numel()) * (t.dtype() == DType::float32 ? 4 : 2);
+    check(cudaMemcpy(t.storage() + t.origin_byte_offset(), static_cast<const char*>(memory_.data()) + offset,
+                     bytes, cudaMemcpyDeviceToHost),
+          "cudaMemcpy fetch");
+  }
+
+ private:
+  DeviceMemory memory_;
+};
+
+TensorView rows_view(const void* data, bool varlen, DType dtype = DType::bfloat16) {
+  return varlen ? TensorView::contiguous(const_cast<void*>(data), dtype, {kBatch * kRows, kHeads, kDim}, kGpu)
+                : TensorView::contiguous(const_cast<void*>(data), dtype, {kBatch, kRows, kHeads, kDim}, kGpu);
+}
+
+// `before` poisoned, the device's slice fetched into a copy: what expect_close compares.
+struct Fetched {
+  HostTensor before, actual;
+};
+Fetched fetch_slice(const OutputTensor& t, std::size_t offset, DType dtype, std::vector<std::int64_t> shape) {
+  Fetched f{HostTensor(dtype, shape), {}};
+  f.before.poison();
+  f.actual = f.before;
+  t.fetch(offset, f.actual);
+  return f;
+}
+
+class LargeOffsets : public ::testing::TestWithParam<std::tuple<Backend, bool>> {};  // backend, varlen
+
+// Forward (with LSE) and backward over tensors of 2^31 + 2^23 elements, batched non-causal or varlen causal.
+TEST_P(LargeOffsets, ForwardAndBackward) {
+  const auto [backend, varlen] = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  // q k v dout, out dq dk dv (bf16) and the backward's fp32 dQ accumulator.
+  const std::size_t bytes = static_cast<std::size_t>(kElements) * (8 * 2 + 4) + (std::size_t{4} << 30);
+  if (auto reason = too_little_memory(bytes)) GTEST_SKIP() << *reason;
+  SCOPED_TRACE(seed_trace());
+  Rng rng = Rng::for_current_test();
+  const PatternTensor q(backend, rng, kElements), k(backend, rng, kElements), v(backend, rng, kElements),
+      dout(backend, rng, kElements);
+  OutputTensor out(backend, kElements * 2), lse(backend, kBatch * kHeads * kRows * 4);
+  OutputTensor dq(backend, kElements * 2), dk(backend, kElements * 2), dv(backend, kElements * 2);
+  std::vector<std::int32_t> cu(kBatch + 1);
+  for (std::int64_t i = 0; i <= kBatch; ++i) cu[i] = static_cast<std::int32_t>(i * kRows);
+  DeviceMemory cu_seqlens(backend, cu.size() * 4);
+  cu_seqlens.upload(cu.data(), cu.size() * 4);
+  const TensorView cu_view = TensorView::contiguous(cu_seqlens.data(), DType::int32, {kBatch + 1}, kGpu);
+  // varlen: LSE (h, total); batched: (b, h, s).
+  const TensorView lse_view =
+      varlen ? TensorView::contiguous(lse.data(), DType::float32, {kHeads, kBatch * kRows}, kGpu)
+             : TensorView::contiguous(lse.data(), DType::float32, {kBatch, kHeads, kRows}, kGpu);
+  AttentionOptions options;
+  options.causal = varlen;
+
+  out.poison();
+  lse.poison();
+  Status status;
+  if (varlen) {
+    VarlenForwardArgs a;
+    a.q = rows_view(q.data(), true), a.k = rows_view(k.data(), true), a.v = rows_view(v.data(), true);
+    a.cu_seqlens_q = a.cu_seqlens_k = cu_view;
+    a.max_seqlen_q = a.max_seqlen_k = kRows;
+    a.out = rows_view(out.data(), true), a.lse = lse_view, a.options = options;
+    status = run_on(backend, a);
+  } else {
+    ForwardArgs a;
+    a.q = rows_view(q.data(), false), a.k = rows_view(k.data(), false), a.v = rows_view(v.data(), false);
+    a.out = rows_view(out.data(), false), a.lse = lse_view, a.options = options;
+    status = run_on(backend, a);
+  }
+  if (status.code() == ErrorCode::unsupported) GTEST_SKIP() << status.message();
+  ASSERT_TRUE(status.ok()) << error_code_name(status.code()) << ": " << status.message();
+
+  dq.poison(), dk.poison(), dv.poison();
+  if (varlen) {
+    VarlenBackwardArgs a;
+    a.dout = rows_view(dout.data(), true), a.q = rows_view(q.data(), true);
+    a.k = rows_view(k.data(), true), a.v = rows_view(v.data(), true);
+    a.out = rows_view(out.data(), true), a.lse = lse_view;
+    a.cu_seqlens_q = a.cu_seqlens_k = cu_view;
+    a.max_seqlen_q = a.max_seqlen_k = kRows;
+    a.dq = rows_view(dq.data(), true), a.dk = rows_view(dk.data(), true), a.dv = rows_view(dv.data(), true);
+    a.options = options;
+    status = run_on(backend, a);
+  } else {
+    BackwardArgs a;
+    a.dout = rows_view(dout.data(), false), a.q = rows_view(q.data(), false);
+    a.k = rows_view(k.data(), false), a.v = rows_view(v.data(), false);
+    a.out = rows_view(out.data(), false), a.lse = lse_view;
+    a.dq = rows_view(dq.data(), false), a.dk = rows_view(dk.data(), false),
+    a.dv = rows_view(dv.data(), false);
+    a.options = options;
+    status = run_on(backend, a);
+  }
+  ASSERT_TRUE(status.ok()) << error_code_name(status.code()) << ": " << status.message();
+
+  // Each checked batch as a problem of its own: the forward from q, k, v; the backward from the device
+  // forward's out and LSE (the reference backward is the exact function of what it is handed).
+  const std::vector<std::int64_t> shape = {1, kRows, kHeads, kDim}, lse_shape = {1, kHeads, kRows};
+  for (const std::int64_t batch : kChecked) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    const std::int64_t first = batch * kBatchElements;
+    HostTensor hq(DType::bfloat16, shape), hk(DType::bfloat16, shape), hv(DType::bfloat16, shape),
+        hdout(DType::bfloat16, shape);
+    q.pattern(first, hq), k.pattern(first, hk), v.pattern(first, hv), dout.pattern(first, hdout);
+    const std::size_t row_bytes = static_cast<std::size_t>(first) * 2;
+    const Fetched o = fetch_slice(out, row_bytes, DType::bfloat16, shape);
+    // The LSE of this batch: batched (b, h, s) holds it in one piece; varlen (h, total) in one row per head.
+    Fetched l{HostTensor(DType::float32, lse_shape), {}};
+    l.before.poison();
+    l.actual = l.before;
+    for (std::int64_t head = 0; head < kHeads; ++head) {
+      HostTensor row(DType::float32, {kRows});
+      const std::int64_t element =
+          varlen ? head * kBatch * kRows + batch * kRows : (batch * kHeads + head) * kRows;
+      lse.fetch(static_cast<std::size_t>(element) * 4, row);
+      std::memcpy(l.actual.storage() + l.actual.origin_byte_offset() + head * kRows * 4,
+                  row.storage() + row.origin_byte_offset(), kRows * 4);
+    }
+    HostTensor ref_out(DType::bfloat16, shape), ref_lse(DType::float32, lse_shape);
+    auto forward = [&](Binding& bind) {
+      ForwardArgs a;
+      a.q = bind.view(hq), a.k = bind.view(hk), a.v = bind.view(hv);
+      a.out = bind.view(ref_out), a.lse = bind.view(ref_lse), a.options = options;
+      return a;
+    };
+    const ReferenceBinding ref = reference(forward), lowp = reference_lowp(forward, DType::bfloat16);
+    EXPECT_TRUE(expect_close("out", o.actual, o.before, ref.result(ref_out), lowp.result(ref_out),
+                             {2.0, output_atol(DType::bfloat16)}));
+    EXPECT_TRUE(
+        expect_close("lse", l.actual, l.before, ref.result(ref_lse), lowp.result(ref_lse), {2.0, kLseAtol}));
+
+    HostTensor ref_dq(DType::bfloat16, shape), ref_dk(DType::bfloat16, shape), ref_dv(DType::bfloat16, shape);
+    auto backward = [&](Binding& bind) {
+      BackwardArgs a;
+      a.dout = bind.view(hdout), a.q = bind.view(hq), a.k = bind.view(hk), a.v = bind.view(hv);
+      a.out = bind.view(o.actual), a.lse = bind.view(l.actual);
+      a.dq = bind.view(ref_dq), a.dk = bind.view(ref_dk), a.dv = bind.view(ref_dv), a.options = options;
+      return a;
+    };
+    const ReferenceBinding gref = reference(backward), glowp = reference_lowp(backward, DType::bfloat16);
+    // backward_test.cpp's rule for gradients (factor 2, fp32 accumulation noise, half an output ulp).
+    const Tolerance tol{2.0, 1e-4, 0.5};
+    const std::pair<const char*, const OutputTensor*> grads[] = {{"dq", &dq}, {"dk", &dk}, {"dv", &dv}};
+    const HostTensor* refs[] = {&ref_dq, &ref_dk, &ref_dv};
+    for (int g = 0; g < 3; ++g) {
+      const Fetched f = fetch_slice(*grads[g].second, row_bytes, DType::bfloat16, shape);
+      EXPECT_TRUE(expect_close(grads[g].first, f.actual, f.before, gref.result(*refs[g]),
+                               glowp.result(*refs[g]), tol));
+    }
+  }
+}
+
+// A paged KV cache of 2^31 + 2^23 elements per tensor: block tables that point at pages on either side of
+// 2^30 and 2^31 elements and at the last page, GQA 16 / 8, a decode step of 4 query rows, causal.
+class LargeOffsetsPaged : public ::testing::TestWithParam<Backend> {};
+
+TEST_P(LargeOffsetsPaged, KVCacheHighPages) {
+  const Backend backend = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  const std::size_t bytes = static_cast<std::size_t>(kElements) * 2 * 2 + (std::size_t{2} << 30);
+  if (auto reason = too_little_memory(bytes)) GTEST_SKIP() << *reason;
+  SCOPED_TRACE(seed_trace());
+  Rng rng = Rng::for_current_test();
+  constexpr std::int64_t kPage = 256, kPages = kElements / (kPage * kHeads * kDim);  // 8224 pages of 2^18
+  constexpr std::int64_t b = 2, sq = 4, h = 16, pages_per_seq = 4, sk = pages_per_seq * kPage;
+  const PatternTensor k_cache(backend, rng, kElements), v_cache(backend, rng, kElements);
+  // Pages 4095 / 4096 straddle 2^30 elements, 8191 / 8192 2^31; the last is 8223.
+  const std::vector<std::int32_t> table = {0, 8191, 8192, 8223, 8223, 4096, 4095, 8192};
+  DeviceMemory table_memory(backend, table.size() * 4);
+  table_memory.upload(table.data(), table.size() * 4);
+  const std::vector<std::int32_t> lengths(b, static_cast<std::int32_t>(sk));
+  DeviceMemory lengths_memory(backend, lengths.size() * 4);
+  lengths_memory.upload(lengths.data(), lengths.size() * 4);
+  HostTensor hq(DType::bfloat16, {b, sq, h, kDim});
+  hq.fill_normal(rng);
+  DeviceMemory q_memory(backend, hq.numel() * 2);
+  q_memory.upload(hq.storage() + hq.origin_byte_offset(), hq.numel() * 2);
+  OutputTensor out(backend, b * sq * h * kDim * 2);
+  out.poison();
+
+  KVCacheForwardArgs a;
+  a.q = TensorView::contiguous(q_memory.data(), DType::bfloat16, {b, sq, h, kDim}, kGpu);
+  a.k_cache = TensorView::contiguous(k_cache.data(), DType::bfloat16, {kPages, kPage, kHeads, kDim}, kGpu);
+  a.v_cache = TensorView::contiguous(v_cache.data(), DType::bfloat16, {kPages, kPage, kHeads, kDim}, kGpu);
+  a.block_table = TensorView::contiguous(table_memory.data(), DType::int32, {b, pages_per_seq}, kGpu);
+  a.cache_seqlens = TensorView::contiguous(lengths_memory.data(), DType::int32, {b}, kGpu);
+  a.out = TensorView::contiguous(out.data(), DType::bfloat16, {b, sq, h, kDim}, kGpu);
+  a.options.causal = true;
+  const Status status = run_on(backend, a);
+  if (status.code() == ErrorCode::unsupported) GTEST_SKIP() << status.message();
+  ASSERT_TRUE(status.ok()) << error_code_name(status.code()) << ": " << status.message();
+
+  // The reference: each sequence's pages gathered into a dense (b, sk, hk, d) K and V.
+  HostTensor hk(DType::bfloat16, {b, sk, kHeads, kDim}), hv(DType::bfloat16, {b, sk, kHeads, kDim});
+  constexpr std::int64_t kPageElements = kPage * kHeads * kDim;
+  for (std::int64_t s = 0; s < b; ++s) {
+    for (std::int64_t p = 0; p < pages_per_seq; ++p) {
+      HostTensor page(DType::bfloat16, {kPageElements});
+      const std::int64_t first = table[s * pages_per_seq + p] * kPageElements;
+      const std::size_t at = static_cast<std::size_t>((s * pages_per_seq + p) * kPageElements) * 2;
+      k_cache.pattern(first, page);
+      std::memcpy(hk.storage() + hk.origin_byte_offset() + at, page.storage() + page.origin_byte_offset(),
+                  kPageElements * 2);
+      v_cache.pattern(first, page);
+      std::memcpy(hv.storage() + hv.origin_byte_offset() + at, page.storage() + page.origin_byte_offset(),
+                  kPageElements * 2);
+    }
+  }
+  HostTensor ref_out(DType::bfloat16, {b, sq, h, kDim});
+  auto forward = [&](Binding& bind) {
+    ForwardArgs f;
+    f.q = bind.view(hq), f.k = bind.view(hk), f.v = bind.view(hv), f.out = bind.view(ref_out);
+    f.options.causal = true;
+    return f;
+  };
+  const ReferenceBinding ref = reference(forward), lowp = reference_lowp(forward, DType::bfloat16);
+  const Fetched o = fetch_slice(out, 0, DType::bfloat16, {b, sq, h, kDim});
+  EXPECT_TRUE(expect_close("out", o.actual, o.before, ref.result(ref_out), lowp.result(ref_out),
+                           {2.0, output_atol(DType::bfloat16)}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Grid, LargeOffsets,
+                         ::testing::Combine(::testing::Values(Backend::cuda_sm80, Backend::cuda_sm90),
+                                            ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<LargeOffsets::ParamType>& info) {
+                           return std::string(backend_name(std::get<0>(info.param))) +
+                                  (std::get<1>(info.param) ? "_varlen" : "_batched");
+                         });
+
+INSTANTIATE_TEST_SUITE_P(Grid, LargeOffsetsPaged, ::testing::Values(Backend::cuda_sm80, Backend::cuda_sm90),
+                         [](const ::testing::TestParamInfo<Backend>& info) {
+                           return std::string(backend_name(info.param));
+                         });
+
+#else
+
+TEST(LargeOffsets, NeedsCuda) { GTEST_SKIP() << "tensors of more than 2^31 elements: built without CUDA"; }
+
+#endif
+
+}  // namespace
+}  // namespace flashattn::test
