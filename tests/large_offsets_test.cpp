@@ -1,13 +1,13 @@
-// Tensors of more than 2^31 elements on the CUDA backends: an element offset that overflows 32 bits (a batch,
-// a packed token row or a KV-cache page past 2^31 elements, or past 2^31 bytes) must address the right
-// memory. FlashAttention has had illegal memory accesses and wrong results there (the user-needs list, item
-// 15).
+// Sizes past the 32-bit and grid limits on the CUDA backends. An element offset that overflows 32 bits (a
+// batch, a packed token row or a KV-cache page past 2^31 elements, or past 2^31 bytes) must address the right
+// memory, and more batches (or decode sequences) than a grid's y / z dimension holds (65535) must all run.
+// FlashAttention has had illegal memory accesses and wrong results at both (the user-needs list, item 15).
 //
-// The tensors are filled on the device with one random block of P elements repeated (element e holds
+// The inputs are filled on the device with one random block of P elements repeated (element e holds
 // block[e % P], P odd, so no two batches see the same data), which makes any slice's contents known on the
-// host; the outputs are poisoned with NaN before each call. The batches whose offsets straddle 2^30 and
-// 2^31 elements (2^31 and 2^32 bytes) and the last one are checked against the float64 reference. Each
-// test needs ~45 GB of GPU memory and skips, with the amount, where less is free.
+// host; the outputs are poisoned with NaN before each call. The batches on either side of each limit and the
+// last one are checked against the float64 reference, each as a problem of its own. The 2^31-element cases
+// need ~45 GB of GPU memory and skip, with the amount, where less is free.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -34,14 +34,22 @@ namespace {
 #if FLASHATTN_WITH_CUDA
 
 constexpr Device kGpu{DeviceType::cuda, 0};
-// Batch (or sequence) of s = 128 rows of h = 8 heads of d = 128: 2^17 elements; 2^14 + 64 of them make each
-// tensor 2^31 + 2^23 elements (4.03 GB in bf16).
-constexpr std::int64_t kRows = 128, kHeads = 8, kDim = 128;
-constexpr std::int64_t kBatch = (std::int64_t{1} << 14) + 64;
-constexpr std::int64_t kBatchElements = kRows * kHeads * kDim;
-constexpr std::int64_t kElements = kBatch * kBatchElements;
-// The batches checked: the first, those on either side of 2^30 and 2^31 elements, the last.
-constexpr std::int64_t kChecked[] = {0, (1 << 13) - 1, 1 << 13, (1 << 14) - 1, 1 << 14, kBatch - 1};
+// b batches (or packed sequences) of s rows of h heads of d columns, q / k / v / dO alike.
+struct Shape {
+  std::int64_t b, s, h, d;
+  constexpr std::int64_t batch_elements() const { return s * h * d; }
+  constexpr std::int64_t elements() const { return b * batch_elements(); }
+};
+// Batches of 2^17 elements (128 rows of 8 heads of 128); 2^14 + 64 of them make each tensor 2^31 + 2^23
+// elements (4.03 GB in bf16). Checked: the first batch, those on either side of 2^30 and 2^31 elements, the
+// last.
+constexpr Shape kLarge{(std::int64_t{1} << 14) + 64, 128, 8, 128};
+const std::vector<std::int64_t> kLargeChecked = {0,       (1 << 13) - 1, 1 << 13, (1 << 14) - 1,
+                                                 1 << 14, kLarge.b - 1};
+// More batches than a grid's y / z dimension holds (65535), short ones: a launch that puts the batch (or
+// batch x heads) on those dimensions fails or drops batches. Checked around 2^16 and the last.
+constexpr Shape kManyBatches{(std::int64_t{1} << 16) + 100, 32, 2, 64};
+const std::vector<std::int64_t> kManyChecked = {0, 65534, 65535, 65536, kManyBatches.b - 1};
 constexpr std::int64_t kBlock = (std::int64_t{1} << 22) + 4099;  // the repeated block (odd)
 
 void check(cudaError_t e, const char* what) {
@@ -66,7 +74,8 @@ class PatternTensor {
       : memory_(backend, static_cast<std::size_t>(elements) * 2), block_(DType::bfloat16, {kBlock}) {
     block_.fill_normal(rng);
     auto* bytes = static_cast<char*>(memory_.data());
-    check(cudaMemcpy(bytes, block_bits(), kBlock * 2, cudaMemcpyHostToDevice), "cudaMemcpy block");
+    check(cudaMemcpy(bytes, block_bits(), std::min(kBlock, elements) * 2, cudaMemcpyHostToDevice),
+          "cudaMemcpy block");
     // Doubling copies of whole periods keep element e = block[e % kBlock].
     for (std::int64_t filled = kBlock; filled < elements;) {
       const std::int64_t count = std::min(filled, elements - filled);
@@ -108,9 +117,10 @@ class OutputTensor {
   DeviceMemory memory_;
 };
 
-TensorView rows_view(const void* data, bool varlen, DType dtype = DType::bfloat16) {
-  return varlen ? TensorView::contiguous(const_cast<void*>(data), dtype, {kBatch * kRows, kHeads, kDim}, kGpu)
-                : TensorView::contiguous(const_cast<void*>(data), dtype, {kBatch, kRows, kHeads, kDim}, kGpu);
+TensorView rows_view(const void* data, const Shape& x, bool varlen) {
+  auto* p = const_cast<void*>(data);
+  return varlen ? TensorView::contiguous(p, DType::bfloat16, {x.b * x.s, x.h, x.d}, kGpu)
+                : TensorView::contiguous(p, DType::bfloat16, {x.b, x.s, x.h, x.d}, kGpu);
 }
 
 // `before` poisoned, the device's slice fetched into a copy: what expect_close compares.
@@ -125,30 +135,28 @@ Fetched fetch_slice(const OutputTensor& t, std::size_t offset, DType dtype, std:
   return f;
 }
 
-class LargeOffsets : public ::testing::TestWithParam<std::tuple<Backend, bool>> {};  // backend, varlen
-
-// Forward (with LSE) and backward over tensors of 2^31 + 2^23 elements, batched non-causal or varlen causal.
-TEST_P(LargeOffsets, ForwardAndBackward) {
-  const auto [backend, varlen] = GetParam();
-  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+// Forward (with LSE) and backward of shape x, batched non-causal or varlen causal (every sequence x.s rows),
+// the batches `checked` against the reference, each as a problem of its own.
+void check_forward_and_backward(Backend backend, bool varlen, const Shape& x,
+                                const std::vector<std::int64_t>& checked) {
   // q k v dout, out dq dk dv (bf16) and the backward's fp32 dQ accumulator.
-  const std::size_t bytes = static_cast<std::size_t>(kElements) * (8 * 2 + 4) + (std::size_t{4} << 30);
+  const std::int64_t n = x.elements();
+  const std::size_t bytes = static_cast<std::size_t>(n) * (8 * 2 + 4) + (std::size_t{4} << 30);
   if (auto reason = too_little_memory(bytes)) GTEST_SKIP() << *reason;
   SCOPED_TRACE(seed_trace());
   Rng rng = Rng::for_current_test();
-  const PatternTensor q(backend, rng, kElements), k(backend, rng, kElements), v(backend, rng, kElements),
-      dout(backend, rng, kElements);
-  OutputTensor out(backend, kElements * 2), lse(backend, kBatch * kHeads * kRows * 4);
-  OutputTensor dq(backend, kElements * 2), dk(backend, kElements * 2), dv(backend, kElements * 2);
-  std::vector<std::int32_t> cu(kBatch + 1);
-  for (std::int64_t i = 0; i <= kBatch; ++i) cu[i] = static_cast<std::int32_t>(i * kRows);
+  const PatternTensor q(backend, rng, n), k(backend, rng, n), v(backend, rng, n), dout(backend, rng, n);
+  OutputTensor out(backend, n * 2), lse(backend, x.b * x.h * x.s * 4);
+  OutputTensor dq(backend, n * 2), dk(backend, n * 2), dv(backend, n * 2);
+  std::vector<std::int32_t> cu(x.b + 1);
+  for (std::int64_t i = 0; i <= x.b; ++i) cu[i] = static_cast<std::int32_t>(i * x.s);
   DeviceMemory cu_seqlens(backend, cu.size() * 4);
   cu_seqlens.upload(cu.data(), cu.size() * 4);
-  const TensorView cu_view = TensorView::contiguous(cu_seqlens.data(), DType::int32, {kBatch + 1}, kGpu);
+  const TensorView cu_view = TensorView::contiguous(cu_seqlens.data(), DType::int32, {x.b + 1}, kGpu);
   // varlen: LSE (h, total); batched: (b, h, s).
-  const TensorView lse_view =
-      varlen ? TensorView::contiguous(lse.data(), DType::float32, {kHeads, kBatch * kRows}, kGpu)
-             : TensorView::contiguous(lse.data(), DType::float32, {kBatch, kHeads, kRows}, kGpu);
+  const TensorView lse_view = varlen
+                                  ? TensorView::contiguous(lse.data(), DType::float32, {x.h, x.b * x.s}, kGpu)
+                                  : TensorView::contiguous(lse.data(), DType::float32, {x.b, x.h, x.s}, kGpu);
   AttentionOptions options;
   options.causal = varlen;
 
@@ -157,15 +165,17 @@ TEST_P(LargeOffsets, ForwardAndBackward) {
   Status status;
   if (varlen) {
     VarlenForwardArgs a;
-    a.q = rows_view(q.data(), true), a.k = rows_view(k.data(), true), a.v = rows_view(v.data(), true);
+    a.q = rows_view(q.data(), x, true), a.k = rows_view(k.data(), x, true),
+    a.v = rows_view(v.data(), x, true);
     a.cu_seqlens_q = a.cu_seqlens_k = cu_view;
-    a.max_seqlen_q = a.max_seqlen_k = kRows;
-    a.out = rows_view(out.data(), true), a.lse = lse_view, a.options = options;
+    a.max_seqlen_q = a.max_seqlen_k = x.s;
+    a.out = rows_view(out.data(), x, true), a.lse = lse_view, a.options = options;
     status = run_on(backend, a);
   } else {
     ForwardArgs a;
-    a.q = rows_view(q.data(), false), a.k = rows_view(k.data(), false), a.v = rows_view(v.data(), false);
-    a.out = rows_view(out.data(), false), a.lse = lse_view, a.options = options;
+    a.q = rows_view(q.data(), x, false), a.k = rows_view(k.data(), x, false),
+    a.v = rows_view(v.data(), x, false);
+    a.out = rows_view(out.data(), x, false), a.lse = lse_view, a.options = options;
     status = run_on(backend, a);
   }
   if (status.code() == ErrorCode::unsupported) GTEST_SKIP() << status.message();
@@ -174,21 +184,22 @@ TEST_P(LargeOffsets, ForwardAndBackward) {
   dq.poison(), dk.poison(), dv.poison();
   if (varlen) {
     VarlenBackwardArgs a;
-    a.dout = rows_view(dout.data(), true), a.q = rows_view(q.data(), true);
-    a.k = rows_view(k.data(), true), a.v = rows_view(v.data(), true);
-    a.out = rows_view(out.data(), true), a.lse = lse_view;
+    a.dout = rows_view(dout.data(), x, true), a.q = rows_view(q.data(), x, true);
+    a.k = rows_view(k.data(), x, true), a.v = rows_view(v.data(), x, true);
+    a.out = rows_view(out.data(), x, true), a.lse = lse_view;
     a.cu_seqlens_q = a.cu_seqlens_k = cu_view;
-    a.max_seqlen_q = a.max_seqlen_k = kRows;
-    a.dq = rows_view(dq.data(), true), a.dk = rows_view(dk.data(), true), a.dv = rows_view(dv.data(), true);
+    a.max_seqlen_q = a.max_seqlen_k = x.s;
+    a.dq = rows_view(dq.data(), x, true), a.dk = rows_view(dk.data(), x, true),
+    a.dv = rows_view(dv.data(), x, true);
     a.options = options;
     status = run_on(backend, a);
   } else {
     BackwardArgs a;
-    a.dout = rows_view(dout.data(), false), a.q = rows_view(q.data(), false);
-    a.k = rows_view(k.data(), false), a.v = rows_view(v.data(), false);
-    a.out = rows_view(out.data(), false), a.lse = lse_view;
-    a.dq = rows_view(dq.data(), false), a.dk = rows_view(dk.data(), false),
-    a.dv = rows_view(dv.data(), false);
+    a.dout = rows_view(dout.data(), x, false), a.q = rows_view(q.data(), x, false);
+    a.k = rows_view(k.data(), x, false), a.v = rows_view(v.data(), x, false);
+    a.out = rows_view(out.data(), x, false), a.lse = lse_view;
+    a.dq = rows_view(dq.data(), x, false), a.dk = rows_view(dk.data(), x, false),
+    a.dv = rows_view(dv.data(), x, false);
     a.options = options;
     status = run_on(backend, a);
   }
@@ -196,10 +207,10 @@ TEST_P(LargeOffsets, ForwardAndBackward) {
 
   // Each checked batch as a problem of its own: the forward from q, k, v; the backward from the device
   // forward's out and LSE (the reference backward is the exact function of what it is handed).
-  const std::vector<std::int64_t> shape = {1, kRows, kHeads, kDim}, lse_shape = {1, kHeads, kRows};
-  for (const std::int64_t batch : kChecked) {
+  const std::vector<std::int64_t> shape = {1, x.s, x.h, x.d}, lse_shape = {1, x.h, x.s};
+  for (const std::int64_t batch : checked) {
     SCOPED_TRACE("batch " + std::to_string(batch));
-    const std::int64_t first = batch * kBatchElements;
+    const std::int64_t first = batch * x.batch_elements();
     HostTensor hq(DType::bfloat16, shape), hk(DType::bfloat16, shape), hv(DType::bfloat16, shape),
         hdout(DType::bfloat16, shape);
     q.pattern(first, hq), k.pattern(first, hk), v.pattern(first, hv), dout.pattern(first, hdout);
@@ -209,13 +220,12 @@ TEST_P(LargeOffsets, ForwardAndBackward) {
     Fetched l{HostTensor(DType::float32, lse_shape), {}};
     l.before.poison();
     l.actual = l.before;
-    for (std::int64_t head = 0; head < kHeads; ++head) {
-      HostTensor row(DType::float32, {kRows});
-      const std::int64_t element =
-          varlen ? head * kBatch * kRows + batch * kRows : (batch * kHeads + head) * kRows;
+    for (std::int64_t head = 0; head < x.h; ++head) {
+      HostTensor row(DType::float32, {x.s});
+      const std::int64_t element = varlen ? head * x.b * x.s + batch * x.s : (batch * x.h + head) * x.s;
       lse.fetch(static_cast<std::size_t>(element) * 4, row);
-      std::memcpy(l.actual.storage() + l.actual.origin_byte_offset() + head * kRows * 4,
-                  row.storage() + row.origin_byte_offset(), kRows * 4);
+      std::memcpy(l.actual.storage() + l.actual.origin_byte_offset() + head * x.s * 4,
+                  row.storage() + row.origin_byte_offset(), x.s * 4);
     }
     HostTensor ref_out(DType::bfloat16, shape), ref_lse(DType::float32, lse_shape);
     auto forward = [&](Binding& bind) {
@@ -251,13 +261,30 @@ TEST_P(LargeOffsets, ForwardAndBackward) {
   }
 }
 
+class LargeOffsets : public ::testing::TestWithParam<std::tuple<Backend, bool>> {};  // backend, varlen
+
+// Tensors of 2^31 + 2^23 elements.
+TEST_P(LargeOffsets, ForwardAndBackward) {
+  const auto [backend, varlen] = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  check_forward_and_backward(backend, varlen, kLarge, kLargeChecked);
+}
+
+// 65636 batches (or packed sequences) of 32 rows.
+TEST_P(LargeOffsets, ManyBatches) {
+  const auto [backend, varlen] = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  check_forward_and_backward(backend, varlen, kManyBatches, kManyChecked);
+}
+
 // A paged KV cache of 2^31 + 2^23 elements per tensor: block tables that point at pages on either side of
 // 2^30 and 2^31 elements and at the last page, GQA 16 / 8, a decode step of 4 query rows, causal.
-class LargeOffsetsPaged : public ::testing::TestWithParam<Backend> {};
+class LargeOffsetsKVCache : public ::testing::TestWithParam<Backend> {};
 
-TEST_P(LargeOffsetsPaged, KVCacheHighPages) {
+TEST_P(LargeOffsetsKVCache, HighPages) {
   const Backend backend = GetParam();
   FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  constexpr std::int64_t kHeads = kLarge.h, kDim = kLarge.d, kElements = kLarge.elements();
   const std::size_t bytes = static_cast<std::size_t>(kElements) * 2 * 2 + (std::size_t{2} << 30);
   if (auto reason = too_little_memory(bytes)) GTEST_SKIP() << *reason;
   SCOPED_TRACE(seed_trace());
@@ -328,7 +355,60 @@ INSTANTIATE_TEST_SUITE_P(Grid, LargeOffsets,
                                   (std::get<1>(info.param) ? "_varlen" : "_batched");
                          });
 
-INSTANTIATE_TEST_SUITE_P(Grid, LargeOffsetsPaged, ::testing::Values(Backend::cuda_sm80, Backend::cuda_sm90),
+// A decode step of 65636 sequences (one query row each, GQA 8 / 2, d = 128) over a dense KV cache of 96 rows
+// a sequence, each its own length: more tiles than a grid's y / z dimension holds, on the decode kernels.
+TEST_P(LargeOffsetsKVCache, ManyDecodeSequences) {
+  const Backend backend = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  constexpr std::int64_t b = kManyBatches.b, h = 8, hk = 2, d = 128, s_cache = 96;
+  constexpr std::int64_t q_elements = b * h * d, cache_elements = b * s_cache * hk * d;
+  if (auto reason =
+          too_little_memory(static_cast<std::size_t>(cache_elements) * 4 + (std::size_t{2} << 30))) {
+    GTEST_SKIP() << *reason;
+  }
+  SCOPED_TRACE(seed_trace());
+  Rng rng = Rng::for_current_test();
+  const PatternTensor q(backend, rng, q_elements), k_cache(backend, rng, cache_elements),
+      v_cache(backend, rng, cache_elements);
+  std::vector<std::int32_t> lengths(b);
+  for (std::int64_t i = 0; i < b; ++i)
+    lengths[i] = static_cast<std::int32_t>(1 + rng.integer(0, s_cache - 1));
+  DeviceMemory lengths_memory(backend, lengths.size() * 4);
+  lengths_memory.upload(lengths.data(), lengths.size() * 4);
+  OutputTensor out(backend, q_elements * 2);
+  out.poison();
+
+  KVCacheForwardArgs a;
+  a.q = TensorView::contiguous(q.data(), DType::bfloat16, {b, 1, h, d}, kGpu);
+  a.k_cache = TensorView::contiguous(k_cache.data(), DType::bfloat16, {b, s_cache, hk, d}, kGpu);
+  a.v_cache = TensorView::contiguous(v_cache.data(), DType::bfloat16, {b, s_cache, hk, d}, kGpu);
+  a.cache_seqlens = TensorView::contiguous(lengths_memory.data(), DType::int32, {b}, kGpu);
+  a.out = TensorView::contiguous(out.data(), DType::bfloat16, {b, 1, h, d}, kGpu);
+  const Status status = run_on(backend, a);
+  if (status.code() == ErrorCode::unsupported) GTEST_SKIP() << status.message();
+  ASSERT_TRUE(status.ok()) << error_code_name(status.code()) << ": " << status.message();
+
+  for (const std::int64_t seq : kManyChecked) {
+    SCOPED_TRACE("sequence " + std::to_string(seq) + " of " + std::to_string(lengths[seq]) + " keys");
+    const std::int64_t len = lengths[seq];
+    HostTensor hq(DType::bfloat16, {1, 1, h, d}), keys(DType::bfloat16, {1, len, hk, d}),
+        values(DType::bfloat16, {1, len, hk, d}), ref_out(DType::bfloat16, {1, 1, h, d});
+    q.pattern(seq * h * d, hq), k_cache.pattern(seq * s_cache * hk * d, keys),
+        v_cache.pattern(seq * s_cache * hk * d, values);
+    auto forward = [&](Binding& bind) {
+      ForwardArgs f;
+      f.q = bind.view(hq), f.k = bind.view(keys), f.v = bind.view(values), f.out = bind.view(ref_out);
+      return f;
+    };
+    const ReferenceBinding ref = reference(forward), lowp = reference_lowp(forward, DType::bfloat16);
+    const Fetched o =
+        fetch_slice(out, static_cast<std::size_t>(seq * h * d) * 2, DType::bfloat16, {1, 1, h, d});
+    EXPECT_TRUE(expect_close("out", o.actual, o.before, ref.result(ref_out), lowp.result(ref_out),
+                             {2.0, output_atol(DType::bfloat16)}));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Grid, LargeOffsetsKVCache, ::testing::Values(Backend::cuda_sm80, Backend::cuda_sm90),
                          [](const ::testing::TestParamInfo<Backend>& info) {
                            return std::string(backend_name(info.param));
                          });
