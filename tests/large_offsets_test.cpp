@@ -83,6 +83,8 @@ class PatternTensor {
       check(cudaMemcpy(bytes + filled * 2, bytes, count * 2, cudaMemcpyDeviceToDevice), "cudaMemcpy fill");
       filled += count;
     }
+    // The calls run on run_on's non-blocking stream, which does not wait for the legacy stream's copies.
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the fill");
   }
   void* data() const { return memory_.data(); }
   // Elements [first, first + t.numel()) into the contiguous host tensor t.
@@ -105,7 +107,12 @@ class OutputTensor {
  public:
   OutputTensor(Backend backend, std::size_t bytes) : memory_(backend, bytes) {}
   void* data() const { return memory_.data(); }
-  void poison() { check(cudaMemset(memory_.data(), 0xFF, memory_.bytes()), "cudaMemset"); }
+  // (Synchronised: a memset still queued on the legacy stream would land after the call's writes on run_on's
+  // non-blocking stream. It did, for the LSE behind a 1 GB poison of out, before this wait.)
+  void poison() {
+    check(cudaMemset(memory_.data(), 0xFF, memory_.bytes()), "cudaMemset");
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the poison");
+  }
   // `t.numel()` elements from byte `offset` into the contiguous host tensor t (its guards untouched).
   void fetch(std::size_t offset, HostTensor& t) const {
     const std::size_t bytes = static_cast<std::size_t>(t.numel()) * (t.dtype() == DType::float32 ? 4 : 2);
