@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -143,6 +144,21 @@ Fetched fetch_slice(const OutputTensor& t, std::size_t offset, DType dtype, std:
   return f;
 }
 
+// An LSE slice as a (1, heads, rows) tensor: head h's rows from element first_of(h) of the device LSE.
+Fetched fetch_lse_rows(const OutputTensor& lse, std::int64_t heads, std::int64_t rows,
+                       const std::function<std::int64_t(std::int64_t)>& first_of) {
+  Fetched l{HostTensor(DType::float32, {1, heads, rows}), {}};
+  l.before.poison();
+  l.actual = l.before;
+  for (std::int64_t head = 0; head < heads; ++head) {
+    HostTensor row(DType::float32, {rows});
+    lse.fetch(static_cast<std::size_t>(first_of(head)) * 4, row);
+    std::memcpy(l.actual.storage() + l.actual.origin_byte_offset() + head * rows * 4,
+                row.storage() + row.origin_byte_offset(), rows * 4);
+  }
+  return l;
+}
+
 // Forward (with LSE) and backward of shape x, batched non-causal or varlen causal (every sequence x.s rows),
 // the batches `checked` against the reference, each as a problem of its own.
 void check_forward_and_backward(Backend backend, bool varlen, const Shape& x,
@@ -225,16 +241,9 @@ void check_forward_and_backward(Backend backend, bool varlen, const Shape& x,
     const std::size_t row_bytes = static_cast<std::size_t>(first) * 2;
     const Fetched o = fetch_slice(out, row_bytes, DType::bfloat16, shape);
     // The LSE of this batch: batched (b, h, s) holds it in one piece; varlen (h, total) in one row per head.
-    Fetched l{HostTensor(DType::float32, lse_shape), {}};
-    l.before.poison();
-    l.actual = l.before;
-    for (std::int64_t head = 0; head < x.h; ++head) {
-      HostTensor row(DType::float32, {x.s});
-      const std::int64_t element = varlen ? head * x.b * x.s + batch * x.s : (batch * x.h + head) * x.s;
-      lse.fetch(static_cast<std::size_t>(element) * 4, row);
-      std::memcpy(l.actual.storage() + l.actual.origin_byte_offset() + head * x.s * 4,
-                  row.storage() + row.origin_byte_offset(), x.s * 4);
-    }
+    const Fetched l = fetch_lse_rows(lse, x.h, x.s, [&](std::int64_t head) {
+      return varlen ? head * x.b * x.s + batch * x.s : (batch * x.h + head) * x.s;
+    });
     HostTensor ref_out(DType::bfloat16, shape), ref_lse(DType::float32, lse_shape);
     auto forward = [&](Binding& bind) {
       ForwardArgs a;
@@ -284,6 +293,71 @@ TEST_P(LargeOffsets, ManyBatches) {
   FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
   check_forward_and_backward(backend, varlen, kManyBatches, kManyChecked);
 }
+
+// One sequence of 2^21 + 2^13 rows (2^31 + 2^23 elements a tensor), a local window of 127 keys back (so the
+// call stays cheap): row offsets within one sequence past 2^30 and 2^31 elements. The forward's out and LSE
+// of 128-row blocks around those rows and at the end, each against the reference over its rows and the keys
+// they see (bottom-right alignment keeps the window where the sub-problem starts its keys 127 rows earlier).
+class LargeOffsetsLongSequence : public ::testing::TestWithParam<Backend> {};
+
+TEST_P(LargeOffsetsLongSequence, WindowedForward) {
+  const Backend backend = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  constexpr std::int64_t s = kLarge.elements() / (kLarge.h * kLarge.d), h = kLarge.h, d = kLarge.d;
+  constexpr std::int64_t n = kLarge.elements(), kBack = 127, kRowsChecked = 128;
+  if (auto reason = too_little_memory(static_cast<std::size_t>(n) * 8 + (std::size_t{2} << 30))) {
+    GTEST_SKIP() << *reason;
+  }
+  SCOPED_TRACE(seed_trace());
+  Rng rng = Rng::for_current_test();
+  const PatternTensor q(backend, rng, n), k(backend, rng, n), v(backend, rng, n);
+  OutputTensor out(backend, n * 2), lse(backend, h * s * 4);
+  out.poison();
+  lse.poison();
+  ForwardArgs a;
+  a.q = TensorView::contiguous(q.data(), DType::bfloat16, {1, s, h, d}, kGpu);
+  a.k = TensorView::contiguous(k.data(), DType::bfloat16, {1, s, h, d}, kGpu);
+  a.v = TensorView::contiguous(v.data(), DType::bfloat16, {1, s, h, d}, kGpu);
+  a.out = TensorView::contiguous(out.data(), DType::bfloat16, {1, s, h, d}, kGpu);
+  a.lse = TensorView::contiguous(lse.data(), DType::float32, {1, h, s}, kGpu);
+  a.options.window = {kBack, 0};
+  const Status status = run_on(backend, a);
+  if (status.code() == ErrorCode::unsupported) GTEST_SKIP() << status.message();
+  ASSERT_TRUE(status.ok()) << error_code_name(status.code()) << ": " << status.message();
+
+  const std::int64_t row_elements = h * d;
+  for (const std::int64_t r0 : {std::int64_t{0}, (std::int64_t{1} << 20) - 64, std::int64_t{1} << 20,
+                                (std::int64_t{1} << 21) - 64, std::int64_t{1} << 21, s - kRowsChecked}) {
+    SCOPED_TRACE("rows from " + std::to_string(r0));
+    const std::int64_t k0 = std::max<std::int64_t>(0, r0 - kBack), sk = r0 + kRowsChecked - k0;
+    HostTensor hq(DType::bfloat16, {1, kRowsChecked, h, d}), hk(DType::bfloat16, {1, sk, h, d}),
+        hv(DType::bfloat16, {1, sk, h, d});
+    q.pattern(r0 * row_elements, hq), k.pattern(k0 * row_elements, hk), v.pattern(k0 * row_elements, hv);
+    HostTensor ref_out(DType::bfloat16, {1, kRowsChecked, h, d}),
+        ref_lse(DType::float32, {1, h, kRowsChecked});
+    auto forward = [&](Binding& bind) {
+      ForwardArgs f;
+      f.q = bind.view(hq), f.k = bind.view(hk), f.v = bind.view(hv);
+      f.out = bind.view(ref_out), f.lse = bind.view(ref_lse);
+      f.options.window = {kBack, 0};
+      return f;
+    };
+    const ReferenceBinding ref = reference(forward), lowp = reference_lowp(forward, DType::bfloat16);
+    const Fetched o = fetch_slice(out, static_cast<std::size_t>(r0 * row_elements) * 2, DType::bfloat16,
+                                  {1, kRowsChecked, h, d});
+    EXPECT_TRUE(expect_close("out", o.actual, o.before, ref.result(ref_out), lowp.result(ref_out),
+                             {2.0, output_atol(DType::bfloat16)}));
+    const Fetched l = fetch_lse_rows(lse, h, kRowsChecked, [&](std::int64_t head) { return head * s + r0; });
+    EXPECT_TRUE(
+        expect_close("lse", l.actual, l.before, ref.result(ref_lse), lowp.result(ref_lse), {2.0, kLseAtol}));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Grid, LargeOffsetsLongSequence,
+                         ::testing::Values(Backend::cuda_sm80, Backend::cuda_sm90),
+                         [](const ::testing::TestParamInfo<Backend>& info) {
+                           return std::string(backend_name(info.param));
+                         });
 
 // A paged KV cache of 2^31 + 2^23 elements per tensor: block tables that point at pages on either side of
 // 2^30 and 2^31 elements and at the last page, GQA 16 / 8, a decode step of 4 query rows, causal.
