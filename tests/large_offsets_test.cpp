@@ -159,10 +159,11 @@ Fetched fetch_lse_rows(const OutputTensor& lse, std::int64_t heads, std::int64_t
   return l;
 }
 
-// Forward (with LSE) and backward of shape x, batched non-causal or varlen causal (every sequence x.s rows),
+// Forward (with LSE) and backward (deterministic where asked) of shape x, batched non-causal or varlen causal
+// (every sequence x.s rows),
 // the batches `checked` against the reference, each as a problem of its own.
 void check_forward_and_backward(Backend backend, bool varlen, const Shape& x,
-                                const std::vector<std::int64_t>& checked) {
+                                const std::vector<std::int64_t>& checked, bool deterministic = false) {
   // q k v dout, out dq dk dv (bf16) and the backward's fp32 dQ accumulator.
   const std::int64_t n = x.elements();
   const std::size_t bytes = static_cast<std::size_t>(n) * (8 * 2 + 4) + (std::size_t{4} << 30);
@@ -215,7 +216,7 @@ void check_forward_and_backward(Backend backend, bool varlen, const Shape& x,
     a.max_seqlen_q = a.max_seqlen_k = x.s;
     a.dq = rows_view(dq.data(), x, true), a.dk = rows_view(dk.data(), x, true),
     a.dv = rows_view(dv.data(), x, true);
-    a.options = options;
+    a.options = options, a.deterministic = deterministic;
     status = run_on(backend, a);
   } else {
     BackwardArgs a;
@@ -224,7 +225,7 @@ void check_forward_and_backward(Backend backend, bool varlen, const Shape& x,
     a.out = rows_view(out.data(), x, false), a.lse = lse_view;
     a.dq = rows_view(dq.data(), x, false), a.dk = rows_view(dk.data(), x, false),
     a.dv = rows_view(dv.data(), x, false);
-    a.options = options;
+    a.options = options, a.deterministic = deterministic;
     status = run_on(backend, a);
   }
   ASSERT_TRUE(status.ok()) << error_code_name(status.code()) << ": " << status.message();
@@ -292,6 +293,13 @@ TEST_P(LargeOffsets, ManyBatches) {
   const auto [backend, varlen] = GetParam();
   FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
   check_forward_and_backward(backend, varlen, kManyBatches, kManyChecked);
+}
+
+// The deterministic backward (its own dQ schedule and semaphores) over the 2^31 + 2^23-element tensors.
+TEST_P(LargeOffsets, DeterministicBackward) {
+  const auto [backend, varlen] = GetParam();
+  FLASHATTN_SKIP_IF_UNAVAILABLE(backend);
+  check_forward_and_backward(backend, varlen, kLarge, kLargeChecked, true);
 }
 
 // One sequence of 2^21 + 2^13 rows (2^31 + 2^23 elements a tensor), a local window of 127 keys back (so the
