@@ -160,8 +160,7 @@ Fetched fetch_lse_rows(const OutputTensor& lse, std::int64_t heads, std::int64_t
 }
 
 // Forward (with LSE) and backward (deterministic where asked) of shape x, batched non-causal or varlen causal
-// (every sequence x.s rows),
-// the batches `checked` against the reference, each as a problem of its own.
+// (every sequence x.s rows), the batches `checked` against the reference, each as a problem of its own.
 void check_forward_and_backward(Backend backend, bool varlen, const Shape& x,
                                 const std::vector<std::int64_t>& checked, bool deterministic = false) {
   // q k v dout, out dq dk dv (bf16) and the backward's fp32 dQ accumulator.
