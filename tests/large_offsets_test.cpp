@@ -47,9 +47,9 @@ struct Shape {
 constexpr Shape kLarge{(std::int64_t{1} << 14) + 64, 128, 8, 128};
 const std::vector<std::int64_t> kLargeChecked = {0,       (1 << 13) - 1, 1 << 13, (1 << 14) - 1,
                                                  1 << 14, kLarge.b - 1};
-// More batches than a grid's y / z dimension holds (65535), short ones (every case here is d = 128, bf16: one
-// build bucket): a launch that puts the batch (or
-// batch x heads) on those dimensions fails or drops batches. Checked around 2^16 and the last.
+// More batches than a grid's y / z dimension holds (65535), short ones: a launch that puts the batch (or
+// batch x heads) on those dimensions fails or drops batches. Checked around 2^16 and the last. (Every case in
+// this file is d = 128, bf16: one build bucket.)
 constexpr Shape kManyBatches{(std::int64_t{1} << 16) + 100, 32, 2, 128};
 const std::vector<std::int64_t> kManyChecked = {0, 65534, 65535, 65536, kManyBatches.b - 1};
 constexpr std::int64_t kBlock = (std::int64_t{1} << 22) + 4099;  // the repeated block (odd)
