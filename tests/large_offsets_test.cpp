@@ -227,7 +227,9 @@ void check_forward_and_backward(Backend backend, bool varlen, const Shape& x,
     a.options = options, a.deterministic = deterministic;
     status = run_on(backend, a);
   }
-  ASSERT_TRUE(status.ok()) << error_code_name(status.code()) << ": " << status.message();
+  // A build without the backward (FLASHATTN_BACKWARD=OFF) refuses it: the forward is still checked.
+  const bool backward_ran = status.code() != ErrorCode::unsupported;
+  if (backward_ran) ASSERT_TRUE(status.ok()) << error_code_name(status.code()) << ": " << status.message();
 
   // Each checked batch as a problem of its own: the forward from q, k, v; the backward from the device
   // forward's out and LSE (the reference backward is the exact function of what it is handed).
@@ -256,6 +258,7 @@ void check_forward_and_backward(Backend backend, bool varlen, const Shape& x,
                              {2.0, output_atol(DType::bfloat16)}));
     EXPECT_TRUE(
         expect_close("lse", l.actual, l.before, ref.result(ref_lse), lowp.result(ref_lse), {2.0, kLseAtol}));
+    if (!backward_ran) continue;
 
     HostTensor ref_dq(DType::bfloat16, shape), ref_dk(DType::bfloat16, shape), ref_dv(DType::bfloat16, shape);
     auto backward = [&](Binding& bind) {
