@@ -229,7 +229,9 @@ void check_forward_and_backward(Backend backend, bool varlen, const Shape& x,
   }
   // A build without the backward (FLASHATTN_BACKWARD=OFF) refuses it: the forward is still checked.
   const bool backward_ran = status.code() != ErrorCode::unsupported;
-  if (backward_ran) ASSERT_TRUE(status.ok()) << error_code_name(status.code()) << ": " << status.message();
+  if (backward_ran) {
+    ASSERT_TRUE(status.ok()) << error_code_name(status.code()) << ": " << status.message();
+  }
 
   // Each checked batch as a problem of its own: the forward from q, k, v; the backward from the device
   // forward's out and LSE (the reference backward is the exact function of what it is handed).
