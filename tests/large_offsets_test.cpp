@@ -12,10 +12,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <functional>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -54,14 +52,10 @@ constexpr Shape kManyBatches{(std::int64_t{1} << 16) + 100, 32, 2, 128};
 const std::vector<std::int64_t> kManyChecked = {0, 65534, 65535, 65536, kManyBatches.b - 1};
 constexpr std::int64_t kBlock = (std::int64_t{1} << 22) + 4099;  // the repeated block (odd)
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-}
-
+// (Called after FLASHATTN_SKIP_IF_UNAVAILABLE: a CUDA device is there.)
 std::optional<std::string> too_little_memory(std::size_t needed) {
-  if (auto reason = backend_unavailable_reason(Backend::cuda_sm80)) return *reason;
   std::size_t free = 0, total = 0;
-  check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+  check_cuda(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
   if (free < needed) {
     return "needs " + std::to_string(needed >> 30) + " GiB of free GPU memory, " +
            std::to_string(free >> 30) + " GiB free";
@@ -76,23 +70,27 @@ class PatternTensor {
       : memory_(backend, static_cast<std::size_t>(elements) * 2), block_(DType::bfloat16, {kBlock}) {
     block_.fill_normal(rng);
     auto* bytes = static_cast<char*>(memory_.data());
-    check(cudaMemcpy(bytes, block_bits(), std::min(kBlock, elements) * 2, cudaMemcpyHostToDevice),
-          "cudaMemcpy block");
+    check_cuda(cudaMemcpy(bytes, block_bits(), std::min(kBlock, elements) * 2, cudaMemcpyHostToDevice),
+               "cudaMemcpy block");
     // Doubling copies of whole periods keep element e = block[e % kBlock].
     for (std::int64_t filled = kBlock; filled < elements;) {
       const std::int64_t count = std::min(filled, elements - filled);
-      check(cudaMemcpy(bytes + filled * 2, bytes, count * 2, cudaMemcpyDeviceToDevice), "cudaMemcpy fill");
+      check_cuda(cudaMemcpy(bytes + filled * 2, bytes, count * 2, cudaMemcpyDeviceToDevice),
+                 "cudaMemcpy fill");
       filled += count;
     }
     // The calls run on run_on's non-blocking stream, which does not wait for the legacy stream's copies.
-    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the fill");
+    check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the fill");
   }
   void* data() const { return memory_.data(); }
   // Elements [first, first + t.numel()) into the contiguous host tensor t.
   void pattern(std::int64_t first, HostTensor& t) const {
-    auto* dst = reinterpret_cast<std::uint16_t*>(t.storage() + t.origin_byte_offset());
+    pattern(first, t.numel(), reinterpret_cast<std::uint16_t*>(t.storage() + t.origin_byte_offset()));
+  }
+  // Elements [first, first + count) into dst.
+  void pattern(std::int64_t first, std::int64_t count, std::uint16_t* dst) const {
     const auto* block = block_bits();
-    for (std::int64_t i = 0; i < t.numel(); ++i) dst[i] = block[(first + i) % kBlock];
+    for (std::int64_t i = 0; i < count; ++i) dst[i] = block[(first + i) % kBlock];
   }
 
  private:
@@ -111,15 +109,16 @@ class OutputTensor {
   // (Synchronised: a memset still queued on the legacy stream would land after the call's writes on run_on's
   // non-blocking stream. It did, for the LSE behind a 1 GB poison of out, before this wait.)
   void poison() {
-    check(cudaMemset(memory_.data(), 0xFF, memory_.bytes()), "cudaMemset");
-    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the poison");
+    check_cuda(cudaMemset(memory_.data(), 0xFF, memory_.bytes()), "cudaMemset");
+    check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the poison");
   }
   // `t.numel()` elements from byte `offset` into the contiguous host tensor t (its guards untouched).
   void fetch(std::size_t offset, HostTensor& t) const {
-    const std::size_t bytes = static_cast<std::size_t>(t.numel()) * (t.dtype() == DType::float32 ? 4 : 2);
-    check(cudaMemcpy(t.storage() + t.origin_byte_offset(), static_cast<const char*>(memory_.data()) + offset,
-                     bytes, cudaMemcpyDeviceToHost),
-          "cudaMemcpy fetch");
+    fetch(offset, t.storage() + t.origin_byte_offset(),
+          static_cast<std::size_t>(t.numel()) * (t.dtype() == DType::float32 ? 4 : 2));
+  }
+  void fetch(std::size_t offset, void* host, std::size_t bytes) const {
+    memory_.download(host, bytes, offset);
   }
 
  private:
@@ -151,10 +150,8 @@ Fetched fetch_lse_rows(const OutputTensor& lse, std::int64_t heads, std::int64_t
   l.before.poison();
   l.actual = l.before;
   for (std::int64_t head = 0; head < heads; ++head) {
-    HostTensor row(DType::float32, {rows});
-    lse.fetch(static_cast<std::size_t>(first_of(head)) * 4, row);
-    std::memcpy(l.actual.storage() + l.actual.origin_byte_offset() + head * rows * 4,
-                row.storage() + row.origin_byte_offset(), rows * 4);
+    lse.fetch(static_cast<std::size_t>(first_of(head)) * 4,
+              l.actual.storage() + l.actual.origin_byte_offset() + head * rows * 4, rows * 4);
   }
   return l;
 }
@@ -415,18 +412,12 @@ TEST_P(LargeOffsetsKVCache, HighPages) {
   // The reference: each sequence's pages gathered into a dense (b, sk, hk, d) K and V.
   HostTensor hk(DType::bfloat16, {b, sk, kHeads, kDim}), hv(DType::bfloat16, {b, sk, kHeads, kDim});
   constexpr std::int64_t kPageElements = kPage * kHeads * kDim;
-  for (std::int64_t s = 0; s < b; ++s) {
-    for (std::int64_t p = 0; p < pages_per_seq; ++p) {
-      HostTensor page(DType::bfloat16, {kPageElements});
-      const std::int64_t first = table[s * pages_per_seq + p] * kPageElements;
-      const std::size_t at = static_cast<std::size_t>((s * pages_per_seq + p) * kPageElements) * 2;
-      k_cache.pattern(first, page);
-      std::memcpy(hk.storage() + hk.origin_byte_offset() + at, page.storage() + page.origin_byte_offset(),
-                  kPageElements * 2);
-      v_cache.pattern(first, page);
-      std::memcpy(hv.storage() + hv.origin_byte_offset() + at, page.storage() + page.origin_byte_offset(),
-                  kPageElements * 2);
-    }
+  auto* keys = reinterpret_cast<std::uint16_t*>(hk.storage() + hk.origin_byte_offset());
+  auto* values = reinterpret_cast<std::uint16_t*>(hv.storage() + hv.origin_byte_offset());
+  for (std::int64_t page = 0; page < b * pages_per_seq; ++page) {  // the pages of sequence 0, then 1
+    const std::int64_t first = table[page] * kPageElements;
+    k_cache.pattern(first, kPageElements, keys + page * kPageElements);
+    v_cache.pattern(first, kPageElements, values + page * kPageElements);
   }
   HostTensor ref_out(DType::bfloat16, {b, sq, h, kDim});
   auto forward = [&](Binding& bind) {

@@ -296,8 +296,6 @@ bool bitwise_equal(const HostTensor& a, const HostTensor& b) {
 // ----------------------------------------------------------------------------
 // Device memory.
 
-namespace {
-
 #if FLASHATTN_WITH_CUDA
 void check_cuda(cudaError_t error, const char* what) {
   if (error != cudaSuccess) {
@@ -306,8 +304,6 @@ void check_cuda(cudaError_t error, const char* what) {
   }
 }
 #endif
-
-}  // namespace
 
 DeviceMemory::DeviceMemory(Backend backend, std::size_t bytes) : cuda_(is_cuda(backend)), bytes_(bytes) {
   const std::size_t allocated = std::max<std::size_t>(bytes, 1);
@@ -370,14 +366,16 @@ void DeviceMemory::upload(const void* host, std::size_t bytes) {
   }
 }
 
-void DeviceMemory::download(void* host, std::size_t bytes) const {
-  if (bytes > bytes_) throw std::runtime_error("DeviceMemory::download: too many bytes");
+void DeviceMemory::download(void* host, std::size_t bytes, std::size_t offset) const {
+  if (offset > bytes_ || bytes > bytes_ - offset)
+    throw std::runtime_error("DeviceMemory::download: too many bytes");
+  const auto* source = static_cast<const std::byte*>(data_) + offset;
   if (cuda_) {
 #if FLASHATTN_WITH_CUDA
-    check_cuda(cudaMemcpy(host, data_, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(device to host)");
+    check_cuda(cudaMemcpy(host, source, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(device to host)");
 #endif
   } else {
-    std::memcpy(host, data_, bytes);
+    std::memcpy(host, source, bytes);
   }
 }
 

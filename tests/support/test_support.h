@@ -28,6 +28,10 @@
 
 #include "flashattn/flashattn.h"
 
+#if FLASHATTN_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 namespace flashattn::test {
 
 // ----------------------------------------------------------------------------
@@ -159,6 +163,11 @@ bool bitwise_equal(const HostTensor& a, const HostTensor& b);
 // ----------------------------------------------------------------------------
 // Memory on a backend's device.
 
+#if FLASHATTN_WITH_CUDA
+// Throws std::runtime_error naming `what` and the error where `error` is not cudaSuccess.
+void check_cuda(cudaError_t error, const char* what);
+#endif
+
 class DeviceMemory {
  public:
   DeviceMemory() = default;
@@ -172,7 +181,8 @@ class DeviceMemory {
   void* data() const { return data_; }
   std::size_t bytes() const { return bytes_; }
   void upload(const void* host, std::size_t bytes);
-  void download(void* host, std::size_t bytes) const;
+  // `bytes` from byte `offset` of this memory.
+  void download(void* host, std::size_t bytes, std::size_t offset = 0) const;
 
  private:
   void release() noexcept;

@@ -1563,9 +1563,9 @@ constexpr int kernel_head_dim(int head_dim) {
 // them from the O store (as d = 96 has since session 5, which has no kernel of its own; its units were folded
 // into d = 128's in session 69); the paged producer's row gather zero-fills them too (producer.h
 // gather_paged_block), and the decode kernels' direct row stores skip them (decode_consumer.h
-// PieceSum::store_row). The GEMMs do
-// kernel_head_dim / d times the work, and still run 1.5-3.3x cuda_sm80's kernels of its own head-dim
-// buckets at every multiple of 8 measured, d = 8 (on the d = 64 kernel) included, and 1.0-1.27x cuDNN's
+// PieceSum::store_row). The GEMMs do the kernel's work (kernel_head_dim / max(d, dv) times the problem's
+// at d = dv), and still run 1.5-3.3x cuda_sm80's kernels of its own head-dim buckets at every multiple of 8
+// measured, d = 8 (on the d = 64 kernel) included, and 1.0-1.27x cuDNN's
 // (bench/integration/s69_padded.sh; docs/performance.md, session 69). Needs d and dv multiples of 8 (the
 // 16-byte units of the gather and of TMA's strides).
 struct KernelHeadDims {
