@@ -138,6 +138,23 @@ std::vector<ForwardCase> forward_cases() {
   cases.push_back({2, 1, 1500, 8, 2, 80, 80, DType::bfloat16, plain, Layout::contiguous});
   cases.push_back({2, 3, 1700, 16, 4, 48, 48, DType::float16, {MaskKind::causal}, Layout::padded});
   cases.push_back({2, 1, 1500, 8, 2, 200, 200, DType::bfloat16, {MaskKind::none, 1.5f}, Layout::contiguous});
+  // Head dims of at most 96 on d = 128's kernels with GEMMs over 96 columns, and of 136-160 on d = 192's
+  // with GEMMs over 160 (forward_config.h narrowed_gemm_dim): the unmasked K/V multicast (an even number of
+  // query blocks from 2048 keys), softcapped windows, ALiBi with a sink, dv != d, and (above) d = 96's packed
+  // GQA, d = 80's causal 2k and d = 160's causal.
+  cases.push_back({1, 2304, 2304, 2, 1, 72, 72, DType::bfloat16, plain, Layout::padded});
+  cases.push_back({2, 300, 700, 4, 2, 88, 88, DType::float16, {MaskKind::local, 1.5f}, Layout::heads_major});
+  cases.push_back({1,
+                   1023,
+                   1024,
+                   2,
+                   2,
+                   96,
+                   96,
+                   DType::bfloat16,
+                   {MaskKind::causal, 0.f, AlibiKind::per_head, 0.f, true},
+                   Layout::contiguous});
+  cases.push_back({2, 300, 700, 4, 2, 136, 152, DType::float16, {MaskKind::local, 1.5f}, Layout::padded});
   // At most 64 query rows per head or packed group: cuda_sm90's one-consumer 64-row tiles
   // (forward_config.h use_single_consumer): a full packed tile (16 x 4, 8 x 8), unpacked rows
   // (MHA; ALiBi and the sink turn packing off), ragged key ends, every mask family.
@@ -484,8 +501,19 @@ std::vector<ForwardCase> tail_cases() {
            {MaskKind::none, 0.f, AlibiKind::per_head, 0.f, true},
            Layout::padded},
           {1, 512, 4096, 50, 50, 128, 128, DType::float16, {MaskKind::none, 1.5f}, Layout::heads_major},
-          // A padded head dim on the same kernel (forward_config.h kernel_head_dims).
-          {1, 256, 4100, 70, 70, 112, 112, DType::bfloat16, {MaskKind::none}, Layout::contiguous}};
+          // A padded head dim on the same kernel (forward_config.h kernel_head_dims), and one on its
+          // narrowed GEMMs (narrowed_gemm_dim: records of 96 columns).
+          {1, 256, 4100, 70, 70, 112, 112, DType::bfloat16, {MaskKind::none}, Layout::contiguous},
+          {1,
+           256,
+           4100,
+           70,
+           10,
+           96,
+           96,
+           DType::float16,
+           {MaskKind::none, 1.5f, AlibiKind::per_head, 0.f, true},
+           Layout::padded}};
 }
 
 class ForwardTailTest : public ::testing::TestWithParam<ForwardParam> {};
@@ -564,6 +592,12 @@ std::vector<SpreadCase> spread_cases() {
       {1, 512, 2304, 2, 128, DType::bfloat16, false, 40.f, -1},
       {1, 300, 1000, 2, 256, DType::bfloat16, false, 40.f, -1},
       {1, 1024, 1536, 2, 64, DType::float16, false, 40.f, -1},
+      // The narrowed GEMMs (d <= 96 on d = 128's kernels, d <= 160 on d = 192's; narrowed_gemm_dim): the
+      // by-sum softmax without the tensor cores' sums, under K/V multicast (unmasked and causal) and without.
+      {1, 512, 2304, 2, 96, DType::bfloat16, false, 40.f, -1},
+      {1, 512, 8192, 1, 80, DType::float16, true, 6.f, 1},
+      {1, 600, 900, 2, 96, DType::float16, true, 40.f, 0},
+      {1, 600, 900, 2, 160, DType::bfloat16, true, 40.f, -1},
   };
 }
 

@@ -167,6 +167,13 @@ std::vector<KVCacheCase> kvcache_cases() {
                    .append = false, .page_size = 256});
   cases.push_back({.b = 3, .sq = 300, .sk = 800, .h = 4, .hk = 1, .d = 64, .dv = 64, .dtype = DType::float16,
                    .features = {MaskKind::causal}, .page_size = 192});
+  // Chunked prefills at d <= 96 (cuda_sm90's narrowed GEMMs on d = 128's kernels, forward_config.h
+  // narrowed_gemm_dim): paged (16-row boxes and the gather) and dense with an append and rotary.
+  cases.push_back({.b = 2, .sq = 77, .sk = 900, .h = 4, .hk = 2, .d = 80, .dv = 80, .dtype = DType::bfloat16,
+                   .features = {MaskKind::causal}, .page_size = 48, .leftpad = true});
+  cases.push_back({.b = 2, .sq = 40, .sk = 500, .h = 8, .hk = 2, .d = 96, .dv = 96, .dtype = DType::float16,
+                   .features = {MaskKind::none}, .layout = Layout::padded, .rotary = Rotary::neox,
+                   .partial_rotary = true});
   // Split-KV on cuda_sm90's decode kernel (split_kv.h): pieces of each tile's key blocks combined by the last
   // one to finish. MQA packed 8 to a tile over pages of 64 with an append, NeoX rotary and left padding (8
   // pieces of the sequence's own blocks, shorter than the cache's 24); MHA with a sink, softcap and a local

@@ -105,6 +105,7 @@ std::vector<VarlenCase> varlen_cases() {
       {3, 5, 203, 16, 1, 64, 64, DType::float16, {MaskKind::local}, Layout::heads_major, 0, false, true});
   cases.push_back(
       {3, 113, 217, 4, 2, 96, 96, DType::float16, {MaskKind::causal}, Layout::contiguous, 0, true});
+  cases.push_back({3, 300, 700, 4, 4, 80, 72, DType::bfloat16, {MaskKind::none}, Layout::padded, 0, true});
   cases.push_back({3, 1, 239, 8, 4, 64, 512, DType::bfloat16, {MaskKind::none}, Layout::contiguous, 0, true});
   // Paged K/V as cuda_sm90's TMA boxes smaller than a key block (forward_launch.h paged_box_rows):
   // pages of 8 (16 boxes per 128-key block), 48 and 192 at d = 128, 48 at d = 256 (80-key blocks).

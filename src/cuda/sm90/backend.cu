@@ -30,6 +30,18 @@
 #ifndef FLASHATTN_SM90_HAS_D128_BF16
 #define FLASHATTN_SM90_HAS_D128_BF16 0
 #endif
+#ifndef FLASHATTN_SM90_HAS_D96_FP16  // d = 128's tile kernels with GEMMs over 96 columns
+#define FLASHATTN_SM90_HAS_D96_FP16 0
+#endif
+#ifndef FLASHATTN_SM90_HAS_D96_BF16
+#define FLASHATTN_SM90_HAS_D96_BF16 0
+#endif
+#ifndef FLASHATTN_SM90_HAS_D160_FP16  // d = 192's tile kernels with GEMMs over 160 columns
+#define FLASHATTN_SM90_HAS_D160_FP16 0
+#endif
+#ifndef FLASHATTN_SM90_HAS_D160_BF16
+#define FLASHATTN_SM90_HAS_D160_BF16 0
+#endif
 #ifndef FLASHATTN_SM90_HAS_D192_FP16
 #define FLASHATTN_SM90_HAS_D192_FP16 0
 #endif
@@ -152,10 +164,28 @@ cudaError_t dispatch(const AttentionParams& p, void* workspace, cudaStream_t str
   }
 }
 
-// By the kernel head dims (kernel_head_dims); p keeps its own, which the tensor maps describe.
+// Whether the build compiled the narrowed GEMMs' units of width `gemm` (forward_config.h narrowed_gemm_dim).
+constexpr bool narrowed_compiled(int gemm, bool bf16) {
+  if (gemm == 96) return bf16 ? FLASHATTN_SM90_HAS_D96_BF16 : FLASHATTN_SM90_HAS_D96_FP16;
+  if (gemm == 160) return bf16 ? FLASHATTN_SM90_HAS_D160_BF16 : FLASHATTN_SM90_HAS_D160_FP16;
+  return false;
+}
+
+// By the kernel head dims (kernel_head_dims); p keeps its own, which the tensor maps describe. Head dims of
+// at most 96 / 160 run d = 128's / 192's tile kernels with narrowed GEMMs where built, except the calls that
+// drop or decode.
 template <typename Element, bool kBf16>
 cudaError_t dispatch_dims(const AttentionParams& p, void* workspace, cudaStream_t stream) {
   const KernelHeadDims kernel = kernel_head_dims(p.head_dim, p.head_dim_v);
+  if (const int gemm = narrowed_gemm_dim(p.head_dim, p.head_dim_v);
+      gemm != 0 && !drops(p) && !runs_decode_kernel(p)) {
+    if constexpr (narrowed_compiled(96, kBf16)) {
+      if (gemm == 96) return run_forward<128, 128, Element, 96>(p, workspace, stream);
+    }
+    if constexpr (narrowed_compiled(160, kBf16)) {
+      if (gemm == 160) return run_forward<192, 192, Element, 160>(p, workspace, stream);
+    }
+  }
   if (kernel.d == 192 && kernel.dv == 128) return dispatch<192, 128, Element, kBf16>(p, workspace, stream);
   if (kernel.d == 64 && kernel.dv == 256) return dispatch<64, 256, Element, kBf16>(p, workspace, stream);
   if (kernel.d == 64 && kernel.dv == 512) return dispatch<64, 512, Element, kBf16>(p, workspace, stream);

@@ -35,7 +35,7 @@
 namespace flashattn::detail::cuda_sm90 {
 
 // S = Q_w K^T for this warpgroup's 64 query rows: K-major A (Q) and B (K), one
-// wgmma per 16 columns of the head dim, the first one overwriting S.
+// wgmma per 16 columns of the head dim that the GEMMs cover (Config::kGemmDim), the first one overwriting S.
 // Each k-step's descriptors are the operands' first ones moved by a constant (one add on the low
 // word, ptx::smem_desc_moved), here and in gemm_pv. Built in full per step (add, mask, shift, or on
 // the uniform datapath), they were dependent chains of four ahead of the HGMMAs, the P V ones all through
@@ -55,7 +55,7 @@ __device__ __forceinline__ void gemm_qk(float (&s)[Config::kBlockN / 2], std::ui
   const std::uint64_t desc_a0 = ptx::make_smem_desc_sw128(q_rows, 16, 1024);
   const std::uint64_t desc_b0 = ptx::make_smem_desc_sw128(k, 16, 1024);
 #pragma unroll
-  for (int kk = kFirstStep; kk < Config::kHeadDim / 16; ++kk) {
+  for (int kk = kFirstStep; kk < Config::kGemmDim / 16; ++kk) {
     const int offset = (kk % 4) * 32;  // 16 elements = 32 bytes along the swizzled row
     ptx::wgmma_m64k16_ss<Config::kBlockN, typename Config::Element>(
         s, ptx::smem_desc_moved(desc_a0, (kk / 4) * Config::kQChunkBytes + offset, 0),
@@ -78,7 +78,7 @@ __device__ __forceinline__ void gemm_qk_register_q(float (&s)[Config::kBlockN / 
         s, qf[kk], ptx::smem_desc_moved(desc_b0, (kk / 4) * Config::kKVChunkBytes + (kk % 4) * 32, 0),
         kk > 0 ? 1 : 0);
   }
-  if constexpr (kSteps < Config::kHeadDim / 16) gemm_qk<Config, kSteps>(s, q_rows, k);
+  if constexpr (kSteps < Config::kGemmDim / 16) gemm_qk<Config, kSteps>(s, q_rows, k);
 }
 
 // The A fragments of the first kRegisterQSteps k-steps of this warpgroup's 64 Q rows (q_rows: their first
@@ -102,6 +102,7 @@ __device__ __forceinline__ void load_q_fragments(std::uint32_t (&qf)[Config::kQF
 // O += P V: P from registers (the A fragment of 16 keys is four packed pairs),
 // V N-major in shared memory (rows are keys, 64 head-dim columns per chunk; the leading
 // byte offset is the distance from one 64-column chunk to the next).
+// N = Config::kGemmDimV (narrowed GEMMs: 96, of V's two chunks).
 // kRowSumMma: N = dv + 8, and the B operand's second 64-column chunk, of which the GEMM
 // reads 8 columns, is the block of ones: the leading byte offset of step kk points from V's
 // rows 16kk.. to it, so every step reads the same 2 KB (two 8-row swizzle atoms) and
@@ -619,8 +620,8 @@ __device__ void consumer_loop(const ForwardKernelParams& p, const SharedPipeline
       }
       if constexpr (Config::kRowSumMma) {
         // The whole rows' sums, from the last P V GEMM (any of the 8 ones columns).
-        rows.sum[0] = o[Config::kHeadDimV / 2];
-        rows.sum[1] = o[Config::kHeadDimV / 2 + 2];
+        rows.sum[0] = o[Config::kGemmDimV / 2];
+        rows.sum[1] = o[Config::kGemmDimV / 2 + 2];
         final_rows = softmax_finalize<false, Config::kFastFinalize, Config::kProbabilityShift>(
             rows, p.score_log2, sink());
       }

@@ -94,7 +94,9 @@ __device__ __forceinline__ void store_packed_row_lse(const ForwardKernelParams& 
 // The buffer was claimed (claim_output_buffer) before this is called, except under
 // Config::kOOverV, where O goes over the V stage of o_slot (a use of the V ring: pipeline.h),
 // waited for here, and that use is released once the store has read it. o is the P V
-// accumulator: its first kHeadDimV / 2 values are O's (kRowSumMma: the row sums follow).
+// accumulator: its first kGemmDimV / 2 values are O's (kRowSumMma: the row sums follow). Columns past
+// kGemmDimV in the buffer stay unwritten: the tensor map clips them from the store (the problem's dv is at
+// most kGemmDimV).
 template <class Config>
 __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<Config>& pipe,
                              const WorkTile& w, int consumer, const float (&o)[Config::kPVN / 2],
@@ -122,7 +124,7 @@ __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<
     const std::uint32_t row_addr = o_base + row * Config::kRowBytes;
     const int unit_xor = (lane / 16) ^ (lane % 8);
 #pragma unroll
-    for (int i2 = 0; i2 < Config::kHeadDimV / 16; ++i2) {
+    for (int i2 = 0; i2 < Config::kGemmDimV / 16; ++i2) {
       const float* v = o + 8 * i2;
       const float s0 = final_rows.scale[0], s1 = final_rows.scale[1];
       const std::uint32_t addr =
@@ -134,7 +136,7 @@ __device__ void store_output(const ForwardKernelParams& p, const SharedPipeline<
     }
   } else {
 #pragma unroll
-    for (int i = 0; i < Config::kHeadDimV / 8; ++i) {
+    for (int i = 0; i < Config::kGemmDimV / 8; ++i) {
       const int col = 8 * i + 2 * (lane % 4);
       const int chunk = col / Config::kChunkCols;
       const int chunk_col = col % Config::kChunkCols;

@@ -855,9 +855,13 @@ constexpr FLASHATTN_HD int cluster_slot_bytes(int rows, int head_dim_v) {
 // kDropout_: the dropout instances (DropoutConfig below): the probabilities that go into P V are dropped by
 // the Philox stream of common/philox.h (consumer.h drop_probabilities), so the row sums, which must count
 // every probability, are the softmax's own, not the tensor cores' (no kRowSumMma).
+// kGemmDim_: 0, or the narrowed GEMMs of a kernel (narrowed_gemm_dim below): 96 on the d = dv = 128
+// two-consumer kernels, 160 on the d = dv = 192 ones. Their shared-memory layout and loads are the kernel's
+// (TMA zero-fills the columns past the problem's), their GEMMs cover the first kGemmDim_ columns only
+// (kGemmDim, kGemmDimV).
 template <int kHeadDim_, int kHeadDimV_, typename Element_, int kConsumerWarpgroups_ = 2,
           int kLongKeyBlockN_ = 0, int kClusterM_ = 1, bool kMaskedInstance_ = false,
-          bool kNarrowRows_ = false, int kCtasPerSm_ = 1, bool kDropout_ = false>
+          bool kNarrowRows_ = false, int kCtasPerSm_ = 1, bool kDropout_ = false, int kGemmDim_ = 0>
 struct ForwardConfig {
   using Element = Element_;
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>);
@@ -865,6 +869,15 @@ struct ForwardConfig {
   static constexpr int kHeadDimV = kHeadDimV_;
   static_assert(kHeadDim % 64 == 0 && kHeadDim <= 256, "head dim must be 64, 128, 192 or 256");
   static_assert(kHeadDimV % 64 == 0 && kHeadDimV <= 256, "dv must be 64, 128, 192 or 256");
+  // The head-dim columns of Q / K and of V / O that the GEMMs cover: S = Q K^T runs kGemmDim / 16 k-steps, P
+  // V has N = kGemmDimV (plus the row sums' columns), O's accumulators and stores hold kGemmDimV columns.
+  static constexpr int kGemmDim = kGemmDim_ != 0 ? kGemmDim_ : kHeadDim;
+  static constexpr int kGemmDimV = kGemmDim_ != 0 ? kGemmDim_ : kHeadDimV;
+  static constexpr bool kNarrowedGemm = kGemmDim_ != 0;
+  static_assert(
+      !kNarrowedGemm || (((kGemmDim_ == 96 && kHeadDim_ == 128) || (kGemmDim_ == 160 && kHeadDim_ == 192)) &&
+                         kHeadDimV_ == kHeadDim_ && kConsumerWarpgroups_ == 2 && !kNarrowRows_ && !kDropout_),
+      "the narrowed GEMMs: 96 columns of the d = dv = 128 two-consumer kernels, 160 of the 192 ones");
   // Large-V pairs (dv > d, FA3's "hdimv" cases): (64, 256); (64, 512) runs as two
   // launches of (64, 256) over the two column halves of V and O (forward_launch.h).
   static constexpr bool kLargeV = kHeadDimV > kHeadDim;
@@ -1023,31 +1036,34 @@ struct ForwardConfig {
   // the P V GEMM reads as its second 64-column chunk (consumer.h gemm_pv).
   // FLASHATTN_SM90_ROW_SUM_D128 above: the d = dv = 128 two-consumer kernels' sums from a third chunk of the
   // P V GEMM's B operand.
+  // (Not with narrowed GEMMs: the ones would be the P V GEMM's columns 96-103, inside V's second chunk.)
   static constexpr bool kRowSumFused = FLASHATTN_SM90_ROW_SUM_D128 != 0 && kHeadDim == 128 &&
                                        kHeadDimV == 128 && !kLargeV && kConsumerWarpgroups == 2 &&
-                                       kLongKeyBlockN_ == 0 && !kDropout;
+                                       kLongKeyBlockN_ == 0 && !kDropout && !kNarrowedGemm;
   // FLASHATTN_SM90_REGISTER_Q above: S = Q K^T with Q's A fragments in registers in the d = dv = 128
   // two-consumer kernels of 128-key blocks (their paged instances included), and those of Q's first k-steps
   // in the masked instances of the d = dv = 256 two-consumer kernels (FLASHATTN_SM90_REGISTER_Q_D256), and
-  // all of them in the (192, 128) two-consumer kernels (_D192).
+  // all of them in the (192, 128) two-consumer kernels (_D192). Narrowed GEMMs: all of their 6.
   static constexpr int kRegisterQSteps =
       (FLASHATTN_SM90_REGISTER_Q != 0 && kHeadDim == 128 && kHeadDimV == 128 && kConsumerWarpgroups == 2 &&
        kLongKeyBlockN_ == 0)
-          ? 8
+          ? kGemmDim / 16
       : (kHeadDim == 256 && kHeadDimV == 256 && kConsumerWarpgroups == 2 && kMaskedInstance_)
           ? FLASHATTN_SM90_REGISTER_Q_D256
       : (FLASHATTN_SM90_REGISTER_Q_D192 != 0 && kHeadDim == 192 && kHeadDimV == 128 &&
          kConsumerWarpgroups == 2)
           ? 12
           : 0;
-  static_assert(kRegisterQSteps % 4 == 0 && kRegisterQSteps <= kHeadDim / 16, "whole 64-column chunks of Q");
+  static_assert((kRegisterQSteps % 4 == 0 || kRegisterQSteps == kGemmDim / 16) &&
+                    kRegisterQSteps <= kGemmDim / 16,
+                "whole 64-column chunks of Q, or all of its k-steps");
   static constexpr int kQFragmentSteps = kRegisterQSteps > 0 ? kRegisterQSteps : 1;
   static constexpr bool kRowSumMma = (kHeadDimV == 64 && !kLargeV && !kNarrowRows && !kDropout &&
                                       (kConsumerWarpgroups >= 4   ? FLASHATTN_SM90_ROW_SUM_MMA_FOUR
                                        : kConsumerWarpgroups == 3 ? FLASHATTN_SM90_ROW_SUM_MMA_THREE
                                                                   : FLASHATTN_SM90_ROW_SUM_MMA) != 0) ||
                                      kRowSumFused;
-  static constexpr int kPVN = kRowSumMma ? kHeadDimV + 8 : kHeadDimV;
+  static constexpr int kPVN = kRowSumMma ? kGemmDimV + 8 : kGemmDimV;
   // FLASHATTN_SM90_RESCALE_BY_SUM above (needs the conditional rescale; with the row sums on the tensor cores
   // the trigger is the bit test below).
   static constexpr bool kRescaleBySum =
@@ -1564,10 +1580,10 @@ constexpr int kernel_head_dim(int head_dim) {
 // into d = 128's in session 69); the paged producer's row gather zero-fills them too (producer.h
 // gather_paged_block), and the decode kernels' direct row stores skip them (decode_consumer.h
 // PieceSum::store_row). The GEMMs do the kernel's work (kernel_head_dim / max(d, dv) times the problem's
-// at d = dv), and still run 1.5-3.3x cuda_sm80's kernels of its own head-dim buckets at every multiple of 8
-// measured, d = 8 (on the d = 64 kernel) included, and 1.0-1.27x cuDNN's
-// (bench/integration/s69_padded.sh; docs/performance.md, session 69). Needs d and dv multiples of 8 (the
-// 16-byte units of the gather and of TMA's strides).
+// at d = dv; less where narrowed_gemm_dim below narrows them), and still run 1.5-3.3x cuda_sm80's kernels of
+// its own head-dim buckets at every multiple of 8 measured, d = 8 (on the d = 64 kernel) included,
+// and 1.0-1.27x cuDNN's (bench/integration/s69_padded.sh; docs/performance.md, session 69). Needs d and dv
+// multiples of 8 (the 16-byte units of the gather and of TMA's strides).
 struct KernelHeadDims {
   int d = 0, dv = 0;  // both 0: no kernel runs (d, dv)
 };
@@ -1578,6 +1594,22 @@ constexpr KernelHeadDims kernel_head_dims(long long d, long long dv) {
   if (d % 8 != 0 || dv % 8 != 0 || d <= 0 || dv <= 0 || widest > 256) return {};
   const int kernel = kernel_head_dim(static_cast<int>(widest));
   return {kernel, kernel};
+}
+// Narrowed GEMMs (session 71): a problem whose head dims are at most 96 (72, 80, 88, 96 and pairs of these)
+// runs d = 128's two-consumer kernels with GEMMs over 96 columns, one whose head dims are at most 160
+// (136-160) d = 192's with GEMMs over 160 (ForwardConfig kGemmDim_; the units forward_hdim96_*.cu,
+// forward_hdim160_*.cu): 3/4 and 5/6 of the padded tensor work, where the build has them. Their decode and
+// dropout calls run the kernel's own instances (memory-bound, and rare). The narrowed width: 0 where none
+// applies. FLASHATTN_SM90_NARROWED_GEMMS 0: every problem on its kernel's full width (a measurement setting).
+#ifndef FLASHATTN_SM90_NARROWED_GEMMS
+#define FLASHATTN_SM90_NARROWED_GEMMS 1
+#endif
+constexpr int narrowed_gemm_dim(long long d, long long dv) {
+  const KernelHeadDims kernel = kernel_head_dims(d, dv);
+  if (FLASHATTN_SM90_NARROWED_GEMMS == 0 || kernel.d != kernel.dv) return 0;
+  if (kernel.d == 128 && d <= 96 && dv <= 96) return 96;
+  if (kernel.d == 192 && d <= 160 && dv <= 160) return 160;
+  return 0;
 }
 inline bool use_single_consumer(int head_dim, int head_dim_v, long long seqlen_q, int pack) {
   return single_consumer_head_dims(head_dim, head_dim_v) && seqlen_q * pack <= 64;

@@ -232,7 +232,9 @@ inline std::size_t forward_workspace_bytes(const AttentionParams& p, int sms) {
   return std::max(q_rotated_end(p), kCounterBytes + tail);
 }
 
-template <int kHeadDim, int kHeadDimV, typename Element>
+// kGemmDim: the head-dim columns the GEMMs cover (forward_launch.h TileConfig; forward_config.h
+// narrowed_gemm_dim: 96 on d = 128's kernels, 160 on d = 192's).
+template <int kHeadDim, int kHeadDimV, typename Element, int kGemmDim = kHeadDim>
 cudaError_t run_forward(const AttentionParams& params, void* workspace, cudaStream_t stream);
 // The problems with dropout (forward_config.h DropoutConfig), which run_forward hands over: defined in
 // forward_dropout.h, instantiated by the units forward_hdim*_*_dropout.cu (one kernel each, compiled beside

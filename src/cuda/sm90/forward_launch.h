@@ -646,17 +646,34 @@ cudaError_t launch_value_halves(const AttentionParams& a, void* workspace, cudaS
   return cudaSuccess;
 }
 
-template <int kHeadDim, int kHeadDimV, typename Element>
+// run_forward's instances of the kernel head dims: with the GEMMs narrowed to kGemmDim columns where that
+// differs from kHeadDim (ForwardConfig kGemmDim_).
+template <int kHeadDim, int kHeadDimV, typename Element, int kGemmDim, int kConsumers = 2,
+          int kLongKeyBlockN = 0, int kClusterM = 1, bool kMasked = false>
+using TileConfig = ForwardConfig<kHeadDim, kHeadDimV, Element, kConsumers, kLongKeyBlockN, kClusterM, kMasked,
+                                 false, 1, false, kGemmDim == kHeadDim ? 0 : kGemmDim>;
+
+// kGemmDim < kHeadDim (the narrowed GEMMs, units forward_hdim96_*.cu / forward_hdim160_*.cu): the dense and
+// paged tile kernels only; the backend runs the calls that drop or decode on the kernel's own instances
+// (forward_config.h narrowed_gemm_dim).
+template <int kHeadDim, int kHeadDimV, typename Element, int kGemmDim>
 cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t stream) {
-  // Dropout: its own instances (forward_dropout.h), in units of their own.
-  if (drops(a)) return run_forward_dropout<kHeadDim, kHeadDimV, Element>(a, workspace, stream);
+  constexpr bool kNarrowed = kGemmDim != kHeadDim;
+  if constexpr (kNarrowed) {
+    if (drops(a) || runs_decode_kernel(a)) return cudaErrorInvalidConfiguration;  // (not routed here)
+  } else {
+    // Dropout: its own instances (forward_dropout.h), in units of their own.
+    if (drops(a)) return run_forward_dropout<kHeadDim, kHeadDimV, Element>(a, workspace, stream);
+  }
   // (Other head dims run these instances padded: forward_config.h kernel_head_dims.)
   if constexpr (kHeadDimV == 512) {
     return launch_value_halves<ForwardConfig<64, 256, Element>>(a, workspace, stream);
   } else {
     // Decoding, before any other tile choice of the head dim.
-    if (cudaError_t e = cudaSuccess; launch_decode<kHeadDim, kHeadDimV, Element>(a, workspace, stream, e))
-      return e;
+    if constexpr (!kNarrowed) {
+      if (cudaError_t e = cudaSuccess; launch_decode<kHeadDim, kHeadDimV, Element>(a, workspace, stream, e))
+        return e;
+    }
     // Causal or windowed: some kernels have instances for masked problems only.
     [[maybe_unused]] const bool masked = is_masked(a);
 #if FLASHATTN_SM90_D64_ALT_BLOCK_N != 0 || FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED != 0
@@ -665,14 +682,15 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
       if (use_d64_alt_tile(kHeadDim, kHeadDimV, a.seqlen_q, a.seqlen_k, masked, a.block_table != nullptr)) {
         if (masked) {
           if constexpr (FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED != 0) {
-            using Alt = ForwardConfig<kHeadDim, kHeadDimV, Element, FLASHATTN_SM90_D64_ALT_CONSUMERS_MASKED,
-                                      FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED, 1, true>;
+            using Alt =
+                TileConfig<kHeadDim, kHeadDimV, Element, kGemmDim, FLASHATTN_SM90_D64_ALT_CONSUMERS_MASKED,
+                           FLASHATTN_SM90_D64_ALT_BLOCK_N_MASKED, 1, true>;
             return launch_forward<Alt>(a, workspace, stream);
           }
         } else {
           if constexpr (FLASHATTN_SM90_D64_ALT_BLOCK_N != 0) {
-            using Alt = ForwardConfig<kHeadDim, kHeadDimV, Element, FLASHATTN_SM90_D64_ALT_CONSUMERS,
-                                      FLASHATTN_SM90_D64_ALT_BLOCK_N>;
+            using Alt = TileConfig<kHeadDim, kHeadDimV, Element, kGemmDim, FLASHATTN_SM90_D64_ALT_CONSUMERS,
+                                   FLASHATTN_SM90_D64_ALT_BLOCK_N>;
             return launch_forward<Alt>(a, workspace, stream);
           }
         }
@@ -682,14 +700,14 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
     if constexpr (kHeadDim == 64 && kHeadDimV == 64) {
       if (use_three_consumers(kHeadDim, a.seqlen_q, masked, a.block_table != nullptr)) {
         if constexpr (FLASHATTN_SM90_KV_MULTICAST_D64 != 0) {
-          using Clustered = ForwardConfig<kHeadDim, kHeadDimV, Element, 3, 0, 2>;
+          using Clustered = TileConfig<kHeadDim, kHeadDimV, Element, kGemmDim, 3, 0, 2>;
           if (pack_factor<Clustered>(a) == 1 &&
               use_kv_multicast(a.seqlen_k, query_blocks<Clustered>(a), masked, a.block_table != nullptr,
                                uses_sequence_maps(a), FLASHATTN_SM90_KV_MULTICAST_D64)) {
             return launch_forward<Clustered>(a, workspace, stream);
           }
         }
-        return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 3>>(a, workspace, stream);
+        return launch_forward<TileConfig<kHeadDim, kHeadDimV, Element, kGemmDim, 3>>(a, workspace, stream);
       }
     }
     if constexpr ((kHeadDim == 128 && kHeadDimV == 128) || (kHeadDim == 256 && kHeadDimV == 256)) {
@@ -702,14 +720,14 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
           kHeadDim == 128 ? FLASHATTN_SM90_KV_MULTICAST_CAUSAL : FLASHATTN_SM90_KV_MULTICAST_D256_CAUSAL;
       const bool paged = a.block_table != nullptr;
       if constexpr (kMinKeys != 0) {
-        using Clustered = ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 0, 2>;
+        using Clustered = TileConfig<kHeadDim, kHeadDimV, Element, kGemmDim, 2, 0, 2>;
         if (pack_factor<Clustered>(a) == 1 && use_kv_multicast(a.seqlen_k, query_blocks<Clustered>(a), masked,
                                                                paged, uses_sequence_maps(a), kMinKeys)) {
           return launch_forward<Clustered>(a, workspace, stream);
         }
       }
       if constexpr (kMinKeysCausal != 0) {
-        using ClusteredMasked = ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 0, 2, true>;
+        using ClusteredMasked = TileConfig<kHeadDim, kHeadDimV, Element, kGemmDim, 2, 0, 2, true>;
         if (pack_factor<ClusteredMasked>(a) == 1 &&
             use_kv_multicast_causal(a.seqlen_k, query_blocks<ClusteredMasked>(a), a.mask.window_left,
                                     a.mask.window_right, paged, uses_sequence_maps(a), kMinKeysCausal)) {
@@ -723,7 +741,7 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
       if (use_d256_block64(kHeadDim, kHeadDimV, a.seqlen_k, masked, page_size)) {
         if constexpr (FLASHATTN_SM90_KV_MULTICAST_D256_BLOCK64_CAUSAL != 0) {
           // The 64-key blocks' masked cluster instance (forward_config.h KV_MULTICAST_D256_BLOCK64_CAUSAL).
-          using ClusteredMasked = ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 64, 2, true>;
+          using ClusteredMasked = TileConfig<kHeadDim, kHeadDimV, Element, kGemmDim, 2, 64, 2, true>;
           if (pack_factor<ClusteredMasked>(a) == 1 &&
               use_kv_multicast_causal(a.seqlen_k, query_blocks<ClusteredMasked>(a), a.mask.window_left,
                                       a.mask.window_right, page_size > 0, uses_sequence_maps(a),
@@ -735,11 +753,12 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
           // O over V only where nothing is masked (forward_config.h O_OVER_V): masked problems get an
           // instance without it.
           if (masked) {
-            return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 64, 1, true>>(a, workspace,
-                                                                                               stream);
+            return launch_forward<TileConfig<kHeadDim, kHeadDimV, Element, kGemmDim, 2, 64, 1, true>>(
+                a, workspace, stream);
           }
         }
-        return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 64>>(a, workspace, stream);
+        return launch_forward<TileConfig<kHeadDim, kHeadDimV, Element, kGemmDim, 2, 64>>(a, workspace,
+                                                                                         stream);
       }
     }
 #endif
@@ -747,19 +766,19 @@ cudaError_t run_forward(const AttentionParams& a, void* workspace, cudaStream_t 
     if constexpr (kHeadDim == 128 && kHeadDimV == 128) {
       if (use_long_key_blocks(kHeadDim, kHeadDimV, a.seqlen_k, masked, a.block_table != nullptr)) {
         constexpr int kLongBlockN = FLASHATTN_SM90_LONG_KEY_BLOCK_N;
-        return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 2, kLongBlockN>>(a, workspace,
-                                                                                           stream);
+        return launch_forward<TileConfig<kHeadDim, kHeadDimV, Element, kGemmDim, 2, kLongBlockN>>(
+            a, workspace, stream);
       }
     }
 #endif
     if constexpr (FLASHATTN_SM90_O_OVER_V != 0 && kHeadDim == 256 && kHeadDimV == 256) {
       // As for the 64-key blocks above.
       if (masked) {
-        return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element, 2, 0, 1, true>>(a, workspace,
-                                                                                          stream);
+        return launch_forward<TileConfig<kHeadDim, kHeadDimV, Element, kGemmDim, 2, 0, 1, true>>(a, workspace,
+                                                                                                 stream);
       }
     }
-    return launch_forward<ForwardConfig<kHeadDim, kHeadDimV, Element>>(a, workspace, stream);
+    return launch_forward<TileConfig<kHeadDim, kHeadDimV, Element, kGemmDim>>(a, workspace, stream);
   }
 }
 

@@ -113,15 +113,16 @@ __device__ __forceinline__ bool split_piece(const ForwardKernelParams& p, const 
 }
 
 // Split piece `item` of this CTA, consumer warpgroup `consumer` (barrier `barrier`, its 128 threads), whose
-// rows hold o (the P V accumulator, its first kHeadDimV / 2 values O's) and final_rows (computed without the
+// rows hold o (the P V accumulator, its first kGemmDimV / 2 values O's) and final_rows (computed without the
 // sink): records the piece and counts it; true when this warpgroup completed the unit, o and final_rows then
 // holding the combined rows for store_output; false when another piece's warpgroup will store them.
 template <class Config, int kO>
 __device__ bool split_tail_combine(const ForwardKernelParams& p, int head, int item, int consumer,
                                    int barrier, float (&o)[kO], RowFinal& final_rows) {
-  constexpr int kQuads = Config::kHeadDimV / 8;
+  constexpr int kQuads = Config::kGemmDimV / 8;
   constexpr int kClusterM = Config::kClusterM;
-  constexpr std::size_t kRecord = split_tail_record_floats<Config::kHeadDimV>();
+  // (Narrowed GEMMs: records of 96 columns, within the workspace the host sizes for the kernel's 128.)
+  constexpr std::size_t kRecord = split_tail_record_floats<Config::kGemmDimV>();
   const SplitTail& t = p.tail;
   const int thread = threadIdx.x % 128;
   const int cta = static_cast<int>(blockIdx.x);
