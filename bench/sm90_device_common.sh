@@ -814,3 +814,31 @@ split_column_call() {
   backward_compare_vs_base d256 120 --hdims 256 --seqlens 1024,4096,16384 --rounds 2 --settle-ms 100 \
     --check-max-seqlen 1024 --backends cuda_sm90 --base-backends cuda_sm90
 }
+
+# drawn_fuzz SECONDS: the drawn suites (Random/*: forward, varlen, KV-cache and backward cases drawn afresh from each
+# run's FLASHATTN_TEST_SEED, tests/support/attention_cases.cpp) of both CUDA backends of the test binary $tests, run
+# by four workers again and again with a new seed until SECONDS are up; every failing run's log and seed kept in
+# $OUT, the runs' list in $OUT/runs.txt, their counts in the summary.
+drawn_fuzz() {
+  local start end
+  start=$(date +%s)
+  end=$((start + $1))
+  fuzz_worker() {
+    local w=$1 i=0 seed rc
+    while (($(date +%s) + 60 < end)); do
+      seed=$(((start << 8) + (w << 20) + i))
+      i=$((i + 1))
+      FLASHATTN_TEST_SEED=$seed OMP_NUM_THREADS=4 timeout 150 "$tests" --gtest_filter='Random/*cuda*' \
+        --gtest_brief=1 >"$out/run_$seed.log" 2>&1
+      rc=$?
+      echo "$seed rc=$rc $(grep -E '^\[  PASSED' "$out/run_$seed.log" | tr -s ' ')" >>"$out/runs_$w.txt"
+      if ((rc == 0)); then rm -f "$out/run_$seed.log"; else cp "$out/run_$seed.log" "${OUT:-/tmp}/"; fi
+    done
+  }
+  for w in 0 1 2 3; do fuzz_worker "$w" & done
+  wait
+  cat "$out"/runs_*.txt >"$out/runs.txt"
+  cp "$out/runs.txt" "${OUT:-/tmp}/"
+  log "runs $(wc -l <"$out/runs.txt"), failed $(grep -vc 'rc=0' "$out/runs.txt"), cases passed $(awk '{s += $6} END {print s}' "$out/runs.txt")"
+  grep -h -E 'FAILED  \]|drawn case' "${OUT:-/tmp}"/run_*.log 2>/dev/null | sort | uniq | head -40 >>"$out/summary.txt"
+}

@@ -221,6 +221,13 @@ std::vector<BackwardCase> backward_cases() {
   cases.push_back({true, 3, 400, 333, 4, 4, 224, 224, DType::float16, {MaskKind::causal_left}, Layout::contiguous, true, true, false});
   cases.push_back({false, 2, 300, 517, 4, 2, 80, 64, DType::bfloat16, {MaskKind::right_only}, Layout::heads_major});
   cases.push_back({false, 1, 517, 300, 4, 2, 136, 128, DType::float16, {MaskKind::causal}, Layout::contiguous});
+  // cuda_sm90's default-mode kernel narrowed to 96 columns (backward_config.h kGemmDim_, forward_config.h
+  // narrowed_gemm_dim) takes the plain calls of d <= 96 (the d = 96 causal and (80, 64) cases above too): the
+  // persistent walk of uniform tiles, a window, varlen with seqused and empty sequences (its last blocks' dK /
+  // dV stored from registers).
+  cases.push_back({false, 2, 517, 700, 4, 4, 72, 72, DType::float16, {MaskKind::none}, Layout::contiguous});
+  cases.push_back({false, 1, 300, 900, 2, 1, 96, 96, DType::bfloat16, {MaskKind::local}, Layout::heads_major});
+  cases.push_back({true, 3, 400, 333, 4, 2, 88, 88, DType::bfloat16, {MaskKind::none}, Layout::padded, false, true, true});
   // clang-format on
   return cases;
 }

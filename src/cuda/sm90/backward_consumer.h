@@ -77,9 +77,9 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
   const int key_local = 64 * consumer + 16 * warp + lane / 4;
   const int offset = seq.k - seq.q;
 
-  float dk[Config::kHeadDim / 2], dv[Config::kHeadDim / 2];
+  float dk[Config::kGemmDim / 2], dv[Config::kGemmDim / 2];
 #pragma unroll
-  for (int i = 0; i < Config::kHeadDim / 2; ++i) dk[i] = dv[i] = 0.f;
+  for (int i = 0; i < Config::kGemmDim / 2; ++i) dk[i] = dv[i] = 0.f;
 
   ptx::mbarrier_wait_parity(smem.kv_full(), kv_round & 1);
   if constexpr (Config::kStagedKeyStore) {
@@ -306,7 +306,7 @@ __device__ void backward_consumer(const BackwardKernelParams& p, const BackwardS
   const int first_key = n0 + 64 * consumer;
   // (kStagedKeyStore: in shared memory the tile's last steps are done with, BackwardShared::key_staging.)
   const std::uint32_t boxes = smem.key_staging(dq_parity(), consumer);
-  backward_store_key_gradients<Config, Config::kHeadDim>(
+  backward_store_key_gradients<Config, Config::kGemmDim>(
       p, tile, seq, first_key, 0, 0, boxes, boxes + Config::kChunks * 8192, dk, dv, consumer, thread);
 }
 

@@ -30,6 +30,7 @@ struct BackwardDqConfig {
   using Element = typename Main::Element;
   static constexpr int kHeadDim = Main::kHeadDim;    // of Q, K, dQ
   static constexpr int kHeadDimV = Main::kHeadDimV;  // of dO, V
+  static constexpr int kGemmDim = kHeadDim;          // (no narrowed GEMMs: backward_steps.h's defaults)
   static_assert(Main::kSplitHeadDim, "the dQ pass is d >= 192's (BackwardConfig::kSplitHeadDim)");
   static constexpr bool kGeneral = Main::kGeneral;
   static constexpr int kConsumers = 2;

@@ -19,11 +19,12 @@
 namespace flashattn::detail::cuda_sm90 {
 
 // 64 x kN (keys x query rows) = A (64 key rows, K-major) * B^T (kN query rows, K-major) over kDepth columns
-// (the head dim: d for S^T from K and Q, dv for dP^T from V and dO; kN = 32: a d >= 192 consumer's half of
+// (the head dim: d for S^T from K and Q, dv for dP^T from V and dO, or the narrowed kGemmDim; kN = 32: a d >=
+// 192 consumer's half of
 // the query block). The operands' 64-column chunks lie kAChunkBytes / kBChunkBytes apart; the dQ pass swaps
 // the roles (A = 64 query rows, B = the keys: S and dP).
 template <class Config, int kN = 64, int kAChunkBytes = Config::kKChunkBytes,
-          int kBChunkBytes = Config::kQChunkBytes, int kDepth = Config::kHeadDim>
+          int kBChunkBytes = Config::kQChunkBytes, int kDepth = Config::kGemmDim>
 __device__ __forceinline__ void backward_gemm_transposed_scores(float (&acc)[kN / 2], std::uint32_t a,
                                                                 std::uint32_t b) {
   const std::uint64_t desc_a0 = ptx::make_smem_desc_sw128(a, 16, 1024);
@@ -41,7 +42,7 @@ __device__ __forceinline__ void backward_gemm_transposed_scores(float (&acc)[kN 
 // dO stage, whose rows are the K steps): dV += P^T dO, dK += dS^T Q. The dQ pass: dQ (64 query rows x d) +=
 // dS (64 rows x 64 keys) K (the K stage, 64-column chunks kBChunkBytes apart). d >= 192 (OWN_FIRST): kN = a
 // consumer's columns of dK or dV over kKSteps = 2 (its 32 query rows).
-template <class Config, int kBChunkBytes = Config::kQChunkBytes, int kN = Config::kHeadDim, int kKSteps = 4>
+template <class Config, int kBChunkBytes = Config::kQChunkBytes, int kN = Config::kGemmDim, int kKSteps = 4>
 __device__ __forceinline__ void backward_gemm_key_gradient(float (&acc)[kN / 2],
                                                            const std::uint32_t (&a)[kKSteps][4],
                                                            std::uint32_t b) {
@@ -151,10 +152,11 @@ __device__ __forceinline__ void backward_stage_key_rows(std::uint32_t boxes, con
 
 // A warpgroup's 64 key rows of dK (times softmax_scale; kColsK columns from column_k) and dV (kColsV from
 // column_v), accumulator layout, at key row first_key of the tile's sequence. kStagedKeyStore: staged at
-// dk_boxes / dv_boxes (kCols / 64 boxes each, 8 KB apart, in shared memory no GEMM reads any more) and stored
-// by the warpgroup's thread 0 with TMA, where the tensor maps bound the rows: all but a varlen sequence's
-// last block (whose rows past its keys are the next sequence's; in batched layout the maps end at seqlen_k).
-// Otherwise from registers.
+// dk_boxes / dv_boxes (kCols / 64 boxes each, rounded up, 8 KB apart, in shared memory no GEMM reads any
+// more; a narrowed kernel's last box holds 32 columns, the tensor map clips the rest) and stored by the
+// warpgroup's thread 0 with TMA, where the tensor maps bound the rows: all but a varlen sequence's last block
+// (whose rows past its keys are the next sequence's; in batched layout the maps end at seqlen_k). Otherwise
+// from registers.
 template <class Config, int kColsK, int kColsV = kColsK>
 __device__ __forceinline__ void backward_store_key_gradients(
     const BackwardKernelParams& p, const BackwardTile& tile, const BackwardSequence& seq, int first_key,
@@ -168,12 +170,12 @@ __device__ __forceinline__ void backward_store_key_gradients(
     ptx::bar_sync(kBackwardKeysStaged + consumer, 128);
     if (thread == 0 && first_key < seq.k_allocated) {  // (the maps clip the rows past seqlen_k)
 #pragma unroll
-      for (int c = 0; c < (kColsK > kColsV ? kColsK : kColsV) / 64; ++c) {
-        if (c < kColsK / 64) {
+      for (int c = 0; c < ((kColsK > kColsV ? kColsK : kColsV) + 63) / 64; ++c) {
+        if (c < (kColsK + 63) / 64) {
           ptx::tma_store_4d(&p.maps.dk, dk_boxes + c * 8192, column_k + 64 * c, seq.k_row0 + first_key,
                             tile.head_kv, seq.map_batch);
         }
-        if (c < kColsV / 64) {
+        if (c < (kColsV + 63) / 64) {
           ptx::tma_store_4d(&p.maps.dv, dv_boxes + c * 8192, column_v + 64 * c, seq.k_row0 + first_key,
                             tile.head_kv, seq.map_batch);
         }
