@@ -221,13 +221,15 @@ std::vector<BackwardCase> backward_cases() {
   cases.push_back({true, 3, 400, 333, 4, 4, 224, 224, DType::float16, {MaskKind::causal_left}, Layout::contiguous, true, true, false});
   cases.push_back({false, 2, 300, 517, 4, 2, 80, 64, DType::bfloat16, {MaskKind::right_only}, Layout::heads_major});
   cases.push_back({false, 1, 517, 300, 4, 2, 136, 128, DType::float16, {MaskKind::causal}, Layout::contiguous});
-  // cuda_sm90's default-mode kernel narrowed to 96 columns (backward_config.h kGemmDim_, forward_config.h
-  // narrowed_gemm_dim) takes the plain calls of d <= 96 (the d = 96 causal and (80, 64) cases above too): the
-  // persistent walk of uniform tiles, a window, varlen with seqused and empty sequences (its last blocks' dK /
-  // dV stored from registers).
+  // cuda_sm90's d = 128 kernels narrowed to 96 columns (backward_config.h kGemmDim_, forward_config.h
+  // narrowed_gemm_dim) take every call of d <= 96 (the d = 96 causal, d = 80 deterministic and (80, 64) cases
+  // above too): the persistent walk of uniform tiles, a window, varlen with seqused and empty sequences (its last
+  // blocks' dK / dV stored from registers), softcap / ALiBi / dropout in both modes.
   cases.push_back({false, 2, 517, 700, 4, 4, 72, 72, DType::float16, {MaskKind::none}, Layout::contiguous});
   cases.push_back({false, 1, 300, 900, 2, 1, 96, 96, DType::bfloat16, {MaskKind::local}, Layout::heads_major});
   cases.push_back({true, 3, 400, 333, 4, 2, 88, 88, DType::bfloat16, {MaskKind::none}, Layout::padded, false, true, true});
+  cases.push_back({false, 2, 300, 517, 4, 2, 96, 96, DType::bfloat16, {MaskKind::causal, 1.5f, AlibiKind::per_head, 0.17f}, Layout::contiguous});
+  cases.push_back({true, 3, 400, 333, 4, 2, 72, 72, DType::float16, {MaskKind::causal_left, 0.f, AlibiKind::none, 0.17f}, Layout::heads_major, true, true, false});
   // clang-format on
   return cases;
 }

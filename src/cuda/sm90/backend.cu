@@ -75,7 +75,7 @@
 
 // Which backward main kernels this build has (d = dv = 64, 128, 192, 256, (d, dv) = (192, 128);
 // FLASHATTN_BACKWARD).
-#ifndef FLASHATTN_SM90_HAS_BWD_D96_FP16  // d = 128's default-mode kernel narrowed to 96 columns
+#ifndef FLASHATTN_SM90_HAS_BWD_D96_FP16  // d = 128's kernels narrowed to 96 columns (every mode)
 #define FLASHATTN_SM90_HAS_BWD_D96_FP16 0
 #endif
 #ifndef FLASHATTN_SM90_HAS_BWD_D96_BF16
@@ -275,16 +275,25 @@ cudaError_t dispatch_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStr
     if constexpr (kHeadDim >= 192) {  // one kernel for both modes (BackwardConfig::kSplitHeadDim)
       return general ? run_backward<kHeadDim, Element, false, true, kHeadDimV>(args, stream)
                      : run_backward<kHeadDim, Element, false, false, kHeadDimV>(args, stream);
-    } else if (general) {
-      return args.p.deterministic ? run_backward<kHeadDim, Element, true, true, kHeadDimV>(args, stream)
-                                  : run_backward<kHeadDim, Element, false, true, kHeadDimV>(args, stream);
     } else {
       if constexpr (kHeadDim == 128 &&
                     (kBf16 ? FLASHATTN_SM90_HAS_BWD_D96_BF16 : FLASHATTN_SM90_HAS_BWD_D96_FP16)) {
-        // Head dims of at most 96: the default mode's kernel narrowed to 96 columns (forward_config.h
+        // Head dims of at most 96: d = 128's kernels narrowed to 96 columns (forward_config.h
         // narrowed_gemm_dim).
-        if (!args.p.deterministic && narrowed_gemm_dim(args.p.head_dim, args.p.head_dim_v) == 96)
-          return run_backward<kHeadDim, Element, false, false, kHeadDimV, 96>(args, stream);
+        if (narrowed_gemm_dim(args.p.head_dim, args.p.head_dim_v) == 96) {
+          if (general) {
+            return args.p.deterministic
+                       ? run_backward<kHeadDim, Element, true, true, kHeadDimV, 96>(args, stream)
+                       : run_backward<kHeadDim, Element, false, true, kHeadDimV, 96>(args, stream);
+          }
+          return args.p.deterministic
+                     ? run_backward<kHeadDim, Element, true, false, kHeadDimV, 96>(args, stream)
+                     : run_backward<kHeadDim, Element, false, false, kHeadDimV, 96>(args, stream);
+        }
+      }
+      if (general) {
+        return args.p.deterministic ? run_backward<kHeadDim, Element, true, true, kHeadDimV>(args, stream)
+                                    : run_backward<kHeadDim, Element, false, true, kHeadDimV>(args, stream);
       }
       return args.p.deterministic ? run_backward<kHeadDim, Element, true, false, kHeadDimV>(args, stream)
                                   : run_backward<kHeadDim, Element, false, false, kHeadDimV>(args, stream);

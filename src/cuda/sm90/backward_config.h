@@ -44,8 +44,8 @@
 
 namespace flashattn::detail::cuda_sm90 {
 
-// kGemmDim_: 0, or 96 for the d = dv = 128 default-mode kernel of two consumers narrowed to head dims of at
-// most 96 (forward_config.h narrowed_gemm_dim): its layout, loads and dQ GEMM are d = 128's (TMA zero-fills
+// kGemmDim_: 0, or 96 for the d = dv = 128 kernels of two consumers (every mode) narrowed to head dims of at
+// most 96 (forward_config.h narrowed_gemm_dim): their layout, loads and dQ GEMM are d = 128's (TMA zero-fills
 // the columns past the problem's, whose dQ is then 0 in the accumulator and clipped by the postprocess), S^T
 // and dP^T run 6 k-steps, dV and dK have N = 96 (their accumulators and stores kGemmDim columns).
 template <int kHeadDim_, typename Element_, int kConsumers_ = 2, bool kDeterministic_ = false,
@@ -57,8 +57,8 @@ struct BackwardConfig {
   // The head-dim columns of S^T's and dP^T's k-steps and of dK's and dV's (d = dv where narrowed).
   static constexpr int kGemmDim = kGemmDim_ != 0 ? kGemmDim_ : kHeadDim;
   static_assert(kGemmDim_ == 0 || (kGemmDim_ == 96 && kHeadDim_ == 128 && kHeadDimV_ == 128 &&
-                                   kConsumers_ == 2 && !kDeterministic_ && !kGeneral_ && !kSkipHidden_),
-                "the narrowed GEMMs: 96 columns of the d = dv = 128 default-mode kernel");
+                                   kConsumers_ == 2 && !kSkipHidden_),
+                "the narrowed GEMMs: 96 columns of the d = dv = 128 kernels");
   static_assert((kHeadDim == kHeadDimV &&
                  (kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 192 || kHeadDim == 256)) ||
                     (kHeadDim == 192 && kHeadDimV == 128),

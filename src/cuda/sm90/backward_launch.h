@@ -156,17 +156,17 @@ extern template cudaError_t launch_backward<BackwardConfig<64, __nv_bfloat16, 2,
 // both modes (kDeterministic false). kHeadDimV = kHeadDim but at (192, 128). Deterministic mode needs
 // args.dq_semaphore and args.tile_counter (zeroed by the preprocess); kGeneral exactly the calls with
 // softcap, ALiBi or dropout.
-// kGemmDim 96 (kHeadDim 128, the default mode without softcap / ALiBi / dropout: units backward_hdim96_*.cu):
-// the narrowed kernel (BackwardConfig kGemmDim_) for head dims of at most 96 (forward_config.h
-// narrowed_gemm_dim).
+// kGemmDim 96 (kHeadDim 128, any mode: units backward_hdim96_*.cu): the narrowed kernels (BackwardConfig
+// kGemmDim_) for head dims of at most 96 (forward_config.h narrowed_gemm_dim).
 template <int kHeadDim, typename Element, bool kDeterministic, bool kGeneral, int kHeadDimV,
           int kGemmDim = kHeadDim>
 cudaError_t run_backward(const cuda_sm80::BackwardKernelArgs& args, cudaStream_t stream) {
   static_assert(kHeadDimV == kHeadDim || kHeadDim >= 192, "d != dv only with the split columns");
   if constexpr (kGemmDim != kHeadDim) {
-    static_assert(kHeadDim == 128 && kGemmDim == 96 && !kDeterministic && !kGeneral);
-    return launch_backward<BackwardConfig<kHeadDim, Element, 2, false, false, false, kHeadDimV, kGemmDim>>(
-        args, stream);
+    static_assert(kHeadDim == 128 && kGemmDim == 96);
+    return launch_backward<
+        BackwardConfig<kHeadDim, Element, 2, kDeterministic, kGeneral, false, kHeadDimV, kGemmDim>>(args,
+                                                                                                    stream);
   } else if constexpr (kHeadDim >= 192) {
     static_assert(!kDeterministic, "d >= 192 has one kernel for both modes (each output written once)");
     // The dQ pass writes dQ: no accumulator (run() passes none) and no postprocess.
