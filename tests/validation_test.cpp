@@ -32,7 +32,7 @@ struct Problem {
   static constexpr i64 s_cache = 16, s_new = 2;
   static constexpr i64 num_blocks = 6, page = 4, max_blocks = 3;
 
-  std::vector<float> q, k, v, out, lse, dout, grad_q, grad_k, grad_v, alibi, sink, dsink;
+  std::vector<float> q, k, v, out, lse, dout, grad_q, grad_k, grad_v, alibi, sink, dsink, bias;
   std::vector<float> vq, vk, vv, vout, vlse, vdout, vdq, vdk, vdv;
   std::vector<float> kc, vc, kn, vn, cos, sin, pkc, pvc;
   std::vector<float> op, lp, cout, clse;
@@ -77,6 +77,7 @@ struct Problem {
     alibi = random(b * h, seed++);
     sink = random(h, seed++);
     dsink = random(h, seed++);
+    bias = random(b * h * sq * sk, 99);
     fwd.q = f32(q, {b, sq, h, d});
     fwd.k = f32(k, {b, sk, hk, d});
     fwd.v = f32(v, {b, sk, hk, dv});
@@ -339,6 +340,32 @@ std::vector<BadCase> bad_cases() {
          p.fwd.options.alibi_slopes.dtype = DType::float16;
        },
        E::invalid_argument, "options.alibi_slopes: dtype fp16, expected fp32"},
+      {"bias rank", Op::forward, [](P& p) { p.fwd.options.bias = Problem::f32(p.bias, {7}); },
+       E::invalid_argument, "options.bias: rank 1, expected 4"},
+      {"bias keys", Op::forward, [](P& p) { p.fwd.options.bias = Problem::f32(p.bias, {2, 4, 5, 6}); },
+       E::invalid_argument,
+       "options.bias: shape (2, 4, 5, 6), expected (B, H, SQ, sk) with B in {1, 2}, H in {1, 4}, SQ in {1, 5}, "
+       "sk = 7"},
+      {"bias heads", Op::backward, [](P& p) { p.bwd.options.bias = Problem::f32(p.bias, {2, 5, 7}); },
+       E::invalid_argument, "options.bias: shape (2, 5, 7), expected (B, H, SQ, sk)"},
+      {"bias dtype", Op::forward,
+       [](P& p) {
+         p.fwd.options.bias = Problem::f32(p.bias, {5, 7});
+         p.fwd.options.bias.dtype = DType::int32;
+       },
+       E::invalid_argument, "options.bias: dtype int32, expected fp32, bool or q's dtype fp32"},
+      {"bias stride", Op::forward,
+       [](P& p) {
+         p.fwd.options.bias = TensorView::strided(p.bias.data(), DType::float32, {5, 7}, {14, 2});
+       },
+       E::invalid_argument, "options.bias: last-dim stride 2, expected 1"},
+      {"bias in varlen", Op::varlen, [](P& p) { p.varlen.options.bias = Problem::f32(p.bias, {5, 7}); },
+       E::invalid_argument, "options.bias: given, but forward_varlen does not take a bias"},
+      {"bias in kvcache", Op::kvcache, [](P& p) { p.kv.options.bias = Problem::f32(p.bias, {5, 7}); },
+       E::invalid_argument, "options.bias: given, but forward_kvcache does not take a bias"},
+      {"bias in varlen backward", Op::varlen_backward,
+       [](P& p) { p.vbwd.options.bias = Problem::f32(p.bias, {5, 7}); }, E::invalid_argument,
+       "options.bias: given, but backward_varlen does not take a bias"},
       {"sink shape", Op::forward, [](P& p) { p.fwd.options.sink = Problem::f32(p.sink, {2}); },
        E::invalid_argument, "options.sink: shape (2), expected (h) = (4)"},
       {"dsink without sink", Op::backward, [](P& p) { p.bwd.dsink = Problem::f32(p.dsink, {4}); },

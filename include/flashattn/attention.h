@@ -18,6 +18,8 @@
 //   S_ij    = scale * q_i . k_j                       (scale defaults to 1/sqrt(d))
 //   softcap: S_ij = softcap * tanh(S_ij / softcap)     when softcap > 0, before masking
 //   ALiBi:   S_ij -= slope * |i + sk - sq - j|         slopes fp32 (h) or (b, h)
+//   bias:    S_ij += bias[b][head][i][j]               a float tensor, after softcap and ALiBi;
+//            a bool tensor instead hides key j where it is false (as S_ij = -inf)
 //   mask:    key j is visible to query i iff
 //              i + sk - sq - left <= j <= i + sk - sq + right   (bottom-right aligned)
 //            with left/right = window (-1 = unbounded); causal sets right = 0.
@@ -89,6 +91,14 @@ struct AttentionOptions {
   TensorView alibi_slopes;  // optional fp32 (h) or (b, h)
   Dropout dropout{};        // forward and backward of batched/varlen attention only
   TensorView sink;          // optional fp32 (h): learnable per-head sink logit
+  // Optional score bias or mask, batched forward and backward only (no gradient is computed for it):
+  // (B, H, SQ, sk), or with leading dims left out (H, SQ, sk) / (SQ, sk), where B is 1 or b, H is 1 or
+  // h (query heads) and SQ is 1 or sq; a dim of size 1 is broadcast (a key-padding mask is (b, 1, 1, sk)).
+  // The last dim must be contiguous; the other strides are free. dtype fp32 or q's dtype: added to the
+  // scores (-inf hides a key; +inf or NaN make the row's output NaN); bool (DType::boolean): true keeps
+  // the key, false hides it, as PyTorch's scaled_dot_product_attention reads a bool attn_mask. A row
+  // whose every key is hidden follows the edge-case rule above (output 0, LSE -inf).
+  TensorView bias;
 };
 
 // ----------------------------------------------------------------------------

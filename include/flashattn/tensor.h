@@ -18,9 +18,10 @@ enum class DType : std::uint8_t {
   bfloat16,
   float32,
   int32,
+  boolean,  // one byte, 0 = false, anything else = true (options.bias as a mask)
 };
 
-// Short lowercase name ("fp16", "bf16", "fp32", "int32"), for messages.
+// Short lowercase name ("fp16", "bf16", "fp32", "int32", "bool"), for messages.
 const char* dtype_name(DType dtype) noexcept;
 std::size_t dtype_size(DType dtype) noexcept;
 

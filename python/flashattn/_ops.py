@@ -25,7 +25,7 @@ from . import _runtime as rt
 
 
 def _options(softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, rng_state,
-             sink) -> dict:
+             sink, attn_bias=None) -> dict:
     options = {
         "softmax_scale": softmax_scale,
         "causal": causal,
@@ -35,6 +35,7 @@ def _options(softmax_scale, causal, window_left, window_right, softcap, alibi_sl
         "alibi_slopes": alibi_slopes,
         "dropout_p": dropout_p,
         "sink": sink,
+        "attn_bias": attn_bias,
     }
     if dropout_p > 0.0 and rng_state is not None:
         seed, offset = rng_state.tolist()  # a CPU tensor: no device sync
@@ -179,7 +180,8 @@ def _with_autograd(op, name: str, backward, setup_context) -> None:
 @_custom_op("flashattn::fwd", mutates_args=())
 def fwd(q: Tensor, k: Tensor, v: Tensor, softmax_scale: Optional[float], causal: bool, window_left: int,
         window_right: int, softcap: float, alibi_slopes: Optional[Tensor], dropout_p: float,
-        sink: Optional[Tensor], deterministic: bool, num_splits: int) -> tuple[Tensor, Tensor, Tensor]:
+        sink: Optional[Tensor], deterministic: bool, num_splits: int,
+        attn_bias: Optional[Tensor] = None) -> tuple[Tensor, Tensor, Tensor]:
     b, sq, h, d = q.shape
     dv = v.shape[-1]
     out = _empty_contiguous(q) if dv == d else q.new_empty((b, sq, h, dv))
@@ -187,14 +189,14 @@ def fwd(q: Tensor, k: Tensor, v: Tensor, softmax_scale: Optional[float], causal:
     rng_state = rt.dropout_seed_offset(q.device) if dropout_p > 0.0 else _no_rng()
     args = {"q": q, "k": k, "v": v, "out": out, "lse": lse, "num_splits": int(num_splits)}
     args.update(_options(softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p,
-                         rng_state, sink))
+                         rng_state, sink, attn_bias))
     rt.run("forward", args, q.device)
     return out, lse, rng_state
 
 
 @fwd.register_fake
 def _(q, k, v, softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, sink,
-      deterministic, num_splits):
+      deterministic, num_splits, attn_bias=None):
     b, sq, h, _ = q.shape
     out = q.new_empty((b, sq, h, v.shape[-1]))
     lse = q.new_empty((b, h, sq), dtype=torch.float32)
@@ -204,21 +206,21 @@ def _(q, k, v, softmax_scale, causal, window_left, window_right, softcap, alibi_
 @_custom_op("flashattn::bwd", mutates_args=())
 def bwd(dout: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor, softmax_scale: Optional[float],
         causal: bool, window_left: int, window_right: int, softcap: float, alibi_slopes: Optional[Tensor],
-        dropout_p: float, rng_state: Tensor, sink: Optional[Tensor],
-        deterministic: bool) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        dropout_p: float, rng_state: Tensor, sink: Optional[Tensor], deterministic: bool,
+        attn_bias: Optional[Tensor] = None) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     dq, dk, dv = _empty_contiguous(q), _empty_contiguous(k), _empty_contiguous(v)
     dsink = torch.empty(sink.shape if sink is not None else (0,), dtype=torch.float32, device=q.device)
     args = {"dout": dout, "q": q, "k": k, "v": v, "out": out, "lse": lse, "dq": dq, "dk": dk, "dv": dv,
             "dsink": dsink if sink is not None else None, "deterministic": deterministic}
     args.update(_options(softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p,
-                         rng_state, sink))
+                         rng_state, sink, attn_bias))
     rt.run("backward", args, q.device)
     return dq, dk, dv, dsink
 
 
 @bwd.register_fake
 def _(dout, q, k, v, out, lse, softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p,
-      rng_state, sink, deterministic):
+      rng_state, sink, deterministic, attn_bias=None):
     dsink = q.new_empty(sink.shape if sink is not None else (0,), dtype=torch.float32)
     return (torch.empty_like(q, memory_format=torch.contiguous_format),
             torch.empty_like(k, memory_format=torch.contiguous_format),
@@ -233,20 +235,23 @@ def _grad_ready(dout: Tensor) -> Tensor:
 
 def _fwd_setup_context(ctx, inputs, output):
     (q, k, v, softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, sink,
-     deterministic, _num_splits) = inputs
+     deterministic, _num_splits, attn_bias) = inputs
     out, lse, rng_state = output
     # As in FlashAttention 2, the LSE output carries no gradient (it is a by-product).
     ctx.mark_non_differentiable(lse)
-    ctx.save_for_backward(q, k, v, out, lse, rng_state, alibi_slopes, sink)
+    ctx.save_for_backward(q, k, v, out, lse, rng_state, alibi_slopes, sink, attn_bias)
     ctx.options = (softmax_scale, causal, window_left, window_right, softcap, dropout_p, deterministic)
 
 
 def _fwd_backward(ctx, dout, dlse, drng):
-    q, k, v, out, lse, rng_state, alibi_slopes, sink = ctx.saved_tensors
+    q, k, v, out, lse, rng_state, alibi_slopes, sink, attn_bias = ctx.saved_tensors
     softmax_scale, causal, window_left, window_right, softcap, dropout_p, deterministic = ctx.options
     dq, dk, dv, dsink = call(bwd, _grad_ready(dout), q, k, v, out, lse, softmax_scale, causal, window_left,
-                             window_right, softcap, alibi_slopes, dropout_p, rng_state, sink, deterministic)
-    return (dq, dk, dv, None, None, None, None, None, None, None, dsink if sink is not None else None, None, None)
+                             window_right, softcap, alibi_slopes, dropout_p, rng_state, sink, deterministic,
+                             attn_bias)
+    # The bias gets no gradient (flash_attn_func refuses a bias that requires one).
+    return (dq, dk, dv, None, None, None, None, None, None, None, dsink if sink is not None else None, None, None,
+            None)
 
 
 _with_autograd(fwd, "fwd", _fwd_backward, _fwd_setup_context)

@@ -23,6 +23,7 @@ _DTYPE_NAMES = {
     torch.bfloat16: "bfloat16",
     torch.float32: "float32",
     torch.int32: "int32",
+    torch.bool: "bool",
 }
 # Tensors cross into the extension as they are (nn.Parameter and other subclasses included); it
 # checks each one's dtype against these and names the argument when it is not a tensor.

@@ -91,6 +91,20 @@ def _sink(learnable_sink: Optional[Tensor], device: torch.device) -> Optional[Te
     return learnable_sink if learnable_sink.dtype == torch.float32 else learnable_sink.float()
 
 
+def _bias(attn_bias: Optional[Tensor], device: torch.device) -> Optional[Tensor]:
+    if attn_bias is None:
+        return None
+    if not isinstance(attn_bias, Tensor):
+        raise TypeError(f"attn_bias: expected a torch.Tensor, got {type(attn_bias).__name__}")
+    if attn_bias.device != device:
+        raise ValueError(f"attn_bias: device {attn_bias.device} differs from q device {device}")
+    if attn_bias.requires_grad and torch.is_grad_enabled():
+        # A learned bias would silently stop learning: its gradient is not computed.
+        raise ValueError("attn_bias: requires_grad is set, but flashattn computes no gradient for the bias "
+                         "(pass attn_bias.detach() if it is a constant)")
+    return attn_bias
+
+
 def _alibi(alibi_slopes: Optional[Tensor], device: torch.device) -> Optional[Tensor]:
     if alibi_slopes is None:
         return None
@@ -114,7 +128,7 @@ def _seqlen_bound(max_seqlen: Union[int, Tensor, None], bound: int) -> int:
 
 def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
                     alibi_slopes=None, deterministic=False, return_attn_probs=False, *, learnable_sink=None,
-                    num_splits=0, return_lse=False):
+                    num_splits=0, return_lse=False, attn_bias=None):
     """Exact attention softmax(scale * q k^T [+ alibi] [softcap]) v over (b, s, h, d) tensors.
 
     q: (b, sq, h, d); k: (b, sk, hk, d); v: (b, sk, hk, dv); h % hk == 0 (GQA/MQA).
@@ -126,6 +140,12 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     batch's size; 1 never splits them, so that a sequence's result does not depend on the batch's
     size (batch-invariant decoding); n > 1 asks for n parts where a kernel splits (Hopper's decode
     kernels).
+    attn_bias (an extension of flashattn's): a score bias or mask broadcastable to (b, h, sq, sk) as
+    scaled_dot_product_attention's attn_mask is, (B, H, SQ, sk) or with leading dims left out, B in {1, b},
+    H in {1, h}, SQ in {1, sq}, last dim contiguous. A float tensor (fp32 or q's dtype) is added to the
+    scores after softcap and ALiBi (-inf hides a key); a bool tensor keeps the keys where it is True. It
+    gets no gradient: a bias that requires one is refused. On Hopper such calls run on the cuda_sm80
+    kernels (the Hopper kernels take no bias).
     Returns out (b, sq, h, dv), or (out, lse, None) with return_attn_probs (lse (b, h, sq), fp32);
     return_lse=True (FA4) returns (out, lse).
     """
@@ -133,7 +153,7 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     left, right = _ops.window_pair(window_size)
     out, lse, _ = _ops.call(_ops.fwd, q, k, v, softmax_scale, bool(causal), left, right, float(softcap),
                             _alibi(alibi_slopes, q.device), float(dropout_p), _sink(learnable_sink, q.device),
-                            bool(deterministic), int(num_splits))
+                            bool(deterministic), int(num_splits), _bias(attn_bias, q.device))
     if return_attn_probs:
         return out, lse, None
     if return_lse:
@@ -143,7 +163,7 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
 
 def flash_attn_qkvpacked_func(qkv, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1),
                               softcap=0.0, alibi_slopes=None, deterministic=False, return_attn_probs=False, *,
-                              num_heads_q=None, learnable_sink=None):
+                              num_heads_q=None, learnable_sink=None, attn_bias=None):
     """qkv: (b, s, 3, h, d), or (b, s, h + 2 * hk, d) with num_heads_q = h (FA3's GQA packing).
 
     q, k and v are read in place through strides (no copy).
@@ -152,12 +172,12 @@ def flash_attn_qkvpacked_func(qkv, dropout_p=0.0, softmax_scale=None, causal=Fal
         raise TypeError(f"qkv: expected a torch.Tensor, got {type(qkv).__name__}")
     q, k, v = _unpack_qkv(qkv, num_heads_q, head_axis=2)
     return flash_attn_func(q, k, v, dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes,
-                           deterministic, return_attn_probs, learnable_sink=learnable_sink)
+                           deterministic, return_attn_probs, learnable_sink=learnable_sink, attn_bias=attn_bias)
 
 
 def flash_attn_kvpacked_func(q, kv, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1),
                              softcap=0.0, alibi_slopes=None, deterministic=False, return_attn_probs=False, *,
-                             learnable_sink=None):
+                             learnable_sink=None, attn_bias=None):
     """kv: (b, sk, 2, hk, d); k and v are read in place through strides (no copy)."""
     if not isinstance(kv, Tensor):
         raise TypeError(f"kv: expected a torch.Tensor, got {type(kv).__name__}")
@@ -165,7 +185,7 @@ def flash_attn_kvpacked_func(q, kv, dropout_p=0.0, softmax_scale=None, causal=Fa
         raise ValueError(f"kv: expected shape (b, sk, 2, hk, d), got {tuple(kv.shape)}")
     k, v = kv.unbind(2)
     return flash_attn_func(q, k, v, dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes,
-                           deterministic, return_attn_probs, learnable_sink=learnable_sink)
+                           deterministic, return_attn_probs, learnable_sink=learnable_sink, attn_bias=attn_bias)
 
 
 def _unpack_qkv(qkv: Tensor, num_heads_q: Optional[int], head_axis: int):

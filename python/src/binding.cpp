@@ -60,8 +60,9 @@ DType parse_dtype(std::string_view name, const char* arg) {
   if (name == "bfloat16") return DType::bfloat16;
   if (name == "float32") return DType::float32;
   if (name == "int32") return DType::int32;
+  if (name == "bool") return DType::boolean;
   raise_type(std::string(arg) + ": dtype " + std::string(name) +
-             " is not one of float16, bfloat16, float32, int32");
+             " is not one of float16, bfloat16, float32, int32, bool");
 }
 
 // Both forms: the library's views hold 1..kMaxRank dimensions.
@@ -154,7 +155,8 @@ TensorView parse_tensor_object(nb::handle obj, const char* arg) {
   if (code == nullptr) {
     if (PyErr_Occurred()) throw nb::python_error();
     raise_type(std::string(arg) + ": dtype " + nb::str(dtype).c_str() +
-               " is not supported by flashattn (float16, bfloat16, float32; int32 for index tensors)");
+               " is not supported by flashattn (float16, bfloat16, float32; int32 for index tensors; bool for "
+               "masks)");
   }
   view.dtype = static_cast<DType>(as_int64(code));
   if (truth(attribute(obj, g_names.is_cuda))) {
@@ -268,6 +270,7 @@ AttentionOptions parse_options(const Args& a) {
   o.dropout.seed = a.value<std::uint64_t>("dropout_seed", 0);
   o.dropout.offset = a.value<std::uint64_t>("dropout_offset", 0);
   o.sink = a.view("sink", "learnable_sink");
+  o.bias = a.view("bias", "attn_bias");
   return o;
 }
 

@@ -13,12 +13,16 @@ const char* dtype_name(DType dtype) noexcept {
       return "fp32";
     case DType::int32:
       return "int32";
+    case DType::boolean:
+      return "bool";
   }
   return "invalid-dtype";
 }
 
 std::size_t dtype_size(DType dtype) noexcept {
   switch (dtype) {
+    case DType::boolean:
+      return 1;
     case DType::float16:
     case DType::bfloat16:
       return 2;

@@ -359,11 +359,13 @@ struct OptionRules {
   // Exact window normalisation is skipped when rotary positions depend on the
   // call being local (KV cache with rotary): see resolve_window.
   bool normalise_window = true;
+  bool bias_allowed = false;  // options.bias: the batched forward and backward only
 };
 
 // Dims of the problem that options are checked against.
 struct Dims {
   i64 b = 0, sq = 0, sk = 0, h = 0, hk = 0, d = 0, dv = 0;
+  DType dtype = DType::float32;  // of q
 };
 
 // Windows, the FlashAttention-3 way (which, unlike FlashAttention-2's
@@ -395,6 +397,45 @@ Status resolve_window(const AttentionOptions& o, const Dims& dims, const OptionR
     if (mask->window_left >= 0 && mask->window_left >= dims.sk - 1) mask->window_left = -1;
     if (mask->window_right >= 0 && mask->window_right >= dims.sq - 1) mask->window_right = -1;
   }
+  return Status();
+}
+
+// options.bias: (B, H, SQ, sk) with its leading dims optional (rank 2-4, aligned to the right), B in {1, b},
+// H in {1, h}, SQ in {1, sq}; a dim of size 1 gets stride 0 (broadcast) whatever the caller's stride.
+Status resolve_bias(const TensorView& bias, const Dims& dims, const OptionRules& rules, CheckMode mode,
+                    AttentionParams* p) {
+  if (!bias.defined()) return Status();
+  if (!rules.bias_allowed) {
+    return INVALID("options.bias: given, but %s does not take a bias (the batched forward and backward do)",
+                   rules.operation);
+  }
+  const int rank = bias.rank >= 2 && bias.rank <= 4 ? bias.rank : 4;
+  RETURN_IF_ERROR(check_view(bias, "options.bias", rank, "(B, H, SQ, sk), (H, SQ, sk) or (SQ, sk)", mode));
+  if (bias.dtype != DType::float32 && bias.dtype != DType::boolean && bias.dtype != dims.dtype) {
+    return INVALID("options.bias: dtype %s, expected fp32, bool or q's dtype %s", dtype_name(bias.dtype),
+                   dtype_name(dims.dtype));
+  }
+  // Right-aligned: shape4[0..3] = (B, H, SQ, sk), the missing leading dims of size 1.
+  i64 shape4[4] = {1, 1, 1, 1}, stride4[4] = {0, 0, 0, 0};
+  for (int d = 0; d < rank; ++d) {
+    shape4[4 - rank + d] = bias.shape[d];
+    stride4[4 - rank + d] = bias.stride[d];
+  }
+  const i64 full[4] = {dims.b, dims.h, dims.sq, dims.sk};
+  const bool ok = (shape4[0] == 1 || shape4[0] == full[0]) && (shape4[1] == 1 || shape4[1] == full[1]) &&
+                  (shape4[2] == 1 || shape4[2] == full[2]) && shape4[3] == full[3];
+  if (!ok) {
+    return INVALID(
+        "options.bias: shape %s, expected (B, H, SQ, sk) with B in {1, %lld}, H in {1, %lld}, SQ in {1, %lld}, "
+        "sk = %lld (leading dims may be left out)",
+        dims_text(bias.shape, bias.rank).s, static_cast<ll>(dims.b), static_cast<ll>(dims.h),
+        static_cast<ll>(dims.sq), static_cast<ll>(dims.sk));
+  }
+  p->bias = bias.data;
+  p->bias_dtype = bias.dtype;
+  p->bias_batch_stride = shape4[0] == 1 ? 0 : stride4[0];
+  p->bias_head_stride = shape4[1] == 1 ? 0 : stride4[1];
+  p->bias_row_stride = shape4[2] == 1 ? 0 : stride4[2];
   return Status();
 }
 
@@ -436,6 +477,7 @@ Status resolve_options(const AttentionOptions& o, const Dims& dims, const Option
     p->alibi_slopes = static_cast<const float*>(a.data);
     p->alibi_batch_stride = rank == 2 ? a.stride[0] : 0;
   }
+  RETURN_IF_ERROR(resolve_bias(o.bias, dims, rules, mode, p));
   if (o.sink.defined()) {
     RETURN_IF_ERROR(check_view(o.sink, "options.sink", 1, "(h)", mode));
     RETURN_IF_ERROR(check_dtype(o.sink, "options.sink", DType::float32));
@@ -448,6 +490,7 @@ Status resolve_options(const AttentionOptions& o, const Dims& dims, const Option
 void add_option_roles(const AttentionOptions& o, Roles* roles) {
   roles->add(o.alibi_slopes, "options.alibi_slopes", false);
   roles->add(o.sink, "options.sink", false);
+  roles->add(o.bias, "options.bias", false);
 }
 
 // ---------------------------------------------------------------------------
@@ -478,7 +521,7 @@ Status check_qkv_batched(const TensorView& q, const TensorView& k, const TensorV
     return INVALID("q: %lld heads is not a multiple of k's %lld heads", static_cast<ll>(q.shape[2]),
                    static_cast<ll>(k.shape[2]));
   }
-  *dims = Dims{q.shape[0], q.shape[1], k.shape[1], q.shape[2], k.shape[2], q.shape[3], v.shape[3]};
+  *dims = Dims{q.shape[0], q.shape[1], k.shape[1], q.shape[2], k.shape[2], q.shape[3], v.shape[3], q.dtype};
   return Status();
 }
 
@@ -719,7 +762,7 @@ Status validate(const ForwardArgs& a, const ExecutionContext& ctx, CheckMode mod
     RETURN_IF_ERROR(check_shape(a.lse, "lse", "(b, h, sq)", {dims.b, dims.h, dims.sq}));
   }
   AttentionParams& p = out->params;
-  RETURN_IF_ERROR(resolve_options(a.options, dims, OptionRules{true, "forward", true}, mode, &p));
+  RETURN_IF_ERROR(resolve_options(a.options, dims, OptionRules{true, "forward", true, true}, mode, &p));
 
   Roles roles;
   roles.add(a.q, "q", false);
@@ -1146,7 +1189,7 @@ Status validate(const BackwardArgs& a, const ExecutionContext& ctx, CheckMode mo
       check_like(a.dv, "dv", 4, "(b, sk, hk, dv)", a.q, {dims.b, dims.sk, dims.hk, dims.dv}, mode));
   RETURN_IF_ERROR(check_dsink(a.dsink, a.options, dims.h, mode));
   BackwardParams& p = out->params;
-  RETURN_IF_ERROR(resolve_options(a.options, dims, OptionRules{true, "backward", true}, mode, &p));
+  RETURN_IF_ERROR(resolve_options(a.options, dims, OptionRules{true, "backward", true, true}, mode, &p));
 
   Roles roles;
   add_backward_inputs(a, &roles);

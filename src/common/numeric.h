@@ -77,6 +77,8 @@ inline float load_float(const void* base, DType dtype, std::int64_t i) {
       return static_cast<const float*>(base)[i];
     case DType::int32:
       return static_cast<float>(static_cast<const std::int32_t*>(base)[i]);
+    case DType::boolean:
+      return static_cast<const std::uint8_t*>(base)[i] != 0 ? 1.f : 0.f;
   }
   return 0.f;
 }
@@ -94,6 +96,9 @@ inline void store_float(void* base, DType dtype, std::int64_t i, float value) {
       return;
     case DType::int32:
       static_cast<std::int32_t*>(base)[i] = static_cast<std::int32_t>(value);
+      return;
+    case DType::boolean:
+      static_cast<std::uint8_t*>(base)[i] = value != 0.f ? 1 : 0;
       return;
   }
 }

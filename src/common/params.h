@@ -86,7 +86,19 @@ struct AttentionParams {
   float dropout_p = 0.f;
   std::uint64_t dropout_seed = 0, dropout_offset = 0;
   const float* sink = nullptr;
+  // Score bias or mask (AttentionOptions::bias): element (b, head, i, j) at
+  // b * bias_batch_stride + head * bias_head_stride + i * bias_row_stride + j; a broadcast dim has
+  // stride 0. bias_dtype fp16 / bf16 / fp32 (added) or boolean (false hides the key).
+  const void* bias = nullptr;
+  DType bias_dtype = DType::float32;
+  std::int64_t bias_batch_stride = 0, bias_head_stride = 0, bias_row_stride = 0;
 };
+
+// Element offset of query row i's bias row (batched calls only), for (sequence b, query head).
+FLASHATTN_HD std::int64_t bias_row_offset(const AttentionParams& p, std::int64_t b, std::int64_t head,
+                                          std::int64_t i) {
+  return b * p.bias_batch_stride + head * p.bias_head_stride + i * p.bias_row_stride;
+}
 
 struct BackwardParams : AttentionParams {
   Operand dout, dq, dk, dv;

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "cpu/reference.h"
 #include "cpu/reference_rows.h"
@@ -118,7 +119,10 @@ void backward_task(const BackwardParams& p, std::int64_t b, std::int64_t hk, con
       std::fill_n(w.out, dv, T(0));
       for (std::int64_t jj = 0; jj < n; ++jj) {
         const std::int64_t j = range.first + jj;
-        w.scores[jj] = rnd(std::exp(w.scores[jj] - softmax.lse));
+        // A key the bias hides has P = 0, also in a row whose every key is hidden (LSE -inf).
+        w.scores[jj] = w.scores[jj] == -std::numeric_limits<T>::infinity()
+                           ? T(0)
+                           : rnd(std::exp(w.scores[jj] - softmax.lse));
         w.dprob[jj] = dropout.kept(p, b, head, i, j) ? (dropout.active ? keep_scale : T(1)) : T(0);
         if (w.dprob[jj] == T(0)) continue;
         const T prob = dropout.active ? rnd(w.scores[jj] * w.dprob[jj]) : w.scores[jj];

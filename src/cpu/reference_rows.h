@@ -88,6 +88,7 @@ void load_row(const void* base, DType dtype, std::int64_t offset, std::int64_t n
       return;
     }
     case DType::int32:
+    case DType::boolean:
       for (std::int64_t c = 0; c < n; ++c) dst[c] = static_cast<T>(load_float(base, dtype, offset + c));
       return;
   }
@@ -132,7 +133,7 @@ void load_query(const AttentionParams& p, const SequenceLengths& s, std::int64_t
 }
 
 // Final logits of query row i against its visible keys range.first..range.last:
-// scores[jj] for key j = range.first + jj. With softcap, tanh_out[jj] keeps the tanh value the
+// scores[jj] for key j = range.first + jj (-inf where a bias hides the key). With softcap, tanh_out[jj] keeps the tanh value the
 // backward needs. `key(j)` returns a pointer to key j's row converted to T.
 template <typename T, typename KeyRow>
 void score_row(const AttentionParams& p, const SequenceLengths& s, std::int64_t b, std::int64_t head,
@@ -152,6 +153,14 @@ void score_row(const AttentionParams& p, const SequenceLengths& s, std::int64_t 
       const std::int64_t distance = i + s.k - s.q - j;
       x = rnd(x - slope * static_cast<T>(distance < 0 ? -distance : distance));
     }
+    if (p.bias) {
+      const double bias = load_float(p.bias, p.bias_dtype, bias_row_offset(p, b, head, i) + j);
+      if (p.bias_dtype == DType::boolean) {
+        if (bias == 0.0) x = -std::numeric_limits<T>::infinity();
+      } else {
+        x = rnd(x + static_cast<T>(bias));
+      }
+    }
     scores[j - range.first] = x;
   }
 }
@@ -170,6 +179,11 @@ RowSoftmax<T> row_softmax(const T* scores, std::int64_t n, const float* sink) {
   if (n == 0 && !sink) return r;  // no visible key, no sink: LSE -inf, P empty
   T m = sink ? static_cast<T>(*sink) : -std::numeric_limits<T>::infinity();
   for (std::int64_t jj = 0; jj < n; ++jj) m = std::max(m, scores[jj]);
+  // Every visible key hidden by a bias, no sink: as no visible key (P = e^{-inf - 0} / 1 = 0).
+  if (m == -std::numeric_limits<T>::infinity()) {
+    r.denominator = 1;
+    return r;
+  }
   T l = sink ? std::exp(static_cast<T>(*sink) - m) : T(0);
   for (std::int64_t jj = 0; jj < n; ++jj) l += std::exp(scores[jj] - m);
   r.max = m;

@@ -141,6 +141,12 @@ inline int threads_for_work(double work, std::int64_t items, int threads) {
   return static_cast<int>(std::max<std::int64_t>(team, 1));
 }
 
+// Adds options.bias to a score tile s[jj * ld + r] of rows r < rows (query query[r] of head head[r]) and
+// keys j0 + jj, jj < cols; a bool bias hides its false keys (-inf). Padding rows stay as they are.
+void add_score_bias(const AttentionParams& p, std::int64_t b, const std::int64_t* query,
+                    const std::int64_t* head, std::int64_t rows, std::int64_t j0, int cols, float* s,
+                    std::int64_t ld) noexcept;
+
 // Writes k_new/v_new into the cache at positions cache_end + t of every
 // sequence (k_new rotated when rotary_dim > 0). Must complete before attention.
 void append_new_kv(const AttentionParams& p, int threads) noexcept;

@@ -212,6 +212,7 @@ TILED_INLINE void backward_query_tile(const BackwardParams& p, const BackwardIte
         for (std::int64_t r = 0; r < rows_pad; ++r)
           ws.p[jj * kBlockQ + r] -= ws.slope[r] * std::fabs(ws.diag[r] - static_cast<float>(jj));
     }
+    if (p.bias) add_score_bias(p, item.b, ws.query, ws.head, rows, j0, cols, ws.p, kBlockQ);
     if (!(max_first <= j0 && j0 + cols - 1 <= min_last)) {
       // Visible range per row relative to the tile, as floats (exact: clamped to
       // [-2, kBlockK + 1], which keeps empty ranges empty) so the test vectorises.

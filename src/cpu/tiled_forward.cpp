@@ -230,6 +230,7 @@ TILED_INLINE void attend_tile(const AttentionParams& p, const SequenceLengths& s
       for (std::int64_t r = 0; r < rows_pad; ++r)
         ws.s[jj * ld + r] -= t.slope[r] * std::fabs(ws.diag[r] - static_cast<float>(jj));
   }
+  if (p.bias) add_score_bias(p, b, t.query, t.head, rows, j0, cols, ws.s, ld);
   if (!(t.max_first <= j0 && j0 + cols - 1 <= t.min_last)) {
     // Visible range per row relative to the tile, as floats (exact: clamped to
     // [-2, kBlockK + 1], which keeps empty ranges empty) so the test vectorises.

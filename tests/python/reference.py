@@ -53,10 +53,11 @@ def dropout_keep_mask(seed: int, offset: int, p: float, batch_head: int, sq: int
 
 
 def attention_ref(q, k, v, *, softmax_scale=None, causal=False, window=(-1, -1), softcap=0.0, alibi_slopes=None,
-                  sink=None, dropout_p=0.0, keep_mask=None, upcast=True, reorder_ops=False):
+                  sink=None, dropout_p=0.0, keep_mask=None, bias=None, upcast=True, reorder_ops=False):
     """q (sq, h, d), k (sk, hk, d), v (sk, hk, dv) -> out (sq, h, dv) in q's dtype, lse (h, sq) fp32.
 
-    alibi_slopes: (h,); sink: (h,); keep_mask: bool (h, sq, sk) for dropout.
+    alibi_slopes: (h,); sink: (h,); keep_mask: bool (h, sq, sk) for dropout; bias: broadcastable to
+    (h, sq, sk), added to the scores after softcap and ALiBi (float) or hiding its False keys (bool).
     upcast: compute in float64; else in the inputs' dtype (P rounded to it before P @ V).
     reorder_ops: scale k instead of q (perturbs the rounding like FlashAttention's tests).
     """
@@ -80,10 +81,15 @@ def attention_ref(q, k, v, *, softmax_scale=None, causal=False, window=(-1, -1),
     diag = i + sk - sq
     if alibi_slopes is not None:
         scores = scores - alibi_slopes.to(compute)[:, None, None] * (diag - j).abs().to(compute)
+    if bias is not None and bias.dtype != torch.bool:
+        # Rounded as the score it joins: in the inputs' precision for the low-precision reference.
+        scores = scores + bias.to(compute)
     left, right = window
     if causal:
         right = 0
     visible = torch.ones(sq, sk, dtype=torch.bool)
+    if bias is not None and bias.dtype == torch.bool:
+        visible = visible & torch.broadcast_to(bias, (h, sq, sk))
     if left >= 0:
         visible &= j >= diag - left
     if right >= 0:
@@ -120,6 +126,10 @@ def attention_batched_ref(q, k, v, **kw):
             kwb["keep_mask"] = kw["keep_mask"][b]
         if kw.get("alibi_slopes") is not None and kw["alibi_slopes"].dim() == 2:
             kwb["alibi_slopes"] = kw["alibi_slopes"][b]
+        if kw.get("bias") is not None:
+            bias = kw["bias"]
+            bias = bias.reshape((1,) * (4 - bias.dim()) + tuple(bias.shape))
+            kwb["bias"] = bias[b if bias.shape[0] > 1 else 0]
         out, lse = attention_ref(q[b], k[b], v[b], **kwb)
         outs.append(out)
         lses.append(lse)

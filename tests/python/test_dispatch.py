@@ -165,8 +165,9 @@ def test_the_route_reads_every_tensor_parameter():
     or a subclass at any of them must take it off the direct path."""
     names = {op: list(inspect.signature(fn).parameters) for op, (fn, _) in _ops._IMPLEMENTATIONS.items()}
     tensors = {op: {names[op][i] for i in positions} for op, positions in _ops._TENSOR_POSITIONS.items()}
-    assert tensors[_ops.fwd] == {"q", "k", "v", "alibi_slopes", "sink"}
-    assert tensors[_ops.bwd] == {"dout", "q", "k", "v", "out", "lse", "alibi_slopes", "rng_state", "sink"}
+    assert tensors[_ops.fwd] == {"q", "k", "v", "alibi_slopes", "sink", "attn_bias"}
+    assert tensors[_ops.bwd] == {"dout", "q", "k", "v", "out", "lse", "alibi_slopes", "rng_state", "sink",
+                                 "attn_bias"}
     assert tensors[_ops.combine] == {"out_partial", "lse_partial"}
     for op, positions in _ops._TENSOR_POSITIONS.items():
         for i in positions:

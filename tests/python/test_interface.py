@@ -103,6 +103,71 @@ def test_flash_attn_func_mla_head_dims(device, causal, deterministic):
         assert_close_to_ref(got.cpu(), r, lp, name=name)
 
 
+BIAS_CASES = [
+    # (bias shape as (B, H, SQ) or None to leave the dim out, kind, causal)
+    ((2, 4, 37), "float32", False),
+    ((None, 4, 37), "input", True),
+    ((None, None, 37), "bool", False),
+    ((2, 1, 1), "bool", False),  # a key-padding mask
+    ((1, 4, 1), "float32", True),
+]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("case", BIAS_CASES, ids=lambda c: "{}-{}-c{}".format(*c))
+def test_attn_bias(device, dtype, case):
+    """attn_bias, float (added) and bool (kept where True) in every broadcast form, out, LSE and the gradients
+    of q, k and v against the float64 reference. Some keys and one whole row are hidden (output 0, LSE -inf).
+    On a Hopper GPU the automatic choice runs the call on cuda_sm80."""
+    dims, kind, causal = case
+    b, sq, sk, h, hk, d = 2, 37, 53, 4, 2, 64
+    q = _rand(b, sq, h, d, dtype=dtype, device=device).requires_grad_()
+    k = _rand(b, sk, hk, d, dtype=dtype, device=device).requires_grad_()
+    v = _rand(b, sk, hk, d, dtype=dtype, device=device).requires_grad_()
+    shape = tuple(n for n in dims if n is not None) + (sk,)
+    if kind == "bool":
+        bias = torch.rand(shape) < 0.7
+        if len(shape) == 4 and shape[2] == 1:
+            bias[0, ..., 40:] = False  # sequence 0's keys past 40 are padding
+            bias[1] = False  # sequence 1 hides every key: its rows give 0 and LSE -inf
+    else:
+        bias = torch.randn(shape) * 2
+        bias[torch.rand(shape) < 0.1] = float("-inf")
+        if shape[-2] == sq:
+            bias[..., 5, :] = float("-inf")  # query row 5 sees no key
+        bias = bias.to(torch.float32 if kind == "float32" else dtype)
+    out, lse = flashattn.flash_attn_func(q, k, v, causal=causal, attn_bias=bias.to(device), return_lse=True)
+    g = torch.randn_like(out)
+    dq, dk, dv = _grads(out, (q, k, v), g)
+    (ref, ref_lse, ref_g), (lowp, _, lowp_g) = _ref_and_lowp(q, k, v, g, attention_batched_ref, causal=causal,
+                                                             bias=bias)
+    assert_close_to_ref(out.cpu(), ref, lowp)
+    finite = torch.isfinite(ref_lse)
+    assert not finite.all(), "the case hides every key of some rows"
+    assert torch.equal(torch.isfinite(lse.cpu()), finite)
+    assert max_err(lse.cpu()[finite], ref_lse[finite]) < 1e-3 * max(1.0, ref_lse[finite].abs().max().item())
+    for name, got, r, lp in zip(("dq", "dk", "dv"), (dq, dk, dv), ref_g, lowp_g):
+        assert torch.isfinite(got).all(), name
+        assert_close_to_ref(got.cpu(), r, lp, name=name)
+
+
+def test_attn_bias_errors(device):
+    q = _rand(2, 8, 2, 32, dtype=torch.bfloat16, device=device)
+    k = v = _rand(2, 9, 2, 32, dtype=torch.bfloat16, device=device)
+    with pytest.raises(ValueError, match="options.bias: shape"):
+        flashattn.flash_attn_func(q, k, v, attn_bias=torch.zeros(8, 8, device=device))
+    with pytest.raises(TypeError, match="attn_bias: dtype"):
+        flashattn.flash_attn_func(q, k, v, attn_bias=torch.zeros(8, 9, dtype=torch.int64, device=device))
+    with pytest.raises(ValueError, match="options.bias: dtype fp16"):
+        flashattn.flash_attn_func(q, k, v, attn_bias=torch.zeros(8, 9, dtype=torch.float16, device=device))
+    learned = torch.zeros(8, 9, device=device, requires_grad=True)
+    with pytest.raises(ValueError, match="attn_bias: requires_grad"):
+        flashattn.flash_attn_func(q, k, v, attn_bias=learned)
+    out = flashattn.flash_attn_func(q, k, v, attn_bias=learned.detach())  # a constant: fine
+    # A zero bias changes the result only by the rounding of a kernel that adds it (the general one).
+    assert max_err(out, flashattn.flash_attn_func(q, k, v)) < 1e-2
+
+
 def test_float32_inputs(device):
     if device.type == "cuda":
         pytest.skip("float32 is a CPU-backend dtype")

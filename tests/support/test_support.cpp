@@ -162,6 +162,9 @@ void write_poison(std::byte* p, DType dtype) {
       std::memcpy(p, &bits, 4);
       return;
     }
+    case DType::boolean:
+      *p = std::byte{0xA5};  // neither 0 nor 1
+      return;
   }
 }
 
@@ -264,12 +267,15 @@ TensorView HostTensor::view_at(void* base, Device device) const {
 }
 
 HostTensor HostTensor::converted(DType dtype) const {
-  const DType target = dtype_ == DType::int32 ? DType::int32 : dtype;
+  // Index tensors and masks keep their dtype: a mask is not a number to convert.
+  const bool kept = dtype_ == DType::int32 || dtype_ == DType::boolean;
+  const DType target = kept ? dtype_ : dtype;
   HostTensor copy(target, shape_, Layout::contiguous);
   for_each_index([&](const std::int64_t* index) {
-    if (target == DType::int32) {
-      std::memcpy(copy.storage_.data() + copy.origin_byte_offset() + copy.offset(index) * 4,
-                  storage_.data() + origin_byte_offset() + offset(index) * 4, 4);
+    if (kept) {
+      const std::size_t size = dtype_size(target);
+      std::memcpy(copy.storage_.data() + copy.origin_byte_offset() + copy.offset(index) * size,
+                  storage_.data() + origin_byte_offset() + offset(index) * size, size);
     } else {
       copy.set(index, get(index));
     }

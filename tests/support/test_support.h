@@ -229,7 +229,7 @@ class DeviceBinding final : public Binding {
   std::map<const HostTensor*, DeviceMemory> copies_;
 };
 
-// Contiguous host copies converted to `dtype` (nullopt: kept; int32 tensors always kept),
+// Contiguous host copies converted to `dtype` (nullopt: kept; int32 and bool tensors always kept),
 // for the reference.
 class ReferenceBinding final : public Binding {
  public:

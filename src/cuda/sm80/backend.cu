@@ -65,11 +65,11 @@ struct KernelChoice {
                    // fastest, 2 grouped heads fastest (head_group_of)
 };
 
-// The kGeneral kernel (forward_kernel.h): per-element score modifiers or dropout (a dropout_p
-// below 2^-16 drops nothing and runs the plain kernel).
+// The kGeneral kernel (forward_kernel.h): per-element score modifiers (softcap, ALiBi, a bias tensor)
+// or dropout (a dropout_p below 2^-16 drops nothing and runs the plain kernel).
 bool needs_general(const AttentionParams& p) {
   const bool dropout = p.dropout_p > 0.f && dropout_threshold(p.dropout_p) > 0;
-  return p.softcap > 0.f || p.alibi_slopes != nullptr || dropout || !(p.scale > 0.f);
+  return p.softcap > 0.f || p.alibi_slopes != nullptr || p.bias != nullptr || dropout || !(p.scale > 0.f);
 }
 
 KernelChoice choose_kernel(const AttentionParams& p) {

@@ -153,7 +153,8 @@ Status run(const BackwardParams& p, const ExecutionContext& ctx) noexcept {
   args.dropout_threshold = p.dropout_p > 0.f ? dropout_threshold(p.dropout_p) : 0u;
   args.dropout_rescale = p.dropout_p > 0.f ? 1.f / (1.f - p.dropout_p) : 1.f;
   if (p.dropout_p > 0.f) args.dropout_keys = dropout_keys(p.dropout_seed, p.dropout_offset);
-  const bool general = p.softcap > 0.f || p.alibi_slopes != nullptr || args.dropout_threshold > 0;
+  const bool general =
+      p.softcap > 0.f || p.alibi_slopes != nullptr || p.bias != nullptr || args.dropout_threshold > 0;
   if (cudaError_t e = decide_dq_bulk(p, general, &args.dq_bulk); e != cudaSuccess)
     return cuda_status(e, "kernel attribute query");
 

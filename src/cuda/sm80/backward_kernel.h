@@ -28,6 +28,7 @@
 #include "cuda/ptx/tma.h"
 #include "cuda/sm80/backward_config.h"
 #include "cuda/sm80/dropout.h"
+#include "cuda/sm80/score_bias.h"
 #include "cuda/sm80/smem_layout.h"
 #include "cuda/sm80/warp_mma.h"
 
@@ -677,6 +678,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 #endif
       [[maybe_unused]] const float alibi_slope =
           kGeneral && p.alibi_slopes != nullptr ? p.alibi_slopes[batch * p.alibi_batch_stride + head] : 0.f;
+      [[maybe_unused]] const ScoreBias bias = kGeneral ? ScoreBias::make(p, batch, head) : ScoreBias{};
 
       if constexpr (!kGeneral) {
         // Plain attention (no softcap, ALiBi, dropout): S^T first, P^T to shared memory and kept in
@@ -835,7 +837,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           // (as run-time tests in every element they doubled the Hopper general kernel's instructions,
           // session 67's s67_stalls.sh; the same form here).
           [[maybe_unused]] const bool dropout = kGeneral && args.dropout_threshold > 0;
-          const auto elements = [&]<bool kSoftcap, bool kAlibi>() {
+          const auto elements = [&]<bool kSoftcap, bool kAlibi, bool kBias = false>() {
 #pragma unroll
             for (int kt = 0; kt < kST; ++kt) {
 #pragma unroll
@@ -862,6 +864,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
                         const int distance = i + shift32 - j;
                         x -= alibi_slope * static_cast<float>(distance < 0 ? -distance : distance);
                       }
+                      if constexpr (kBias) {
+                        // Rows past the sequence and keys past its end have no bias element.
+                        if (i < seq.q && j < k_end) x += bias.value(bias.row(i), j, 1.f);
+                      }
                       prob = ptx::ex2_approx_ftz_f32(x * kLog2e - lse2);
                     } else {
                       prob = ptx::ex2_approx_ftz_f32(x * args.scale_log2 - lse2);
@@ -887,7 +893,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
             }
           };
           if constexpr (kGeneral) {
-            if (p.softcap > 0.f) {
+            if (bias.kind != ScoreBias::none) {
+              // With a bias, ALiBi at run time (a zero slope subtracts 0): two instances rather than four.
+              if (p.softcap > 0.f) {
+                elements.template operator()<true, true, true>();
+              } else {
+                elements.template operator()<false, true, true>();
+              }
+            } else if (p.softcap > 0.f) {
               if (alibi_slope != 0.f) {
                 elements.template operator()<true, true>();
               } else {

@@ -18,7 +18,7 @@
 // its own rows of the next Q, and O is stored from registers, so the next tile starts with its
 // copies already in flight instead of one exposed Q + K + V copy.
 //
-// kGeneral adds the per-element score modifiers (softcap, ALiBi, a non-positive
+// kGeneral adds the per-element score modifiers (softcap, ALiBi, a bias tensor, a non-positive
 // scale) and dropout; without it the scale is folded into the exponent.
 //
 // kPagedLoads: paged K/V tiles through paged_kv.h's loaders (a tile inside one page as dense
@@ -280,7 +280,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 
     const ScoreModifiers modifiers = ScoreModifiers::make(
         p.scale, p.softcap,
-        p.alibi_slopes != nullptr ? p.alibi_slopes[index.batch * p.alibi_batch_stride + index.head] : 0.f);
+        p.alibi_slopes != nullptr ? p.alibi_slopes[index.batch * p.alibi_batch_stride + index.head] : 0.f,
+        kGeneral ? ScoreBias::make(p, index.batch, index.head) : ScoreBias{});
     const float scale_log2 = kGeneral ? 1.f : args.scale_log2;
     const std::int64_t i0 = m0 + row0 + (lane >> 2);  // this lane's first row (m-tile mt: + 16 * mt)
     [[maybe_unused]] const UnmaskedKeyTiles unmasked =

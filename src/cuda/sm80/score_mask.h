@@ -11,6 +11,7 @@
 
 #include "common/params.h"
 #include "cuda/ptx/approx_math.h"
+#include "cuda/sm80/score_bias.h"
 
 namespace flashattn::detail::cuda_sm80 {
 
@@ -50,16 +51,19 @@ __device__ __forceinline__ bool tile_needs_mask(const MaskParams& mask, int m0, 
 //   softcap: x = (cap log2 e) tanh(s scale / cap)   (tanh.approx, as FlashAttention 2 does)
 //   else:    x = s (scale log2 e)
 //   ALiBi:   x -= (slope log2 e) |i + sk - sq - j|, the distance in fp32 (exact below 2^24)
+//   bias:    x += (log2 e) bias[i][j] (a mask's false: -inf), rows i < sq and keys j < sk only
 struct ScoreModifiers {
   float scale_log2;          // scale * log2 e (no softcap)
   float softcap_log2;        // softcap * log2 e; 0: softcap off
   float scale_over_softcap;  // scale / softcap
   float alibi_slope_log2;    // slope * log2 e; 0: ALiBi off
+  ScoreBias bias;            // kind none: no bias
 
-  __device__ __forceinline__ static ScoreModifiers make(float scale, float softcap, float alibi_slope) {
+  __device__ __forceinline__ static ScoreModifiers make(float scale, float softcap, float alibi_slope,
+                                                        const ScoreBias& bias = ScoreBias{}) {
     constexpr float kLog2e = 1.4426950408889634f;
     return ScoreModifiers{scale * kLog2e, softcap > 0.f ? softcap * kLog2e : 0.f,
-                          softcap > 0.f ? scale / softcap : 0.f, alibi_slope * kLog2e};
+                          softcap > 0.f ? scale / softcap : 0.f, alibi_slope * kLog2e, bias};
   }
 };
 
@@ -93,6 +97,22 @@ __device__ __forceinline__ void score_tile(float (&s)[Cfg::kBlockN / 8][4], cons
 #pragma unroll
           for (int e = 0; e < 2; ++e)
             s[n][2 * r + e] -= mod.alibi_slope_log2 * fabsf(distance0 - static_cast<float>(8 * n + e));
+      }
+    }
+    if (mod.bias.kind != ScoreBias::none) {
+      constexpr float kLog2e = 1.4426950408889634f;
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const std::int64_t i = i0 + 8 * r;
+        if (i >= sq) continue;  // the tile's rows past the sequence: no bias row to read
+        const unsigned char* bias_row = mod.bias.row(i);
+#pragma unroll
+        for (int n = 0; n < kNTiles; ++n)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int j = j_lane + 8 * n + e;
+            if (j < sk) s[n][2 * r + e] += mod.bias.value(bias_row, j, kLog2e);
+          }
       }
     }
   }

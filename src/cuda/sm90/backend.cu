@@ -333,6 +333,9 @@ const char* unsupported_reason(const AttentionParams& p) noexcept {
     return "cuda_sm90: the kernel for this head dim and dtype was not compiled (see FLASHATTN_HEAD_DIMS and "
            "FLASHATTN_DTYPES)";
   }
+  if (p.bias != nullptr) {
+    return "cuda_sm90's kernels take no bias tensor (options.bias): a call with one runs on cuda_sm80";
+  }
   if (p.block_table != nullptr && p.page_size <= 0) return "cuda_sm90: paged K/V needs page_size >= 1";
   if (p.block_table != nullptr && p.page_size % 8 != 0) {
     // The paged producer reads pages as TMA boxes of 8-128 rows (forward_launch.h paged_box_rows); other
@@ -379,6 +382,10 @@ const char* unsupported_reason(const BackwardParams& p) noexcept {
   }
   if (p.is_kvcache || p.block_table != nullptr)
     return "cuda_sm90: backward over a KV cache or paged K/V is not defined";
+  if (p.bias != nullptr) {
+    return "cuda_sm90's backward kernels take no bias tensor (options.bias): a call with one runs on "
+           "cuda_sm80";
+  }
   if (p.dtype != DType::float16 && p.dtype != DType::bfloat16)
     return "cuda_sm90 runs fp16 and bf16 inputs only";
   if (!backward_head_dims_supported(p.head_dim, p.head_dim_v)) {
