@@ -39,9 +39,10 @@ struct BiasCase {
   std::string name() const {
     static const char* shapes[] = {"full", "heads", "matrix", "keypad", "headkeys"};
     static const char* kinds[] = {"fp32", "dtype", "mask"};
-    return std::to_string(sq) + "x" + std::to_string(sk) + "_b" + std::to_string(b) + "_" + heads_label(h, hk) +
-           "_d" + std::to_string(d) + "_" + dtype_label(dtype) + "_" + shapes[static_cast<int>(shape)] + "_" +
-           kinds[static_cast<int>(values)] + "_" + features_label(features) + "_" + layout_name(layout);
+    return std::to_string(sq) + "x" + std::to_string(sk) + "_b" + std::to_string(b) + "_" +
+           heads_label(h, hk) + "_d" + std::to_string(d) + "_" + dtype_label(dtype) + "_" +
+           shapes[static_cast<int>(shape)] + "_" + kinds[static_cast<int>(values)] + "_" +
+           features_label(features) + "_" + layout_name(layout);
   }
 
   std::vector<std::int64_t> bias_shape() const {
@@ -63,15 +64,17 @@ struct BiasCase {
 
 // The bias's values: additive ones normal (stddev 2, so that they move the softmax) with 10% -inf; masks
 // 75% true. Then hidden rows where the shape has query rows: the middle query row of every bias row block
-// hides all of its keys (none when there is one query row). A key-padding mask hides each sequence's keys past a drawn length (at least one
-// kept), and its last sequence's every key when there are two or more.
+// hides all of its keys (none when there is one query row). A key-padding mask hides each sequence's keys
+// past a drawn length (at least one kept), and its last sequence's every key when there are two or more.
 HostTensor draw_bias(const BiasCase& c, Rng& rng) {
-  const DType dtype = c.values == BiasValues::mask               ? DType::boolean
+  const DType dtype = c.values == BiasValues::mask            ? DType::boolean
                       : c.values == BiasValues::additive_fp32 ? DType::float32
-                                                                : c.dtype;
-  HostTensor bias(dtype, c.bias_shape(), c.layout == Layout::contiguous ? Layout::contiguous : Layout::padded);
+                                                              : c.dtype;
+  HostTensor bias(dtype, c.bias_shape(),
+                  c.layout == Layout::contiguous ? Layout::contiguous : Layout::padded);
   const float hidden = c.values == BiasValues::mask ? 0.f : -std::numeric_limits<float>::infinity();
-  const bool per_row = c.shape == BiasShape::full || c.shape == BiasShape::heads || c.shape == BiasShape::matrix;
+  const bool per_row =
+      c.shape == BiasShape::full || c.shape == BiasShape::heads || c.shape == BiasShape::matrix;
   const int rank = bias.rank();
   std::vector<std::int64_t> kept_keys(static_cast<std::size_t>(c.b), c.sk);
   if (c.shape == BiasShape::key_padding) {
@@ -116,7 +119,8 @@ std::vector<BiasCase> bias_cases() {
       {1, 239, 300, 2, 1, 96, bf16, BiasShape::matrix, BiasValues::mask, F{MaskKind::none}},
       {3, 64, 333, 4, 2, 128, bf16, BiasShape::key_padding, BiasValues::mask, F{MaskKind::none}},
       {3, 100, 177, 2, 2, 64, fp16, BiasShape::key_padding, BiasValues::additive_fp32, F{MaskKind::causal}},
-      {2, 77, 190, 4, 1, 256, bf16, BiasShape::head_keys, BiasValues::additive_input_dtype, F{MaskKind::none}},
+      {2, 77, 190, 4, 1, 256, bf16, BiasShape::head_keys, BiasValues::additive_input_dtype,
+       F{MaskKind::none}},
       // Beside the other score modifiers: softcap, ALiBi, a sink, a custom scale.
       {2, 150, 150, 4, 2, 64, bf16, BiasShape::full, BiasValues::additive_fp32,
        F{MaskKind::causal, 1.5f, AlibiKind::per_head, 0.f, true}},
@@ -196,7 +200,8 @@ TEST_P(BiasForwardTest, MatchesReference) {
   const ReferenceBinding lowp = reference_lowp(build, c.dtype);
   EXPECT_TRUE(expect_close("out", device.fetch(out), out, ref.result(out), lowp.result(out),
                            {2.0, output_atol(c.dtype)}));
-  EXPECT_TRUE(expect_close("lse", device.fetch(lse), lse, ref.result(lse), lowp.result(lse), {2.0, kLseAtol}));
+  EXPECT_TRUE(
+      expect_close("lse", device.fetch(lse), lse, ref.result(lse), lowp.result(lse), {2.0, kLseAtol}));
   // The drawn bias hides every key of some rows (hidden rows, an empty key-padding sequence): the rule's
   // edge case must hold there, not only within the tolerance.
   const HostTensor got_lse = device.fetch(lse), ref_lse = ref.result(lse);
@@ -207,7 +212,8 @@ TEST_P(BiasForwardTest, MatchesReference) {
       EXPECT_EQ(got_lse.get(index), ref_lse.get(index)) << "a row whose every key is hidden";
     }
   });
-  if (!c.features.sink && c.shape != BiasShape::head_keys && (c.sq > 1 || c.shape == BiasShape::key_padding)) {
+  if (!c.features.sink && c.shape != BiasShape::head_keys &&
+      (c.sq > 1 || c.shape == BiasShape::key_padding)) {
     EXPECT_GT(empty_rows, 0) << "the case draws rows whose every key is hidden";
   }
 }
@@ -240,8 +246,10 @@ TEST_P(BiasBackwardTest, MatchesReference) {
       a.options = problem.options(bind);
       return a;
     });
-    fwd.result(fwd_out).for_each_index([&](const std::int64_t* i) { out.set(i, fwd.result(fwd_out).get(i)); });
-    fwd.result(fwd_lse).for_each_index([&](const std::int64_t* i) { lse.set(i, fwd.result(fwd_lse).get(i)); });
+    fwd.result(fwd_out).for_each_index(
+        [&](const std::int64_t* i) { out.set(i, fwd.result(fwd_out).get(i)); });
+    fwd.result(fwd_lse).for_each_index(
+        [&](const std::int64_t* i) { lse.set(i, fwd.result(fwd_lse).get(i)); });
   }
 
   HostTensor dq(c.dtype, {c.b, c.sq, c.h, c.d}, c.layout);
@@ -276,7 +284,8 @@ TEST_P(BiasBackwardTest, MatchesReference) {
   EXPECT_TRUE(expect_close("dk", device.fetch(dk), dk, ref.result(dk), lowp.result(dk), tol));
   EXPECT_TRUE(expect_close("dv", device.fetch(dv), dv, ref.result(dv), lowp.result(dv), tol));
   if (dsink.defined()) {
-    EXPECT_TRUE(expect_close("dsink", device.fetch(dsink), dsink, ref.result(dsink), lowp.result(dsink), tol));
+    EXPECT_TRUE(
+        expect_close("dsink", device.fetch(dsink), dsink, ref.result(dsink), lowp.result(dsink), tol));
   }
 }
 

@@ -342,11 +342,18 @@ std::vector<BadCase> bad_cases() {
        E::invalid_argument, "options.alibi_slopes: dtype fp16, expected fp32"},
       {"bias rank", Op::forward, [](P& p) { p.fwd.options.bias = Problem::f32(p.bias, {7}); },
        E::invalid_argument, "options.bias: rank 1, expected 4"},
-      {"bias keys", Op::forward, [](P& p) { p.fwd.options.bias = Problem::f32(p.bias, {2, 4, 5, 6}); },
+      {"bias keys", Op::forward,
+       [](P& p) {
+         p.fwd.options.bias = Problem::f32(p.bias, {2, 4, 5, 6});
+       },
        E::invalid_argument,
-       "options.bias: shape (2, 4, 5, 6), expected (B, H, SQ, sk) with B in {1, 2}, H in {1, 4}, SQ in {1, 5}, "
+       "options.bias: shape (2, 4, 5, 6), expected (B, H, SQ, sk) with B in {1, 2}, H in {1, 4}, SQ in {1, "
+       "5}, "
        "sk = 7"},
-      {"bias heads", Op::backward, [](P& p) { p.bwd.options.bias = Problem::f32(p.bias, {2, 5, 7}); },
+      {"bias heads", Op::backward,
+       [](P& p) {
+         p.bwd.options.bias = Problem::f32(p.bias, {2, 5, 7});
+       },
        E::invalid_argument, "options.bias: shape (2, 5, 7), expected (B, H, SQ, sk)"},
       {"bias dtype", Op::forward,
        [](P& p) {
@@ -359,13 +366,21 @@ std::vector<BadCase> bad_cases() {
          p.fwd.options.bias = TensorView::strided(p.bias.data(), DType::float32, {5, 7}, {14, 2});
        },
        E::invalid_argument, "options.bias: last-dim stride 2, expected 1"},
-      {"bias in varlen", Op::varlen, [](P& p) { p.varlen.options.bias = Problem::f32(p.bias, {5, 7}); },
+      {"bias in varlen", Op::varlen,
+       [](P& p) {
+         p.varlen.options.bias = Problem::f32(p.bias, {5, 7});
+       },
        E::invalid_argument, "options.bias: given, but forward_varlen does not take a bias"},
-      {"bias in kvcache", Op::kvcache, [](P& p) { p.kv.options.bias = Problem::f32(p.bias, {5, 7}); },
+      {"bias in kvcache", Op::kvcache,
+       [](P& p) {
+         p.kv.options.bias = Problem::f32(p.bias, {5, 7});
+       },
        E::invalid_argument, "options.bias: given, but forward_kvcache does not take a bias"},
       {"bias in varlen backward", Op::varlen_backward,
-       [](P& p) { p.vbwd.options.bias = Problem::f32(p.bias, {5, 7}); }, E::invalid_argument,
-       "options.bias: given, but backward_varlen does not take a bias"},
+       [](P& p) {
+         p.vbwd.options.bias = Problem::f32(p.bias, {5, 7});
+       },
+       E::invalid_argument, "options.bias: given, but backward_varlen does not take a bias"},
       {"sink shape", Op::forward, [](P& p) { p.fwd.options.sink = Problem::f32(p.sink, {2}); },
        E::invalid_argument, "options.sink: shape (2), expected (h) = (4)"},
       {"dsink without sink", Op::backward, [](P& p) { p.bwd.dsink = Problem::f32(p.dsink, {4}); },

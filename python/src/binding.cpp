@@ -154,9 +154,10 @@ TensorView parse_tensor_object(nb::handle obj, const char* arg) {
   PyObject* code = PyDict_GetItemWithError(g_tensor_type.dtypes, dtype.ptr());  // borrowed
   if (code == nullptr) {
     if (PyErr_Occurred()) throw nb::python_error();
-    raise_type(std::string(arg) + ": dtype " + nb::str(dtype).c_str() +
-               " is not supported by flashattn (float16, bfloat16, float32; int32 for index tensors; bool for "
-               "masks)");
+    raise_type(
+        std::string(arg) + ": dtype " + nb::str(dtype).c_str() +
+        " is not supported by flashattn (float16, bfloat16, float32; int32 for index tensors; bool for "
+        "masks)");
   }
   view.dtype = static_cast<DType>(as_int64(code));
   if (truth(attribute(obj, g_names.is_cuda))) {
@@ -270,7 +271,7 @@ AttentionOptions parse_options(const Args& a) {
   o.dropout.seed = a.value<std::uint64_t>("dropout_seed", 0);
   o.dropout.offset = a.value<std::uint64_t>("dropout_offset", 0);
   o.sink = a.view("sink", "learnable_sink");
-  o.bias = a.view("bias", "attn_bias");
+  o.bias = a.view("attn_bias");
   return o;
 }
 

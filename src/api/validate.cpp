@@ -426,7 +426,8 @@ Status resolve_bias(const TensorView& bias, const Dims& dims, const OptionRules&
                   (shape4[2] == 1 || shape4[2] == full[2]) && shape4[3] == full[3];
   if (!ok) {
     return INVALID(
-        "options.bias: shape %s, expected (B, H, SQ, sk) with B in {1, %lld}, H in {1, %lld}, SQ in {1, %lld}, "
+        "options.bias: shape %s, expected (B, H, SQ, sk) with B in {1, %lld}, H in {1, %lld}, SQ in {1, "
+        "%lld}, "
         "sk = %lld (leading dims may be left out)",
         dims_text(bias.shape, bias.rank).s, static_cast<ll>(dims.b), static_cast<ll>(dims.h),
         static_cast<ll>(dims.sq), static_cast<ll>(dims.sk));

@@ -133,8 +133,8 @@ void load_query(const AttentionParams& p, const SequenceLengths& s, std::int64_t
 }
 
 // Final logits of query row i against its visible keys range.first..range.last:
-// scores[jj] for key j = range.first + jj (-inf where a bias hides the key). With softcap, tanh_out[jj] keeps the tanh value the
-// backward needs. `key(j)` returns a pointer to key j's row converted to T.
+// scores[jj] for key j = range.first + jj (-inf where a bias hides the key). With softcap, tanh_out[jj] keeps
+// the tanh value the backward needs. `key(j)` returns a pointer to key j's row converted to T.
 template <typename T, typename KeyRow>
 void score_row(const AttentionParams& p, const SequenceLengths& s, std::int64_t b, std::int64_t head,
                std::int64_t i, const T* q, KeyRange range, KeyRow&& key, const Rounding<T>& rnd, T* scores,

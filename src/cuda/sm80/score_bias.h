@@ -24,7 +24,8 @@ struct ScoreBias {
   int kind = none;
   int element_bytes = 0;
 
-  __device__ __forceinline__ static ScoreBias make(const AttentionParams& p, std::int64_t b, std::int64_t head) {
+  __device__ __forceinline__ static ScoreBias make(const AttentionParams& p, std::int64_t b,
+                                                   std::int64_t head) {
     ScoreBias bias;
     if (p.bias == nullptr) return bias;
     switch (p.bias_dtype) {
@@ -41,7 +42,8 @@ struct ScoreBias {
         bias.kind = mask, bias.element_bytes = 1;
         break;
     }
-    bias.row0 = static_cast<const unsigned char*>(p.bias) + bias_row_offset(p, b, head, 0) * bias.element_bytes;
+    bias.row0 =
+        static_cast<const unsigned char*>(p.bias) + bias_row_offset(p, b, head, 0) * bias.element_bytes;
     bias.row_bytes = p.bias_row_stride * bias.element_bytes;
     return bias;
   }
