@@ -812,6 +812,34 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
               for (int e = 0; e < 4; ++e) st[kt][t][e] = dpt[kt][t][e] = 0.f;
             }
           }
+          // The pass's bias elements, loaded before the pass's GEMMs (their latency under them)
+          // (ScoreBias::visit_kind: one branch on the bias's kind, loads back to back); 0 where the tile's
+          // rows or keys are past the sequence.
+          [[maybe_unused]] float bias_tile[kST][kMTiles][4];
+          if constexpr (kGeneral) {
+            if (bias.kind != ScoreBias::none) {
+              bias.visit_kind([&](auto kind) {
+#pragma unroll
+                for (int t = 0; t < kMTiles; ++t) {
+#pragma unroll
+                  for (int e = 0; e < 2; ++e) {
+                    const int i = m0 + q_base + 8 * t + 2 * (lane & 3) + e;
+                    const unsigned char* bias_row = bias.row(i < seq.q ? i : 0);
+#pragma unroll
+                    for (int kt = 0; kt < kST; ++kt) {
+#pragma unroll
+                      for (int r = 0; r < 2; ++r) {
+                        const int j = n0 + key_local0 + 16 * (kST * pass + kt) + 8 * r;
+                        bias_tile[kt][t][2 * r + e] =
+                            i < seq.q && j < k_end ? ScoreBias::value<decltype(kind)::value>(bias_row, j, 1.f)
+                                                   : 0.f;
+                      }
+                    }
+                  }
+                }
+              });
+            }
+          }
           warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, kST, Cfg::kQueriesPerWarp>(
               st, 0u, k_phases_a, 16 * kST * pass, q_stage, q_phases_b, 0);
           warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, kST, Cfg::kQueriesPerWarp>(
@@ -864,10 +892,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
                         const int distance = i + shift32 - j;
                         x -= alibi_slope * static_cast<float>(distance < 0 ? -distance : distance);
                       }
-                      if constexpr (kBias) {
-                        // Rows past the sequence and keys past its end have no bias element.
-                        if (i < seq.q && j < k_end) x += bias.value(bias.row(i), j, 1.f);
-                      }
+                      if constexpr (kBias) x += bias_tile[kt][t][2 * r + e];
                       prob = ptx::ex2_approx_ftz_f32(x * kLog2e - lse2);
                     } else {
                       prob = ptx::ex2_approx_ftz_f32(x * args.scale_log2 - lse2);

@@ -100,20 +100,23 @@ __device__ __forceinline__ void score_tile(float (&s)[Cfg::kBlockN / 8][4], cons
       }
     }
     if (mod.bias.kind != ScoreBias::none) {
-      constexpr float kLog2e = 1.4426950408889634f;
+      mod.bias.visit_kind([&](auto kind) {
+        constexpr float kLog2e = 1.4426950408889634f;
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const std::int64_t i = i0 + 8 * r;
-        if (i >= sq) continue;  // the tile's rows past the sequence: no bias row to read
-        const unsigned char* bias_row = mod.bias.row(i);
+        for (int r = 0; r < 2; ++r) {
+          const std::int64_t i = i0 + 8 * r;
+          // The tile's rows past the sequence and keys past its end have no bias element.
+          const unsigned char* bias_row = mod.bias.row(i < sq ? i : 0);
 #pragma unroll
-        for (int n = 0; n < kNTiles; ++n)
+          for (int n = 0; n < kNTiles; ++n)
 #pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int j = j_lane + 8 * n + e;
-            if (j < sk) s[n][2 * r + e] += mod.bias.value(bias_row, j, kLog2e);
-          }
-      }
+            for (int e = 0; e < 2; ++e) {
+              const int j = j_lane + 8 * n + e;
+              if (i < sq && j < sk)
+                s[n][2 * r + e] += ScoreBias::value<decltype(kind)::value>(bias_row, j, kLog2e);
+            }
+        }
+      });
     }
   }
   if (!needs_mask) return;
