@@ -341,9 +341,12 @@ struct DqLaneAdder {
 // kNoMask (STATIC_NOMASK_BUCKETS, with kStaticBulk): the launch guarantees that no tile needs the per-element
 // mask and every tile is full (no window, no varlen / seqused, sequence lengths multiples of the tiles,
 // head_dim_v == head_dim), so the masked version of the P loop and the copies' bounds are not compiled.
-template <class Cfg, bool kGeneral, bool kStaticBulk = false, bool kNoMask = false>
+// kBias (with kGeneral): options.bias too, in instances of its own (the bias's state in the other general
+// kernels made ptxas spill some 200 B more there).
+template <class Cfg, bool kGeneral, bool kStaticBulk = false, bool kNoMask = false, bool kBias = false>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     backward_kernel(const __grid_constant__ BackwardKernelArgs args) {
+  static_assert(!kBias || kGeneral, "a bias runs on the general kernel");
   using Element = typename Cfg::Element;
   using QTile = SwizzledTile<Cfg::kBlockM, Cfg::kHeadDim>;
   using KTile = SwizzledTile<Cfg::kBlockN, Cfg::kHeadDim>;
@@ -678,7 +681,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 #endif
       [[maybe_unused]] const float alibi_slope =
           kGeneral && p.alibi_slopes != nullptr ? p.alibi_slopes[batch * p.alibi_batch_stride + head] : 0.f;
-      [[maybe_unused]] const ScoreBias bias = kGeneral ? ScoreBias::make(p, batch, head) : ScoreBias{};
+      [[maybe_unused]] const ScoreBias bias = kBias ? ScoreBias::make(p, batch, head) : ScoreBias{};
 
       if constexpr (!kGeneral) {
         // Plain attention (no softcap, ALiBi, dropout): S^T first, P^T to shared memory and kept in
@@ -816,29 +819,27 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           // (ScoreBias::visit_kind: one branch on the bias's kind, loads back to back); 0 where the tile's
           // rows or keys are past the sequence.
           [[maybe_unused]] float bias_tile[kST][kMTiles][4];
-          if constexpr (kGeneral) {
-            if (bias.kind != ScoreBias::none) {
-              bias.visit_kind([&](auto kind) {
+          if constexpr (kBias) {
+            bias.visit_kind([&](auto kind) {
 #pragma unroll
-                for (int t = 0; t < kMTiles; ++t) {
+              for (int t = 0; t < kMTiles; ++t) {
 #pragma unroll
-                  for (int e = 0; e < 2; ++e) {
-                    const int i = m0 + q_base + 8 * t + 2 * (lane & 3) + e;
-                    const unsigned char* bias_row = bias.row(i < seq.q ? i : 0);
+                for (int e = 0; e < 2; ++e) {
+                  const int i = m0 + q_base + 8 * t + 2 * (lane & 3) + e;
+                  const unsigned char* bias_row = bias.row(i < seq.q ? i : 0);
 #pragma unroll
-                    for (int kt = 0; kt < kST; ++kt) {
+                  for (int kt = 0; kt < kST; ++kt) {
 #pragma unroll
-                      for (int r = 0; r < 2; ++r) {
-                        const int j = n0 + key_local0 + 16 * (kST * pass + kt) + 8 * r;
-                        bias_tile[kt][t][2 * r + e] =
-                            i < seq.q && j < k_end ? ScoreBias::value<decltype(kind)::value>(bias_row, j, 1.f)
-                                                   : 0.f;
-                      }
+                    for (int r = 0; r < 2; ++r) {
+                      const int j = n0 + key_local0 + 16 * (kST * pass + kt) + 8 * r;
+                      bias_tile[kt][t][2 * r + e] =
+                          i < seq.q && j < k_end ? ScoreBias::value<decltype(kind)::value>(bias_row, j, 1.f)
+                                                 : 0.f;
                     }
                   }
                 }
-              });
-            }
+              }
+            });
           }
           warp_gemm_nt<Element, KTile, QTile, Cfg::kHeadDim / 16, kST, Cfg::kQueriesPerWarp>(
               st, 0u, k_phases_a, 16 * kST * pass, q_stage, q_phases_b, 0);
@@ -917,15 +918,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
               }
             }
           };
-          if constexpr (kGeneral) {
-            if (bias.kind != ScoreBias::none) {
-              // With a bias, ALiBi at run time (a zero slope subtracts 0): two instances rather than four.
-              if (p.softcap > 0.f) {
-                elements.template operator()<true, true, true>();
-              } else {
-                elements.template operator()<false, true, true>();
-              }
-            } else if (p.softcap > 0.f) {
+          if constexpr (kBias) {
+            // ALiBi at run time here (a zero slope subtracts 0): two instances rather than four.
+            if (p.softcap > 0.f) {
+              elements.template operator()<true, true, true>();
+            } else {
+              elements.template operator()<false, true, true>();
+            }
+          } else if constexpr (kGeneral) {
+            if (p.softcap > 0.f) {
               if (alibi_slope != 0.f) {
                 elements.template operator()<true, true>();
               } else {

@@ -29,15 +29,22 @@ cudaError_t launch_backward(const BackwardKernelArgs& args_in, bool general, cud
   return FLASHATTN_BOOL_SWITCH(general, kGeneral, [&] {
     using Launched = BackwardConfig<Cfg::kHeadDim, typename Cfg::Element, kGeneral>;
     static_assert(Launched::kBlockN == Cfg::kBlockN);
+    // options.bias: the general kernel's bias instance (backward_kernel.h kBias), dQ staged or not as
+    // decided.
+    auto* base_kernel = &backward_kernel<Launched, kGeneral>;
+    if constexpr (kGeneral) {
+      if (args.p.bias != nullptr) base_kernel = &backward_kernel<Launched, true, false, false, true>;
+    }
     if constexpr (Launched::kDqStageExtraBytes > 0) {
       if (args.dq_bulk) {  // DQ_BULK (decided by run()): the dQ staging tile on top
         constexpr int kBytes = Launched::kSmemBytes + Launched::kDqStageExtraBytes;
-        auto* kernel = &backward_kernel<Launched, kGeneral>;
+        auto* kernel = base_kernel;
         // STATIC_BULK_BUCKETS: dq_bulk implies no semaphores and head_dim == the bucket (decide_dq_bulk);
         // checked here again, as the instance relies on it.
         if constexpr (Launched::kStaticBulk) {
           const BackwardParams& p = args.p;
-          if (args.dq_semaphore == nullptr && args.tile_counter == nullptr && p.head_dim == Cfg::kHeadDim) {
+          if (args.dq_semaphore == nullptr && args.tile_counter == nullptr && p.head_dim == Cfg::kHeadDim &&
+              p.bias == nullptr) {
             kernel = &backward_kernel<Launched, kGeneral, true>;
             // STATIC_NOMASK_BUCKETS: no window, every key and query tile full in every sequence, dV as wide
             // as dK.
@@ -59,7 +66,7 @@ cudaError_t launch_backward(const BackwardKernelArgs& args_in, bool general, cud
         return cudaGetLastError();
       }
     }
-    return launch_tiles<Launched>(&backward_kernel<Launched, kGeneral>, args, args.total_tiles, stream);
+    return launch_tiles<Launched>(base_kernel, args, args.total_tiles, stream);
   });
 }
 

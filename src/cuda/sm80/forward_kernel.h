@@ -18,8 +18,9 @@
 // its own rows of the next Q, and O is stored from registers, so the next tile starts with its
 // copies already in flight instead of one exposed Q + K + V copy.
 //
-// kGeneral adds the per-element score modifiers (softcap, ALiBi, a bias tensor, a non-positive
-// scale) and dropout; without it the scale is folded into the exponent.
+// kGeneral adds the per-element score modifiers (softcap, ALiBi, a non-positive scale) and dropout;
+// without it the scale is folded into the exponent. kBias (with kGeneral, dense K/V): options.bias too,
+// in instances of its own, so that the other general kernels keep their registers (score_mask.h).
 //
 // kPagedLoads: paged K/V tiles through paged_kv.h's loaders (a tile inside one page as dense
 // rows, one across pages row by row with the table reads of a batch in flight together); the
@@ -118,9 +119,10 @@ __device__ __forceinline__ std::int64_t tile_of_round(std::int64_t round, std::i
   return round * ctas + ((round & 1) != 0 ? ctas - 1 - cta : cta);
 }
 
-template <class Cfg, bool kGeneral, bool kPagedLoads = false>
+template <class Cfg, bool kGeneral, bool kPagedLoads = false, bool kBias = false>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     forward_kernel(const __grid_constant__ ForwardKernelArgs args) {
+  static_assert(!kBias || (kGeneral && !kPagedLoads), "a bias runs on the dense general kernel");
   using Element = typename Cfg::Element;
   using QTile = SwizzledTile<Cfg::kBlockM, Cfg::kHeadDim>;
   using KVTile = SwizzledTile<Cfg::kBlockN, Cfg::kHeadDim>;
@@ -280,8 +282,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 
     const ScoreModifiers modifiers = ScoreModifiers::make(
         p.scale, p.softcap,
-        p.alibi_slopes != nullptr ? p.alibi_slopes[index.batch * p.alibi_batch_stride + index.head] : 0.f,
-        kGeneral ? ScoreBias::make(p, index.batch, index.head) : ScoreBias{});
+        p.alibi_slopes != nullptr ? p.alibi_slopes[index.batch * p.alibi_batch_stride + index.head] : 0.f);
+    [[maybe_unused]] const ScoreBias bias = kBias ? ScoreBias::make(p, index.batch, index.head) : ScoreBias{};
     const float scale_log2 = kGeneral ? 1.f : args.scale_log2;
     const std::int64_t i0 = m0 + row0 + (lane >> 2);  // this lane's first row (m-tile mt: + 16 * mt)
     [[maybe_unused]] const UnmaskedKeyTiles unmasked =
@@ -405,8 +407,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           if (kGeneral || needs_mask) {
 #pragma unroll
             for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
-              score_tile<Cfg, kGeneral>(s[mt], modifiers, p.mask, needs_mask, i0 + 16 * mt, n0, seq.q, seq.k,
-                                        lane);
+              score_tile<Cfg, kGeneral, kBias>(s[mt], modifiers, p.mask, needs_mask, i0 + 16 * mt, n0, seq.q,
+                                               seq.k, lane, bias);
             }
           }
           update_all(softmax, s, o, scale_log2);
@@ -423,8 +425,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 #pragma unroll
           for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
             if (kGeneral || needs_mask) {
-              score_tile<Cfg, kGeneral>(s[mt], modifiers, p.mask, needs_mask, i0 + 16 * mt, n0, seq.q, seq.k,
-                                        lane);
+              score_tile<Cfg, kGeneral, kBias>(s[mt], modifiers, p.mask, needs_mask, i0 + 16 * mt, n0, seq.q,
+                                               seq.k, lane, bias);
             }
             softmax[mt].update(s[mt], o[mt], scale_log2);
             if constexpr (kGeneral) {

@@ -17,9 +17,9 @@ namespace flashattn::detail::cuda_sm80 {
 
 // prefetch_next (forward_config.h): a persistent grid, one CTA per slot the SMs can hold at once
 // (the occupancy query is a host-side computation, no synchronisation), never more than the tiles.
-template <class Cfg, bool kGeneral, bool kPagedLoads>
+template <class Cfg, bool kGeneral, bool kPagedLoads, bool kBias>
 cudaError_t launch_persistent(const ForwardKernelArgs& args, cudaStream_t stream) {
-  auto* kernel = &forward_kernel<Cfg, kGeneral, kPagedLoads>;
+  auto* kernel = &forward_kernel<Cfg, kGeneral, kPagedLoads, kBias>;
   cudaError_t error =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
   if (error != cudaSuccess) return error;
@@ -42,20 +42,22 @@ cudaError_t launch_persistent(const ForwardKernelArgs& args, cudaStream_t stream
   return cudaGetLastError();
 }
 
-template <class Cfg, bool kGeneral, bool kPagedLoads>
+template <class Cfg, bool kGeneral, bool kPagedLoads, bool kBias = false>
 cudaError_t launch_kernel(const ForwardKernelArgs& args, cudaStream_t stream) {
   if constexpr (Cfg::kPrefetchNext) {
-    return launch_persistent<Cfg, kGeneral, kPagedLoads>(args, stream);
+    return launch_persistent<Cfg, kGeneral, kPagedLoads, kBias>(args, stream);
   } else {
-    return launch_tiles<Cfg>(&forward_kernel<Cfg, kGeneral, kPagedLoads>, args, args.total_tiles, stream);
+    return launch_tiles<Cfg>(&forward_kernel<Cfg, kGeneral, kPagedLoads, kBias>, args, args.total_tiles,
+                             stream);
   }
 }
 
 // general: the problem needs per-element score modifiers or dropout (see forward_kernel.h). Paged
 // K/V runs the kernel with the paged loaders (kPagedLoads), with or without them: four kernels per
-// shape.
+// shape, and a fifth for a bias (options.bias: batched calls, dense K/V).
 template <class Cfg>
 cudaError_t launch_forward(const ForwardKernelArgs& args, bool general, cudaStream_t stream) {
+  if (args.p.bias != nullptr) return launch_kernel<Cfg, true, false, true>(args, stream);
   return FLASHATTN_BOOL_SWITCH(general, kGeneral, [&] {
     if (args.p.block_table != nullptr) return launch_kernel<Cfg, kGeneral, true>(args, stream);
     return launch_kernel<Cfg, kGeneral, false>(args, stream);

@@ -51,26 +51,27 @@ __device__ __forceinline__ bool tile_needs_mask(const MaskParams& mask, int m0, 
 //   softcap: x = (cap log2 e) tanh(s scale / cap)   (tanh.approx, as FlashAttention 2 does)
 //   else:    x = s (scale log2 e)
 //   ALiBi:   x -= (slope log2 e) |i + sk - sq - j|, the distance in fp32 (exact below 2^24)
-//   bias:    x += (log2 e) bias[i][j] (a mask's false: -inf), rows i < sq and keys j < sk only
+//   bias:    x += (log2 e) bias[i][j] (a mask's false: -inf), rows i < sq and keys j < sk only; the
+//            kBias kernels only (their own instances: the bias's state in the other general kernels
+//            made ptxas spill 150-600 B there)
 struct ScoreModifiers {
   float scale_log2;          // scale * log2 e (no softcap)
   float softcap_log2;        // softcap * log2 e; 0: softcap off
   float scale_over_softcap;  // scale / softcap
   float alibi_slope_log2;    // slope * log2 e; 0: ALiBi off
-  ScoreBias bias;            // kind none: no bias
 
-  __device__ __forceinline__ static ScoreModifiers make(float scale, float softcap, float alibi_slope,
-                                                        const ScoreBias& bias = ScoreBias{}) {
+  __device__ __forceinline__ static ScoreModifiers make(float scale, float softcap, float alibi_slope) {
     constexpr float kLog2e = 1.4426950408889634f;
     return ScoreModifiers{scale * kLog2e, softcap > 0.f ? softcap * kLog2e : 0.f,
-                          softcap > 0.f ? scale / softcap : 0.f, alibi_slope * kLog2e, bias};
+                          softcap > 0.f ? scale / softcap : 0.f, alibi_slope * kLog2e};
   }
 };
 
-template <class Cfg, bool kGeneral>
+template <class Cfg, bool kGeneral, bool kBias = false>
 __device__ __forceinline__ void score_tile(float (&s)[Cfg::kBlockN / 8][4], const ScoreModifiers& mod,
                                            const MaskParams& mask, bool needs_mask, std::int64_t i0, int n0,
-                                           std::int64_t sq, std::int64_t sk, int lane) {
+                                           std::int64_t sq, std::int64_t sk, int lane,
+                                           const ScoreBias& bias = ScoreBias{}) {
   constexpr int kNTiles = Cfg::kBlockN / 8;
   const int j_lane = n0 + 2 * (lane & 3);
   if constexpr (kGeneral) {
@@ -99,22 +100,30 @@ __device__ __forceinline__ void score_tile(float (&s)[Cfg::kBlockN / 8][4], cons
             s[n][2 * r + e] -= mod.alibi_slope_log2 * fabsf(distance0 - static_cast<float>(8 * n + e));
       }
     }
-    if (mod.bias.kind != ScoreBias::none) {
-      mod.bias.visit_kind([&](auto kind) {
+    if constexpr (kBias) {
+      bias.visit_kind([&](auto kind) {
         constexpr float kLog2e = 1.4426950408889634f;
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
           const std::int64_t i = i0 + 8 * r;
           // The tile's rows past the sequence and keys past its end have no bias element.
-          const unsigned char* bias_row = mod.bias.row(i < sq ? i : 0);
+          const unsigned char* bias_row = bias.row(i < sq ? i : 0);
 #pragma unroll
-          for (int n = 0; n < kNTiles; ++n)
+          for (int n = 0; n < kNTiles; ++n) {
+            // A lane's two keys of an n-tile are adjacent (j even): one load where the rows allow it.
+            const int j = j_lane + 8 * n;
+            if (bias.paired && i < sq && j + 1 < sk) {
+              const float2 v = ScoreBias::pair<decltype(kind)::value>(bias_row, j, kLog2e);
+              s[n][2 * r] += v.x;
+              s[n][2 * r + 1] += v.y;
+            } else {
 #pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              const int j = j_lane + 8 * n + e;
-              if (i < sq && j < sk)
-                s[n][2 * r + e] += ScoreBias::value<decltype(kind)::value>(bias_row, j, kLog2e);
+              for (int e = 0; e < 2; ++e) {
+                if (i < sq && j + e < sk)
+                  s[n][2 * r + e] += ScoreBias::value<decltype(kind)::value>(bias_row, j + e, kLog2e);
+              }
             }
+          }
         }
       });
     }
