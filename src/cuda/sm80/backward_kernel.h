@@ -815,11 +815,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
               for (int e = 0; e < 4; ++e) st[kt][t][e] = dpt[kt][t][e] = 0.f;
             }
           }
-          // The pass's bias elements, loaded before the pass's GEMMs (their latency under them)
-          // (ScoreBias::visit_kind: one branch on the bias's kind, loads back to back); 0 where the tile's
-          // rows or keys are past the sequence.
+          // The pass's bias elements, loaded before its GEMMs (their latency under them;
+          // ScoreBias::visit_kind: one branch on the kind, loads back to back), 0 where the tile's rows or
+          // keys are past the sequence: without softcap into S^T's accumulators as bias / scale (scale (K Q^T
+          // + bias / scale) = scale S + bias; ALiBi's term commutes with it), with softcap (whose tanh comes
+          // first) into bias_tile, which the per-element pass adds.
           [[maybe_unused]] float bias_tile[kST][kMTiles][4];
           if constexpr (kBias) {
+            const bool in_accumulators = p.softcap == 0.f && p.scale > 0.f;
+            const float unit = in_accumulators ? 1.f / p.scale : 1.f;
             bias.visit_kind([&](auto kind) {
 #pragma unroll
               for (int t = 0; t < kMTiles; ++t) {
@@ -832,9 +836,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 #pragma unroll
                     for (int r = 0; r < 2; ++r) {
                       const int j = n0 + key_local0 + 16 * (kST * pass + kt) + 8 * r;
-                      bias_tile[kt][t][2 * r + e] =
-                          i < seq.q && j < k_end ? ScoreBias::value<decltype(kind)::value>(bias_row, j, 1.f)
-                                                 : 0.f;
+                      const float value = i < seq.q && j < k_end
+                                              ? ScoreBias::value<decltype(kind)::value>(bias_row, j, unit)
+                                              : 0.f;
+                      // (Two stores, not one through a pointer to either array: that would put both in
+                      // local memory.)
+                      if (in_accumulators) {
+                        st[kt][t][2 * r + e] = value;
+                      } else {
+                        bias_tile[kt][t][2 * r + e] = value;
+                      }
                     }
                   }
                 }
@@ -919,9 +930,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
             }
           };
           if constexpr (kBias) {
-            // ALiBi at run time here (a zero slope subtracts 0): two instances rather than four.
+            // ALiBi at run time here (a zero slope subtracts 0): two instances rather than four. Without
+            // softcap the bias is in S^T already (above).
             if (p.softcap > 0.f) {
               elements.template operator()<true, true, true>();
+            } else if (p.scale > 0.f) {
+              elements.template operator()<false, true, false>();
             } else {
               elements.template operator()<false, true, true>();
             }
