@@ -815,15 +815,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
               for (int e = 0; e < 4; ++e) st[kt][t][e] = dpt[kt][t][e] = 0.f;
             }
           }
-          // The pass's bias elements, loaded before its GEMMs (their latency under them;
-          // ScoreBias::visit_kind: one branch on the kind, loads back to back), 0 where the tile's rows or
-          // keys are past the sequence: without softcap into S^T's accumulators as bias / scale (scale (K Q^T
-          // + bias / scale) = scale S + bias; ALiBi's term commutes with it), with softcap (whose tanh comes
-          // first) into bias_tile, which the per-element pass adds.
+          // The pass's bias elements, loaded before the pass's GEMMs (their latency under them)
+          // (ScoreBias::visit_kind: one branch on the bias's kind, loads back to back); 0 where the tile's
+          // rows or keys are past the sequence.
           [[maybe_unused]] float bias_tile[kST][kMTiles][4];
           if constexpr (kBias) {
-            const bool in_accumulators = p.softcap == 0.f && p.scale > 0.f;
-            const float unit = in_accumulators ? 1.f / p.scale : 1.f;
             bias.visit_kind([&](auto kind) {
 #pragma unroll
               for (int t = 0; t < kMTiles; ++t) {
@@ -836,16 +832,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 #pragma unroll
                     for (int r = 0; r < 2; ++r) {
                       const int j = n0 + key_local0 + 16 * (kST * pass + kt) + 8 * r;
-                      const float value = i < seq.q && j < k_end
-                                              ? ScoreBias::value<decltype(kind)::value>(bias_row, j, unit)
-                                              : 0.f;
-                      // (Two stores, not one through a pointer to either array: that would put both in
-                      // local memory.)
-                      if (in_accumulators) {
-                        st[kt][t][2 * r + e] = value;
-                      } else {
-                        bias_tile[kt][t][2 * r + e] = value;
-                      }
+                      bias_tile[kt][t][2 * r + e] =
+                          i < seq.q && j < k_end ? ScoreBias::value<decltype(kind)::value>(bias_row, j, 1.f)
+                                                 : 0.f;
                     }
                   }
                 }
@@ -930,12 +919,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
             }
           };
           if constexpr (kBias) {
-            // ALiBi at run time here (a zero slope subtracts 0): two instances rather than four. Without
-            // softcap the bias is in S^T already (above).
+            // ALiBi at run time here (a zero slope subtracts 0): two instances rather than four.
             if (p.softcap > 0.f) {
               elements.template operator()<true, true, true>();
-            } else if (p.scale > 0.f) {
-              elements.template operator()<false, true, false>();
             } else {
               elements.template operator()<false, true, true>();
             }

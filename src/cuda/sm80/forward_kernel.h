@@ -284,12 +284,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         p.scale, p.softcap,
         p.alibi_slopes != nullptr ? p.alibi_slopes[index.batch * p.alibi_batch_stride + index.head] : 0.f);
     [[maybe_unused]] const ScoreBias bias = kBias ? ScoreBias::make(p, index.batch, index.head) : ScoreBias{};
-    // Without softcap the bias joins S before the GEMM (S's accumulators start at bias / scale: scale (QK^T +
-    // bias / scale) = scale QK^T + bias, and ALiBi's term commutes with it); with softcap, whose tanh comes
-    // first, score_tile adds it afterwards (score_bias there).
-    [[maybe_unused]] const bool bias_in_accumulators = kBias && p.softcap == 0.f && p.scale > 0.f;
-    [[maybe_unused]] const float bias_unit = bias_in_accumulators ? 1.f / p.scale : 0.f;
-    [[maybe_unused]] const ScoreBias score_bias = bias_in_accumulators ? ScoreBias{} : bias;
     const float scale_log2 = kGeneral ? 1.f : args.scale_log2;
     const std::int64_t i0 = m0 + row0 + (lane >> 2);  // this lane's first row (m-tile mt: + 16 * mt)
     [[maybe_unused]] const UnmaskedKeyTiles unmasked =
@@ -381,21 +375,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         const std::uint32_t v_tile = v_smem_u32 + stage * Cfg::kSmemV * sizeof(Element);
 
         float s[Cfg::kMTiles][kNTiles][4];
-        if constexpr (kBias) {
-          if (bias_in_accumulators) {
-            bias.fill_scores(s, i0, n0 + 2 * (lane & 3), seq.q, seq.k, bias_unit);
-          } else {
-            zero_scores<Cfg>(s);
-          }
-        }
         if constexpr (Cfg::kQKStepAhead) {
-          gemm_qk_step_ahead<Cfg, QTile, KVTile, !kBias>(s, q_fragments, q_smem_u32, q_offsets, k_tile,
-                                                         k_offsets);
+          gemm_qk_step_ahead<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
         } else if constexpr (Cfg::kPrefetchFragments) {
-          gemm_qk_prefetched<Cfg, QTile, KVTile, !kBias>(s, q_fragments, q_smem_u32, q_offsets, k_tile,
-                                                         k_offsets);
+          gemm_qk_prefetched<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
         } else {
-          gemm_qk<Cfg, QTile, KVTile, !kBias>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
+          gemm_qk<Cfg, QTile, KVTile>(s, q_fragments, q_smem_u32, q_offsets, k_tile, k_offsets);
         }
         if constexpr (Cfg::kLateCopies) copy_ahead();
         // Single buffer: V_n landed; every warp is past its S = Q K_n^T, so K of the next tile may
@@ -423,7 +408,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 #pragma unroll
             for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
               score_tile<Cfg, kGeneral, kBias>(s[mt], modifiers, p.mask, needs_mask, i0 + 16 * mt, n0, seq.q,
-                                               seq.k, lane, score_bias);
+                                               seq.k, lane, bias);
             }
           }
           update_all(softmax, s, o, scale_log2);
@@ -441,7 +426,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
           for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
             if (kGeneral || needs_mask) {
               score_tile<Cfg, kGeneral, kBias>(s[mt], modifiers, p.mask, needs_mask, i0 + 16 * mt, n0, seq.q,
-                                               seq.k, lane, score_bias);
+                                               seq.k, lane, bias);
             }
             softmax[mt].update(s[mt], o[mt], scale_log2);
             if constexpr (kGeneral) {

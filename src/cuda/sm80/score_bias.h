@@ -91,38 +91,6 @@ struct ScoreBias {
     }
   }
 
-  // A warp's S accumulators (m16n8 layout: lane rows lane / 4 + 8 r of m-tile mt, keys j_lane + 8 n + e,
-  // j_lane even) set to the bias times `unit` before S = Q K^T accumulates onto them, so that the loads need
-  // no registers of their own and their latency passes under the GEMM; 0 for rows past sq and keys past sk.
-  template <int kMTiles, int kNTiles>
-  __device__ __forceinline__ void fill_scores(float (&s)[kMTiles][kNTiles][4], std::int64_t i0, int j_lane,
-                                              std::int64_t sq, std::int64_t sk, float unit) const {
-    visit_kind([&](auto kind) {
-      constexpr int kKind = decltype(kind)::value;
-#pragma unroll
-      for (int mt = 0; mt < kMTiles; ++mt) {
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          const std::int64_t i = i0 + 16 * mt + 8 * r;
-          const unsigned char* bias_row = row(i < sq ? i : 0);
-#pragma unroll
-          for (int n = 0; n < kNTiles; ++n) {
-            const int j = j_lane + 8 * n;
-            float2 v = make_float2(0.f, 0.f);
-            if (paired && i < sq && j + 1 < sk) {
-              v = pair<kKind>(bias_row, j, unit);
-            } else {
-              if (i < sq && j < sk) v.x = value<kKind>(bias_row, j, unit);
-              if (i < sq && j + 1 < sk) v.y = value<kKind>(bias_row, j + 1, unit);
-            }
-            s[mt][n][2 * r] = v.x;
-            s[mt][n][2 * r + 1] = v.y;
-          }
-        }
-      }
-    });
-  }
-
   // Elements j and j + 1 (j even, the row paired) in one load, as value() gives them.
   template <int kKind>
   __device__ __forceinline__ static float2 pair(const unsigned char* bias_row, int j, float unit) {

@@ -93,13 +93,13 @@ __device__ __forceinline__ void load_q_step(std::uint32_t (&a)[Cfg::kMTiles][4],
 // S = Q K^T for one warp's kMTiles m-tiles (rows row0 + 16 * mt). Each K
 // fragment read from shared memory feeds kMTiles MMAs. q_fragments holds the
 // warp's Q when kQInRegisters, else Q is re-read from shared memory per k-step.
-template <class Cfg, class QTile, class KTile, bool kZeroInit = true>
+template <class Cfg, class QTile, class KTile>
 __device__ __forceinline__ void gemm_qk(float (&s)[Cfg::kMTiles][Cfg::kBlockN / 8][4],
                                         const QFragments<Cfg>& q_fragments, std::uint32_t q_smem,
                                         const LaneOffsets<QTile>& q_offsets, std::uint32_t k_smem,
                                         const LaneOffsets<KTile>& k_offsets) {
   using Element = typename Cfg::Element;
-  if constexpr (kZeroInit) zero_scores<Cfg>(s);  // else s holds the addends (a bias)
+  zero_scores<Cfg>(s);
 #pragma unroll
   for (int k_step = 0; k_step < Cfg::kHeadDim / 16; ++k_step) {
     std::uint32_t a[Cfg::kMTiles][4];
@@ -153,7 +153,7 @@ __device__ __forceinline__ void gemm_pv(float (&o)[Cfg::kMTiles][Cfg::kHeadDim /
 // (P conversion), are issued before the MMAs of the current one, so an MMA does not wait on the
 // ldmatrix (or cvt) issued just before it. The asm statements keep their order, so the order here
 // is the order ptxas starts from. Costs 4-12 more live registers than gemm_qk / gemm_pv.
-template <class Cfg, class QTile, class KTile, bool kZeroInit = true>
+template <class Cfg, class QTile, class KTile>
 __device__ __forceinline__ void gemm_qk_prefetched(float (&s)[Cfg::kMTiles][Cfg::kBlockN / 8][4],
                                                    const QFragments<Cfg>& q_fragments, std::uint32_t q_smem,
                                                    const LaneOffsets<QTile>& q_offsets, std::uint32_t k_smem,
@@ -161,7 +161,7 @@ __device__ __forceinline__ void gemm_qk_prefetched(float (&s)[Cfg::kMTiles][Cfg:
   using Element = typename Cfg::Element;
   constexpr int kSteps = Cfg::kHeadDim / 16;
   constexpr int kPairs = Cfg::kBlockN / 16;
-  if constexpr (kZeroInit) zero_scores<Cfg>(s);  // else s holds the addends (a bias)
+  zero_scores<Cfg>(s);
   std::uint32_t a[2][Cfg::kMTiles][4];
   std::uint32_t b[2][4];
   auto load_a = [&](std::uint32_t(&dst)[Cfg::kMTiles][4], int k_step) {
@@ -241,7 +241,7 @@ __device__ __forceinline__ void gemm_pv_prefetched(float (&o)[Cfg::kMTiles][Cfg:
 // and with 2 warps per scheduler (d256, 64 x 64 tiles) the S = Q K^T MMAs waited on their operands
 // (ncu, session 7: 20k short-scoreboard samples on its HMMA vs FA2's 12k). Costs 2 x (kBlockN / 16)
 // x 4 + 8 x kMTiles fragment registers.
-template <class Cfg, class QTile, class KTile, bool kZeroInit = true>
+template <class Cfg, class QTile, class KTile>
 __device__ __forceinline__ void gemm_qk_step_ahead(float (&s)[Cfg::kMTiles][Cfg::kBlockN / 8][4],
                                                    const QFragments<Cfg>& q_fragments, std::uint32_t q_smem,
                                                    const LaneOffsets<QTile>& q_offsets, std::uint32_t k_smem,
@@ -249,7 +249,7 @@ __device__ __forceinline__ void gemm_qk_step_ahead(float (&s)[Cfg::kMTiles][Cfg:
   using Element = typename Cfg::Element;
   constexpr int kSteps = Cfg::kHeadDim / 16;
   constexpr int kPairs = Cfg::kBlockN / 16;
-  if constexpr (kZeroInit) zero_scores<Cfg>(s);  // else s holds the addends (a bias)
+  zero_scores<Cfg>(s);
   std::uint32_t a[2][Cfg::kMTiles][4];
   std::uint32_t b[2][kPairs][4];
   auto load_step = [&](int slot, int k_step) {
