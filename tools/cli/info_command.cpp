@@ -157,6 +157,7 @@ int info_command() {
       {"ALiBi", problem([](ProblemSpec& s) { s.alibi = true; })},
       {"dropout", problem([](ProblemSpec& s) { s.dropout = 0.1f; })},
       {"learnable sink", problem([](ProblemSpec& s) { s.sink = true; })},
+      {"bias / mask tensor", problem([](ProblemSpec& s) { s.key_padding = true; })},
       {"varlen", problem([](ProblemSpec& s) { s.varlen = true; })},
       {"paged KV, page 16", problem([](ProblemSpec& s) { s.page_size = 16; })},
       {"paged KV, page 1", problem([](ProblemSpec& s) { s.page_size = 1; })},
@@ -179,6 +180,8 @@ int info_command() {
       {"backward ALiBi", problem([](ProblemSpec& s) { s.backward = true, s.alibi = true; })},
       {"backward dropout", problem([](ProblemSpec& s) { s.backward = true, s.dropout = 0.1f; })},
       {"backward sink", problem([](ProblemSpec& s) { s.backward = true, s.sink = true; })},
+      {"backward bias / mask tensor",
+       problem([](ProblemSpec& s) { s.backward = true, s.key_padding = true; })},
       {"backward varlen", problem([](ProblemSpec& s) { s.backward = true, s.varlen = true; })},
   };
 

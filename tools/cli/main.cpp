@@ -87,6 +87,10 @@ int run_tool(int argc, char** argv) {
   run_cmd->add_flag("--alibi", s.alibi, "ALiBi with the usual geometric slopes");
   run_cmd->add_option("--dropout", s.dropout, "Dropout probability")->check(CLI::Range(0.0, 0.999));
   run_cmd->add_flag("--sink", s.sink, "Learnable per-head sink logit (random)");
+  run_cmd->add_flag(
+      "--key-padding-mask", s.key_padding,
+      "A bool key-padding mask (options.bias, (b, 1, 1, sk)) hiding each sequence's last quarter of keys "
+      "(batched problems)");
   run_cmd->add_flag("--varlen", s.varlen, "Variable length: random lengths in [1, seqlen] per sequence");
   run_cmd->add_option("--paged", s.page_size, "Paged K/V with this page size (rows per page)")
       ->check(CLI::PositiveNumber);

@@ -105,6 +105,7 @@ std::string ProblemSpec::describe() const {
   if (alibi) s << " alibi";
   if (dropout > 0.f) s << " dropout" << dropout;
   if (sink) s << " sink";
+  if (key_padding) s << " key-padding";
   if (varlen) s << " varlen";
   if (page_size > 0) s << " paged" << page_size;
   if (deterministic) s << " deterministic";
@@ -149,6 +150,13 @@ HostProblem make_host_problem(const ProblemSpec& spec_in) {
   }
   if (s.sink) {
     for (std::int64_t h = 0; h < s.heads; ++h) p.sink.push_back(rng.normal());
+  }
+  if (s.key_padding) {
+    p.key_mask.assign(static_cast<std::size_t>(s.batch * s.seqlen_k), 1);
+    for (std::int64_t b = 0; b < s.batch; ++b) {
+      for (std::int64_t j = s.seqlen_k - s.seqlen_k / 4; j < s.seqlen_k; ++j)
+        p.key_mask[b * s.seqlen_k + j] = 0;
+    }
   }
 
   if (s.page_size > 0) {

@@ -26,7 +26,8 @@ struct ProblemSpec {
   bool alibi = false;
   float dropout = 0.f;
   bool sink = false;
-  bool varlen = false;         // random sequence lengths in [1, seqlen]
+  bool key_padding = false;  // a bool (b, 1, 1, sk) options.bias hiding each sequence's last quarter of keys
+  bool varlen = false;       // random sequence lengths in [1, seqlen]
   std::int64_t page_size = 0;  // > 0: K/V in a paged cache of this many rows per page
   bool backward = false;
   bool deterministic = false;  // backward: the bitwise-reproducible mode
@@ -60,6 +61,7 @@ struct HostProblem {
   HostOperand q, k, v, dout;               // dout only for backward
   std::vector<float> alibi_slopes;         // (h), when spec.alibi
   std::vector<float> sink;                 // (h), when spec.sink
+  std::vector<std::uint8_t> key_mask;      // (b, sk), when spec.key_padding: 1 keeps the key
   std::int64_t num_blocks = 0, max_blocks = 0;
   std::vector<std::int32_t> block_table;  // (b, max_blocks)
   DeviceBuffer k_paged, v_paged;          // (num_blocks, page_size, hk, d / dv), dtype

@@ -31,7 +31,7 @@ struct Binding {
   bool varlen = false;  // call forward_varlen / backward_varlen
   std::int64_t max_q = 0, max_k = 0;
   TensorView q, k, v, dout, out, lse, dq, dk, dv, dsink;
-  TensorView cu_q, cu_k, block_table, alibi, sink;
+  TensorView cu_q, cu_k, block_table, alibi, sink, bias;
   std::deque<DeviceBuffer> memory;  // behind the views (deque: stable addresses)
   DeviceBuffer *out_mem = nullptr, *dq_mem = nullptr, *dk_mem = nullptr, *dv_mem = nullptr,
                *dsink_mem = nullptr;
@@ -114,6 +114,7 @@ Binding bind_tested(const HostProblem& p, Device device) {
     b.sink = b.tensor(DType::float32, {s.heads}, p.sink.data());
     if (s.backward) b.dsink = b.tensor(DType::float32, {s.heads}, nullptr, &b.dsink_mem);
   }
+  if (s.key_padding) b.bias = b.tensor(DType::boolean, {s.batch, 1, 1, s.seqlen_k}, p.key_mask.data());
   return b;
 }
 
@@ -210,6 +211,7 @@ Binding bind_reference(const HostProblem& p, const Scope& scope) {
       b.sink = b.tensor(f, {s.heads}, p.sink.data());
       if (s.backward) b.dsink = b.tensor(f, {s.heads}, nullptr, &b.dsink_mem);
     }
+    if (s.key_padding) b.bias = b.tensor(DType::boolean, {s.batch, 1, 1, s.seqlen_k}, p.key_mask.data());
     return b;
   }
 
@@ -241,6 +243,8 @@ Binding bind_reference(const HostProblem& p, const Scope& scope) {
     b.sink = b.tensor(f, {hs}, p.sink.data());
     if (s.backward) b.dsink = b.tensor(f, {hs}, nullptr, &b.dsink_mem);
   }
+  // Sequence 0's mask row (batched problems: its keys are the whole sk).
+  if (s.key_padding) b.bias = b.tensor(DType::boolean, {1, 1, 1, lk}, p.key_mask.data());
   return b;
 }
 
@@ -255,6 +259,7 @@ AttentionOptions options_of(const ProblemSpec& s, const Binding& b) {
   o.alibi_slopes = b.alibi;
   o.dropout = Dropout{s.dropout, s.seed, 0};
   o.sink = b.sink;
+  o.bias = b.bias;
   return o;
 }
 
