@@ -194,6 +194,9 @@ TEST_P(BiasForwardTest, MatchesReference) {
   };
   DeviceBinding device(backend);
   const Status status = run_on(backend, build(device));
+  if (status.code() == ErrorCode::unsupported && is_cuda(backend)) {
+    GTEST_SKIP() << status.message();  // a head dim or dtype this build did not compile
+  }
   ASSERT_TRUE(status.ok()) << error_code_name(status.code()) << ": " << status.message();
   problem.expect_unchanged(device);
   const ReferenceBinding ref = reference(build);
@@ -273,6 +276,9 @@ TEST_P(BiasBackwardTest, MatchesReference) {
   };
   DeviceBinding device(backend);
   const Status status = run_on(backend, build(device));
+  if (status.code() == ErrorCode::unsupported && is_cuda(backend)) {
+    GTEST_SKIP() << status.message();  // a head dim or dtype this build did not compile
+  }
   ASSERT_TRUE(status.ok()) << error_code_name(status.code()) << ": " << status.message();
   problem.expect_unchanged(device);
   expect_inputs_unchanged(device, {{"dout", &dout}, {"out", &out}, {"lse", &lse}});

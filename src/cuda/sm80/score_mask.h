@@ -109,21 +109,13 @@ __device__ __forceinline__ void score_tile(float (&s)[Cfg::kBlockN / 8][4], cons
           // The tile's rows past the sequence and keys past its end have no bias element.
           const unsigned char* bias_row = bias.row(i < sq ? i : 0);
 #pragma unroll
-          for (int n = 0; n < kNTiles; ++n) {
-            // A lane's two keys of an n-tile are adjacent (j even): one load where the rows allow it.
-            const int j = j_lane + 8 * n;
-            if (bias.paired && i < sq && j + 1 < sk) {
-              const float2 v = ScoreBias::pair<decltype(kind)::value>(bias_row, j, kLog2e);
-              s[n][2 * r] += v.x;
-              s[n][2 * r + 1] += v.y;
-            } else {
+          for (int n = 0; n < kNTiles; ++n)
 #pragma unroll
-              for (int e = 0; e < 2; ++e) {
-                if (i < sq && j + e < sk)
-                  s[n][2 * r + e] += ScoreBias::value<decltype(kind)::value>(bias_row, j + e, kLog2e);
-              }
+            for (int e = 0; e < 2; ++e) {
+              const int j = j_lane + 8 * n + e;
+              if (i < sq && j < sk)
+                s[n][2 * r + e] += ScoreBias::value<decltype(kind)::value>(bias_row, j, kLog2e);
             }
-          }
         }
       });
     }
