@@ -4,7 +4,8 @@
 // The element type is a run-time field rather than a template argument of the kernels (four more
 // instantiations of each general kernel would double their compile time): a pass over a tile's elements
 // branches on it once (visit_kind) and runs a loop of that kind's loads, which issue back to back. (A
-// switch per element, the first form, serialised the loads: 10-20x the forward's time without a bias.)
+// switch per element, the first form, serialised the loads: 6-21x the forward's time without a bias. Loading
+// a lane's two adjacent keys as one pair took up to 27% longer in the forward: docs/performance.md, session 72.)
 #pragma once
 
 #include <cuda_bf16.h>
@@ -25,7 +26,6 @@ struct ScoreBias {
   std::int64_t row_bytes = 0;           // bytes from one query row to the next (0: broadcast)
   int kind = none;
   int element_bytes = 0;
-  bool paired = false;  // every row starts 2-element aligned: an even key's pair is one load
 
   __device__ __forceinline__ static ScoreBias make(const AttentionParams& p, std::int64_t b,
                                                    std::int64_t head) {
@@ -48,9 +48,6 @@ struct ScoreBias {
     bias.row0 =
         static_cast<const unsigned char*>(p.bias) + bias_row_offset(p, b, head, 0) * bias.element_bytes;
     bias.row_bytes = p.bias_row_stride * bias.element_bytes;
-    const int pair_bytes = 2 * bias.element_bytes;
-    bias.paired =
-        reinterpret_cast<std::uintptr_t>(bias.row0) % pair_bytes == 0 && bias.row_bytes % pair_bytes == 0;
     return bias;
   }
 
@@ -88,24 +85,6 @@ struct ScoreBias {
       return reinterpret_cast<const float*>(bias_row)[j] * unit;
     } else {
       return bias_row[j] != 0 ? 0.f : -INFINITY;
-    }
-  }
-
-  // Elements j and j + 1 (j even, the row paired) in one load, as value() gives them.
-  template <int kKind>
-  __device__ __forceinline__ static float2 pair(const unsigned char* bias_row, int j, float unit) {
-    if constexpr (kKind == fp16) {
-      const float2 v = __half22float2(reinterpret_cast<const __half2*>(bias_row)[j / 2]);
-      return make_float2(v.x * unit, v.y * unit);
-    } else if constexpr (kKind == bf16) {
-      const float2 v = __bfloat1622float2(reinterpret_cast<const __nv_bfloat162*>(bias_row)[j / 2]);
-      return make_float2(v.x * unit, v.y * unit);
-    } else if constexpr (kKind == fp32) {
-      const float2 v = reinterpret_cast<const float2*>(bias_row)[j / 2];
-      return make_float2(v.x * unit, v.y * unit);
-    } else {
-      const std::uint16_t v = reinterpret_cast<const std::uint16_t*>(bias_row)[j / 2];  // j's byte first
-      return make_float2((v & 0xffu) != 0 ? 0.f : -INFINITY, (v >> 8) != 0 ? 0.f : -INFINITY);
     }
   }
 };
