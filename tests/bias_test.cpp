@@ -35,6 +35,7 @@ struct BiasCase {
   BiasValues values;
   Features features;
   Layout layout = Layout::contiguous;  // of the bias too: padded strides every dim but the last
+  bool deterministic = false;          // the backward's deterministic mode
 
   std::string name() const {
     static const char* shapes[] = {"full", "heads", "matrix", "keypad", "headkeys"};
@@ -42,7 +43,7 @@ struct BiasCase {
     return std::to_string(sq) + "x" + std::to_string(sk) + "_b" + std::to_string(b) + "_" +
            heads_label(h, hk) + "_d" + std::to_string(d) + "_" + dtype_label(dtype) + "_" +
            shapes[static_cast<int>(shape)] + "_" + kinds[static_cast<int>(values)] + "_" +
-           features_label(features) + "_" + layout_name(layout);
+           features_label(features) + "_" + layout_name(layout) + (deterministic ? "_det" : "");
   }
 
   std::vector<std::int64_t> bias_shape() const {
@@ -132,6 +133,11 @@ std::vector<BiasCase> bias_cases() {
        Layout::padded},
       {2, 1, 500, 8, 2, 128, bf16, BiasShape::full, BiasValues::mask, F{MaskKind::none}, Layout::padded},
       {1, 300, 40, 2, 2, 64, fp16, BiasShape::heads, BiasValues::mask, F{MaskKind::causal}, Layout::padded},
+      // The backward's deterministic mode (ordered dQ reductions) with a bias.
+      {2, 200, 333, 4, 2, 128, fp16, BiasShape::full, BiasValues::mask, F{MaskKind::causal},
+       Layout::contiguous, true},
+      {3, 150, 170, 2, 1, 64, bf16, BiasShape::key_padding, BiasValues::additive_fp32, F{MaskKind::none},
+       Layout::padded, true},
   };
 }
 
@@ -279,6 +285,7 @@ TEST_P(BiasBackwardTest, MatchesReference) {
     a.dv = bind.view(dv);
     a.dsink = bind.view(dsink);
     a.options = problem.options(bind);
+    a.deterministic = c.deterministic;
     return a;
   };
   DeviceBinding device(backend);
