@@ -35,6 +35,27 @@ def test_compile_fullgraph_forward_backward(device, backend):
     assert torch.equal(gx, gx_eager)
 
 
+def test_compile_attn_bias_forward_backward(device):
+    """attn_bias (a bool key-padding mask) through torch.compile(fullgraph=True): the op's schema and fake
+    implementation take it, and the compiled forward and gradients equal eager's."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 24, 4, 32, device=device, dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
+    mask = torch.ones(2, 1, 1, 24, dtype=torch.bool, device=device)
+    mask[1, ..., 17:] = False
+
+    def f(q, k, v, mask):
+        return flashattn.flash_attn_func(q, k, v, causal=True, attn_bias=mask)
+
+    eager = f(q, k, v, mask)
+    grads_eager = torch.autograd.grad(eager.sum(), (q, k, v))
+    got = torch.compile(f, fullgraph=True, backend="aot_eager")(q, k, v, mask)
+    grads = torch.autograd.grad(got.sum(), (q, k, v))
+    assert torch.equal(got, eager)
+    for g, ge in zip(grads, grads_eager):
+        assert torch.equal(g, ge)
+
+
 def test_compile_varlen_dynamic_max_seqlen(device):
     torch._dynamo.reset()
     counter = {"n": 0}
