@@ -5,7 +5,8 @@
 // instantiations of each general kernel would double their compile time): a pass over a tile's elements
 // branches on it once (visit_kind) and runs a loop of that kind's loads, which issue back to back. (A
 // switch per element, the first form, serialised the loads: 6-21x the forward's time without a bias. Loading
-// a lane's two adjacent keys as one pair took up to 27% longer in the forward: docs/performance.md, session 72.)
+// a lane's two adjacent keys as one pair took up to 27% longer in the forward: docs/performance.md,
+// session 72.)
 #pragma once
 
 #include <cuda_bf16.h>
