@@ -18,28 +18,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import flashattn
+from backward_compare import bench_ms  # the same settle-then-do_bench timing (bench/ is the script's dir)
 from flashattn import _ops
-
-
-def settle(fn, ms):
-    end = time.perf_counter() + ms / 1000
-    while time.perf_counter() < end:
-        for _ in range(10):
-            fn()
-        torch.cuda.synchronize()
-
-
-def bench_ms(fn, settle_ms=150):
-    import triton.testing
-    settle(fn, settle_ms)
-    return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
 
 
 def make_mask(kind, b, h, s, device):
@@ -105,7 +91,7 @@ def main():
                         out = fn()
                         if reference is not None and name not in ("flashattn_nomask", "flashattn_sm80_nomask"):
                             row["max_err"] = (torch.nan_to_num(out.float()) - reference).abs().max().item()
-                        fwd_ms = bench_ms(fn)
+                        fwd_ms = bench_ms(fn, 150)
                         row["fwd_ms"] = fwd_ms
                         row["fwd_tflops"] = flops(b, h, s, d, False) / fwd_ms / 1e9
                         qg, kg, vg = (t.detach().requires_grad_() for t in (q, k, v))
@@ -133,7 +119,7 @@ def main():
                                 with flashattn.use_backend("cuda_sm80"):
                                     return _ops.bwd(dout, q, k, v, out_f, lse, None, False, -1, -1, 0.0, None, 0.0,
                                                     rng, None, False)
-                        bwd_ms = bench_ms(bwd)
+                        bwd_ms = bench_ms(bwd, 150)
                         row["bwd_ms"] = bwd_ms
                         row["bwd_tflops"] = flops(b, h, s, d, True) / bwd_ms / 1e9
                     except Exception as error:  # a peer without this mask form: recorded, not fatal
